@@ -1,0 +1,104 @@
+/*
+ * arena.c - bump allocator backed by malloc'ed chunks.
+ */
+#include "arena.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct xpv_arena_chunk {
+    xpv_arena_chunk *next;
+    size_t cap;
+    size_t used;
+    _Alignas(16) unsigned char data[];
+};
+
+static void oom(size_t n) {
+    fprintf(stderr, "xpview: out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+void *xpv_xmalloc(size_t n) {
+    void *p = malloc(n ? n : 1);
+    if (!p) oom(n);
+    return p;
+}
+
+void *xpv_xcalloc(size_t count, size_t size) {
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p) oom(count * size);
+    return p;
+}
+
+void *xpv_xrealloc(void *p, size_t n) {
+    void *q = realloc(p, n ? n : 1);
+    if (!q) oom(n);
+    return q;
+}
+
+char *xpv_xstrdup(const char *s) {
+    size_t n = strlen(s);
+    char *d = xpv_xmalloc(n + 1);
+    memcpy(d, s, n + 1);
+    return d;
+}
+
+void xpv_arena_init(xpv_arena *a, size_t chunk_size) {
+    a->head = NULL;
+    a->chunk_size = chunk_size ? chunk_size : 64 * 1024;
+    a->total = 0;
+}
+
+void *xpv_arena_alloc(xpv_arena *a, size_t n) {
+    n = (n + 15) & ~(size_t)15;
+    xpv_arena_chunk *c = a->head;
+    if (!c || c->cap - c->used < n) {
+        /* Big requests get a chunk of their own so the small-object chunk
+         * in use is not abandoned half full. */
+        size_t cap = n > a->chunk_size / 4 ? n : a->chunk_size;
+        xpv_arena_chunk *nc = malloc(sizeof(*nc) + cap);
+        if (!nc) oom(cap);
+        nc->cap = cap;
+        nc->used = 0;
+        a->total += sizeof(*nc) + cap;
+        if (c && cap == n && c->cap - c->used >= 64) {
+            /* Keep the current chunk at the head for small objects. */
+            nc->next = c->next;
+            c->next = nc;
+            nc->used = n;
+            return nc->data;
+        }
+        nc->next = c;
+        a->head = c = nc;
+    }
+    void *p = c->data + c->used;
+    c->used += n;
+    return p;
+}
+
+void *xpv_arena_calloc(xpv_arena *a, size_t count, size_t size) {
+    if (size && count > SIZE_MAX / size) oom(SIZE_MAX);
+    void *p = xpv_arena_alloc(a, count * size);
+    memset(p, 0, count * size);
+    return p;
+}
+
+char *xpv_arena_strndup(xpv_arena *a, const char *s, size_t n) {
+    char *d = xpv_arena_alloc(a, n + 1);
+    memcpy(d, s, n);
+    d[n] = 0;
+    return d;
+}
+
+void xpv_arena_free(xpv_arena *a) {
+    xpv_arena_chunk *c = a->head;
+    while (c) {
+        xpv_arena_chunk *n = c->next;
+        free(c);
+        c = n;
+    }
+    a->head = NULL;
+    a->total = 0;
+}

@@ -1,0 +1,238 @@
+/*
+ * model.c - lookups and lazy stat decoding over a decoded profile.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "idmap.h"
+#include "model.h"
+#include "wire.h"
+
+/* ==== id maps ============================================================= */
+
+xpv_idmap *xpv_idmap_build(xpv_arena *a, const int64_t *ids, uint32_t n) {
+    xpv_idmap *m = xpv_arena_calloc(a, 1, sizeof *m);
+    int64_t max = -1;
+    int neg = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (ids[i] < 0) neg = 1;
+        else if (ids[i] > max) max = ids[i];
+    }
+    if (!neg && (uint64_t)(max + 1) <= 4 * (uint64_t)n + 1024) {
+        m->ndirect = (uint64_t)(max + 1);
+        m->direct = xpv_arena_calloc(a, m->ndirect ? m->ndirect : 1, sizeof(uint32_t));
+        for (uint32_t i = 0; i < n; i++) m->direct[ids[i]] = i + 1;
+        return m;
+    }
+    uint64_t cap = 16;
+    while (cap < 2 * (uint64_t)n) cap *= 2;
+    m->mask = cap - 1;
+    m->keys = xpv_arena_alloc(a, cap * sizeof(int64_t));
+    m->vals = xpv_arena_calloc(a, cap, sizeof(uint32_t));
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t h = (uint64_t)ids[i] * 0x9E3779B97F4A7C15ull;
+        for (uint64_t j = h >> 20;; j++) {
+            uint64_t s = j & m->mask;
+            if (!m->vals[s] || m->keys[s] == ids[i]) {
+                m->keys[s] = ids[i];
+                m->vals[s] = i + 1; /* later duplicates win */
+                break;
+            }
+        }
+    }
+    return m;
+}
+
+/* ==== lookups ============================================================= */
+
+const xpv_plane *xpv_find_plane(const xpv_profile *p, const char *name) {
+    for (uint32_t i = 0; i < p->nplanes; i++)
+        if (xpv_str_eq(p->planes[i].name, name)) return &p->planes[i];
+    return NULL;
+}
+
+int32_t xpv_stat_id(const xpv_plane *pl, const char *name) {
+    size_t n = strlen(name);
+    for (uint32_t i = 1; i < pl->nstat_meta; i++) {
+        const xpv_stat_meta *m = &pl->stat_meta[i];
+        if (m->name.len == n && !memcmp(m->name.ptr, name, n)) {
+            /* Only an entry reachable by its id counts (duplicate ids:
+             * the last one wins). */
+            if (xpv_stat_meta_index(pl, m->id) == (int32_t)i) return (int32_t)i;
+        }
+    }
+    return -1;
+}
+
+uint32_t xpv_event_meta_index(const xpv_plane *pl, int64_t id) {
+    return pl->event_meta_ids ? xpv_idmap_get(pl->event_meta_ids, id) : 0;
+}
+
+int32_t xpv_stat_meta_index(const xpv_plane *pl, int64_t id) {
+    uint32_t v = pl->stat_meta_ids ? xpv_idmap_get(pl->stat_meta_ids, id) : 0;
+    return v ? (int32_t)v : -1;
+}
+
+xpv_str xpv_event_display_name(const xpv_plane *pl, const xpv_event *e) {
+    const xpv_event_meta *m = &pl->event_meta[e->meta];
+    return m->display_name.len ? m->display_name : m->name;
+}
+
+int xpv_str_eq(xpv_str a, const char *b) {
+    size_t n = strlen(b);
+    return a.len == n && (n == 0 || !memcmp(a.ptr, b, n));
+}
+
+int xpv_str_has_prefix(xpv_str a, const char *prefix) {
+    size_t n = strlen(prefix);
+    return a.len >= n && (n == 0 || !memcmp(a.ptr, prefix, n));
+}
+
+int xpv_line_is_derived(const xpv_line *ln) {
+    int32_t id = (int32_t)(uint32_t)ln->id;
+    int32_t base = (int32_t)0xdeadbeefu;
+    return id >= base && id <= base + 289;
+}
+
+/* ==== lazy event stats =================================================== */
+
+void xpv_stat_iter_init(xpv_stat_iter *it, const xpv_plane *pl, const xpv_line *ln,
+                        const xpv_event *e) {
+    it->plane = pl;
+    it->p = it->end = NULL;
+    if (e->wire == XPV_NO_STATS) return;
+    const uint8_t *p = ln->wire + e->wire, *s;
+    uint64_t len;
+    /* The decoder validated these bytes; the bound below only guards
+     * against misuse (an event paired with the wrong line). */
+    if (!wire_len(&p, p + 10 + (1u << 30), &s, &len)) return;
+    it->p = s;
+    it->end = s + len;
+}
+
+int xpv_stat_next(xpv_stat_iter *it, xpv_stat *out) {
+    while (it->p && it->p < it->end) {
+        uint64_t tag, len, v;
+        const uint8_t *s = NULL;
+        if (!wire_varint(&it->p, it->end, &tag)) break;
+        if (tag != ((4 << 3) | WT_LEN)) {
+            if (!wire_skip(&it->p, it->end, (unsigned)(tag & 7))) break;
+            continue;
+        }
+        if (!wire_len(&it->p, it->end, &s, &len)) break;
+        const uint8_t *q = s, *qe = s + len;
+        int64_t mid = 0;
+        memset(out, 0, sizeof *out);
+        while (q < qe) {
+            uint64_t t;
+            if (!wire_varint(&q, qe, &t)) break;
+            unsigned f = (unsigned)(t >> 3), wt = (unsigned)(t & 7);
+            if (f == 1 && wt == WT_VARINT) {
+                if (!wire_varint(&q, qe, &v)) break;
+                mid = (int64_t)v;
+            } else if (f == 2 && wt == WT_I64 && qe - q >= 8) {
+                out->kind = XPV_STAT_DOUBLE;
+                out->is_ref = 0;
+                out->v.d = wire_double(q);
+                q += 8;
+            } else if ((f == 3 || f == 4 || f == 7) && wt == WT_VARINT) {
+                if (!wire_varint(&q, qe, &v)) break;
+                out->kind = f == 4 ? XPV_STAT_INT : XPV_STAT_UINT;
+                out->is_ref = f == 7;
+                out->v.u = v;
+            } else if ((f == 5 || f == 6 || f == 8) && wt == WT_LEN) {
+                const uint8_t *ss;
+                if (!wire_len(&q, qe, &ss, &v)) break;
+                out->kind = f == 5 ? XPV_STAT_STR : f == 6 ? XPV_STAT_BYTES : XPV_STAT_GZSTR;
+                out->is_ref = 0;
+                out->v.s.ptr = (const char *)ss;
+                out->v.s.len = (uint32_t)v;
+            } else if (!wire_skip(&q, qe, wt)) {
+                break;
+            }
+        }
+        const xpv_plane *pl = it->plane;
+        out->meta = xpv_stat_meta_index(pl, mid);
+        if (out->is_ref) {
+            int32_t r = xpv_stat_meta_index(pl, (int64_t)out->v.u);
+            out->kind = XPV_STAT_STR;
+            out->v.s = r >= 0 ? pl->stat_meta[r].name : (xpv_str){"", 0};
+        }
+        return 1;
+    }
+    it->p = NULL;
+    return 0;
+}
+
+int xpv_event_stat(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
+                   int32_t stat_id, xpv_stat *out) {
+    if (stat_id < 0 || e->wire == XPV_NO_STATS) return 0;
+    xpv_stat_iter it;
+    xpv_stat st;
+    int found = 0;
+    xpv_stat_iter_init(&it, pl, ln, e);
+    while (xpv_stat_next(&it, &st)) {
+        if (st.meta == stat_id) {
+            *out = st;
+            found = 1;
+        }
+    }
+    return found;
+}
+
+int xpv_event_or_meta_stat(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
+                           int32_t stat_id, xpv_stat *out) {
+    if (stat_id < 0) return 0;
+    if (xpv_event_stat(pl, ln, e, stat_id, out)) return 1;
+    const xpv_event_meta *m = &pl->event_meta[e->meta];
+    for (uint32_t i = m->nstats; i-- > 0;)
+        if (m->stats[i].meta == stat_id) {
+            *out = m->stats[i];
+            return 1;
+        }
+    return 0;
+}
+
+int xpv_plane_stat(const xpv_plane *pl, int32_t stat_id, xpv_stat *out) {
+    if (stat_id < 0) return 0;
+    for (uint32_t i = pl->nstats; i-- > 0;)
+        if (pl->stats[i].meta == stat_id) {
+            *out = pl->stats[i];
+            return 1;
+        }
+    return 0;
+}
+
+int xpv_stat_as_int(const xpv_stat *s, int64_t *out) {
+    switch (s->kind) {
+    case XPV_STAT_INT: *out = s->v.i; return 1;
+    case XPV_STAT_UINT: *out = (int64_t)s->v.u; return 1;
+    case XPV_STAT_DOUBLE: *out = (int64_t)s->v.d; return 1;
+    default: return 0;
+    }
+}
+
+int xpv_stat_as_double(const xpv_stat *s, double *out) {
+    switch (s->kind) {
+    case XPV_STAT_INT: *out = (double)s->v.i; return 1;
+    case XPV_STAT_UINT: *out = (double)s->v.u; return 1;
+    case XPV_STAT_DOUBLE: *out = s->v.d; return 1;
+    default: return 0;
+    }
+}
+
+long xpv_stat_gzstr(const xpv_stat *s, char *out, size_t cap) {
+    if (s->kind != XPV_STAT_GZSTR) return -1;
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 15 + 32) != Z_OK) return -1;
+    z.next_in = (Bytef *)s->v.s.ptr;
+    z.avail_in = s->v.s.len;
+    z.next_out = (Bytef *)out;
+    z.avail_out = (uInt)cap;
+    int rc = inflate(&z, Z_FINISH);
+    long n = (long)z.total_out;
+    inflateEnd(&z);
+    return rc == Z_STREAM_END ? n : -1;
+}

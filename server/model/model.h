@@ -1,0 +1,223 @@
+/*
+ * model.h - the in-memory profile model every converter reads.
+ *
+ * A profile is one decoded XSpace (one host file).  It owns:
+ *   - the file bytes (one buffer; every string in the model is a slice into
+ *     it, or into the arena for the rare strings that had to be built),
+ *   - one arena holding every plane, line, event and metadata table.
+ * xpv_profile_free() releases all of it in one call.
+ *
+ * Events are compact (24 bytes): absolute start and duration in ps, the
+ * dense index of their event metadata, and the offset of their wire bytes
+ * so event stats are decoded lazily with xpv_stat_iter (refs resolved,
+ * display names applied).  Converters receive `const xpv_profile *` and
+ * must never modify it: the same profile is shared by concurrent requests.
+ */
+#ifndef XPV_MODEL_H
+#define XPV_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+
+/* A string slice.  Not NUL-terminated.  len == 0 means empty. */
+typedef struct xpv_str {
+    const char *ptr;
+    uint32_t len;
+} xpv_str;
+
+/* Stat value kinds, matching the XStat oneof. */
+enum xpv_stat_kind {
+    XPV_STAT_NONE = 0,   /* no value on the wire (proto3 default) */
+    XPV_STAT_DOUBLE,
+    XPV_STAT_UINT,
+    XPV_STAT_INT,
+    XPV_STAT_STR,        /* str_value, or ref_value resolved to its name */
+    XPV_STAT_BYTES,
+    XPV_STAT_GZSTR       /* compressed_str_value: gzip bytes, see xpv_stat_gzstr() */
+};
+
+/* One decoded stat.  `meta` is the dense stat-metadata index in its plane
+ * (or -1 when the file names a metadata id the plane does not define). */
+typedef struct xpv_stat {
+    int32_t meta;
+    uint8_t kind;        /* enum xpv_stat_kind */
+    uint8_t is_ref;      /* 1 when the string came from ref_value */
+    union {
+        double d;
+        uint64_t u;
+        int64_t i;
+        xpv_str s;       /* STR, BYTES and GZSTR */
+    } v;
+} xpv_stat;
+
+typedef struct xpv_stat_meta {
+    int64_t id;
+    xpv_str name;
+    xpv_str description;
+} xpv_stat_meta;
+
+typedef struct xpv_event_meta {
+    int64_t id;
+    xpv_str name;
+    xpv_str display_name;
+    xpv_str metadata;        /* opaque bytes field 3 */
+    xpv_stat *stats;         /* metadata-level stats, decoded eagerly */
+    uint32_t nstats;
+    uint32_t nchildren;
+    int64_t *child_ids;
+} xpv_event_meta;
+
+/* 24 bytes per event: this array dominates the model's size. */
+typedef struct xpv_event {
+    int64_t start_ps;        /* line.timestamp_ns*1000 + offset_ps */
+    int64_t dur_ps;
+    uint32_t meta;           /* dense index into plane->event_meta */
+    uint32_t wire;           /* offset of the XEvent bytes from line->wire,
+                              * or XPV_NO_STATS when it carries no stats */
+} xpv_event;
+
+#define XPV_NO_STATS UINT32_MAX
+
+typedef struct xpv_line {
+    int64_t id;
+    int64_t display_id;      /* display_id, or id when the file has none */
+    xpv_str name;
+    xpv_str display_name;    /* display_name, or name when the file has none */
+    int64_t timestamp_ns;
+    int64_t duration_ps;
+    const uint8_t *wire;     /* base for xpv_event.wire offsets */
+    xpv_event *events;
+    uint32_t nevents;
+    uint8_t has_num_occurrences; /* some event used num_occurrences, not offset */
+} xpv_line;
+
+typedef struct xpv_plane {
+    int64_t id;
+    xpv_str name;
+    xpv_line *lines;
+    uint32_t nlines;
+    xpv_event_meta *event_meta;  /* dense; index 0 is a synthetic empty entry */
+    uint32_t nevent_meta;
+    xpv_stat_meta *stat_meta;    /* dense; index 0 is a synthetic empty entry */
+    uint32_t nstat_meta;
+    xpv_stat *stats;             /* plane-level stats */
+    uint32_t nstats;
+    /* id -> dense index lookup (private to model.c; use the functions). */
+    struct xpv_idmap *event_meta_ids;
+    struct xpv_idmap *stat_meta_ids;
+    uint64_t nevents;            /* events over all lines */
+} xpv_plane;
+
+typedef struct xpv_profile {
+    xpv_plane *planes;
+    uint32_t nplanes;
+    xpv_str *errors;
+    uint32_t nerrors;
+    xpv_str *warnings;
+    uint32_t nwarnings;
+    xpv_str *hostnames;
+    uint32_t nhostnames;
+    uint64_t nevents;            /* events over all planes */
+    int64_t base_ns;             /* subtracted from line timestamps; 0 unless
+                                  * the file holds epoch-ns timestamps whose
+                                  * ps value would overflow int64 */
+    size_t file_size;            /* bytes decoded */
+    size_t mem_size;             /* bytes held: buffer + arena */
+    xpv_arena arena;
+    void *buf;                   /* the file bytes; freed with the profile */
+    void (*buf_free)(void *buf, size_t len);
+    size_t buf_len;
+} xpv_profile;
+
+/* Decoding errors carry the byte offset at which decoding failed. */
+typedef struct xpv_decode_error {
+    uint64_t offset;
+    char msg[160];
+} xpv_decode_error;
+
+/* ==== Decoding ========================================================== */
+
+/* Decode `len` bytes of a serialized XSpace into a new profile.  The profile
+ * takes ownership of `buf`: it is released with `buf_free(buf, len)` when
+ * the profile is freed (also on failure).  `buf_free` may be NULL when the
+ * caller keeps the bytes alive longer than the profile.
+ * Returns NULL on malformed input and fills `err` (offset + reason). */
+xpv_profile *xpv_decode(void *buf, size_t len,
+                        void (*buf_free)(void *buf, size_t len),
+                        xpv_decode_error *err);
+
+/* Release everything the profile holds.  NULL is allowed. */
+void xpv_profile_free(xpv_profile *p);
+
+/* ==== Lookups =========================================================== */
+
+/* First plane with exactly this name, or NULL. */
+const xpv_plane *xpv_find_plane(const xpv_profile *p, const char *name);
+
+/* Dense stat-metadata index of the stat named `name` in this plane (first
+ * seen wins), or -1.  Converters resolve the names they need once. */
+int32_t xpv_stat_id(const xpv_plane *pl, const char *name);
+
+/* Dense event-metadata index for a raw metadata id, or 0 (the empty entry). */
+uint32_t xpv_event_meta_index(const xpv_plane *pl, int64_t id);
+/* Dense stat-metadata index for a raw metadata id, or -1. */
+int32_t xpv_stat_meta_index(const xpv_plane *pl, int64_t id);
+
+/* Name shown in UIs: display_name when set, else name. */
+xpv_str xpv_event_display_name(const xpv_plane *pl, const xpv_event *e);
+static inline const xpv_event_meta *xpv_event_metadata(const xpv_plane *pl,
+                                                       const xpv_event *e) {
+    return &pl->event_meta[e->meta];
+}
+
+/* ==== Event stats (lazy) ================================================= */
+
+typedef struct xpv_stat_iter {
+    const xpv_plane *plane;
+    const uint8_t *p, *end;
+} xpv_stat_iter;
+
+/* Iterate the event's own stats (not its metadata's). */
+void xpv_stat_iter_init(xpv_stat_iter *it, const xpv_plane *pl,
+                        const xpv_line *ln, const xpv_event *e);
+/* Fill `out` with the next stat; returns 0 when there are no more. */
+int xpv_stat_next(xpv_stat_iter *it, xpv_stat *out);
+
+/* Find the event stat with dense index `stat_id` (from xpv_stat_id).
+ * Returns 1 and fills `out` when present, else 0.  When the same stat occurs
+ * twice the last one wins. */
+int xpv_event_stat(const xpv_plane *pl, const xpv_line *ln,
+                   const xpv_event *e, int32_t stat_id, xpv_stat *out);
+/* Same, looking at the event's own stats first, then its metadata stats. */
+int xpv_event_or_meta_stat(const xpv_plane *pl, const xpv_line *ln,
+                           const xpv_event *e, int32_t stat_id, xpv_stat *out);
+/* Plane-level stat by dense stat index. */
+int xpv_plane_stat(const xpv_plane *pl, int32_t stat_id, xpv_stat *out);
+
+/* Value helpers: int-or-uint-or-double read as int64 / double; string for
+ * STR (refs already resolved).  Return 0 when the kind does not fit. */
+int xpv_stat_as_int(const xpv_stat *s, int64_t *out);
+int xpv_stat_as_double(const xpv_stat *s, double *out);
+
+/* Inflate a compressed_str_value into `out` (at most `cap` bytes).
+ * Returns the length or -1. */
+long xpv_stat_gzstr(const xpv_stat *s, char *out, size_t cap);
+
+/* ==== Small string helpers ============================================== */
+
+static inline xpv_str xpv_cstr(const char *s);
+int xpv_str_eq(xpv_str a, const char *b);
+int xpv_str_has_prefix(xpv_str a, const char *prefix);
+
+#include <string.h>
+static inline xpv_str xpv_cstr(const char *s) {
+    xpv_str r = {s, (uint32_t)strlen(s)};
+    return r;
+}
+
+/* Derived line ids (XProf's 0xdeadbeef base, see xplane-format.md §3). */
+int xpv_line_is_derived(const xpv_line *ln);
+
+#endif /* XPV_MODEL_H */

@@ -1,0 +1,36 @@
+/*
+ * synth.h - synthetic but realistic TensorFlow-GPU-shaped XSpaces.
+ *
+ * Used for the demo logdir, tests and benchmarks.  Generation is pure
+ * (options -> bytes); xpv_synth_logdir() is the one function that writes
+ * files.  Output is deterministic for a given seed.
+ */
+#ifndef XPV_SYNTH_H
+#define XPV_SYNTH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+typedef struct xpv_synth_opts {
+    uint64_t size_bytes;   /* approximate bytes per host file (default 2 MB) */
+    int hosts;             /* host files per run (default 1) */
+    int steps;             /* training steps (default 10) */
+    int gpus;              /* GPU planes per host (default 1) */
+    uint64_t seed;         /* default 1 */
+} xpv_synth_opts;
+
+/* Fill unset (zero) fields with the defaults above. */
+void xpv_synth_defaults(xpv_synth_opts *o);
+
+/* Serialize host `host_index` (0-based) of a run into `out` (appended). */
+int xpv_synth_host(const xpv_synth_opts *o, int host_index, xpv_buf *out);
+
+/* Write `<out_dir>/plugins/profile/<run>/<host>.xplane.pb` for every host.
+ * `run` may be NULL (a timestamp-like default is used).  Returns 0, or -1
+ * with a message in err. */
+int xpv_synth_logdir(const xpv_synth_opts *o, const char *out_dir,
+                     const char *run, char *err, size_t errlen);
+
+#endif

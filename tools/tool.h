@@ -1,0 +1,75 @@
+/*
+ * tool.h - the contract between the server and the per-tool converters.
+ *
+ * A tool (one XProf analysis view) is a pure function of one or more
+ * decoded, const profiles (one per host) plus the request's query
+ * parameters, writing its JSON into an xpv_buf.  Tools never touch files or
+ * sockets.  Work shared by several tools (XProf's OpStats, the trace index)
+ * is a "derived kind": built once per (run, host set) by the server's cache
+ * and handed to render() as `derived`.
+ */
+#ifndef XPV_TOOL_H
+#define XPV_TOOL_H
+
+#include <stddef.h>
+
+#include "buf.h"
+#include "model.h"
+
+/* Query parameters of the request (already URL-decoded). */
+typedef struct xpv_params {
+    size_t n;
+    const char *const *keys;
+    const char *const *vals;
+} xpv_params;
+
+/* Value of `key`, or NULL when absent. */
+const char *xpv_param(const xpv_params *q, const char *key);
+
+/* The hosts a request covers, in sorted host-name order. */
+typedef struct xpv_hostset {
+    size_t n;
+    const xpv_profile *const *profiles;
+    const char *const *hostnames;   /* file name minus ".xplane.pb" */
+} xpv_hostset;
+
+/* Errors: an HTTP-like status and a message for the user. */
+typedef struct xpv_tool_error {
+    int status;                     /* 400 bad params, 404 no data, 422, 500 */
+    char msg[256];
+} xpv_tool_error;
+
+/* Shared intermediate built once per (run, host set) and cached. */
+typedef struct xpv_derived_kind {
+    const char *name;
+    void *(*build)(const xpv_hostset *hs, xpv_tool_error *err);
+    void (*free)(void *d);
+    size_t (*size)(const void *d);  /* bytes held, for the cache budget */
+} xpv_derived_kind;
+
+enum {
+    XPV_TOOL_ALL_HOSTS_ONLY = 1 << 0, /* multi-host runs: only ALL_HOSTS */
+    XPV_TOOL_ALL_HOSTS_OK = 1 << 1,   /* ALL_HOSTS offered besides hosts */
+    XPV_TOOL_TABLE = 1 << 2,          /* output is DataTable(s): data_csv works */
+};
+
+typedef struct xpv_tool {
+    const char *name;           /* XProf tool name, e.g. "overview_page" */
+    const char *alias;          /* older name still accepted, or NULL */
+    const char *title;          /* "Overview Page" */
+    unsigned flags;
+    /* Whether the tool has something to show for this (first) host; NULL
+     * means always. */
+    int (*available)(const xpv_profile *p);
+    const xpv_derived_kind *derived;  /* NULL when render needs none */
+    /* Write the JSON.  Returns 0, or fills err and returns -1. */
+    int (*render)(const xpv_hostset *hs, const void *derived,
+                  const xpv_params *q, xpv_buf *out, xpv_tool_error *err);
+} xpv_tool;
+
+/* All tools in XProf's display order, NULL-terminated. */
+extern const xpv_tool *const *xpv_tools(void);
+/* Tool by name or alias (a trailing '^' is ignored, as XProf does), or NULL. */
+const xpv_tool *xpv_tool_find(const char *name);
+
+#endif
