@@ -31,6 +31,8 @@ typedef struct dec {
     xpv_arena *arena;
     xpv_decode_error *err;
     int failed;
+    xpv_event *scratch;        /* events of the line being decoded */
+    size_t scratch_cap;
 } dec;
 
 static int fail(dec *d, const uint8_t *at, const char *fmt, ...) {
@@ -111,6 +113,25 @@ static int decode_stat(dec *d, const uint8_t *p, const uint8_t *end,
     return 1;
 }
 
+/* Validate one XStat message without decoding it (the event hot path:
+ * values are decoded lazily by model.c). */
+static inline int check_stat(dec *d, const uint8_t *p, const uint8_t *end) {
+    while (p < end) {
+        const uint8_t *at = p;
+        uint64_t tag = 0, v = 0;
+        if (!wire_varint(&p, end, &tag)) return TRUNC(d, at, "stat tag");
+        unsigned field = (unsigned)(tag >> 3), wt = (unsigned)(tag & 7);
+        if (wt == WT_VARINT) {
+            if (!wire_varint(&p, end, &v)) return TRUNC(d, at, "stat value");
+        } else if (field == 0 || !wire_skip(&p, end, wt)) {
+            return TRUNC(d, at, "stat field");
+        } else if (wt == WT_LEN && (p - at) > (1 << 30) + 16) {
+            return fail(d, at, "stat string longer than 1 GiB");
+        }
+    }
+    return 1;
+}
+
 /* Resolve a decoded stat's metadata id and ref value against its plane. */
 static void resolve_stat(const xpv_plane *pl, int64_t mid, xpv_stat *st) {
     st->meta = xpv_stat_meta_index(pl, mid);
@@ -144,7 +165,7 @@ static int decode_stat_list(dec *d, const xpv_plane *pl, const uint8_t *p,
         wire_varint(&p, end, &tag);
         if ((tag >> 3) == field && (tag & 7) == WT_LEN) {
             wire_len(&p, end, &s, &len);
-            int64_t mid;
+            int64_t mid = 0;
             if (!decode_stat(d, s, s + len, &mid, &(*out)[i])) return 0;
             resolve_stat(pl, mid, &(*out)[i]);
             i++;
@@ -297,9 +318,8 @@ static inline int decode_event(dec *d, const xpv_plane *pl, const uint8_t *p,
             break;
         case (4 << 3) | WT_LEN: {
             const uint8_t *s = NULL;
-            int64_t mid;
             if (!wire_len(&p, end, &s, &v)) return TRUNC(d, at, "event stat");
-            if (!decode_stat(d, s, s + v, &mid, NULL)) return 0;
+            if (!check_stat(d, s, s + v)) return 0;
             *has_stats = 1;
             break;
         }
@@ -321,22 +341,44 @@ static inline void clamp_times(int64_t *start, int64_t *dur) {
     if (*dur > lim) *dur = lim;
 }
 
+/* Decode one XLine in a single pass.  Events go to the decoder's scratch
+ * array first (their count is unknown until the end of the line) with
+ * start = offset_ps; the line's base is added while copying them into an
+ * exactly sized arena array, since timestamp_ns may follow the events. */
 static int decode_line(dec *d, xpv_plane *pl, const uint8_t *p, const uint8_t *end,
                        xpv_line *ln, int64_t base_ns) {
     const uint8_t *start = p;
-    uint32_t nev = 0;
     int has_display_id = 0, has_display_name = 0;
-    /* Pass 1: scalar fields, count events. */
+    if ((uint64_t)(end - start) >= UINT32_MAX)
+        return fail(d, start, "line larger than 4 GiB");
+    size_t nev = 0;
+    xpv_event *ev = d->scratch;
     while (p < end) {
         const uint8_t *at = p;
         uint64_t tag = 0, v = 0;
         if (!wire_varint(&p, end, &tag)) return TRUNC(d, at, "line");
-        unsigned field = (unsigned)(tag >> 3), wt = (unsigned)(tag & 7);
-        if (field == 4 && wt == WT_LEN) {
+        if (tag == ((4 << 3) | WT_LEN)) {
             const uint8_t *s = NULL;
             if (!wire_len(&p, end, &s, &v)) return TRUNC(d, at, "event");
-            if (++nev == UINT32_MAX) return fail(d, at, "too many events in one line");
-        } else if ((field == 1 || field == 3 || field == 9 || field == 10) && wt == WT_VARINT) {
+            if (nev == d->scratch_cap) {
+                if (nev >= UINT32_MAX - 1) return fail(d, at, "too many events in one line");
+                d->scratch_cap = d->scratch_cap ? d->scratch_cap * 2 : 4096;
+                d->scratch = xpv_xrealloc(d->scratch, d->scratch_cap * sizeof(xpv_event));
+                ev = d->scratch;
+            }
+            int64_t mid, off, dur;
+            int has_stats, num_occ = 0;
+            if (!decode_event(d, pl, s, s + v, &mid, &off, &dur, &has_stats, &num_occ)) return 0;
+            if (num_occ) ln->has_num_occurrences = 1;
+            ev[nev].start_ps = off;
+            ev[nev].dur_ps = dur;
+            ev[nev].meta = xpv_idmap_get(pl->event_meta_ids, mid); /* 0: unknown */
+            ev[nev].wire = has_stats ? (uint32_t)(at + 1 - start) : XPV_NO_STATS;
+            nev++;
+            continue;
+        }
+        unsigned field = (unsigned)(tag >> 3), wt = (unsigned)(tag & 7);
+        if ((field == 1 || field == 3 || field == 9 || field == 10) && wt == WT_VARINT) {
             if (!wire_varint(&p, end, &v)) return TRUNC(d, at, "line field");
             if (field == 1) ln->id = (int64_t)v;
             else if (field == 3) ln->timestamp_ns = (int64_t)v;
@@ -353,40 +395,22 @@ static int decode_line(dec *d, xpv_plane *pl, const uint8_t *p, const uint8_t *e
     }
     if (!has_display_id) ln->display_id = ln->id;
     if (!has_display_name) ln->display_name = ln->name;
-    if ((uint64_t)(end - start) >= UINT32_MAX)
-        return fail(d, start, "line larger than 4 GiB");
     ln->wire = start;
-    ln->nevents = nev;
-    ln->events = nev ? xpv_arena_alloc(d->arena, (size_t)nev * sizeof(xpv_event)) : NULL;
+    ln->nevents = (uint32_t)nev;
+    ln->events = nev ? xpv_arena_alloc(d->arena, nev * sizeof(xpv_event)) : NULL;
     /* Base in ps; int64 arithmetic is safe once base_ns was normalized. */
     int64_t ts = ln->timestamp_ns - base_ns;
-    if (ts > INT64_MAX / 1000 || ts < -(INT64_MAX / 1000)) ts = ts > 0 ? INT64_MAX / 1000 : -(INT64_MAX / 1000);
+    const int64_t lim = INT64_MAX / 4000;
+    if (ts > lim) ts = lim;
+    if (ts < -lim) ts = -lim;
     int64_t base_ps = ts * 1000;
-
-    /* Pass 2: events. */
-    uint32_t i = 0;
-    xpv_event *ev = ln->events;
-    for (p = start; p < end;) {
-        uint64_t tag = 0, v = 0;
-        const uint8_t *s = NULL;
-        wire_varint(&p, end, &tag);
-        if (tag == ((4 << 3) | WT_LEN)) {
-            const uint8_t *lenpos = p;
-            wire_len(&p, end, &s, &v);
-            int64_t mid, off, dur;
-            int has_stats, num_occ = 0;
-            if (!decode_event(d, pl, s, s + v, &mid, &off, &dur, &has_stats, &num_occ)) return 0;
-            if (num_occ) ln->has_num_occurrences = 1;
-            int64_t st = base_ps + (off > INT64_MAX / 4 ? INT64_MAX / 4 : off);
-            clamp_times(&st, &dur);
-            ev[i].start_ps = st;
-            ev[i].dur_ps = dur;
-            ev[i].meta = xpv_idmap_get(pl->event_meta_ids, mid); /* 0: unknown */
-            ev[i].wire = has_stats ? (uint32_t)(lenpos - start) : XPV_NO_STATS;
-            i++;
-        } else {
-            wire_skip(&p, end, (unsigned)(tag & 7));
-        }
+    for (size_t i = 0; i < nev; i++) {
+        xpv_event e = ev[i];
+        int64_t off = e.start_ps;
+        if (off > INT64_MAX / 4) off = INT64_MAX / 4;
+        e.start_ps = base_ps + off;
+        clamp_times(&e.start_ps, &e.dur_ps);
+        ln->events[i] = e;
     }
     return 1;
 }
@@ -572,7 +596,7 @@ xpv_profile *xpv_decode(void *buf, size_t len, void (*buf_free)(void *, size_t),
         err->offset = 0;
         err->msg[0] = 0;
     }
-    dec d = {.base = buf, .arena = &prof->arena, .err = err, .failed = 0};
+    dec d = {.base = buf, .arena = &prof->arena, .err = err, .failed = 0, .scratch = NULL, .scratch_cap = 0};
     const uint8_t *p = buf, *end = p + len;
     if (len == 0) {
         fail(&d, p, "empty file");
@@ -636,10 +660,12 @@ xpv_profile *xpv_decode(void *buf, size_t len, void (*buf_free)(void *, size_t),
             wire_skip(&p, end, (unsigned)(tag & 7));
         }
     }
+    free(d.scratch);
     prof->base_ns = base_ns;
     prof->mem_size = len + prof->arena.total + sizeof *prof;
     return prof;
 bad:
+    free(d.scratch);
     xpv_profile_free(prof);
     return NULL;
 }
