@@ -208,7 +208,11 @@ int xpv_stat_as_int(const xpv_stat *s, int64_t *out) {
     switch (s->kind) {
     case XPV_STAT_INT: *out = s->v.i; return 1;
     case XPV_STAT_UINT: *out = (int64_t)s->v.u; return 1;
-    case XPV_STAT_DOUBLE: *out = (int64_t)s->v.d; return 1;
+    case XPV_STAT_DOUBLE:
+        /* Out-of-range and NaN doubles would be undefined behaviour. */
+        if (!(s->v.d > -9.2e18 && s->v.d < 9.2e18)) return 0;
+        *out = (int64_t)s->v.d;
+        return 1;
     default: return 0;
     }
 }
