@@ -1,0 +1,308 @@
+/*
+ * cache.c - see cache.h.
+ *
+ * One mutex guards the hash table, the LRU list and every entry's state
+ * and refcount; builds and value frees run outside it.
+ */
+#include "cache.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+
+#define NBUCKETS 4096
+#define ENTRY_OVERHEAD 128      /* bytes charged per entry besides its value */
+
+enum { BUILDING, READY, FAILED };
+
+struct xpv_centry {
+    char *key;
+    uint64_t hash;
+    int state;
+    int refs;                   /* users, dependents included */
+    int in_table;
+    void *val;
+    size_t size;                /* value bytes + overhead */
+    size_t charged;             /* what this entry added to c->used */
+    void (*free)(void *);
+    xpv_centry **deps;
+    size_t ndeps;
+    xpv_err err;                /* FAILED entries */
+    xpv_centry *prev, *next;    /* LRU list, head = most recently used */
+    xpv_centry *hnext;          /* hash chain */
+};
+
+struct xpv_cache {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;          /* signalled when a build finishes */
+    xpv_centry *buckets[NBUCKETS];
+    xpv_centry *head, *tail;
+    uint64_t budget, used, entries;
+    uint64_t hits, misses, evictions, builds;
+};
+
+/* ==== Table and LRU list (lock held) ================================== */
+
+static xpv_centry **bucket_of(xpv_cache *c, uint64_t h) {
+    return &c->buckets[h % NBUCKETS];
+}
+
+static xpv_centry *lookup(xpv_cache *c, const char *key, uint64_t h) {
+    for (xpv_centry *e = *bucket_of(c, h); e; e = e->hnext)
+        if (e->hash == h && !strcmp(e->key, key)) return e;
+    return NULL;
+}
+
+static void lru_unlink(xpv_cache *c, xpv_centry *e) {
+    if (e->prev) e->prev->next = e->next;
+    else c->head = e->next;
+    if (e->next) e->next->prev = e->prev;
+    else c->tail = e->prev;
+    e->prev = e->next = NULL;
+}
+
+static void lru_push_head(xpv_cache *c, xpv_centry *e) {
+    e->prev = NULL;
+    e->next = c->head;
+    if (c->head) c->head->prev = e;
+    c->head = e;
+    if (!c->tail) c->tail = e;
+}
+
+static void table_remove(xpv_cache *c, xpv_centry *e) {
+    xpv_centry **pp = bucket_of(c, e->hash);
+    while (*pp && *pp != e) pp = &(*pp)->hnext;
+    if (*pp) *pp = e->hnext;
+    e->hnext = NULL;
+    lru_unlink(c, e);
+    e->in_table = 0;
+    c->entries--;
+}
+
+/* ==== Destruction ====================================================== */
+
+/* Entries whose last reference is gone and that left the table are put on
+ * a list under the lock and destroyed after it is dropped. */
+typedef struct graveyard {
+    xpv_centry *list;
+} graveyard;
+
+static void bury(xpv_cache *c, graveyard *g, xpv_centry *e) {
+    c->used -= e->charged;
+    e->charged = 0;
+    e->hnext = g->list;
+    g->list = e;
+}
+
+static void release_locked(xpv_cache *c, graveyard *g, xpv_centry *e);
+
+/* Evict LRU entries nobody uses until the budget holds (lock held). */
+static void evict_locked(xpv_cache *c, graveyard *g) {
+    while (c->used > c->budget) {
+        xpv_centry *e = c->tail;
+        while (e && (e->refs > 0 || e->state == BUILDING)) e = e->prev;
+        if (!e) break;
+        table_remove(c, e);
+        c->evictions++;
+        bury(c, g, e);
+    }
+}
+
+static void destroy_all(xpv_cache *c, graveyard *g) {
+    while (g->list) {
+        xpv_centry *e = g->list;
+        g->list = e->hnext;
+        if (e->state == READY && e->free && e->val) e->free(e->val);
+        if (e->ndeps) {
+            pthread_mutex_lock(&c->mu);
+            graveyard g2 = {NULL};
+            for (size_t i = 0; i < e->ndeps; i++) release_locked(c, &g2, e->deps[i]);
+            evict_locked(c, &g2);
+            pthread_mutex_unlock(&c->mu);
+            /* Append g2 to our work list. */
+            while (g2.list) {
+                xpv_centry *d = g2.list;
+                g2.list = d->hnext;
+                d->hnext = g->list;
+                g->list = d;
+            }
+        }
+        free(e->deps);
+        free(e->key);
+        free(e);
+    }
+}
+
+static void release_locked(xpv_cache *c, graveyard *g, xpv_centry *e) {
+    if (--e->refs > 0) return;
+    if (!e->in_table) bury(c, g, e);
+}
+
+/* ==== Public API ======================================================= */
+
+xpv_cache *xpv_cache_new(uint64_t budget) {
+    xpv_cache *c = xpv_xcalloc(1, sizeof *c);
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    c->budget = budget;
+    return c;
+}
+
+void xpv_cache_clear(xpv_cache *c) {
+    graveyard g = {NULL};
+    pthread_mutex_lock(&c->mu);
+    /* Repeat: dropping a dependent makes its dependencies unused. */
+    for (;;) {
+        xpv_centry *e = c->tail;
+        while (e && (e->refs > 0 || e->state == BUILDING)) e = e->prev;
+        if (!e) break;
+        table_remove(c, e);
+        bury(c, &g, e);
+        pthread_mutex_unlock(&c->mu);
+        destroy_all(c, &g);
+        pthread_mutex_lock(&c->mu);
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+void xpv_cache_free(xpv_cache *c) {
+    if (!c) return;
+    xpv_cache_clear(c);
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+xpv_centry *xpv_cache_peek(xpv_cache *c, const char *key) {
+    uint64_t h = xpv_hash64(key, strlen(key));
+    pthread_mutex_lock(&c->mu);
+    xpv_centry *e = lookup(c, key, h);
+    if (e && e->state == READY) {
+        e->refs++;
+        lru_unlink(c, e);
+        lru_push_head(c, e);
+        c->hits++;
+    } else {
+        e = NULL;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return e;
+}
+
+xpv_centry *xpv_cache_get(xpv_cache *c, const char *key,
+                          xpv_cache_build_fn build, void *ctx, xpv_err *err) {
+    uint64_t h = xpv_hash64(key, strlen(key));
+    graveyard g = {NULL};
+    pthread_mutex_lock(&c->mu);
+    xpv_centry *e = lookup(c, key, h);
+    if (e) {
+        e->refs++;
+        c->hits++;
+        while (e->state == BUILDING) pthread_cond_wait(&c->cv, &c->mu);
+        if (e->in_table) {
+            lru_unlink(c, e);
+            lru_push_head(c, e);
+        }
+        if (e->state == READY) {
+            pthread_mutex_unlock(&c->mu);
+            return e;
+        }
+        *err = e->err;
+        release_locked(c, &g, e);
+        pthread_mutex_unlock(&c->mu);
+        destroy_all(c, &g);
+        return NULL;
+    }
+
+    /* Missing: insert a BUILDING placeholder and build outside the lock. */
+    c->misses++;
+    c->builds++;
+    e = xpv_xcalloc(1, sizeof *e);
+    e->key = xpv_xstrdup(key);
+    e->hash = h;
+    e->state = BUILDING;
+    e->refs = 1;
+    e->in_table = 1;
+    e->hnext = *bucket_of(c, h);
+    *bucket_of(c, h) = e;
+    lru_push_head(c, e);
+    c->entries++;
+    pthread_mutex_unlock(&c->mu);
+
+    xpv_cache_val v;
+    memset(&v, 0, sizeof v);
+    xpv_err_clear(&e->err);
+    int rc = build(ctx, &v, &e->err);
+    if (rc == 0 && !v.ptr) rc = xpv_err_set(&e->err, 500, "internal error: empty value");
+
+    pthread_mutex_lock(&c->mu);
+    e->deps = v.deps;
+    e->ndeps = v.ndeps;
+    if (rc == 0) {
+        e->val = v.ptr;
+        e->free = v.free;
+        e->size = v.size + ENTRY_OVERHEAD;
+        e->state = READY;
+        e->charged = e->size;
+        c->used += e->charged;
+        if (v.transient) table_remove(c, e);
+    } else {
+        if (v.ptr && v.free) v.free(v.ptr);
+        e->state = FAILED;
+        if (e->err.status == 0) e->err.status = 500;
+        *err = e->err;
+        if (e->err.status != 413 && e->err.status != 422) {
+            table_remove(c, e);
+        } else {
+            e->charged = sizeof *e + strlen(e->key);
+            c->used += e->charged;
+        }
+    }
+    pthread_cond_broadcast(&c->cv);
+    if (rc != 0) {
+        /* Failed entries hold no dependencies. */
+        for (size_t i = 0; i < e->ndeps; i++) release_locked(c, &g, e->deps[i]);
+        free(e->deps);
+        e->deps = NULL;
+        e->ndeps = 0;
+        release_locked(c, &g, e);
+        e = NULL;
+    }
+    evict_locked(c, &g);
+    pthread_mutex_unlock(&c->mu);
+    destroy_all(c, &g);
+    return e;
+}
+
+void xpv_centry_ref(xpv_cache *c, xpv_centry *e) {
+    pthread_mutex_lock(&c->mu);
+    e->refs++;
+    pthread_mutex_unlock(&c->mu);
+}
+
+void *xpv_centry_value(const xpv_centry *e) { return e->val; }
+size_t xpv_centry_size(const xpv_centry *e) { return e->size; }
+
+void xpv_cache_release(xpv_cache *c, xpv_centry *e) {
+    if (!e) return;
+    graveyard g = {NULL};
+    pthread_mutex_lock(&c->mu);
+    release_locked(c, &g, e);
+    evict_locked(c, &g);
+    pthread_mutex_unlock(&c->mu);
+    destroy_all(c, &g);
+}
+
+void xpv_cache_get_stats(xpv_cache *c, xpv_cache_stats *st) {
+    pthread_mutex_lock(&c->mu);
+    st->budget = c->budget;
+    st->used = c->used;
+    st->entries = c->entries;
+    st->hits = c->hits;
+    st->misses = c->misses;
+    st->evictions = c->evictions;
+    st->builds = c->builds;
+    pthread_mutex_unlock(&c->mu);
+}

@@ -1,0 +1,87 @@
+/*
+ * cache.h - a memory-budgeted, refcounted, single-flight cache.
+ *
+ * One cache holds everything the server computes from profile files:
+ * decoded profiles (key: path + size + mtime), the converters' derived
+ * data (key: kind + run + host files' identities), tool lists and rendered
+ * responses.  Values are charged to one byte budget; when it is exceeded,
+ * the least recently used entries nobody is using are evicted.
+ *
+ * Entries are refcounted: xpv_cache_get() hands out a reference that the
+ * caller must give back with xpv_cache_release().  An entry evicted while
+ * in use stays alive until its last user releases it.  A value may keep
+ * other entries alive (a derived value pointing into its profiles) by
+ * listing them as dependencies.
+ *
+ * Concurrent gets of the same missing key build it once: the first caller
+ * builds (outside the lock), the others wait on a condition variable and
+ * share the result.  Failures with status 413 or 422 (bad file, stable for
+ * a given file identity) are remembered too; other failures are not.
+ */
+#ifndef XPV_CACHE_H
+#define XPV_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+typedef struct xpv_cache xpv_cache;
+typedef struct xpv_centry xpv_centry;
+
+/* What a build function produces. */
+typedef struct xpv_cache_val {
+    void *ptr;                  /* the value (not NULL on success) */
+    size_t size;                /* bytes charged to the budget */
+    void (*free)(void *ptr);    /* releases ptr; NULL = nothing to free */
+    xpv_centry **deps;          /* entries kept alive by this value: the
+                                 * cache takes over one reference of each and
+                                 * the malloc'ed array itself */
+    size_t ndeps;
+    int transient;              /* 1: hand it to the callers waiting now,
+                                 * but do not keep it in the cache */
+} xpv_cache_val;
+
+/* Build the value for a missing key.  Returns 0 with *v filled, or -1 with
+ * `err` filled (v->deps, if set, are still released by the cache). */
+typedef int (*xpv_cache_build_fn)(void *ctx, xpv_cache_val *v, xpv_err *err);
+
+typedef struct xpv_cache_stats {
+    uint64_t budget, used;      /* bytes */
+    uint64_t entries;           /* entries in the table */
+    uint64_t hits, misses, evictions, builds;
+} xpv_cache_stats;
+
+/* A cache charging at most `budget` bytes (values bigger than the budget
+ * are still built and returned, then dropped when released). */
+xpv_cache *xpv_cache_new(uint64_t budget);
+
+/* Free every entry.  No reference may be outstanding. */
+void xpv_cache_free(xpv_cache *c);
+
+/* The entry for `key`, built with build(ctx, ...) when missing.  Returns a
+ * referenced entry, or NULL with `err` filled when building failed (now or,
+ * for remembered failures, earlier). */
+xpv_centry *xpv_cache_get(xpv_cache *c, const char *key,
+                          xpv_cache_build_fn build, void *ctx, xpv_err *err);
+
+/* The entry for `key` if it is ready in the cache (referenced), else NULL.
+ * Never builds, never waits. */
+xpv_centry *xpv_cache_peek(xpv_cache *c, const char *key);
+
+/* Take one more reference on an entry the caller already holds. */
+void xpv_centry_ref(xpv_cache *c, xpv_centry *e);
+
+/* The value of an entry the caller holds a reference to. */
+void *xpv_centry_value(const xpv_centry *e);
+size_t xpv_centry_size(const xpv_centry *e);
+
+/* Give back one reference.  NULL is allowed. */
+void xpv_cache_release(xpv_cache *c, xpv_centry *e);
+
+/* Drop every entry nobody uses (e.g. after the logdir changed). */
+void xpv_cache_clear(xpv_cache *c);
+
+void xpv_cache_get_stats(xpv_cache *c, xpv_cache_stats *st);
+
+#endif

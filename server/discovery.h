@@ -1,0 +1,78 @@
+/*
+ * discovery.h - which profile runs and hosts a logdir holds.
+ *
+ * XProf's rules (xprof-reference.md §1.3): every directory D under the
+ * logdir with D/plugins/profile/<run>/ is a TensorBoard run; the profile
+ * run is named "<run>" when D is the logdir itself, else "<D>/<run>" (D
+ * relative to the logdir); runs are listed newest first (descending by
+ * name); the hosts of a run are its "<host>.xplane.pb" (or
+ * ".xplane.pb.gz") files, sorted.  Runs with no host file are not listed.
+ *
+ * A scan reads directory listings and stat()s host files; it never opens a
+ * profile.  Symlinks are followed only when they resolve inside the logdir,
+ * each real directory is visited once (no loops), depth is bounded.
+ *
+ * Scans produce immutable, refcounted snapshots, so a request can keep
+ * using the run list it looked at while another request triggers a
+ * rescan.  Names from requests are only ever looked up in a snapshot, never
+ * joined into paths: no path traversal is possible through them.
+ */
+#ifndef XPV_DISCOVERY_H
+#define XPV_DISCOVERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct xpv_host {
+    char *name;          /* file name minus ".xplane.pb[.gz]" */
+    char *path;          /* absolute path of the file */
+    char *rel;           /* path relative to the logdir (for messages) */
+    uint64_t size;       /* identity at scan time: size, mtime, inode */
+    int64_t mtime_ns;
+    uint64_t ino;
+    int gz;              /* 1 for .xplane.pb.gz */
+} xpv_host;
+
+typedef struct xpv_run {
+    char *name;          /* "<run>" or "<tb run>/<run>" */
+    char *dir;           /* absolute path of the run directory */
+    xpv_host *hosts;     /* sorted by name */
+    size_t nhosts;
+} xpv_run;
+
+typedef struct xpv_runlist {
+    xpv_run *runs;       /* newest first (descending by name) */
+    size_t nruns;
+    int refs;            /* private: see xpv_runlist_release */
+} xpv_runlist;
+
+typedef struct xpv_logdir xpv_logdir;
+
+/* A logdir to scan.  `min_interval_ms` rate-limits rescans (0 = rescan on
+ * every xpv_logdir_scan).  Returns NULL and fills `err` (size errlen) when
+ * `root` is not a readable directory.  Free with xpv_logdir_free. */
+xpv_logdir *xpv_logdir_new(const char *root, int min_interval_ms,
+                           char *err, size_t errlen);
+
+/* XProf's session_path mode: `run_dir` itself (a directory holding
+ * *.xplane.pb files) is the only run, named by its basename. */
+xpv_logdir *xpv_logdir_new_session(const char *run_dir, char *err, size_t errlen);
+
+void xpv_logdir_free(xpv_logdir *ld);
+
+/* Absolute, resolved path of the logdir root. */
+const char *xpv_logdir_root(const xpv_logdir *ld);
+
+/* The current run list, rescanning first when the last scan is older than
+ * the interval (or always when `force`).  Thread-safe.  The caller owns one
+ * reference: release it with xpv_runlist_release.  Never NULL (an
+ * unreadable logdir yields an empty list). */
+xpv_runlist *xpv_logdir_scan(xpv_logdir *ld, int force);
+
+void xpv_runlist_release(xpv_runlist *rl);
+
+/* Lookups in a snapshot; NULL when absent. */
+const xpv_run *xpv_runlist_find(const xpv_runlist *rl, const char *name);
+const xpv_host *xpv_run_find_host(const xpv_run *run, const char *name);
+
+#endif

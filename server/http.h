@@ -1,0 +1,43 @@
+/*
+ * http.h - the libmicrohttpd front end over routes.h.
+ *
+ * server/http.c is the only file that includes microhttpd.h.  It serves
+ * GET and HEAD (405 otherwise), gzip-compresses when the client accepts it
+ * (pre-compressed bytes when the route has them, else zlib level 1), adds
+ * the security headers to every response and enforces connection limits
+ * and timeouts.
+ */
+#ifndef XPV_HTTP_H
+#define XPV_HTTP_H
+
+#include <stddef.h>
+
+#include "routes.h"
+
+typedef struct xpv_http xpv_http;
+
+typedef struct xpv_http_config {
+    const char *host;        /* address to bind: "127.0.0.1", "::1", "0.0.0.0" */
+    int bind_all;            /* 1: every interface (IPv6 + IPv4 when possible) */
+    int port;                /* 0 = an ephemeral port (see xpv_http_port) */
+    unsigned threads;        /* 0 = default (2 x cores, at least 4) */
+    unsigned conn_limit;     /* 0 = default (512) */
+    unsigned timeout_s;      /* idle connection timeout; 0 = default (60) */
+} xpv_http_config;
+
+/* Start serving `app` (borrowed; it must outlive the server).  Returns
+ * NULL with a message in err (errlen bytes) when the address cannot be
+ * bound. */
+xpv_http *xpv_http_start(xpv_app *app, const xpv_http_config *cfg,
+                         char *err, size_t errlen);
+
+/* The port actually bound. */
+int xpv_http_port(const xpv_http *h);
+
+/* Stop accepting, finish the requests in flight, free everything. */
+void xpv_http_stop(xpv_http *h);
+
+/* The Content-Security-Policy sent with every response. */
+extern const char xpv_http_csp[];
+
+#endif

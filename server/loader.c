@@ -1,0 +1,195 @@
+/*
+ * loader.c - see loader.h.
+ */
+#include "loader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "arena.h"
+
+static void free_buf(void *buf, size_t len) {
+    (void)len;
+    free(buf);
+}
+
+void *xpv_gunzip(const void *data, size_t len, uint64_t cap, size_t *out_len,
+                 xpv_err *err) {
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, MAX_WBITS + 32) != Z_OK) {
+        xpv_err_set(err, 500, "inflateInit2 failed");
+        return NULL;
+    }
+    size_t ocap = len < (64u << 20) ? len * 4 + 4096 : len * 2;
+    if (ocap > cap + 1) ocap = (size_t)cap + 1;
+    unsigned char *out = xpv_xmalloc(ocap);
+    const unsigned char *in = data;
+    size_t left = len;
+    int rc = Z_OK;
+    z.next_out = out;
+    z.avail_out = (uInt)(ocap > UINT32_MAX ? UINT32_MAX : ocap);
+    for (;;) {
+        if (z.avail_in == 0 && left) {
+            size_t chunk = left > (1u << 30) ? (1u << 30) : left;
+            z.next_in = (Bytef *)(uintptr_t)in;
+            z.avail_in = (uInt)chunk;
+            in += chunk;
+            left -= chunk;
+        }
+        if (z.avail_out == 0) {
+            size_t used = (size_t)(z.next_out - out);
+            if (used > cap) break;  /* over the cap: reported below */
+            size_t ncap = ocap * 2;
+            if (ncap > cap + 1) ncap = (size_t)cap + 1;
+            out = xpv_xrealloc(out, ncap);
+            ocap = ncap;
+            z.next_out = out + used;
+            z.avail_out = (uInt)((ocap - used) > UINT32_MAX ? UINT32_MAX : ocap - used);
+        }
+        rc = inflate(&z, Z_NO_FLUSH);
+        if (rc == Z_STREAM_END) {
+            /* Concatenated gzip members: keep going if more input follows. */
+            if (z.avail_in == 0 && left == 0) break;
+            if (inflateReset(&z) != Z_OK) break;
+            continue;
+        }
+        if (rc == Z_BUF_ERROR && z.avail_in == 0 && left == 0) break;
+        if (rc != Z_OK && rc != Z_BUF_ERROR) break;
+    }
+    /* total_out restarts with every member: measure with the pointer. */
+    size_t total = (size_t)(z.next_out - out);
+    uint64_t consumed = (uint64_t)(len - left - z.avail_in);
+    inflateEnd(&z);
+    if (total > cap) {
+        free(out);
+        err->offset = (int64_t)consumed;
+        xpv_err_set(err, 413, "gzip data inflates beyond the %llu-byte limit",
+                    (unsigned long long)cap);
+        return NULL;
+    }
+    if (rc != Z_STREAM_END) {
+        free(out);
+        err->offset = (int64_t)consumed;
+        if (rc == Z_BUF_ERROR || rc == Z_OK)
+            xpv_err_set(err, 422, "incomplete gzip stream (truncated after %llu "
+                        "compressed bytes)", (unsigned long long)consumed);
+        else
+            xpv_err_set(err, 422, "corrupt gzip stream at compressed byte %llu: %s",
+                        (unsigned long long)consumed, z.msg ? z.msg : "data error");
+        return NULL;
+    }
+    *out_len = total;
+    return out;
+}
+
+xpv_profile *xpv_load_profile(const char *path, const char *display,
+                              const xpv_load_limits *lim, xpv_err *err) {
+    xpv_load_limits def = {XPV_DEFAULT_MAX_FILE, XPV_DEFAULT_MAX_FILE};
+    unsigned char *buf = NULL;
+    int fd = -1;
+    struct stat st0, st1;
+    size_t len = 0;
+
+    if (!lim) lim = &def;
+    if (!display) display = path;
+    xpv_err_clear(err);
+    snprintf(err->file, sizeof err->file, "%s", display);
+
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        xpv_err_set(err, errno == ENOENT ? 404 : 500, "%s: cannot open: %s",
+                    display, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st0) != 0 || !S_ISREG(st0.st_mode)) {
+        xpv_err_set(err, 422, "%s: not a regular file", display);
+        goto fail;
+    }
+    if (st0.st_size == 0) {
+        xpv_err_set(err, 422, "%s: empty file", display);
+        goto fail;
+    }
+    if ((uint64_t)st0.st_size > lim->max_file) {
+        xpv_err_set(err, 413, "%s: file is %llu bytes, over the %llu-byte limit "
+                    "(--max_file_size)", display, (unsigned long long)st0.st_size,
+                    (unsigned long long)lim->max_file);
+        goto fail;
+    }
+    len = (size_t)st0.st_size;
+    buf = malloc(len);
+    if (!buf) {
+        xpv_err_set(err, 413, "%s: cannot allocate %zu bytes", display, len);
+        goto fail;
+    }
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = pread(fd, buf + got, len - got, (off_t)got);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            xpv_err_set(err, 500, "%s: read error at byte %zu: %s", display, got,
+                        strerror(errno));
+            goto fail;
+        }
+        if (r == 0) break;
+        got += (size_t)r;
+    }
+    if (fstat(fd, &st1) != 0) {
+        xpv_err_set(err, 500, "%s: fstat failed: %s", display, strerror(errno));
+        goto fail;
+    }
+    if (got < len || st1.st_size != st0.st_size ||
+        st1.st_mtim.tv_sec != st0.st_mtim.tv_sec ||
+        st1.st_mtim.tv_nsec != st0.st_mtim.tv_nsec) {
+        err->offset = (int64_t)got;
+        xpv_err_set(err, 422, "%s: incomplete: the file changed while it was read "
+                    "(still being written?); retry later", display);
+        goto fail;
+    }
+    close(fd);
+    fd = -1;
+
+    if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
+        size_t ilen = 0;
+        unsigned char *inflated = xpv_gunzip(buf, len, lim->max_inflated, &ilen, err);
+        free(buf);
+        buf = NULL;
+        if (!inflated) {
+            char m[sizeof err->msg];
+            memcpy(m, err->msg, sizeof m);
+            xpv_err_set(err, err->status, "%.150s: %.200s", display, m);
+            return NULL;
+        }
+        if (ilen == 0) {
+            free(inflated);
+            xpv_err_set(err, 422, "%s: empty file (after gunzip)", display);
+            return NULL;
+        }
+        buf = inflated;
+        len = ilen;
+    }
+
+    xpv_decode_error de;
+    memset(&de, 0, sizeof de);
+    xpv_profile *p = xpv_decode(buf, len, free_buf, &de);
+    buf = NULL;  /* owned by xpv_decode now, also on failure */
+    if (!p) {
+        err->offset = (int64_t)de.offset;
+        xpv_err_set(err, 422, "%s: cannot decode XSpace at byte offset %llu: %s",
+                    display, (unsigned long long)de.offset,
+                    de.msg[0] ? de.msg : "malformed data");
+        return NULL;
+    }
+    return p;
+
+fail:
+    if (fd >= 0) close(fd);
+    free(buf);
+    return NULL;
+}

@@ -1,0 +1,398 @@
+/*
+ * main.c - the xpview command line.
+ *
+ *   xpview [--logdir DIR] [--port 6006] [--host ADDR | --bind_all]
+ *          [--path_prefix /sub/path] [--cache_dir DIR] [--max_file_size N]
+ *          [--cache_mb N] [--help] [--version]
+ *   xpview export --tool NAME [--host H] [--param k=v]... [--route R] RUN_DIR
+ *   xpview synth [--size BYTES] [--hosts N] [--steps N] [--gpus N]
+ *                [--seed N] [--run NAME] OUT_DIR
+ *   xpview info FILE
+ *
+ * Without --logdir the server generates the bundled demo logdir (synthetic
+ * TF-GPU profiles) and serves it.  Signals: SIGINT/SIGTERM stop gracefully.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "http.h"
+#include "loader.h"
+#include "query.h"
+#include "routes.h"
+#include "synth.h"
+#include "version.h"
+
+static const char usage[] =
+    "usage: xpview [--logdir DIR] [--port 6006] [--host 127.0.0.1 | --bind_all]\n"
+    "              [--path_prefix /sub/path] [--cache_dir DIR]\n"
+    "              [--max_file_size BYTES] [--cache_mb N] [--help] [--version]\n"
+    "       xpview export --tool NAME [--host H] [--param k=v]... [--route data]\n"
+    "              RUN_DIR\n"
+    "       xpview synth [--size BYTES] [--hosts N] [--steps N] [--gpus N]\n"
+    "              [--seed N] [--run NAME] OUT_DIR\n"
+    "       xpview info FILE\n"
+    "\n"
+    "Serves the TensorBoard profile runs under --logdir (every\n"
+    "<dir>/plugins/profile/<run>/<host>.xplane.pb) at http://localhost:6006/.\n"
+    "Without --logdir a synthetic demo logdir is generated and served.\n"
+    "\n"
+    "  --logdir DIR         TensorBoard log directory to serve\n"
+    "  --port N             TCP port (default 6006; 0 = any free port)\n"
+    "  --host ADDR          address to bind (default 127.0.0.1)\n"
+    "  --bind_all           bind every interface (IPv6 and IPv4)\n"
+    "  --path_prefix P      serve under /P/ (behind a reverse proxy)\n"
+    "  --cache_dir DIR      where the demo logdir is written (default: a\n"
+    "                       temporary directory removed on exit)\n"
+    "  --max_file_size N    largest profile file (and gunzipped size) loaded,\n"
+    "                       bytes; K/M/G suffixes allowed (default 4G)\n"
+    "  --cache_mb N         memory budget for decoded profiles and results\n"
+    "                       (default: half the RAM, at most 8192)\n"
+    "\n"
+    "  export               print the JSON the /data route returns for a run\n"
+    "                       directory (a plugins/profile/<run> directory)\n"
+    "  synth                write a synthetic TF-GPU logdir\n"
+    "  info                 print the planes, lines and event counts of a file\n";
+
+/* ==== Argument helpers ================================================== */
+
+/* "--name value" or "--name=value": returns the value and advances *i, or
+ * NULL when argv[*i] is not this option. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name) {
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n) != 0) return NULL;
+    if (a[n] == '=') return a + n + 1;
+    if (a[n] != '\0') return NULL;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "xpview: %s needs a value\n", name);
+        exit(2);
+    }
+    return argv[++*i];
+}
+
+/* Bytes with an optional K/M/G/T suffix (powers of 1024). */
+static unsigned long long parse_size(const char *s, const char *what) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    unsigned long long mul = 1;
+    if (*end == 'k' || *end == 'K') mul = 1ULL << 10, end++;
+    else if (*end == 'm' || *end == 'M') mul = 1ULL << 20, end++;
+    else if (*end == 'g' || *end == 'G') mul = 1ULL << 30, end++;
+    else if (*end == 't' || *end == 'T') mul = 1ULL << 40, end++;
+    if (*end == 'B' || *end == 'b') end++;
+    if (errno || end == s || *end || s[0] == '-' || v > UINT64_MAX / mul) {
+        fprintf(stderr, "xpview: %s: not a size: %s\n", what, s);
+        exit(2);
+    }
+    return v * mul;
+}
+
+static long parse_int(const char *s, const char *what, long lo, long hi) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "xpview: %s: expected an integer in [%ld, %ld]: %s\n",
+                what, lo, hi, s);
+        exit(2);
+    }
+    return v;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static void rmrf(const char *path) {
+    nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ==== Subcommands ====================================================== */
+
+static int cmd_synth(int argc, char **argv) {
+    xpv_synth_opts o;
+    const char *out = NULL, *run = NULL, *v;
+    memset(&o, 0, sizeof o);
+    for (int i = 2; i < argc; i++) {
+        if ((v = opt_value(argc, argv, &i, "--size"))) o.size_bytes = parse_size(v, "--size");
+        else if ((v = opt_value(argc, argv, &i, "--hosts")))
+            o.hosts = (int)parse_int(v, "--hosts", 1, 1024);
+        else if ((v = opt_value(argc, argv, &i, "--steps")))
+            o.steps = (int)parse_int(v, "--steps", 1, 1000000);
+        else if ((v = opt_value(argc, argv, &i, "--gpus")))
+            o.gpus = (int)parse_int(v, "--gpus", 1, 64);
+        else if ((v = opt_value(argc, argv, &i, "--seed")))
+            o.seed = parse_size(v, "--seed");
+        else if ((v = opt_value(argc, argv, &i, "--run"))) run = v;
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "xpview synth: unknown option %s\n%s", argv[i], usage);
+            return 2;
+        } else if (!out) out = argv[i];
+        else {
+            fprintf(stderr, "xpview synth: one OUT_DIR only\n");
+            return 2;
+        }
+    }
+    if (!out) {
+        fprintf(stderr, "xpview synth: OUT_DIR missing\n%s", usage);
+        return 2;
+    }
+    xpv_synth_defaults(&o);
+    char err[512] = "";
+    if (xpv_synth_logdir(&o, out, run, err, sizeof err) != 0) {
+        fprintf(stderr, "xpview synth: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
+static int cmd_export(int argc, char **argv) {
+    const char *tool = NULL, *host = NULL, *dir = NULL, *route = "data", *v;
+    xpv_query q = XPV_QUERY_INIT;
+    const char *params[XPV_QUERY_MAX_PARAMS];
+    size_t nparams = 0;
+    for (int i = 2; i < argc; i++) {
+        if ((v = opt_value(argc, argv, &i, "--tool"))) tool = v;
+        else if ((v = opt_value(argc, argv, &i, "--host"))) host = v;
+        else if ((v = opt_value(argc, argv, &i, "--route"))) route = v;
+        else if ((v = opt_value(argc, argv, &i, "--param"))) {
+            if (!strchr(v, '=') || nparams == XPV_QUERY_MAX_PARAMS - 4) {
+                fprintf(stderr, "xpview export: --param wants key=value: %s\n", v);
+                return 2;
+            }
+            params[nparams++] = v;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "xpview export: unknown option %s\n%s", argv[i], usage);
+            return 2;
+        } else if (!dir) dir = argv[i];
+        else {
+            fprintf(stderr, "xpview export: one RUN_DIR only\n");
+            return 2;
+        }
+    }
+    if (!dir || (!tool && (!strcmp(route, "data") || !strcmp(route, "data_csv")))) {
+        fprintf(stderr, "xpview export: --tool NAME and RUN_DIR are required\n%s", usage);
+        return 2;
+    }
+    xpv_app_config cfg = {dir, 1, "", 0, 0, -1};
+    xpv_err err;
+    xpv_app *app = xpv_app_new(&cfg, &err);
+    if (!app) {
+        fprintf(stderr, "xpview export: %s\n", err.msg);
+        return 1;
+    }
+    const char *root = xpv_app_logdir(app);
+    const char *base = strrchr(root, '/');
+    base = base && base[1] ? base + 1 : root;
+    xpv_query_add(&q, "run", base);
+    if (tool) xpv_query_add(&q, "tag", tool);
+    if (host) xpv_query_add(&q, "host", host);
+    for (size_t i = 0; i < nparams; i++) {
+        char k[256];
+        const char *eq = strchr(params[i], '=');
+        snprintf(k, sizeof k, "%.*s", (int)(eq - params[i]), params[i]);
+        xpv_query_add(&q, k, eq + 1);
+    }
+    xpv_response r;
+    xpv_app_data_route(app, route, &q, &r);
+    int rc = 0;
+    if (r.status != 200) {
+        fprintf(stderr, "xpview export: %d %.*s\n", r.status, (int)r.len, r.body);
+        rc = 1;
+    } else if (fwrite(r.body, 1, r.len, stdout) != r.len || fflush(stdout) != 0) {
+        fprintf(stderr, "xpview export: write error: %s\n", strerror(errno));
+        rc = 1;
+    }
+    xpv_response_release(&r);
+    xpv_query_release(&q);
+    xpv_app_free(app);
+    return rc;
+}
+
+static int cmd_info(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: xpview info FILE\n");
+        return 2;
+    }
+    xpv_err err;
+    xpv_profile *p = xpv_load_profile(argv[2], NULL, NULL, &err);
+    if (!p) {
+        fprintf(stderr, "xpview info: %s\n", err.msg);
+        return 1;
+    }
+    printf("file %s: %zu bytes, %u planes, %llu events, model %zu bytes\n", argv[2],
+           p->file_size, p->nplanes, (unsigned long long)p->nevents, p->mem_size);
+    for (uint32_t i = 0; i < p->nhostnames; i++)
+        printf("hostname %.*s\n", (int)p->hostnames[i].len, p->hostnames[i].ptr);
+    for (uint32_t i = 0; i < p->nerrors; i++)
+        printf("error %.*s\n", (int)p->errors[i].len, p->errors[i].ptr);
+    for (uint32_t i = 0; i < p->nwarnings; i++)
+        printf("warning %.*s\n", (int)p->warnings[i].len, p->warnings[i].ptr);
+    for (uint32_t i = 0; i < p->nplanes; i++) {
+        const xpv_plane *pl = &p->planes[i];
+        printf("plane %lld \"%.*s\": %u lines, %llu events, %u event metadata, "
+               "%u stat metadata, %u stats\n", (long long)pl->id, (int)pl->name.len,
+               pl->name.ptr, pl->nlines, (unsigned long long)pl->nevents,
+               pl->nevent_meta ? pl->nevent_meta - 1 : 0,
+               pl->nstat_meta ? pl->nstat_meta - 1 : 0, pl->nstats);
+        for (uint32_t j = 0; j < pl->nlines; j++) {
+            const xpv_line *ln = &pl->lines[j];
+            printf("  line %lld \"%.*s\": %u events\n", (long long)ln->id,
+                   (int)ln->display_name.len, ln->display_name.ptr, ln->nevents);
+        }
+    }
+    xpv_profile_free(p);
+    return 0;
+}
+
+/* Write the demo logdir: a single-host run (newest, shown first) and a
+ * two-host run. */
+static int make_demo(const char *dir) {
+    char err[512] = "";
+    xpv_synth_opts o;
+    memset(&o, 0, sizeof o);
+    o.hosts = 2;
+    xpv_synth_defaults(&o);
+    if (xpv_synth_logdir(&o, dir, "2025_01_01_00_00_01_two_hosts", err, sizeof err) != 0)
+        goto fail;
+    memset(&o, 0, sizeof o);
+    xpv_synth_defaults(&o);
+    if (xpv_synth_logdir(&o, dir, "2025_01_01_00_00_02", err, sizeof err) != 0)
+        goto fail;
+    return 0;
+fail:
+    fprintf(stderr, "xpview: cannot write the demo logdir in %s: %s\n", dir, err);
+    return -1;
+}
+
+/* ==== Server =========================================================== */
+
+static int cmd_serve(int argc, char **argv) {
+    const char *logdir = NULL, *prefix = "", *cache_dir = NULL, *v;
+    xpv_http_config hc;
+    xpv_app_config ac;
+    memset(&hc, 0, sizeof hc);
+    memset(&ac, 0, sizeof ac);
+    hc.port = 6006;
+    hc.host = "127.0.0.1";
+    ac.scan_interval_ms = -1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--version")) {
+            printf("xpview %s\n", XPV_VERSION);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--bind_all")) {
+            hc.bind_all = 1;
+            continue;
+        }
+        if ((v = opt_value(argc, argv, &i, "--logdir"))) logdir = v;
+        else if ((v = opt_value(argc, argv, &i, "--port")))
+            hc.port = (int)parse_int(v, "--port", 0, 65535);
+        else if ((v = opt_value(argc, argv, &i, "--host"))) hc.host = v;
+        else if ((v = opt_value(argc, argv, &i, "--path_prefix"))) prefix = v;
+        else if ((v = opt_value(argc, argv, &i, "--cache_dir"))) cache_dir = v;
+        else if ((v = opt_value(argc, argv, &i, "--max_file_size")))
+            ac.max_file_size = parse_size(v, "--max_file_size");
+        else if ((v = opt_value(argc, argv, &i, "--cache_mb")))
+            ac.cache_bytes = (uint64_t)parse_int(v, "--cache_mb", 1, 1L << 30) << 20;
+        else {
+            fprintf(stderr, "xpview: unknown argument %s\n%s", argv[i], usage);
+            return 2;
+        }
+    }
+
+    char demo[4096] = "";
+    int demo_tmp = 0;
+    if (!logdir) {
+        if (cache_dir) {
+            snprintf(demo, sizeof demo, "%s/demo", cache_dir);
+            mkdir(cache_dir, 0755);
+            mkdir(demo, 0755);
+        } else {
+            const char *t = getenv("TMPDIR");
+            snprintf(demo, sizeof demo, "%s/xpview-demo-XXXXXX", t && *t ? t : "/tmp");
+            if (!mkdtemp(demo)) {
+                fprintf(stderr, "xpview: cannot create a temporary directory: %s\n",
+                        strerror(errno));
+                return 1;
+            }
+            demo_tmp = 1;
+        }
+        if (make_demo(demo) != 0) {
+            if (demo_tmp) rmrf(demo);
+            return 1;
+        }
+        logdir = demo;
+    }
+    ac.logdir = logdir;
+    ac.path_prefix = prefix;
+    xpv_err err;
+    xpv_app *app = xpv_app_new(&ac, &err);
+    if (!app) {
+        fprintf(stderr, "xpview: --logdir %s\n", err.msg);
+        if (demo_tmp) rmrf(demo);
+        return 1;
+    }
+
+    /* Block the stop signals in every thread (MHD's inherit this mask) and
+     * wait for them here. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    char msg[512];
+    xpv_http *srv = xpv_http_start(app, &hc, msg, sizeof msg);
+    if (!srv) {
+        fprintf(stderr, "xpview: %s\n", msg);
+        xpv_app_free(app);
+        if (demo_tmp) rmrf(demo);
+        return 1;
+    }
+    const char *shown = hc.bind_all || !strcmp(hc.host, "127.0.0.1") ? "localhost" : hc.host;
+    int v6 = strchr(shown, ':') != NULL;
+    /* Normalised prefix: "/a/b" (or ""). */
+    char pfx[1024];
+    const char *p = prefix;
+    while (*p == '/') p++;
+    size_t pl = strlen(p);
+    while (pl && p[pl - 1] == '/') pl--;
+    snprintf(pfx, sizeof pfx, "%s%.*s", pl ? "/" : "", (int)pl, p);
+    printf("xpview %s serving %s%s at http://%s%s%s:%d%s/\n", XPV_VERSION,
+           xpv_app_logdir(app), demo[0] ? " (demo)" : "", v6 ? "[" : "", shown,
+           v6 ? "]" : "", xpv_http_port(srv), pfx);
+    fflush(stdout);
+
+    int sig = 0;
+    sigwait(&set, &sig);
+    fprintf(stderr, "xpview: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    xpv_http_stop(srv);
+    xpv_app_free(app);
+    if (demo_tmp) rmrf(demo);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "export")) return cmd_export(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "synth")) return cmd_synth(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "info")) return cmd_info(argc, argv);
+    return cmd_serve(argc, argv);
+}

@@ -1,0 +1,984 @@
+/*
+ * routes.c - the HTTP API as functions (see routes.h).
+ *
+ * Request flow for a tool's data: resolve run, tool and host set in a
+ * run-list snapshot (names are only looked up, never joined into paths),
+ * then get the rendered response from the cache, keyed by tool + the host
+ * files' identities (path, size, mtime, inode) + the query.  On a miss the
+ * cache builds it once: profiles (cached), derived data (cached, keeps its
+ * profiles alive), render.  Big responses are not kept, so a trace cannot
+ * push decoded profiles out of the budget.
+ */
+#include "routes.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "assets.h"
+#include "discovery.h"
+#include "loader.h"
+#include "version.h"
+
+#define DATA_PREFIX "/data/plugin/profile/"
+#define ALL_HOSTS "ALL_HOSTS"
+
+struct xpv_app {
+    xpv_logdir *ld;
+    xpv_cache *cache;
+    char *prefix;                    /* "" or "/sub/path" */
+    xpv_load_limits limits;
+    uint64_t keep_max;               /* largest rendered response kept */
+    const xpv_tool *const *tools;
+};
+
+/* ==== Responses ======================================================== */
+
+static void resp_init(xpv_response *r) {
+    memset(r, 0, sizeof *r);
+    r->status = 200;
+    r->content_type = "application/json";
+    r->body = "";
+    r->cache_control = "no-cache";
+}
+
+void xpv_response_release(xpv_response *r) {
+    free(r->owned);
+    free(r->owned_gz);
+    if (r->pin) xpv_cache_release(r->pin_cache, r->pin);
+    r->owned = NULL;
+    r->owned_gz = NULL;
+    r->pin = NULL;
+    r->body = "";
+    r->len = 0;
+    r->gz = NULL;
+    r->gz_len = 0;
+}
+
+/* Hand the bytes of `b` to the response. */
+static void resp_take_buf(xpv_response *r, xpv_buf *b) {
+    size_t len;
+    char *d = xpv_buf_steal(b, &len);
+    free(r->owned);
+    r->owned = d;
+    r->body = d;
+    r->len = len;
+    r->compress = len > 512;
+}
+
+static void resp_error(xpv_response *r, const xpv_err *e) {
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_response_release(r);
+    r->status = e->status ? e->status : 500;
+    r->content_type = "application/json";
+    r->etag = NULL;
+    r->gz = NULL;
+    xpv_buf_puts(&b, "{\"error\":");
+    xpv_buf_json_cstr(&b, e->msg[0] ? e->msg : "error");
+    if (e->file[0]) {
+        xpv_buf_puts(&b, ",\"file\":");
+        xpv_buf_json_cstr(&b, e->file);
+    }
+    if (e->offset >= 0) {
+        xpv_buf_puts(&b, ",\"offset\":");
+        xpv_buf_i64(&b, e->offset);
+    }
+    xpv_buf_puts(&b, "}");
+    resp_take_buf(r, &b);
+}
+
+static void resp_errorf(xpv_response *r, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void resp_errorf(xpv_response *r, int status, const char *fmt, ...) {
+    xpv_err e;
+    va_list ap;
+    xpv_err_clear(&e);
+    e.status = status;
+    va_start(ap, fmt);
+    vsnprintf(e.msg, sizeof e.msg, fmt, ap);
+    va_end(ap);
+    resp_error(r, &e);
+}
+
+/* ==== App ============================================================== */
+
+static uint64_t default_cache_bytes(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    uint64_t ram = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : (2ULL << 30);
+    uint64_t b = ram / 2;
+    return b > (8ULL << 30) ? (8ULL << 30) : b;
+}
+
+xpv_app *xpv_app_new(const xpv_app_config *cfg, xpv_err *err) {
+    char msg[512];
+    xpv_err_clear(err);
+    int interval = cfg->scan_interval_ms < 0 ? 1000 : cfg->scan_interval_ms;
+    xpv_logdir *ld = cfg->session ? xpv_logdir_new_session(cfg->logdir, msg, sizeof msg)
+                                  : xpv_logdir_new(cfg->logdir, interval, msg, sizeof msg);
+    if (!ld) {
+        xpv_err_set(err, 404, "%s", msg);
+        return NULL;
+    }
+    xpv_app *a = xpv_xcalloc(1, sizeof *a);
+    a->ld = ld;
+    uint64_t budget = cfg->cache_bytes ? cfg->cache_bytes : default_cache_bytes();
+    a->cache = xpv_cache_new(budget);
+    a->keep_max = budget / 8 < (64ULL << 20) ? budget / 8 : (64ULL << 20);
+    a->limits.max_file = cfg->max_file_size ? cfg->max_file_size : XPV_DEFAULT_MAX_FILE;
+    a->limits.max_inflated = a->limits.max_file;
+    a->tools = xpv_tools();
+
+    /* Normalise the prefix: leading '/', no trailing '/', "" for none. */
+    const char *p = cfg->path_prefix ? cfg->path_prefix : "";
+    while (*p == '/') p++;
+    size_t n = strlen(p);
+    while (n && p[n - 1] == '/') n--;
+    a->prefix = xpv_xmalloc(n + 2);
+    if (n) {
+        a->prefix[0] = '/';
+        memcpy(a->prefix + 1, p, n);
+        a->prefix[n + 1] = '\0';
+    } else {
+        a->prefix[0] = '\0';
+    }
+    return a;
+}
+
+void xpv_app_free(xpv_app *a) {
+    if (!a) return;
+    xpv_cache_free(a->cache);
+    xpv_logdir_free(a->ld);
+    free(a->prefix);
+    free(a);
+}
+
+void xpv_app_set_tools(xpv_app *a, const xpv_tool *const *tools) {
+    a->tools = tools ? tools : xpv_tools();
+    xpv_cache_clear(a->cache);
+}
+
+xpv_cache *xpv_app_cache(xpv_app *a) { return a->cache; }
+const char *xpv_app_logdir(const xpv_app *a) { return xpv_logdir_root(a->ld); }
+
+/* Tool by name or alias among the app's tools; a trailing '^' (old UIs) and
+ * a trailing '@' (streaming trace viewer name) are accepted. */
+static const xpv_tool *find_tool(const xpv_app *a, const char *name) {
+    if (!name) return NULL;
+    size_t n = strlen(name);
+    for (int pass = 0; pass < 2; pass++) {
+        for (const xpv_tool *const *t = a->tools; *t; t++) {
+            const xpv_tool *tl = *t;
+            if (strlen(tl->name) == n && !strncmp(tl->name, name, n)) return tl;
+            if (tl->alias && strlen(tl->alias) == n && !strncmp(tl->alias, name, n))
+                return tl;
+        }
+        if (n && (name[n - 1] == '^' || name[n - 1] == '@')) n--;
+        else break;
+        if (n && name[n - 1] == '@') n--;
+    }
+    return NULL;
+}
+
+static int is_trace_tool(const xpv_tool *t) {
+    return !strncmp(t->name, "trace_viewer", 12);
+}
+
+/* ==== Profiles, through the cache ====================================== */
+
+/* Identity of a host file: what makes a cached profile stale. */
+static void host_identity(xpv_buf *b, const xpv_host *h) {
+    xpv_buf_printf(b, "%s\x1f%llu\x1f%lld\x1f%llu\x1e", h->path,
+                   (unsigned long long)h->size, (long long)h->mtime_ns,
+                   (unsigned long long)h->ino);
+}
+
+struct profile_ctx {
+    xpv_app *app;
+    const xpv_host *host;
+};
+
+static void free_profile(void *p) { xpv_profile_free(p); }
+
+static int build_profile(void *vctx, xpv_cache_val *v, xpv_err *err) {
+    struct profile_ctx *ctx = vctx;
+    xpv_profile *p = xpv_load_profile(ctx->host->path, ctx->host->rel,
+                                      &ctx->app->limits, err);
+    if (!p) return -1;
+    v->ptr = p;
+    v->size = p->mem_size ? p->mem_size : p->buf_len;
+    v->free = free_profile;
+    return 0;
+}
+
+/* The cached profile of `h` (a referenced entry), or NULL with `err`. */
+static xpv_centry *get_profile(xpv_app *a, const xpv_host *h, xpv_err *err) {
+    xpv_buf key;
+    xpv_buf_init(&key);
+    xpv_buf_puts(&key, "P\x1f");
+    host_identity(&key, h);
+    xpv_buf_putc(&key, '\0');
+    struct profile_ctx ctx = {a, h};
+    xpv_centry *e = xpv_cache_get(a->cache, key.data, build_profile, &ctx, err);
+    xpv_buf_free(&key);
+    if (!e && !err->file[0]) snprintf(err->file, sizeof err->file, "%s", h->rel);
+    return e;
+}
+
+/* ==== Request context: run, tool, host set ============================= */
+
+typedef struct reqctx {
+    xpv_runlist *rl;
+    const xpv_run *run;
+    const xpv_tool *tool;
+    const xpv_host **hosts;     /* selected hosts, in run (= name) order */
+    size_t nhosts;
+    const char *host_label;     /* host name, or ALL_HOSTS */
+} reqctx;
+
+static void reqctx_release(reqctx *c) {
+    free(c->hosts);
+    if (c->rl) xpv_runlist_release(c->rl);
+    memset(c, 0, sizeof *c);
+}
+
+/* Resolve `run` (and `tag` when need_tool) from the query. */
+static int resolve_run(xpv_app *a, const xpv_query *q, int need_tool, reqctx *c,
+                       xpv_err *err) {
+    const char *run = xpv_query_get(q, "run");
+    memset(c, 0, sizeof c[0]);
+    if (!run || !*run) return xpv_err_set(err, 400, "missing parameter: run");
+    c->rl = xpv_logdir_scan(a->ld, 0);
+    /* No forced rescan for unknown names: that would let any client make
+     * the server walk the logdir on every request.  New runs show up within
+     * the scan interval. */
+    c->run = xpv_runlist_find(c->rl, run);
+    if (!c->run) return xpv_err_set(err, 404, "unknown run: %s", run);
+    if (need_tool) {
+        const char *tag = xpv_query_get(q, "tag");
+        if (!tag || !*tag) return xpv_err_set(err, 400, "missing parameter: tag");
+        c->tool = find_tool(a, tag);
+        if (!c->tool) return xpv_err_set(err, 404, "unknown tool: %s", tag);
+    }
+    return 0;
+}
+
+/* Select hosts per XProf: hosts=a,b (trace viewer only), host=H, or
+ * host=ALL_HOSTS / no host = all of them. */
+static int resolve_hosts(const xpv_query *q, reqctx *c, xpv_err *err) {
+    const xpv_run *run = c->run;
+    const char *host = xpv_query_get(q, "host");
+    const char *list = xpv_query_get(q, "hosts");
+    char *sel = xpv_xcalloc(run->nhosts, 1);
+    int explicit_list = 0;
+    if (c->tool && is_trace_tool(c->tool) && list && *list) {
+        explicit_list = 1;
+        const char *s = list;
+        while (*s) {
+            const char *e = strchr(s, ',');
+            size_t n = e ? (size_t)(e - s) : strlen(s);
+            if (n) {
+                size_t i;
+                for (i = 0; i < run->nhosts; i++)
+                    if (strlen(run->hosts[i].name) == n &&
+                        !strncmp(run->hosts[i].name, s, n))
+                        break;
+                if (i == run->nhosts) {
+                    free(sel);
+                    return xpv_err_set(err, 404, "unknown host in run %s: %.*s",
+                                       run->name, (int)(n > 200 ? 200 : n), s);
+                }
+                sel[i] = 1;
+            }
+            s += n;
+            if (*s == ',') s++;
+        }
+        c->host_label = "hosts";
+    } else if (!host || !*host || !strcmp(host, ALL_HOSTS)) {
+        memset(sel, 1, run->nhosts);
+        c->host_label = run->nhosts == 1 ? run->hosts[0].name : ALL_HOSTS;
+    } else {
+        const xpv_host *h = xpv_run_find_host(run, host);
+        if (!h) {
+            free(sel);
+            return xpv_err_set(err, 404, "unknown host in run %s: %s", run->name, host);
+        }
+        sel[h - run->hosts] = 1;
+        c->host_label = h->name;
+    }
+    c->hosts = xpv_xcalloc(run->nhosts ? run->nhosts : 1, sizeof *c->hosts);
+    for (size_t i = 0; i < run->nhosts; i++)
+        if (sel[i]) c->hosts[c->nhosts++] = &run->hosts[i];
+    free(sel);
+    if (!c->nhosts) return xpv_err_set(err, 404, "no host selected in run %s", run->name);
+    if (c->nhosts > 1 && c->tool && !explicit_list && !is_trace_tool(c->tool) &&
+        !(c->tool->flags & (XPV_TOOL_ALL_HOSTS_ONLY | XPV_TOOL_ALL_HOSTS_OK)))
+        return xpv_err_set(err, 400, "%s shows one host at a time: choose a host "
+                           "(host=NAME)", c->tool->name);
+    return 0;
+}
+
+/* ==== Rendering, through the cache ===================================== */
+
+typedef struct rendered {
+    char *body;
+    size_t len;
+    unsigned char *gz;
+    size_t gz_len;
+} rendered;
+
+static void free_rendered(void *p) {
+    rendered *r = p;
+    free(r->body);
+    free(r->gz);
+    free(r);
+}
+
+struct derived_ctx {
+    const xpv_derived_kind *kind;
+    const xpv_hostset *hs;
+    xpv_centry **entries;       /* the profiles: kept alive by the value */
+    size_t n;
+    xpv_cache *cache;
+};
+
+struct derived_val {
+    const xpv_derived_kind *kind;
+    void *d;
+};
+
+static void free_derived(void *p) {
+    struct derived_val *dv = p;
+    if (dv->kind->free) dv->kind->free(dv->d);
+    free(dv);
+}
+
+static int build_derived(void *vctx, xpv_cache_val *v, xpv_err *err) {
+    struct derived_ctx *ctx = vctx;
+    xpv_tool_error terr;
+    memset(&terr, 0, sizeof terr);
+    void *d = ctx->kind->build(ctx->hs, &terr);
+    if (!d) {
+        xpv_err_set(err, terr.status ? terr.status : 500, "%s",
+                    terr.msg[0] ? terr.msg : "cannot build derived data");
+        return -1;
+    }
+    struct derived_val *dv = xpv_xmalloc(sizeof *dv);
+    dv->kind = ctx->kind;
+    dv->d = d;
+    v->ptr = dv;
+    v->size = ctx->kind->size ? ctx->kind->size(d) : 0;
+    v->free = free_derived;
+    v->deps = xpv_xmalloc(ctx->n * sizeof *v->deps);
+    for (size_t i = 0; i < ctx->n; i++) {
+        xpv_centry_ref(ctx->cache, ctx->entries[i]);
+        v->deps[i] = ctx->entries[i];
+    }
+    v->ndeps = ctx->n;
+    return 0;
+}
+
+struct render_ctx {
+    xpv_app *app;
+    reqctx *rc;
+    const xpv_query *q;
+    const char *ids;            /* host identities, for the derived key */
+};
+
+static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
+    struct render_ctx *ctx = vctx;
+    xpv_app *a = ctx->app;
+    reqctx *rc = ctx->rc;
+    size_t n = rc->nhosts;
+    xpv_centry **entries = xpv_xcalloc(n, sizeof *entries);
+    const xpv_profile **profiles = xpv_xcalloc(n, sizeof *profiles);
+    const char **names = xpv_xcalloc(n, sizeof *names);
+    xpv_centry *dentry = NULL;
+    xpv_buf out;
+    int ret = -1;
+    xpv_buf_init(&out);
+
+    for (size_t i = 0; i < n; i++) {
+        entries[i] = get_profile(a, rc->hosts[i], err);
+        if (!entries[i]) goto done;
+        profiles[i] = xpv_centry_value(entries[i]);
+        names[i] = rc->hosts[i]->name;
+    }
+    xpv_hostset hs = {n, profiles, names};
+    const void *derived = NULL;
+    if (rc->tool->derived) {
+        const xpv_derived_kind *k = rc->tool->derived;
+        xpv_buf key;
+        xpv_buf_init(&key);
+        xpv_buf_printf(&key, "D\x1f%s\x1f%s\x1f%s", k->name, rc->run->name, ctx->ids);
+        xpv_buf_putc(&key, '\0');
+        struct derived_ctx dctx = {k, &hs, entries, n, a->cache};
+        dentry = xpv_cache_get(a->cache, key.data, build_derived, &dctx, err);
+        xpv_buf_free(&key);
+        if (!dentry) goto done;
+        derived = ((struct derived_val *)xpv_centry_value(dentry))->d;
+    }
+    xpv_params params = xpv_query_params(ctx->q);
+    xpv_tool_error terr;
+    memset(&terr, 0, sizeof terr);
+    if (rc->tool->render(&hs, derived, &params, &out, &terr) != 0) {
+        xpv_err_set(err, terr.status ? terr.status : 500, "%s",
+                    terr.msg[0] ? terr.msg : "the tool failed");
+        goto done;
+    }
+    rendered *r = xpv_xcalloc(1, sizeof *r);
+    r->body = xpv_buf_steal(&out, &r->len);
+    v->ptr = r;
+    v->free = free_rendered;
+    if (r->len > a->keep_max) {
+        v->transient = 1;       /* too big to keep: compress per request */
+    } else if (r->len > 512) {
+        r->gz = xpv_gzip(r->body, r->len, r->len <= (4u << 20) ? 6 : 1, &r->gz_len);
+    }
+    v->size = r->len + r->gz_len + sizeof *r;
+    ret = 0;
+
+done:
+    xpv_buf_free(&out);
+    if (dentry) xpv_cache_release(a->cache, dentry);
+    for (size_t i = 0; i < n; i++)
+        if (entries[i]) xpv_cache_release(a->cache, entries[i]);
+    free(entries);
+    free(profiles);
+    free(names);
+    return ret;
+}
+
+/* Append the query's pairs to `b` in a canonical order: stable-sorted by
+ * key (so "a=1&b=2" == "b=2&a=1", while duplicate keys keep their order,
+ * which decides which one is seen first). */
+static void canonical_query(xpv_buf *b, const xpv_query *q) {
+    size_t idx[XPV_QUERY_MAX_PARAMS];
+    for (size_t i = 0; i < q->n; i++) idx[i] = i;
+    for (size_t i = 1; i < q->n; i++)
+        for (size_t j = i; j > 0 && strcmp(q->keys[idx[j - 1]], q->keys[idx[j]]) > 0; j--) {
+            size_t t = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = t;
+        }
+    for (size_t i = 0; i < q->n; i++) {
+        xpv_buf_puts(b, q->keys[idx[i]]);
+        xpv_buf_putc(b, '\x1f');
+        xpv_buf_puts(b, q->vals[idx[i]]);
+        xpv_buf_putc(b, '\x1e');
+    }
+}
+
+/* The rendered output of the request's tool (a referenced cache entry
+ * holding a `rendered`), or NULL with `err`. */
+static xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_query *q,
+                                xpv_err *err) {
+    xpv_buf ids, key;
+    xpv_buf_init(&ids);
+    xpv_buf_init(&key);
+    for (size_t i = 0; i < rc->nhosts; i++) host_identity(&ids, rc->hosts[i]);
+    xpv_buf_putc(&ids, '\0');
+    xpv_buf_printf(&key, "R\x1f%s\x1f%s\x1f", rc->tool->name, ids.data);
+    canonical_query(&key, q);
+    xpv_buf_putc(&key, '\0');
+    struct render_ctx ctx = {a, rc, q, ids.data};
+    xpv_centry *e = xpv_cache_get(a->cache, key.data, build_rendered, &ctx, err);
+    xpv_buf_free(&ids);
+    xpv_buf_free(&key);
+    return e;
+}
+
+/* ==== Data routes ====================================================== */
+
+static void route_runs(xpv_app *a, const xpv_query *q, xpv_response *r) {
+    (void)q;
+    xpv_runlist *rl = xpv_logdir_scan(a->ld, 0);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_buf_putc(&b, '[');
+    for (size_t i = 0; i < rl->nruns; i++) {
+        if (i) xpv_buf_putc(&b, ',');
+        xpv_buf_json_cstr(&b, rl->runs[i].name);
+    }
+    xpv_buf_putc(&b, ']');
+    xpv_runlist_release(rl);
+    resp_take_buf(r, &b);
+}
+
+struct tools_ctx {
+    xpv_app *app;
+    const xpv_host *host;
+};
+
+static int build_tool_list(void *vctx, xpv_cache_val *v, xpv_err *err) {
+    struct tools_ctx *ctx = vctx;
+    xpv_centry *pe = get_profile(ctx->app, ctx->host, err);
+    if (!pe) return -1;
+    const xpv_profile *p = xpv_centry_value(pe);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_buf_putc(&b, '[');
+    int first = 1;
+    for (const xpv_tool *const *t = ctx->app->tools; *t; t++) {
+        if ((*t)->available && !(*t)->available(p)) continue;
+        if (!first) xpv_buf_putc(&b, ',');
+        first = 0;
+        xpv_buf_json_cstr(&b, (*t)->name);
+    }
+    xpv_buf_putc(&b, ']');
+    xpv_buf_putc(&b, '\0');
+    xpv_cache_release(ctx->app->cache, pe);
+    size_t len;
+    v->ptr = xpv_buf_steal(&b, &len);
+    v->size = len;
+    v->free = free;
+    return 0;
+}
+
+static void route_run_tools(xpv_app *a, const xpv_query *q, xpv_response *r) {
+    reqctx rc;
+    xpv_err err;
+    xpv_err_clear(&err);
+    if (resolve_run(a, q, 0, &rc, &err) != 0) {
+        resp_error(r, &err);
+        reqctx_release(&rc);
+        return;
+    }
+    /* XProf decides from the first host file; cached per file identity. */
+    const xpv_host *h = &rc.run->hosts[0];
+    xpv_buf key;
+    xpv_buf_init(&key);
+    xpv_buf_puts(&key, "T\x1f");
+    host_identity(&key, h);
+    xpv_buf_putc(&key, '\0');
+    struct tools_ctx ctx = {a, h};
+    xpv_centry *e = xpv_cache_get(a->cache, key.data, build_tool_list, &ctx, &err);
+    xpv_buf_free(&key);
+    if (!e) {
+        resp_error(r, &err);
+    } else {
+        r->body = xpv_centry_value(e);
+        r->len = strlen(r->body);
+        r->pin = e;
+        r->pin_cache = a->cache;
+    }
+    reqctx_release(&rc);
+}
+
+static int cmp_cstr(const void *x, const void *y) {
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+static void route_hosts(xpv_app *a, const xpv_query *q, xpv_response *r) {
+    reqctx rc;
+    xpv_err err;
+    xpv_err_clear(&err);
+    const char *tag = xpv_query_get(q, "tag");
+    int need_tool = tag && *tag;
+    if (resolve_run(a, q, need_tool, &rc, &err) != 0) {
+        resp_error(r, &err);
+        reqctx_release(&rc);
+        return;
+    }
+    size_t n = rc.run->nhosts;
+    const char **names = xpv_xcalloc(n + 1, sizeof *names);
+    size_t k = 0;
+    unsigned flags = rc.tool ? rc.tool->flags : 0;
+    if (n > 1 && (flags & XPV_TOOL_ALL_HOSTS_ONLY)) {
+        names[k++] = ALL_HOSTS;
+    } else {
+        for (size_t i = 0; i < n; i++) names[k++] = rc.run->hosts[i].name;
+        if (n > 1 && (flags & XPV_TOOL_ALL_HOSTS_OK)) names[k++] = ALL_HOSTS;
+        /* XProf adds ALL_HOSTS, then sorts. */
+        qsort(names, k, sizeof *names, cmp_cstr);
+    }
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_buf_putc(&b, '[');
+    for (size_t i = 0; i < k; i++) {
+        if (i) xpv_buf_putc(&b, ',');
+        xpv_buf_puts(&b, "{\"hostname\":");
+        xpv_buf_json_cstr(&b, names[i]);
+        xpv_buf_putc(&b, '}');
+    }
+    xpv_buf_putc(&b, ']');
+    free(names);
+    resp_take_buf(r, &b);
+    reqctx_release(&rc);
+}
+
+static void route_data(xpv_app *a, const xpv_query *q, xpv_response *r, int csv) {
+    reqctx rc;
+    xpv_err err;
+    xpv_err_clear(&err);
+    if (resolve_run(a, q, 1, &rc, &err) != 0 || resolve_hosts(q, &rc, &err) != 0) {
+        resp_error(r, &err);
+        reqctx_release(&rc);
+        return;
+    }
+    xpv_centry *e = get_rendered(a, &rc, q, &err);
+    if (!e) {
+        resp_error(r, &err);
+        reqctx_release(&rc);
+        return;
+    }
+    const rendered *out = xpv_centry_value(e);
+    if (!csv) {
+        r->body = out->body;
+        r->len = out->len;
+        r->gz = out->gz;
+        r->gz_len = out->gz_len;
+        r->compress = out->len > 512;
+        r->pin = e;
+        r->pin_cache = a->cache;
+        reqctx_release(&rc);
+        return;
+    }
+    size_t index = 0;
+    const char *t = xpv_query_get(q, "table");
+    if (t && *t) {
+        char *end;
+        unsigned long long v = strtoull(t, &end, 10);
+        if (*end || t[0] == '-' || v > 100000) {
+            xpv_cache_release(a->cache, e);
+            resp_errorf(r, 400, "bad parameter table=%s", t);
+            reqctx_release(&rc);
+            return;
+        }
+        index = (size_t)v;
+    }
+    xpv_buf b;
+    xpv_buf_init(&b);
+    int rcode = xpv_datatable_to_csv(out->body, out->len, index, &b, &err);
+    xpv_cache_release(a->cache, e);
+    if (rcode != 0) {
+        xpv_buf_free(&b);
+        resp_error(r, &err);
+        reqctx_release(&rc);
+        return;
+    }
+    resp_take_buf(r, &b);
+    r->content_type = "text/csv; charset=utf-8";
+    /* filename="<tool>_<run>_<host>.csv", restricted to safe characters. */
+    char fname[200];
+    snprintf(fname, sizeof fname, "%s_%s_%s", rc.tool->name, rc.run->name,
+             rc.host_label ? rc.host_label : ALL_HOSTS);
+    for (char *p = fname; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+              (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
+            *p = '_';
+    snprintf(r->disposition, sizeof r->disposition,
+             "attachment; filename=\"%s.csv\"", fname);
+    reqctx_release(&rc);
+}
+
+static void json_str_array(xpv_buf *b, const xpv_str *s, uint32_t n) {
+    xpv_buf_putc(b, '[');
+    for (uint32_t i = 0; i < n; i++) {
+        if (i) xpv_buf_putc(b, ',');
+        xpv_buf_json_str(b, s[i].ptr, s[i].len);
+    }
+    xpv_buf_putc(b, ']');
+}
+
+static void route_profile_info(xpv_app *a, const xpv_query *q, xpv_response *r) {
+    reqctx rc;
+    xpv_err err;
+    xpv_err_clear(&err);
+    if (resolve_run(a, q, 0, &rc, &err) != 0) {
+        resp_error(r, &err);
+        reqctx_release(&rc);
+        return;
+    }
+    const char *hn = xpv_query_get(q, "host");
+    const xpv_host *h = (!hn || !*hn || !strcmp(hn, ALL_HOSTS))
+                            ? &rc.run->hosts[0] : xpv_run_find_host(rc.run, hn);
+    if (!h) {
+        resp_errorf(r, 404, "unknown host in run %s: %s", rc.run->name, hn);
+        reqctx_release(&rc);
+        return;
+    }
+    xpv_centry *e = get_profile(a, h, &err);
+    if (!e) {
+        resp_error(r, &err);
+        reqctx_release(&rc);
+        return;
+    }
+    const xpv_profile *p = xpv_centry_value(e);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_buf_puts(&b, "{\"host\":");
+    xpv_buf_json_cstr(&b, h->name);
+    xpv_buf_puts(&b, ",\"file\":");
+    xpv_buf_json_cstr(&b, h->rel);
+    xpv_buf_printf(&b, ",\"size\":%llu,\"decoded_size\":%llu,\"memory\":%llu",
+                   (unsigned long long)h->size, (unsigned long long)p->file_size,
+                   (unsigned long long)p->mem_size);
+    xpv_buf_puts(&b, ",\"planes\":[");
+    for (uint32_t i = 0; i < p->nplanes; i++) {
+        const xpv_plane *pl = &p->planes[i];
+        if (i) xpv_buf_putc(&b, ',');
+        xpv_buf_printf(&b, "{\"id\":%lld,\"name\":", (long long)pl->id);
+        xpv_buf_json_str(&b, pl->name.ptr, pl->name.len);
+        xpv_buf_printf(&b, ",\"lines\":%u,\"events\":%llu,\"stats\":%u,"
+                       "\"event_metadata\":%u}",
+                       pl->nlines, (unsigned long long)pl->nevents,
+                       pl->nstat_meta ? pl->nstat_meta - 1 : 0,
+                       pl->nevent_meta ? pl->nevent_meta - 1 : 0);
+    }
+    xpv_buf_puts(&b, "],\"hostnames\":");
+    json_str_array(&b, p->hostnames, p->nhostnames);
+    xpv_buf_puts(&b, ",\"errors\":");
+    json_str_array(&b, p->errors, p->nerrors);
+    xpv_buf_puts(&b, ",\"warnings\":");
+    json_str_array(&b, p->warnings, p->nwarnings);
+    xpv_buf_printf(&b, ",\"events\":%llu}", (unsigned long long)p->nevents);
+    xpv_cache_release(a->cache, e);
+    resp_take_buf(r, &b);
+    reqctx_release(&rc);
+}
+
+static void route_version(xpv_app *a, const xpv_query *q, xpv_response *r) {
+    (void)a;
+    (void)q;
+    r->content_type = "text/plain; charset=utf-8";
+    r->body = XPV_VERSION;
+    r->len = strlen(XPV_VERSION);
+}
+
+static void route_data_plain(xpv_app *a, const xpv_query *q, xpv_response *r) {
+    route_data(a, q, r, 0);
+}
+
+static void route_data_csv(xpv_app *a, const xpv_query *q, xpv_response *r) {
+    route_data(a, q, r, 1);
+}
+
+static const struct {
+    const char *name;
+    void (*fn)(xpv_app *a, const xpv_query *q, xpv_response *r);
+} data_routes[] = {
+    {"runs", route_runs},
+    {"run_tools", route_run_tools},
+    {"hosts", route_hosts},
+    {"data", route_data_plain},
+    {"data_csv", route_data_csv},
+    {"profile_info", route_profile_info},
+    {"version", route_version},
+};
+
+void xpv_app_data_route(xpv_app *a, const char *route, const xpv_query *q,
+                        xpv_response *r) {
+    resp_init(r);
+    for (size_t i = 0; i < sizeof data_routes / sizeof data_routes[0]; i++)
+        if (!strcmp(data_routes[i].name, route)) {
+            data_routes[i].fn(a, q, r);
+            return;
+        }
+    resp_errorf(r, 404, "unknown route: %s", route);
+}
+
+/* ==== Static files and dispatch ======================================== */
+
+static void route_static(const char *path, const char *inm, xpv_response *r) {
+    if (!*path) path = "index.html";
+    const xpv_asset *as = xpv_asset_find(path);
+    if (!as) {
+        resp_errorf(r, 404, "not found: /%s", path);
+        return;
+    }
+    r->content_type = as->mime;
+    r->etag = as->etag;
+    r->cache_control = "no-cache";
+    if (inm && strstr(inm, as->etag)) {
+        r->status = 304;
+        return;
+    }
+    r->body = (const char *)as->data;
+    r->len = as->len;
+    r->gz = as->gz;
+    r->gz_len = as->gz_len;
+}
+
+void xpv_app_route(xpv_app *a, const char *method, const char *uri,
+                   const char *inm, xpv_response *r) {
+    char path[2048];
+    resp_init(r);
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+        resp_errorf(r, 405, "method not allowed: only GET and HEAD");
+        r->allow = "GET, HEAD";
+        return;
+    }
+    const char *qm = strchr(uri, '?');
+    size_t plen = qm ? (size_t)(qm - uri) : strlen(uri);
+    if (xpv_url_decode(uri, plen, path, sizeof path, 0) < 0) {
+        resp_errorf(r, 400, "malformed request path");
+        return;
+    }
+    const char *rest = path;
+    size_t pl = strlen(a->prefix);
+    if (pl) {
+        if (!strcmp(path, a->prefix)) {
+            /* "/sub/path" -> "path/": relative, so it also works behind a
+             * proxy that adds its own prefix. */
+            const char *last = strrchr(a->prefix, '/');
+            r->status = 301;
+            snprintf(r->location, sizeof r->location, "%s/", last + 1);
+            r->content_type = "text/plain; charset=utf-8";
+            r->body = "moved";
+            r->len = 5;
+            return;
+        }
+        if (strncmp(path, a->prefix, pl) != 0 || path[pl] != '/') {
+            resp_errorf(r, 404, "not found (this server lives under %s/)", a->prefix);
+            return;
+        }
+        rest = path + pl;
+    }
+    if (rest[0] != '/') {
+        resp_errorf(r, 404, "not found");
+        return;
+    }
+    if (!strcmp(rest, "/healthz")) {
+        static const char ok[] = "{\"status\":\"ok\"}";
+        r->body = ok;
+        r->len = sizeof ok - 1;
+        r->cache_control = "no-store";
+        return;
+    }
+    if (!strncmp(rest, DATA_PREFIX, strlen(DATA_PREFIX))) {
+        xpv_query q = XPV_QUERY_INIT;
+        xpv_err err;
+        xpv_err_clear(&err);
+        const char *qs = qm ? qm + 1 : "";
+        if (xpv_query_parse(&q, qs, strlen(qs), &err) != 0) {
+            resp_error(r, &err);
+            return;
+        }
+        xpv_app_data_route(a, rest + strlen(DATA_PREFIX), &q, r);
+        xpv_query_release(&q);
+        return;
+    }
+    if (!strcmp(rest, "/index.html") || !strcmp(rest, "/")) {
+        route_static("index.html", inm, r);
+        return;
+    }
+    route_static(rest + 1, inm, r);
+}
+
+/* ==== DataTable -> CSV ================================================= */
+
+static void csv_field(xpv_buf *b, const char *s, size_t n) {
+    int quote = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') quote = 1;
+    /* Cells starting with = + - @ are left as they are: values are data
+     * from the profile, and quoting would change numbers like -1. */
+    if (!quote) {
+        xpv_buf_add(b, s, n);
+        return;
+    }
+    xpv_buf_putc(b, '"');
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"') xpv_buf_putc(b, '"');
+        xpv_buf_putc(b, s[i]);
+    }
+    xpv_buf_putc(b, '"');
+}
+
+static void csv_value(xpv_buf *b, json_t *v) {
+    char tmp[64];
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        csv_field(b, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER:
+        xpv_buf_i64(b, (int64_t)json_integer_value(v));
+        break;
+    case JSON_REAL:
+        snprintf(tmp, sizeof tmp, "%.15g", json_real_value(v));
+        xpv_buf_puts(b, tmp);
+        break;
+    case JSON_TRUE:
+        xpv_buf_puts(b, "true");
+        break;
+    case JSON_FALSE:
+        xpv_buf_puts(b, "false");
+        break;
+    case JSON_NULL:
+        break;
+    default: {
+        char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        if (s) {
+            csv_field(b, s, strlen(s));
+            free(s);
+        }
+    }
+    }
+}
+
+int xpv_datatable_to_csv(const char *json, size_t len, size_t index,
+                         xpv_buf *out, xpv_err *err) {
+    json_error_t je;
+    json_t *root = json_loadb(json, len, 0, &je);
+    if (!root) return xpv_err_set(err, 400, "the tool's output is not JSON");
+    json_t *t = root;
+    if (json_is_array(root)) {
+        size_t ntables = 0;
+        json_t *el;
+        size_t i;
+        t = NULL;
+        json_array_foreach(root, i, el) {
+            if (json_is_object(el) && json_is_array(json_object_get(el, "cols"))) {
+                if (ntables == index) {
+                    t = el;
+                    break;
+                }
+                ntables++;
+            }
+        }
+        if (!t) {
+            json_decref(root);
+            return xpv_err_set(err, 400, "no table %zu in the tool's output", index);
+        }
+    } else if (index != 0) {
+        json_decref(root);
+        return xpv_err_set(err, 400, "the tool's output has only one table");
+    }
+    json_t *cols = json_object_get(t, "cols"), *rows = json_object_get(t, "rows");
+    if (!json_is_array(cols) || !(json_is_array(rows) || !rows)) {
+        json_decref(root);
+        return xpv_err_set(err, 400, "the tool's output is not a DataTable");
+    }
+    size_t i, ncols = json_array_size(cols);
+    json_t *c;
+    json_array_foreach(cols, i, c) {
+        if (i) xpv_buf_putc(out, ',');
+        json_t *label = json_object_get(c, "label");
+        if (!json_is_string(label) || !json_string_length(label))
+            label = json_object_get(c, "id");
+        if (json_is_string(label)) csv_value(out, label);
+    }
+    xpv_buf_puts(out, "\r\n");
+    json_t *row;
+    json_array_foreach(rows, i, row) {
+        json_t *cells = json_object_get(row, "c");
+        for (size_t k = 0; k < ncols; k++) {
+            if (k) xpv_buf_putc(out, ',');
+            json_t *cell = json_array_get(cells, k);
+            if (json_is_object(cell)) {
+                json_t *v = json_object_get(cell, "v");
+                if (v) csv_value(out, v);
+            } else if (cell) {
+                csv_value(out, cell);
+            }
+        }
+        xpv_buf_puts(out, "\r\n");
+    }
+    json_decref(root);
+    return 0;
+}

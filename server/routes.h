@@ -1,0 +1,99 @@
+/*
+ * routes.h - the HTTP API as plain functions: (method, URI) -> response.
+ *
+ * No sockets here: server/http.c adapts these responses to libmicrohttpd,
+ * `xpview export` calls xpv_app_route() directly, and the tests call it
+ * with URIs.  Routes (all under the configured path prefix):
+ *
+ *   /, /index.html, /<file>            the embedded web/ tree
+ *   /data/plugin/profile/runs          ["run", ...] newest first
+ *   /data/plugin/profile/run_tools     ?run=R -> ["tool", ...]
+ *   /data/plugin/profile/hosts         ?run=R&tag=T -> [{"hostname": h}]
+ *   /data/plugin/profile/data          ?run=R&tag=T[&host=H|&hosts=a,b] -> tool JSON
+ *   /data/plugin/profile/data_csv      same -> CSV of a DataTable
+ *   /data/plugin/profile/profile_info  ?run=R[&host=H] -> about-this-profile
+ *   /data/plugin/profile/version       text/plain version
+ *   /healthz                           {"status":"ok"}
+ *
+ * Errors are JSON {"error": "...", "file": "...", "offset": N} (file and
+ * offset only for profile files) with 400, 404, 405, 413, 422 or 500.
+ */
+#ifndef XPV_ROUTES_H
+#define XPV_ROUTES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache.h"
+#include "query.h"
+#include "tool.h"
+#include "util.h"
+
+typedef struct xpv_app xpv_app;
+
+typedef struct xpv_app_config {
+    const char *logdir;         /* directory to serve */
+    int session;                /* 1: `logdir` is itself the only run dir */
+    const char *path_prefix;    /* "" or "/sub/path" */
+    uint64_t max_file_size;     /* 0 = default (4 GiB) */
+    uint64_t cache_bytes;       /* 0 = default (1/2 of RAM, at most 8 GiB) */
+    int scan_interval_ms;       /* < 0 = default (1000) */
+} xpv_app_config;
+
+/* A response.  Body bytes are borrowed from static data, owned, or pinned
+ * in the cache; xpv_response_release() frees whatever it holds. */
+typedef struct xpv_response {
+    int status;
+    const char *content_type;
+    const char *body;
+    size_t len;
+    const unsigned char *gz;    /* same body, gzip-compressed, or NULL */
+    size_t gz_len;
+    int compress;               /* 1: worth gzip-compressing on the fly */
+    const char *etag;           /* quoted ETag or NULL */
+    const char *cache_control;  /* or NULL */
+    char disposition[256];      /* Content-Disposition value or "" */
+    char location[512];         /* Location value or "" (redirects) */
+    const char *allow;          /* Allow value (405) or NULL */
+    /* Ownership (private). */
+    char *owned;
+    unsigned char *owned_gz;
+    xpv_centry *pin;
+    xpv_cache *pin_cache;
+} xpv_response;
+
+/* A server over cfg->logdir.  Returns NULL with `err` filled when the
+ * logdir cannot be read.  Free with xpv_app_free. */
+xpv_app *xpv_app_new(const xpv_app_config *cfg, xpv_err *err);
+void xpv_app_free(xpv_app *app);
+
+/* Replace the tool list (NULL-terminated; default: xpv_tools()).  For
+ * tests; call before serving. */
+void xpv_app_set_tools(xpv_app *app, const xpv_tool *const *tools);
+
+/* The app's cache (for statistics). */
+xpv_cache *xpv_app_cache(xpv_app *app);
+
+/* The logdir actually served (resolved path). */
+const char *xpv_app_logdir(const xpv_app *app);
+
+/* Handle one request.  `uri` is the raw request target ("/a/b?x=1", still
+ * percent-encoded); `if_none_match` the If-None-Match header or NULL.
+ * Always fills `r` (release it with xpv_response_release). */
+void xpv_app_route(xpv_app *app, const char *method, const char *uri,
+                   const char *if_none_match, xpv_response *r);
+
+/* A data route ("runs", "data", "data_csv", ...) with an already parsed
+ * query: what /data/plugin/profile/<route> answers.  Used by export. */
+void xpv_app_data_route(xpv_app *app, const char *route, const xpv_query *q,
+                        xpv_response *r);
+
+void xpv_response_release(xpv_response *r);
+
+/* Convert DataTable JSON (an object with "cols"/"rows", or an array of
+ * them: table `index`) to CSV in `out`.  Returns 0, or -1 with a 400
+ * error. */
+int xpv_datatable_to_csv(const char *json, size_t len, size_t index,
+                         xpv_buf *out, xpv_err *err);
+
+#endif

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# tests/http.sh - end-to-end HTTP test of the xpview binary.
+#
+# Writes a logdir with `xpview synth` (a 1-host and a 2-host run) plus a
+# corrupt file, starts `xpview --port 0` on 127.0.0.1 (an ephemeral port,
+# read back from the startup line) and checks every route with curl: JSON
+# shapes, gzip, HEAD, 405, security headers, 404/422 errors, traversal
+# attempts, new runs appearing without a restart, path-prefix mode and a
+# graceful SIGTERM.  Every process started here is killed on exit (trap).
+#
+# Env: XPV_BIN (the xpview binary; set by ctest), default build/xpview.
+set -euo pipefail
+
+BIN=${XPV_BIN:-build/xpview}
+[ -x "$BIN" ] || { echo "FAIL: xpview binary not found: $BIN"; exit 1; }
+command -v curl >/dev/null || { echo "FAIL: curl is needed"; exit 1; }
+command -v python3 >/dev/null || { echo "FAIL: python3 is needed"; exit 1; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/xpv-http.XXXXXX")
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do
+        kill "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+fails=0
+ok()   { echo "ok   $*"; }
+bad()  { echo "FAIL $*"; fails=$((fails + 1)); }
+check() { # check DESC COND...
+    local d=$1; shift
+    if "$@"; then ok "$d"; else bad "$d"; fi
+}
+
+# start ARGS... -> sets PID, BASE (http://127.0.0.1:PORT)
+start() {
+    local log="$tmp/server.$RANDOM"
+    "$BIN" --port 0 "$@" >"$log.out" 2>"$log.err" &
+    PID=$!
+    pids+=("$PID")
+    local port=""
+    for _ in $(seq 1 200); do
+        port=$(sed -n 's|.* at http://localhost:\([0-9]*\)/.*|\1|p' "$log.out")
+        [ -n "$port" ] && break
+        kill -0 "$PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    if [ -z "$port" ]; then
+        echo "FAIL server did not start: $(cat "$log.out" "$log.err")"
+        exit 1
+    fi
+    BASE="http://127.0.0.1:$port"
+}
+
+# fetch URL [curl args...] -> STATUS, BODY file $tmp/body, HEADERS $tmp/hdr
+fetch() {
+    local url=$1; shift
+    STATUS=$(curl -s --path-as-is -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' "$@" "$url")
+}
+header() { grep -i "^$1:" "$tmp/hdr" | head -1 | cut -d' ' -f2- | tr -d '\r'; }
+json() { python3 -c "import json,sys; d=json.load(open('$tmp/body')); $1"; }
+
+# ---- fixture logdir --------------------------------------------------------
+"$BIN" synth --size 200000 --steps 3 --run r1 "$tmp/logdir" >/dev/null
+"$BIN" synth --size 200000 --steps 3 --hosts 2 --run r2 "$tmp/logdir/train" >/dev/null
+mkdir -p "$tmp/logdir/plugins/profile/bad"
+printf '\x0a\xff\xff\xff\x0f not a profile' >"$tmp/logdir/plugins/profile/bad/x.xplane.pb"
+: >"$tmp/logdir/plugins/profile/bad/empty.xplane.pb"
+
+start --logdir "$tmp/logdir" --host 127.0.0.1
+P="$BASE/data/plugin/profile"
+
+# ---- discovery routes ------------------------------------------------------
+fetch "$P/runs"
+check "runs: 200" [ "$STATUS" = 200 ]
+check "runs: newest first, nested TB run named train/r2" \
+    json "assert d == ['train/r2', 'r1', 'bad'], d"
+check "runs: application/json" [ "$(header Content-Type)" = "application/json" ]
+
+fetch "$P/hosts?run=train/r2"
+check "hosts: two hosts" json "assert len([h for h in d if h['hostname'] != 'ALL_HOSTS']) == 2, d"
+
+fetch "$P/run_tools?run=r1"
+check "run_tools: 200 + JSON list" json "assert isinstance(d, list), d"
+tools=$(json "print(' '.join(d))")
+echo "     tools: $tools"
+
+# ---- every tool answers JSON, gzip works -----------------------------------
+for t in $tools; do
+    fetch "$P/data?run=r1&tag=$t"
+    check "data $t: 200 JSON" bash -c "[ $STATUS = 200 ] && python3 -m json.tool $tmp/body >/dev/null"
+    cp "$tmp/body" "$tmp/plain"
+    fetch "$P/data?run=r1&tag=$t" -H 'Accept-Encoding: gzip'
+    if [ "$(stat -c %s "$tmp/plain")" -ge 1024 ]; then
+        check "data $t: gzip when accepted" [ "$(header Content-Encoding)" = gzip ]
+        check "data $t: gzip body inflates to the same bytes" \
+            bash -c "gzip -dc <$tmp/body | cmp -s - $tmp/plain"
+    fi
+    fetch "$P/hosts?run=train/r2&tag=$t"
+    check "hosts $t (2 hosts): 200" [ "$STATUS" = 200 ]
+done
+
+fetch "$P/profile_info?run=train/r2"
+check "profile_info: planes listed" json "assert d['planes'] and d['events'] > 0, d"
+fetch "$P/profile_info?run=r1" -H 'Accept-Encoding: gzip'
+check "profile_info: JSON" [ "$STATUS" = 200 ]
+
+fetch "$P/version"
+check "version: text/plain" bash -c "[ $STATUS = 200 ] && grep -q '^[0-9]' $tmp/body"
+fetch "$BASE/healthz"
+check "healthz" bash -c "[ $STATUS = 200 ] && grep -q ok $tmp/body"
+
+# ---- static files ----------------------------------------------------------
+fetch "$BASE/"
+if [ "$STATUS" = 200 ]; then
+    check "index: text/html" grep -qi '^content-type: text/html' "$tmp/hdr"
+    etag=$(header ETag)
+    fetch "$BASE/index.html" -H "If-None-Match: $etag"
+    check "index: 304 on matching ETag" [ "$STATUS" = 304 ]
+    fetch "$BASE/index.html" -H 'Accept-Encoding: gzip'
+    check "index: pre-gzipped" [ "$(header Content-Encoding)" = gzip ]
+else
+    echo "note: no web/index.html embedded yet ($STATUS)"
+fi
+
+# ---- methods, headers ------------------------------------------------------
+head_out=$(curl -s -I -o /dev/null -w '%{http_code} %{size_download}' "$P/runs")
+check "HEAD: 200, no body" [ "$head_out" = "200 0" ]
+fetch "$P/runs" -I
+check "HEAD: Content-Length of the GET body" \
+    bash -c "grep -qi '^content-length: [1-9]' $tmp/body"
+fetch "$P/runs" -X POST -d 'x=1'
+check "POST: 405" [ "$STATUS" = 405 ]
+check "POST: Allow header" [ "$(header Allow)" = "GET, HEAD" ]
+fetch "$P/runs" -X DELETE
+check "DELETE: 405" [ "$STATUS" = 405 ]
+for u in "$P/runs" "$BASE/nope" "$P/data?run=zz&tag=x"; do
+    fetch "$u"
+    csp=$(header Content-Security-Policy)
+    check "CSP on $u" bash -c "[[ \"$csp\" == *\"default-src 'self'\"* ]] && [[ \"$csp\" != *http* ]]"
+    check "nosniff on $u" [ "$(header X-Content-Type-Options)" = nosniff ]
+    check "no-referrer on $u" [ "$(header Referrer-Policy)" = no-referrer ]
+done
+
+# ---- errors ---------------------------------------------------------------
+fetch "$P/run_tools?run=nope"
+check "unknown run: 404 JSON" bash -c "[ $STATUS = 404 ] && grep -q '\"error\"' $tmp/body"
+fetch "$P/data?run=r1&tag=no_such_tool"
+check "unknown tool: 404" [ "$STATUS" = 404 ]
+fetch "$P/profile_info?run=bad&host=x"
+check "corrupt file: 422" [ "$STATUS" = 422 ]
+check "corrupt file: names file and offset" \
+    json "assert d['file'].endswith('bad/x.xplane.pb') and 'offset' in d, d"
+fetch "$P/profile_info?run=bad&host=empty"
+check "empty file: 422 'empty file'" bash -c "[ $STATUS = 422 ] && grep -q 'empty file' $tmp/body"
+fetch "$P/runs"
+check "still serving after bad files" [ "$STATUS" = 200 ]
+for u in "/%2e%2e/%2e%2e/etc/passwd" "/../../etc/passwd" \
+         "/data/plugin/profile/data?run=../../etc&tag=x" \
+         "/data/plugin/profile/hosts?run=%2Fetc%2Fpasswd"; do
+    fetch "$BASE$u"
+    check "traversal $u: 404" bash -c "[ $STATUS = 404 ] && ! grep -q 'root:' $tmp/body"
+done
+fetch "$P/runs?run=%00"
+check "NUL in query: 400" [ "$STATUS" = 400 ]
+
+# ---- a run written while serving shows up ----------------------------------
+"$BIN" synth --size 100000 --steps 2 --run r0_late "$tmp/logdir/late" >/dev/null
+sleep 1.2   # rescans are rate-limited to one a second
+fetch "$P/runs"
+check "new run listed without restart" json "assert 'late/r0_late' in d, d"
+
+# ---- graceful stop ---------------------------------------------------------
+kill -TERM "$PID"
+rc=0
+for _ in $(seq 1 100); do kill -0 "$PID" 2>/dev/null || break; sleep 0.05; done
+if kill -0 "$PID" 2>/dev/null; then bad "SIGTERM: still running"; else
+    wait "$PID" || rc=$?
+    check "SIGTERM: exit 0" [ "$rc" = 0 ]
+fi
+
+# ---- path prefix ----------------------------------------------------------
+start --logdir "$tmp/logdir" --path_prefix /sub/xp/
+fetch "$BASE/sub/xp"
+check "prefix: redirect to the slash form" \
+    bash -c "[ $STATUS = 301 ] && [ '$(header Location)' = xp/ ]"
+fetch "$BASE/sub/xp/data/plugin/profile/runs"
+check "prefix: data under the prefix" [ "$STATUS" = 200 ]
+fetch "$BASE/data/plugin/profile/runs"
+check "prefix: nothing outside it" [ "$STATUS" = 404 ]
+fetch "$BASE/sub/xp/healthz"
+check "prefix: healthz" [ "$STATUS" = 200 ]
+
+# ---- export = the /data bytes -------------------------------------------------
+for t in $tools; do
+    fetch "$BASE/sub/xp/data/plugin/profile/data?run=r1&tag=$t"
+    "$BIN" export --tool "$t" "$tmp/logdir/plugins/profile/r1" >"$tmp/export"
+    check "export $t: same bytes as /data" cmp -s "$tmp/export" "$tmp/body"
+done
+if "$BIN" export --tool no_such_tool "$tmp/logdir/plugins/profile/r1" >/dev/null 2>&1; then
+    bad "export: unknown tool fails"
+else
+    ok "export: unknown tool fails"
+fi
+
+echo
+if [ "$fails" -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
+echo "all checks passed"

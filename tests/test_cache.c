@@ -1,0 +1,229 @@
+/*
+ * test_cache.c - the budgeted LRU cache (server/cache.c): hits, LRU order,
+ * refcounts across eviction, single-flight builds with threads, remembered
+ * failures, transient values, dependencies.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache.h"
+#include "testutil.h"
+
+static int nfreed;
+static int nbuilt;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+struct val {
+    char name[32];
+    int freed;
+};
+
+static void free_val(void *p) {
+    pthread_mutex_lock(&mu);
+    nfreed++;
+    pthread_mutex_unlock(&mu);
+    free(p);
+}
+
+struct bctx {
+    const char *name;
+    size_t size;
+    int status;         /* 0 = succeed, else fail with it */
+    int sleep_ms;
+    int transient;
+    xpv_centry **deps;
+    size_t ndeps;
+};
+
+static int build(void *vctx, xpv_cache_val *v, xpv_err *err) {
+    struct bctx *c = vctx;
+    pthread_mutex_lock(&mu);
+    nbuilt++;
+    pthread_mutex_unlock(&mu);
+    if (c->sleep_ms) {
+        struct timespec ts = {0, c->sleep_ms * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (c->status) return xpv_err_set(err, c->status, "failed %s", c->name);
+    struct val *x = calloc(1, sizeof *x);
+    snprintf(x->name, sizeof x->name, "%s", c->name);
+    v->ptr = x;
+    v->size = c->size;
+    v->free = free_val;
+    v->transient = c->transient;
+    if (c->ndeps) {
+        v->deps = malloc(c->ndeps * sizeof *v->deps);
+        memcpy(v->deps, c->deps, c->ndeps * sizeof *v->deps);
+        v->ndeps = c->ndeps;
+    }
+    return 0;
+}
+
+static xpv_centry *get(xpv_cache *c, const char *key, size_t size) {
+    struct bctx b = {key, size, 0, 0, 0, NULL, 0};
+    xpv_err err;
+    return xpv_cache_get(c, key, build, &b, &err);
+}
+
+static int present(xpv_cache *c, const char *key) {
+    xpv_centry *e = xpv_cache_peek(c, key);
+    if (!e) return 0;
+    xpv_cache_release(c, e);
+    return 1;
+}
+
+static int reset(void **state) {
+    (void)state;
+    nfreed = nbuilt = 0;
+    return 0;
+}
+
+static void test_cache__hit_and_lru(void **state) {
+    (void)state;
+    xpv_cache *c = xpv_cache_new(3 * 1200);
+    xpv_centry *a = get(c, "a", 1000);
+    assert_non_null(a);
+    assert_string_equal(((struct val *)xpv_centry_value(a))->name, "a");
+    xpv_cache_release(c, a);
+    a = get(c, "a", 1000);  /* hit: not rebuilt */
+    assert_int_equal(nbuilt, 1);
+    xpv_cache_release(c, a);
+    xpv_cache_release(c, get(c, "b", 1000));
+    xpv_cache_release(c, get(c, "c", 1000));
+    assert_true(present(c, "a"));    /* a is now the most recent */
+    xpv_cache_release(c, get(c, "d", 1000));
+    /* Over budget: the least recently used (b) went. */
+    assert_false(present(c, "b"));
+    assert_true(present(c, "a"));
+    assert_true(present(c, "c"));
+    assert_true(present(c, "d"));
+    assert_int_equal(nfreed, 1);
+    xpv_cache_stats st;
+    xpv_cache_get_stats(c, &st);
+    assert_true(st.used <= st.budget);
+    assert_int_equal(st.entries, 3);
+    assert_int_equal(st.evictions, 1);
+    xpv_cache_free(c);
+    assert_int_equal(nfreed, 4);
+}
+
+static void test_cache__refcount_survives_eviction(void **state) {
+    (void)state;
+    xpv_cache *c = xpv_cache_new(2500);
+    xpv_centry *held = get(c, "held", 1000);
+    struct val *v = xpv_centry_value(held);
+    /* Fill far beyond the budget: `held` is in use, so it stays. */
+    char key[16];
+    for (int i = 0; i < 10; i++) {
+        snprintf(key, sizeof key, "k%d", i);
+        xpv_cache_release(c, get(c, key, 1000));
+    }
+    assert_string_equal(v->name, "held");
+    assert_true(present(c, "held"));
+    /* A value bigger than the whole budget is returned, then dropped once
+     * released. */
+    xpv_centry *huge = get(c, "huge", 100000);
+    assert_non_null(huge);
+    int before = nfreed;
+    xpv_cache_release(c, huge);
+    assert_int_equal(nfreed, before + 1);
+    assert_false(present(c, "huge"));
+    xpv_cache_release(c, held);
+    xpv_cache_free(c);
+    assert_int_equal(nfreed, nbuilt);
+}
+
+struct thr {
+    xpv_cache *c;
+    xpv_centry *got;
+};
+
+static void *racer(void *p) {
+    struct thr *t = p;
+    struct bctx b = {"shared", 100, 0, 100, 0, NULL, 0};
+    xpv_err err;
+    t->got = xpv_cache_get(t->c, "shared", build, &b, &err);
+    return NULL;
+}
+
+static void test_cache__single_flight(void **state) {
+    (void)state;
+    xpv_cache *c = xpv_cache_new(1 << 20);
+    enum { N = 8 };
+    pthread_t th[N];
+    struct thr t[N];
+    for (int i = 0; i < N; i++) {
+        t[i].c = c;
+        pthread_create(&th[i], NULL, racer, &t[i]);
+    }
+    for (int i = 0; i < N; i++) pthread_join(th[i], NULL);
+    assert_int_equal(nbuilt, 1);
+    for (int i = 0; i < N; i++) {
+        assert_non_null(t[i].got);
+        assert_ptr_equal(t[i].got, t[0].got);
+        xpv_cache_release(c, t[i].got);
+    }
+    xpv_cache_free(c);
+    assert_int_equal(nfreed, 1);
+}
+
+static void test_cache__failures(void **state) {
+    (void)state;
+    xpv_cache *c = xpv_cache_new(1 << 20);
+    xpv_err err;
+    struct bctx bad = {"bad", 0, 422, 0, 0, NULL, 0};
+    assert_null(xpv_cache_get(c, "bad", build, &bad, &err));
+    assert_int_equal(err.status, 422);
+    assert_string_equal(err.msg, "failed bad");
+    memset(&err, 0, sizeof err);
+    assert_null(xpv_cache_get(c, "bad", build, &bad, &err));
+    assert_int_equal(err.status, 422);  /* remembered, not rebuilt */
+    assert_int_equal(nbuilt, 1);
+
+    struct bctx io = {"io", 0, 500, 0, 0, NULL, 0};
+    assert_null(xpv_cache_get(c, "io", build, &io, &err));
+    assert_null(xpv_cache_get(c, "io", build, &io, &err));
+    assert_int_equal(err.status, 500);
+    assert_int_equal(nbuilt, 3);        /* transient errors are retried */
+    xpv_cache_free(c);
+}
+
+static void test_cache__transient_and_deps(void **state) {
+    (void)state;
+    xpv_cache *c = xpv_cache_new(1 << 20);
+    struct bctx tb = {"t", 10, 0, 0, 1, NULL, 0};
+    xpv_err err;
+    xpv_centry *t = xpv_cache_get(c, "t", build, &tb, &err);
+    assert_non_null(t);
+    assert_false(present(c, "t"));
+    xpv_cache_release(c, t);
+    assert_int_equal(nfreed, 1);
+
+    /* A derived value keeps its base alive even after the base left. */
+    xpv_centry *base = get(c, "base", 100);
+    struct val *bv = xpv_centry_value(base);
+    xpv_centry_ref(c, base);    /* the reference handed to the dependent */
+    struct bctx db = {"derived", 100, 0, 0, 0, &base, 1};
+    xpv_centry *d = xpv_cache_get(c, "derived", build, &db, &err);
+    assert_non_null(d);
+    xpv_cache_release(c, d);
+    xpv_cache_release(c, base);
+    xpv_cache_clear(c);         /* drops derived, then base */
+    assert_int_equal(nfreed, 3);
+    (void)bv;
+    xpv_cache_free(c);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_cache__hit_and_lru, reset),
+        cmocka_unit_test_setup(test_cache__refcount_survives_eviction, reset),
+        cmocka_unit_test_setup(test_cache__single_flight, reset),
+        cmocka_unit_test_setup(test_cache__failures, reset),
+        cmocka_unit_test_setup(test_cache__transient_and_deps, reset),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,212 @@
+/*
+ * test_discovery.c - logdir scan (server/discovery.c): nested TB runs, run
+ * naming and order, host suffixes, junk, symlinks escaping the logdir,
+ * loops, rescans.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "discovery.h"
+#include "srv_fixture.h"
+#include "testutil.h"
+
+static const char *const cpu[] = {"/host:CPU", NULL};
+
+static void touch(const char *root, const char *rel, const char *content) {
+    char p[4096];
+    snprintf(p, sizeof p, "%s/%s", root, rel);
+    char d[4096];
+    snprintf(d, sizeof d, "%s", p);
+    *strrchr(d, '/') = '\0';
+    fx_mkdirs(d);
+    fx_write(p, content, strlen(content));
+}
+
+static void host(const char *root, const char *rundir, const char *file) {
+    char d[4096];
+    snprintf(d, sizeof d, "%s/%s", root, rundir);
+    fx_host_file(d, file, cpu, 1);
+}
+
+static void test_discovery__layout(void **state) {
+    (void)state;
+    char *root = tu_mkdtemp();
+    host(root, "plugins/profile/2024_01_01", "b.xplane.pb");
+    host(root, "plugins/profile/2024_01_01", "a.xplane.pb");
+    host(root, "plugins/profile/2024_01_02", "h.xplane.pb.gz");
+    host(root, "train/plugins/profile/2024_02_01", "w1.xplane.pb");
+    host(root, "train/eval/plugins/profile/r", "x.xplane.pb");
+    /* .pb and .pb.gz twins: one host, the plain file wins. */
+    host(root, "train/eval/plugins/profile/r", "x.xplane.pb.gz");
+    /* Not profiles. */
+    touch(root, "plugins/profile/2024_01_01/a.trace.json.gz", "x");
+    touch(root, "plugins/profile/2024_01_01/.xplane.pb", "x");
+    touch(root, "plugins/profile/2024_01_01/readme.txt", "x");
+    touch(root, "events.out.tfevents.1", "x");
+    fx_mkdirs(root);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/plugins/profile/empty_run", root);
+    fx_mkdirs(p);
+    snprintf(p, sizeof p, "%s/other/plugins/notprofile/r", root);
+    fx_mkdirs(p);
+    /* A directory named like a host file is not a host. */
+    snprintf(p, sizeof p, "%s/plugins/profile/2024_01_01/dir.xplane.pb", root);
+    fx_mkdirs(p);
+
+    char err[256];
+    xpv_logdir *ld = xpv_logdir_new(root, 0, err, sizeof err);
+    assert_non_null(ld);
+    xpv_runlist *rl = xpv_logdir_scan(ld, 0);
+    assert_int_equal(rl->nruns, 4);
+    /* Descending by name. */
+    assert_string_equal(rl->runs[0].name, "train/eval/r");
+    assert_string_equal(rl->runs[1].name, "train/2024_02_01");
+    assert_string_equal(rl->runs[2].name, "2024_01_02");
+    assert_string_equal(rl->runs[3].name, "2024_01_01");
+
+    const xpv_run *r = xpv_runlist_find(rl, "2024_01_01");
+    assert_non_null(r);
+    assert_int_equal(r->nhosts, 2);
+    assert_string_equal(r->hosts[0].name, "a");
+    assert_string_equal(r->hosts[1].name, "b");
+    assert_string_equal(r->hosts[0].rel, "plugins/profile/2024_01_01/a.xplane.pb");
+    assert_true(r->hosts[0].size > 0);
+    assert_int_equal(r->hosts[0].gz, 0);
+
+    r = xpv_runlist_find(rl, "2024_01_02");
+    assert_int_equal(r->nhosts, 1);
+    assert_string_equal(r->hosts[0].name, "h");
+    assert_int_equal(r->hosts[0].gz, 1);
+
+    r = xpv_runlist_find(rl, "train/eval/r");
+    assert_int_equal(r->nhosts, 1);
+    assert_int_equal(r->hosts[0].gz, 0);
+    assert_non_null(xpv_run_find_host(r, "x"));
+    assert_null(xpv_run_find_host(r, "y"));
+    assert_string_equal(r->hosts[0].rel, "train/eval/plugins/profile/r/x.xplane.pb");
+
+    assert_null(xpv_runlist_find(rl, "empty_run"));
+    assert_null(xpv_runlist_find(rl, "../2024_01_01"));
+    assert_null(xpv_runlist_find(rl, NULL));
+    xpv_runlist_release(rl);
+    xpv_logdir_free(ld);
+    tu_rmrf(root);
+    free(root);
+}
+
+static void test_discovery__symlinks(void **state) {
+    (void)state;
+    char *root = tu_mkdtemp();
+    char *outside = tu_mkdtemp();
+    char p[4096], t[4096];
+    host(outside, "plugins/profile/secret", "s.xplane.pb");
+    host(outside, ".", "loose.xplane.pb");
+    host(root, "real/plugins/profile/r1", "h.xplane.pb");
+
+    /* A TB run symlinked from outside the logdir: not followed. */
+    snprintf(p, sizeof p, "%s/escape", root);
+    assert_int_equal(symlink(outside, p), 0);
+    /* A host file symlinked from outside: not listed. */
+    snprintf(p, sizeof p, "%s/real/plugins/profile/r1/evil.xplane.pb", root);
+    snprintf(t, sizeof t, "%s/loose.xplane.pb", outside);
+    assert_int_equal(symlink(t, p), 0);
+    /* A symlink inside the logdir to another part of it: followed. */
+    snprintf(p, sizeof p, "%s/alias", root);
+    snprintf(t, sizeof t, "%s/real", root);
+    assert_int_equal(symlink(t, p), 0);
+    /* Loops: a directory linking to its ancestor. */
+    snprintf(p, sizeof p, "%s/real/loop", root);
+    assert_int_equal(symlink(root, p), 0);
+
+    char err[256];
+    xpv_logdir *ld = xpv_logdir_new(root, 0, err, sizeof err);
+    assert_non_null(ld);
+    xpv_runlist *rl = xpv_logdir_scan(ld, 0);
+    /* "alias" and "real" are the same directory: visited once. */
+    assert_int_equal(rl->nruns, 1);
+    const xpv_run *r = &rl->runs[0];
+    assert_true(!strcmp(r->name, "real/r1") || !strcmp(r->name, "alias/r1"));
+    assert_int_equal(r->nhosts, 1);
+    assert_string_equal(r->hosts[0].name, "h");
+    for (size_t i = 0; i < rl->nruns; i++)
+        assert_null(strstr(rl->runs[i].name, "secret"));
+    xpv_runlist_release(rl);
+    xpv_logdir_free(ld);
+    tu_rmrf(root);
+    tu_rmrf(outside);
+    free(root);
+    free(outside);
+}
+
+static void test_discovery__rescan(void **state) {
+    (void)state;
+    char *root = tu_mkdtemp();
+    char err[256];
+    xpv_logdir *ld = xpv_logdir_new(root, 0, err, sizeof err);
+    xpv_runlist *rl = xpv_logdir_scan(ld, 0);
+    assert_int_equal(rl->nruns, 0);
+    host(root, "plugins/profile/new", "h.xplane.pb");
+    /* The old snapshot stays valid while a new one is taken. */
+    xpv_runlist *rl2 = xpv_logdir_scan(ld, 0);
+    assert_int_equal(rl->nruns, 0);
+    assert_int_equal(rl2->nruns, 1);
+    assert_string_equal(rl2->runs[0].name, "new");
+    xpv_runlist_release(rl);
+    xpv_runlist_release(rl2);
+
+    /* Rate limiting: within the interval the snapshot is reused... */
+    xpv_logdir *slow = xpv_logdir_new(root, 60000, err, sizeof err);
+    rl = xpv_logdir_scan(slow, 0);
+    assert_int_equal(rl->nruns, 1);
+    host(root, "plugins/profile/newer", "h.xplane.pb");
+    rl2 = xpv_logdir_scan(slow, 0);
+    assert_ptr_equal(rl, rl2);
+    xpv_runlist_release(rl2);
+    /* ...unless forced. */
+    rl2 = xpv_logdir_scan(slow, 1);
+    assert_int_equal(rl2->nruns, 2);
+    xpv_runlist_release(rl);
+    xpv_runlist_release(rl2);
+    xpv_logdir_free(slow);
+    xpv_logdir_free(ld);
+    tu_rmrf(root);
+    free(root);
+}
+
+static void test_discovery__session_and_errors(void **state) {
+    (void)state;
+    char *root = tu_mkdtemp();
+    char err[256], p[4096];
+    host(root, "plugins/profile/run_x", "h2.xplane.pb");
+    host(root, "plugins/profile/run_x", "h1.xplane.pb");
+    snprintf(p, sizeof p, "%s/plugins/profile/run_x", root);
+    xpv_logdir *ld = xpv_logdir_new_session(p, err, sizeof err);
+    assert_non_null(ld);
+    xpv_runlist *rl = xpv_logdir_scan(ld, 0);
+    assert_int_equal(rl->nruns, 1);
+    assert_string_equal(rl->runs[0].name, "run_x");
+    assert_int_equal(rl->runs[0].nhosts, 2);
+    assert_string_equal(rl->runs[0].hosts[0].name, "h1");
+    xpv_runlist_release(rl);
+    xpv_logdir_free(ld);
+
+    snprintf(p, sizeof p, "%s/does/not/exist", root);
+    assert_null(xpv_logdir_new(p, 0, err, sizeof err));
+    assert_non_null(strstr(err, "not a readable directory"));
+    snprintf(p, sizeof p, "%s/plugins/profile/run_x/h1.xplane.pb", root);
+    assert_null(xpv_logdir_new(p, 0, err, sizeof err));
+    tu_rmrf(root);
+    free(root);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_discovery__layout),
+        cmocka_unit_test(test_discovery__symlinks),
+        cmocka_unit_test(test_discovery__rescan),
+        cmocka_unit_test(test_discovery__session_and_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,223 @@
+/*
+ * test_loader.c - loading host files (server/loader.c): plain, gzip, empty,
+ * truncated, garbage, size caps, gzip bombs, the real corrupt file.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader.h"
+#include "srv_fixture.h"
+#include "testutil.h"
+
+static const char *const planes[] = {"/host:CPU", "/device:GPU:0", NULL};
+
+static char *dir;
+
+static int setup(void **state) {
+    (void)state;
+    dir = tu_mkdtemp();
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    tu_rmrf(dir);
+    free(dir);
+    return 0;
+}
+
+static char *path_of(const char *name) {
+    static char p[4096];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return p;
+}
+
+static void test_loader__plain_and_gzip(void **state) {
+    (void)state;
+    xpv_buf b;
+    xpv_buf_init(&b);
+    fx_xspace(&b, planes, 10, "myhost");
+    assert_int_equal(fx_write(path_of("a.xplane.pb"), b.data, b.len), 0);
+    xpv_err err;
+    xpv_profile *p = xpv_load_profile(path_of("a.xplane.pb"), "run/a.xplane.pb", NULL, &err);
+    assert_non_null(p);
+    assert_int_equal(p->nplanes, 2);
+    assert_int_equal(p->nevents, 20);
+    assert_int_equal(p->nhostnames, 1);
+    assert_true(xpv_str_eq(p->hostnames[0], "myhost"));
+    xpv_profile_free(p);
+
+    size_t gzlen;
+    unsigned char *gz = fx_gzip(b.data, b.len, &gzlen);
+    assert_int_equal(fx_write(path_of("a.xplane.pb.gz"), gz, gzlen), 0);
+    p = xpv_load_profile(path_of("a.xplane.pb.gz"), NULL, NULL, &err);
+    assert_non_null(p);
+    assert_int_equal(p->nplanes, 2);
+    assert_int_equal(p->file_size, b.len);
+    xpv_profile_free(p);
+
+    /* Truncated gzip stream: incomplete, never a crash. */
+    assert_int_equal(fx_write(path_of("t.xplane.pb.gz"), gz, gzlen / 2), 0);
+    p = xpv_load_profile(path_of("t.xplane.pb.gz"), "t.xplane.pb.gz", NULL, &err);
+    assert_null(p);
+    assert_int_equal(err.status, 422);
+    assert_non_null(strstr(err.msg, "t.xplane.pb.gz"));
+    assert_non_null(strstr(err.msg, "incomplete"));
+    assert_string_equal(err.file, "t.xplane.pb.gz");
+    free(gz);
+    xpv_buf_free(&b);
+}
+
+static void test_loader__empty_missing_dir(void **state) {
+    (void)state;
+    xpv_err err;
+    assert_int_equal(fx_write(path_of("e.xplane.pb"), "", 0), 0);
+    assert_null(xpv_load_profile(path_of("e.xplane.pb"), "e.xplane.pb", NULL, &err));
+    assert_int_equal(err.status, 422);
+    assert_non_null(strstr(err.msg, "e.xplane.pb: empty file"));
+
+    assert_null(xpv_load_profile(path_of("missing.xplane.pb"), NULL, NULL, &err));
+    assert_int_equal(err.status, 404);
+
+    fx_mkdirs(path_of("d.xplane.pb"));
+    assert_null(xpv_load_profile(path_of("d.xplane.pb"), NULL, NULL, &err));
+    assert_int_equal(err.status, 422);
+
+    /* An empty gzip stream. */
+    size_t gzlen;
+    unsigned char *gz = fx_gzip("", 0, &gzlen);
+    fx_write(path_of("eg.xplane.pb.gz"), gz, gzlen);
+    free(gz);
+    assert_null(xpv_load_profile(path_of("eg.xplane.pb.gz"), NULL, NULL, &err));
+    assert_int_equal(err.status, 422);
+    assert_non_null(strstr(err.msg, "empty"));
+}
+
+static void test_loader__truncated_and_garbage(void **state) {
+    (void)state;
+    xpv_buf b;
+    xpv_buf_init(&b);
+    fx_xspace(&b, planes, 50, "h");
+    /* Cut inside the first plane: the decoder reports where. */
+    fx_write(path_of("cut.xplane.pb"), b.data, b.len / 2);
+    xpv_err err;
+    assert_null(xpv_load_profile(path_of("cut.xplane.pb"), "r/cut.xplane.pb", NULL, &err));
+    assert_int_equal(err.status, 422);
+    assert_string_equal(err.file, "r/cut.xplane.pb");
+    assert_true(err.offset >= 0 && (size_t)err.offset <= b.len / 2);
+    assert_non_null(strstr(err.msg, "r/cut.xplane.pb"));
+    assert_non_null(strstr(err.msg, "offset"));
+
+    /* Not a protobuf at all (a JSON trace renamed). */
+    const char *junk = "{\"traceEvents\": []}\n";
+    fx_write(path_of("junk.xplane.pb"), junk, strlen(junk));
+    assert_null(xpv_load_profile(path_of("junk.xplane.pb"), NULL, NULL, &err));
+    assert_int_equal(err.status, 422);
+    assert_true(err.offset >= 0);
+    xpv_buf_free(&b);
+}
+
+static void test_loader__caps(void **state) {
+    (void)state;
+    xpv_buf b;
+    xpv_buf_init(&b);
+    fx_xspace(&b, planes, 100, "h");
+    fx_write(path_of("big.xplane.pb"), b.data, b.len);
+    xpv_load_limits lim = {b.len - 1, 1 << 20};
+    xpv_err err;
+    assert_null(xpv_load_profile(path_of("big.xplane.pb"), NULL, &lim, &err));
+    assert_int_equal(err.status, 413);
+    lim.max_file = b.len;
+    xpv_profile *p = xpv_load_profile(path_of("big.xplane.pb"), NULL, &lim, &err);
+    assert_non_null(p);
+    xpv_profile_free(p);
+    xpv_buf_free(&b);
+
+    /* A gzip bomb: 256 MiB of zeros in ~250 KB; the inflated cap stops it
+     * long before the memory is spent. */
+    size_t n = 256u << 20;
+    char *zeros = calloc(1, n);
+    size_t gzlen;
+    unsigned char *gz = fx_gzip(zeros, n, &gzlen);
+    free(zeros);
+    assert_true(gzlen < (1u << 20));
+    fx_write(path_of("bomb.xplane.pb.gz"), gz, gzlen);
+    free(gz);
+    lim.max_file = 4u << 20;
+    lim.max_inflated = 8u << 20;
+    assert_null(xpv_load_profile(path_of("bomb.xplane.pb.gz"), "bomb", &lim, &err));
+    assert_int_equal(err.status, 413);
+    assert_non_null(strstr(err.msg, "bomb"));
+    assert_non_null(strstr(err.msg, "limit"));
+}
+
+static void test_loader__gunzip_concatenated(void **state) {
+    (void)state;
+    size_t l1, l2, out_len;
+    unsigned char *a = fx_gzip("hello ", 6, &l1), *b = fx_gzip("world", 5, &l2);
+    unsigned char *both = malloc(l1 + l2);
+    memcpy(both, a, l1);
+    memcpy(both + l1, b, l2);
+    xpv_err err;
+    xpv_err_clear(&err);
+    char *out = xpv_gunzip(both, l1 + l2, 100, &out_len, &err);
+    assert_non_null(out);
+    assert_int_equal(out_len, 11);
+    assert_memory_equal(out, "hello world", 11);
+    free(out);
+    /* The cap counts the whole output. */
+    assert_null(xpv_gunzip(both, l1 + l2, 10, &out_len, &err));
+    assert_int_equal(err.status, 413);
+    free(a);
+    free(b);
+    free(both);
+}
+
+static void test_loader__real_files(void **state) {
+    (void)state;
+    TU_SKIP_NO_SHARED();
+    char p[4096];
+    snprintf(p, sizeof p, "%s/testdata/real/corrupt", tu_shared_dir());
+    char **bad = tu_find_files(p, ".xplane.pb");
+    assert_non_null(bad);
+    assert_non_null(bad[0]);
+    for (char **f = bad; *f; f++) {
+        xpv_err err;
+        assert_null(xpv_load_profile(*f, "corrupt.xplane.pb", NULL, &err));
+        assert_int_equal(err.status, 422);
+        assert_string_equal(err.file, "corrupt.xplane.pb");
+        assert_true(err.offset >= 0);
+        assert_non_null(strstr(err.msg, "offset"));
+        assert_non_null(strstr(err.msg, "corrupt.xplane.pb"));
+        print_message("corrupt file: %s\n", err.msg);
+    }
+    tu_free_list(bad);
+
+    snprintf(p, sizeof p, "%s/testdata/real", tu_shared_dir());
+    char **all = tu_find_files(p, ".xplane.pb");
+    int ok = 0;
+    for (char **f = all; *f; f++) {
+        if (strstr(*f, "/corrupt/")) continue;
+        xpv_err err;
+        xpv_profile *prof = xpv_load_profile(*f, NULL, NULL, &err);
+        if (!prof) fail_msg("%s", err.msg);
+        assert_true(prof->nplanes > 0);
+        xpv_profile_free(prof);
+        ok++;
+    }
+    assert_true(ok > 0);
+    tu_free_list(all);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_loader__plain_and_gzip),
+        cmocka_unit_test(test_loader__empty_missing_dir),
+        cmocka_unit_test(test_loader__truncated_and_garbage),
+        cmocka_unit_test(test_loader__caps),
+        cmocka_unit_test(test_loader__gunzip_concatenated),
+        cmocka_unit_test(test_loader__real_files),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

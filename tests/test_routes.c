@@ -1,0 +1,576 @@
+/*
+ * test_routes.c - the HTTP API without a socket (server/routes.c): every
+ * route, ALL_HOSTS rules, 400/404/405/422 answers, path traversal attempts,
+ * response and derived-data caching, CSV export, path prefixes.
+ *
+ * The tools are small test tools injected with xpv_app_set_tools(), so
+ * these tests do not depend on which converters are linked.
+ */
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "assets.h"
+#include "routes.h"
+#include "srv_fixture.h"
+#include "testutil.h"
+#include "version.h"
+
+/* ==== Test tools ======================================================== */
+
+static int nrender, nderived;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void count(int *c) {
+    pthread_mutex_lock(&mu);
+    (*c)++;
+    pthread_mutex_unlock(&mu);
+}
+
+static int has_gpu(const xpv_profile *p) {
+    return xpv_find_plane(p, "/device:GPU:0") != NULL;
+}
+
+/* Two DataTables: events per host, then the value of param x. */
+static int render_table(const xpv_hostset *hs, const void *d, const xpv_params *q,
+                        xpv_buf *out, xpv_tool_error *err) {
+    (void)d;
+    (void)err;
+    count(&nrender);
+    xpv_buf_puts(out, "[{\"cols\":[{\"id\":\"host\",\"label\":\"Host\",\"type\":\"string\"},"
+                      "{\"id\":\"n\",\"label\":\"Events, total\",\"type\":\"number\"}],"
+                      "\"rows\":[");
+    for (size_t i = 0; i < hs->n; i++) {
+        if (i) xpv_buf_putc(out, ',');
+        xpv_buf_puts(out, "{\"c\":[{\"v\":");
+        xpv_buf_json_cstr(out, hs->hostnames[i]);
+        xpv_buf_printf(out, "},{\"v\":%llu}]}", (unsigned long long)hs->profiles[i]->nevents);
+    }
+    const char *x = xpv_param(q, "x");
+    xpv_buf_puts(out, "],\"p\":{}},{\"cols\":[{\"id\":\"x\",\"label\":\"X\",\"type\":\"string\"}],"
+                      "\"rows\":[{\"c\":[{\"v\":");
+    xpv_buf_json_cstr(out, x ? x : "");
+    xpv_buf_puts(out, "}]},{\"c\":[{\"v\":null}]}]}]");
+    return 0;
+}
+
+static int render_names(const xpv_hostset *hs, const void *d, const xpv_params *q,
+                        xpv_buf *out, xpv_tool_error *err) {
+    (void)d;
+    (void)q;
+    (void)err;
+    count(&nrender);
+    xpv_buf_puts(out, "{\"hosts\":[");
+    for (size_t i = 0; i < hs->n; i++) {
+        if (i) xpv_buf_putc(out, ',');
+        xpv_buf_json_cstr(out, hs->hostnames[i]);
+    }
+    xpv_buf_puts(out, "]}");
+    return 0;
+}
+
+static int render_fail(const xpv_hostset *hs, const void *d, const xpv_params *q,
+                       xpv_buf *out, xpv_tool_error *err) {
+    (void)hs;
+    (void)d;
+    (void)q;
+    (void)out;
+    err->status = 404;
+    snprintf(err->msg, sizeof err->msg, "No step marker observed");
+    return -1;
+}
+
+static void *derived_build(const xpv_hostset *hs, xpv_tool_error *err) {
+    (void)err;
+    count(&nderived);
+    uint64_t *v = malloc(sizeof *v);
+    *v = 0;
+    for (size_t i = 0; i < hs->n; i++) *v += hs->profiles[i]->nevents;
+    return v;
+}
+
+static size_t derived_size(const void *d) {
+    (void)d;
+    return sizeof(uint64_t);
+}
+
+static const xpv_derived_kind kind_sum = {"sum", derived_build, free, derived_size};
+
+static int render_derived(const xpv_hostset *hs, const void *d, const xpv_params *q,
+                          xpv_buf *out, xpv_tool_error *err) {
+    (void)hs;
+    (void)q;
+    (void)err;
+    count(&nrender);
+    xpv_buf_printf(out, "{\"sum\":%llu}", (unsigned long long)*(const uint64_t *)d);
+    return 0;
+}
+
+static const xpv_tool t_all = {"t_all", NULL, "All", XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
+                               NULL, NULL, render_table};
+static const xpv_tool t_only = {"t_only", NULL, "Only", XPV_TOOL_ALL_HOSTS_ONLY, NULL, NULL,
+                                render_names};
+static const xpv_tool t_single = {"t_single", "t_old", "Single", 0, has_gpu, NULL,
+                                  render_names};
+static const xpv_tool t_trace = {"trace_viewer", NULL, "Trace", 0, NULL, NULL, render_names};
+static const xpv_tool t_derived = {"t_derived", NULL, "Derived", XPV_TOOL_ALL_HOSTS_OK, NULL,
+                                   &kind_sum, render_derived};
+static const xpv_tool t_fail = {"t_fail", NULL, "Fail", 0, NULL, NULL, render_fail};
+static const xpv_tool *const test_tools[] = {&t_all, &t_trace, &t_only, &t_single,
+                                            &t_derived, &t_fail, NULL};
+
+/* ==== Fixture =========================================================== */
+
+static char *root;
+static xpv_app *app;
+static const char *const cpu_gpu[] = {"/host:CPU", "/device:GPU:0", NULL};
+static const char *const cpu[] = {"/host:CPU", NULL};
+
+static void mkrun(const char *run, const char *host, const char *const *planes, int n) {
+    char d[4096], f[512];
+    snprintf(d, sizeof d, "%s/%s", root, run);
+    snprintf(f, sizeof f, "%s.xplane.pb", host);
+    fx_host_file(d, f, planes, n);
+}
+
+static xpv_app *new_app(const char *prefix) {
+    xpv_app_config cfg = {root, 0, prefix, 0, 64 << 20, 0};
+    xpv_err err;
+    xpv_app *a = xpv_app_new(&cfg, &err);
+    assert_non_null(a);
+    xpv_app_set_tools(a, test_tools);
+    return a;
+}
+
+static int setup(void **state) {
+    (void)state;
+    root = tu_mkdtemp();
+    mkrun("plugins/profile/single", "h1", cpu_gpu, 3);
+    mkrun("plugins/profile/multi", "b", cpu, 5);
+    mkrun("plugins/profile/multi", "a", cpu, 4);
+    mkrun("sub/plugins/profile/r", "x", cpu, 1);
+    char d[4096];
+    snprintf(d, sizeof d, "%s/plugins/profile/bad", root);
+    fx_mkdirs(d);
+    snprintf(d, sizeof d, "%s/plugins/profile/bad/z.xplane.pb", root);
+    fx_write(d, "\x0a\xff\xff\xff\x0f garbage", 13);
+    app = new_app("");
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    xpv_app_free(app);
+    tu_rmrf(root);
+    free(root);
+    return 0;
+}
+
+/* GET `uri`; returns the status; body copied into a static buffer. */
+static const char *body;
+static xpv_response last;
+
+static int get(xpv_app *a, const char *uri) {
+    static char *copy;
+    xpv_app_route(a, "GET", uri, NULL, &last);
+    free(copy);
+    copy = malloc(last.len + 1);
+    memcpy(copy, last.body, last.len);
+    copy[last.len] = '\0';
+    body = copy;
+    int st = last.status;
+    /* Keep headers of `last` readable: release only the body ownership. */
+    xpv_response_release(&last);
+    return st;
+}
+
+static void expect(const char *uri, int status, const char *want_body) {
+    int st = get(app, uri);
+    if (st != status) fail_msg("%s: status %d, want %d (body %s)", uri, st, status, body);
+    if (want_body && strcmp(body, want_body) != 0)
+        fail_msg("%s: body %s, want %s", uri, body, want_body);
+}
+
+static json_t *get_json(const char *uri, int status) {
+    expect(uri, status, NULL);
+    json_error_t je;
+    json_t *j = json_loads(body, 0, &je);
+    if (!j) fail_msg("%s: not JSON: %s", uri, body);
+    return j;
+}
+
+#define P "/data/plugin/profile/"
+
+/* ==== Tests ============================================================= */
+
+static void test_routes__runs_and_tools(void **state) {
+    (void)state;
+    expect(P "runs", 200, "[\"sub/r\",\"single\",\"multi\",\"bad\"]");
+    expect(P "run_tools?run=single", 200,
+           "[\"t_all\",\"trace_viewer\",\"t_only\",\"t_single\",\"t_derived\",\"t_fail\"]");
+    /* t_single needs a GPU plane: not offered for a CPU-only run. */
+    expect(P "run_tools?run=multi", 200,
+           "[\"t_all\",\"trace_viewer\",\"t_only\",\"t_derived\",\"t_fail\"]");
+    expect(P "run_tools?run=sub%2Fr", 200, NULL);
+    expect(P "run_tools?run=nope", 404, NULL);
+    assert_non_null(strstr(body, "unknown run"));
+    expect(P "run_tools", 400, NULL);
+    expect(P "version", 200, XPV_VERSION);
+    expect("/healthz", 200, "{\"status\":\"ok\"}");
+    expect(P "nope", 404, NULL);
+}
+
+static void test_routes__hosts(void **state) {
+    (void)state;
+    expect(P "hosts?run=multi", 200, "[{\"hostname\":\"a\"},{\"hostname\":\"b\"}]");
+    expect(P "hosts?run=multi&tag=t_all", 200,
+           "[{\"hostname\":\"ALL_HOSTS\"},{\"hostname\":\"a\"},{\"hostname\":\"b\"}]");
+    expect(P "hosts?run=multi&tag=t_only", 200, "[{\"hostname\":\"ALL_HOSTS\"}]");
+    expect(P "hosts?run=multi&tag=t_single", 200,
+           "[{\"hostname\":\"a\"},{\"hostname\":\"b\"}]");
+    expect(P "hosts?run=multi&tag=trace_viewer", 200,
+           "[{\"hostname\":\"a\"},{\"hostname\":\"b\"}]");
+    /* One host: no ALL_HOSTS. */
+    expect(P "hosts?run=single&tag=t_only", 200, "[{\"hostname\":\"h1\"}]");
+    expect(P "hosts?run=single&tag=t_all", 200, "[{\"hostname\":\"h1\"}]");
+    expect(P "hosts?run=multi&tag=bogus", 404, NULL);
+    expect(P "hosts?run=gone&tag=t_all", 404, NULL);
+}
+
+static void test_routes__data(void **state) {
+    (void)state;
+    json_t *j = get_json(P "data?run=multi&tag=t_all", 200);
+    json_t *rows = json_object_get(json_array_get(j, 0), "rows");
+    assert_int_equal(json_array_size(rows), 2);
+    json_decref(j);
+    j = get_json(P "data?run=multi&tag=t_all&host=ALL_HOSTS", 200);
+    assert_int_equal(json_array_size(json_object_get(json_array_get(j, 0), "rows")), 2);
+    json_decref(j);
+    j = get_json(P "data?run=multi&tag=t_all&host=b", 200);
+    rows = json_object_get(json_array_get(j, 0), "rows");
+    assert_int_equal(json_array_size(rows), 1);
+    json_t *cells = json_object_get(json_array_get(rows, 0), "c");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(cells, 0), "v")), "b");
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(cells, 1), "v")), 5);
+    json_decref(j);
+
+    /* Aliases and XProf's suffixes. */
+    expect(P "data?run=single&tag=t_old", 200, "{\"hosts\":[\"h1\"]}");
+    expect(P "data?run=single&tag=t_single%5E", 200, "{\"hosts\":[\"h1\"]}");
+    expect(P "data?run=single&tag=trace_viewer%40", 200, "{\"hosts\":[\"h1\"]}");
+
+    /* Single-host tools in a multi-host run need a host. */
+    expect(P "data?run=multi&tag=t_single", 400, NULL);
+    assert_non_null(strstr(body, "one host"));
+    expect(P "data?run=multi&tag=t_single&host=a", 200, "{\"hosts\":[\"a\"]}");
+    /* hosts=a,b is honoured by the trace viewer only. */
+    expect(P "data?run=multi&tag=trace_viewer&hosts=b,a", 200, "{\"hosts\":[\"a\",\"b\"]}");
+    expect(P "data?run=multi&tag=trace_viewer&hosts=a", 200, "{\"hosts\":[\"a\"]}");
+    expect(P "data?run=multi&tag=trace_viewer&hosts=a,zz", 404, NULL);
+    expect(P "data?run=multi&tag=t_only&host=a&hosts=a,b", 200, "{\"hosts\":[\"a\"]}");
+
+    expect(P "data?run=multi&tag=t_all&host=zz", 404, NULL);
+    expect(P "data?run=multi&tag=nope", 404, NULL);
+    assert_non_null(strstr(body, "unknown tool"));
+    expect(P "data?run=multi", 400, NULL);
+    expect(P "data?tag=t_all", 400, NULL);
+    expect(P "data?run=single&tag=t_fail", 404, "{\"error\":\"No step marker observed\"}");
+}
+
+static void test_routes__decode_error(void **state) {
+    (void)state;
+    for (int i = 0; i < 2; i++) {  /* the second answer comes from the cache */
+        json_t *j = get_json(P "data?run=bad&tag=t_all", 422);
+        assert_string_equal(json_string_value(json_object_get(j, "file")),
+                            "plugins/profile/bad/z.xplane.pb");
+        assert_true(json_is_integer(json_object_get(j, "offset")));
+        assert_non_null(strstr(json_string_value(json_object_get(j, "error")),
+                               "z.xplane.pb"));
+        json_decref(j);
+    }
+    expect(P "run_tools?run=bad", 422, NULL);
+    expect(P "profile_info?run=bad", 422, NULL);
+    /* Everything else keeps working. */
+    expect(P "data?run=single&tag=t_single", 200, NULL);
+}
+
+static void test_routes__caching(void **state) {
+    (void)state;
+    nrender = nderived = 0;
+    expect(P "data?run=single&tag=t_all&x=1", 200, NULL);
+    expect(P "data?run=single&tag=t_all&x=1", 200, NULL);
+    expect(P "data?tag=t_all&x=1&run=single", 200, NULL);  /* same set of params */
+    assert_int_equal(nrender, 1);
+    expect(P "data?run=single&tag=t_all&x=2", 200, NULL);
+    assert_int_equal(nrender, 2);
+
+    /* Derived data is built once per host set, shared across params. */
+    expect(P "data?run=multi&tag=t_derived", 200, "{\"sum\":9}");
+    expect(P "data?run=multi&tag=t_derived&y=1", 200, "{\"sum\":9}");
+    assert_int_equal(nderived, 1);
+    expect(P "data?run=multi&tag=t_derived&host=a", 200, "{\"sum\":4}");
+    assert_int_equal(nderived, 2);
+
+    /* A rewritten file is a new identity: the answer follows the file. */
+    mkrun("plugins/profile/multi", "a", cpu, 7);
+    expect(P "data?run=multi&tag=t_derived&host=a", 200, "{\"sum\":7}");
+}
+
+struct thr {
+    xpv_app *a;
+    int status;
+};
+
+static void *racer(void *p) {
+    struct thr *t = p;
+    xpv_response r;
+    xpv_app_route(t->a, "GET", P "data?run=sub%2Fr&tag=t_derived&z=1", NULL, &r);
+    t->status = r.status;
+    xpv_response_release(&r);
+    return NULL;
+}
+
+static void test_routes__concurrent(void **state) {
+    (void)state;
+    nrender = nderived = 0;
+    enum { N = 8 };
+    pthread_t th[N];
+    struct thr t[N];
+    for (int i = 0; i < N; i++) {
+        t[i].a = app;
+        pthread_create(&th[i], NULL, racer, &t[i]);
+    }
+    for (int i = 0; i < N; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(t[i].status, 200);
+    }
+    assert_int_equal(nderived, 1);
+    assert_int_equal(nrender, 1);
+}
+
+static void test_routes__csv(void **state) {
+    (void)state;
+    xpv_response r;
+    xpv_app_route(app, "GET", P "data_csv?run=multi&tag=t_all", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.content_type, "text/csv; charset=utf-8");
+    assert_string_equal(r.disposition, "attachment; filename=\"t_all_multi_ALL_HOSTS.csv\"");
+    /* Stale row counts after the rewrite in test_routes__caching: a has 7. */
+    assert_int_equal(r.len, strlen("Host,\"Events, total\"\r\na,7\r\nb,5\r\n"));
+    assert_memory_equal(r.body, "Host,\"Events, total\"\r\na,7\r\nb,5\r\n", r.len);
+    xpv_response_release(&r);
+
+    expect(P "data_csv?run=multi&tag=t_all&table=1&x=say+%22hi%22,+ok", 200,
+           "X\r\n\"say \"\"hi\"\", ok\"\r\n\r\n");
+    expect(P "data_csv?run=multi&tag=t_all&table=2", 400, NULL);
+    expect(P "data_csv?run=multi&tag=t_all&table=-1", 400, NULL);
+    expect(P "data_csv?run=multi&tag=t_only", 400, NULL);
+    assert_non_null(strstr(body, "DataTable"));
+    expect(P "data_csv?run=multi&tag=t_all&host=a", 200, NULL);
+    xpv_app_route(app, "GET", P "data_csv?run=sub%2Fr&tag=t_all", NULL, &r);
+    assert_string_equal(r.disposition, "attachment; filename=\"t_all_sub_r_x.csv\"");
+    xpv_response_release(&r);
+}
+
+static void test_routes__profile_info(void **state) {
+    (void)state;
+    json_t *j = get_json(P "profile_info?run=single&host=h1", 200);
+    assert_string_equal(json_string_value(json_object_get(j, "host")), "h1");
+    assert_string_equal(json_string_value(json_object_get(j, "file")),
+                        "plugins/profile/single/h1.xplane.pb");
+    json_t *planes = json_object_get(j, "planes");
+    assert_int_equal(json_array_size(planes), 2);
+    json_t *p1 = json_array_get(planes, 1);
+    assert_string_equal(json_string_value(json_object_get(p1, "name")), "/device:GPU:0");
+    assert_int_equal(json_integer_value(json_object_get(p1, "lines")), 1);
+    assert_int_equal(json_integer_value(json_object_get(p1, "events")), 3);
+    assert_int_equal(json_integer_value(json_object_get(j, "events")), 6);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(j, "hostnames"), 0)),
+                        "h1.xplane.pb");
+    assert_int_equal(json_array_size(json_object_get(j, "errors")), 0);
+    assert_true(json_integer_value(json_object_get(j, "size")) > 0);
+    json_decref(j);
+    expect(P "profile_info?run=multi", 200, NULL);  /* first host */
+    expect(P "profile_info?run=multi&host=q", 404, NULL);
+}
+
+static void test_routes__traversal(void **state) {
+    (void)state;
+    static const char *const uris[] = {
+        P "data?run=../../etc&tag=t_all",
+        P "data?run=%2e%2e%2f%2e%2e%2fetc&tag=t_all",
+        P "data?run=/etc/passwd&tag=t_all",
+        P "data?run=single/../multi&tag=t_all",
+        P "data?run=single&tag=t_all&host=../multi/a",
+        P "data?run=single&tag=t_all&host=%2e%2e%2fmulti%2fa",
+        P "data?run=single&tag=../../t_all",
+        P "hosts?run=..",
+        P "run_tools?run=.",
+        P "profile_info?run=single&host=/etc/passwd",
+        P "data?run=multi&tag=trace_viewer&hosts=../single/h1",
+        P "../../../etc/passwd",
+        "/../../etc/passwd",
+        "/%2e%2e/%2e%2e/etc/passwd",
+        "/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd",
+        "//etc/passwd",
+        "/web/../../etc/passwd",
+        "/tools/../index.html/..",
+        "",
+        "*",
+        "http://example.com/etc/passwd",
+    };
+    for (size_t i = 0; i < sizeof uris / sizeof uris[0]; i++) {
+        int st = get(app, uris[i]);
+        if (st != 404) fail_msg("%s: status %d (%s)", uris[i], st, body);
+        assert_null(strstr(body, "root:"));
+    }
+    expect(P "data?run=%00&tag=t_all", 400, NULL);
+    expect("/a%00b", 400, NULL);
+    expect(P "data?run=single&tag=t_all&x=%zz", 400, NULL);
+}
+
+static void test_routes__methods_and_static(void **state) {
+    (void)state;
+    xpv_response r;
+    xpv_app_route(app, "POST", P "runs", NULL, &r);
+    assert_int_equal(r.status, 405);
+    assert_string_equal(r.allow, "GET, HEAD");
+    xpv_response_release(&r);
+    xpv_app_route(app, "HEAD", P "runs", NULL, &r);
+    assert_int_equal(r.status, 200);
+    xpv_response_release(&r);
+
+    expect("/no/such/file.js", 404, NULL);
+    const xpv_asset *idx = xpv_asset_find("index.html");
+    if (!idx) {
+        print_message("SKIP static checks: web/index.html is not embedded yet\n");
+        return;
+    }
+    xpv_app_route(app, "GET", "/", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_int_equal(r.len, idx->len);
+    assert_string_equal(r.content_type, "text/html; charset=utf-8");
+    assert_non_null(r.etag);
+    char etag[64];
+    snprintf(etag, sizeof etag, "%s", r.etag);
+    xpv_response_release(&r);
+    xpv_app_route(app, "GET", "/index.html", etag, &r);
+    assert_int_equal(r.status, 304);
+    xpv_response_release(&r);
+    /* Every embedded file is served at its path. */
+    for (size_t i = 0; i < xpv_nassets; i++) {
+        char uri[1024];
+        snprintf(uri, sizeof uri, "/%s", xpv_assets[i].path);
+        xpv_app_route(app, "GET", uri, NULL, &r);
+        assert_int_equal(r.status, 200);
+        assert_int_equal(r.len, xpv_assets[i].len);
+        xpv_response_release(&r);
+    }
+}
+
+static void test_routes__prefix(void **state) {
+    (void)state;
+    xpv_app *a = new_app("/sub/path/");
+    xpv_response r;
+    xpv_app_route(a, "GET", "/sub/path", NULL, &r);
+    assert_int_equal(r.status, 301);
+    assert_string_equal(r.location, "path/");
+    xpv_response_release(&r);
+    assert_int_equal(get(a, "/sub/path/data/plugin/profile/runs"), 200);
+    assert_int_equal(get(a, "/sub/path/healthz"), 200);
+    assert_int_equal(get(a, "/data/plugin/profile/runs"), 404);
+    assert_int_equal(get(a, "/sub/pathX/healthz"), 404);
+    assert_int_equal(get(a, "/healthz"), 404);
+    if (xpv_asset_find("index.html")) assert_int_equal(get(a, "/sub/path/"), 200);
+    xpv_app_free(a);
+}
+
+static void test_routes__new_run_appears(void **state) {
+    (void)state;
+    mkrun("later/plugins/profile/zz", "n", cpu, 1);
+    expect(P "runs", 200, "[\"sub/r\",\"single\",\"multi\",\"later/zz\",\"bad\"]");
+    expect(P "data?run=later%2Fzz&tag=t_only", 200, "{\"hosts\":[\"n\"]}");
+}
+
+/* The real profiles under ../shared as a logdir, with the converters that
+ * are linked: every route answers JSON, no 500, the corrupt file is a 422
+ * naming the file. */
+static void test_routes__real_logdir(void **state) {
+    (void)state;
+    TU_SKIP_NO_SHARED();
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
+    xpv_app_config cfg = {dir, 0, "", 0, 256 << 20, 0};
+    xpv_err err;
+    xpv_app *a = xpv_app_new(&cfg, &err);
+    assert_non_null(a);
+    assert_int_equal(get(a, P "runs"), 200);
+    json_error_t je;
+    json_t *runs = json_loads(body, 0, &je);
+    assert_true(json_array_size(runs) >= 5);
+    size_t i;
+    json_t *run;
+    int corrupt_seen = 0;
+    json_array_foreach(runs, i, run) {
+        const char *rn = json_string_value(run);
+        char uri[2048], enc[1024];
+        size_t o = 0;
+        for (const char *p = rn; *p && o + 4 < sizeof enc; p++) {
+            if (*p == '/') o += (size_t)snprintf(enc + o, sizeof enc - o, "%%2F");
+            else enc[o++] = *p;
+        }
+        enc[o] = '\0';
+        snprintf(uri, sizeof uri, P "run_tools?run=%s", enc);
+        int st = get(a, uri);
+        if (strstr(rn, "mangled")) {
+            assert_int_equal(st, 422);
+            assert_non_null(strstr(body, "tpu_inference_2.xplane.pb"));
+            assert_non_null(strstr(body, "\"offset\""));
+            corrupt_seen = 1;
+            continue;
+        }
+        if (st != 200) fail_msg("%s: %d %s", uri, st, body);
+        json_t *tools = json_loads(body, 0, &je);
+        size_t k;
+        json_t *t;
+        json_array_foreach(tools, k, t) {
+            snprintf(uri, sizeof uri, P "data?run=%s&tag=%s", enc, json_string_value(t));
+            st = get(a, uri);
+            print_message("%s -> %d (%zu bytes)\n", uri, st, strlen(body));
+            if (st != 200 && st != 400 && st != 404 && st != 422)
+                fail_msg("%s: status %d: %.300s", uri, st, body);
+            json_t *j = json_loads(body, 0, &je);
+            if (!j) fail_msg("%s: not JSON", uri);
+            json_decref(j);
+            snprintf(uri, sizeof uri, P "hosts?run=%s&tag=%s", enc, json_string_value(t));
+            assert_int_equal(get(a, uri), 200);
+        }
+        json_decref(tools);
+        snprintf(uri, sizeof uri, P "profile_info?run=%s", enc);
+        assert_int_equal(get(a, uri), 200);
+    }
+    assert_true(corrupt_seen);
+    json_decref(runs);
+    xpv_app_free(a);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_routes__runs_and_tools),
+        cmocka_unit_test(test_routes__hosts),
+        cmocka_unit_test(test_routes__data),
+        cmocka_unit_test(test_routes__decode_error),
+        cmocka_unit_test(test_routes__caching),
+        cmocka_unit_test(test_routes__concurrent),
+        cmocka_unit_test(test_routes__csv),
+        cmocka_unit_test(test_routes__profile_info),
+        cmocka_unit_test(test_routes__traversal),
+        cmocka_unit_test(test_routes__methods_and_static),
+        cmocka_unit_test(test_routes__prefix),
+        cmocka_unit_test(test_routes__new_run_appears),
+        cmocka_unit_test(test_routes__real_logdir),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

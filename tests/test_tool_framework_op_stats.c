@@ -1,0 +1,255 @@
+/*
+ * test_tool_framework_op_stats.c - TensorFlow stats JSON (two DataTables)
+ * on a profile built in the test, with hand-computed ranks and fractions,
+ * plus column ids checked against XProf's golden output.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include <zlib.h>
+
+#include "testutil.h"
+#include "op_metrics.h"
+#include "tool.h"
+#include "tool_xspace.h"
+
+/* A strong reference: the registry only holds weak ones, which do not pull
+ * the converter out of the static library. */
+extern const xpv_tool xpv_tool_framework_op_stats;
+
+#define MS 1000000000LL
+
+static xpv_profile *profile(int with_gpu) {
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    int l1 = tx_line(s, pl, 1, "main", 0);
+    tx_event_t *e = tx_event(s, pl, l1, "a:MatMul", 0, 10 * MS);
+    tx_ev_int(s, pl, e, "is_eager", 1);
+    tx_event(s, pl, l1, "gradient_tape/b:Relu", 2 * MS, 4 * MS);
+    int l2 = tx_line(s, pl, 2, "worker", 0);
+    tx_event(s, pl, l2, "c:Identity", 0, 1 * MS);
+    tx_event(s, pl, l2, "d:Identity", 3 * MS, 1 * MS);
+    if (with_gpu) {
+        int g = tx_plane(s, "/device:GPU:0");
+        int l = tx_line(s, g, 7, "Stream #7(Kernel)", 0);
+        e = tx_event(s, g, l, "conv_kernel", 0, 3 * MS);
+        tx_ev_ref(s, g, e, "kernel_details", "regs:8 grid:1,1,1 block:32,1,1");
+        tx_ev_ref(s, g, e, "tf_op", "m/conv:Conv2D");
+        e = tx_event(s, g, l, "volta_h884gemm", 5 * MS, 1 * MS);
+        tx_ev_ref(s, g, e, "kernel_details", "regs:8 grid:1,1,1 block:32,1,1");
+        tx_ev_ref(s, g, e, "tf_op", "m/mm:MatMul");
+    }
+    xpv_profile *p = tx_decode(s);
+    assert_non_null(p);
+    return p;
+}
+
+static json_t *render_json(const xpv_profile *p, const char *tool_name) {
+    const xpv_profile *ps[1] = {p};
+    const char *hn[1] = {"host"};
+    xpv_hostset hs = {1, ps, hn};
+    const xpv_tool *t = xpv_tool_find(tool_name);
+    assert_ptr_equal(t, &xpv_tool_framework_op_stats);
+    xpv_tool_error err;
+    void *d = t->derived->build(&hs, &err);
+    assert_non_null(d);
+    xpv_buf out;
+    xpv_buf_init(&out);
+    assert_int_equal(t->render(&hs, d, NULL, &out, &err), 0);
+    json_error_t jerr;
+    json_t *j = json_loadb(out.data, out.len, 0, &jerr);
+    assert_non_null(j);
+    xpv_buf_free(&out);
+    t->derived->free(d);
+    return j;
+}
+
+static int col_index(json_t *table, const char *id) {
+    json_t *cols = json_object_get(table, "cols");
+    for (size_t i = 0; i < json_array_size(cols); i++)
+        if (!strcmp(json_string_value(json_object_get(json_array_get(cols, i), "id")), id))
+            return (int)i;
+    return -1;
+}
+
+static json_t *cell(json_t *table, size_t row, const char *id) {
+    int c = col_index(table, id);
+    assert_true(c >= 0);
+    json_t *r = json_array_get(json_object_get(table, "rows"), row);
+    return json_object_get(json_array_get(json_object_get(r, "c"), (size_t)c), "v");
+}
+
+static double num(json_t *table, size_t row, const char *id) {
+    return json_number_value(cell(table, row, id));
+}
+static const char *str(json_t *table, size_t row, const char *id) {
+    return json_string_value(cell(table, row, id));
+}
+
+#define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
+
+static void test_gpu_tables(void **state) {
+    (void)state;
+    xpv_profile *p = profile(1);
+    json_t *j = render_json(p, "tensorflow_stats"); /* the alias works */
+    assert_true(json_is_array(j));
+    assert_int_equal(json_array_size(j), 2);
+    json_t *w = json_array_get(j, 0), *wo = json_array_get(j, 1);
+    assert_int_equal(json_array_size(json_object_get(w, "cols")), 20);
+    assert_true(col_index(w, "gpu_tensorcore_utilization") >= 0);
+
+    /* With idle: device conv 3, IDLE 2, mm 1 (of 6 ms); host a 6, b 4,
+     * IDLE 2, c 1, d 1 (of 14 ms). */
+    assert_int_equal(json_array_size(json_object_get(w, "rows")), 8);
+    static const char *const names[] = {"m/conv", "IDLE", "m/mm", "a",
+                                        "gradient_tape/b", "IDLE", "c", "d"};
+    for (size_t i = 0; i < 8; i++) {
+        assert_string_equal(str(w, i, "operation"), names[i]);
+        NEAR(num(w, i, "rank"), (double)(i + 1));
+        assert_string_equal(str(w, i, "host_or_device"), i < 3 ? "Device" : "Host");
+    }
+    NEAR(num(w, 0, "device_total_self_time_percent"), 0.5);
+    NEAR(num(w, 1, "device_cumulative_total_self_time_percent"), 5.0 / 6);
+    NEAR(num(w, 2, "device_cumulative_total_self_time_percent"), 1.0);
+    NEAR(num(w, 2, "gpu_tensorcore_utilization"), 1.0);
+    NEAR(num(w, 0, "gpu_tensorcore_utilization"), 0.0);
+    assert_string_equal(str(w, 0, "type"), "Conv2D");
+    NEAR(num(w, 0, "total_time"), 3000.0);
+    NEAR(num(w, 3, "total_time"), 10000.0);
+    NEAR(num(w, 3, "total_self_time"), 6000.0);
+    NEAR(num(w, 3, "host_total_self_time_percent"), 6.0 / 14);
+    NEAR(num(w, 3, "device_total_self_time_percent"), 0.0);
+    NEAR(num(w, 7, "Host_cumulative_total_self_time_percent"), 1.0);
+    assert_string_equal(str(w, 3, "eager"), "Eager");
+    assert_string_equal(str(w, 4, "eager"), "Function");
+    assert_string_equal(str(w, 5, "type"), "IDLE");
+    NEAR(num(w, 5, "occurrences"), 0.0);
+    assert_string_equal(str(w, 0, "bound_by"), "Unknown");
+
+    /* Without idle: fractions over op time (4 ms device, 12 ms host). */
+    assert_int_equal(json_array_size(json_object_get(wo, "rows")), 6);
+    assert_string_equal(str(wo, 1, "operation"), "m/mm");
+    NEAR(num(wo, 0, "device_total_self_time_percent"), 0.75);
+    NEAR(num(wo, 1, "device_cumulative_total_self_time_percent"), 1.0);
+    assert_string_equal(str(wo, 2, "operation"), "a");
+    NEAR(num(wo, 2, "rank"), 3.0);
+    NEAR(num(wo, 2, "host_total_self_time_percent"), 0.5);
+    NEAR(num(wo, 5, "Host_cumulative_total_self_time_percent"), 1.0);
+
+    json_t *pp = json_object_get(w, "p");
+    assert_string_equal(json_string_value(json_object_get(pp, "task_type")), "Training");
+    assert_string_equal(json_string_value(json_object_get(pp, "architecture_type")), "Unknown");
+    json_decref(j);
+    xpv_profile_free(p);
+}
+
+/* Column ids, labels and types of a non-GPU profile equal XProf's golden
+ * output (a TPU run: no gpu_tensorcore_utilization column). */
+static void test_cpu_columns_match_golden(void **state) {
+    (void)state;
+    xpv_profile *p = profile(0);
+    json_t *j = render_json(p, "framework_op_stats");
+    json_t *w = json_array_get(j, 0);
+    /* CPU only: no device rows at all. */
+    assert_int_equal(json_array_size(json_object_get(w, "rows")), 5);
+    assert_string_equal(str(w, 0, "host_or_device"), "Host");
+    assert_int_equal(col_index(w, "gpu_tensorcore_utilization"), -1);
+
+    const char *shared = tu_shared_dir();
+    if (!shared) {
+        print_message("SKIP: ../shared absent; golden column check skipped\n");
+    } else {
+        char path[1024];
+        snprintf(path, sizeof path,
+                 "%s/testdata/real/reference_outputs/openxla-xprof/integration_tests_golden/"
+                 "data_tpu-training_framework_op_stats_tpu_training.json.gz",
+                 shared);
+        gzFile gz = gzopen(path, "rb");
+        if (!gz) {
+            print_message("SKIP: %s missing\n", path);
+        } else {
+            size_t cap = 1 << 20, len = 0;
+            char *buf = malloc(cap);
+            int n;
+            while ((n = gzread(gz, buf + len, (unsigned)(cap - len))) > 0) {
+                len += (size_t)n;
+                if (len == cap) buf = realloc(buf, cap *= 2);
+            }
+            gzclose(gz);
+            json_error_t jerr;
+            json_t *g = json_loadb(buf, len, 0, &jerr);
+            free(buf);
+            assert_non_null(g);
+            for (size_t t = 0; t < 2; t++) {
+                json_t *gc = json_object_get(json_array_get(g, t), "cols");
+                json_t *oc = json_object_get(json_array_get(j, t), "cols");
+                assert_int_equal(json_array_size(gc), json_array_size(oc));
+                for (size_t i = 0; i < json_array_size(gc); i++) {
+                    json_t *a = json_array_get(gc, i), *b = json_array_get(oc, i);
+                    assert_true(json_equal(a, b));
+                }
+                json_t *gp = json_object_get(json_array_get(g, t), "p");
+                json_t *op = json_object_get(json_array_get(j, t), "p");
+                assert_int_equal(json_object_size(gp), json_object_size(op));
+            }
+            json_decref(g);
+        }
+    }
+    json_decref(j);
+    xpv_profile_free(p);
+}
+
+static void test_real_gpu_file(void **state) {
+    (void)state;
+    TU_SKIP_NO_SHARED();
+    char path[1024];
+    snprintf(path, sizeof path,
+             "%s/testdata/real/tensorflow-profiler/plugins/profile/GPU-multi-worker/"
+             "34.83.195.179_6003.xplane.pb",
+             tu_shared_dir());
+    size_t len;
+    void *buf = tu_read_file(path, &len);
+    if (!buf) {
+        print_message("SKIP: %s missing\n", path);
+        skip();
+    }
+    xpv_decode_error derr;
+    xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &derr);
+    assert_non_null(p);
+    json_t *j = render_json(p, "framework_op_stats");
+    for (size_t t = 0; t < 2; t++) {
+        json_t *tab = json_array_get(j, t);
+        size_t n = json_array_size(json_object_get(tab, "rows"));
+        assert_true(n > 100 && n <= 1000);
+        size_t dev = 0, host = 0;
+        double prev_rank = 0;
+        for (size_t i = 0; i < n; i++) {
+            const char *hd = str(tab, i, "host_or_device");
+            if (!strcmp(hd, "Device")) {
+                assert_int_equal(host, 0); /* device rows first */
+                dev++;
+            } else {
+                host++;
+            }
+            assert_true(num(tab, i, "rank") == prev_rank + 1);
+            prev_rank = num(tab, i, "rank");
+            double f = num(tab, i, "device_cumulative_total_self_time_percent") +
+                       num(tab, i, "Host_cumulative_total_self_time_percent");
+            assert_true(f >= 0 && f <= 1.0 + 1e-9);
+        }
+        assert_true(dev > 0 && dev <= 500 && host > 0 && host <= 500);
+    }
+    json_decref(j);
+    xpv_profile_free(p);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gpu_tables),
+        cmocka_unit_test(test_cpu_columns_match_golden),
+        cmocka_unit_test(test_real_gpu_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,206 @@
+/*
+ * test_tool_kernel_stats.c - GPU kernel stats DataTable: grouping, ns
+ * arithmetic, availability, and a real TF GPU profile.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "testutil.h"
+#include "op_metrics.h"
+#include "tool.h"
+#include "tool_xspace.h"
+
+/* A strong reference: the registry only holds weak ones, which do not pull
+ * the converter out of the static library. */
+extern const xpv_tool xpv_tool_kernel_stats;
+
+#define US 1000000LL /* ps per us */
+
+static xpv_profile *profile(void) {
+    tx_space *s = tx_new();
+    tx_plane(s, "/host:CPU");
+    int g = tx_plane(s, "/device:GPU:0");
+    int l = tx_line(s, g, 3, "Stream #3(Kernel)", 0);
+    /* Three launches of one kernel: 1 us, 2.0015 us, 3 us -> whole ns. */
+    int64_t durs[3] = {1 * US, 2 * US + 1500, 3 * US};
+    for (int i = 0; i < 3; i++) {
+        tx_event_t *e = tx_event(s, g, l, "sgemm_kernel", (int64_t)i * 10 * US, durs[i]);
+        tx_ev_ref(s, g, e, "kernel_details",
+                  "regs:40 static_shared:256 dynamic_shared:512 grid:4,2,1 block:64,1,1 "
+                  "occ_pct:37.5");
+        tx_ev_ref(s, g, e, "tf_op", "net/dense/MatMul:MatMul");
+    }
+    /* Same name, different grid: a second row. */
+    tx_event_t *e = tx_event(s, g, l, "sgemm_kernel", 50 * US, 10 * US);
+    tx_ev_ref(s, g, e, "kernel_details", "regs:40 grid:8,1,1 block:64,1,1");
+    tx_ev_ref(s, g, e, "tf_op", "net/dense/MatMul:MatMul");
+    /* A non-kernel (no kernel_details) and a zero-length kernel. */
+    tx_event(s, g, l, "MemcpyD2H", 70 * US, 5 * US);
+    e = tx_event(s, g, l, "empty_kernel", 80 * US, 999);
+    tx_ev_ref(s, g, e, "kernel_details", "regs:1 grid:1,1,1 block:1,1,1");
+    xpv_profile *p = tx_decode(s);
+    assert_non_null(p);
+    return p;
+}
+
+static json_t *render(const xpv_profile *const *ps, size_t n) {
+    const char *hn[2] = {"a", "b"};
+    xpv_hostset hs = {n, ps, hn};
+    const xpv_tool *t = xpv_tool_find("kernel_stats");
+    assert_ptr_equal(t, &xpv_tool_kernel_stats);
+    xpv_tool_error err;
+    void *d = t->derived->build(&hs, &err);
+    assert_non_null(d);
+    xpv_buf out;
+    xpv_buf_init(&out);
+    assert_int_equal(t->render(&hs, d, NULL, &out, &err), 0);
+    json_error_t jerr;
+    json_t *j = json_loadb(out.data, out.len, 0, &jerr);
+    assert_non_null(j);
+    xpv_buf_free(&out);
+    t->derived->free(d);
+    return j;
+}
+
+static json_t *v(json_t *tab, size_t row, size_t col) {
+    json_t *r = json_array_get(json_object_get(tab, "rows"), row);
+    return json_object_get(json_array_get(json_object_get(r, "c"), col), "v");
+}
+
+static void test_table(void **state) {
+    (void)state;
+    xpv_profile *p = profile();
+    const xpv_profile *ps[1] = {p};
+    json_t *j = render(ps, 1);
+    static const char *const ids[] = {
+        "rank", "kernel_name", "registers_per_thread", "shmem_bytes", "block_dim",
+        "grid_dim", "occupancy_pct", "is_op_tensor_core_eligible",
+        "is_kernel_using_tensor_core", "op_name", "occurrences", "total_duration_us",
+        "avg_duration_us", "min_duration_us", "max_duration_us",
+    };
+    json_t *cols = json_object_get(j, "cols");
+    assert_int_equal(json_array_size(cols), 15);
+    for (size_t i = 0; i < 15; i++)
+        assert_string_equal(json_string_value(json_object_get(json_array_get(cols, i), "id")),
+                            ids[i]);
+    assert_null(json_object_get(j, "p"));
+    json_t *rows = json_object_get(j, "rows");
+    assert_int_equal(json_array_size(rows), 2);
+    /* Row 1: the 10 us launch (grid 8,1,1); row 2: the grouped three. */
+    assert_string_equal(json_string_value(v(j, 0, 5)), "8,1,1");
+    assert_true(json_real_value(v(j, 0, 11)) == 10.0 || json_integer_value(v(j, 0, 11)) == 10);
+    assert_int_equal(json_number_value(v(j, 1, 0)), 2);
+    assert_string_equal(json_string_value(v(j, 1, 1)), "sgemm_kernel");
+    assert_int_equal(json_number_value(v(j, 1, 2)), 40);
+    assert_int_equal(json_number_value(v(j, 1, 3)), 768);
+    assert_string_equal(json_string_value(v(j, 1, 4)), "64,1,1");
+    assert_string_equal(json_string_value(v(j, 1, 5)), "4,2,1");
+    assert_true(json_number_value(v(j, 1, 6)) == 37.5);
+    assert_true(json_is_true(v(j, 1, 7)));  /* /MatMul is eligible */
+    assert_true(json_is_false(v(j, 1, 8))); /* sgemm is not a TC kernel */
+    assert_string_equal(json_string_value(v(j, 1, 9)), "net/dense/MatMul");
+    assert_int_equal(json_number_value(v(j, 1, 10)), 3);
+    /* 1000 + 2001 + 3000 ns = 6.001 us; avg 6001/3 = 2000 ns (integer). */
+    assert_true(json_number_value(v(j, 1, 11)) == 6.001);
+    assert_true(json_number_value(v(j, 1, 12)) == 2.0);
+    assert_true(json_number_value(v(j, 1, 13)) == 1.0);
+    assert_true(json_number_value(v(j, 1, 14)) == 3.0);
+    json_decref(j);
+
+    /* Two hosts: merged by key. */
+    const xpv_profile *two[2] = {p, p};
+    j = render(two, 2);
+    assert_int_equal(json_array_size(json_object_get(j, "rows")), 2);
+    assert_int_equal(json_number_value(v(j, 1, 10)), 6);
+    json_decref(j);
+    xpv_profile_free(p);
+}
+
+static void test_availability(void **state) {
+    (void)state;
+    const xpv_tool *t = xpv_tool_find("kernel_stats");
+    assert_ptr_equal(t, &xpv_tool_kernel_stats);
+    assert_non_null(t->available);
+    xpv_profile *p = profile();
+    assert_true(t->available(p));
+    xpv_profile_free(p);
+    tx_space *s = tx_new();
+    tx_plane(s, "/host:CPU");
+    p = tx_decode(s);
+    assert_non_null(p);
+    assert_false(t->available(p));
+    /* Rendering a CPU-only profile still gives a valid empty table. */
+    const xpv_profile *ps[1] = {p};
+    json_t *j = render(ps, 1);
+    assert_int_equal(json_array_size(json_object_get(j, "rows")), 0);
+    assert_int_equal(json_array_size(json_object_get(j, "cols")), 15);
+    json_decref(j);
+    xpv_profile_free(p);
+}
+
+/* Every real xplane: occurrences and total time add up to its kernels. */
+static void check_file(const char *path) {
+    size_t len;
+    void *buf = tu_read_file(path, &len);
+    assert_non_null(buf);
+    xpv_decode_error derr;
+    xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &derr);
+    if (!p) return; /* the deliberately corrupt file */
+    const xpv_profile *ps[1] = {p};
+    json_t *j = render(ps, 1);
+    size_t n = json_array_size(json_object_get(j, "rows"));
+    const char *hn[1] = {"h"};
+    xpv_hostset hs = {1, ps, hn};
+    xpv_tool_error err;
+    xpv_op_metrics *m = xpv_op_metrics_build(&hs, &err);
+    assert_int_equal(n, m->nkernels);
+    uint64_t occ = 0;
+    double total_us = 0, prev = 1e300;
+    for (size_t i = 0; i < n; i++) {
+        occ += (uint64_t)json_number_value(v(j, i, 10));
+        double t = json_number_value(v(j, i, 11));
+        assert_true(t <= prev);
+        prev = t;
+        total_us += t;
+        assert_true(json_number_value(v(j, i, 13)) <= json_number_value(v(j, i, 14)));
+    }
+    if (m->nkernels < 1000) { /* not cut: the table holds every kernel */
+        assert_int_equal(occ, m->kernel_events);
+        assert_true(total_us * 1000 > (double)m->kernel_total_ns - 1 &&
+                    total_us * 1000 < (double)m->kernel_total_ns + 1);
+    } else {
+        assert_true(occ <= m->kernel_events);
+    }
+    print_message("%s: %zu kernel rows, %llu kernel events\n", path, n,
+                  (unsigned long long)m->kernel_events);
+    xpv_op_metrics_free(m);
+    json_decref(j);
+    xpv_profile_free(p);
+}
+
+static void test_real_files(void **state) {
+    (void)state;
+    TU_SKIP_NO_SHARED();
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
+    char **files = tu_find_files(dir, ".xplane.pb");
+    assert_non_null(files);
+    int n = 0;
+    for (char **f = files; *f; f++, n++) check_file(*f);
+    tu_free_list(files);
+    if (n == 0) {
+        print_message("SKIP: no xplane.pb under %s\n", dir);
+        skip();
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_availability),
+        cmocka_unit_test(test_real_files),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,378 @@
+/*
+ * test_tool_op_metrics.c - host/device op metrics dbs and kernel reports
+ * on XSpaces built in the test, where every number is known by hand.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "op_metrics.h"
+#include "tool_xspace.h"
+
+#define MS 1000000000LL /* ps per ms */
+#define DERIVED_STEPS_LINE (-559038737LL)
+
+static const xpv_op_metric *find_op(const xpv_op_metrics_db *db, const char *name) {
+    for (size_t i = 0; i < db->n; i++)
+        if (!strcmp(db->ops[i].name, name)) return &db->ops[i];
+    return NULL;
+}
+
+static xpv_op_metrics *build1(xpv_profile *p) {
+    const xpv_profile *ps[1] = {p};
+    const char *hn[1] = {"host"};
+    xpv_hostset hs = {1, ps, hn};
+    xpv_tool_error err;
+    xpv_op_metrics *m = xpv_op_metrics_build(&hs, &err);
+    assert_non_null(m);
+    return m;
+}
+
+/* Host: parent 10 ms with a 4 ms child -> self 6 ms; idle per line. */
+static xpv_profile *host_profile(void) {
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    int l1 = tx_line(s, pl, 1, "python", 0);
+    tx_event_t *e = tx_event(s, pl, l1, "outer:Foo", 0, 10 * MS);
+    tx_ev_int(s, pl, e, "is_eager", 1);
+    tx_event(s, pl, l1, "outer/inner:MatMul", 2 * MS, 4 * MS);
+    tx_event(s, pl, l1, "SomeUserTraceMe", 0, 1 * MS); /* not an op */
+    int l2 = tx_line(s, pl, 2, "tf_data", 0);
+    tx_event(s, pl, l2, "Iterator::Batch", 0, 3 * MS);
+    tx_event(s, pl, l2, "x:Identity", 5 * MS, 1 * MS);
+    e = tx_event(s, pl, l2, "Custom", 7 * MS, 1 * MS);
+    tx_ev_str(s, pl, e, "tf_op", "scope/y:Relu");
+    /* Derived lines are ignored. */
+    int l3 = tx_line(s, pl, DERIVED_STEPS_LINE, "Steps", 0);
+    tx_event(s, pl, l3, "z:Add", 0, 50 * MS);
+    xpv_profile *p = tx_decode(s);
+    assert_non_null(p);
+    return p;
+}
+
+static void test_host_self_time_and_idle(void **state) {
+    (void)state;
+    xpv_profile *p = host_profile();
+    xpv_op_metrics *m = build1(p);
+    const xpv_op_metrics_db *h = &m->host;
+    /* outer, outer/inner, Iterator::Batch, x, scope/y, IDLE */
+    assert_int_equal(h->n, 6);
+    const xpv_op_metric *o = find_op(h, "outer");
+    assert_non_null(o);
+    assert_string_equal(o->category, "Foo");
+    assert_int_equal(o->occurrences, 1);
+    assert_int_equal(o->time_ps, 10 * MS);
+    assert_int_equal(o->self_time_ps, 6 * MS);
+    assert_int_equal(o->is_eager, 1);
+    const xpv_op_metric *in = find_op(h, "outer/inner");
+    assert_non_null(in);
+    assert_string_equal(in->category, "MatMul");
+    assert_int_equal(in->self_time_ps, 4 * MS);
+    assert_int_equal(in->is_eager, 0);
+    const xpv_op_metric *it = find_op(h, "Iterator::Batch");
+    assert_non_null(it);
+    assert_string_equal(it->category, "Dataset");
+    const xpv_op_metric *y = find_op(h, "scope/y");
+    assert_non_null(y);
+    assert_string_equal(y->category, "Relu");
+    assert_null(find_op(h, "z"));
+    assert_null(find_op(h, "SomeUserTraceMe"));
+    /* line 1: span 10, op time 10; line 2: span 8, op time 5 -> idle 3 */
+    assert_int_equal(h->total_time_ps, 18 * MS);
+    assert_int_equal(h->total_op_time_ps, 15 * MS);
+    const xpv_op_metric *idle = find_op(h, "IDLE");
+    assert_non_null(idle);
+    assert_int_equal(idle->self_time_ps, 3 * MS);
+    assert_int_equal(idle->occurrences, 0);
+    assert_string_equal(idle->category, "IDLE");
+    /* Sorted by self time desc, then name: outer 6, inner 4, IDLE 3,
+     * Iterator::Batch 3, scope/y 1, x 1. */
+    assert_string_equal(h->ops[0].name, "outer");
+    assert_string_equal(h->ops[1].name, "outer/inner");
+    assert_string_equal(h->ops[2].name, "IDLE");
+    assert_string_equal(h->ops[3].name, "Iterator::Batch");
+    assert_string_equal(h->ops[4].name, "scope/y");
+    assert_string_equal(h->ops[5].name, "x");
+    double r = xpv_op_metrics_idle_ratio(h);
+    assert_true(r > 3.0 / 18 - 1e-12 && r < 3.0 / 18 + 1e-12);
+    /* No GPU plane: device db holds only a zero IDLE row. */
+    assert_int_equal(m->has_gpu, 0);
+    assert_int_equal(m->device.n, 1);
+    assert_int_equal(m->device.total_time_ps, 0);
+    assert_int_equal(m->nkernels, 0);
+    assert_string_equal(m->device_type, "CPU");
+    xpv_op_metrics_free(m);
+    xpv_profile_free(p);
+}
+
+/* A GPU plane with TF kernels, an old-format kernel, XLA ops, a memcpy. */
+static xpv_profile *gpu_profile(void) {
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:GPU:0");
+    tx_plane_int(s, pl, "core_count", 80);
+    tx_plane_int(s, pl, "memory_bandwidth", 900000000000LL);
+    int l1 = tx_line(s, pl, 1, "Stream #1(Kernel)", 0);
+    const char *det = "regs:32 static_shared:0 dynamic_shared:1024 grid:2,1,1 block:128,1,1 "
+                      "occ_pct:50";
+    tx_event_t *e = tx_event(s, pl, l1, "k1", 0, 2 * MS);
+    tx_ev_ref(s, pl, e, "kernel_details", det);
+    tx_ev_ref(s, pl, e, "tf_op", "model/conv/Conv2D:Conv2D");
+    e = tx_event(s, pl, l1, "k1", 3 * MS, 1 * MS);
+    tx_ev_ref(s, pl, e, "kernel_details", det);
+    tx_ev_ref(s, pl, e, "tf_op", "model/conv/Conv2D:Conv2D");
+    e = tx_event(s, pl, l1, "h1688gemm", 4 * MS, 3 * MS);
+    tx_ev_ref(s, pl, e, "kernel_details", "regs:64 grid:1,1,1 block:256,1,1");
+    tx_ev_ref(s, pl, e, "tf_op", "model/dense/MatMul:MatMul");
+    tx_ev_int(s, pl, e, "is_eager", 1);
+    e = tx_event(s, pl, l1, "MemcpyH2D", 8 * MS, 2 * MS);
+    tx_ev_ref(s, pl, e, "memcpy_details", "size:4 dest:0 async:1");
+    int l2 = tx_line(s, pl, 2, "Stream #2(Kernel)", 0);
+    e = tx_event(s, pl, l2, "old", 1 * MS, MS / 2);
+    tx_ev_str(s, pl, e, "kernel_details", "regs:10 shm:512 grid:1,2,3 block:4,5,6");
+    e = tx_event(s, pl, l2, "tiny", 9 * MS, 500); /* < 1 ns: left out */
+    tx_ev_str(s, pl, e, "kernel_details", "regs:1 grid:1,1,1 block:1,1,1");
+    int l3 = tx_line(s, pl, 3, "Stream #3(Kernel)", 0);
+    static const struct { const char *op; int64_t b, d; } x[] = {
+        {"fusion.1", 0, 1}, {"fusion.1", 1, 1}, {"fusion.2", 2, 1}, {"fusion.1", 3, 1},
+    };
+    for (int i = 0; i < 4; i++) {
+        e = tx_event(s, pl, l3, "xla_kernel", x[i].b * MS, x[i].d * MS);
+        tx_ev_ref(s, pl, e, "hlo_op", x[i].op);
+        tx_ev_int(s, pl, e, "program_id", 7);
+        tx_ev_int(s, pl, e, "group_id", 0);
+        tx_ev_str(s, pl, e, "name", strcmp(x[i].op, "fusion.1") ? "jit(f)/add"
+                                                                  : "jit(f)/dot_general[p=1]");
+    }
+    int l4 = tx_line(s, pl, DERIVED_STEPS_LINE + 3, "TensorFlow Ops", 0);
+    e = tx_event(s, pl, l4, "k_derived", 0, 100 * MS);
+    tx_ev_str(s, pl, e, "kernel_details", "regs:1");
+    tx_ev_str(s, pl, e, "tf_op", "d:Add");
+    xpv_profile *p = tx_decode(s);
+    assert_non_null(p);
+    return p;
+}
+
+static void test_device_db(void **state) {
+    (void)state;
+    xpv_profile *p = gpu_profile();
+    xpv_op_metrics *m = build1(p);
+    const xpv_op_metrics_db *d = &m->device;
+    assert_int_equal(m->has_gpu, 1);
+    assert_string_equal(m->device_type, "GPU");
+    const xpv_op_metric *c = find_op(d, "model/conv/Conv2D/k1");
+    assert_non_null(c);
+    assert_int_equal(c->occurrences, 2);
+    assert_int_equal(c->time_ps, 3 * MS);
+    assert_int_equal(c->self_time_ps, 3 * MS);
+    assert_int_equal(c->min_time_ps, 1 * MS);
+    assert_string_equal(c->category, "Conv2D");
+    assert_string_equal(c->provenance, "model/conv/Conv2D:Conv2D");
+    const xpv_op_metric *mm = find_op(d, "model/dense/MatMul/h1688gemm");
+    assert_non_null(mm);
+    assert_int_equal(mm->is_eager, 1);
+    /* Consecutive events of fusion.1 merge: 2 occurrences, 3 ms. */
+    const xpv_op_metric *f1 = find_op(d, "fusion.1");
+    assert_non_null(f1);
+    assert_int_equal(f1->occurrences, 2);
+    assert_int_equal(f1->time_ps, 3 * MS);
+    assert_int_equal(f1->min_time_ps, 1 * MS);
+    assert_string_equal(f1->category, "fusion");
+    const xpv_op_metric *f2 = find_op(d, "fusion.2");
+    assert_non_null(f2);
+    assert_int_equal(f2->occurrences, 1);
+    assert_null(find_op(d, "d/k_derived"));
+    /* Span 0..10 ms (memcpy included); op time 2+1+3 + 4 (XLA) = 10. */
+    assert_int_equal(d->total_time_ps, 10 * MS);
+    assert_int_equal(d->total_op_time_ps, 10 * MS);
+    assert_int_equal(find_op(d, "IDLE")->self_time_ps, 0);
+
+    /* TF-level db groups by provenance. */
+    const xpv_op_metrics_db *t = &m->device_tf;
+    const xpv_op_metric *tc = find_op(t, "model/conv/Conv2D");
+    assert_non_null(tc);
+    assert_int_equal(tc->occurrences, 2);
+    assert_int_equal(tc->time_ps, 3 * MS);
+    assert_string_equal(tc->category, "Conv2D");
+    const xpv_op_metric *jd = find_op(t, "jit(f)/dot_general[p=1]");
+    assert_non_null(jd);
+    assert_string_equal(jd->category, "dot_general");
+    assert_int_equal(jd->time_ps, 3 * MS);
+    assert_int_equal(t->total_time_ps, d->total_time_ps);
+    assert_non_null(find_op(t, "IDLE"));
+
+    /* HBM peak from memory_bandwidth (bytes/s). */
+    assert_true(m->perf.peak_hbm_bw_giga_bytes_per_second > 899.9 &&
+                m->perf.peak_hbm_bw_giga_bytes_per_second < 900.1);
+    xpv_op_metrics_free(m);
+    xpv_profile_free(p);
+}
+
+static void test_kernel_reports(void **state) {
+    (void)state;
+    xpv_profile *p = gpu_profile();
+    xpv_op_metrics *m = build1(p);
+    /* k1 (2 occurrences), h1688gemm, old; tiny and derived left out;
+     * XLA events carry no kernel_details. */
+    assert_int_equal(m->nkernels, 3);
+    assert_int_equal(m->kernel_events, 4);
+    assert_int_equal(m->kernel_total_ns, 6500000);
+    /* Sorted by total duration; the 3 ms tie broken by name. */
+    const xpv_kernel_report *a = &m->kernels[0], *b = &m->kernels[1], *c = &m->kernels[2];
+    assert_string_equal(a->name, "h1688gemm");
+    assert_int_equal(a->is_kernel_using_tensor_core, 1);
+    assert_int_equal(a->is_op_tensor_core_eligible, 1);
+    assert_int_equal(a->registers_per_thread, 64);
+    assert_int_equal(a->block[0], 256);
+    assert_string_equal(a->op_name, "model/dense/MatMul");
+    assert_string_equal(b->name, "k1");
+    assert_int_equal(b->occurrences, 2);
+    assert_int_equal(b->total_duration_ns, 3000000);
+    assert_int_equal(b->min_duration_ns, 1000000);
+    assert_int_equal(b->max_duration_ns, 2000000);
+    assert_int_equal(b->dynamic_shmem_bytes, 1024);
+    assert_int_equal(b->grid[0], 2);
+    assert_true(b->occupancy_pct == 50.0);
+    assert_int_equal(b->is_kernel_using_tensor_core, 0);
+    assert_int_equal(b->is_op_tensor_core_eligible, 1); /* ends with Conv2D */
+    assert_string_equal(c->name, "old");
+    assert_int_equal(c->registers_per_thread, 10);
+    assert_int_equal(c->static_shmem_bytes, 0); /* shm: is not read */
+    assert_int_equal(c->grid[2], 3);
+    assert_int_equal(c->block[1], 5);
+    assert_string_equal(c->op_name, "");
+    assert_int_equal(c->is_op_tensor_core_eligible, 0);
+    xpv_op_metrics_free(m);
+    xpv_profile_free(p);
+}
+
+static void test_two_hosts_sum(void **state) {
+    (void)state;
+    xpv_profile *p1 = gpu_profile(), *p2 = gpu_profile();
+    const xpv_profile *ps[2] = {p1, p2};
+    const char *hn[2] = {"a", "b"};
+    xpv_hostset hs = {2, ps, hn};
+    xpv_tool_error err;
+    xpv_op_metrics *m = xpv_op_metrics_build(&hs, &err);
+    assert_non_null(m);
+    assert_int_equal(m->nkernels, 3);
+    assert_int_equal(m->kernels[1].occurrences, 4);
+    assert_int_equal(m->device.total_time_ps, 20 * MS);
+    assert_int_equal(find_op(&m->device, "model/conv/Conv2D/k1")->occurrences, 4);
+    xpv_op_metrics_free(m);
+    xpv_profile_free(p1);
+    xpv_profile_free(p2);
+    /* An empty host set is an error, not a crash. */
+    xpv_hostset none = {0, NULL, NULL};
+    assert_null(xpv_op_metrics_build(&none, &err));
+    assert_int_equal(err.status, 404);
+}
+
+static void test_parse_helpers(void **state) {
+    (void)state;
+    xpv_tf_op o = xpv_parse_tf_op(xpv_cstr("a/b/MatMul:MatMul"));
+    assert_int_equal(o.category, XPV_OP_TENSORFLOW);
+    assert_true(xpv_str_eq(o.name, "a/b/MatMul") && xpv_str_eq(o.type, "MatMul"));
+    o = xpv_parse_tf_op(xpv_cstr("Iterator::Prefetch::Map"));
+    assert_int_equal(o.category, XPV_OP_TFDATA);
+    assert_true(xpv_str_eq(o.type, "Dataset"));
+    assert_true(xpv_str_eq(o.name, "Iterator::Prefetch::Map"));
+    o = xpv_parse_tf_op(xpv_cstr("jit(f)/transpose[perm=(1,0)]:"));
+    assert_int_equal(o.category, XPV_OP_JAX);
+    assert_true(xpv_str_eq(o.type, "transpose"));
+    o = xpv_parse_tf_op(xpv_cstr("MEMCPYHToD"));
+    assert_int_equal(o.category, XPV_OP_MEMCPY);
+    o = xpv_parse_tf_op(xpv_cstr("ExecutorState::Process"));
+    assert_int_equal(o.category, XPV_OP_UNKNOWN);
+    o = xpv_parse_tf_op(xpv_cstr("scope/relu_3:"));
+    assert_int_equal(o.category, XPV_OP_JAX); /* derived type "relu" */
+    assert_true(xpv_str_eq(o.type, "relu"));
+    o = xpv_parse_tf_op(xpv_cstr(""));
+    assert_int_equal(o.category, XPV_OP_UNKNOWN);
+
+    assert_true(xpv_kernel_uses_tensor_core(xpv_cstr("volta_h884gemm_64x64")));
+    assert_false(xpv_kernel_uses_tensor_core(xpv_cstr("EigenMetaKernel")));
+    assert_true(xpv_op_is_tensor_core_eligible(xpv_cstr("m/dense/MatMul")));
+    assert_false(xpv_op_is_tensor_core_eligible(xpv_cstr("m/dense/BiasAdd")));
+    assert_true(xpv_op_is_tensor_core_eligible(xpv_cstr("m/BatchMatMulV2")));
+
+    xpv_kernel_report r;
+    memset(&r, 0, sizeof r);
+    xpv_parse_kernel_details(xpv_cstr(" grid:256,1,1 block:256,1,1 private_mem:0 occ_pct:12.5"),
+                             &r);
+    assert_int_equal(r.grid[0], 256);
+    assert_int_equal(r.block[2], 1);
+    assert_true(r.occupancy_pct == 12.5);
+    memset(&r, 0, sizeof r);
+    /* Garbage (seen in real TF files): unusable values are left at 0 / 1. */
+    xpv_parse_kernel_details(xpv_cstr("regs:17179869185 grid:1,210453397508,0 block:x"), &r);
+    assert_int_equal(r.registers_per_thread, 0);
+    assert_int_equal(r.grid[1], 1);
+    assert_int_equal(r.block[0], 1);
+}
+
+/* Real TF 2.4 GPU profile: counts match an independent walk of the file. */
+static void test_real_gpu_file(void **state) {
+    (void)state;
+    TU_SKIP_NO_SHARED();
+    char path[1024];
+    snprintf(path, sizeof path,
+             "%s/testdata/real/tensorflow-profiler/plugins/profile/GPU-multi-worker/"
+             "34.83.195.179_6003.xplane.pb",
+             tu_shared_dir());
+    size_t len;
+    void *buf = tu_read_file(path, &len);
+    if (!buf) {
+        print_message("SKIP: %s missing\n", path);
+        skip();
+    }
+    xpv_decode_error derr;
+    xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &derr);
+    assert_non_null(p);
+    xpv_op_metrics *m = build1(p);
+    uint64_t events = 0, total_ns = 0;
+    for (uint32_t i = 0; i < p->nplanes; i++) {
+        const xpv_plane *pl = &p->planes[i];
+        if (!xpv_str_has_prefix(pl->name, "/device:GPU:")) continue;
+        int32_t kd = xpv_stat_id(pl, "kernel_details");
+        for (uint32_t l = 0; l < pl->nlines; l++) {
+            const xpv_line *ln = &pl->lines[l];
+            if (xpv_line_is_derived(ln)) continue;
+            for (uint32_t k = 0; k < ln->nevents; k++) {
+                xpv_stat st;
+                const xpv_event *ev = &ln->events[k];
+                if (ev->dur_ps < 1000 || kd < 0) continue;
+                if (!xpv_event_stat(pl, ln, ev, kd, &st) || st.kind != XPV_STAT_STR ||
+                    !st.v.s.len)
+                    continue;
+                events++;
+                total_ns += (uint64_t)ev->dur_ps / 1000;
+            }
+        }
+    }
+    assert_true(events > 0);
+    assert_int_equal(m->kernel_events, events);
+    assert_int_equal(m->kernel_total_ns, total_ns);
+    assert_true(m->nkernels > 0 && m->nkernels <= 1000);
+    for (size_t i = 1; i < m->nkernels; i++)
+        assert_true(m->kernels[i - 1].total_duration_ns >= m->kernels[i].total_duration_ns);
+    assert_true(m->host.n > 10);
+    assert_true(m->device_tf.n > 10);
+    assert_true(m->host.total_time_ps > 0 && m->device.total_time_ps > 0);
+    for (size_t i = 1; i < m->host.n; i++)
+        assert_true(m->host.ops[i - 1].self_time_ps >= m->host.ops[i].self_time_ps);
+    xpv_op_metrics_free(m);
+    xpv_profile_free(p);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_host_self_time_and_idle),
+        cmocka_unit_test(test_device_db),
+        cmocka_unit_test(test_kernel_reports),
+        cmocka_unit_test(test_two_hosts_sum),
+        cmocka_unit_test(test_parse_helpers),
+        cmocka_unit_test(test_real_gpu_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

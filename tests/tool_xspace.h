@@ -1,0 +1,201 @@
+/*
+ * tool_xspace.h - build small XSpaces in a test with protobuf-c, then
+ * decode them with xpv_decode, so converter tests know every number.
+ *
+ *   tx_space *s = tx_new();
+ *   int pl = tx_plane(s, "/host:CPU");
+ *   int ln = tx_line(s, pl, 1, "python", 0);
+ *   Tensorflow__Profiler__XEvent *e = tx_event(s, pl, ln, "a:MatMul", 0, 10);
+ *   tx_stat_int(s, pl, &e->n_stats, &e->stats, "is_eager", 1);
+ *   xpv_profile *p = tx_decode(s);      // s is freed
+ *
+ * Metadata ids are assigned per plane by name.  Everything is allocated
+ * from a pointer list released by tx_decode (or tx_free).  Header-only:
+ * static functions, for test files.
+ */
+#ifndef XPV_TOOL_XSPACE_H
+#define XPV_TOOL_XSPACE_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "xplane.pb-c.h"
+
+typedef Tensorflow__Profiler__XPlane tx_plane_t;
+typedef Tensorflow__Profiler__XEvent tx_event_t;
+typedef Tensorflow__Profiler__XStat tx_stat_t;
+
+typedef struct tx_space {
+    Tensorflow__Profiler__XSpace space;
+    void **allocs;
+    size_t nallocs, capallocs;
+} tx_space;
+
+static inline void *tx_alloc(tx_space *s, size_t n) {
+    if (s->nallocs == s->capallocs) {
+        s->capallocs = s->capallocs ? s->capallocs * 2 : 64;
+        s->allocs = realloc(s->allocs, s->capallocs * sizeof *s->allocs);
+    }
+    void *p = calloc(1, n ? n : 1);
+    s->allocs[s->nallocs++] = p;
+    return p;
+}
+
+static inline char *tx_strdup(tx_space *s, const char *str) {
+    size_t n = strlen(str);
+    char *p = tx_alloc(s, n + 1);
+    memcpy(p, str, n);
+    return p;
+}
+
+/* Append `item` to a protobuf-c repeated pointer field. */
+static inline void tx_push(tx_space *s, size_t *n, void ***arr, void *item) {
+    void **na = tx_alloc(s, (*n + 1) * sizeof *na);
+    if (*n) memcpy(na, *arr, *n * sizeof *na);
+    na[(*n)++] = item;
+    *arr = na;
+}
+
+static inline tx_space *tx_new(void) {
+    tx_space *s = calloc(1, sizeof *s);
+    Tensorflow__Profiler__XSpace init = TENSORFLOW__PROFILER__XSPACE__INIT;
+    s->space = init;
+    return s;
+}
+
+static inline void tx_free(tx_space *s) {
+    for (size_t i = 0; i < s->nallocs; i++) free(s->allocs[i]);
+    free(s->allocs);
+    free(s);
+}
+
+static inline int tx_plane(tx_space *s, const char *name) {
+    tx_plane_t *pl = tx_alloc(s, sizeof *pl);
+    tx_plane_t init = TENSORFLOW__PROFILER__XPLANE__INIT;
+    *pl = init;
+    pl->id = (int64_t)s->space.n_planes;
+    pl->name = tx_strdup(s, name);
+    tx_push(s, &s->space.n_planes, (void ***)&s->space.planes, pl);
+    return (int)s->space.n_planes - 1;
+}
+
+/* Stat metadata id for `name` in plane `pl`, created when new. */
+static inline int64_t tx_stat_meta(tx_space *s, int pl, const char *name) {
+    tx_plane_t *p = s->space.planes[pl];
+    for (size_t i = 0; i < p->n_stat_metadata; i++)
+        if (!strcmp(p->stat_metadata[i]->value->name, name)) return p->stat_metadata[i]->key;
+    Tensorflow__Profiler__XPlane__StatMetadataEntry *e = tx_alloc(s, sizeof *e);
+    Tensorflow__Profiler__XPlane__StatMetadataEntry ei =
+        TENSORFLOW__PROFILER__XPLANE__STAT_METADATA_ENTRY__INIT;
+    *e = ei;
+    Tensorflow__Profiler__XStatMetadata *m = tx_alloc(s, sizeof *m);
+    Tensorflow__Profiler__XStatMetadata mi = TENSORFLOW__PROFILER__XSTAT_METADATA__INIT;
+    *m = mi;
+    m->id = (int64_t)p->n_stat_metadata + 1;
+    m->name = tx_strdup(s, name);
+    e->key = m->id;
+    e->value = m;
+    tx_push(s, &p->n_stat_metadata, (void ***)&p->stat_metadata, e);
+    return m->id;
+}
+
+static inline int64_t tx_event_meta(tx_space *s, int pl, const char *name) {
+    tx_plane_t *p = s->space.planes[pl];
+    for (size_t i = 0; i < p->n_event_metadata; i++)
+        if (!strcmp(p->event_metadata[i]->value->name, name)) return p->event_metadata[i]->key;
+    Tensorflow__Profiler__XPlane__EventMetadataEntry *e = tx_alloc(s, sizeof *e);
+    Tensorflow__Profiler__XPlane__EventMetadataEntry ei =
+        TENSORFLOW__PROFILER__XPLANE__EVENT_METADATA_ENTRY__INIT;
+    *e = ei;
+    Tensorflow__Profiler__XEventMetadata *m = tx_alloc(s, sizeof *m);
+    Tensorflow__Profiler__XEventMetadata mi = TENSORFLOW__PROFILER__XEVENT_METADATA__INIT;
+    *m = mi;
+    m->id = (int64_t)p->n_event_metadata + 1;
+    m->name = tx_strdup(s, name);
+    e->key = m->id;
+    e->value = m;
+    tx_push(s, &p->n_event_metadata, (void ***)&p->event_metadata, e);
+    return m->id;
+}
+
+static inline int tx_line(tx_space *s, int pl, int64_t id, const char *name, int64_t ts_ns) {
+    tx_plane_t *p = s->space.planes[pl];
+    Tensorflow__Profiler__XLine *l = tx_alloc(s, sizeof *l);
+    Tensorflow__Profiler__XLine init = TENSORFLOW__PROFILER__XLINE__INIT;
+    *l = init;
+    l->id = id;
+    l->name = tx_strdup(s, name);
+    l->timestamp_ns = ts_ns;
+    tx_push(s, &p->n_lines, (void ***)&p->lines, l);
+    return (int)p->n_lines - 1;
+}
+
+static inline tx_event_t *tx_event(tx_space *s, int pl, int ln, const char *name, int64_t offset_ps,
+                            int64_t dur_ps) {
+    Tensorflow__Profiler__XLine *l = s->space.planes[pl]->lines[ln];
+    tx_event_t *e = tx_alloc(s, sizeof *e);
+    tx_event_t init = TENSORFLOW__PROFILER__XEVENT__INIT;
+    *e = init;
+    e->metadata_id = tx_event_meta(s, pl, name);
+    e->data_case = TENSORFLOW__PROFILER__XEVENT__DATA_OFFSET_PS;
+    e->offset_ps = offset_ps;
+    e->duration_ps = dur_ps;
+    tx_push(s, &l->n_events, (void ***)&l->events, e);
+    return e;
+}
+
+static inline tx_stat_t *tx_new_stat(tx_space *s, int pl, size_t *n, tx_stat_t ***arr,
+                              const char *name) {
+    tx_stat_t *st = tx_alloc(s, sizeof *st);
+    tx_stat_t init = TENSORFLOW__PROFILER__XSTAT__INIT;
+    *st = init;
+    st->metadata_id = tx_stat_meta(s, pl, name);
+    tx_push(s, n, (void ***)arr, st);
+    return st;
+}
+
+static inline void tx_ev_int(tx_space *s, int pl, tx_event_t *e, const char *name, int64_t v) {
+    tx_stat_t *st = tx_new_stat(s, pl, &e->n_stats, &e->stats, name);
+    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_INT64_VALUE;
+    st->int64_value = v;
+}
+
+static inline void tx_ev_str(tx_space *s, int pl, tx_event_t *e, const char *name, const char *v) {
+    tx_stat_t *st = tx_new_stat(s, pl, &e->n_stats, &e->stats, name);
+    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_STR_VALUE;
+    st->str_value = tx_strdup(s, v);
+}
+
+/* A string stored as ref_value (interned in stat metadata), as CUPTI does. */
+static inline void tx_ev_ref(tx_space *s, int pl, tx_event_t *e, const char *name, const char *v) {
+    int64_t ref = tx_stat_meta(s, pl, v);
+    tx_stat_t *st = tx_new_stat(s, pl, &e->n_stats, &e->stats, name);
+    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_REF_VALUE;
+    st->ref_value = (uint64_t)ref;
+}
+
+static inline void tx_plane_int(tx_space *s, int pl, const char *name, int64_t v) {
+    tx_plane_t *p = s->space.planes[pl];
+    tx_stat_t *st = tx_new_stat(s, pl, &p->n_stats, &p->stats, name);
+    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_INT64_VALUE;
+    st->int64_value = v;
+}
+
+static inline void tx_buf_free(void *buf, size_t len) {
+    (void)len;
+    free(buf);
+}
+
+/* Pack, free the builder, decode.  NULL when decoding fails. */
+static inline xpv_profile *tx_decode(tx_space *s) {
+    size_t n = tensorflow__profiler__xspace__get_packed_size(&s->space);
+    uint8_t *buf = malloc(n ? n : 1);
+    tensorflow__profiler__xspace__pack(&s->space, buf);
+    tx_free(s);
+    xpv_decode_error err;
+    return xpv_decode(buf, n, tx_buf_free, &err);
+}
+
+#endif

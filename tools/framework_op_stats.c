@@ -1,0 +1,272 @@
+/*
+ * framework_op_stats.c - the "TensorFlow stats" tool (XProf
+ * framework_op_stats, older name tensorflow_stats).
+ *
+ * Output (xprof-reference.md §2.8): a JSON array of two DataTables,
+ * [with idle, without idle].  Rows: the TF-level device ops first (at most
+ * 500, IDLE included in that count), then the host ops (at most 500); each
+ * half sorted by self time.  Rank runs across both halves.  Percent columns
+ * hold fractions 0..1 as XProf writes them.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "op_metrics.h"
+#include "tool.h"
+
+#define MAX_OPS 500
+
+/* XProf's ModelTracker: "Training" when gradient name scopes exist. */
+typedef struct model_tracker {
+    int has_gradients;
+} model_tracker;
+
+static int jax_type(xpv_str t) {
+    /* [a-z_][a-z0-9_]*, optionally followed by [..] (already cut) */
+    if (!t.len) return 0;
+    char c = t.ptr[0];
+    if (!((c >= 'a' && c <= 'z') || c == '_')) return 0;
+    for (uint32_t i = 1; i < t.len; i++) {
+        c = t.ptr[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return 0;
+    }
+    return 1;
+}
+
+static int tf_type(xpv_str t) {
+    if (!t.len) return 0;
+    char c = t.ptr[0];
+    if (!((c >= 'A' && c <= 'Z') || c == '_')) return 0;
+    for (uint32_t i = 1; i < t.len; i++) {
+        c = t.ptr[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_'))
+            return 0;
+    }
+    return 1;
+}
+
+static void track_op(model_tracker *mt, const char *name, const char *type) {
+    if (mt->has_gradients) return;
+    xpv_str t = xpv_cstr(type);
+    size_t n = strlen(name);
+    if (tf_type(t)) {
+        /* Name scopes = every '/' component but the last. */
+        const char *p = name, *end = name + n;
+        while (p < end) {
+            const char *slash = memchr(p, '/', (size_t)(end - p));
+            if (!slash) break;
+            size_t len = (size_t)(slash - p);
+            if (len >= 8 && !memcmp(p, "gradient", 8)) {
+                if ((len == 13 && !memcmp(p + 8, "_tape", 5)) || (len > 8 && p[8] == 's'))
+                    mt->has_gradients = 1;
+            }
+            p = slash + 1;
+        }
+    } else if (jax_type(t) || t.len == 0) {
+        const char *p = name, *end = name + n;
+        while (p < end) {
+            const char *slash = memchr(p, '/', (size_t)(end - p));
+            size_t len = slash ? (size_t)(slash - p) : (size_t)(end - p);
+            if (len >= 10 && !memcmp(p, "transpose(", 10)) mt->has_gradients = 1;
+            if (!slash) break;
+            p = slash + 1;
+        }
+    }
+}
+
+/* TensorCore utilization of a device op: kernel time using TensorCores /
+ * kernel time, over the kernel reports whose op name matches. */
+static double tensorcore_util(const xpv_op_metrics *m, const char *op) {
+    double tc = 0, total = 0;
+    for (size_t i = 0; i < m->nkernels; i++) {
+        const xpv_kernel_report *k = &m->kernels[i];
+        if (strcmp(k->op_name, op)) continue;
+        total += (double)k->total_duration_ns;
+        if (k->is_kernel_using_tensor_core) tc += (double)k->total_duration_ns;
+    }
+    return total > 0 ? tc / total : 0.0;
+}
+
+static double safe_div(double a, double b) { return b != 0 ? a / b : 0.0; }
+
+#define GIB_PER_GB (1073741824.0 / 1e9)
+
+static const char *bound_by(const xpv_op_metrics *m, double flop_rate, double hbm_bw_gib) {
+    const char *res = "Unknown";
+    double best = 0;
+    double u = safe_div(flop_rate, m->perf.peak_tera_flops_per_second * 1000.0);
+    if (u > best) {
+        best = u;
+        res = "Compute";
+    }
+    u = safe_div(hbm_bw_gib, m->perf.peak_hbm_bw_giga_bytes_per_second / GIB_PER_GB);
+    if (u > best) {
+        best = u;
+        res = "HBM";
+    }
+    if (m->has_gpu && m->perf.peak_shm_l1_bw_giga_bytes_per_second > 0) {
+        u = safe_div(hbm_bw_gib, m->perf.peak_shm_l1_bw_giga_bytes_per_second / GIB_PER_GB);
+        if (u > best) res = "Shm/L1";
+    }
+    return res;
+}
+
+static void num_cell(xpv_buf *b, double v) {
+    xpv_buf_puts(b, "{\"v\":");
+    xpv_buf_double(b, isfinite(v) ? v : 0.0);
+    xpv_buf_puts(b, "},");
+}
+
+static void str_cell(xpv_buf *b, const char *s, int last) {
+    xpv_buf_puts(b, "{\"v\":");
+    xpv_buf_json_cstr(b, s);
+    xpv_buf_puts(b, last ? "}" : "},");
+}
+
+static void write_cols(xpv_buf *b, int gpu) {
+    static const char *const cols[][3] = {
+        {"rank", "number", "Rank"},
+        {"host_or_device", "string", "Host/device"},
+        {"type", "string", "Operation Type"},
+        {"operation", "string", "Operation Name"},
+        {"occurrences", "number", "#Occurrences"},
+        {"total_time", "number", "Total time (us)"},
+        {"avg_time", "number", "Avg. time (us)"},
+        {"total_self_time", "number", "Total self-time (us)"},
+        {"avg_self_time", "number", "Avg. self-time (us)"},
+        {"device_total_self_time_percent", "number", "Total self-time on Device (%)"},
+        {"device_cumulative_total_self_time_percent", "number",
+         "Cumulative total-self time on Device (%)"},
+        {"host_total_self_time_percent", "number", "Total self-time on Host (%)"},
+        {"Host_cumulative_total_self_time_percent", "number",
+         "Cumulative total-self time on Host (%)"},
+        {"measured_flop_rate", "number", "Normalized FLOP Rate (FLOPs/s)"},
+        {"model_flop_rate", "number", "Model FLOP Rate (GFLOP/s)"},
+        {"measured_memory_bw", "number", "Measured Memory BW (GBytes/Sec)"},
+        {"operational_intensity", "number", "Operational Intensity (FLOPs/Byte)"},
+        {"gpu_tensorcore_utilization", "number", "GPU TensorCore utilization"},
+        {"bound_by", "string", "Bound by"},
+        {"eager", "string", "Execution mode"},
+    };
+    xpv_buf_puts(b, "\"cols\":[");
+    int first = 1;
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
+        if (!gpu && !strcmp(cols[i][0], "gpu_tensorcore_utilization")) continue;
+        if (!first) xpv_buf_putc(b, ',');
+        first = 0;
+        xpv_buf_puts(b, "{\"id\":");
+        xpv_buf_json_cstr(b, cols[i][0]);
+        xpv_buf_puts(b, ",\"label\":");
+        xpv_buf_json_cstr(b, cols[i][2]);
+        xpv_buf_puts(b, ",\"type\":");
+        xpv_buf_json_cstr(b, cols[i][1]);
+        xpv_buf_putc(b, '}');
+    }
+    xpv_buf_putc(b, ']');
+}
+
+typedef struct table_state {
+    int rank;
+    double dev_cum, host_cum;
+    int nrows;
+} table_state;
+
+static void write_row(xpv_buf *b, const xpv_op_metrics *m, const xpv_op_metric *op,
+                      int on_device, double total_us, table_state *ts, int gpu) {
+    double total_time_us = (double)op->time_ps / 1e6;
+    double self_us = (double)op->self_time_ps / 1e6;
+    double occ = (double)op->occurrences;
+    double frac = safe_div(self_us, total_us);
+    double dev_frac = 0, dev_cum = 0, host_frac = 0, host_cum = 0;
+    if (on_device) {
+        dev_frac = frac;
+        ts->dev_cum += frac;
+        dev_cum = ts->dev_cum;
+    } else {
+        host_frac = frac;
+        ts->host_cum += frac;
+        host_cum = ts->host_cum;
+    }
+    double time_ns = (double)op->time_ps / 1000.0;
+    double flop_rate = safe_div(op->flops, time_ns);
+    double model_rate = safe_div(op->model_flops, time_ns);
+    double bw_gib = safe_div(op->bytes_accessed, time_ns) / GIB_PER_GB;
+    double intensity = safe_div(op->flops, op->bytes_accessed);
+
+    if (ts->nrows++) xpv_buf_putc(b, ',');
+    xpv_buf_puts(b, "{\"c\":[");
+    num_cell(b, ++ts->rank);
+    str_cell(b, on_device ? "Device" : "Host", 0);
+    str_cell(b, op->category, 0);
+    str_cell(b, op->name, 0);
+    num_cell(b, occ);
+    num_cell(b, total_time_us);
+    num_cell(b, safe_div(total_time_us, occ));
+    num_cell(b, self_us);
+    num_cell(b, safe_div(self_us, occ));
+    num_cell(b, dev_frac);
+    num_cell(b, dev_cum);
+    num_cell(b, host_frac);
+    num_cell(b, host_cum);
+    num_cell(b, flop_rate);
+    num_cell(b, model_rate);
+    num_cell(b, bw_gib);
+    num_cell(b, intensity);
+    if (gpu) num_cell(b, on_device ? tensorcore_util(m, op->name) : 0.0);
+    str_cell(b, bound_by(m, flop_rate, bw_gib), 0);
+    str_cell(b, op->is_eager ? "Eager" : "Function", 1);
+    xpv_buf_puts(b, "]}");
+}
+
+static void write_table(xpv_buf *b, const xpv_op_metrics *m, int exclude_idle) {
+    int gpu = strstr(m->device_type, "GPU") != NULL;
+    model_tracker mt = {0};
+    table_state ts = {0, 0, 0, 0};
+    xpv_buf_putc(b, '{');
+    write_cols(b, gpu);
+    xpv_buf_puts(b, ",\"rows\":[");
+    const xpv_op_metrics_db *dbs[2] = {&m->device_tf, &m->host};
+    for (int half = 0; half < 2; half++) {
+        const xpv_op_metrics_db *db = dbs[half];
+        int on_device = half == 0;
+        /* Without GPU planes XProf's device db is empty (not even IDLE). */
+        if (on_device && !m->has_gpu) continue;
+        double total_us = (double)(exclude_idle ? db->total_op_time_ps : db->total_time_ps) / 1e6;
+        size_t limit = db->n < MAX_OPS ? db->n : MAX_OPS;
+        for (size_t i = 0; i < limit; i++) {
+            const xpv_op_metric *op = &db->ops[i];
+            if (exclude_idle && op->is_idle) continue;
+            write_row(b, m, op, on_device, total_us, &ts, gpu);
+            track_op(&mt, op->name, op->category);
+        }
+    }
+    xpv_buf_puts(b, "],\"p\":{\"architecture_type\":\"Unknown\",\"task_type\":");
+    xpv_buf_json_cstr(b, mt.has_gradients ? "Training" : "Inference");
+    xpv_buf_puts(b, "}}");
+}
+
+static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                  xpv_buf *out, xpv_tool_error *err) {
+    const xpv_op_metrics *m = derived;
+    xpv_op_metrics *own = NULL;
+    if (!m) m = own = xpv_op_metrics_build(hs, err);
+    if (!m) return -1;
+    xpv_buf_putc(out, '[');
+    write_table(out, m, 0);
+    xpv_buf_putc(out, ',');
+    write_table(out, m, 1);
+    xpv_buf_putc(out, ']');
+    xpv_op_metrics_free(own);
+    return 0;
+}
+
+const xpv_tool xpv_tool_framework_op_stats = {
+    .name = "framework_op_stats",
+    .alias = "tensorflow_stats",
+    .title = "Framework Op Stats",
+    .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
+    .available = NULL,
+    .derived = &xpv_derived_op_metrics,
+    .render = render,
+};

@@ -1,0 +1,149 @@
+/*
+ * op_metrics.h - XProf's op metrics databases and GPU kernel stats.
+ *
+ * Built once per (run, host set) from const profiles (xpv_op_metrics_build)
+ * and cached by the server as the derived kind "op_metrics"; the op_stats
+ * intermediate and the framework_op_stats / kernel_stats / overview tools
+ * read it.  Algorithms follow xprof-reference.md §2.4 and §2.9:
+ *
+ *   host       host op db: TF ops (`name:Type` events or a `tf_op` stat),
+ *              tf.data iterators (type "Dataset"), JAX ops, memcpy ops and
+ *              input-pipeline stages on every non-derived line of the
+ *              `/host:*` planes.  Self time = time - direct children.  One
+ *              IDLE row per db (line span - sum of self times, summed over
+ *              lines).
+ *   device     device op db: every non-derived line of `/device:GPU:*`
+ *              planes.  TF kernels (tf_op stat) -> "<tf op>/<kernel>";
+ *              XLA kernels (hlo_op stat) -> innermost HLO op name, with
+ *              consecutive events of the same HLO op merged into one
+ *              occurrence.  Plus one IDLE row (plane span - sum of self).
+ *   device_tf  TF-level device db: device ops grouped by the framework op
+ *              they came from (provenance); IDLE kept.
+ *   kernels    kernel reports (§2.9), sorted by total duration, top 1000.
+ *
+ * Steps: unlike XProf's TPU path, device ops are NOT filtered to steps;
+ * every captured event counts (documented simplification; XProf's GPU path
+ * does the same).  All times are picoseconds unless named _ns.
+ * Multi-host: dbs are summed op by op (XProf's CombineOpMetricsDb); kernel
+ * reports are merged by key, then re-sorted and cut to 1000.
+ */
+#ifndef XPV_OP_METRICS_H
+#define XPV_OP_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "tool.h"
+
+/* One row of an op metrics db.  Strings are NUL-terminated, owned by the
+ * xpv_op_metrics arena. */
+typedef struct xpv_op_metric {
+    const char *name;        /* op name ("IDLE" for the idle row) */
+    const char *category;    /* op type ("IDLE", "MatMul", "Dataset", ...) */
+    const char *provenance;  /* device ops: the full framework op
+                              * ("scope/op:Type"), or "" */
+    int64_t occurrences;     /* 0 for IDLE */
+    int64_t time_ps;         /* inclusive time, summed over occurrences */
+    int64_t self_time_ps;    /* time minus direct children */
+    int64_t min_time_ps;     /* shortest occurrence (0 for IDLE) */
+    double flops;            /* from `flops` stats when present, else 0 */
+    double model_flops;
+    double bytes_accessed;   /* from `bytes_accessed` stats, else 0 */
+    int is_eager;            /* 1 when any occurrence was eager */
+    int is_idle;
+} xpv_op_metric;
+
+typedef struct xpv_op_metrics_db {
+    xpv_op_metric *ops;      /* sorted: self time desc, then name asc */
+    size_t n;
+    int64_t total_time_ps;   /* span of the captured activity (with idle) */
+    int64_t total_op_time_ps;/* sum of self times of the non-idle ops */
+} xpv_op_metrics_db;
+
+/* One row of the kernel stats db (XProf KernelReport). */
+typedef struct xpv_kernel_report {
+    const char *name;        /* kernel (event metadata) name */
+    const char *op_name;     /* framework op name, or "" */
+    uint32_t registers_per_thread;
+    uint32_t static_shmem_bytes;
+    uint32_t dynamic_shmem_bytes;
+    uint32_t block[3];
+    uint32_t grid[3];
+    double occupancy_pct;    /* theoretical occupancy, 0 when unknown */
+    int is_kernel_using_tensor_core;
+    int is_op_tensor_core_eligible;
+    uint64_t occurrences;
+    uint64_t total_duration_ns;
+    uint64_t min_duration_ns;
+    uint64_t max_duration_ns;
+} xpv_kernel_report;
+
+/* Device peak figures (XProf PerfEnv) used for the roofline columns. */
+typedef struct xpv_perf_env {
+    double peak_tera_flops_per_second;   /* 0 when unknown */
+    double peak_hbm_bw_giga_bytes_per_second;
+    double peak_shm_l1_bw_giga_bytes_per_second; /* GPU only, 0 unknown */
+} xpv_perf_env;
+
+typedef struct xpv_op_metrics {
+    xpv_op_metrics_db host;
+    xpv_op_metrics_db device;
+    xpv_op_metrics_db device_tf;
+    xpv_kernel_report *kernels;   /* top 1000 by total duration */
+    size_t nkernels;
+    /* Before the top-1000 cut: every kernel event counted (tests check
+     * these against the file). */
+    uint64_t kernel_events;
+    uint64_t kernel_total_ns;
+    int has_gpu;                  /* some plane is `/device:GPU:*` */
+    int has_device_ops;           /* device db has a non-idle op */
+    char device_type[64];         /* "GPU", "CPU", "TPU" or a GPU model */
+    xpv_perf_env perf;
+    xpv_arena arena;              /* every string and array above */
+} xpv_op_metrics;
+
+/* Build every db for the hosts of `hs` (n >= 1).  Never fails on odd
+ * data (unknown events are skipped); returns NULL only when `hs` is empty,
+ * filling err.  The result owns no reference to the profiles. */
+xpv_op_metrics *xpv_op_metrics_build(const xpv_hostset *hs,
+                                     xpv_tool_error *err);
+void xpv_op_metrics_free(xpv_op_metrics *m);
+/* Bytes held by `m` (for the cache budget). */
+size_t xpv_op_metrics_size(const xpv_op_metrics *m);
+
+/* The derived kind wrapping the three functions above ("op_metrics"). */
+extern const xpv_derived_kind xpv_derived_op_metrics;
+
+/* ==== Helpers shared with other converters ============================== */
+
+/* XProf's ParseTfOpFullname (xplane-format.md §8). */
+enum xpv_op_category {
+    XPV_OP_UNKNOWN = 0,
+    XPV_OP_TENSORFLOW,
+    XPV_OP_JAX,
+    XPV_OP_TFDATA,
+    XPV_OP_MEMCPY,
+};
+typedef struct xpv_tf_op {
+    int category;            /* enum xpv_op_category */
+    xpv_str name;            /* op name (slice of the input) */
+    xpv_str type;            /* op type (slice of the input, or a literal) */
+} xpv_tf_op;
+xpv_tf_op xpv_parse_tf_op(xpv_str fullname);
+
+/* 1 when the kernel name marks a TensorCore kernel (§2.9 list). */
+int xpv_kernel_uses_tensor_core(xpv_str kernel_name);
+/* 1 when the framework op is TensorCore-eligible by name (§2.9). */
+int xpv_op_is_tensor_core_eligible(xpv_str op_name);
+
+/* Parse a kernel_details string (new `static_shared:`/`dynamic_shared:`
+ * or old `shm:` format) into `r` (registers, shmem, grid, block, occ).
+ * Unknown tokens are ignored; grid/block default to 1,1,1. */
+void xpv_parse_kernel_details(xpv_str details, xpv_kernel_report *r);
+
+/* Fraction of idle time in a db: 1 - total_op_time / total_time
+ * (XProf IdleTimeRatio; 1.0 when total_time is 0). */
+double xpv_op_metrics_idle_ratio(const xpv_op_metrics_db *db);
+
+#endif /* XPV_OP_METRICS_H */

@@ -1,0 +1,128 @@
+/*
+ * opstats.h - XProf's OpStats: the intermediate shared by the overview
+ * page and the input pipeline analyzer (xprof-reference.md §2.0).
+ *
+ * Built once per (run, host set) by the server's cache as the derived kind
+ * "op_stats": the combined step database (steps.h, intersected over
+ * hosts), the op metrics databases (op_metrics.h), the run environment and
+ * the capture diagnostics (XSpace errors / warnings).  The generic input
+ * pipeline analysis (§2.6) is computed from it by xpv_ipa_compute() and
+ * written by the xpv_ipa_write_* functions, which both tools use, so the
+ * overview's step table is byte for byte the analyzer's.
+ */
+#ifndef XPV_OPSTATS_H
+#define XPV_OPSTATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "op_metrics.h"
+#include "steps.h"
+#include "tool.h"
+
+typedef struct xpv_op_stats {
+    xpv_step_db steps;           /* combined over the hosts */
+    xpv_op_metrics *ops;         /* never NULL after a successful build */
+    /* Run environment (XProf RunEnvironment). */
+    int host_count;
+    int task_count;
+    int device_core_count;       /* GPU (or TPU) planes over all hosts */
+    char device_type[64];        /* "Nvidia GPU (Volta)", "GPU", "TPU", "CPU" */
+    const char *hardware_type;   /* "GPU", "TPU" or "CPU_ONLY" */
+    /* XSpace errors / warnings of every host, NUL-terminated. */
+    const char **errors;
+    size_t nerrors;
+    const char **warnings;
+    size_t nwarnings;
+    xpv_arena arena;
+} xpv_op_stats;
+
+/* Build for the hosts of `hs` (n >= 1).  NULL (err filled) only when `hs`
+ * is empty. */
+xpv_op_stats *xpv_op_stats_build(const xpv_hostset *hs, xpv_tool_error *err);
+void xpv_op_stats_free(xpv_op_stats *s);
+size_t xpv_op_stats_size(const xpv_op_stats *s);
+
+/* The derived kind wrapping the three functions above ("op_stats"). */
+extern const xpv_derived_kind xpv_derived_op_stats;
+
+/* ==== Generic input pipeline analysis (§2.6) ============================= */
+
+typedef struct xpv_summary {
+    double avg, sd, min, max;    /* sample standard deviation; 0s if empty */
+} xpv_summary;
+
+/* Per-step categories of the generic step table, in column order. */
+enum xpv_ipa_cat {
+    XPV_IPA_DEVICE_COMPUTE = 0,
+    XPV_IPA_DEVICE_TO_DEVICE,
+    XPV_IPA_DEVICE_COLLECTIVES,
+    XPV_IPA_HOST_COMPUTE,
+    XPV_IPA_KERNEL_LAUNCH,
+    XPV_IPA_INPUT,
+    XPV_IPA_OUTPUT,
+    XPV_IPA_COMPILE,
+    XPV_IPA_OTHER,
+    XPV_IPA_NCATS
+};
+
+typedef struct xpv_ipa {
+    const xpv_op_stats *os;
+    xpv_summary step_time;       /* ms, per step the longest host */
+    xpv_summary cat[XPV_IPA_NCATS]; /* ms */
+    xpv_summary host_to_device;  /* ms */
+    /* Bottleneck analysis, percent of the total step time. */
+    double input_pct, output_pct, compute_pct, idle_pct;
+    double kernel_launch_pct, all_other_pct, collectives_pct;
+    const char *input_classification;     /* host/both/device/unknown */
+    char input_statement[384];
+    const char *kernel_launch_classification; /* high/moderate/no */
+    char kernel_launch_statement[384];
+    const char *all_other_classification;
+    char all_other_statement[256];
+    const char *collectives_classification;
+    char collectives_statement[256];
+    char summary_next_step[512];
+    /* Host input time breakdown (µs). */
+    double enqueue_us, demanded_file_read_us, advanced_file_read_us;
+    double preprocessing_us, unclassified_non_enqueue_us;
+    int tfdata_in_use;
+    int64_t input_op_time_ps;    /* Σ self time of the input ops */
+} xpv_ipa;
+
+void xpv_ipa_compute(const xpv_op_stats *os, xpv_ipa *out);
+/* Per-step value of a category, in ms. */
+double xpv_ipa_step_cat_ms(const xpv_step *s, int cat);
+
+/* The generic step table (§2.6), as the overview embeds it too. */
+void xpv_ipa_write_step_table(xpv_buf *b, const xpv_ipa *ipa);
+/* host_input_ops_table. */
+void xpv_ipa_write_input_ops_table(xpv_buf *b, const xpv_ipa *ipa);
+/* recommendation_table (five fixed tf.data tips). */
+void xpv_ipa_write_recommendation_table(xpv_buf *b);
+/* diagnostics table; `overview` adds the errors / device checks that
+ * XProf's overview shows besides the step diagnostics. */
+void xpv_ipa_write_diagnostics_table(xpv_buf *b, const xpv_op_stats *os, int overview);
+/* Input op category ("Enqueue", "Preprocessing", ...) or NULL when the op
+ * is not an input op. */
+const char *xpv_input_op_category(const xpv_op_metric *m);
+
+/* ==== DataTable JSON helpers ============================================= */
+
+/* One column: id, label, type ("string"/"number"/"boolean"), and an
+ * optional role written as p {"role": role}. */
+typedef struct xpv_dt_col {
+    const char *id, *label, *type, *role;
+} xpv_dt_col;
+
+void xpv_dt_cols(xpv_buf *b, const xpv_dt_col *cols, size_t n); /* "cols":[...] */
+void xpv_dt_kv(xpv_buf *b, int *first, const char *key, const char *val);
+void xpv_dt_kvf(xpv_buf *b, int *first, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Cells: value then "," unless last. */
+void xpv_dt_cell_str(xpv_buf *b, const char *s, int last);
+void xpv_dt_cell_num(xpv_buf *b, double v, int last);
+void xpv_dt_cell_bool(xpv_buf *b, int v, int last);
+
+#endif /* XPV_OPSTATS_H */

@@ -1,0 +1,1225 @@
+/*
+ * steps.c - step grouping, step events and the step-time breakdown
+ * (xprof-reference.md §2.2-2.3).  See steps.h for the contract.
+ *
+ * Memory: the grouping graph (a few int32 per host event) and the step
+ * events (24 bytes per grouped event) are temporary; only the steps survive,
+ * in the caller's arena.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "op_metrics.h"
+#include "steps.h"
+
+#define DERIVED_STEPS_LINE ((int32_t)0xdeadbeef)
+#define CONTEXT_EDGE_LIMIT 64
+
+/* ==== Small helpers ====================================================== */
+
+static int str_prefix_nocase(xpv_str s, const char *pre) {
+    size_t n = strlen(pre);
+    if (s.len < n) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char a = s.ptr[i], b = pre[i];
+        if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
+        if (b >= 'A' && b <= 'Z') b = (char)(b - 'A' + 'a');
+        if (a != b) return 0;
+    }
+    return 1;
+}
+
+static int str_contains(xpv_str s, const char *needle) {
+    size_t n = strlen(needle);
+    if (n == 0) return 1;
+    if (s.len < n) return 0;
+    for (size_t i = 0; i + n <= s.len; i++)
+        if (s.ptr[i] == needle[0] && !memcmp(s.ptr + i, needle, n)) return 1;
+    return 0;
+}
+
+static int str_has_char(xpv_str s, char c) {
+    return s.len && memchr(s.ptr, c, s.len) != NULL;
+}
+
+/* Growable array of fixed-size records. */
+typedef struct vec {
+    void *p;
+    size_t n, cap, sz;
+} vec;
+
+static void *vec_push(vec *v) {
+    if (v->n == v->cap) {
+        v->cap = v->cap ? v->cap * 2 : 256;
+        v->p = xpv_xrealloc(v->p, v->cap * v->sz);
+    }
+    return (char *)v->p + v->sz * v->n++;
+}
+
+/* int64 -> uint32 open-addressing map (keys are any int64). */
+typedef struct i64map {
+    int64_t *keys;
+    uint32_t *vals;
+    uint8_t *used;
+    size_t cap, n;
+} i64map;
+
+static uint64_t mix64(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static void i64map_free(i64map *m) {
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
+    memset(m, 0, sizeof *m);
+}
+
+static void i64map_put(i64map *m, int64_t k, uint32_t v);
+
+static void i64map_grow(i64map *m) {
+    i64map old = *m;
+    m->cap = old.cap ? old.cap * 2 : 64;
+    m->n = 0;
+    m->keys = xpv_xmalloc(m->cap * sizeof *m->keys);
+    m->vals = xpv_xmalloc(m->cap * sizeof *m->vals);
+    m->used = xpv_xcalloc(m->cap, 1);
+    for (size_t i = 0; i < old.cap; i++)
+        if (old.used[i]) i64map_put(m, old.keys[i], old.vals[i]);
+    i64map_free(&old);
+}
+
+static void i64map_put(i64map *m, int64_t k, uint32_t v) {
+    if ((m->n + 1) * 2 > m->cap) i64map_grow(m);
+    size_t mask = m->cap - 1, i = mix64((uint64_t)k) & mask;
+    while (m->used[i]) {
+        if (m->keys[i] == k) {
+            m->vals[i] = v;
+            return;
+        }
+        i = (i + 1) & mask;
+    }
+    m->used[i] = 1;
+    m->keys[i] = k;
+    m->vals[i] = v;
+    m->n++;
+}
+
+/* Returns 1 and fills *v when present. */
+static int i64map_get(const i64map *m, int64_t k, uint32_t *v) {
+    if (!m->cap) return 0;
+    size_t mask = m->cap - 1, i = mix64((uint64_t)k) & mask;
+    while (m->used[i]) {
+        if (m->keys[i] == k) {
+            *v = m->vals[i];
+            return 1;
+        }
+        i = (i + 1) & mask;
+    }
+    return 0;
+}
+
+/* LSD radix sort of uint64 keys (8-bit digits, constant digits skipped). */
+static void radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n) {
+    if (n < 64) {
+        for (size_t i = 1; i < n; i++) {
+            uint64_t x = a[i];
+            size_t j = i;
+            while (j > 0 && a[j - 1] > x) {
+                a[j] = a[j - 1];
+                j--;
+            }
+            a[j] = x;
+        }
+        return;
+    }
+    uint64_t *src = a, *dst = tmp;
+    for (int shift = 0; shift < 64; shift += 8) {
+        size_t cnt[256] = {0};
+        for (size_t i = 0; i < n; i++) cnt[(src[i] >> shift) & 0xff]++;
+        if (cnt[(src[0] >> shift) & 0xff] == n) continue;
+        size_t pos = 0;
+        for (int d = 0; d < 256; d++) {
+            size_t c = cnt[d];
+            cnt[d] = pos;
+            pos += c;
+        }
+        for (size_t i = 0; i < n; i++) dst[cnt[(src[i] >> shift) & 0xff]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+}
+
+/* ==== Classification (§2.3) ============================================== */
+
+int xpv_steps_classify_gpu(xpv_str name, xpv_str shapes) {
+    if (str_prefix_nocase(name, "MEMCPYHToD") || str_prefix_nocase(name, "MemcpyH2D"))
+        return XPV_EV_HOST_TO_DEVICE;
+    if (str_prefix_nocase(name, "MEMCPYDToH") || str_prefix_nocase(name, "MemcpyD2H"))
+        return XPV_EV_DEVICE_TO_HOST;
+    if (str_prefix_nocase(name, "MEMCPYDToD") || str_prefix_nocase(name, "MemcpyD2D") ||
+        str_prefix_nocase(name, "MemcpyP2P"))
+        return XPV_EV_DEVICE_TO_DEVICE;
+    if (str_prefix_nocase(name, "nccl")) return XPV_EV_DEVICE_COLLECTIVES;
+    if (shapes.len == 0)
+        return (str_contains(name, "half") || str_contains(name, "fp16"))
+                   ? XPV_EV_DEVICE_COMPUTE_16
+                   : XPV_EV_DEVICE_COMPUTE_32;
+    return str_contains(shapes, "half") ? XPV_EV_DEVICE_COMPUTE_16 : XPV_EV_DEVICE_COMPUTE_32;
+}
+
+int xpv_steps_classify_cpu(xpv_str name, int has_device, int has_correlation) {
+    xpv_tf_op op = xpv_parse_tf_op(name);
+    if (xpv_str_eq(op.type, "InfeedEnqueue") || xpv_str_eq(op.type, "InfeedEnqueueTuple") ||
+        xpv_str_eq(op.type, "MemcpyHToD") || str_prefix_nocase(name, "MemcpyH2D"))
+        return XPV_EV_HOST_TO_DEVICE;
+    if (xpv_str_eq(op.type, "MemcpyHToH")) return XPV_EV_HOST_TO_HOST;
+    if (has_device && (has_correlation || str_prefix_nocase(name, "ExecutorState::Process")))
+        return XPV_EV_HOST_PREPARE;
+    if (str_prefix_nocase(name, "IteratorGetNext")) return XPV_EV_HOST_WAIT_INPUT;
+    return XPV_EV_HOST_COMPUTE;
+}
+
+static int is_explicit_host_marker(xpv_str name) {
+    return (xpv_str_has_prefix(name, "train") || xpv_str_has_prefix(name, "test") ||
+            xpv_str_has_prefix(name, "TraceContext")) &&
+           !str_has_char(name, '/');
+}
+
+static int is_real_cpu_compute(xpv_str name) {
+    return !(xpv_str_has_prefix(name, "EagerExecute") ||
+             xpv_str_has_prefix(name, "EagerLocalExecute") ||
+             xpv_str_has_prefix(name, "EagerKernelExecute") ||
+             xpv_str_has_prefix(name, "FunctionRun") || is_explicit_host_marker(name));
+}
+
+static int is_host_like_plane(const xpv_plane *pl) {
+    return xpv_str_has_prefix(pl->name, "/host:") && !xpv_str_eq(pl->name, "/host:metadata") &&
+           !xpv_str_eq(pl->name, "/host:tfstreamz") &&
+           !xpv_str_has_prefix(pl->name, "/host:__");
+}
+
+static int is_gpu_plane(const xpv_plane *pl) {
+    return xpv_str_has_prefix(pl->name, "/device:GPU:");
+}
+
+/* ==== Grouping (§2.2) ==================================================== */
+
+typedef struct ctx_key {
+    int64_t type, id, id2;
+    uint32_t node;
+} ctx_key;
+
+typedef struct root_rec {
+    uint32_t node;
+    int32_t level;
+    int64_t start;
+    int64_t id;
+    int has_id;
+} root_rec;
+
+typedef struct launch_rec {
+    int64_t corr;
+    uint32_t node;
+} launch_rec;
+
+typedef struct grouping {
+    int file_grouped;          /* group ids come from `group_id` stats */
+    int loops;
+    /* computed grouping */
+    uint32_t nnodes;
+    uint32_t **line_base;      /* [plane][line] -> first node index */
+    int32_t *group;            /* per node, -1 = none */
+    uint8_t *named_root;       /* per node: root that carries a step name */
+    i64map corr_group;         /* correlation_id -> group (computed mode) */
+    const char **group_names;  /* per group (arena strings) */
+    uint32_t ngroups;
+} grouping;
+
+static int cmp_ctx_key(const void *a, const void *b) {
+    const ctx_key *x = a, *y = b;
+    if (x->type != y->type) return x->type < y->type ? -1 : 1;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    if (x->id2 != y->id2) return x->id2 < y->id2 ? -1 : 1;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+static int cmp_root(const void *a, const void *b) {
+    const root_rec *x = a, *y = b;
+    if (x->level != y->level) return x->level > y->level ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+typedef struct ord_rec {
+    int64_t start, neg_dur;
+    uint32_t idx;
+} ord_rec;
+
+static int cmp_ord(const void *a, const void *b) {
+    const ord_rec *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->neg_dur != y->neg_dur) return x->neg_dur < y->neg_dur ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int plane_has_stat_name(const xpv_plane *pl, const char *name) {
+    return xpv_stat_id(pl, name) >= 0;
+}
+
+static int plane_has_loop_ops(const xpv_plane *pl) {
+    static const char *const loops[] = {"WhileOp-EvalCond", "WhileOp-StartBody", "ForOp",
+                                        "ParallelForOp", "ForeverOp"};
+    for (uint32_t i = 0; i < pl->nevent_meta; i++)
+        for (size_t k = 0; k < sizeof loops / sizeof loops[0]; k++)
+            if (xpv_str_eq(pl->event_meta[i].name, loops[k])) return 1;
+    return 0;
+}
+
+/* Simple CSR adjacency from (from, to) pairs. */
+typedef struct csr {
+    uint32_t *start;           /* nnodes + 1 */
+    uint32_t *adj;
+} csr;
+
+static void csr_build(csr *g, uint32_t nnodes, const uint32_t *from, const uint32_t *to,
+                      size_t nedges) {
+    g->start = xpv_xcalloc((size_t)nnodes + 1, sizeof *g->start);
+    g->adj = xpv_xmalloc((nedges ? nedges : 1) * sizeof *g->adj);
+    for (size_t i = 0; i < nedges; i++) g->start[from[i] + 1]++;
+    for (uint32_t i = 0; i < nnodes; i++) g->start[i + 1] += g->start[i];
+    uint32_t *pos = xpv_xmalloc(((size_t)nnodes + 1) * sizeof *pos);
+    memcpy(pos, g->start, ((size_t)nnodes + 1) * sizeof *pos);
+    for (size_t i = 0; i < nedges; i++) g->adj[pos[from[i]]++] = to[i];
+    free(pos);
+}
+
+static void csr_free(csr *g) {
+    free(g->start);
+    free(g->adj);
+}
+
+/* Stat ids used by grouping, resolved once per plane. */
+typedef struct grp_sids {
+    int32_t r, step_num, iter_num, pt, p, ct, c, id, corr, async, graph_type;
+} grp_sids;
+
+static void grp_sids_init(grp_sids *s, const xpv_plane *pl) {
+    s->r = xpv_stat_id(pl, "_r");
+    s->step_num = xpv_stat_id(pl, "step_num");
+    s->iter_num = xpv_stat_id(pl, "iter_num");
+    s->pt = xpv_stat_id(pl, "_pt");
+    s->p = xpv_stat_id(pl, "_p");
+    s->ct = xpv_stat_id(pl, "_ct");
+    s->c = xpv_stat_id(pl, "_c");
+    s->id = xpv_stat_id(pl, "id");
+    s->corr = xpv_stat_id(pl, "correlation_id");
+    s->async = xpv_stat_id(pl, "_a");
+    s->graph_type = xpv_stat_id(pl, "graph_type");
+}
+
+/* Per-node values read during the scan and needed later (sparse). */
+typedef struct node_num {
+    uint32_t node;
+    int64_t num;               /* iter_num, else step_num */
+} node_num;
+
+static int cmp_node_num(const void *a, const void *b) {
+    const node_num *x = a, *y = b;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+static const node_num *find_node_num(const vec *v, uint32_t node) {
+    size_t lo = 0, hi = v->n;
+    const node_num *arr = v->p;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (arr[mid].node < node) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < v->n && arr[lo].node == node ? &arr[lo] : NULL;
+}
+
+static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
+    /* Node numbering over the host-like planes. */
+    g->line_base = xpv_arena_calloc(a, p->nplanes ? p->nplanes : 1, sizeof *g->line_base);
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (!is_host_like_plane(pl)) continue;
+        g->line_base[k] = xpv_arena_calloc(a, pl->nlines ? pl->nlines : 1, sizeof(uint32_t));
+        for (uint32_t l = 0; l < pl->nlines; l++) {
+            g->line_base[k][l] = (uint32_t)total;
+            total += pl->lines[l].nevents;
+        }
+    }
+    if (total >= INT32_MAX) total = 0; /* absurd: give up grouping */
+    g->nnodes = (uint32_t)total;
+    uint32_t nn = g->nnodes;
+    g->group = xpv_xmalloc((nn ? nn : 1) * sizeof *g->group);
+    for (uint32_t i = 0; i < nn; i++) g->group[i] = -1;
+    g->named_root = xpv_xcalloc(nn ? nn : 1, 1);
+
+    vec efrom = {0, 0, 0, sizeof(uint32_t)}, eto = {0, 0, 0, sizeof(uint32_t)};
+    vec prod = {0, 0, 0, sizeof(ctx_key)}, cons = {0, 0, 0, sizeof(ctx_key)};
+    vec roots = {0, 0, 0, sizeof(root_rec)}, launches = {0, 0, 0, sizeof(launch_rec)};
+    vec nums = {0, 0, 0, sizeof(node_num)};
+    vec gtypes = {0, 0, 0, sizeof(node_num)}; /* nodes with a graph_type */
+    i64map tfdata_ids = {0};
+    uint32_t *stack = NULL;
+    int64_t *stack_end = NULL;
+    size_t stack_cap = 0;
+    ord_rec *ord = NULL;
+    size_t ord_cap = 0;
+
+    for (uint32_t k = 0; k < p->nplanes && nn; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (!is_host_like_plane(pl)) continue;
+        grp_sids s;
+        grp_sids_init(&s, pl);
+        int any_stat = s.r >= 0 || s.step_num >= 0 || s.iter_num >= 0 || s.pt >= 0 ||
+                       s.ct >= 0 || s.id >= 0 || s.corr >= 0 || s.async >= 0;
+        /* Metadata-level facts, once per plane. */
+        uint8_t *mkind = xpv_xcalloc(pl->nevent_meta ? pl->nevent_meta : 1, 1);
+        for (uint32_t i = 0; i < pl->nevent_meta; i++) {
+            xpv_str nm = pl->event_meta[i].name;
+            if (xpv_str_eq(nm, "TraceContext")) mkind[i] = 1;
+            else if (xpv_str_eq(nm, "ExecutorState::Process")) mkind[i] = 2;
+            else if (xpv_str_eq(nm, "IteratorGetNextOp::DoCompute") ||
+                     xpv_str_eq(nm, "IteratorGetNextAsOptionalOp::DoCompute"))
+                mkind[i] = 3;
+            else if (xpv_str_has_prefix(nm, "InstantiatedCapturedFunction::Run"))
+                mkind[i] = 4;
+        }
+        for (uint32_t l = 0; l < pl->nlines; l++) {
+            const xpv_line *ln = &pl->lines[l];
+            uint32_t base = g->line_base[k][l];
+            uint32_t ne = ln->nevents;
+            /* Visit order: by (start, -duration); file order when sorted. */
+            int sorted = 1;
+            for (uint32_t i = 1; i < ne && sorted; i++) {
+                const xpv_event *x = &ln->events[i - 1], *y = &ln->events[i];
+                if (y->start_ps < x->start_ps ||
+                    (y->start_ps == x->start_ps && y->dur_ps > x->dur_ps))
+                    sorted = 0;
+            }
+            if (!sorted) {
+                if (ord_cap < ne) {
+                    ord_cap = ne;
+                    ord = xpv_xrealloc(ord, ord_cap * sizeof *ord);
+                }
+                for (uint32_t i = 0; i < ne; i++) {
+                    ord[i].start = ln->events[i].start_ps;
+                    ord[i].neg_dur = -ln->events[i].dur_ps;
+                    ord[i].idx = i;
+                }
+                qsort(ord, ne, sizeof *ord, cmp_ord);
+            }
+            if (stack_cap < ne) {
+                stack_cap = ne;
+                stack = xpv_xrealloc(stack, stack_cap * sizeof *stack);
+                stack_end = xpv_xrealloc(stack_end, stack_cap * sizeof *stack_end);
+            }
+            size_t sp = 0;
+            for (uint32_t j = 0; j < ne; j++) {
+                uint32_t i = sorted ? j : ord[j].idx;
+                const xpv_event *ev = &ln->events[i];
+                uint32_t node = base + i;
+                int64_t b = ev->start_ps, e = ev->start_ps + ev->dur_ps;
+                int64_t r = 0, step_num = 0, iter_num = 0, pt = 0, pv = 0, ct = 0, cv = 0;
+                int64_t id = 0, corr = 0, async = 0;
+                int has_step = 0, has_iter = 0, has_pt = 0, has_p = 0, has_ct = 0, has_c = 0;
+                int has_id = 0, has_corr = 0, has_gt = 0;
+                if (any_stat && ev->wire != XPV_NO_STATS) {
+                    xpv_stat_iter it;
+                    xpv_stat st;
+                    xpv_stat_iter_init(&it, pl, ln, ev);
+                    while (xpv_stat_next(&it, &st)) {
+                        int32_t m = st.meta;
+                        if (m < 0) continue;
+                        if (m == s.r) xpv_stat_as_int(&st, &r);
+                        else if (m == s.step_num) has_step = xpv_stat_as_int(&st, &step_num);
+                        else if (m == s.iter_num) has_iter = xpv_stat_as_int(&st, &iter_num);
+                        else if (m == s.pt) has_pt = xpv_stat_as_int(&st, &pt);
+                        else if (m == s.p) has_p = xpv_stat_as_int(&st, &pv);
+                        else if (m == s.ct) has_ct = xpv_stat_as_int(&st, &ct);
+                        else if (m == s.c) has_c = xpv_stat_as_int(&st, &cv);
+                        else if (m == s.id) has_id = xpv_stat_as_int(&st, &id);
+                        else if (m == s.corr) has_corr = xpv_stat_as_int(&st, &corr);
+                        else if (m == s.async) xpv_stat_as_int(&st, &async);
+                        else if (m == s.graph_type && st.kind == XPV_STAT_STR) has_gt = 1;
+                    }
+                }
+                uint8_t mk = ev->meta < pl->nevent_meta ? mkind[ev->meta] : 0;
+                /* Same-line nesting. */
+                if (!async) {
+                    while (sp > 0 && !(stack_end[sp - 1] >= e)) sp--;
+                    if (sp > 0) {
+                        *(uint32_t *)vec_push(&efrom) = stack[sp - 1];
+                        *(uint32_t *)vec_push(&eto) = node;
+                    }
+                    stack[sp] = node;
+                    stack_end[sp] = e;
+                    sp++;
+                }
+                if (has_pt && has_p) {
+                    ctx_key *c = vec_push(&prod);
+                    c->type = pt;
+                    c->id = pv;
+                    c->id2 = 0;
+                    c->node = node;
+                }
+                if (has_ct && has_c) {
+                    ctx_key *c = vec_push(&cons);
+                    c->type = ct;
+                    c->id = cv;
+                    c->id2 = 0;
+                    c->node = node;
+                }
+                if (mk == 2 && has_id && has_iter) {
+                    ctx_key *c = vec_push(&prod);
+                    c->type = -1000;
+                    c->id = id;
+                    c->id2 = iter_num;
+                    c->node = node;
+                }
+                if (mk == 3 && has_id && has_iter) {
+                    ctx_key *c = vec_push(&cons);
+                    c->type = -1000;
+                    c->id = id;
+                    c->id2 = iter_num;
+                    c->node = node;
+                }
+                if (mk == 4 && has_id) i64map_put(&tfdata_ids, id, 1);
+                if (r > 0 || mk == 1) {
+                    root_rec *rr = vec_push(&roots);
+                    rr->node = node;
+                    rr->level = r > 0 ? (int32_t)(r > INT32_MAX ? INT32_MAX : r) : 1;
+                    rr->start = b;
+                    rr->id = id;
+                    rr->has_id = has_id;
+                }
+                if (has_corr) {
+                    launch_rec *lr = vec_push(&launches);
+                    lr->corr = corr;
+                    lr->node = node;
+                }
+                if (has_iter || has_step) {
+                    node_num *nm = vec_push(&nums);
+                    nm->node = node;
+                    nm->num = has_iter ? iter_num : step_num;
+                }
+                if (has_gt) {
+                    node_num *nm = vec_push(&gtypes);
+                    nm->node = node;
+                    nm->num = 1;
+                }
+            }
+        }
+        free(mkind);
+    }
+    free(stack);
+    free(stack_end);
+    free(ord);
+
+    /* Producer -> consumer edges on equal (type, id). */
+    if (prod.n && cons.n) {
+        qsort(prod.p, prod.n, sizeof(ctx_key), cmp_ctx_key);
+        qsort(cons.p, cons.n, sizeof(ctx_key), cmp_ctx_key);
+        ctx_key *P = prod.p, *C = cons.p;
+        size_t i = 0, j = 0;
+        while (i < prod.n && j < cons.n) {
+            int c = cmp_ctx_key(&(ctx_key){P[i].type, P[i].id, P[i].id2, 0},
+                                &(ctx_key){C[j].type, C[j].id, C[j].id2, 0});
+            if (c < 0) {
+                i++;
+                continue;
+            }
+            if (c > 0) {
+                j++;
+                continue;
+            }
+            size_t i2 = i, j2 = j;
+            while (i2 < prod.n && P[i2].type == P[i].type && P[i2].id == P[i].id &&
+                   P[i2].id2 == P[i].id2)
+                i2++;
+            while (j2 < cons.n && C[j2].type == C[j].type && C[j2].id == C[j].id &&
+                   C[j2].id2 == C[j].id2)
+                j2++;
+            if (!(i2 - i >= CONTEXT_EDGE_LIMIT && j2 - j >= CONTEXT_EDGE_LIMIT)) {
+                for (size_t x = i; x < i2; x++)
+                    for (size_t y = j; y < j2; y++) {
+                        if (P[x].node == C[y].node) continue;
+                        *(uint32_t *)vec_push(&efrom) = P[x].node;
+                        *(uint32_t *)vec_push(&eto) = C[y].node;
+                    }
+            }
+            i = i2;
+            j = j2;
+        }
+    }
+    free(prod.p);
+    free(cons.p);
+
+    csr children, parents;
+    csr_build(&children, nn, efrom.p, eto.p, efrom.n);
+    csr_build(&parents, nn, eto.p, efrom.p, efrom.n);
+    free(efrom.p);
+    free(eto.p);
+    if (nums.n) qsort(nums.p, nums.n, sizeof(node_num), cmp_node_num);
+    if (gtypes.n) qsort(gtypes.p, gtypes.n, sizeof(node_num), cmp_node_num);
+
+    /* Roots, highest level first, then by time. */
+    if (roots.n) qsort(roots.p, roots.n, sizeof(root_rec), cmp_root);
+    uint32_t *queue = xpv_xmalloc((nn ? nn : 1) * sizeof *queue);
+    uint32_t *seen = xpv_xcalloc(nn ? nn : 1, sizeof *seen); /* BFS stamp */
+    uint32_t stamp = 0;
+    vec names = {0, 0, 0, sizeof(const char *)};
+    /* node -> root level, for the "ancestor of the same level" test. */
+    i64map level_of = {0};
+    for (size_t i = 0; i < roots.n; i++) {
+        const root_rec *rr = &((root_rec *)roots.p)[i];
+        i64map_put(&level_of, rr->node, (uint32_t)rr->level);
+    }
+
+    for (size_t ri = 0; ri < roots.n; ri++) {
+        const root_rec *rr = &((root_rec *)roots.p)[ri];
+        uint32_t root = rr->node;
+        uint32_t dummy;
+        if (rr->has_id && i64map_get(&tfdata_ids, rr->id, &dummy)) continue;
+        if (g->group[root] >= 0) continue;
+        /* Skip when an ancestor has the same root level (BFS over parents),
+         * and find the nearest iter_num/step_num on the way. */
+        int skip = 0;
+        const node_num *num = find_node_num(&nums, root);
+        size_t qh = 0, qt = 0;
+        stamp++;
+        seen[root] = stamp;
+        queue[qt++] = root;
+        while (qh < qt && !skip) {
+            uint32_t x = queue[qh++];
+            for (uint32_t k = parents.start[x]; k < parents.start[x + 1]; k++) {
+                uint32_t y = parents.adj[k];
+                if (seen[y] == stamp) continue;
+                seen[y] = stamp;
+                uint32_t lv;
+                if (i64map_get(&level_of, y, &lv) && (int32_t)lv == rr->level) {
+                    skip = 1;
+                    break;
+                }
+                if (!num) num = find_node_num(&nums, y);
+                queue[qt++] = y;
+            }
+        }
+        if (skip) continue;
+        int32_t gid = (int32_t)g->ngroups++;
+        /* Breadth-first propagation to ungrouped descendants. */
+        qh = qt = 0;
+        queue[qt++] = root;
+        stamp++;
+        seen[root] = stamp;
+        while (qh < qt) {
+            uint32_t x = queue[qh++];
+            if (g->group[x] >= 0) continue;
+            g->group[x] = gid;
+            for (uint32_t k = children.start[x]; k < children.start[x + 1]; k++) {
+                uint32_t y = children.adj[k];
+                if (seen[y] == stamp || g->group[y] >= 0) continue;
+                seen[y] = stamp;
+                queue[qt++] = y;
+            }
+        }
+        /* Step name: "<graph_type or root name> <N>". */
+        uint32_t pk = 0, li = 0;
+        for (uint32_t k = 0; k < p->nplanes; k++) {
+            if (!g->line_base[k]) continue;
+            const xpv_plane *pl = &p->planes[k];
+            for (uint32_t l = 0; l < pl->nlines; l++)
+                if (g->line_base[k][l] <= root &&
+                    root < g->line_base[k][l] + pl->lines[l].nevents) {
+                    pk = k;
+                    li = l;
+                }
+        }
+        const xpv_plane *pl = &p->planes[pk];
+        const xpv_line *ln = &pl->lines[li];
+        const xpv_event *ev = &ln->events[root - g->line_base[pk][li]];
+        xpv_str rname = pl->event_meta[ev->meta].name;
+        const node_num *gt = find_node_num(&gtypes, root);
+        if (gt) {
+            xpv_stat st;
+            int32_t sid = xpv_stat_id(pl, "graph_type");
+            if (sid >= 0 && xpv_event_stat(pl, ln, ev, sid, &st) && st.kind == XPV_STAT_STR)
+                rname = st.v.s;
+        }
+        char buf[512];
+        snprintf(buf, sizeof buf, "%.*s %lld", (int)(rname.len > 400 ? 400 : rname.len),
+                 rname.ptr ? rname.ptr : "", (long long)(num ? num->num : gid));
+        *(const char **)vec_push(&names) = xpv_arena_strndup(a, buf, strlen(buf));
+        xpv_str nm = pl->event_meta[ev->meta].name;
+        int implicit = xpv_str_eq(nm, "FunctionRun") || xpv_str_eq(nm, "SessionRun") ||
+                       xpv_str_eq(nm, "RunGraph") || xpv_str_eq(nm, "ExecutorState::Process");
+        if (!implicit) g->named_root[root] = 1;
+    }
+    g->group_names = xpv_arena_alloc(a, (names.n ? names.n : 1) * sizeof(const char *));
+    if (names.n) memcpy(g->group_names, names.p, names.n * sizeof(const char *));
+    free(names.p);
+
+    /* correlation_id of grouped host launches -> group. */
+    for (size_t i = 0; i < launches.n; i++) {
+        const launch_rec *lr = &((launch_rec *)launches.p)[i];
+        if (g->group[lr->node] >= 0) i64map_put(&g->corr_group, lr->corr, (uint32_t)g->group[lr->node]);
+    }
+
+    free(queue);
+    free(seen);
+    i64map_free(&level_of);
+    i64map_free(&tfdata_ids);
+    csr_free(&children);
+    csr_free(&parents);
+    free(roots.p);
+    free(launches.p);
+    free(nums.p);
+    free(gtypes.p);
+}
+
+static void grouping_free(grouping *g) {
+    free(g->group);
+    free(g->named_root);
+    i64map_free(&g->corr_group);
+}
+
+/* ==== Step events ======================================================== */
+
+typedef struct step_ev {
+    int64_t b, e;
+    uint32_t gi;               /* dense group index */
+    uint8_t type;
+} step_ev;
+
+enum { MARK_HOST = 0, MARK_DEVICE = 1 };
+
+typedef struct group_acc {
+    int64_t group_id;
+    int64_t host_b, host_e;    /* longest host marker (e < b: none) */
+    int64_t dev_b, dev_e;      /* longest device marker */
+    const char *name;
+    uint8_t on_device;         /* has device step events */
+} group_acc;
+
+typedef struct sctx {
+    xpv_arena *a;
+    i64map gmap;               /* group id -> dense index */
+    vec groups;                /* group_acc */
+    vec evs;                   /* step_ev */
+} sctx;
+
+static uint32_t gidx(sctx *c, int64_t group) {
+    uint32_t v;
+    if (i64map_get(&c->gmap, group, &v)) return v;
+    v = (uint32_t)c->groups.n;
+    group_acc *g = vec_push(&c->groups);
+    g->group_id = group;
+    g->host_b = g->dev_b = 0;
+    g->host_e = g->dev_e = -1;
+    g->name = NULL;
+    g->on_device = 0;
+    i64map_put(&c->gmap, group, v);
+    return v;
+}
+
+static void add_marker(sctx *c, uint32_t gi, int kind, int64_t b, int64_t e) {
+    group_acc *g = &((group_acc *)c->groups.p)[gi];
+    int64_t *pb = kind == MARK_DEVICE ? &g->dev_b : &g->host_b;
+    int64_t *pe = kind == MARK_DEVICE ? &g->dev_e : &g->host_e;
+    if (*pe < *pb || e - b > *pe - *pb) {
+        *pb = b;
+        *pe = e;
+    }
+}
+
+static void add_event(sctx *c, uint32_t gi, int type, int64_t b, int64_t e) {
+    step_ev *s = vec_push(&c->evs);
+    s->b = b;
+    s->e = e;
+    s->gi = gi;
+    s->type = (uint8_t)type;
+}
+
+/* One GPU plane: events with a correlation id and a group, and markers
+ * (the file's derived Steps line, else the span of each group's events);
+ * only groups with both are kept (XProf intersects per plane). */
+static void gpu_plane_events(sctx *c, const xpv_plane *pl, const grouping *g) {
+    int32_t sid_corr = xpv_stat_id(pl, "correlation_id");
+    int32_t sid_group = xpv_stat_id(pl, "group_id");
+    int32_t sid_shape = xpv_stat_id(pl, "shape");
+    size_t ev0 = c->evs.n;
+    /* Per-plane markers: dense group index -> span. */
+    i64map pm = {0};
+    vec spans = {0, 0, 0, sizeof(int64_t) * 3}; /* gi, b, e */
+    vec file_marks = {0, 0, 0, sizeof(int64_t) * 3};
+    int has_steps_line = 0;
+    /* Name-only classification per metadata. */
+    uint8_t *mcls = xpv_xmalloc(pl->nevent_meta ? pl->nevent_meta : 1);
+    for (uint32_t i = 0; i < pl->nevent_meta; i++)
+        mcls[i] = (uint8_t)xpv_steps_classify_gpu(pl->event_meta[i].name, (xpv_str){"", 0});
+
+    for (uint32_t l = 0; l < pl->nlines; l++) {
+        const xpv_line *ln = &pl->lines[l];
+        if ((int32_t)ln->id == DERIVED_STEPS_LINE) {
+            if (!g->file_grouped || sid_group < 0) continue;
+            has_steps_line = 1;
+            for (uint32_t k = 0; k < ln->nevents; k++) {
+                const xpv_event *ev = &ln->events[k];
+                xpv_stat st;
+                int64_t grp;
+                if (xpv_event_stat(pl, ln, ev, sid_group, &st) && xpv_stat_as_int(&st, &grp)) {
+                    int64_t *m = vec_push(&file_marks);
+                    m[0] = gidx(c, grp);
+                    m[1] = ev->start_ps;
+                    m[2] = ev->start_ps + ev->dur_ps;
+                }
+            }
+            continue;
+        }
+        if (xpv_line_is_derived(ln)) continue;
+        if (sid_corr < 0) continue;
+        for (uint32_t k = 0; k < ln->nevents; k++) {
+            const xpv_event *ev = &ln->events[k];
+            if (ev->wire == XPV_NO_STATS) continue;
+            int64_t corr = 0, grp = -1;
+            int has_corr = 0, has_grp = 0;
+            xpv_str shape = {"", 0};
+            xpv_stat_iter it;
+            xpv_stat st;
+            xpv_stat_iter_init(&it, pl, ln, ev);
+            while (xpv_stat_next(&it, &st)) {
+                if (st.meta < 0) continue;
+                if (st.meta == sid_corr) has_corr = xpv_stat_as_int(&st, &corr);
+                else if (st.meta == sid_group) has_grp = xpv_stat_as_int(&st, &grp);
+                else if (st.meta == sid_shape && st.kind == XPV_STAT_STR) shape = st.v.s;
+            }
+            if (!has_corr) continue;
+            if (g->file_grouped) {
+                if (!has_grp) continue;
+            } else {
+                uint32_t v;
+                if (!i64map_get(&g->corr_group, corr, &v)) continue;
+                grp = v;
+            }
+            if (grp < 0) continue;
+            int type = shape.len ? xpv_steps_classify_gpu(pl->event_meta[ev->meta].name, shape)
+                                 : mcls[ev->meta];
+            uint32_t gi = gidx(c, grp);
+            int64_t b = ev->start_ps, e = ev->start_ps + ev->dur_ps;
+            add_event(c, gi, type, b, e);
+            uint32_t si;
+            if (i64map_get(&pm, gi, &si)) {
+                int64_t *sp = (int64_t *)spans.p + 3 * si;
+                if (b < sp[1]) sp[1] = b;
+                if (e > sp[2]) sp[2] = e;
+            } else {
+                i64map_put(&pm, gi, (uint32_t)spans.n);
+                int64_t *sp = vec_push(&spans);
+                sp[0] = gi;
+                sp[1] = b;
+                sp[2] = e;
+            }
+        }
+    }
+    free(mcls);
+
+    /* Markers of this plane. */
+    i64map marked = {0};
+    if (has_steps_line) {
+        for (size_t i = 0; i < file_marks.n; i++) {
+            int64_t *m = (int64_t *)file_marks.p + 3 * i;
+            uint32_t dummy;
+            if (!i64map_get(&pm, m[0], &dummy)) continue; /* marker without events */
+            add_marker(c, (uint32_t)m[0], MARK_DEVICE, m[1], m[2]);
+            i64map_put(&marked, m[0], 1);
+        }
+    } else {
+        for (size_t i = 0; i < spans.n; i++) {
+            int64_t *sp = (int64_t *)spans.p + 3 * i;
+            add_marker(c, (uint32_t)sp[0], MARK_DEVICE, sp[1], sp[2]);
+            i64map_put(&marked, sp[0], 1);
+        }
+    }
+    /* Drop this plane's events whose group has no marker here. */
+    step_ev *E = c->evs.p;
+    size_t w = ev0;
+    for (size_t i = ev0; i < c->evs.n; i++) {
+        uint32_t dummy;
+        if (!i64map_get(&marked, E[i].gi, &dummy)) continue;
+        ((group_acc *)c->groups.p)[E[i].gi].on_device = 1;
+        E[w++] = E[i];
+    }
+    c->evs.n = w;
+    i64map_free(&marked);
+    i64map_free(&pm);
+    free(spans.p);
+    free(file_marks.p);
+}
+
+/* `/host:CPU`: markers and classified CPU work of grouped events. */
+static void host_plane_events(sctx *c, const xpv_profile *p, uint32_t k, const grouping *g,
+                              int has_device) {
+    const xpv_plane *pl = &p->planes[k];
+    int32_t sid_corr = xpv_stat_id(pl, "correlation_id");
+    int32_t sid_group = xpv_stat_id(pl, "group_id");
+    int32_t sid_step_name = xpv_stat_id(pl, "step_name");
+    /* Per metadata: 1 explicit marker, 2 real CPU compute, 0 neither. */
+    uint8_t *mk = xpv_xmalloc(pl->nevent_meta ? pl->nevent_meta : 1);
+    uint8_t *cls[2];
+    cls[0] = xpv_xmalloc(pl->nevent_meta ? pl->nevent_meta : 1);
+    cls[1] = xpv_xmalloc(pl->nevent_meta ? pl->nevent_meta : 1);
+    for (uint32_t i = 0; i < pl->nevent_meta; i++) {
+        xpv_str nm = pl->event_meta[i].name;
+        mk[i] = is_explicit_host_marker(nm) ? 1 : is_real_cpu_compute(nm) ? 2 : 0;
+        cls[0][i] = (uint8_t)xpv_steps_classify_cpu(nm, has_device, 0);
+        cls[1][i] = (uint8_t)xpv_steps_classify_cpu(nm, has_device, 1);
+    }
+    for (uint32_t l = 0; l < pl->nlines; l++) {
+        const xpv_line *ln = &pl->lines[l];
+        if (xpv_line_is_derived(ln)) continue;
+        for (uint32_t i = 0; i < ln->nevents; i++) {
+            const xpv_event *ev = &ln->events[i];
+            int64_t grp = -1, corr = 0;
+            int has_corr = 0;
+            xpv_str step_name = {"", 0};
+            int named = 0;
+            if (g->file_grouped) {
+                if (ev->wire == XPV_NO_STATS || sid_group < 0) continue;
+                int has_grp = 0;
+                xpv_stat_iter it;
+                xpv_stat st;
+                xpv_stat_iter_init(&it, pl, ln, ev);
+                while (xpv_stat_next(&it, &st)) {
+                    if (st.meta < 0) continue;
+                    if (st.meta == sid_group) has_grp = xpv_stat_as_int(&st, &grp);
+                    else if (st.meta == sid_corr) has_corr = xpv_stat_as_int(&st, &corr);
+                    else if (st.meta == sid_step_name && st.kind == XPV_STAT_STR) {
+                        step_name = st.v.s;
+                        named = step_name.len > 0;
+                    }
+                }
+                if (!has_grp) continue;
+            } else {
+                if (!g->line_base || !g->line_base[k]) continue;
+                uint32_t node = g->line_base[k][l] + i;
+                if (node >= g->nnodes || g->group[node] < 0) continue;
+                grp = g->group[node];
+                named = g->named_root[node];
+                if (sid_corr >= 0 && ev->wire != XPV_NO_STATS) {
+                    xpv_stat st;
+                    has_corr = xpv_event_stat(pl, ln, ev, sid_corr, &st) &&
+                               xpv_stat_as_int(&st, &corr);
+                }
+            }
+            if (grp < 0) continue;
+            uint32_t gi;
+            if (has_device) {
+                if (!i64map_get(&c->gmap, grp, &gi)) continue;
+                if (!((group_acc *)c->groups.p)[gi].on_device) continue;
+            } else {
+                gi = gidx(c, grp);
+            }
+            group_acc *ga = &((group_acc *)c->groups.p)[gi];
+            int64_t b = ev->start_ps, e = ev->start_ps + ev->dur_ps;
+            uint8_t kind = ev->meta < pl->nevent_meta ? mk[ev->meta] : 2;
+            if (kind == 1) {
+                add_marker(c, gi, MARK_HOST, b, e);
+            } else if (named) {
+                add_marker(c, gi, MARK_HOST, b, e);
+            } else if (kind == 2) {
+                add_event(c, gi, cls[has_corr ? 1 : 0][ev->meta], b, e);
+            }
+            if (named) {
+                if (g->file_grouped)
+                    ga->name = xpv_arena_strndup(c->a, step_name.ptr, step_name.len);
+                else if ((uint64_t)grp < g->ngroups)
+                    ga->name = g->group_names[grp];
+            }
+        }
+    }
+    free(mk);
+    free(cls[0]);
+    free(cls[1]);
+}
+
+/* ==== Step database ====================================================== */
+
+static int cmp_step_num(const void *a, const void *b) {
+    const xpv_step *x = a, *y = b;
+    return (x->step_num > y->step_num) - (x->step_num < y->step_num);
+}
+
+static int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2) {
+    int64_t b = b1 > b2 ? b1 : b2, e = e1 < e2 ? e1 : e2;
+    return e > b ? e - b : 0;
+}
+
+void xpv_steps_build(const xpv_profile *p, xpv_arena *a, xpv_step_db *out) {
+    memset(out, 0, sizeof *out);
+    grouping g;
+    memset(&g, 0, sizeof g);
+    int has_gpu = 0;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (is_gpu_plane(pl)) has_gpu = 1;
+        if (plane_has_stat_name(pl, "group_id")) g.file_grouped = 1;
+        if (plane_has_loop_ops(pl)) g.loops = 1;
+    }
+    out->has_device = has_gpu;
+    if (g.file_grouped) {
+        out->grouping = XPV_GROUPING_FILE;
+    } else if (g.loops) {
+        out->grouping = XPV_GROUPING_LOOPS;
+        return;
+    } else {
+        group_compute(p, a, &g);
+        out->grouping = g.ngroups ? XPV_GROUPING_COMPUTED : XPV_GROUPING_NONE;
+        out->groups = g.ngroups;
+        if (!g.ngroups) {
+            grouping_free(&g);
+            return;
+        }
+    }
+
+    sctx c;
+    memset(&c, 0, sizeof c);
+    c.a = a;
+    c.groups.sz = sizeof(group_acc);
+    c.evs.sz = sizeof(step_ev);
+    for (uint32_t k = 0; k < p->nplanes; k++)
+        if (is_gpu_plane(&p->planes[k])) gpu_plane_events(&c, &p->planes[k], &g);
+    for (uint32_t k = 0; k < p->nplanes; k++)
+        if (xpv_str_eq(p->planes[k].name, "/host:CPU"))
+            host_plane_events(&c, p, k, &g, has_gpu);
+    if (g.file_grouped) out->groups = c.groups.n;
+    grouping_free(&g);
+
+    /* Bucket events by group (counting sort). */
+    size_t ng = c.groups.n;
+    size_t *gstart = xpv_xcalloc(ng + 1, sizeof *gstart);
+    step_ev *E = c.evs.p;
+    int64_t tmin = INT64_MAX;
+    for (size_t i = 0; i < c.evs.n; i++) {
+        gstart[E[i].gi + 1]++;
+        if (E[i].b < tmin) tmin = E[i].b;
+    }
+    for (size_t i = 0; i < ng; i++) gstart[i + 1] += gstart[i];
+    size_t *pos = xpv_xmalloc((ng + 1) * sizeof *pos);
+    memcpy(pos, gstart, (ng + 1) * sizeof *pos);
+    step_ev *S = xpv_xmalloc((c.evs.n ? c.evs.n : 1) * sizeof *S);
+    for (size_t i = 0; i < c.evs.n; i++) S[pos[E[i].gi]++] = E[i];
+    free(pos);
+    free(c.evs.p);
+
+    xpv_step *steps = xpv_arena_calloc(a, ng ? ng : 1, sizeof *steps);
+    size_t nsteps = 0;
+    uint64_t *keys = NULL, *tmp = NULL;
+    size_t kcap = 0;
+    const uint64_t tmax_rel = (UINT64_C(1) << 57);
+    for (size_t gi = 0; gi < ng; gi++) {
+        const group_acc *ga = &((group_acc *)c.groups.p)[gi];
+        size_t n = gstart[gi + 1] - gstart[gi];
+        const step_ev *ev = S + gstart[gi];
+        /* Step time from the markers. */
+        int64_t sb = 0, se = 0;
+        int has_host = ga->host_e >= ga->host_b, has_dev = ga->dev_e >= ga->dev_b;
+        if (!has_dev) {
+            if (has_host) {
+                sb = ga->host_b;
+                se = ga->host_e;
+            }
+        } else if (has_host && ga->host_b <= ga->dev_b && ga->dev_e <= ga->host_e) {
+            sb = ga->host_b;
+            se = ga->host_e;
+        } else {
+            sb = ga->dev_b;
+            se = ga->dev_e;
+        }
+        /* Non-overlapping sweep over the group's events. */
+        if (kcap < 2 * n) {
+            kcap = 2 * n;
+            keys = xpv_xrealloc(keys, kcap * sizeof *keys);
+            tmp = xpv_xrealloc(tmp, kcap * sizeof *tmp);
+        }
+        for (size_t i = 0; i < n; i++) {
+            uint64_t rb = (uint64_t)(ev[i].b - tmin), re = (uint64_t)(ev[i].e - tmin);
+            if (rb > tmax_rel) rb = tmax_rel;
+            if (re > tmax_rel) re = tmax_rel;
+            if (re < rb) re = rb;
+            keys[2 * i] = (rb << 6) | (uint64_t)(32 + (31 - ev[i].type));
+            keys[2 * i + 1] = (re << 6) | (uint64_t)(31 - ev[i].type);
+        }
+        radix_sort_u64(keys, tmp, 2 * n);
+        int64_t type_ps[XPV_EV_NTYPES] = {0};
+        uint32_t present = 0;
+        int32_t counts[32] = {0};
+        uint32_t mask = 0;
+        int64_t total = 0;
+        for (size_t i = 0; i + 1 < 2 * n; i++) {
+            uint32_t code = (uint32_t)(keys[i] & 63);
+            int type = 31 - (int)(code & 31);
+            if (code >= 32) counts[type]++;
+            else counts[type]--;
+            if (counts[type] > 0) mask |= 1u << type;
+            else mask &= ~(1u << type);
+            int hi = mask ? 31 - __builtin_clz(mask) : XPV_EV_UNKNOWN;
+            int64_t t0 = (int64_t)(keys[i] >> 6) + tmin, t1 = (int64_t)(keys[i + 1] >> 6) + tmin;
+            int64_t d = overlap(t0, t1, sb, se);
+            type_ps[hi] += d;
+            total += d;
+            present |= 1u << hi;
+            if (hi == XPV_EV_DEVICE_COMPUTE_16) out->compute_16bit_ps += t1 - t0;
+            else if (hi == XPV_EV_DEVICE_COMPUTE_32) out->compute_32bit_ps += t1 - t0;
+        }
+        int64_t dur = se - sb;
+        if (total < dur) type_ps[XPV_EV_UNKNOWN] += dur - total;
+        int well_formed = has_gpu ? (present & ((1u << XPV_EV_DEVICE_COMPUTE_16) |
+                                                (1u << XPV_EV_DEVICE_COMPUTE_32))) != 0
+                                  : (present & (1u << XPV_EV_HOST_COMPUTE)) != 0;
+        if (!well_formed || dur <= 0) continue;
+        xpv_step *st = &steps[nsteps++];
+        st->step_num = ga->group_id;
+        st->name = ga->name ? ga->name : "";
+        st->begin_ps = sb;
+        st->dur_ps = dur;
+        memcpy(st->type_ps, type_ps, sizeof type_ps);
+    }
+    free(keys);
+    free(tmp);
+    free(S);
+    free(gstart);
+    free(c.groups.p);
+    i64map_free(&c.gmap);
+
+    qsort(steps, nsteps, sizeof *steps, cmp_step_num);
+    out->steps = steps;
+    out->n = nsteps;
+    out->max_dur_ps = xpv_arena_alloc(a, (nsteps ? nsteps : 1) * sizeof *out->max_dur_ps);
+    for (size_t i = 0; i < nsteps; i++) out->max_dur_ps[i] = steps[i].dur_ps;
+}
+
+/* ==== Multi-host intersection ============================================ */
+
+static int64_t all_steps_span(const xpv_step_db *db) {
+    if (!db->n) return 0;
+    int64_t b = db->steps[0].begin_ps, e = b;
+    for (size_t i = 0; i < db->n; i++) {
+        if (db->steps[i].begin_ps < b) b = db->steps[i].begin_ps;
+        int64_t x = db->steps[i].begin_ps + db->steps[i].dur_ps;
+        if (x > e) e = x;
+    }
+    return e - b;
+}
+
+/* Offset k = chief index - host index maximizing the summed overlap. */
+static long best_offset(const xpv_step_db *chief, const xpv_step_db *sub) {
+    long best_k = 0;
+    int64_t best = -1;
+    long nc = (long)chief->n, ns = (long)sub->n;
+    for (long k = -(ns - 1); k <= nc - 1; k++) {
+        int64_t sum = 0;
+        for (long i = k > 0 ? k : 0; i < nc && i - k < ns; i++) {
+            const xpv_step *x = &chief->steps[i], *y = &sub->steps[i - k];
+            sum += overlap(x->begin_ps, x->begin_ps + x->dur_ps, y->begin_ps,
+                           y->begin_ps + y->dur_ps);
+        }
+        if (sum > best) {
+            best = sum;
+            best_k = k;
+        }
+    }
+    return best_k;
+}
+
+void xpv_steps_intersect(const xpv_step_db *const *dbs, size_t n, xpv_arena *a,
+                         xpv_step_db *out) {
+    memset(out, 0, sizeof *out);
+    if (n == 0) return;
+    int any_device = 0;
+    for (size_t i = 0; i < n; i++) any_device |= dbs[i]->has_device;
+    size_t *use = xpv_xmalloc(n * sizeof *use);
+    size_t nu = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!any_device || dbs[i]->has_device) use[nu++] = i;
+    out->has_device = any_device;
+    out->grouping = dbs[use[0]]->grouping;
+    for (size_t i = 0; i < nu; i++) {
+        out->compute_16bit_ps += dbs[use[i]]->compute_16bit_ps;
+        out->compute_32bit_ps += dbs[use[i]]->compute_32bit_ps;
+        out->groups += dbs[use[i]]->groups;
+    }
+    /* Chief: the host with the shortest step span. */
+    size_t chief = use[0];
+    int64_t min_span = INT64_MAX;
+    int any_steps = 0;
+    for (size_t i = 0; i < nu; i++) {
+        int64_t s = all_steps_span(dbs[use[i]]);
+        if (dbs[use[i]]->n) any_steps = 1;
+        if (s < min_span) {
+            min_span = s;
+            chief = use[i];
+        }
+    }
+    if (!any_steps) {
+        free(use);
+        return;
+    }
+    long *begin_sub = xpv_xmalloc(n * sizeof *begin_sub);
+    long max_begin = 0, min_end = (long)dbs[chief]->n;
+    for (size_t i = 0; i < nu; i++) {
+        size_t h = use[i];
+        long bc = 0, bs = 0, cnt;
+        if (h == chief) {
+            cnt = (long)dbs[h]->n;
+        } else {
+            long k = best_offset(dbs[chief], dbs[h]);
+            bc = k > 0 ? k : 0;
+            bs = k > 0 ? 0 : -k;
+            long rc = (long)dbs[chief]->n - bc, rs = (long)dbs[h]->n - bs;
+            cnt = rc < rs ? rc : rs;
+            if (cnt < 0) cnt = 0;
+        }
+        begin_sub[h] = bs - bc; /* host index = chief index + begin_sub */
+        if (bc > max_begin) max_begin = bc;
+        if (bc + cnt < min_end) min_end = bc + cnt;
+    }
+    if (max_begin >= min_end) {
+        /* Nothing in common although some host has steps. */
+        out->empty_intersect = 1;
+        free(begin_sub);
+        free(use);
+        return;
+    }
+    size_t cnt = (size_t)(min_end - max_begin);
+    out->steps = xpv_arena_calloc(a, cnt ? cnt : 1, sizeof *out->steps);
+    out->max_dur_ps = xpv_arena_calloc(a, cnt ? cnt : 1, sizeof *out->max_dur_ps);
+    out->n = cnt;
+    size_t first = use[0];
+    for (size_t i = 0; i < cnt; i++) {
+        long ci = max_begin + (long)i;
+        out->steps[i] = dbs[first]->steps[ci + begin_sub[first]];
+        int64_t mx = 0;
+        for (size_t u = 0; u < nu; u++) {
+            size_t h = use[u];
+            int64_t d = dbs[h]->steps[ci + begin_sub[h]].dur_ps;
+            if (d > mx) mx = d;
+        }
+        out->max_dur_ps[i] = mx;
+    }
+    free(begin_sub);
+    free(use);
+}

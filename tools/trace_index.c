@@ -1,0 +1,654 @@
+/*
+ * trace_index.c - per-host-set trace event index with levels of detail
+ * (see trace_index.h for the layout and the visibility rule).
+ *
+ * Build: one pass per shown line: order check (sort only when the file is
+ * not sorted), internal events dropped, structural depth by a stack of end
+ * times, then per depth group one pass assigning every event its coarsest
+ * visible level, and a stable counting sort by level.  Query: per group,
+ * binary searches in the level segments the resolution needs, then the
+ * rule re-applied at the exact resolution.
+ */
+#include "trace_index.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LV XPV_TRACE_LEVELS
+#define NONE INT64_MIN
+#define MAX_STEPS 100000
+
+/* ==== Names ============================================================= */
+
+static const char *const internal_names[] = {
+    "MemoryAllocation", "MemoryDeallocation",
+    "PrefetchProduce", "PrefetchConsume",
+    "ParallelInterleaveProduce", "ParallelInterleaveConsume",
+    "ParallelMapProduce", "ParallelMapConsume",
+    "MapAndBatchProduce", "MapAndBatchConsume",
+    "ParseExampleProduce", "ParseExampleConsume",
+    "ParallelBatchProduce", "ParallelBatchConsume",
+};
+
+int xpv_trace_is_internal(xpv_str name) {
+    for (size_t i = 0; i < sizeof internal_names / sizeof internal_names[0]; i++)
+        if (xpv_str_eq(name, internal_names[i])) return 1;
+    return 0;
+}
+
+/* ==== Plane selection (pid mapping) ===================================== */
+
+static int has_prefix(xpv_str s, const char *p) { return xpv_str_has_prefix(s, p); }
+
+/* pid of every plane (-1: not shown).  The first plane named exactly
+ * `/host:CPU` gets 701, every other `/host:CPU*` plane 702, 703... in plane
+ * order; GPU planes 1 + id (TPU planes when there is no GPU plane), clamped
+ * to 1 beyond 500; `/device:CUSTOM:*` 501 + id. */
+static void plane_pids(const xpv_profile *p, int64_t *pids) {
+    int any_gpu = 0;
+    int64_t exact = -1;
+    for (uint32_t i = 0; i < p->nplanes; i++) {
+        if (has_prefix(p->planes[i].name, "/device:GPU:")) any_gpu = 1;
+        if (exact < 0 && xpv_str_eq(p->planes[i].name, "/host:CPU")) exact = i;
+    }
+    int64_t next_host = exact >= 0 ? 702 : 701;
+    for (uint32_t i = 0; i < p->nplanes; i++) {
+        const xpv_plane *pl = &p->planes[i];
+        int64_t pid = -1;
+        if ((int64_t)i == exact) {
+            pid = 701;
+        } else if (has_prefix(pl->name, "/host:CPU")) {
+            pid = next_host++;
+        } else if (has_prefix(pl->name, any_gpu ? "/device:GPU:" : "/device:TPU:")) {
+            pid = pl->id + 1;
+            if (pid > 500 || pid < 1) pid = 1;
+        } else if (has_prefix(pl->name, "/device:CUSTOM:")) {
+            pid = 501 + pl->id;
+        }
+        pids[i] = pid;
+    }
+}
+
+/* ==== Build ============================================================= */
+
+typedef struct ord_ev {
+    int64_t start, negdur;
+    uint32_t ev;
+} ord_ev;
+
+static int cmp_ord(const void *a, const void *b) {
+    const ord_ev *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->negdur != y->negdur) return x->negdur < y->negdur ? -1 : 1;
+    return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+static inline int64_t ev_dur(const xpv_event *e) { return e->dur_ps > 0 ? e->dur_ps : 0; }
+
+/* floor(log2(v)) for v >= 1. */
+static inline int ilog2(uint64_t v) { return 63 - __builtin_clzll(v); }
+
+/* Coarsest level L with RES(L) <= v (v >= 1). */
+static inline int level_for(int64_t v) {
+    int L = LV - 1 - ilog2((uint64_t)v) / 2;
+    return L < 0 ? 0 : L;
+}
+
+/* Assign levels to a group's events (in start order, `n` of them) and
+ * write them to `dst` ordered by (level, start); fills seg[]. */
+static void assign_levels(const xpv_event *evs, const uint32_t *in, size_t n,
+                          int counter, uint32_t *dst, uint32_t *seg, uint8_t *lvl) {
+    int64_t last_end[LV];
+    uint32_t cnt[LV + 1];
+    for (int L = 0; L < LV; L++) last_end[L] = NONE;
+    memset(cnt, 0, sizeof cnt);
+    for (size_t j = 0; j < n; j++) {
+        const xpv_event *e = &evs[in[j]];
+        int64_t s = e->start_ps, d = counter ? 0 : ev_dur(e), end = s + d;
+        int L;
+        if (last_end[0] == NONE) {
+            L = 0;
+        } else {
+            int Ld = d >= 1 ? level_for(d) : LV;     /* visible by duration */
+            int64_t gap0 = s - last_end[0];
+            L = Ld < LV ? Ld : LV - 1;
+            if (gap0 >= 1) {
+                for (int k = level_for(gap0); k < Ld && k < LV; k++)
+                    if (s - last_end[k] >= XPV_TRACE_RES(k)) {
+                        L = k;
+                        break;
+                    }
+            }
+        }
+        lvl[j] = (uint8_t)L;
+        cnt[L + 1]++;
+        for (int k = L; k < LV; k++)
+            if (end > last_end[k]) last_end[k] = end;
+    }
+    for (int L = 0; L < LV; L++) cnt[L + 1] += cnt[L];
+    memcpy(seg, cnt, sizeof cnt);
+    for (size_t j = 0; j < n; j++) dst[cnt[lvl[j]]++] = in[j];
+}
+
+typedef struct builder {
+    xpv_trace_index *ix;
+    size_t cap_rows, cap_groups, cap_steps;
+    /* scratch, reused across rows */
+    ord_ev *ord;
+    uint32_t *keep, *depth, *tmp;
+    uint8_t *lvl;
+    int64_t *stack;
+    size_t cap_scratch, cap_stack;
+    uint32_t *gcount;
+    size_t cap_gcount;
+} builder;
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap) return p;
+    size_t c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    *cap = c;
+    return xpv_xrealloc(p, c * elem);
+}
+
+static xpv_trace_group *new_group(builder *b, uint32_t row, uint32_t key) {
+    xpv_trace_index *ix = b->ix;
+    ix->groups = grow(ix->groups, &b->cap_groups, ix->ngroups + 1, sizeof *ix->groups);
+    xpv_trace_group *g = &ix->groups[ix->ngroups++];
+    memset(g, 0, sizeof *g);
+    g->row = row;
+    g->key = key;
+    return g;
+}
+
+static void add_step(builder *b, int64_t s, int64_t d, uint32_t row, uint32_t ev) {
+    xpv_trace_index *ix = b->ix;
+    if (ix->nsteps >= MAX_STEPS) return;
+    ix->steps = grow(ix->steps, &b->cap_steps, ix->nsteps + 1, sizeof *ix->steps);
+    ix->steps[ix->nsteps++] = (xpv_trace_step){s, d, row, ev};
+}
+
+/* Index the events of row `ri`. */
+static void index_row(builder *b, uint32_t ri, const xpv_plane *pl, const xpv_line *ln,
+                      const uint8_t *dropped) {
+    xpv_trace_index *ix = b->ix;
+    xpv_trace_row *row = &ix->rows[ri];
+    size_t n = ln->nevents;
+    const xpv_event *evs = ln->events;
+    if (n > b->cap_scratch) {
+        size_t c = b->cap_scratch;
+        b->ord = grow(b->ord, &c, n, sizeof *b->ord);
+        c = b->cap_scratch;
+        b->keep = grow(b->keep, &c, n, sizeof *b->keep);
+        c = b->cap_scratch;
+        b->depth = grow(b->depth, &c, n, sizeof *b->depth);
+        c = b->cap_scratch;
+        b->tmp = grow(b->tmp, &c, n, sizeof *b->tmp);
+        c = b->cap_scratch;
+        b->lvl = grow(b->lvl, &c, n, 1);
+        b->cap_scratch = c;
+    }
+    /* 1. order: file order when sorted by (start asc, dur desc). */
+    int sorted = 1;
+    for (size_t i = 1; i < n && sorted; i++) {
+        const xpv_event *a = &evs[i - 1], *c = &evs[i];
+        if (c->start_ps < a->start_ps ||
+            (c->start_ps == a->start_ps && ev_dur(c) > ev_dur(a)))
+            sorted = 0;
+    }
+    size_t m = 0;
+    if (sorted) {
+        for (size_t i = 0; i < n; i++)
+            if (!dropped[evs[i].meta]) b->keep[m++] = (uint32_t)i;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            b->ord[i] = (ord_ev){evs[i].start_ps, -ev_dur(&evs[i]), (uint32_t)i};
+        qsort(b->ord, n, sizeof *b->ord, cmp_ord);
+        for (size_t i = 0; i < n; i++)
+            if (!dropped[evs[b->ord[i].ev].meta]) b->keep[m++] = b->ord[i].ev;
+    }
+    ix->ndropped += n - m;
+    row->group0 = ix->ngroups;
+    row->nevents = m;
+    if (!m) return;
+    for (size_t i = 0; i < m; i++) {
+        const xpv_event *e = &evs[b->keep[i]];
+        int64_t s = e->start_ps, end = s + (row->is_counter ? 0 : ev_dur(e));
+        if (s < ix->min_ps) ix->min_ps = s;
+        if (end > ix->max_ps) ix->max_ps = end;
+    }
+
+    /* 2. group key per event: depth, or the counter's metadata index. */
+    uint32_t ngk = 0;
+    if (row->is_counter) {
+        for (size_t i = 0; i < m; i++) {
+            b->depth[i] = evs[b->keep[i]].meta;
+            if (b->depth[i] + 1 > ngk) ngk = b->depth[i] + 1;
+        }
+        ix->ncounter += m;
+    } else {
+        size_t sp = 0;
+        for (size_t i = 0; i < m; i++) {
+            const xpv_event *e = &evs[b->keep[i]];
+            while (sp && b->stack[sp - 1] <= e->start_ps) sp--;
+            b->depth[i] = (uint32_t)sp;
+            if (sp + 1 > ngk) ngk = (uint32_t)sp + 1;
+            b->stack = grow(b->stack, &b->cap_stack, sp + 1, sizeof *b->stack);
+            b->stack[sp++] = e->start_ps + ev_dur(e);
+        }
+    }
+    /* 3. counting sort by key (stable: keeps start order). */
+    b->gcount = grow(b->gcount, &b->cap_gcount, (size_t)ngk + 1, sizeof *b->gcount);
+    memset(b->gcount, 0, ((size_t)ngk + 1) * sizeof *b->gcount);
+    for (size_t i = 0; i < m; i++) b->gcount[b->depth[i] + 1]++;
+    for (uint32_t k = 0; k < ngk; k++) b->gcount[k + 1] += b->gcount[k];
+    uint64_t base = ix->nidx;
+    /* tmp <- events grouped by key; group starts are gcount[k] (before the
+     * placement loop advances them, so remember them in the groups). */
+    for (uint32_t k = 0; k < ngk; k++) {
+        uint32_t cnt = b->gcount[k + 1] - b->gcount[k];
+        if (!cnt) continue;
+        xpv_trace_group *g = new_group(b, ri, k);
+        g->off = base + b->gcount[k];
+    }
+    for (size_t i = 0; i < m; i++) b->tmp[b->gcount[b->depth[i]]++] = b->keep[i];
+    /* 4. levels per group. */
+    for (uint32_t gi = row->group0; gi < ix->ngroups; gi++) {
+        xpv_trace_group *g = &ix->groups[gi];
+        size_t start = g->off - base;
+        size_t end = gi + 1 < ix->ngroups ? ix->groups[gi + 1].off - base : m;
+        assign_levels(evs, b->tmp + start, end - start, row->is_counter,
+                      ix->idx + g->off, g->seg, b->lvl);
+    }
+    row->ngroups = ix->ngroups - row->group0;
+    ix->nidx += m;
+
+    /* 5. step markers from lines named "Steps". */
+    if (!row->is_counter && xpv_str_eq(ln->name, "Steps")) {
+        const xpv_trace_group *g0 = &ix->groups[row->group0];
+        if (g0->key == 0)
+            for (size_t i = 0; i < m; i++)
+                if (b->depth[i] == 0) {
+                    const xpv_event *e = &evs[b->keep[i]];
+                    add_step(b, e->start_ps, ev_dur(e), ri, b->keep[i]);
+                }
+    }
+    (void)pl;
+}
+
+static int cmp_step(const void *a, const void *b) {
+    const xpv_trace_step *x = a, *y = b;
+    return x->start_ps < y->start_ps ? -1 : x->start_ps > y->start_ps;
+}
+
+typedef struct row_key {
+    int64_t pid, tid;
+    uint32_t order;
+} row_key;
+
+static char *dup_str(xpv_arena *a, xpv_str s) { return xpv_arena_strndup(a, s.ptr, s.len); }
+
+xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs) {
+    xpv_trace_index *ix = xpv_xcalloc(1, sizeof *ix);
+    builder b;
+    memset(&b, 0, sizeof b);
+    b.ix = ix;
+    xpv_arena_init(&ix->arena, 1 << 16);
+    ix->min_ps = INT64_MAX;
+    ix->max_ps = INT64_MIN;
+
+    /* Pass 1: rows and processes, and an upper bound of the events. */
+    uint64_t total = 0;
+    for (size_t h = 0; h < hs->n; h++) {
+        const xpv_profile *p = hs->profiles[h];
+        if (!p || !p->nplanes) continue;
+        int64_t *pids = xpv_xcalloc(p->nplanes, sizeof *pids);
+        plane_pids(p, pids);
+        const char *hname = xpv_arena_strndup(&ix->arena, hs->hostnames ? hs->hostnames[h] : "",
+                                              hs->hostnames ? strlen(hs->hostnames[h]) : 0);
+        for (uint32_t pi = 0; pi < p->nplanes; pi++) {
+            if (pids[pi] < 0) continue;
+            const xpv_plane *pl = &p->planes[pi];
+            int64_t pid = pids[pi] + (hs->n > 1 ? 1000 * (int64_t)(h + 1) : 0);
+            uint32_t proc = ix->nprocs;
+            size_t cap = ix->nprocs;
+            ix->procs = grow(ix->procs, &cap, (size_t)ix->nprocs + 1, sizeof *ix->procs);
+            /* grow() with cap == count always reallocs to a power of two:
+             * fine for a few hundred planes. */
+            ix->procs[proc] = (xpv_trace_proc){pid, (uint32_t)h, pi, dup_str(&ix->arena, pl->name),
+                                               hname, 0};
+            ix->nprocs++;
+            int host = has_prefix(pl->name, "/host:");
+            for (uint32_t li = 0; li < pl->nlines; li++) {
+                const xpv_line *ln = &pl->lines[li];
+                if (!ln->nevents || has_prefix(ln->name, "counters_")) continue;
+                ix->rows = grow(ix->rows, &b.cap_rows, (size_t)ix->nrows + 1, sizeof *ix->rows);
+                xpv_trace_row *r = &ix->rows[ix->nrows++];
+                memset(r, 0, sizeof *r);
+                r->host = (uint32_t)h;
+                r->plane = pi;
+                r->line = li;
+                r->proc = proc;
+                r->pid = pid;
+                r->tid = ln->display_id;
+                r->name = dup_str(&ix->arena, ln->display_name);
+                r->is_counter = xpv_str_eq(ln->name, "_counters_");
+                r->is_host = host;
+                r->st_step_name = xpv_stat_id(pl, "step_name");
+                r->st_group_id = xpv_stat_id(pl, "group_id");
+                r->st_corr = xpv_stat_id(pl, "correlation_id");
+                r->st_flow = xpv_stat_id(pl, "flow");
+                ix->procs[proc].nthreads++;
+                total += ln->nevents;
+            }
+        }
+        free(pids);
+    }
+    /* Order: processes by pid (stable), rows by (pid, tid) (stable). */
+    {
+        row_key *keys = xpv_xcalloc(ix->nrows ? ix->nrows : 1, sizeof *keys);
+        xpv_trace_row *sorted = xpv_xcalloc(ix->nrows ? ix->nrows : 1, sizeof *sorted);
+        for (uint32_t i = 0; i < ix->nrows; i++)
+            keys[i] = (row_key){ix->rows[i].pid, ix->rows[i].tid, i};
+        /* insertion sort keeps it stable; rows number in the thousands */
+        for (uint32_t i = 1; i < ix->nrows; i++)
+            for (uint32_t j = i; j > 0; j--) {
+                row_key *x = &keys[j - 1], *y = &keys[j];
+                if (x->pid < y->pid || (x->pid == y->pid && x->tid <= y->tid)) break;
+                row_key t = *x;
+                *x = *y;
+                *y = t;
+            }
+        for (uint32_t i = 0; i < ix->nrows; i++) sorted[i] = ix->rows[keys[i].order];
+        free(ix->rows);
+        ix->rows = sorted;
+        free(keys);
+        /* procs: sort by pid, remap rows' proc */
+        uint32_t *perm = xpv_xcalloc(ix->nprocs ? ix->nprocs : 1, sizeof *perm);
+        for (uint32_t i = 0; i < ix->nprocs; i++) perm[i] = i;
+        for (uint32_t i = 1; i < ix->nprocs; i++)
+            for (uint32_t j = i; j > 0 && ix->procs[perm[j - 1]].pid > ix->procs[perm[j]].pid; j--) {
+                uint32_t t = perm[j - 1];
+                perm[j - 1] = perm[j];
+                perm[j] = t;
+            }
+        xpv_trace_proc *np = xpv_xcalloc(ix->nprocs ? ix->nprocs : 1, sizeof *np);
+        uint32_t *inv = xpv_xcalloc(ix->nprocs ? ix->nprocs : 1, sizeof *inv);
+        for (uint32_t i = 0; i < ix->nprocs; i++) {
+            np[i] = ix->procs[perm[i]];
+            inv[perm[i]] = i;
+        }
+        for (uint32_t i = 0; i < ix->nrows; i++) ix->rows[i].proc = inv[ix->rows[i].proc];
+        free(ix->procs);
+        ix->procs = np;
+        free(perm);
+        free(inv);
+    }
+
+    /* Pass 2: index each row. */
+    ix->idx = xpv_xmalloc((total ? total : 1) * sizeof *ix->idx);
+    uint8_t *dropped = NULL;
+    size_t cap_dropped = 0;
+    const xpv_plane *last_pl = NULL;
+    for (uint32_t ri = 0; ri < ix->nrows; ri++) {
+        xpv_trace_row *r = &ix->rows[ri];
+        const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
+        if (pl != last_pl) {
+            dropped = grow(dropped, &cap_dropped, pl->nevent_meta + 1, 1);
+            for (uint32_t k = 0; k < pl->nevent_meta; k++)
+                dropped[k] = (uint8_t)xpv_trace_is_internal(pl->event_meta[k].name);
+            last_pl = pl;
+        }
+        index_row(&b, ri, pl, &pl->lines[r->line], dropped);
+    }
+    free(dropped);
+
+    /* Steps fallback: top-level host events that are step roots (_r > 0). */
+    if (!ix->nsteps) {
+        for (uint32_t ri = 0; ri < ix->nrows; ri++) {
+            xpv_trace_row *r = &ix->rows[ri];
+            if (!r->is_host || r->is_counter || !r->ngroups) continue;
+            const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
+            int32_t sr = xpv_stat_id(pl, "_r");
+            const xpv_trace_group *g = &ix->groups[r->group0];
+            if (sr < 0 || g->key != 0) continue;
+            const xpv_line *ln = &pl->lines[r->line];
+            uint64_t n = g->seg[LV];
+            for (uint64_t i = 0; i < n; i++) {
+                uint32_t ev = ix->idx[g->off + i];
+                xpv_stat st;
+                int64_t v;
+                if (xpv_event_stat(pl, ln, &ln->events[ev], sr, &st) && xpv_stat_as_int(&st, &v) &&
+                    v > 0)
+                    add_step(&b, ln->events[ev].start_ps, ev_dur(&ln->events[ev]), ri, ev);
+            }
+        }
+    }
+    if (ix->nsteps) qsort(ix->steps, ix->nsteps, sizeof *ix->steps, cmp_step);
+    if (ix->min_ps > ix->max_ps) ix->min_ps = ix->max_ps = 0;
+
+    free(b.ord);
+    free(b.keep);
+    free(b.depth);
+    free(b.tmp);
+    free(b.lvl);
+    free(b.stack);
+    free(b.gcount);
+    ix->bytes = sizeof *ix + ix->arena.total + ix->nidx * sizeof *ix->idx +
+                (size_t)ix->ngroups * sizeof *ix->groups + (size_t)ix->nrows * sizeof *ix->rows +
+                (size_t)ix->nprocs * sizeof *ix->procs + (size_t)ix->nsteps * sizeof *ix->steps;
+    /* Give back the unused tail of idx (dropped events). */
+    if (ix->nidx < total) ix->idx = xpv_xrealloc(ix->idx, (ix->nidx ? ix->nidx : 1) * sizeof *ix->idx);
+    return ix;
+}
+
+void xpv_trace_index_free(xpv_trace_index *ix) {
+    if (!ix) return;
+    free(ix->procs);
+    free(ix->rows);
+    free(ix->groups);
+    free(ix->idx);
+    free(ix->steps);
+    xpv_arena_free(&ix->arena);
+    free(ix);
+}
+
+static void *kind_build(const xpv_hostset *hs, xpv_tool_error *err) {
+    (void)err;
+    return xpv_trace_index_build(hs);
+}
+static void kind_free(void *d) { xpv_trace_index_free(d); }
+static size_t kind_size(const void *d) { return ((const xpv_trace_index *)d)->bytes; }
+
+const xpv_derived_kind xpv_derived_trace_index = {
+    "trace_index", kind_build, kind_free, kind_size,
+};
+
+/* ==== Query ============================================================= */
+
+typedef struct cand {
+    int64_t start;
+    uint32_t ev;
+} cand;
+
+static int cmp_cand(const void *a, const void *b) {
+    const cand *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+/* First position in idx[lo, hi) whose event ends after `t` (end' = start +
+ * max(dur, 1); counters: start + 1).  Ends are sorted inside a segment. */
+static uint64_t first_ending_after(const xpv_event *evs, const uint32_t *idx, uint64_t lo,
+                                   uint64_t hi, int64_t t, int counter) {
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        const xpv_event *e = &evs[idx[mid]];
+        int64_t d = counter ? 0 : ev_dur(e);
+        int64_t end = e->start_ps + (d > 1 ? d : 1);
+        if (end > t) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+size_t xpv_trace_query(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
+                       int64_t end_ps, int64_t res_ps, xpv_trace_hit **out) {
+    size_t n = 0, cap = 0;
+    xpv_trace_hit *hits = NULL;
+    cand *cs = NULL;
+    size_t ccap = 0;
+    int Lq = LV - 1;
+    if (res_ps > 0) Lq = level_for(res_ps);    /* RES(Lq) in (res/4, res] */
+    for (uint32_t gi = 0; gi < ix->ngroups; gi++) {
+        const xpv_trace_group *g = &ix->groups[gi];
+        const xpv_trace_row *r = &ix->rows[g->row];
+        const xpv_event *evs = hs->profiles[r->host]->planes[r->plane].lines[r->line].events;
+        int counter = r->is_counter;
+        size_t nc = 0, nseg = 0;
+        cand before = {INT64_MIN, UINT32_MAX};
+        for (int L = 0; L <= Lq; L++) {
+            uint64_t lo = g->off + g->seg[L], hi = g->off + g->seg[L + 1];
+            if (lo == hi) continue;
+            size_t nc0 = nc;
+            uint64_t i = first_ending_after(evs, ix->idx, lo, hi, start_ps, counter);
+            if (counter && i > lo) {
+                const xpv_event *e = &evs[ix->idx[i - 1]];
+                if (e->start_ps > before.start) before = (cand){e->start_ps, ix->idx[i - 1]};
+            }
+            for (; i < hi; i++) {
+                const xpv_event *e = &evs[ix->idx[i]];
+                if (e->start_ps >= end_ps) break;
+                cs = grow(cs, &ccap, nc + 1, sizeof *cs);
+                cs[nc++] = (cand){e->start_ps, ix->idx[i]};
+            }
+            nseg += nc > nc0;
+        }
+        if (nseg > 1) qsort(cs, nc, sizeof *cs, cmp_cand);
+        hits = grow(hits, &cap, n + nc + 1, sizeof *hits);
+        if (counter && before.ev != UINT32_MAX) hits[n++] = (xpv_trace_hit){g->row, before.ev};
+        int64_t last_end = NONE;
+        for (size_t k = 0; k < nc; k++) {
+            const xpv_event *e = &evs[cs[k].ev];
+            int64_t d = counter ? 0 : ev_dur(e);
+            if (res_ps > 0 && last_end != NONE && d < res_ps && e->start_ps - last_end < res_ps)
+                continue;
+            hits[n++] = (xpv_trace_hit){g->row, cs[k].ev};
+            if (e->start_ps + d > last_end) last_end = e->start_ps + d;
+        }
+    }
+    free(cs);
+    *out = hits;
+    return n;
+}
+
+int xpv_trace_uid_decode(const xpv_hostset *hs, const xpv_trace_index *ix, uint64_t uid,
+                         xpv_trace_hit *out) {
+    uint64_t row = uid >> 32;
+    uint32_t ev = (uint32_t)uid;
+    if (row >= ix->nrows) return 0;
+    const xpv_trace_row *r = &ix->rows[row];
+    if (r->host >= hs->n) return 0;
+    const xpv_profile *p = hs->profiles[r->host];
+    if (r->plane >= p->nplanes || r->line >= p->planes[r->plane].nlines) return 0;
+    if (ev >= p->planes[r->plane].lines[r->line].nevents) return 0;
+    out->row = (uint32_t)row;
+    out->ev = ev;
+    return 1;
+}
+
+/* ==== Search ============================================================ */
+
+static int prefix_ci(xpv_str s, const char *p, size_t n) {
+    if (s.len < n) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (tolower((unsigned char)s.ptr[i]) != tolower((unsigned char)p[i])) return 0;
+    return 1;
+}
+
+typedef struct heap_item {
+    int64_t start;
+    uint64_t uid;
+} heap_item;
+
+static int heap_less(heap_item a, heap_item b) {
+    return a.start < b.start || (a.start == b.start && a.uid < b.uid);
+}
+
+/* Max-heap on (start, uid) keeping the `limit` smallest. */
+static void heap_push(heap_item *h, size_t *n, size_t limit, heap_item it) {
+    if (*n < limit) {
+        size_t i = (*n)++;
+        h[i] = it;
+        while (i && heap_less(h[(i - 1) / 2], h[i])) {
+            heap_item t = h[i];
+            h[i] = h[(i - 1) / 2];
+            h[(i - 1) / 2] = t;
+            i = (i - 1) / 2;
+        }
+        return;
+    }
+    if (!*n || !heap_less(it, h[0])) return;
+    h[0] = it;
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < *n && heap_less(h[m], h[l])) m = l;
+        if (r < *n && heap_less(h[m], h[r])) m = r;
+        if (m == i) break;
+        heap_item t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+static int cmp_heap(const void *a, const void *b) {
+    heap_item x = *(const heap_item *)a, y = *(const heap_item *)b;
+    return heap_less(x, y) ? -1 : heap_less(y, x);
+}
+
+size_t xpv_trace_search(const xpv_hostset *hs, const xpv_trace_index *ix, const char *prefix,
+                        int64_t from_ps, size_t limit, xpv_trace_hit **out, uint64_t *total) {
+    size_t pn = strlen(prefix), nh = 0;
+    heap_item *heap = xpv_xmalloc((limit ? limit : 1) * sizeof *heap);
+    uint8_t *match = NULL;
+    size_t cap_match = 0;
+    const xpv_plane *last_pl = NULL;
+    *total = 0;
+    for (uint32_t ri = 0; ri < ix->nrows; ri++) {
+        const xpv_trace_row *r = &ix->rows[ri];
+        if (r->is_counter) continue;
+        const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
+        if (pl != last_pl) {
+            match = grow(match, &cap_match, pl->nevent_meta + 1, 1);
+            for (uint32_t k = 0; k < pl->nevent_meta; k++) {
+                const xpv_event_meta *m = &pl->event_meta[k];
+                match[k] = (uint8_t)(prefix_ci(m->display_name.len ? m->display_name : m->name,
+                                               prefix, pn));
+            }
+            last_pl = pl;
+        }
+        const xpv_event *evs = pl->lines[r->line].events;
+        for (uint32_t gi = r->group0; gi < r->group0 + r->ngroups; gi++) {
+            const xpv_trace_group *g = &ix->groups[gi];
+            uint64_t n = g->seg[LV];
+            for (uint64_t i = 0; i < n; i++) {
+                uint32_t ev = ix->idx[g->off + i];
+                const xpv_event *e = &evs[ev];
+                if (!match[e->meta] || e->start_ps < from_ps) continue;
+                (*total)++;
+                if (limit) heap_push(heap, &nh, limit, (heap_item){e->start_ps, ((uint64_t)ri << 32) | ev});
+            }
+        }
+    }
+    free(match);
+    qsort(heap, nh, sizeof *heap, cmp_heap);
+    xpv_trace_hit *hits = xpv_xmalloc((nh ? nh : 1) * sizeof *hits);
+    for (size_t i = 0; i < nh; i++)
+        hits[i] = (xpv_trace_hit){(uint32_t)(heap[i].uid >> 32), (uint32_t)heap[i].uid};
+    free(heap);
+    *out = hits;
+    return nh;
+}

@@ -1,0 +1,148 @@
+/*
+ * trace_index.h - the trace viewer's per-host-set event index with
+ * precomputed levels of detail (derived kind "trace_index").
+ *
+ * Built once per (run, host set) from const profiles and cached by the
+ * server.  It never copies events: it holds, per timeline row (one XLine of
+ * a shown plane), the indices of the row's events grouped by nesting depth
+ * (counter rows: by counter name), and inside a group ordered by
+ * (level, start).  That is 4 bytes per event plus small per-row/group
+ * headers; starts, durations and names are read from the profile.
+ *
+ * Levels: level L has resolution XPV_TRACE_RES(L) = 4^(XPV_TRACE_LEVELS-1-L)
+ * ps (level 0 ~ 1126 s, the last level 1 ps).  An event's level is the
+ * coarsest level at which XProf's visibility rule (xprof-reference.md
+ * §2.12) shows it when applied to its whole group:
+ *   - the first event of a group is visible;
+ *   - an event is visible if dur >= res, or its start is >= res after the
+ *     end of the last visible event of its group (same row, same depth);
+ *   - counter samples: visible if >= res after the previous visible sample
+ *     of the same counter.
+ * A query at resolution R reads only the levels whose resolution is >= R/4
+ * (plus the next one), then re-applies the rule at R in the window, so a
+ * response holds at most ~2 events per R of time per group whatever the
+ * size of the trace.
+ *
+ * Rows follow XProf's pid/tid mapping: `/host:CPU*` planes -> 701, 702...;
+ * `/device:GPU:*` -> 1 + plane id (if no GPU plane: `/device:TPU:*`);
+ * `/device:CUSTOM:*` -> 501 + plane id; with several hosts, pid +=
+ * 1000 * (host index + 1).  tid = line display id.  Lines named
+ * `counters_*` and empty lines are skipped; `_counters_` lines are counter
+ * rows.  Internal events (MemoryAllocation, MemoryDeallocation, tf.data
+ * *Produce / *Consume) are left out.
+ *
+ * Deviations from XProf (documented): depth is the structural nesting depth
+ * (all enclosing events of the row), not the count of visible ancestors;
+ * lines sharing one display id in a plane stay separate rows with the same
+ * tid.
+ */
+#ifndef XPV_TRACE_INDEX_H
+#define XPV_TRACE_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "tool.h"
+
+#define XPV_TRACE_LEVELS 26
+/* Resolution of level L in ps: 4^(25-L). */
+#define XPV_TRACE_RES(L) ((int64_t)1 << (2 * (XPV_TRACE_LEVELS - 1 - (L))))
+
+typedef struct xpv_trace_group {
+    uint32_t row;
+    uint32_t key;                   /* depth, or counter's dense meta index */
+    uint64_t off;                   /* first index in xpv_trace_index.idx */
+    uint32_t seg[XPV_TRACE_LEVELS + 1]; /* level L = idx[off+seg[L], off+seg[L+1]) */
+} xpv_trace_group;
+
+typedef struct xpv_trace_row {
+    uint32_t host, plane, line;     /* where the events live */
+    uint32_t proc;                  /* index into procs */
+    int64_t pid, tid;
+    const char *name;               /* thread name (NUL-terminated, index arena) */
+    int is_counter;
+    int is_host;                    /* on a /host: plane (launch side of flows) */
+    uint32_t group0, ngroups;       /* range in groups */
+    uint64_t nevents;               /* events indexed (dropped ones excluded) */
+    /* Stat ids (dense, per plane) the renderer needs, or -1. */
+    int32_t st_step_name, st_group_id, st_corr, st_flow;
+} xpv_trace_row;
+
+typedef struct xpv_trace_proc {
+    int64_t pid;
+    uint32_t host, plane;
+    const char *plane_name;         /* NUL-terminated */
+    const char *host_name;
+    uint32_t nthreads;
+} xpv_trace_proc;
+
+typedef struct xpv_trace_step {
+    int64_t start_ps, dur_ps;
+    uint32_t row, ev;
+} xpv_trace_step;
+
+typedef struct xpv_trace_index {
+    xpv_trace_proc *procs;          /* ascending pid */
+    uint32_t nprocs;
+    xpv_trace_row *rows;            /* grouped by proc, ascending tid */
+    uint32_t nrows;
+    xpv_trace_group *groups;
+    uint32_t ngroups;
+    uint32_t *idx;                  /* event indices into their line */
+    uint64_t nidx;
+    xpv_trace_step *steps;          /* step markers, ascending start */
+    uint32_t nsteps;
+    int64_t min_ps, max_ps;         /* span of the indexed events */
+    uint64_t ndropped;              /* internal events left out */
+    uint64_t ncounter;              /* counter samples indexed */
+    size_t bytes;                   /* memory held */
+    xpv_arena arena;
+} xpv_trace_index;
+
+extern const xpv_derived_kind xpv_derived_trace_index;
+
+/* Build the index of a host set.  Never fails on odd input (returns an
+ * empty index); the caller frees it with xpv_trace_index_free. */
+xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs);
+void xpv_trace_index_free(xpv_trace_index *ix);
+
+/* The event of row `r` at index `ev` of its line. */
+static inline const xpv_event *xpv_trace_event(const xpv_hostset *hs,
+                                               const xpv_trace_row *r, uint32_t ev) {
+    return &hs->profiles[r->host]->planes[r->plane].lines[r->line].events[ev];
+}
+
+/* 1 when the event name is one the trace viewer hides. */
+int xpv_trace_is_internal(xpv_str name);
+
+/* One query result: an event of a row. */
+typedef struct xpv_trace_hit {
+    uint32_t row;
+    uint32_t ev;
+} xpv_trace_hit;
+
+/* Events visible in [start_ps, end_ps) at resolution `res_ps` (0: every
+ * event of the window), row by row (rows in index order, each row's events
+ * by group then start).  Counter rows also get the last sample before the
+ * window.  `out` is malloc'ed (caller frees); returns the count. */
+size_t xpv_trace_query(const xpv_hostset *hs, const xpv_trace_index *ix,
+                       int64_t start_ps, int64_t end_ps, int64_t res_ps,
+                       xpv_trace_hit **out);
+
+/* uid of an event (stable for an index): row << 32 | ev. */
+static inline uint64_t xpv_trace_uid(xpv_trace_hit h) {
+    return ((uint64_t)h.row << 32) | h.ev;
+}
+/* Decode a uid; returns 0 when it names no indexed row/event. */
+int xpv_trace_uid_decode(const xpv_hostset *hs, const xpv_trace_index *ix,
+                         uint64_t uid, xpv_trace_hit *out);
+
+/* Up to `limit` events whose shown name starts with `prefix`
+ * (case-insensitive), in ascending start order, with start >= from_ps.
+ * Fills *total with the number of matches >= from_ps.  `out` malloc'ed. */
+size_t xpv_trace_search(const xpv_hostset *hs, const xpv_trace_index *ix,
+                        const char *prefix, int64_t from_ps, size_t limit,
+                        xpv_trace_hit **out, uint64_t *total);
+
+#endif
