@@ -45,8 +45,22 @@ char *xpv_xstrdup(const char *s) {
     return d;
 }
 
+struct xpv_arena_block {
+    xpv_arena_block *next;
+    void *p;
+};
+
+void xpv_arena_adopt(xpv_arena *a, void *p, size_t n) {
+    xpv_arena_block *b = xpv_arena_alloc(a, sizeof *b);
+    b->p = p;
+    b->next = a->adopted;
+    a->adopted = b;
+    a->total += n;
+}
+
 void xpv_arena_init(xpv_arena *a, size_t chunk_size) {
     a->head = NULL;
+    a->adopted = NULL;
     a->chunk_size = chunk_size ? chunk_size : 64 * 1024;
     a->total = 0;
 }
@@ -93,6 +107,8 @@ char *xpv_arena_strndup(xpv_arena *a, const char *s, size_t n) {
 }
 
 void xpv_arena_free(xpv_arena *a) {
+    for (xpv_arena_block *b = a->adopted; b; b = b->next) free(b->p);
+    a->adopted = NULL;
     xpv_arena_chunk *c = a->head;
     while (c) {
         xpv_arena_chunk *n = c->next;

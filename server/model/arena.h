@@ -11,8 +11,11 @@
 
 typedef struct xpv_arena_chunk xpv_arena_chunk;
 
+typedef struct xpv_arena_block xpv_arena_block;
+
 typedef struct xpv_arena {
     xpv_arena_chunk *head;   /* newest chunk first */
+    xpv_arena_block *adopted; /* malloc'ed blocks freed with the arena */
     size_t chunk_size;       /* default size of the next chunk */
     size_t total;            /* bytes obtained from the system */
 } xpv_arena;
@@ -24,6 +27,10 @@ void *xpv_arena_alloc(xpv_arena *a, size_t n);
 void *xpv_arena_calloc(xpv_arena *a, size_t count, size_t size);
 /* Copy `n` bytes and append a NUL. */
 char *xpv_arena_strndup(xpv_arena *a, const char *s, size_t n);
+/* Take ownership of a malloc'ed block of `n` bytes: it is freed by
+ * xpv_arena_free.  Lets a caller grow a big array with realloc (mremap, no
+ * copy) and hand it over instead of copying it into the arena. */
+void xpv_arena_adopt(xpv_arena *a, void *p, size_t n);
 void xpv_arena_free(xpv_arena *a);
 
 /* Checked malloc family: abort with a message on OOM. */

@@ -397,7 +397,17 @@ static int decode_line(dec *d, xpv_plane *pl, const uint8_t *p, const uint8_t *e
     if (!has_display_name) ln->display_name = ln->name;
     ln->wire = start;
     ln->nevents = (uint32_t)nev;
-    ln->events = nev ? xpv_arena_alloc(d->arena, nev * sizeof(xpv_event)) : NULL;
+    if (nev * sizeof(xpv_event) >= (1u << 20)) {
+        /* A big line: hand the scratch array itself over (shrunk in place)
+         * instead of copying it, so peak memory stays file + model. */
+        ln->events = xpv_xrealloc(d->scratch, nev * sizeof(xpv_event));
+        xpv_arena_adopt(d->arena, ln->events, nev * sizeof(xpv_event));
+        ev = ln->events;
+        d->scratch = NULL;
+        d->scratch_cap = 0;
+    } else {
+        ln->events = nev ? xpv_arena_alloc(d->arena, nev * sizeof(xpv_event)) : NULL;
+    }
     /* Base in ps; int64 arithmetic is safe once base_ns was normalized. */
     int64_t ts = ln->timestamp_ns - base_ns;
     const int64_t lim = INT64_MAX / 4000;
