@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "legacy.h"
 #include "util.h"
 
 #define MAX_DEPTH 32            /* directory levels below the logdir */
@@ -111,6 +112,7 @@ static int cmp_host(const void *a, const void *b) {
     const xpv_host *x = a, *y = b;
     int c = strcmp(x->name, y->name);
     if (c) return c;
+    if (x->kind != y->kind) return x->kind - y->kind;   /* xplane first */
     return x->gz - y->gz;   /* .xplane.pb before .xplane.pb.gz */
 }
 
@@ -146,15 +148,25 @@ static int seen_before(struct scan *s, const struct stat *st) {
 
 /* Collect the host files of run directory `dir` (`rel` relative to the
  * logdir) into a new run named `name` (consumed).  Runs without hosts are
- * dropped. */
-static void add_run(struct scan *s, const char *dir, const char *rel, char *name) {
+ * dropped.  `traces`: 1 = also PyTorch "*.pt.trace.json[.gz]" files,
+ * 2 = any "*.json[.gz]" trace (see discovery.h). */
+static void add_run(struct scan *s, const char *dir, const char *rel, char *name,
+                    int traces) {
     size_t n;
     char **names = list_dir(dir, &n);
-    xpv_host *hosts = NULL;
-    size_t nh = 0, caph = 0;
-    for (size_t i = 0; i < n && nh < MAX_HOSTS; i++) {
-        int gz;
+    xpv_host *hosts = NULL, *legacy = NULL;
+    size_t nh = 0, caph = 0, nl = 0, capl = 0;
+    for (size_t i = 0; i < n && nh < MAX_HOSTS && nl < MAX_HOSTS; i++) {
+        int gz = 0, kind = 0;
         size_t hl = host_name_len(names[i], &gz);
+        /* Older formats (tools/legacy.h). */
+        if (!hl) {
+            const xpv_legacy_suffix *ls = xpv_legacy_match(names[i], &hl);
+            if (ls) kind = ls->kind;
+            else if (traces && xpv_legacy_is_trace_file(names[i], traces == 2, &hl))
+                kind = XPV_LEGACY_PYTORCH_TRACE;
+            else hl = 0;
+        }
         if (!hl) continue;
         char *path = path_join(dir, names[i]);
         struct stat st;
@@ -162,11 +174,15 @@ static void add_run(struct scan *s, const char *dir, const char *rel, char *name
             free(path);
             continue;
         }
-        if (nh == caph) {
-            caph = caph ? caph * 2 : 8;
-            hosts = xpv_xrealloc(hosts, caph * sizeof *hosts);
+        int is_legacy_file = kind && kind != XPV_LEGACY_TRACE_JSON_GZ &&
+                             kind != XPV_LEGACY_PYTORCH_TRACE;
+        xpv_host **arr = is_legacy_file ? &legacy : &hosts;
+        size_t *cnt = is_legacy_file ? &nl : &nh, *cap = is_legacy_file ? &capl : &caph;
+        if (*cnt == *cap) {
+            *cap = *cap ? *cap * 2 : 8;
+            *arr = xpv_xrealloc(*arr, *cap * sizeof **arr);
         }
-        xpv_host *h = &hosts[nh++];
+        xpv_host *h = &(*arr)[(*cnt)++];
         h->name = xpv_xmalloc(hl + 1);
         memcpy(h->name, names[i], hl);
         h->name[hl] = '\0';
@@ -176,10 +192,13 @@ static void add_run(struct scan *s, const char *dir, const char *rel, char *name
         h->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
         h->ino = (uint64_t)st.st_ino;
         h->gz = gz;
+        h->kind = kind;
     }
     free_names(names, n);
     if (nh) qsort(hosts, nh, sizeof *hosts, cmp_host);
-    /* Drop the .gz twin of a host that also has a plain file. */
+    if (nl) qsort(legacy, nl, sizeof *legacy, cmp_host);
+    /* Drop the .gz twin of a host that also has a plain file (and the
+     * trace of a host that has an xplane). */
     size_t k = 0;
     for (size_t i = 0; i < nh; i++) {
         if (k && !strcmp(hosts[k - 1].name, hosts[i].name)) {
@@ -189,8 +208,11 @@ static void add_run(struct scan *s, const char *dir, const char *rel, char *name
         hosts[k++] = hosts[i];
     }
     nh = k;
-    if (!nh || s->nruns >= MAX_RUNS) {
+    if ((!nh && !nl) || s->nruns >= MAX_RUNS) {
+        for (size_t i = 0; i < nh; i++) host_release(&hosts[i]);
+        for (size_t i = 0; i < nl; i++) host_release(&legacy[i]);
         free(hosts);
+        free(legacy);
         free(name);
         return;
     }
@@ -203,6 +225,22 @@ static void add_run(struct scan *s, const char *dir, const char *rel, char *name
     r->dir = xpv_xstrdup(dir);
     r->hosts = hosts;
     r->nhosts = nh;
+    r->legacy = legacy;
+    r->nlegacy = nl;
+}
+
+/* Whether directory `dir` (base name `base`, parent base name `parent`)
+ * holds PyTorch traces: 1 for *.pt.trace.json[.gz], 2 when any *.json[.gz]
+ * counts (parent named "pytorch"), 0 when it is no trace run. */
+static int trace_dir_kind(const char *dir, const char *parent) {
+    int any_json = parent && !strcmp(parent, "pytorch");
+    size_t n;
+    char **names = list_dir(dir, &n);
+    int found = 0;
+    for (size_t i = 0; i < n && !found; i++)
+        if (xpv_legacy_is_trace_file(names[i], any_json, NULL)) found = 1;
+    free_names(names, n);
+    return found ? (any_json ? 2 : 1) : 0;
 }
 
 /* The profile runs of TB run directory `dir` (`rel` from the logdir, ""
@@ -223,7 +261,7 @@ static void scan_profile_dir(struct scan *s, const char *dir, const char *rel) {
                                   : xpv_xstrdup("plugins/profile");
             char *hostrel = path_join(runrel, names[i]);
             char *name = rel[0] ? path_join(rel, names[i]) : xpv_xstrdup(names[i]);
-            add_run(s, rd, hostrel, name);
+            add_run(s, rd, hostrel, name, 0);
             free(runrel);
             free(hostrel);
         }
@@ -235,6 +273,22 @@ static void scan_profile_dir(struct scan *s, const char *dir, const char *rel) {
 
 static void walk(struct scan *s, const char *dir, const char *rel, int depth) {
     scan_profile_dir(s, dir, rel);
+    /* PyTorch trace folders (not the plugins/profile/<run> dirs, which
+     * scan_profile_dir covers). */
+    if (rel[0] && !strstr(rel, "plugins/profile")) {
+        const char *slash = strrchr(rel, '/');
+        char parent[256] = "";
+        if (slash) {
+            const char *ps = slash;
+            while (ps > rel && ps[-1] != '/') ps--;
+            snprintf(parent, sizeof parent, "%.*s", (int)(slash - ps), ps);
+        } else {
+            const char *rb = strrchr(s->root, '/');
+            snprintf(parent, sizeof parent, "%s", rb ? rb + 1 : s->root);
+        }
+        int tk = trace_dir_kind(dir, parent);
+        if (tk) add_run(s, dir, rel, xpv_xstrdup(rel), tk);
+    }
     if (depth >= MAX_DEPTH) return;
     size_t n;
     char **names = list_dir(dir, &n);
@@ -263,7 +317,7 @@ static xpv_runlist *scan_now(const xpv_logdir *ld) {
     if (ld->session) {
         const char *base = strrchr(ld->root, '/');
         base = base && base[1] ? base + 1 : ld->root;
-        add_run(&s, ld->root, base, xpv_xstrdup(base));
+        add_run(&s, ld->root, base, xpv_xstrdup(base), trace_dir_kind(ld->root, NULL));
     } else {
         struct stat st;
         if (stat(ld->root, &st) == 0) {
@@ -353,6 +407,8 @@ void xpv_runlist_release(xpv_runlist *rl) {
         xpv_run *r = &rl->runs[i];
         for (size_t j = 0; j < r->nhosts; j++) host_release(&r->hosts[j]);
         free(r->hosts);
+        for (size_t j = 0; j < r->nlegacy; j++) host_release(&r->legacy[j]);
+        free(r->legacy);
         free(r->name);
         free(r->dir);
     }

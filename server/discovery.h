@@ -8,6 +8,13 @@
  * name); the hosts of a run are its "<host>.xplane.pb" (or
  * ".xplane.pb.gz") files, sorted.  Runs with no host file are not listed.
  *
+ * Older formats (docs/legacy.md): a run directory may also hold TF 2.2-era
+ * per-tool files (run->legacy) and "<host>.trace.json.gz" Chrome traces
+ * (hosts of kind XPV_LEGACY_TRACE_JSON_GZ, unless the host has an xplane);
+ * a directory holding PyTorch traces ("*.pt.trace.json[.gz]", or any
+ * "*.json[.gz]" when the directory's parent is named "pytorch") is a run
+ * named by its path relative to the logdir.
+ *
  * A scan reads directory listings and stat()s host files; it never opens a
  * profile.  Symlinks are followed only when they resolve inside the logdir,
  * each real directory is visited once (no loops), depth is bounded.
@@ -31,6 +38,10 @@ typedef struct xpv_host {
     int64_t mtime_ns;
     uint64_t ino;
     int gz;              /* 1 for .xplane.pb.gz */
+    int kind;            /* 0: XPlane.  Else an enum xpv_legacy_kind
+                          * (tools/legacy.h): in hosts[] a Chrome trace
+                          * (TF *.trace.json.gz, PyTorch *.pt.trace.json),
+                          * in legacy[] a TF 2.2-era per-tool file */
 } xpv_host;
 
 typedef struct xpv_run {
@@ -38,6 +49,9 @@ typedef struct xpv_run {
     char *dir;           /* absolute path of the run directory */
     xpv_host *hosts;     /* sorted by name */
     size_t nhosts;
+    xpv_host *legacy;    /* per-tool files (<host>.overview_page.pb ...),
+                          * sorted by name; see server/legacy_serve.h */
+    size_t nlegacy;
 } xpv_run;
 
 typedef struct xpv_runlist {

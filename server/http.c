@@ -7,15 +7,20 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "arena.h"
+#include "util.h"
+
+#define MEMORY_LIMIT (32u * 1024)   /* request line + headers, per connection */
 
 const char xpv_http_csp[] =
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
@@ -23,10 +28,36 @@ const char xpv_http_csp[] =
     "object-src 'none'; base-uri 'none'; form-action 'self'; "
     "frame-ancestors 'self'";
 
+/* Per-connection state (MHD's socket context), for the request-head
+ * deadline.  Guarded by xpv_http.mu; freed when MHD closes the
+ * connection, which it does only after our CLOSED notification, so the fd
+ * is still this connection's while it is in the list. */
+struct conn {
+    int fd;
+    int busy;                   /* in the handler or sending a response */
+    int killed;
+    int64_t since_ms;           /* connected / previous response done */
+    struct conn *prev, *next;
+};
+
 struct xpv_http {
     struct MHD_Daemon *d;
     xpv_app *app;
     int port;
+    unsigned timeout_s, grace_s;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct conn *conns;         /* open connections */
+    unsigned inflight;          /* requests between head and completion */
+    int stopping;
+    pthread_t watchdog;
+    int watchdog_started;
+};
+
+/* Per-request state (MHD's con_cls). */
+struct req {
+    char *uri;                  /* raw request target */
+    int counted;                /* included in xpv_http.inflight */
 };
 
 /* What a response's body buffer hangs on until MHD is done with it. */
@@ -64,16 +95,95 @@ static int accepts_gzip(const char *ae) {
 static void *uri_logger(void *cls, const char *uri, struct MHD_Connection *c) {
     (void)cls;
     (void)c;
-    return xpv_xstrdup(uri ? uri : "/");
+    struct req *rq = xpv_xcalloc(1, sizeof *rq);
+    rq->uri = xpv_xstrdup(uri ? uri : "/");
+    return rq;
+}
+
+static struct conn *conn_of(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? (struct conn *)ci->socket_context : NULL;
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode toe) {
-    (void)cls;
-    (void)c;
+    struct xpv_http *srv = cls;
+    struct req *rq = *con_cls;
     (void)toe;
-    free(*con_cls);
+    pthread_mutex_lock(&srv->mu);
+    struct conn *cn = conn_of(c);
+    if (cn) {
+        cn->busy = 0;
+        cn->since_ms = xpv_now_ms();
+    }
+    if (rq && rq->counted) {
+        srv->inflight--;
+        pthread_cond_broadcast(&srv->cv);
+    }
+    pthread_mutex_unlock(&srv->mu);
+    if (rq) {
+        free(rq->uri);
+        free(rq);
+    }
     *con_cls = NULL;
+}
+
+static void notify_conn(void *cls, struct MHD_Connection *c, void **socket_context,
+                        enum MHD_ConnectionNotificationCode code) {
+    struct xpv_http *srv = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        struct conn *cn = xpv_xcalloc(1, sizeof *cn);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        cn->fd = ci ? ci->connect_fd : -1;
+        cn->since_ms = xpv_now_ms();
+        pthread_mutex_lock(&srv->mu);
+        cn->next = srv->conns;
+        if (srv->conns) srv->conns->prev = cn;
+        srv->conns = cn;
+        pthread_mutex_unlock(&srv->mu);
+        *socket_context = cn;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        struct conn *cn = *socket_context;
+        if (!cn) return;
+        pthread_mutex_lock(&srv->mu);
+        if (cn->prev) cn->prev->next = cn->next;
+        else srv->conns = cn->next;
+        if (cn->next) cn->next->prev = cn->prev;
+        pthread_mutex_unlock(&srv->mu);
+        free(cn);
+        *socket_context = NULL;
+    }
+}
+
+/* Closes connections that have not delivered a complete request head
+ * within timeout_s (MHD's own timeout only counts idle time, so a client
+ * sending one header byte every few seconds would otherwise hold its
+ * connection forever).  shutdown() makes MHD see the connection end and
+ * clean it up in its own thread. */
+static void *watchdog_main(void *arg) {
+    struct xpv_http *srv = arg;
+    int64_t limit = (int64_t)srv->timeout_s * 1000;
+    pthread_mutex_lock(&srv->mu);
+    while (!srv->stopping) {
+        int64_t now = xpv_now_ms();
+        for (struct conn *cn = srv->conns; cn; cn = cn->next)
+            if (!cn->busy && !cn->killed && cn->fd >= 0 && now - cn->since_ms > limit) {
+                shutdown(cn->fd, SHUT_RDWR);
+                cn->killed = 1;
+            }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 250 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&srv->cv, &srv->mu, &ts);
+    }
+    pthread_mutex_unlock(&srv->mu);
+    return NULL;
 }
 
 static void add_common_headers(struct MHD_Response *resp) {
@@ -89,10 +199,20 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
                                const char *version, const char *upload_data,
                                size_t *upload_data_size, void **con_cls) {
     struct xpv_http *srv = cls;
-    (void)url;
     (void)version;
     (void)upload_data;
-    const char *uri = *con_cls ? (const char *)*con_cls : url;
+    struct req *rq = *con_cls;
+    const char *uri = rq ? rq->uri : url;
+    int stopping;
+    pthread_mutex_lock(&srv->mu);
+    if (rq && !rq->counted) {
+        rq->counted = 1;
+        srv->inflight++;
+    }
+    struct conn *cn = conn_of(conn);
+    if (cn) cn->busy = 1;
+    stopping = srv->stopping;
+    pthread_mutex_unlock(&srv->mu);
     struct holder *h = xpv_xcalloc(1, sizeof *h);
     const char *inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
     xpv_app_route(srv->app, method, uri, inm, &h->r);
@@ -130,6 +250,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
     if (gz) MHD_add_response_header(resp, "Content-Encoding", "gzip");
     if (vary) MHD_add_response_header(resp, "Vary", "Accept-Encoding");
     if (r->etag) MHD_add_response_header(resp, "ETag", r->etag);
+    if (r->last_modified[0])
+        MHD_add_response_header(resp, "Last-Modified", r->last_modified);
+    /* Request bodies are never read: close rather than parse what follows.
+     * While stopping, close so keep-alive clients go away. */
+    if (stopping || (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0))
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     if (r->cache_control) MHD_add_response_header(resp, "Cache-Control", r->cache_control);
     if (r->disposition[0])
         MHD_add_response_header(resp, "Content-Disposition", r->disposition);
@@ -150,7 +276,7 @@ xpv_http *xpv_http_start(xpv_app *app, const xpv_http_config *cfg,
                          char *err, size_t errlen) {
     struct sockaddr_storage ss;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-                     MHD_USE_ERROR_LOG;
+                     MHD_USE_ERROR_LOG | MHD_USE_ITC;
     memset(&ss, 0, sizeof ss);
     const char *host = cfg->host && *cfg->host ? cfg->host : "127.0.0.1";
     if (!strcmp(host, "localhost")) host = "127.0.0.1";
@@ -182,16 +308,25 @@ xpv_http *xpv_http_start(xpv_app *app, const xpv_http_config *cfg,
     unsigned threads = cfg->threads ? cfg->threads : (unsigned)(ncpu * 2 < 4 ? 4 : ncpu * 2);
     struct xpv_http *srv = xpv_xcalloc(1, sizeof *srv);
     srv->app = app;
-    srv->d = MHD_start_daemon(
-        flags, (uint16_t)cfg->port, NULL, NULL, handler, srv,
-        MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-        MHD_OPTION_THREAD_POOL_SIZE, threads,
-        MHD_OPTION_CONNECTION_LIMIT, cfg->conn_limit ? cfg->conn_limit : 512u,
-        MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 60u,
-        MHD_OPTION_URI_LOG_CALLBACK, uri_logger, NULL,
-        MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-        MHD_OPTION_END);
+    srv->timeout_s = cfg->timeout_s ? cfg->timeout_s : 30u;
+    srv->grace_s = cfg->grace_s ? cfg->grace_s : 10u;
+    unsigned conn_limit = cfg->conn_limit ? cfg->conn_limit : 512u;
+    pthread_mutex_init(&srv->mu, NULL);
+    pthread_cond_init(&srv->cv, NULL);
+#define START_DAEMON()                                                          \
+    MHD_start_daemon(                                                           \
+        flags, (uint16_t)cfg->port, NULL, NULL, handler, srv,                   \
+        MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL,                              \
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,                           \
+        MHD_OPTION_THREAD_POOL_SIZE, threads,                                   \
+        MHD_OPTION_CONNECTION_LIMIT, conn_limit,                                \
+        MHD_OPTION_CONNECTION_TIMEOUT, srv->timeout_s,                          \
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MEMORY_LIMIT,               \
+        MHD_OPTION_URI_LOG_CALLBACK, uri_logger, srv,                           \
+        MHD_OPTION_NOTIFY_COMPLETED, completed, srv,                            \
+        MHD_OPTION_NOTIFY_CONNECTION, notify_conn, srv,                         \
+        MHD_OPTION_END)
+    srv->d = START_DAEMON();
     if (!srv->d && cfg->bind_all) {
         /* No IPv6 here: fall back to every IPv4 interface. */
         struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
@@ -200,23 +335,18 @@ xpv_http *xpv_http_start(xpv_app *app, const xpv_http_config *cfg,
         s4->sin_addr.s_addr = htonl(INADDR_ANY);
         s4->sin_port = htons((uint16_t)cfg->port);
         flags &= ~(unsigned)MHD_USE_DUAL_STACK;
-        srv->d = MHD_start_daemon(
-            flags, (uint16_t)cfg->port, NULL, NULL, handler, srv,
-            MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL,
-            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-            MHD_OPTION_THREAD_POOL_SIZE, threads,
-            MHD_OPTION_CONNECTION_LIMIT, cfg->conn_limit ? cfg->conn_limit : 512u,
-            MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s ? cfg->timeout_s : 60u,
-            MHD_OPTION_URI_LOG_CALLBACK, uri_logger, NULL,
-            MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-            MHD_OPTION_END);
+        srv->d = START_DAEMON();
     }
+#undef START_DAEMON
     if (!srv->d) {
         snprintf(err, errlen, "cannot listen on %s port %d (in use, or not allowed)",
                  cfg->bind_all ? "all interfaces" : host, cfg->port);
+        pthread_cond_destroy(&srv->cv);
+        pthread_mutex_destroy(&srv->mu);
         free(srv);
         return NULL;
     }
+    srv->watchdog_started = pthread_create(&srv->watchdog, NULL, watchdog_main, srv) == 0;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->d, MHD_DAEMON_INFO_BIND_PORT);
     srv->port = info ? info->port : cfg->port;
     return srv;
@@ -224,8 +354,43 @@ xpv_http *xpv_http_start(xpv_app *app, const xpv_http_config *cfg,
 
 int xpv_http_port(const xpv_http *h) { return h->port; }
 
+unsigned xpv_http_inflight(xpv_http *h) {
+    pthread_mutex_lock(&h->mu);
+    unsigned n = h->inflight;
+    pthread_mutex_unlock(&h->mu);
+    return n;
+}
+
 void xpv_http_stop(xpv_http *h) {
     if (!h) return;
+    /* 1. Stop accepting: new connections are refused from here on. */
+    MHD_socket ls = MHD_quiesce_daemon(h->d);
+    if (ls != MHD_INVALID_SOCKET) close(ls);
+    /* 2. Let the requests in flight finish; their responses say
+     *    "Connection: close". */
+    pthread_mutex_lock(&h->mu);
+    h->stopping = 1;
+    pthread_cond_broadcast(&h->cv);
+    int64_t deadline = xpv_now_ms() + (int64_t)h->grace_s * 1000;
+    while (h->inflight > 0 && xpv_now_ms() < deadline) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 50 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&h->cv, &h->mu, &ts);
+    }
+    unsigned left = h->inflight;
+    pthread_mutex_unlock(&h->mu);
+    if (left)
+        fprintf(stderr, "xpview: %u request(s) still running after %us, closing them\n",
+                left, h->grace_s);
+    if (h->watchdog_started) pthread_join(h->watchdog, NULL);
+    /* 3. Close idle keep-alive connections and free everything. */
     MHD_stop_daemon(h->d);
+    pthread_cond_destroy(&h->cv);
+    pthread_mutex_destroy(&h->mu);
     free(h);
 }

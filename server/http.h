@@ -5,7 +5,14 @@
  * GET and HEAD (405 otherwise), gzip-compresses when the client accepts it
  * (pre-compressed bytes when the route has them, else zlib level 1), adds
  * the security headers to every response and enforces connection limits
- * and timeouts.
+ * and timeouts:
+ *   - request line + headers must fit in 32 KiB (else 414/431, by MHD);
+ *   - at most `conn_limit` connections (more are closed on accept);
+ *   - a connection must deliver a complete request head within
+ *     `timeout_s` of connecting (or of its previous response), and is
+ *     closed after `timeout_s` without any traffic (slowloris);
+ *   - xpv_http_stop() stops accepting, lets the requests in flight finish
+ *     (up to `grace_s`), then closes everything.
  */
 #ifndef XPV_HTTP_H
 #define XPV_HTTP_H
@@ -22,7 +29,8 @@ typedef struct xpv_http_config {
     int port;                /* 0 = an ephemeral port (see xpv_http_port) */
     unsigned threads;        /* 0 = default (2 x cores, at least 4) */
     unsigned conn_limit;     /* 0 = default (512) */
-    unsigned timeout_s;      /* idle connection timeout; 0 = default (60) */
+    unsigned timeout_s;      /* idle / request-head timeout; 0 = default (30) */
+    unsigned grace_s;        /* shutdown: wait for in-flight requests; 0 = 10 */
 } xpv_http_config;
 
 /* Start serving `app` (borrowed; it must outlive the server).  Returns
@@ -34,7 +42,12 @@ xpv_http *xpv_http_start(xpv_app *app, const xpv_http_config *cfg,
 /* The port actually bound. */
 int xpv_http_port(const xpv_http *h);
 
-/* Stop accepting, finish the requests in flight, free everything. */
+/* Requests whose head has been received and whose response is not fully
+ * sent yet. */
+unsigned xpv_http_inflight(xpv_http *h);
+
+/* Stop accepting, let the requests in flight finish (at most grace_s
+ * seconds), close the remaining connections, free everything. */
 void xpv_http_stop(xpv_http *h);
 
 /* The Content-Security-Policy sent with every response. */

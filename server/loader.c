@@ -13,10 +13,57 @@
 #include <zlib.h>
 
 #include "arena.h"
+#include "chrome_trace.h"
 
 static void free_buf(void *buf, size_t len) {
     (void)len;
     free(buf);
+}
+
+/* Whether the XSpace's top-level fields run past the end of the data: the
+ * file stops in the middle of a record, which is what a profile that is
+ * still being written (or was cut short) looks like. */
+static int ends_mid_record(const unsigned char *p, size_t len) {
+    size_t i = 0;
+    while (i < len) {
+        uint64_t tag = 0, n = 0;
+        int shift = 0;
+        do {
+            if (i >= len) return 1;
+            if (shift > 63) return 0;
+            tag |= (uint64_t)(p[i] & 0x7f) << shift;
+            shift += 7;
+        } while (p[i++] & 0x80);
+        switch (tag & 7) {
+        case 0:
+            do {
+                if (i >= len) return 1;
+            } while (p[i++] & 0x80);
+            break;
+        case 1:
+            if (len - i < 8) return 1;
+            i += 8;
+            break;
+        case 5:
+            if (len - i < 4) return 1;
+            i += 4;
+            break;
+        case 2:
+            shift = 0;
+            do {
+                if (i >= len) return 1;
+                if (shift > 63) return 0;
+                n |= (uint64_t)(p[i] & 0x7f) << shift;
+                shift += 7;
+            } while (p[i++] & 0x80);
+            if (n > len - i) return 1;
+            i += (size_t)n;
+            break;
+        default:
+            return 0;       /* not protobuf at all: corrupt, not incomplete */
+        }
+    }
+    return 0;
 }
 
 void *xpv_gunzip(const void *data, size_t len, uint64_t cap, size_t *out_len,
@@ -78,8 +125,9 @@ void *xpv_gunzip(const void *data, size_t len, uint64_t cap, size_t *out_len,
         free(out);
         err->offset = (int64_t)consumed;
         if (rc == Z_BUF_ERROR || rc == Z_OK)
-            xpv_err_set(err, 422, "incomplete gzip stream (truncated after %llu "
-                        "compressed bytes)", (unsigned long long)consumed);
+            xpv_err_set(err, 422, "incomplete: the gzip stream ends early (after %llu "
+                        "compressed bytes; still being written?)",
+                        (unsigned long long)consumed);
         else
             xpv_err_set(err, 422, "corrupt gzip stream at compressed byte %llu: %s",
                         (unsigned long long)consumed, z.msg ? z.msg : "data error");
@@ -155,7 +203,30 @@ xpv_profile *xpv_load_profile(const char *path, const char *display,
     close(fd);
     fd = -1;
 
-    if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
+    /* Chrome trace JSON (PyTorch, TF 2.2 *.trace.json.gz): converted to
+     * XSpace bytes while streaming (gzip inflated chunk by chunk), then
+     * decoded like any xplane.  See server/model/chrome_trace.h. */
+    size_t plen = strlen(path);
+    if ((plen > 5 && !strcmp(path + plen - 5, ".json")) ||
+        (plen > 8 && !strcmp(path + plen - 8, ".json.gz"))) {
+        xpv_buf xs;
+        xpv_buf_init(&xs);
+        xpv_ct_options opt = {NULL, lim->max_inflated};
+        xpv_ct_error ce;
+        int crc = xpv_ct_convert_mem(buf, len, &opt, &xs, NULL, &ce);
+        free(buf);
+        buf = NULL;
+        if (crc != 0) {
+            xpv_buf_free(&xs);
+            err->offset = (int64_t)ce.offset;
+            xpv_err_set(err, ce.status ? ce.status : 422,
+                        "%s: cannot read trace JSON at byte %llu: %s", display,
+                        (unsigned long long)ce.offset, ce.msg);
+            return NULL;
+        }
+        len = xs.len;
+        buf = (unsigned char *)xpv_buf_steal(&xs, &len);
+    } else if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
         size_t ilen = 0;
         unsigned char *inflated = xpv_gunzip(buf, len, lim->max_inflated, &ilen, err);
         free(buf);
@@ -177,13 +248,21 @@ xpv_profile *xpv_load_profile(const char *path, const char *display,
 
     xpv_decode_error de;
     memset(&de, 0, sizeof de);
+    /* Cheap (top-level fields only), decided before xpv_decode owns buf. */
+    int cut = ends_mid_record(buf, len);
     xpv_profile *p = xpv_decode(buf, len, free_buf, &de);
     buf = NULL;  /* owned by xpv_decode now, also on failure */
     if (!p) {
         err->offset = (int64_t)de.offset;
-        xpv_err_set(err, 422, "%s: cannot decode XSpace at byte offset %llu: %s",
-                    display, (unsigned long long)de.offset,
-                    de.msg[0] ? de.msg : "malformed data");
+        if (cut)
+            xpv_err_set(err, 422, "%s: incomplete: the file ends in the middle of a "
+                        "record (byte offset %llu of %zu; still being written?); retry "
+                        "when the profiler has finished writing it", display,
+                        (unsigned long long)de.offset, len);
+        else
+            xpv_err_set(err, 422, "%s: cannot decode XSpace at byte offset %llu: %s",
+                        display, (unsigned long long)de.offset,
+                        de.msg[0] ? de.msg : "malformed data");
         return NULL;
     }
     return p;

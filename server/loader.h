@@ -5,8 +5,9 @@
  * bytes start with the gzip magic (inflated size capped too, so a gzip
  * bomb cannot exhaust memory), then xpv_decode().  Every failure becomes
  * an xpv_err naming the file and, for decoding failures, the byte offset.
- * A file that changes size or mtime while it is read (still being
- * written) yields an "incomplete" error, never a crash.
+ * A file that changes size or mtime while it is read, or whose bytes stop
+ * in the middle of a record (both: still being written) yields a 422
+ * "incomplete ... still being written?" error, never a crash.
  */
 #ifndef XPV_LOADER_H
 #define XPV_LOADER_H

@@ -8,18 +8,22 @@
  *   xpview synth [--size BYTES] [--hosts N] [--steps N] [--gpus N]
  *                [--seed N] [--run NAME] OUT_DIR
  *   xpview info FILE
+ *   xpview healthcheck [URL]      (exit 0 when URL answers 200)
  *
  * Without --logdir the server generates the bundled demo logdir (synthetic
  * TF-GPU profiles) and serves it.  Signals: SIGINT/SIGTERM stop gracefully.
  */
 #include <errno.h>
 #include <ftw.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "http.h"
@@ -32,12 +36,14 @@
 static const char usage[] =
     "usage: xpview [--logdir DIR] [--port 6006] [--host 127.0.0.1 | --bind_all]\n"
     "              [--path_prefix /sub/path] [--cache_dir DIR]\n"
-    "              [--max_file_size BYTES] [--cache_mb N] [--help] [--version]\n"
+    "              [--max_file_size BYTES] [--cache_mb N]\n"
+    "              [--max_connections N] [--timeout SECONDS] [--help] [--version]\n"
     "       xpview export --tool NAME [--host H] [--param k=v]... [--route data]\n"
     "              RUN_DIR\n"
     "       xpview synth [--size BYTES] [--hosts N] [--steps N] [--gpus N]\n"
     "              [--seed N] [--run NAME] OUT_DIR\n"
     "       xpview info FILE\n"
+    "       xpview healthcheck [http://127.0.0.1:6006/healthz]\n"
     "\n"
     "Serves the TensorBoard profile runs under --logdir (every\n"
     "<dir>/plugins/profile/<run>/<host>.xplane.pb) at http://localhost:6006/.\n"
@@ -54,11 +60,17 @@ static const char usage[] =
     "                       bytes; K/M/G suffixes allowed (default 4G)\n"
     "  --cache_mb N         memory budget for decoded profiles and results\n"
     "                       (default: half the RAM, at most 8192)\n"
+    "  --max_connections N  open connections at most (default 512)\n"
+    "  --timeout SECONDS    a connection must send a complete request head\n"
+    "                       within this time and is closed when idle this\n"
+    "                       long (default 30)\n"
     "\n"
     "  export               print the JSON the /data route returns for a run\n"
     "                       directory (a plugins/profile/<run> directory)\n"
     "  synth                write a synthetic TF-GPU logdir\n"
-    "  info                 print the planes, lines and event counts of a file\n";
+    "  info                 print the planes, lines and event counts of a file\n"
+    "  healthcheck          GET the URL (default http://127.0.0.1:6006/healthz);\n"
+    "                       exit 0 on HTTP 200, 1 otherwise (for containers)\n";
 
 /* ==== Argument helpers ================================================== */
 
@@ -257,20 +269,142 @@ static int cmd_info(int argc, char **argv) {
     return 0;
 }
 
-/* Write the demo logdir: a single-host run (newest, shown first) and a
- * two-host run. */
-static int make_demo(const char *dir) {
-    char err[512] = "";
+/* A plain-socket HTTP/1.0 GET (the runtime image has no curl).  Returns
+ * the process exit status: 0 when the server answered 200. */
+static int cmd_healthcheck(int argc, char **argv) {
+    const char *url = argc > 2 ? argv[2] : "http://127.0.0.1:6006/healthz";
+    char host[256], port[16] = "80", path[1024] = "/";
+    const char *p = url;
+    if (argc > 3 || strncmp(p, "http://", 7) != 0) {
+        fprintf(stderr, "usage: xpview healthcheck [http://HOST:PORT/PATH]\n");
+        return 2;
+    }
+    p += 7;
+    size_t hl;
+    const char *hend;
+    if (*p == '[') {                       /* [v6addr]:port */
+        hend = strchr(p, ']');
+        if (!hend) return 2;
+        hl = (size_t)(hend - p - 1);
+        p++;
+        hend++;
+    } else {
+        hend = p + strcspn(p, ":/");
+        hl = (size_t)(hend - p);
+    }
+    if (hl == 0 || hl >= sizeof host) {
+        fprintf(stderr, "xpview healthcheck: bad URL %s\n", url);
+        return 2;
+    }
+    memcpy(host, p, hl);
+    host[hl] = '\0';
+    if (*hend == ':') {
+        size_t pl = strcspn(hend + 1, "/");
+        if (pl == 0 || pl >= sizeof port) return 2;
+        memcpy(port, hend + 1, pl);
+        port[pl] = '\0';
+        hend += 1 + pl;
+    }
+    if (*hend == '/') snprintf(path, sizeof path, "%s", hend);
+
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_socktype = SOCK_STREAM;
+    int gai = getaddrinfo(host, port, &hints, &res);
+    if (gai != 0) {
+        fprintf(stderr, "xpview healthcheck: %s: %s\n", host, gai_strerror(gai));
+        return 1;
+    }
+    int fd = -1;
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) continue;
+        struct timeval tv = {3, 0};        /* connect, send and receive */
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) break;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        fprintf(stderr, "xpview healthcheck: cannot connect to %s port %s\n", host, port);
+        return 1;
+    }
+    char req[1400];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s\r\n"
+                     "Connection: close\r\n\r\n", path, host);
+    if (n < 0 || (size_t)n >= sizeof req || write(fd, req, (size_t)n) != n) {
+        fprintf(stderr, "xpview healthcheck: cannot send the request\n");
+        close(fd);
+        return 1;
+    }
+    char resp[64];
+    size_t got = 0;
+    while (got < sizeof resp - 1) {
+        ssize_t r = read(fd, resp + got, sizeof resp - 1 - got);
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    resp[got] = '\0';
+    int status = 0;
+    if (sscanf(resp, "HTTP/%*d.%*d %d", &status) != 1) {
+        fprintf(stderr, "xpview healthcheck: no HTTP answer from %s\n", url);
+        return 1;
+    }
+    if (status != 200) {
+        fprintf(stderr, "xpview healthcheck: %s answered %d\n", url, status);
+        return 1;
+    }
+    return 0;
+}
+
+/* Write the demo logdir into `dir`: a single-host run (newest, shown
+ * first) and a two-host run. */
+static int write_demo(const char *dir, char *err, size_t errlen) {
     xpv_synth_opts o;
     memset(&o, 0, sizeof o);
     o.hosts = 2;
     xpv_synth_defaults(&o);
-    if (xpv_synth_logdir(&o, dir, "2025_01_01_00_00_01_two_hosts", err, sizeof err) != 0)
-        goto fail;
+    if (xpv_synth_logdir(&o, dir, "2025_01_01_00_00_01_two_hosts", err, errlen) != 0)
+        return -1;
     memset(&o, 0, sizeof o);
     xpv_synth_defaults(&o);
-    if (xpv_synth_logdir(&o, dir, "2025_01_01_00_00_02", err, sizeof err) != 0)
+    return xpv_synth_logdir(&o, dir, "2025_01_01_00_00_02", err, errlen);
+}
+
+/* The demo logdir at `dir`.  With `shared` (a --cache_dir several
+ * replicas may share), it is written into a private temporary directory
+ * and renamed into place, so no server ever sees a half-written demo: the
+ * first replica's rename wins, the others drop their copy. */
+static int make_demo(const char *dir, int shared) {
+    char err[512] = "";
+    struct stat st;
+    if (!shared) {
+        if (write_demo(dir, err, sizeof err) == 0) return 0;
         goto fail;
+    }
+    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) return 0;  /* already there */
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", dir, (long)getpid());
+    rmrf(tmp);
+    if (mkdir(tmp, 0755) != 0) {
+        snprintf(err, sizeof err, "mkdir %.300s: %s", tmp, strerror(errno));
+        goto fail;
+    }
+    if (write_demo(tmp, err, sizeof err) != 0) {
+        rmrf(tmp);
+        goto fail;
+    }
+    if (rename(tmp, dir) != 0) {
+        int e = errno;
+        rmrf(tmp);
+        if (!(stat(dir, &st) == 0 && S_ISDIR(st.st_mode))) {
+            snprintf(err, sizeof err, "rename to %.300s: %s", dir, strerror(e));
+            goto fail;
+        }
+    }
     return 0;
 fail:
     fprintf(stderr, "xpview: cannot write the demo logdir in %s: %s\n", dir, err);
@@ -311,6 +445,10 @@ static int cmd_serve(int argc, char **argv) {
             ac.max_file_size = parse_size(v, "--max_file_size");
         else if ((v = opt_value(argc, argv, &i, "--cache_mb")))
             ac.cache_bytes = (uint64_t)parse_int(v, "--cache_mb", 1, 1L << 30) << 20;
+        else if ((v = opt_value(argc, argv, &i, "--max_connections")))
+            hc.conn_limit = (unsigned)parse_int(v, "--max_connections", 1, 100000);
+        else if ((v = opt_value(argc, argv, &i, "--timeout")))
+            hc.timeout_s = (unsigned)parse_int(v, "--timeout", 1, 86400);
         else {
             fprintf(stderr, "xpview: unknown argument %s\n%s", argv[i], usage);
             return 2;
@@ -323,7 +461,6 @@ static int cmd_serve(int argc, char **argv) {
         if (cache_dir) {
             snprintf(demo, sizeof demo, "%s/demo", cache_dir);
             mkdir(cache_dir, 0755);
-            mkdir(demo, 0755);
         } else {
             const char *t = getenv("TMPDIR");
             snprintf(demo, sizeof demo, "%s/xpview-demo-XXXXXX", t && *t ? t : "/tmp");
@@ -334,7 +471,7 @@ static int cmd_serve(int argc, char **argv) {
             }
             demo_tmp = 1;
         }
-        if (make_demo(demo) != 0) {
+        if (make_demo(demo, !demo_tmp) != 0) {
             if (demo_tmp) rmrf(demo);
             return 1;
         }
@@ -394,5 +531,6 @@ int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "export")) return cmd_export(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "synth")) return cmd_synth(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "info")) return cmd_info(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "healthcheck")) return cmd_healthcheck(argc, argv);
     return cmd_serve(argc, argv);
 }

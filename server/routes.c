@@ -16,11 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "arena.h"
 #include "assets.h"
 #include "discovery.h"
+#include "legacy_serve.h"
 #include "loader.h"
 #include "version.h"
 
@@ -34,7 +36,25 @@ struct xpv_app {
     xpv_load_limits limits;
     uint64_t keep_max;               /* largest rendered response kept */
     const xpv_tool *const *tools;
+    uint64_t decodes, decode_failures, not_modified;   /* atomic counters */
+    uint64_t build_id;               /* hash of the running binary (ETags) */
 };
+
+/* Hash of the running executable, so ETags change with the code that
+ * computed the bodies (replicas running the same binary agree). */
+static uint64_t binary_hash(void) {
+    FILE *f = fopen("/proc/self/exe", "rb");
+    uint64_t h = xpv_hash64(XPV_VERSION, strlen(XPV_VERSION));
+    if (!f) return h;
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        uint64_t c = xpv_hash64(chunk, n);
+        h = xpv_hash64(&c, sizeof c) ^ (h * 0x100000001b3ULL);
+    }
+    fclose(f);
+    return h;
+}
 
 /* ==== Responses ======================================================== */
 
@@ -77,6 +97,7 @@ static void resp_error(xpv_response *r, const xpv_err *e) {
     r->status = e->status ? e->status : 500;
     r->content_type = "application/json";
     r->etag = NULL;
+    r->last_modified[0] = '\0';
     r->gz = NULL;
     xpv_buf_puts(&b, "{\"error\":");
     xpv_buf_json_cstr(&b, e->msg[0] ? e->msg : "error");
@@ -132,6 +153,7 @@ xpv_app *xpv_app_new(const xpv_app_config *cfg, xpv_err *err) {
     a->limits.max_file = cfg->max_file_size ? cfg->max_file_size : XPV_DEFAULT_MAX_FILE;
     a->limits.max_inflated = a->limits.max_file;
     a->tools = xpv_tools();
+    a->build_id = binary_hash();
 
     /* Normalise the prefix: leading '/', no trailing '/', "" for none. */
     const char *p = cfg->path_prefix ? cfg->path_prefix : "";
@@ -206,9 +228,13 @@ static void free_profile(void *p) { xpv_profile_free(p); }
 
 static int build_profile(void *vctx, xpv_cache_val *v, xpv_err *err) {
     struct profile_ctx *ctx = vctx;
+    __atomic_add_fetch(&ctx->app->decodes, 1, __ATOMIC_RELAXED);
     xpv_profile *p = xpv_load_profile(ctx->host->path, ctx->host->rel,
                                       &ctx->app->limits, err);
-    if (!p) return -1;
+    if (!p) {
+        __atomic_add_fetch(&ctx->app->decode_failures, 1, __ATOMIC_RELAXED);
+        return -1;
+    }
     v->ptr = p;
     v->size = p->mem_size ? p->mem_size : p->buf_len;
     v->free = free_profile;
@@ -492,9 +518,58 @@ static xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_query *q,
     return e;
 }
 
+/* ==== Validators (ETag, Last-Modified) ================================ */
+
+/* Whether If-None-Match `inm` lists `etag` (or is "*"). */
+static int inm_matches(const char *inm, const char *etag) {
+    if (!inm || !etag) return 0;
+    while (*inm == ' ') inm++;
+    return !strcmp(inm, "*") || strstr(inm, etag) != NULL;
+}
+
+/* Give `r` an ETag and Last-Modified for a response computed by `route`
+ * from the files `hosts` with query `q` (NULL: none).  The ETag changes
+ * whenever the server version, a file's identity (path, size, mtime,
+ * inode) or the query does.  Returns 1 when `inm` matches: r is then a
+ * 304 and the caller must not compute the body. */
+static int set_validators(xpv_app *a, xpv_response *r, const char *route,
+                          const xpv_host *const *hosts, size_t n,
+                          const xpv_query *q, const char *inm) {
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_buf_printf(&b, "%s\x1f%016llx\x1f%s\x1f", XPV_VERSION,
+                   (unsigned long long)a->build_id, route);
+    int64_t newest = 0;
+    for (size_t i = 0; i < n; i++) {
+        host_identity(&b, hosts[i]);
+        if (hosts[i]->mtime_ns > newest) newest = hosts[i]->mtime_ns;
+    }
+    if (q) canonical_query(&b, q);
+    uint64_t h1 = xpv_hash64(b.data, b.len);
+    xpv_buf_add(&b, &h1, sizeof h1);
+    uint64_t h2 = xpv_hash64(b.data, b.len);
+    xpv_buf_free(&b);
+    snprintf(r->etag_buf, sizeof r->etag_buf, "\"%016llx%016llx\"",
+             (unsigned long long)h1, (unsigned long long)h2);
+    r->etag = r->etag_buf;
+    time_t t = (time_t)(newest / 1000000000);
+    struct tm tm;
+    if (gmtime_r(&t, &tm))
+        strftime(r->last_modified, sizeof r->last_modified,
+                 "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    if (!inm_matches(inm, r->etag)) return 0;
+    __atomic_add_fetch(&a->not_modified, 1, __ATOMIC_RELAXED);
+    r->status = 304;
+    r->body = "";
+    r->len = 0;
+    return 1;
+}
+
 /* ==== Data routes ====================================================== */
 
-static void route_runs(xpv_app *a, const xpv_query *q, xpv_response *r) {
+static void route_runs(xpv_app *a, const xpv_query *q, const char *inm,
+                        xpv_response *r) {
+    (void)inm;
     (void)q;
     xpv_runlist *rl = xpv_logdir_scan(a->ld, 0);
     xpv_buf b;
@@ -539,7 +614,124 @@ static int build_tool_list(void *vctx, xpv_cache_val *v, xpv_err *err) {
     return 0;
 }
 
-static void route_run_tools(xpv_app *a, const xpv_query *q, xpv_response *r) {
+/* ==== Older formats: TF 2.2-era per-tool files (legacy_serve.h) ======== */
+
+/* run_tools of a run holding per-tool files (or no host at all): the
+ * first host's tools merged with the files' tools. */
+static void legacy_run_tools(xpv_app *a, const reqctx *rc, const char *inm,
+                             xpv_response *r) {
+    const xpv_run *run = rc->run;
+    size_t n = run->nlegacy + (run->nhosts ? 1 : 0);
+    const xpv_host **files = xpv_xcalloc(n ? n : 1, sizeof *files);
+    for (size_t i = 0; i < run->nlegacy; i++) files[i] = &run->legacy[i];
+    if (run->nhosts) files[run->nlegacy] = &run->hosts[0];
+    int not_modified = set_validators(a, r, "run_tools", files, n, NULL, inm);
+    free(files);
+    if (not_modified) return;
+    xpv_centry *e = NULL;
+    if (run->nhosts) {
+        /* A broken xplane still leaves the per-tool files' tools. */
+        xpv_err err;
+        xpv_err_clear(&err);
+        xpv_buf key;
+        xpv_buf_init(&key);
+        xpv_buf_puts(&key, "T\x1f");
+        host_identity(&key, &run->hosts[0]);
+        xpv_buf_putc(&key, '\0');
+        struct tools_ctx ctx = {a, &run->hosts[0]};
+        e = xpv_cache_get(a->cache, key.data, build_tool_list, &ctx, &err);
+        xpv_buf_free(&key);
+    }
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_legacy_tool_list(run, a->tools, e ? (const char *)xpv_centry_value(e) : NULL, &b);
+    if (e) xpv_cache_release(a->cache, e);
+    resp_take_buf(r, &b);
+}
+
+/* hosts?tag=T for a tool served from per-tool files.  Returns 1 when it
+ * answered. */
+static int legacy_hosts(xpv_app *a, const xpv_query *q, xpv_response *r) {
+    const char *tag = xpv_query_get(q, "tag");
+    if (!tag || !*tag) return 0;
+    reqctx rc;
+    xpv_err err;
+    xpv_err_clear(&err);
+    char tool[64];
+    xpv_legacy_tool_name(tag, tool, sizeof tool);
+    if (resolve_run(a, q, 0, &rc, &err) != 0 || !xpv_legacy_run_has_tool(rc.run, tool)) {
+        reqctx_release(&rc);
+        return 0;
+    }
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_legacy_host_list(rc.run, tool, &b);
+    resp_take_buf(r, &b);
+    reqctx_release(&rc);
+    return 1;
+}
+
+/* data / data_csv from a per-tool file.  Returns 1 when it answered. */
+static int legacy_data(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r,
+                       int csv) {
+    reqctx rc;
+    xpv_err err;
+    xpv_err_clear(&err);
+    char tool[64];
+    xpv_legacy_tool_name(xpv_query_get(q, "tag"), tool, sizeof tool);
+    if (!tool[0] || resolve_run(a, q, 0, &rc, &err) != 0) {
+        reqctx_release(&rc);
+        return 0;
+    }
+    const xpv_host *f = xpv_legacy_find(rc.run, tool, xpv_query_get(q, "host"));
+    if (!f) {
+        reqctx_release(&rc);
+        return 0;
+    }
+    if (set_validators(a, r, csv ? "data_csv" : "data", &f, 1, q, inm)) {
+        reqctx_release(&rc);
+        return 1;
+    }
+    xpv_buf b;
+    xpv_buf_init(&b);
+    if (xpv_legacy_serve(f, &a->limits, &b, &err) != 0) {
+        xpv_buf_free(&b);
+        resp_error(r, &err);
+        reqctx_release(&rc);
+        return 1;
+    }
+    if (csv) {
+        const char *t = xpv_query_get(q, "table");
+        size_t index = t && *t ? (size_t)strtoul(t, NULL, 10) : 0;
+        xpv_buf c;
+        xpv_buf_init(&c);
+        int rcode = xpv_datatable_to_csv(b.data, b.len, index, &c, &err);
+        xpv_buf_free(&b);
+        if (rcode != 0) {
+            xpv_buf_free(&c);
+            resp_error(r, &err);
+            reqctx_release(&rc);
+            return 1;
+        }
+        resp_take_buf(r, &c);
+        r->content_type = "text/csv; charset=utf-8";
+        char fname[200];
+        snprintf(fname, sizeof fname, "%s_%s_%s", tool, rc.run->name, f->name);
+        for (char *p = fname; *p; p++)
+            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                  (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
+                *p = '_';
+        snprintf(r->disposition, sizeof r->disposition, "attachment; filename=\"%s.csv\"",
+                 fname);
+    } else {
+        resp_take_buf(r, &b);
+    }
+    reqctx_release(&rc);
+    return 1;
+}
+
+static void route_run_tools(xpv_app *a, const xpv_query *q, const char *inm,
+                             xpv_response *r) {
     reqctx rc;
     xpv_err err;
     xpv_err_clear(&err);
@@ -548,8 +740,17 @@ static void route_run_tools(xpv_app *a, const xpv_query *q, xpv_response *r) {
         reqctx_release(&rc);
         return;
     }
+    if (!rc.run->nhosts || rc.run->nlegacy || rc.run->hosts[0].kind) {   /* older formats */
+        legacy_run_tools(a, &rc, inm, r);
+        reqctx_release(&rc);
+        return;
+    }
     /* XProf decides from the first host file; cached per file identity. */
     const xpv_host *h = &rc.run->hosts[0];
+    if (rc.run->nhosts && set_validators(a, r, "run_tools", &h, 1, NULL, inm)) {
+        reqctx_release(&rc);
+        return;
+    }
     xpv_buf key;
     xpv_buf_init(&key);
     xpv_buf_puts(&key, "T\x1f");
@@ -573,7 +774,10 @@ static int cmp_cstr(const void *x, const void *y) {
     return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
-static void route_hosts(xpv_app *a, const xpv_query *q, xpv_response *r) {
+static void route_hosts(xpv_app *a, const xpv_query *q, const char *inm,
+                         xpv_response *r) {
+    if (legacy_hosts(a, q, r)) return;   /* older formats */
+    (void)inm;
     reqctx rc;
     xpv_err err;
     xpv_err_clear(&err);
@@ -611,12 +815,18 @@ static void route_hosts(xpv_app *a, const xpv_query *q, xpv_response *r) {
     reqctx_release(&rc);
 }
 
-static void route_data(xpv_app *a, const xpv_query *q, xpv_response *r, int csv) {
+static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
+                       xpv_response *r, int csv) {
+    if (legacy_data(a, q, inm, r, csv)) return;   /* older formats */
     reqctx rc;
     xpv_err err;
     xpv_err_clear(&err);
     if (resolve_run(a, q, 1, &rc, &err) != 0 || resolve_hosts(q, &rc, &err) != 0) {
         resp_error(r, &err);
+        reqctx_release(&rc);
+        return;
+    }
+    if (set_validators(a, r, csv ? "data_csv" : "data", rc.hosts, rc.nhosts, q, inm)) {
         reqctx_release(&rc);
         return;
     }
@@ -685,7 +895,8 @@ static void json_str_array(xpv_buf *b, const xpv_str *s, uint32_t n) {
     xpv_buf_putc(b, ']');
 }
 
-static void route_profile_info(xpv_app *a, const xpv_query *q, xpv_response *r) {
+static void route_profile_info(xpv_app *a, const xpv_query *q, const char *inm,
+                                xpv_response *r) {
     reqctx rc;
     xpv_err err;
     xpv_err_clear(&err);
@@ -696,9 +907,14 @@ static void route_profile_info(xpv_app *a, const xpv_query *q, xpv_response *r) 
     }
     const char *hn = xpv_query_get(q, "host");
     const xpv_host *h = (!hn || !*hn || !strcmp(hn, ALL_HOSTS))
-                            ? &rc.run->hosts[0] : xpv_run_find_host(rc.run, hn);
+                            ? (rc.run->nhosts ? &rc.run->hosts[0] : NULL)
+                            : xpv_run_find_host(rc.run, hn);
     if (!h) {
         resp_errorf(r, 404, "unknown host in run %s: %s", rc.run->name, hn);
+        reqctx_release(&rc);
+        return;
+    }
+    if (set_validators(a, r, "profile_info", &h, 1, NULL, inm)) {
         reqctx_release(&rc);
         return;
     }
@@ -742,7 +958,9 @@ static void route_profile_info(xpv_app *a, const xpv_query *q, xpv_response *r) 
     reqctx_release(&rc);
 }
 
-static void route_version(xpv_app *a, const xpv_query *q, xpv_response *r) {
+static void route_version(xpv_app *a, const xpv_query *q, const char *inm,
+                           xpv_response *r) {
+    (void)inm;
     (void)a;
     (void)q;
     r->content_type = "text/plain; charset=utf-8";
@@ -750,17 +968,19 @@ static void route_version(xpv_app *a, const xpv_query *q, xpv_response *r) {
     r->len = strlen(XPV_VERSION);
 }
 
-static void route_data_plain(xpv_app *a, const xpv_query *q, xpv_response *r) {
-    route_data(a, q, r, 0);
+static void route_data_plain(xpv_app *a, const xpv_query *q, const char *inm,
+                              xpv_response *r) {
+    route_data(a, q, inm, r, 0);
 }
 
-static void route_data_csv(xpv_app *a, const xpv_query *q, xpv_response *r) {
-    route_data(a, q, r, 1);
+static void route_data_csv(xpv_app *a, const xpv_query *q, const char *inm,
+                            xpv_response *r) {
+    route_data(a, q, inm, r, 1);
 }
 
 static const struct {
     const char *name;
-    void (*fn)(xpv_app *a, const xpv_query *q, xpv_response *r);
+    void (*fn)(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r);
 } data_routes[] = {
     {"runs", route_runs},
     {"run_tools", route_run_tools},
@@ -771,15 +991,45 @@ static const struct {
     {"version", route_version},
 };
 
-void xpv_app_data_route(xpv_app *a, const char *route, const xpv_query *q,
-                        xpv_response *r) {
+static void data_route(xpv_app *a, const char *route, const xpv_query *q,
+                       const char *inm, xpv_response *r) {
     resp_init(r);
     for (size_t i = 0; i < sizeof data_routes / sizeof data_routes[0]; i++)
         if (!strcmp(data_routes[i].name, route)) {
-            data_routes[i].fn(a, q, r);
+            data_routes[i].fn(a, q, inm, r);
             return;
         }
-    resp_errorf(r, 404, "unknown route: %s", route);
+    resp_errorf(r, 404, "unknown route: %.200s", route);
+}
+
+void xpv_app_data_route(xpv_app *a, const char *route, const xpv_query *q,
+                        xpv_response *r) {
+    data_route(a, route, q, NULL, r);
+}
+
+void xpv_app_get_stats(xpv_app *a, xpv_app_stats *st) {
+    st->decodes = __atomic_load_n(&a->decodes, __ATOMIC_RELAXED);
+    st->decode_failures = __atomic_load_n(&a->decode_failures, __ATOMIC_RELAXED);
+    st->not_modified = __atomic_load_n(&a->not_modified, __ATOMIC_RELAXED);
+    xpv_cache_get_stats(a->cache, &st->cache);
+}
+
+static void route_statz(xpv_app *a, xpv_response *r) {
+    xpv_app_stats st;
+    xpv_buf b;
+    xpv_app_get_stats(a, &st);
+    xpv_buf_init(&b);
+    xpv_buf_printf(&b, "{\"version\":\"%s\",\"decodes\":%llu,\"decode_failures\":%llu,"
+                   "\"not_modified\":%llu,\"cache\":{\"budget\":%llu,\"used\":%llu,"
+                   "\"entries\":%llu,\"hits\":%llu,\"misses\":%llu,\"evictions\":%llu,"
+                   "\"builds\":%llu}}", XPV_VERSION,
+                   (unsigned long long)st.decodes, (unsigned long long)st.decode_failures,
+                   (unsigned long long)st.not_modified, (unsigned long long)st.cache.budget,
+                   (unsigned long long)st.cache.used, (unsigned long long)st.cache.entries,
+                   (unsigned long long)st.cache.hits, (unsigned long long)st.cache.misses,
+                   (unsigned long long)st.cache.evictions, (unsigned long long)st.cache.builds);
+    resp_take_buf(r, &b);
+    r->cache_control = "no-store";
 }
 
 /* ==== Static files and dispatch ======================================== */
@@ -815,6 +1065,14 @@ void xpv_app_route(xpv_app *a, const char *method, const char *uri,
     }
     const char *qm = strchr(uri, '?');
     size_t plen = qm ? (size_t)(qm - uri) : strlen(uri);
+    if (plen >= sizeof path) {
+        resp_errorf(r, 414, "request path too long (max %zu bytes)", sizeof path - 1);
+        return;
+    }
+    if (qm && strlen(qm + 1) > XPV_QUERY_MAX_LEN) {
+        resp_errorf(r, 414, "query string too long (max %d bytes)", XPV_QUERY_MAX_LEN);
+        return;
+    }
     if (xpv_url_decode(uri, plen, path, sizeof path, 0) < 0) {
         resp_errorf(r, 400, "malformed request path");
         return;
@@ -850,6 +1108,10 @@ void xpv_app_route(xpv_app *a, const char *method, const char *uri,
         r->cache_control = "no-store";
         return;
     }
+    if (!strcmp(rest, "/statz")) {
+        route_statz(a, r);
+        return;
+    }
     if (!strncmp(rest, DATA_PREFIX, strlen(DATA_PREFIX))) {
         xpv_query q = XPV_QUERY_INIT;
         xpv_err err;
@@ -859,7 +1121,7 @@ void xpv_app_route(xpv_app *a, const char *method, const char *uri,
             resp_error(r, &err);
             return;
         }
-        xpv_app_data_route(a, rest + strlen(DATA_PREFIX), &q, r);
+        data_route(a, rest + strlen(DATA_PREFIX), &q, inm, r);
         xpv_query_release(&q);
         return;
     }

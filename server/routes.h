@@ -14,6 +14,7 @@
  *   /data/plugin/profile/profile_info  ?run=R[&host=H] -> about-this-profile
  *   /data/plugin/profile/version       text/plain version
  *   /healthz                           {"status":"ok"}
+ *   /statz                             counters: decodes, cache, requests
  *
  * Errors are JSON {"error": "...", "file": "...", "offset": N} (file and
  * offset only for profile files) with 400, 404, 405, 413, 422 or 500.
@@ -51,6 +52,8 @@ typedef struct xpv_response {
     size_t gz_len;
     int compress;               /* 1: worth gzip-compressing on the fly */
     const char *etag;           /* quoted ETag or NULL */
+    char etag_buf[40];          /* storage for computed ETags */
+    char last_modified[40];     /* Last-Modified value (HTTP-date) or "" */
     const char *cache_control;  /* or NULL */
     char disposition[256];      /* Content-Disposition value or "" */
     char location[512];         /* Location value or "" (redirects) */
@@ -79,7 +82,13 @@ const char *xpv_app_logdir(const xpv_app *app);
 
 /* Handle one request.  `uri` is the raw request target ("/a/b?x=1", still
  * percent-encoded); `if_none_match` the If-None-Match header or NULL.
- * Always fills `r` (release it with xpv_response_release). */
+ * Always fills `r` (release it with xpv_response_release).
+ *
+ * Responses computed from profile files (data, data_csv, run_tools,
+ * profile_info) carry an ETag derived from the server version, the route,
+ * the files' identities (path, size, mtime, inode) and the canonical query,
+ * plus Last-Modified (newest file mtime); a matching If-None-Match is
+ * answered 304 before any file is read. */
 void xpv_app_route(xpv_app *app, const char *method, const char *uri,
                    const char *if_none_match, xpv_response *r);
 
@@ -89,6 +98,16 @@ void xpv_app_data_route(xpv_app *app, const char *route, const xpv_query *q,
                         xpv_response *r);
 
 void xpv_response_release(xpv_response *r);
+
+/* Server counters (for /statz and tests). */
+typedef struct xpv_app_stats {
+    uint64_t decodes;           /* profile files loaded and decoded */
+    uint64_t decode_failures;   /* loads that failed */
+    uint64_t not_modified;      /* 304 answers */
+    xpv_cache_stats cache;
+} xpv_app_stats;
+
+void xpv_app_get_stats(xpv_app *app, xpv_app_stats *st);
 
 /* Convert DataTable JSON (an object with "cols"/"rows", or an array of
  * them: table `index`) to CSV in `out`.  Returns 0, or -1 with a 400

@@ -1126,7 +1126,7 @@ static int64_t all_steps_span(const xpv_step_db *db) {
 }
 
 /* Offset k = chief index - host index maximizing the summed overlap. */
-static long best_offset(const xpv_step_db *chief, const xpv_step_db *sub) {
+static long best_offset(const xpv_step_db *chief, const xpv_step_db *sub, int64_t *best_sum) {
     long best_k = 0;
     int64_t best = -1;
     long nc = (long)chief->n, ns = (long)sub->n;
@@ -1142,6 +1142,7 @@ static long best_offset(const xpv_step_db *chief, const xpv_step_db *sub) {
             best_k = k;
         }
     }
+    *best_sum = best;
     return best_k;
 }
 
@@ -1180,13 +1181,16 @@ void xpv_steps_intersect(const xpv_step_db *const *dbs, size_t n, xpv_arena *a,
     }
     long *begin_sub = xpv_xmalloc(n * sizeof *begin_sub);
     long max_begin = 0, min_end = (long)dbs[chief]->n;
+    int disjoint = 0;
     for (size_t i = 0; i < nu; i++) {
         size_t h = use[i];
         long bc = 0, bs = 0, cnt;
         if (h == chief) {
             cnt = (long)dbs[h]->n;
         } else {
-            long k = best_offset(dbs[chief], dbs[h]);
+            int64_t ov = 0;
+            long k = best_offset(dbs[chief], dbs[h], &ov);
+            if (ov <= 0) disjoint = 1; /* no step of this host meets the chief's */
             bc = k > 0 ? k : 0;
             bs = k > 0 ? 0 : -k;
             long rc = (long)dbs[chief]->n - bc, rs = (long)dbs[h]->n - bs;
@@ -1197,7 +1201,7 @@ void xpv_steps_intersect(const xpv_step_db *const *dbs, size_t n, xpv_arena *a,
         if (bc > max_begin) max_begin = bc;
         if (bc + cnt < min_end) min_end = bc + cnt;
     }
-    if (max_begin >= min_end) {
+    if (disjoint || max_begin >= min_end) {
         /* Nothing in common although some host has steps. */
         out->empty_intersect = 1;
         free(begin_sub);

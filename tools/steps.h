@@ -105,7 +105,8 @@ void xpv_steps_build(const xpv_profile *p, xpv_arena *a, xpv_step_db *out);
  * range; step i of the result is the first listed host's step (the one XProf
  * reports for generic hardware) with max_dur_ps over all hosts.  Hosts with
  * has_device == 0 are coordinators and skipped unless no host has a
- * device.  `n` >= 1. */
+ * device.  A host whose steps meet none of the chief's in time makes the
+ * intersection empty (empty_intersect = 1).  `n` >= 1. */
 void xpv_steps_intersect(const xpv_step_db *const *dbs, size_t n, xpv_arena *a,
                          xpv_step_db *out);
 

@@ -493,49 +493,117 @@ static uint64_t first_ending_after(const xpv_event *evs, const uint32_t *idx, ui
     return lo;
 }
 
+/* First position in idx[lo, hi) whose event starts at or after `t`. */
+static uint64_t first_starting_at(const xpv_event *evs, const uint32_t *idx, uint64_t lo,
+                                  uint64_t hi, int64_t t) {
+    /* Gallop from lo: cursors usually move a little. */
+    uint64_t step = 1, base = lo;
+    while (base + step < hi && evs[idx[base + step]].start_ps < t) {
+        base += step;
+        step *= 2;
+    }
+    if (lo < hi && evs[idx[lo]].start_ps >= t) return lo;
+    lo = base;
+    if (base + step < hi) hi = base + step + 1;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (evs[idx[mid]].start_ps < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static inline int cand_before(int64_t s1, uint32_t e1, int64_t s2, uint32_t e2) {
+    return s1 < s2 || (s1 == s2 && e1 < e2);
+}
+
+/*
+ * Per group, the rule is applied exactly over every event of the window:
+ * the first overlapping event is visible; after a visible event ending at E
+ * the next visible one is the first (in start order) with dur >= R or start
+ * >= E + R.  Events with dur >= R all have a level <= Lq (the coarsest level
+ * with resolution <= R), so levels <= Lq are scanned (few events), and the
+ * finer levels are only jumped into with galloping searches for start >=
+ * E + R.
+ */
 size_t xpv_trace_query(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
                        int64_t end_ps, int64_t res_ps, xpv_trace_hit **out) {
     size_t n = 0, cap = 0;
     xpv_trace_hit *hits = NULL;
     cand *cs = NULL;
     size_t ccap = 0;
-    int Lq = LV - 1;
-    if (res_ps > 0) Lq = level_for(res_ps);    /* RES(Lq) in (res/4, res] */
+    int Lq = res_ps > 0 ? level_for(res_ps) : LV - 1;  /* RES(Lq) in (R/4, R] */
+    uint64_t p[LV], ph[LV];
     for (uint32_t gi = 0; gi < ix->ngroups; gi++) {
         const xpv_trace_group *g = &ix->groups[gi];
         const xpv_trace_row *r = &ix->rows[g->row];
         const xpv_event *evs = hs->profiles[r->host]->planes[r->plane].lines[r->line].events;
+        const uint32_t *idx = ix->idx;
         int counter = r->is_counter;
         size_t nc = 0, nseg = 0;
         cand before = {INT64_MIN, UINT32_MAX};
-        for (int L = 0; L <= Lq; L++) {
+        for (int L = 0; L < LV; L++) {
             uint64_t lo = g->off + g->seg[L], hi = g->off + g->seg[L + 1];
+            p[L] = ph[L] = hi;
             if (lo == hi) continue;
-            size_t nc0 = nc;
-            uint64_t i = first_ending_after(evs, ix->idx, lo, hi, start_ps, counter);
+            uint64_t i = first_ending_after(evs, idx, lo, hi, start_ps, counter);
             if (counter && i > lo) {
-                const xpv_event *e = &evs[ix->idx[i - 1]];
-                if (e->start_ps > before.start) before = (cand){e->start_ps, ix->idx[i - 1]};
+                const xpv_event *e = &evs[idx[i - 1]];
+                if (e->start_ps > before.start) before = (cand){e->start_ps, idx[i - 1]};
             }
+            if (L > Lq) {
+                p[L] = i;
+                continue;
+            }
+            size_t nc0 = nc;
             for (; i < hi; i++) {
-                const xpv_event *e = &evs[ix->idx[i]];
+                const xpv_event *e = &evs[idx[i]];
                 if (e->start_ps >= end_ps) break;
                 cs = grow(cs, &ccap, nc + 1, sizeof *cs);
-                cs[nc++] = (cand){e->start_ps, ix->idx[i]};
+                cs[nc++] = (cand){e->start_ps, idx[i]};
             }
             nseg += nc > nc0;
         }
         if (nseg > 1) qsort(cs, nc, sizeof *cs, cmp_cand);
-        hits = grow(hits, &cap, n + nc + 1, sizeof *hits);
-        if (counter && before.ev != UINT32_MAX) hits[n++] = (xpv_trace_hit){g->row, before.ev};
+        if (counter && before.ev != UINT32_MAX) {
+            hits = grow(hits, &cap, n + 1, sizeof *hits);
+            hits[n++] = (xpv_trace_hit){g->row, before.ev};
+        }
+        size_t ci = 0;
         int64_t last_end = NONE;
-        for (size_t k = 0; k < nc; k++) {
-            const xpv_event *e = &evs[cs[k].ev];
-            int64_t d = counter ? 0 : ev_dur(e);
-            if (res_ps > 0 && last_end != NONE && d < res_ps && e->start_ps - last_end < res_ps)
-                continue;
-            hits[n++] = (xpv_trace_hit){g->row, cs[k].ev};
-            if (e->start_ps + d > last_end) last_end = e->start_ps + d;
+        for (;;) {
+            /* The next visible event: coarse cursor vs the fine heads. */
+            int64_t bs = INT64_MAX;
+            uint32_t be = UINT32_MAX;
+            int from = -1;
+            if (ci < nc) {
+                bs = cs[ci].start;
+                be = cs[ci].ev;
+            }
+            for (int L = Lq + 1; L < LV; L++)
+                if (p[L] < ph[L]) {
+                    uint32_t ev = idx[p[L]];
+                    if (cand_before(evs[ev].start_ps, ev, bs, be)) {
+                        bs = evs[ev].start_ps;
+                        be = ev;
+                        from = L;
+                    }
+                }
+            if (be == UINT32_MAX || bs >= end_ps) break;
+            hits = grow(hits, &cap, n + 1, sizeof *hits);
+            hits[n++] = (xpv_trace_hit){g->row, be};
+            if (from < 0) ci++;
+            else p[from]++;
+            int64_t d = counter ? 0 : ev_dur(&evs[be]);
+            if (bs + d > last_end) last_end = bs + d;
+            if (res_ps <= 0) continue;
+            int64_t t = last_end + res_ps;
+            while (ci < nc && cs[ci].start < t &&
+                   (counter || ev_dur(&evs[cs[ci].ev]) < res_ps))
+                ci++;
+            for (int L = Lq + 1; L < LV; L++)
+                if (p[L] < ph[L] && evs[idx[p[L]]].start_ps < t)
+                    p[L] = first_starting_at(evs, idx, p[L], ph[L], t);
         }
     }
     free(cs);

@@ -176,6 +176,13 @@ async function sync(force = false) {
     }
     const run = want.run || runs[0];
     fillSelect(ui.run, runs, run, undefined, runs.includes(run) ? null : '\u2014 choose a run \u2014');
+    if (run !== state.sel.run) {
+      // The old run's tools and hosts no longer apply.
+      fillSelect(ui.tool, [], '');
+      fillSelect(ui.host, [], '');
+      ui.aboutBtn.disabled = true;
+      state.sel = {};
+    }
     // An unknown run still asks the server, so the user sees its message.
     const tools = (await api.json('run_tools', { run })).map(String);
     if (stale()) return;
@@ -377,7 +384,7 @@ function aboutBody(run, info) {
       { id: 'stats', label: 'Stat metadata', type: 'number' },
     ],
     rows: info.planes || [],
-    pageSize: 10,
+    pageSize: 25,
     csv: `planes_${run.replace(/[^\w.-]+/g, '_')}_${String(info.host).replace(/[^\w.-]+/g, '_')}.csv`,
     filterPlaceholder: 'Filter planes',
   });

@@ -24,6 +24,14 @@ typedef struct xpv_synth_opts {
 /* Fill unset (zero) fields with the defaults above. */
 void xpv_synth_defaults(xpv_synth_opts *o);
 
+/* Blocks per step R (see docs/synth.md): derived from size_bytes, steps and
+ * gpus so that a host file comes out near size_bytes.  88 for the defaults. */
+int xpv_synth_blocks(const xpv_synth_opts *o);
+
+/* Host name (= file name minus .xplane.pb) of host `host_index`:
+ * "localhost" for a one-host run, else "worker<N>". */
+void xpv_synth_hostname(const xpv_synth_opts *o, int host_index, char *buf, size_t n);
+
 /* Serialize host `host_index` (0-based) of a run into `out` (appended). */
 int xpv_synth_host(const xpv_synth_opts *o, int host_index, xpv_buf *out);
 

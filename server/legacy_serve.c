@@ -1,0 +1,157 @@
+/*
+ * legacy_serve.c - per-tool files on the normal routes (legacy_serve.h).
+ */
+#include "legacy_serve.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "legacy.h"
+
+#define ALL_HOSTS_NAME "ALL_HOSTS"
+
+void xpv_legacy_tool_name(const char *tag, char *out, size_t cap) {
+    size_t n = tag ? strlen(tag) : 0;
+    while (n && (tag[n - 1] == '^' || tag[n - 1] == '@' || tag[n - 1] == '#')) n--;
+    if (n == 16 && !strncmp(tag, "tensorflow_stats", 16)) snprintf(out, cap, "framework_op_stats");
+    else if (n == 14 && !strncmp(tag, "input_pipeline", 14))
+        snprintf(out, cap, "input_pipeline_analyzer");
+    else snprintf(out, cap, "%.*s", (int)n, n ? tag : "");
+}
+
+static const char *file_tool(const xpv_host *f) {
+    for (const xpv_legacy_suffix *s = xpv_legacy_suffixes; s->suffix; s++)
+        if ((int)s->kind == f->kind) return s->tool;
+    return "";
+}
+
+int xpv_legacy_run_has_tool(const xpv_run *run, const char *tool) {
+    return xpv_legacy_find(run, tool, NULL) != NULL;
+}
+
+const xpv_host *xpv_legacy_find(const xpv_run *run, const char *tool, const char *host) {
+    int any = !host || !*host || !strcmp(host, ALL_HOSTS_NAME);
+    const xpv_host *best = NULL;
+    for (size_t i = 0; i < run->nlegacy; i++) {
+        const xpv_host *f = &run->legacy[i];
+        if (strcmp(file_tool(f), tool)) continue;
+        if (!any && strcmp(f->name, host)) continue;
+        /* A host with both .pb and .json: the .pb (lower kind) wins. */
+        if (!best || (!strcmp(best->name, f->name) && f->kind < best->kind)) best = f;
+    }
+    return best;
+}
+
+static int list_has(const char *list, const char *name) {
+    if (!list) return 0;
+    char q[128];
+    snprintf(q, sizeof q, "\"%s\"", name);
+    return strstr(list, q) != NULL;
+}
+
+/* Whether a tool computed from the first host's profile has data for it:
+ * a Chrome-trace host has no TF step markers, so only the trace viewer,
+ * and the op and kernel tables when the trace has GPU kernels. */
+static int host_tool_ok(const xpv_run *run, const char *xplane_list, const char *tool) {
+    if (!list_has(xplane_list, tool)) return 0;
+    if (!run->nhosts || run->hosts[0].kind == 0) return 1;
+    if (!strcmp(tool, "trace_viewer")) return 1;
+    if (!strcmp(tool, "kernel_stats")) return 1;
+    if (!strcmp(tool, "framework_op_stats"))
+        return run->hosts[0].kind == XPV_LEGACY_TRACE_JSON_GZ ||
+               list_has(xplane_list, "kernel_stats");
+    return 0;
+}
+
+void xpv_legacy_tool_list(const xpv_run *run, const xpv_tool *const *tools,
+                          const char *xplane_list, xpv_buf *out) {
+    int n = 0;
+    xpv_buf_putc(out, '[');
+    for (const xpv_tool *const *t = tools; *t; t++) {
+        if (!host_tool_ok(run, xplane_list, (*t)->name) &&
+            !xpv_legacy_run_has_tool(run, (*t)->name))
+            continue;
+        if (n++) xpv_buf_putc(out, ',');
+        xpv_buf_json_cstr(out, (*t)->name);
+    }
+    for (const xpv_legacy_suffix *s = xpv_legacy_suffixes; s->suffix; s++) {
+        int known = 0;
+        for (const xpv_tool *const *t = tools; *t; t++)
+            if (!strcmp((*t)->name, s->tool)) known = 1;
+        if (known || !xpv_legacy_run_has_tool(run, s->tool)) continue;
+        /* Once per tool name. */
+        int dup = 0;
+        for (const xpv_legacy_suffix *p = xpv_legacy_suffixes; p < s; p++)
+            if (!strcmp(p->tool, s->tool)) dup = 1;
+        if (dup) continue;
+        if (n++) xpv_buf_putc(out, ',');
+        xpv_buf_json_cstr(out, s->tool);
+    }
+    xpv_buf_putc(out, ']');
+}
+
+void xpv_legacy_host_list(const xpv_run *run, const char *tool, xpv_buf *out) {
+    int n = 0;
+    const char *last = NULL;
+    xpv_buf_putc(out, '[');
+    for (size_t i = 0; i < run->nlegacy; i++) {
+        const xpv_host *f = &run->legacy[i];
+        if (strcmp(file_tool(f), tool) || (last && !strcmp(last, f->name))) continue;
+        last = f->name;
+        if (n++) xpv_buf_putc(out, ',');
+        xpv_buf_puts(out, "{\"hostname\":");
+        xpv_buf_json_cstr(out, f->name);
+        xpv_buf_putc(out, '}');
+    }
+    xpv_buf_putc(out, ']');
+}
+
+int xpv_legacy_serve(const xpv_host *f, const xpv_load_limits *lim, xpv_buf *out,
+                     xpv_err *err) {
+    uint64_t cap = lim && lim->max_file ? lim->max_file : XPV_DEFAULT_MAX_FILE;
+    snprintf(err->file, sizeof err->file, "%s", f->rel);
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        xpv_err_set(err, errno == ENOENT ? 404 : 500, "%s: cannot open: %s", f->rel,
+                    strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        xpv_err_set(err, 422, "%s: not a regular file", f->rel);
+        return -1;
+    }
+    if ((uint64_t)st.st_size > cap) {
+        close(fd);
+        xpv_err_set(err, 413, "%s: file is %llu bytes, over the %llu-byte limit", f->rel,
+                    (unsigned long long)st.st_size, (unsigned long long)cap);
+        return -1;
+    }
+    size_t len = (size_t)st.st_size, got = 0;
+    char *buf = xpv_xmalloc(len ? len : 1);
+    while (got < len) {
+        ssize_t r = read(fd, buf + got, len - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(fd);
+    if (got != len) {
+        free(buf);
+        xpv_err_set(err, 422, "%s: incomplete read (file changed?)", f->rel);
+        return -1;
+    }
+    xpv_tool_error te;
+    memset(&te, 0, sizeof te);
+    int rc = xpv_legacy_render((enum xpv_legacy_kind)f->kind, buf, len,
+                               lim ? (size_t)lim->max_inflated : 0, out, &te);
+    free(buf);
+    if (rc) xpv_err_set(err, te.status ? te.status : 422, "%s: %s", f->rel, te.msg);
+    return rc;
+}

@@ -1,0 +1,209 @@
+// harness.js - shared helpers for the browser tests (tests/browser/*.test.js).
+//
+// Each test file is a plain node script run by tests/browser.sh:
+//
+//   const { test } = require('./harness');
+//   test('my page', async (t) => {
+//     const page = await t.open(t.url('#run=R&tool=kernel_stats'));
+//     await t.waitText(page, '#xpv-page h2', /Kernel/);
+//     t.ok(await page.locator('table').count() > 0, 'has a table');
+//     await t.assertClean(page);           // no external request, no page error
+//   });
+//
+// test(name, fn) launches Debian's chromium through playwright-core
+// (executablePath /usr/bin/chromium, never a downloaded browser), runs fn,
+// closes the browser and sets the exit status (1 on any failure).  Tests in
+// one file run in order.  `t` provides:
+//   t.base / t.url(suffix)   the demo server (env XPV_URL), e.g. t.url('#run=x')
+//   t.prefixBase, t.realBase env XPV_PREFIX_URL / XPV_REAL_URL ('' when absent)
+//   t.skip(msg)              ends the test as skipped
+//   t.open(url, {viewport})  new page that records, in page.xpv:
+//       requests: every request URL, in order
+//       external: requests whose URL does not start with the origin of the
+//                 server it was opened on (http://127.0.0.1:PORT/) - except
+//                 data: and blob: URLs created by the page itself
+//       pageErrors: uncaught exceptions; consoleErrors: console.error lines
+//       httpErrors: responses with status >= 400 ("STATUS URL")
+//   t.assertClean(page, {allowConsole: [RegExp], allowHttp: [RegExp]})
+//       fails if anything external was requested, any page error happened,
+//       or a console error / HTTP error not matched by the allow lists
+//       (Chromium logs "Failed to load resource" for every 4xx/5xx).
+//   t.ok(cond, msg), t.eq(a, b, msg), t.match(str, re, msg)
+//   t.waitFor(page, selector, opts)  page.waitForSelector with a 15 s timeout
+//   t.waitText(page, selector, re)   waits until the element's text matches
+//   t.waitIdle(page)                 waits until the shell's loading indicator
+//                                    is hidden (no request in flight)
+//   t.selectOptions(page, selector)  -> [{value, text}] of a <select>
+//   t.log(...)
+
+const path = require('path');
+let chromium;
+try {
+  ({ chromium } = require('playwright-core'));
+} catch (e) {
+  console.error('FAIL: playwright-core is not installed; run tests/browser.sh (it installs it)');
+  process.exit(1);
+}
+
+const EXECUTABLE = process.env.XPV_CHROMIUM || '/usr/bin/chromium';
+const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run'];
+const TIMEOUT = 15000;
+
+class Skip extends Error {}
+
+const queue = [];
+let failures = 0;
+
+function originOf(u) {
+  const m = /^(https?:\/\/[^/]+)\//.exec(u);
+  return m ? m[1] + '/' : u;
+}
+
+function makeT(browser, name) {
+  const pages = [];
+  const base = process.env.XPV_URL || '';
+  const t = {
+    name,
+    base,
+    prefixBase: process.env.XPV_PREFIX_URL || '',
+    realBase: process.env.XPV_REAL_URL || '',
+    shared: process.env.XPV_SHARED || '',
+    url(suffix = '') { return base + suffix; },
+    log(...a) { console.log('   ', ...a); },
+    skip(msg) { throw new Skip(msg); },
+    ok(cond, msg) {
+      if (!cond) throw new Error(`assertion failed: ${msg}`);
+      console.log(`    ok ${msg}`);
+    },
+    eq(a, b, msg) {
+      const sa = JSON.stringify(a), sb = JSON.stringify(b);
+      if (sa !== sb) throw new Error(`assertion failed: ${msg}: got ${sa}, want ${sb}`);
+      console.log(`    ok ${msg}`);
+    },
+    match(s, re, msg) {
+      if (!re.test(String(s))) throw new Error(`assertion failed: ${msg}: ${JSON.stringify(String(s).slice(0, 300))} !~ ${re}`);
+      console.log(`    ok ${msg}`);
+    },
+    async open(url, opts = {}) {
+      if (!/^http:\/\/127\.0\.0\.1:\d+\//.test(url)) throw new Error(`t.open wants a http://127.0.0.1:PORT/ URL, got ${url}`);
+      const origin = originOf(url);
+      const context = await browser.newContext({ viewport: opts.viewport || { width: 1280, height: 900 },
+        acceptDownloads: true });
+      const page = await context.newPage();
+      page.setDefaultTimeout(TIMEOUT);
+      const rec = { origin, requests: [], external: [], pageErrors: [], consoleErrors: [], httpErrors: [] };
+      page.xpv = rec;
+      page.on('request', (r) => {
+        const u = r.url();
+        rec.requests.push(u);
+        if (u.startsWith(origin) || u.startsWith('data:') || u.startsWith('blob:' + origin)) return;
+        rec.external.push(u);
+      });
+      page.on('pageerror', (e) => rec.pageErrors.push(String(e && e.stack ? e.stack : e)));
+      page.on('console', (m) => { if (m.type() === 'error') rec.consoleErrors.push(m.text()); });
+      page.on('response', (r) => { if (r.status() >= 400) rec.httpErrors.push(`${r.status()} ${r.url()}`); });
+      pages.push(context);
+      await page.goto(url);
+      return page;
+    },
+    async assertClean(page, opts = {}) {
+      const rec = page.xpv;
+      const allowC = opts.allowConsole || [];
+      const allowH = opts.allowHttp || [];
+      const http = rec.httpErrors.filter((e) => !allowH.some((re) => re.test(e)));
+      // A 4xx/5xx the test allowed also shows up as "Failed to load resource".
+      const httpAllowedCount = rec.httpErrors.length - http.length;
+      let loadErrs = 0;
+      const cons = rec.consoleErrors.filter((c) => {
+        if (allowC.some((re) => re.test(c))) return false;
+        if (/Failed to load resource: the server responded with a status of/.test(c) && loadErrs < httpAllowedCount) {
+          loadErrs++;
+          return false;
+        }
+        return true;
+      });
+      const problems = [];
+      if (rec.external.length) problems.push(`external requests: ${rec.external.join(', ')}`);
+      if (rec.pageErrors.length) problems.push(`page errors: ${rec.pageErrors.join(' | ')}`);
+      if (cons.length) problems.push(`console errors: ${cons.join(' | ')}`);
+      if (http.length) problems.push(`HTTP errors: ${http.join(', ')}`);
+      if (problems.length) throw new Error(`page not clean:\n      ${problems.join('\n      ')}`);
+      console.log(`    ok no external request, no page error (${page.url()})`);
+    },
+    async waitFor(page, selector, opts = {}) {
+      return page.waitForSelector(selector, Object.assign({ timeout: TIMEOUT }, opts));
+    },
+    async waitText(page, selector, re) {
+      try {
+        await page.waitForFunction(([sel, src, flags]) => {
+          const e = document.querySelector(sel);
+          return !!e && new RegExp(src, flags).test(e.textContent);
+        }, [selector, re.source, re.flags], { timeout: TIMEOUT });
+      } catch (e) {
+        const txt = await page.evaluate((sel) => {
+          const el = document.querySelector(sel);
+          return el ? el.textContent : '(no element)';
+        }, selector).catch(() => '?');
+        throw new Error(`timeout waiting for ${selector} ~ ${re}: text is ${JSON.stringify(txt.slice(0, 300))}`);
+      }
+      return page.textContent(selector);
+    },
+    async waitIdle(page) {
+      await page.waitForFunction(() => {
+        const l = document.getElementById('xpv-loading');
+        return l && l.hidden && document.readyState === 'complete';
+      }, null, { timeout: TIMEOUT });
+    },
+    async selectOptions(page, selector) {
+      return page.$$eval(`${selector} option`, (os) => os.map((o) => ({ value: o.value, text: o.textContent })));
+    },
+    async closeAll() {
+      for (const c of pages) await c.close().catch(() => {});
+    },
+  };
+  return t;
+}
+
+function test(name, fn) {
+  queue.push({ name, fn });
+  if (queue.length === 1) setImmediate(runAll);
+}
+
+async function runAll() {
+  const file = path.basename(process.argv[1] || '');
+  let browser;
+  try {
+    browser = await chromium.launch({ executablePath: EXECUTABLE, headless: true, args: ARGS });
+  } catch (e) {
+    console.error(`FAIL ${file}: cannot launch ${EXECUTABLE}: ${e.message}`);
+    process.exit(1);
+  }
+  if (!process.env.XPV_URL) {
+    console.error('FAIL: XPV_URL is not set (run through tests/browser.sh)');
+    await browser.close();
+    process.exit(1);
+  }
+  for (const { name, fn } of queue) {
+    const t = makeT(browser, name);
+    const t0 = Date.now();
+    console.log(`--- ${name}`);
+    try {
+      await fn(t);
+      console.log(`PASS ${name} (${Date.now() - t0} ms)`);
+    } catch (e) {
+      if (e instanceof Skip) {
+        console.log(`SKIP ${name}: ${e.message}`);
+      } else {
+        failures++;
+        console.log(`FAIL ${name}: ${e && e.stack ? e.stack : e}`);
+      }
+    } finally {
+      await t.closeAll();
+    }
+  }
+  await browser.close();
+  process.exit(failures ? 1 : 0);
+}
+
+module.exports = { test, chromium, EXECUTABLE, ARGS };

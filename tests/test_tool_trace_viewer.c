@@ -1,0 +1,481 @@
+/*
+ * test_tool_trace_viewer.c - the trace viewer's JSON: Chrome trace-event
+ * shape (what Perfetto / chrome://tracing need), XProf's pid/tid mapping,
+ * names and args, dropped internal events and stats, flows, counters,
+ * exact timestamps, streaming responses, event details, search, and the
+ * event count on real profiles from ../shared (skipped when absent).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "testutil.h"
+#include "tool.h"
+#include "tool_xspace.h"
+#include "trace_index.h"
+
+/* Strong reference: the registry only holds a weak one. */
+extern const xpv_tool xpv_tool_trace_viewer;
+
+#define NS 1000LL
+#define US 1000000LL
+
+static void set_display_name(tx_space *s, int pl, const char *name, const char *display) {
+    tx_plane_t *p = s->space.planes[pl];
+    for (size_t i = 0; i < p->n_event_metadata; i++)
+        if (!strcmp(p->event_metadata[i]->value->name, name))
+            p->event_metadata[i]->value->display_name = tx_strdup(s, display);
+}
+
+/* A small TF-GPU-like profile with every feature the converter handles. */
+static xpv_profile *profile(void) {
+    tx_space *s = tx_new();
+    int h = tx_plane(s, "/host:CPU");
+    int t = tx_line(s, h, 42, "python", 0);
+    tx_event_t *e = tx_event(s, h, t, "train", 0, 100 * US);
+    tx_ev_int(s, h, e, "_r", 1);                 /* internal: dropped */
+    tx_ev_int(s, h, e, "step_num", 3);
+    tx_ev_str(s, h, e, "step_name", "train 3");  /* replaces the name */
+    tx_ev_int(s, h, e, "group_id", 3);
+    e = tx_event(s, h, t, "dense/MatMul:MatMul", 1234567, 10 * US);  /* ts 1.234567 us */
+    tx_ev_ref(s, h, e, "tf_op", "dense/MatMul:MatMul");
+    tx_ev_int(s, h, e, "flops", 99);             /* internal: dropped */
+    tx_ev_int(s, h, e, "big", (int64_t)1 << 60);  /* > 2^53: quoted */
+    e = tx_event(s, h, t, "cuLaunchKernel", 2 * US, 3 * US);
+    tx_ev_int(s, h, e, "correlation_id", 77);
+    tx_event(s, h, t, "MemoryAllocation", 20 * US, 1 * US);           /* dropped */
+    tx_event(s, h, t, "PrefetchConsume", 30 * US, 1 * US);            /* dropped */
+    e = tx_event(s, h, t, "flowy", 40 * US, 1 * US);
+    /* flow: id 5, direction out (2), category 9 (gpu_launch) */
+    {
+        tx_stat_t *st = tx_new_stat(s, h, &e->n_stats, &e->stats, "flow");
+        st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_UINT64_VALUE;
+        st->uint64_value = (5ULL << 2) | 2 | (9ULL << 58);
+    }
+    tx_event(s, h, t, "zero", 50 * US, 0);        /* dur becomes 1 ps */
+    int t2 = tx_line(s, h, 43, "empty", 0);       /* no events: skipped */
+    (void)t2;
+    int t3 = tx_line(s, h, 44, "counters_hidden", 0);
+    tx_event(s, h, t3, "x", 0, 10);
+    int g = tx_plane(s, "/device:GPU:0");
+    s->space.planes[g]->id = 0;
+    int st7 = tx_line(s, g, 7, "Stream #7(Kernel)", 0);
+    e = tx_event(s, h == 0 ? g : g, st7, "sgemm_kernel_with_a_long_name", 6 * US, 4 * US);
+    tx_ev_int(s, g, e, "correlation_id", 77);
+    tx_ev_ref(s, g, e, "kernel_details", "regs:32 grid:1,1,1 block:64,1,1");
+    set_display_name(s, g, "sgemm_kernel_with_a_long_name", "sgemm");
+    int c = tx_line(s, g, 0, "_counters_", 0);
+    e = tx_event(s, g, c, "HBM", 1 * US, 0);
+    tx_ev_int(s, g, e, "value", 1024);
+    e = tx_event(s, g, c, "HBM", 9 * US, 0);
+    tx_ev_int(s, g, e, "value", 2048);
+    int te = tx_plane(s, "Task Environment");     /* not shown */
+    tx_plane_int(s, te, "profile_start_time", 1);
+    int m = tx_plane(s, "/host:metadata");        /* not shown */
+    int ml = tx_line(s, m, 1, "meta", 0);
+    tx_event(s, m, ml, "nope", 0, 1);
+    xpv_profile *p = tx_decode(s);
+    assert_non_null(p);
+    return p;
+}
+
+typedef struct out {
+    xpv_buf buf;
+    json_t *j;
+} out;
+
+static int run_tool(const xpv_profile *const *ps, size_t n, const char *const *kv, size_t nkv,
+                    out *o, xpv_tool_error *err) {
+    const char *hn[2] = {"hostA", "hostB"};
+    xpv_hostset hs = {n, ps, hn};
+    const xpv_tool *t = xpv_tool_find("trace_viewer@");
+    assert_ptr_equal(t, &xpv_tool_trace_viewer);
+    assert_ptr_equal(xpv_tool_find("trace_viewer"), &xpv_tool_trace_viewer);
+    const char *keys[16], *vals[16];
+    for (size_t i = 0; i < nkv; i++) {
+        keys[i] = kv[2 * i];
+        vals[i] = kv[2 * i + 1];
+    }
+    xpv_params q = {nkv, keys, vals};
+    void *d = t->derived->build(&hs, err);
+    assert_non_null(d);
+    assert_true(t->derived->size(d) > 0);
+    xpv_buf_init(&o->buf);
+    memset(err, 0, sizeof *err);
+    int rc = t->render(&hs, d, &q, &o->buf, err);
+    t->derived->free(d);
+    o->j = NULL;
+    if (rc == 0) {
+        json_error_t jerr;
+        o->j = json_loadb(o->buf.data, o->buf.len, 0, &jerr);
+        if (!o->j) print_message("bad JSON: %s at %d\n", jerr.text, jerr.position);
+        assert_non_null(o->j);
+    }
+    return rc;
+}
+
+static void out_free(out *o) {
+    json_decref(o->j);
+    xpv_buf_free(&o->buf);
+}
+
+static json_t *events(const out *o) {
+    json_t *a = json_object_get(o->j, "traceEvents");
+    assert_true(json_is_array(a));
+    return a;
+}
+
+/* Checks every event has the fields Perfetto / catapult need for its ph. */
+static void check_shape(json_t *evs, size_t *nx, size_t *nc, size_t *nm) {
+    size_t i;
+    json_t *e;
+    *nx = *nc = *nm = 0;
+    json_array_foreach(evs, i, e) {
+        assert_true(json_is_object(e));
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        assert_non_null(ph);
+        assert_true(json_is_integer(json_object_get(e, "pid")));
+        assert_true(json_is_string(json_object_get(e, "name")));
+        if (!strcmp(ph, "X")) {
+            (*nx)++;
+            assert_true(json_is_integer(json_object_get(e, "tid")));
+            assert_true(json_is_number(json_object_get(e, "ts")));
+            assert_true(json_is_number(json_object_get(e, "dur")));
+            assert_true(json_number_value(json_object_get(e, "dur")) > 0);
+            assert_true(json_is_object(json_object_get(e, "args")));
+            json_t *bid = json_object_get(e, "bind_id");
+            if (bid) {
+                assert_true(json_is_string(json_object_get(e, "cat")));
+                assert_true(json_is_true(json_object_get(e, "flow_in")) ||
+                            json_is_true(json_object_get(e, "flow_out")));
+            }
+        } else if (!strcmp(ph, "C")) {
+            (*nc)++;
+            assert_true(json_is_number(json_object_get(e, "ts")));
+            json_t *args = json_object_get(e, "args");
+            assert_true(json_is_object(args) && json_object_size(args) > 0);
+            const char *k;
+            json_t *v;
+            json_object_foreach(args, k, v) assert_true(json_is_number(v));
+        } else {
+            assert_string_equal(ph, "M");
+            (*nm)++;
+            assert_true(json_is_object(json_object_get(e, "args")));
+        }
+    }
+}
+
+static json_t *find_event(json_t *evs, const char *ph, const char *name) {
+    size_t i;
+    json_t *e;
+    json_array_foreach(evs, i, e) {
+        if (!strcmp(json_string_value(json_object_get(e, "ph")), ph) &&
+            !strcmp(json_string_value(json_object_get(e, "name")), name))
+            return e;
+    }
+    return NULL;
+}
+
+static void test_full_trace(void **state) {
+    (void)state;
+    xpv_profile *p = profile();
+    const xpv_profile *ps[1] = {p};
+    const char *kv[] = {"tag", "trace_viewer"};
+    out o;
+    xpv_tool_error err;
+    assert_int_equal(run_tool(ps, 1, kv, 1, &o, &err), 0);
+    assert_string_equal(json_string_value(json_object_get(o.j, "displayTimeUnit")), "ns");
+    assert_true(json_is_true(json_object_get(json_object_get(o.j, "metadata"), "highres-ticks")));
+    json_t *evs = events(&o);
+    size_t nx, nc, nm;
+    check_shape(evs, &nx, &nc, &nm);
+    /* 7 host events - 2 internal = 5 (+0 from counters_hidden) + 1 kernel */
+    assert_int_equal(nx, 6);
+    assert_int_equal(nc, 2);
+    /* process_name+sort for 701 and 1; thread_name+sort for 42 and 7 */
+    assert_int_equal(nm, 8);
+    json_t *pn = find_event(evs, "M", "process_name");
+    assert_int_equal(json_integer_value(json_object_get(pn, "pid")), 1);   /* ascending pid */
+    assert_string_equal(json_string_value(json_object_get(json_object_get(pn, "args"), "name")),
+                        "/device:GPU:0");
+
+    /* Step name replaces the name; internal stats dropped; group_id kept. */
+    json_t *step = find_event(evs, "X", "train 3");
+    assert_non_null(step);
+    json_t *args = json_object_get(step, "args");
+    assert_null(json_object_get(args, "_r"));
+    assert_int_equal(json_integer_value(json_object_get(args, "step_num")), 3);
+    assert_int_equal(json_integer_value(json_object_get(args, "group_id")), 3);
+    assert_int_equal(json_integer_value(json_object_get(step, "pid")), 701);
+    assert_int_equal(json_integer_value(json_object_get(step, "tid")), 42);
+
+    json_t *mm = find_event(evs, "X", "dense/MatMul:MatMul");
+    args = json_object_get(mm, "args");
+    assert_null(json_object_get(args, "flops"));
+    assert_string_equal(json_string_value(json_object_get(args, "tf_op")), "dense/MatMul:MatMul");
+    assert_string_equal(json_string_value(json_object_get(args, "big")), "1152921504606846976");
+    /* exact timestamps in the text */
+    assert_non_null(strstr(o.buf.data, "\"ts\":1.234567,\"dur\":10.000,"));
+    assert_non_null(strstr(o.buf.data, "\"name\":\"zero\""));
+    assert_non_null(strstr(o.buf.data, "\"ts\":50.000,\"dur\":0.000001,"));
+
+    /* Display name shown, full name in long_name. */
+    json_t *k = find_event(evs, "X", "sgemm");
+    assert_non_null(k);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(k, "args"), "long_name")),
+                        "sgemm_kernel_with_a_long_name");
+    assert_int_equal(json_integer_value(json_object_get(k, "pid")), 1);
+    assert_int_equal(json_integer_value(json_object_get(k, "tid")), 7);
+
+    /* Flows: launch -> kernel by correlation id; `flow` stat decoded. */
+    json_t *l = find_event(evs, "X", "cuLaunchKernel");
+    assert_true(json_is_true(json_object_get(l, "flow_out")));
+    assert_true(json_is_true(json_object_get(k, "flow_in")));
+    assert_true(json_equal(json_object_get(l, "bind_id"), json_object_get(k, "bind_id")));
+    json_t *fl = find_event(evs, "X", "flowy");
+    assert_int_equal(json_integer_value(json_object_get(fl, "bind_id")), 5);
+    assert_string_equal(json_string_value(json_object_get(fl, "cat")), "gpu_launch");
+    assert_true(json_is_true(json_object_get(fl, "flow_out")));
+    assert_null(json_object_get(json_object_get(fl, "args"), "flow"));
+
+    /* Counters */
+    json_t *c = find_event(evs, "C", "HBM");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(c, "args"), "value")), 1024);
+
+    /* Internal events are gone. */
+    assert_null(find_event(evs, "X", "MemoryAllocation"));
+    assert_null(find_event(evs, "X", "PrefetchConsume"));
+    assert_null(find_event(evs, "X", "nope"));
+    assert_null(find_event(evs, "X", "x"));
+    out_free(&o);
+    xpv_profile_free(p);
+}
+
+static void test_multi_host(void **state) {
+    (void)state;
+    xpv_profile *a = profile(), *b = profile();
+    const xpv_profile *ps[2] = {a, b};
+    const char *kv[] = {"tag", "trace_viewer"};
+    out o;
+    xpv_tool_error err;
+    assert_int_equal(run_tool(ps, 2, kv, 1, &o, &err), 0);
+    json_t *evs = events(&o);
+    size_t nx, nc, nm;
+    check_shape(evs, &nx, &nc, &nm);
+    assert_int_equal(nx, 12);
+    /* pids remapped: host index 1 -> +1000, 2 -> +2000 */
+    int seen[4] = {0, 0, 0, 0};
+    size_t i;
+    json_t *e;
+    json_array_foreach(evs, i, e) {
+        json_int_t pid = json_integer_value(json_object_get(e, "pid"));
+        seen[0] |= pid == 1001;
+        seen[1] |= pid == 1701;
+        seen[2] |= pid == 2001;
+        seen[3] |= pid == 2701;
+    }
+    assert_true(seen[0] && seen[1] && seen[2] && seen[3]);
+    assert_non_null(strstr(o.buf.data, "\"hostB /host:CPU\""));
+    out_free(&o);
+    xpv_profile_free(a);
+    xpv_profile_free(b);
+}
+
+static void test_streaming_details_search(void **state) {
+    (void)state;
+    xpv_profile *p = profile();
+    const xpv_profile *ps[1] = {p};
+    out o;
+    xpv_tool_error err;
+    /* whole trace, fine resolution */
+    const char *kv[] = {"tag", "trace_viewer@", "resolution", "0"};
+    assert_int_equal(run_tool(ps, 1, kv, 2, &o, &err), 0);
+    json_t *span = json_object_get(o.j, "fullTimespan");
+    assert_true(json_is_array(span) && json_array_size(span) == 2);
+    assert_true(json_number_value(json_array_get(span, 0)) == 0.0);
+    assert_true(json_number_value(json_array_get(span, 1)) == 0.1);  /* 100 us */
+    assert_false(json_is_true(json_object_get(o.j, "filteredByVisibility")));
+    json_t *evs = events(&o);
+    size_t nx, nc, nm;
+    check_shape(evs, &nx, &nc, &nm);
+    assert_int_equal(nx, 6);
+    assert_int_equal(json_integer_value(json_object_get(o.j, "returnedEventsSize")), nx + nc);
+    /* streaming events carry only uid (+group_id) */
+    json_t *k = find_event(evs, "X", "sgemm");
+    json_t *args = json_object_get(k, "args");
+    assert_null(json_object_get(args, "long_name"));
+    json_t *uid = json_object_get(args, "uid");
+    assert_true(json_is_integer(uid));
+    json_t *step = find_event(evs, "X", "train 3");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(step, "args"), "group_id")), 3);
+    /* process names carry the host in streaming mode */
+    assert_non_null(strstr(o.buf.data, "\"hostA /device:GPU:0\""));
+    char uidbuf[32];
+    snprintf(uidbuf, sizeof uidbuf, "%lld", (long long)json_integer_value(uid));
+    out_free(&o);
+
+    /* details of one event: all args */
+    const char *kd[] = {"tag", "trace_viewer@", "unique_id", uidbuf};
+    assert_int_equal(run_tool(ps, 1, kd, 2, &o, &err), 0);
+    evs = events(&o);
+    assert_int_equal(json_array_size(evs), 1);
+    args = json_object_get(json_array_get(evs, 0), "args");
+    assert_string_equal(json_string_value(json_object_get(args, "long_name")),
+                        "sgemm_kernel_with_a_long_name");
+    assert_string_equal(json_string_value(json_object_get(args, "kernel_details")),
+                        "regs:32 grid:1,1,1 block:64,1,1");
+    out_free(&o);
+
+    /* unknown uid -> 404; bad params -> 400 */
+    const char *kbad[] = {"tag", "trace_viewer@", "unique_id", "999999999999"};
+    assert_int_equal(run_tool(ps, 1, kbad, 2, &o, &err), -1);
+    assert_int_equal(err.status, 404);
+    out_free(&o);
+    const char *kbad2[] = {"tag", "trace_viewer@", "start_time_ms", "abc"};
+    assert_int_equal(run_tool(ps, 1, kbad2, 2, &o, &err), -1);
+    assert_int_equal(err.status, 400);
+    out_free(&o);
+    const char *kbad3[] = {"tag", "trace_viewer@", "resolution", "-5"};
+    assert_int_equal(run_tool(ps, 1, kbad3, 2, &o, &err), -1);
+    assert_int_equal(err.status, 400);
+    out_free(&o);
+
+    /* a window: [5 us, 9 us] keeps the step (overlaps), the kernel, and
+     * the counter sample before the window (1 us) plus the one at 9 us */
+    const char *kw[] = {"tag", "trace_viewer@", "start_time_ms", "0.005", "end_time_ms", "0.009",
+                        "resolution", "1000"};
+    assert_int_equal(run_tool(ps, 1, kw, 4, &o, &err), 0);
+    evs = events(&o);
+    check_shape(evs, &nx, &nc, &nm);
+    assert_non_null(find_event(evs, "X", "sgemm"));
+    assert_non_null(find_event(evs, "X", "train 3"));
+    assert_non_null(find_event(evs, "X", "dense/MatMul:MatMul"));
+    assert_null(find_event(evs, "X", "cuLaunchKernel"));   /* ends at 5 us */
+    assert_null(find_event(evs, "X", "flowy"));
+    assert_int_equal(nc, 2);
+    out_free(&o);
+
+    /* search: case-insensitive prefix, time order, total */
+    const char *ks[] = {"tag", "trace_viewer@", "search_prefix", "SG"};
+    assert_int_equal(run_tool(ps, 1, ks, 2, &o, &err), 0);
+    assert_int_equal(json_integer_value(json_object_get(o.j, "totalMatches")), 1);
+    evs = events(&o);
+    assert_int_equal(json_array_size(evs), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(evs, 0), "name")), "sgemm");
+    out_free(&o);
+    const char *ks2[] = {"tag", "trace_viewer@", "search_prefix", "", "search_limit", "2"};
+    assert_int_equal(run_tool(ps, 1, ks2, 3, &o, &err), 0);
+    assert_int_equal(json_integer_value(json_object_get(o.j, "totalMatches")), 0);
+    out_free(&o);
+    const char *ks3[] = {"tag", "trace_viewer@", "search_prefix", "t", "search_start_ms", "0.00001"};
+    assert_int_equal(run_tool(ps, 1, ks3, 3, &o, &err), 0);
+    assert_int_equal(json_integer_value(json_object_get(o.j, "totalMatches")), 0); /* train at 0 */
+    out_free(&o);
+    xpv_profile_free(p);
+}
+
+static void test_empty_profile(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    tx_plane(s, "Task Environment");
+    xpv_profile *p = tx_decode(s);
+    const xpv_profile *ps[1] = {p};
+    out o;
+    xpv_tool_error err;
+    const char *kv[] = {"tag", "trace_viewer"};
+    assert_int_equal(run_tool(ps, 1, kv, 1, &o, &err), 0);
+    assert_int_equal(json_array_size(events(&o)), 0);
+    out_free(&o);
+    const char *ks[] = {"tag", "trace_viewer@"};
+    assert_int_equal(run_tool(ps, 1, ks, 1, &o, &err), 0);
+    assert_int_equal(json_array_size(events(&o)), 0);
+    out_free(&o);
+    xpv_profile_free(p);
+}
+
+/* ---- real profiles ----------------------------------------------------- */
+
+static void file_free(void *b, size_t n) {
+    (void)n;
+    free(b);
+}
+
+/* Events of the planes/lines the trace viewer shows, minus internal ones,
+ * counted directly from the model. */
+static void expected_counts(const xpv_profile *p, size_t *nx, size_t *nsamples) {
+    int gpu = 0;
+    *nx = *nsamples = 0;
+    for (uint32_t i = 0; i < p->nplanes; i++) gpu |= xpv_str_has_prefix(p->planes[i].name, "/device:GPU:");
+    for (uint32_t i = 0; i < p->nplanes; i++) {
+        const xpv_plane *pl = &p->planes[i];
+        if (!xpv_str_has_prefix(pl->name, "/host:CPU") &&
+            !xpv_str_has_prefix(pl->name, gpu ? "/device:GPU:" : "/device:TPU:") &&
+            !xpv_str_has_prefix(pl->name, "/device:CUSTOM:"))
+            continue;
+        for (uint32_t l = 0; l < pl->nlines; l++) {
+            const xpv_line *ln = &pl->lines[l];
+            if (xpv_str_has_prefix(ln->name, "counters_")) continue;
+            for (uint32_t k = 0; k < ln->nevents; k++) {
+                if (xpv_trace_is_internal(pl->event_meta[ln->events[k].meta].name)) continue;
+                if (xpv_str_eq(ln->name, "_counters_")) (*nsamples)++;
+                else (*nx)++;
+            }
+        }
+    }
+}
+
+static void test_real_profiles(void **state) {
+    (void)state;
+    TU_SKIP_NO_SHARED();
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
+    char **files = tu_find_files(dir, ".xplane.pb");
+    assert_non_null(files);
+    int checked = 0;
+    for (char **f = files; *f; f++) {
+        if (strstr(*f, "/corrupt/")) continue;
+        size_t len;
+        void *buf = tu_read_file(*f, &len);
+        assert_non_null(buf);
+        xpv_decode_error derr;
+        xpv_profile *p = xpv_decode(buf, len, file_free, &derr);
+        assert_non_null(p);
+        size_t want_x, want_c;
+        expected_counts(p, &want_x, &want_c);
+        const xpv_profile *ps[1] = {p};
+        out o;
+        xpv_tool_error err;
+        const char *kv[] = {"tag", "trace_viewer"};
+        assert_int_equal(run_tool(ps, 1, kv, 1, &o, &err), 0);
+        size_t nx, nc, nm;
+        check_shape(events(&o), &nx, &nc, &nm);
+        print_message("%s: %zu complete events (expected %zu), %zu counter samples of %zu, %zu bytes\n",
+                      *f, nx, want_x, nc, want_c, o.buf.len);
+        assert_int_equal(nx, want_x);
+        assert_true(nc <= want_c);
+        assert_true(want_x > 0);
+        out_free(&o);
+        /* A streaming response at 1000 px stays small and well-formed. */
+        const char *ks[] = {"tag", "trace_viewer@", "resolution", "1000"};
+        assert_int_equal(run_tool(ps, 1, ks, 2, &o, &err), 0);
+        check_shape(events(&o), &nx, &nc, &nm);
+        assert_true(nx <= want_x);
+        out_free(&o);
+        xpv_profile_free(p);
+        checked++;
+    }
+    tu_free_list(files);
+    assert_true(checked >= 3);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_full_trace),
+        cmocka_unit_test(test_multi_host),
+        cmocka_unit_test(test_streaming_details_search),
+        cmocka_unit_test(test_empty_profile),
+        cmocka_unit_test(test_real_profiles),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

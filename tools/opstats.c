@@ -1,0 +1,680 @@
+/*
+ * opstats.c - the OpStats intermediate and the generic input pipeline
+ * analysis shared by overview_page and input_pipeline_analyzer
+ * (xprof-reference.md §2.3, §2.5, §2.6).  See opstats.h.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opstats.h"
+
+/* ==== Run environment ==================================================== */
+
+static int str_contains_sparse(xpv_str s) {
+    static const char needle[] = " SparseCore";
+    size_t n = sizeof needle - 1;
+    for (size_t i = 0; i + n <= s.len; i++)
+        if (!memcmp(s.ptr + i, needle, n)) return 1;
+    return 0;
+}
+
+/* XProf GpuModelName: vendor + compute capability -> marketing family. */
+static void gpu_model_name(int vendor_amd, int64_t major, int64_t minor, char *out, size_t n) {
+    const char *s;
+    if (vendor_amd) {
+        s = major == 9 ? "AMD GPU - gfx-9XX series"
+            : major == 10 ? "AMD GPU - gfx-10XX series"
+            : major == 11 ? "AMD GPU - gfx-11XX series"
+                          : "AMD GPU";
+    } else {
+        switch (major) {
+        case 2: s = "Nvidia GPU (Fermi)"; break;
+        case 3: s = "Nvidia GPU (Kepler)"; break;
+        case 5: s = "Nvidia GPU (Maxwell)"; break;
+        case 6: s = "Nvidia GPU (Pascal)"; break;
+        case 7: s = minor < 5 ? "Nvidia GPU (Volta)" : "Nvidia GPU (Turing)"; break;
+        case 8: s = minor < 9 ? "Nvidia GPU (Ampere)" : "Nvidia GPU (Ada Lovelace)"; break;
+        case 9: s = "Nvidia GPU (Hopper)"; break;
+        case 10: s = "Nvidia GPU (Blackwell)"; break;
+        default: s = "Nvidia GPU"; break;
+        }
+    }
+    snprintf(out, n, "%s", s);
+}
+
+static void read_device_type(xpv_op_stats *s, const xpv_plane *pl) {
+    xpv_stat st;
+    int64_t major = -1, minor = 0;
+    int32_t id;
+    if ((id = xpv_stat_id(pl, "compute_cap_major")) >= 0 && xpv_plane_stat(pl, id, &st))
+        xpv_stat_as_int(&st, &major);
+    if ((id = xpv_stat_id(pl, "compute_cap_minor")) >= 0 && xpv_plane_stat(pl, id, &st))
+        xpv_stat_as_int(&st, &minor);
+    int amd = 0;
+    if ((id = xpv_stat_id(pl, "device_vendor")) >= 0 && xpv_plane_stat(pl, id, &st) &&
+        st.kind == XPV_STAT_STR)
+        amd = xpv_str_has_prefix(st.v.s, "AMD");
+    if (major < 0) return; /* keep "GPU" */
+    gpu_model_name(amd, major, minor, s->device_type, sizeof s->device_type);
+}
+
+static void collect_strs(xpv_op_stats *s, const xpv_str *in, uint32_t n, const char ***arr,
+                         size_t *cnt) {
+    if (!n) return;
+    const char **na = xpv_arena_alloc(&s->arena, (*cnt + n) * sizeof *na);
+    if (*cnt) memcpy(na, *arr, *cnt * sizeof *na);
+    for (uint32_t i = 0; i < n; i++) na[*cnt + i] = xpv_arena_strndup(&s->arena, in[i].ptr, in[i].len);
+    *arr = na;
+    *cnt += n;
+}
+
+xpv_op_stats *xpv_op_stats_build(const xpv_hostset *hs, xpv_tool_error *err) {
+    if (!hs || hs->n == 0) {
+        if (err) {
+            err->status = 404;
+            snprintf(err->msg, sizeof err->msg, "no host profile to analyse");
+        }
+        return NULL;
+    }
+    xpv_op_stats *s = xpv_xcalloc(1, sizeof *s);
+    xpv_arena_init(&s->arena, 64 * 1024);
+    s->ops = xpv_op_metrics_build(hs, err);
+    if (!s->ops) {
+        xpv_op_stats_free(s);
+        return NULL;
+    }
+    int has_gpu = 0, has_tpu = 0, have_model = 0;
+    snprintf(s->device_type, sizeof s->device_type, "CPU");
+    xpv_step_db *dbs = xpv_arena_calloc(&s->arena, hs->n, sizeof *dbs);
+    const xpv_step_db **pdbs = xpv_xmalloc(hs->n * sizeof *pdbs);
+    size_t ndb = 0;
+    for (size_t i = 0; i < hs->n; i++) {
+        const xpv_profile *p = hs->profiles[i];
+        if (!p) continue;
+        s->host_count++;
+        s->task_count++;
+        for (uint32_t k = 0; k < p->nplanes; k++) {
+            const xpv_plane *pl = &p->planes[k];
+            if (xpv_str_has_prefix(pl->name, "/device:GPU:")) {
+                s->device_core_count++;
+                if (!has_gpu) snprintf(s->device_type, sizeof s->device_type, "GPU");
+                has_gpu = 1;
+                if (!have_model && pl->nstats) {
+                    read_device_type(s, pl);
+                    have_model = strcmp(s->device_type, "GPU") != 0;
+                }
+            } else if (xpv_str_has_prefix(pl->name, "/device:TPU:") &&
+                       !str_contains_sparse(pl->name)) {
+                s->device_core_count++;
+                has_tpu = 1;
+            }
+        }
+        collect_strs(s, p->errors, p->nerrors, &s->errors, &s->nerrors);
+        collect_strs(s, p->warnings, p->nwarnings, &s->warnings, &s->nwarnings);
+        xpv_steps_build(p, &s->arena, &dbs[ndb]);
+        pdbs[ndb] = &dbs[ndb];
+        ndb++;
+    }
+    if (!has_gpu && has_tpu) snprintf(s->device_type, sizeof s->device_type, "TPU");
+    s->hardware_type = has_gpu ? "GPU" : has_tpu ? "TPU" : "CPU_ONLY";
+    if (ndb == 1) s->steps = dbs[0];
+    else if (ndb > 1) xpv_steps_intersect(pdbs, ndb, &s->arena, &s->steps);
+    free(pdbs);
+    return s;
+}
+
+void xpv_op_stats_free(xpv_op_stats *s) {
+    if (!s) return;
+    xpv_op_metrics_free(s->ops);
+    xpv_arena_free(&s->arena);
+    free(s);
+}
+
+size_t xpv_op_stats_size(const xpv_op_stats *s) {
+    return s ? sizeof *s + s->arena.total + xpv_op_metrics_size(s->ops) : 0;
+}
+
+static void *derived_build(const xpv_hostset *hs, xpv_tool_error *err) {
+    return xpv_op_stats_build(hs, err);
+}
+static void derived_free(void *d) { xpv_op_stats_free(d); }
+static size_t derived_size(const void *d) { return xpv_op_stats_size(d); }
+
+const xpv_derived_kind xpv_derived_op_stats = {
+    "op_stats", derived_build, derived_free, derived_size,
+};
+
+/* ==== DataTable JSON helpers ============================================= */
+
+void xpv_dt_cols(xpv_buf *b, const xpv_dt_col *cols, size_t n) {
+    xpv_buf_puts(b, "\"cols\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i) xpv_buf_putc(b, ',');
+        xpv_buf_puts(b, "{\"id\":");
+        xpv_buf_json_cstr(b, cols[i].id);
+        xpv_buf_puts(b, ",\"label\":");
+        xpv_buf_json_cstr(b, cols[i].label);
+        if (cols[i].role) {
+            xpv_buf_puts(b, ",\"p\":{\"role\":");
+            xpv_buf_json_cstr(b, cols[i].role);
+            xpv_buf_putc(b, '}');
+        }
+        xpv_buf_puts(b, ",\"type\":");
+        xpv_buf_json_cstr(b, cols[i].type);
+        xpv_buf_putc(b, '}');
+    }
+    xpv_buf_putc(b, ']');
+}
+
+void xpv_dt_kv(xpv_buf *b, int *first, const char *key, const char *val) {
+    if (!*first) xpv_buf_putc(b, ',');
+    *first = 0;
+    xpv_buf_json_cstr(b, key);
+    xpv_buf_putc(b, ':');
+    xpv_buf_json_cstr(b, val ? val : "");
+}
+
+void xpv_dt_kvf(xpv_buf *b, int *first, const char *key, const char *fmt, ...) {
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    xpv_dt_kv(b, first, key, tmp);
+}
+
+void xpv_dt_cell_str(xpv_buf *b, const char *s, int last) {
+    xpv_buf_puts(b, "{\"v\":");
+    xpv_buf_json_cstr(b, s ? s : "");
+    xpv_buf_puts(b, last ? "}" : "},");
+}
+
+void xpv_dt_cell_num(xpv_buf *b, double v, int last) {
+    xpv_buf_puts(b, "{\"v\":");
+    xpv_buf_double(b, v);
+    xpv_buf_puts(b, last ? "}" : "},");
+}
+
+void xpv_dt_cell_bool(xpv_buf *b, int v, int last) {
+    xpv_buf_puts(b, v ? "{\"v\":true" : "{\"v\":false");
+    xpv_buf_puts(b, last ? "}" : "},");
+}
+
+/* ==== Generic input pipeline analysis ==================================== */
+
+#define PS_PER_MS 1e9
+
+/* XProf thresholds (percent of the total step time). */
+#define HIGHLY_INPUT_BOUND 20.0
+#define MODERATELY_INPUT_BOUND 5.0
+#define HIGHLY_KERNEL_LAUNCH_BOUND 15.0
+#define MODERATELY_KERNEL_LAUNCH_BOUND 3.0
+#define HIGHLY_ALL_OTHER_BOUND 15.0
+#define MODERATELY_ALL_OTHER_BOUND 3.0
+#define HIGHLY_COLLECTIVES_BOUND 15.0
+#define MODERATELY_COLLECTIVES_BOUND 3.0
+
+double xpv_ipa_step_cat_ms(const xpv_step *s, int cat) {
+    int64_t ps = 0;
+    switch (cat) {
+    case XPV_IPA_DEVICE_COMPUTE: ps = xpv_step_device_compute_ps(s); break;
+    case XPV_IPA_DEVICE_TO_DEVICE: ps = xpv_step_device_to_device_ps(s); break;
+    case XPV_IPA_DEVICE_COLLECTIVES: ps = s->type_ps[XPV_EV_DEVICE_COLLECTIVES]; break;
+    case XPV_IPA_HOST_COMPUTE: ps = s->type_ps[XPV_EV_HOST_COMPUTE]; break;
+    case XPV_IPA_KERNEL_LAUNCH: ps = s->type_ps[XPV_EV_HOST_PREPARE]; break;
+    case XPV_IPA_INPUT: ps = xpv_step_input_ps(s); break;
+    case XPV_IPA_OUTPUT: ps = s->type_ps[XPV_EV_DEVICE_TO_HOST]; break;
+    case XPV_IPA_COMPILE: ps = s->type_ps[XPV_EV_HOST_COMPILE]; break;
+    case XPV_IPA_OTHER: ps = s->type_ps[XPV_EV_UNKNOWN]; break;
+    default: break;
+    }
+    return (double)ps / PS_PER_MS;
+}
+
+typedef struct acc {
+    size_t n;
+    double sum, sumsq, min, max;
+} acc;
+
+static void acc_add(acc *a, double v) {
+    if (a->n == 0 || v < a->min) a->min = v;
+    if (a->n == 0 || v > a->max) a->max = v;
+    a->n++;
+    a->sum += v;
+    a->sumsq += v * v;
+}
+
+static xpv_summary acc_summary(const acc *a) {
+    xpv_summary s = {0, 0, 0, 0};
+    if (!a->n) return s;
+    s.avg = a->sum / (double)a->n;
+    s.min = a->min;
+    s.max = a->max;
+    if (a->n > 1 && a->min != a->max) {
+        double var = (a->sumsq - a->sum * a->sum / (double)a->n) / (double)(a->n - 1);
+        s.sd = var > 0 ? sqrt(var) : 0;
+    }
+    return s;
+}
+
+static int lower_eq(const char *s, const char *lit) {
+    for (; *s && *lit; s++, lit++) {
+        char c = *s;
+        if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+        if (c != *lit) return 0;
+    }
+    return *s == 0 && *lit == 0;
+}
+
+static int ends_with(const char *s, const char *suf) {
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && !memcmp(s + n - m, suf, m);
+}
+
+const char *xpv_input_op_category(const xpv_op_metric *m) {
+    const char *cat = m->category ? m->category : "";
+    if (m->is_idle) return NULL;
+    /* New input-pipeline stage categories. */
+    if (lower_eq(cat, "enqueue")) return "Enqueue";
+    if (lower_eq(cat, "read")) return "Demanded file read";
+    if (lower_eq(cat, "preprocessing")) return "Preprocessing";
+    if (lower_eq(cat, "unknown")) return "Unknown";
+    if (!strcmp(cat, "InfeedEnqueue") || !strcmp(cat, "InfeedEnqueueTuple") ||
+        !strcmp(cat, "MemcpyHToD"))
+        return "Enqueue";
+    if (strcmp(cat, "Dataset")) return NULL;
+    const char *n = m->name ? m->name : "";
+    if (ends_with(n, "::TFRecord") || ends_with(n, "::TextLine") ||
+        ends_with(n, "::FixedLengthRecord") || ends_with(n, "::SSTable") ||
+        ends_with(n, "::RecordIO") || ends_with(n, "::ArrayRecord")) {
+        if (strstr(n, "::MemoryReader") || strstr(n, "::MemoryWriter") ||
+            strstr(n, "::Interleave") || strstr(n, "::Prefetch") || strstr(n, "::ParallelMap"))
+            return "Advanced file read";
+        return "Demanded file read";
+    }
+    return "Preprocessing";
+}
+
+static void host_breakdown(xpv_ipa *r) {
+    const xpv_op_metrics_db *db = &r->os->ops->host;
+    double enq = 0, demanded = 0, advanced = 0, pre = 0;
+    int any = 0;
+    for (size_t i = 0; i < db->n; i++) {
+        const char *c = xpv_input_op_category(&db->ops[i]);
+        if (!c) continue;
+        any = 1;
+        double us = (double)db->ops[i].self_time_ps / 1e6;
+        r->input_op_time_ps += db->ops[i].self_time_ps;
+        if (!strcmp(c, "Enqueue")) enq += us;
+        else if (!strcmp(c, "Demanded file read")) demanded += us;
+        else if (!strcmp(c, "Advanced file read")) advanced += us;
+        else if (!strcmp(c, "Preprocessing")) pre += us;
+    }
+    if (!any) return;
+    double total = demanded + advanced + pre;
+    /* Ratio of host-to-device time to step time (no TPU infeed here). */
+    double ratio = r->step_time.avg > 0 ? r->host_to_device.avg / r->step_time.avg : 0;
+    if (ratio > 1) ratio = 1;
+    double non_enq = ratio != 0 ? enq * (1 - ratio) / ratio : total;
+    r->enqueue_us = enq;
+    r->demanded_file_read_us = total ? non_enq * demanded / total : 0;
+    r->advanced_file_read_us = total ? non_enq * advanced / total : 0;
+    r->preprocessing_us = total ? non_enq * pre / total : 0;
+    double rest = non_enq - r->demanded_file_read_us - r->advanced_file_read_us - r->preprocessing_us;
+    r->unclassified_non_enqueue_us = rest > 0 ? rest : 0;
+    r->tfdata_in_use = r->demanded_file_read_us > 0 || r->advanced_file_read_us > 0 ||
+                       r->preprocessing_us > 0;
+}
+
+void xpv_ipa_compute(const xpv_op_stats *os, xpv_ipa *r) {
+    memset(r, 0, sizeof *r);
+    r->os = os;
+    const xpv_step_db *db = &os->steps;
+    acc st = {0}, cats[XPV_IPA_NCATS], h2d = {0};
+    memset(cats, 0, sizeof cats);
+    double tot_step = 0, tot[XPV_IPA_NCATS] = {0};
+    for (size_t i = 0; i < db->n; i++) {
+        const xpv_step *s = &db->steps[i];
+        acc_add(&st, (double)db->max_dur_ps[i] / PS_PER_MS);
+        acc_add(&h2d, (double)xpv_step_host_to_device_ps(s) / PS_PER_MS);
+        tot_step += (double)s->dur_ps / PS_PER_MS;
+        for (int c = 0; c < XPV_IPA_NCATS; c++) {
+            double v = xpv_ipa_step_cat_ms(s, c);
+            acc_add(&cats[c], v);
+            tot[c] += v;
+        }
+    }
+    r->step_time = acc_summary(&st);
+    r->host_to_device = acc_summary(&h2d);
+    for (int c = 0; c < XPV_IPA_NCATS; c++) r->cat[c] = acc_summary(&cats[c]);
+    host_breakdown(r);
+
+    r->kernel_launch_classification = "no";
+    r->all_other_classification = "no";
+    r->collectives_classification = "no";
+    if (tot_step == 0) {
+        r->input_classification = "unknown";
+        snprintf(r->input_statement, sizeof r->input_statement,
+                 "No step time measured. Therefore we cannot tell where the performance "
+                 "bottleneck is.");
+    } else {
+        r->input_pct = 100.0 * tot[XPV_IPA_INPUT] / tot_step;
+        r->output_pct = 100.0 * tot[XPV_IPA_OUTPUT] / tot_step;
+        r->compute_pct = 100.0 * tot[XPV_IPA_DEVICE_COMPUTE] / tot_step;
+        r->collectives_pct = 100.0 * tot[XPV_IPA_DEVICE_COLLECTIVES] / tot_step;
+        double idle = 100.0 - r->input_pct - r->output_pct - r->compute_pct - r->collectives_pct;
+        r->idle_pct = idle > 0 ? idle : 0;
+        r->kernel_launch_pct = 100.0 * tot[XPV_IPA_KERNEL_LAUNCH] / tot_step;
+        r->all_other_pct = 100.0 * tot[XPV_IPA_OTHER] / tot_step;
+
+        int all_other_reported = 0;
+        if (r->input_pct >= HIGHLY_INPUT_BOUND) {
+            r->input_classification = "host";
+            snprintf(r->input_statement, sizeof r->input_statement,
+                     "Your program is HIGHLY input-bound because %.1f%% of the total step time "
+                     "sampled is waiting for input. Therefore, you should first focus on "
+                     "reducing the input time.",
+                     r->input_pct);
+        } else if (r->input_pct >= MODERATELY_INPUT_BOUND) {
+            r->input_classification = "both";
+            snprintf(r->input_statement, sizeof r->input_statement,
+                     "Your program is MODERATELY input-bound because %.1f%% of the total step "
+                     "time sampled is waiting for input. Therefore, you would need to reduce "
+                     "both the input time and other time.",
+                     r->input_pct);
+        } else if (r->all_other_pct >= MODERATELY_ALL_OTHER_BOUND) {
+            r->input_classification = "both";
+            snprintf(r->input_statement, sizeof r->input_statement,
+                     "Your program is POTENTIALLY input-bound because %.1f%% of the total step "
+                     "time sampled is spent on 'All Others' time (which could be due to I/O or "
+                     "Python execution or both).",
+                     r->all_other_pct);
+            all_other_reported = 1;
+        } else {
+            r->input_classification = "device";
+            snprintf(r->input_statement, sizeof r->input_statement,
+                     "Your program is NOT input-bound because only %.1f%% of the total step "
+                     "time sampled is waiting for input. Therefore, you should focus on "
+                     "reducing other time.",
+                     r->input_pct);
+        }
+        if (r->collectives_pct >= MODERATELY_COLLECTIVES_BOUND) {
+            r->collectives_classification =
+                r->collectives_pct >= HIGHLY_COLLECTIVES_BOUND ? "high" : "moderate";
+            snprintf(r->collectives_statement, sizeof r->collectives_statement,
+                     "%.1f %% of the total step time sampled is spent on 'Device Collective "
+                     "Communication'.",
+                     r->collectives_pct);
+        }
+        if (r->kernel_launch_pct >= MODERATELY_KERNEL_LAUNCH_BOUND) {
+            r->kernel_launch_classification =
+                r->kernel_launch_pct >= HIGHLY_KERNEL_LAUNCH_BOUND ? "high" : "moderate";
+            snprintf(r->kernel_launch_statement, sizeof r->kernel_launch_statement,
+                     "%.1f %% of the total step time sampled is spent on 'Kernel Launch'.%s",
+                     r->kernel_launch_pct,
+                     r->tfdata_in_use
+                         ? " It could be due to CPU contention with tf.data. In this case, you "
+                           "may try to set the environment variable "
+                           "TF_GPU_THREAD_MODE=gpu_private."
+                         : "");
+        }
+        if (!all_other_reported && r->all_other_pct >= MODERATELY_ALL_OTHER_BOUND) {
+            r->all_other_classification =
+                r->all_other_pct >= HIGHLY_ALL_OTHER_BOUND ? "high" : "moderate";
+            snprintf(r->all_other_statement, sizeof r->all_other_statement,
+                     "%.1f %% of the total step time sampled is spent on 'All Others' time. "
+                     "This could be due to Python execution overhead.",
+                     r->all_other_pct);
+        }
+    }
+    if (!strcmp(r->input_classification, "host") || !strcmp(r->input_classification, "both")) {
+        if (!r->tfdata_in_use)
+            snprintf(r->summary_next_step, sizeof r->summary_next_step,
+                     "Consider using <a href=\"https://www.tensorflow.org/guide/data\" "
+                     "target=\"_blank\">the tf.data API</a> to enable profiler's host-side "
+                     "analysis for input pipeline. Profiler currently does not support custom "
+                     "input pipeline (please ignore Section 3 below).");
+        else
+            snprintf(r->summary_next_step, sizeof r->summary_next_step,
+                     "Look at Section 3 for the breakdown of input time on the host.");
+    } else {
+        snprintf(r->summary_next_step, sizeof r->summary_next_step,
+                 "You may skip the rest of this page.");
+    }
+}
+
+static const xpv_dt_col step_cols[] = {
+    {"stepnum", "Step number", "string", NULL},
+    {"deviceComputeTimeMs", "Device compute", "number", NULL},
+    {"deviceToDeviceTimeMs", "Device to device", "number", NULL},
+    {"deviceCollectivesTimeMs", "Device collective communication", "number", NULL},
+    {"hostComputeTimeMs", "Host compute", "number", NULL},
+    {"kernelLaunchTimeMs", "Kernel launch", "number", NULL},
+    {"infeedTimeMs", "Input", "number", NULL},
+    {"outfeedTimeMs", "Output", "number", NULL},
+    {"compileTimeMs", "Compilation", "number", NULL},
+    {"otherTimeMs", "All others", "number", NULL},
+    {"tooltip", "tooltip", "string", "tooltip"},
+    {"stepTimeMs", "Step time", "number", NULL},
+};
+
+static const char *const cat_prop[XPV_IPA_NCATS] = {
+    "device_compute", "device_to_device", "device_collectives", "host_compute",
+    "kernel_launch",  "infeed",           "outfeed",            "compile",
+    "other",
+};
+
+static void step_label(const xpv_step *s, char *out, size_t n) {
+    if (s->name && s->name[0]) snprintf(out, n, "%s", s->name);
+    else snprintf(out, n, "%lld", (long long)s->step_num);
+}
+
+void xpv_ipa_write_step_table(xpv_buf *b, const xpv_ipa *r) {
+    const xpv_step_db *db = &r->os->steps;
+    xpv_buf_putc(b, '{');
+    xpv_dt_cols(b, step_cols, sizeof step_cols / sizeof step_cols[0]);
+    xpv_buf_puts(b, ",\"p\":{");
+    int first = 1;
+    char key[64];
+    for (int c = 0; c < XPV_IPA_NCATS; c++) {
+        snprintf(key, sizeof key, "%s_time_ms_avg", cat_prop[c]);
+        xpv_dt_kvf(b, &first, key, "%.1f", r->cat[c].avg);
+        snprintf(key, sizeof key, "%s_time_ms_sdv", cat_prop[c]);
+        xpv_dt_kvf(b, &first, key, "%.1f", r->cat[c].sd);
+    }
+    xpv_dt_kv(b, &first, "all_other_bottleneck", r->all_other_statement);
+    xpv_dt_kv(b, &first, "all_other_statement", r->all_other_statement);
+    xpv_dt_kv(b, &first, "device_collectives_bottleneck", r->collectives_statement);
+    xpv_dt_kv(b, &first, "device_collectives_statement", r->collectives_statement);
+    xpv_dt_kv(b, &first, "hardware_type", r->os->hardware_type);
+    xpv_dt_kv(b, &first, "input_conclusion", r->input_statement);
+    xpv_dt_kv(b, &first, "kernel_launch_bottleneck", r->kernel_launch_statement);
+    xpv_dt_kv(b, &first, "kernel_launch_statement", r->kernel_launch_statement);
+    xpv_dt_kv(b, &first, "step_time_graph_column_ids",
+              "stepnum,deviceComputeTimeMs,deviceToDeviceTimeMs,deviceCollectivesTimeMs,"
+              "hostComputeTimeMs,kernelLaunchTimeMs,infeedTimeMs,outfeedTimeMs,compileTimeMs,"
+              "otherTimeMs, tooltip");
+    xpv_dt_kvf(b, &first, "steptime_ms_average", "%.1f", r->step_time.avg);
+    xpv_dt_kvf(b, &first, "steptime_ms_maximum", "%.1f", r->step_time.max);
+    xpv_dt_kvf(b, &first, "steptime_ms_minimum", "%.1f", r->step_time.min);
+    xpv_dt_kvf(b, &first, "steptime_ms_standard_deviation", "%.1f", r->step_time.sd);
+    xpv_dt_kv(b, &first, "summary_nextstep", r->summary_next_step);
+    xpv_buf_puts(b, "},\"rows\":[");
+    for (size_t i = 0; i < db->n; i++) {
+        const xpv_step *s = &db->steps[i];
+        char label[256], tip[1024];
+        step_label(s, label, sizeof label);
+        double v[XPV_IPA_NCATS];
+        for (int c = 0; c < XPV_IPA_NCATS; c++) v[c] = xpv_ipa_step_cat_ms(s, c);
+        double step_ms = (double)s->dur_ps / PS_PER_MS;
+        snprintf(tip, sizeof tip,
+                 "Step %s, duration: %.2f ms\n-All others: %.2f ms\n-Compilation: %.2f ms\n"
+                 "-Output: %.2f ms\n-Input: %.2f ms\n-Kernel launch: %.2f ms\n"
+                 "-Host compute: %.2f ms\n-Device collectives: %.2f ms\n"
+                 "-Device to device: %.2f ms\n-Device compute: %.2f ms",
+                 label, step_ms, v[XPV_IPA_OTHER], v[XPV_IPA_COMPILE], v[XPV_IPA_OUTPUT],
+                 v[XPV_IPA_INPUT], v[XPV_IPA_KERNEL_LAUNCH], v[XPV_IPA_HOST_COMPUTE],
+                 v[XPV_IPA_DEVICE_COLLECTIVES], v[XPV_IPA_DEVICE_TO_DEVICE],
+                 v[XPV_IPA_DEVICE_COMPUTE]);
+        if (i) xpv_buf_putc(b, ',');
+        xpv_buf_puts(b, "{\"c\":[");
+        xpv_dt_cell_str(b, label, 0);
+        for (int c = 0; c < XPV_IPA_NCATS; c++) xpv_dt_cell_num(b, v[c], 0);
+        xpv_dt_cell_str(b, tip, 0);
+        xpv_dt_cell_num(b, step_ms, 1);
+        xpv_buf_puts(b, "]}");
+    }
+    xpv_buf_puts(b, "]}");
+}
+
+void xpv_ipa_write_input_ops_table(xpv_buf *b, const xpv_ipa *r) {
+    static const xpv_dt_col cols[] = {
+        {"opName", "Input Op", "string", NULL},
+        {"count", "Count", "number", NULL},
+        {"timeInMs", "Total Time (in ms)", "number", NULL},
+        {"timeInPercent", "Total Time (as % of total input-processing time)", "number", NULL},
+        {"selfTimeInMs", "Total Self Time (in ms)", "number", NULL},
+        {"selfTimeInPercent", "Total Self Time (as % of total input-processing time)",
+         "number", NULL},
+        {"category", "Category", "string", NULL},
+    };
+    xpv_buf_putc(b, '{');
+    xpv_dt_cols(b, cols, sizeof cols / sizeof cols[0]);
+    xpv_buf_puts(b, ",\"p\":{");
+    int first = 1;
+    xpv_dt_kvf(b, &first, "advanced_file_read_us", "%.3f", r->advanced_file_read_us);
+    xpv_dt_kvf(b, &first, "demanded_file_read_us", "%.3f", r->demanded_file_read_us);
+    xpv_dt_kvf(b, &first, "enqueue_us", "%.3f", r->enqueue_us);
+    xpv_dt_kvf(b, &first, "preprocessing_us", "%.3f", r->preprocessing_us);
+    xpv_dt_kvf(b, &first, "unclassified_nonequeue_us", "%.3f", r->unclassified_non_enqueue_us);
+    xpv_buf_puts(b, "},\"rows\":[");
+    const xpv_op_metrics_db *db = &r->os->ops->host;
+    double total = (double)r->input_op_time_ps;
+    int nrow = 0;
+    for (size_t i = 0; i < db->n; i++) {
+        const xpv_op_metric *m = &db->ops[i];
+        const char *c = xpv_input_op_category(m);
+        if (!c) continue;
+        if (nrow++) xpv_buf_putc(b, ',');
+        xpv_buf_puts(b, "{\"c\":[");
+        xpv_dt_cell_str(b, m->name, 0);
+        xpv_dt_cell_num(b, (double)m->occurrences, 0);
+        xpv_dt_cell_num(b, (double)m->time_ps / PS_PER_MS, 0);
+        xpv_dt_cell_num(b, total > 0 ? (double)m->time_ps / total : 0, 0);
+        xpv_dt_cell_num(b, (double)m->self_time_ps / PS_PER_MS, 0);
+        xpv_dt_cell_num(b, total > 0 ? (double)m->self_time_ps / total : 0, 0);
+        xpv_dt_cell_str(b, c, 1);
+        xpv_buf_puts(b, "]}");
+    }
+    xpv_buf_puts(b, "]}");
+}
+
+void xpv_ipa_write_recommendation_table(xpv_buf *b) {
+    static const char *const tips[] = {
+        "Enqueuing data: you may want to combine small input data chunks into fewer but "
+        "larger chunks.",
+        "Data preprocessing: you may increase num_parallel_calls in <a "
+        "href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#map\" "
+        "target=\"_blank\">Dataset map()</a> or preprocess the data OFFLINE.",
+        "Reading data from files in advance: you may tune parameters in the following tf.data "
+        "API (<a href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#prefetch\" "
+        "target=\"_blank\">prefetch size</a>, <a "
+        "href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#interleave\" "
+        "target=\"_blank\">interleave cycle_length</a>, <a "
+        "href=\"https://www.tensorflow.org/api_docs/python/tf/data/"
+        "TFRecordDataset#class_tfrecorddataset\" target=\"_blank\">reader buffer_size</a>)",
+        "Reading data from files on demand: you should read data IN ADVANCE using the "
+        "following tf.data API (<a "
+        "href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#prefetch\" "
+        "target=\"_blank\">prefetch</a>, <a "
+        "href=\"https://www.tensorflow.org/api_docs/python/tf/data/Dataset#interleave\" "
+        "target=\"_blank\">interleave</a>, <a "
+        "href=\"https://www.tensorflow.org/api_docs/python/tf/data/"
+        "TFRecordDataset#class_tfrecorddataset\" target=\"_blank\">reader buffer</a>)",
+        "Other data reading or processing: you may consider using the <a "
+        "href=\"https://www.tensorflow.org/programmers_guide/datasets\" "
+        "target=\"_blank\">tf.data API</a> (if you are not using it now)",
+    };
+    static const xpv_dt_col cols[] = {{"link", "link", "string", NULL}};
+    xpv_buf_putc(b, '{');
+    xpv_dt_cols(b, cols, 1);
+    xpv_buf_puts(b, ",\"rows\":[");
+    for (size_t i = 0; i < sizeof tips / sizeof tips[0]; i++) {
+        if (i) xpv_buf_putc(b, ',');
+        xpv_buf_puts(b, "{\"c\":[");
+        xpv_dt_cell_str(b, tips[i], 1);
+        xpv_buf_puts(b, "]}");
+    }
+    xpv_buf_puts(b, "]}");
+}
+
+static const char NO_STEP_MARKER[] =
+    "No step marker observed and hence the step time is unknown. This may happen if (1) "
+    "training steps are not instrumented (e.g., if you are not using Keras) or (2) the "
+    "profiling duration is shorter than the step time. For (1), you need to add step "
+    "instrumentation; for (2), you may try to profile longer.";
+static const char EMPTY_INTERSECT[] =
+    "Although there are steps observed on some host(s), the intersection of the steps over "
+    "all hosts is empty (because the differences among individual host's step sequences are "
+    "too big). Consequently, the overall step time is unknown.";
+static const char NO_DEVICE_TRACE[] =
+    "No device trace was collected. This might happen if your job hadn't been run on the "
+    "device when sampling was turned on. You could try the sampling again later.";
+static const char STEPS_DROPPED[] =
+    " steps dropped. This might happen when you profile many hosts and/or many steps. You "
+    "could try to profile shorter or reduce the number of hosts you profile.";
+static const char LOOPS_NO_GROUPING[] =
+    "TensorFlow loop ops (While/For) were found in the profile; steps cannot be grouped "
+    "from such traces, so the step-time analysis is empty.";
+
+static void diag_row(xpv_buf *b, int *nrow, const char *sev, const char *msg) {
+    if ((*nrow)++) xpv_buf_putc(b, ',');
+    xpv_buf_puts(b, "{\"c\":[");
+    xpv_dt_cell_str(b, sev, 0);
+    xpv_dt_cell_str(b, msg, 1);
+    xpv_buf_puts(b, "]}");
+}
+
+static int cmp_cstr(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void xpv_ipa_write_diagnostics_table(xpv_buf *b, const xpv_op_stats *os, int overview) {
+    static const xpv_dt_col cols[] = {
+        {"severity", "Severity", "string", NULL},
+        {"message", "Message", "string", NULL},
+    };
+    xpv_buf_putc(b, '{');
+    xpv_dt_cols(b, cols, 2);
+    xpv_buf_puts(b, ",\"rows\":[");
+    int nrow = 0;
+    /* Warnings first then errors would change XProf's order: it lists
+     * info, warnings, errors. */
+    const xpv_step_db *db = &os->steps;
+    if (overview)
+        for (size_t i = 0; i < os->nwarnings; i++) diag_row(b, &nrow, "WARNING", os->warnings[i]);
+    if (db->n == 0) {
+        if (db->grouping == XPV_GROUPING_LOOPS) diag_row(b, &nrow, "WARNING", LOOPS_NO_GROUPING);
+        diag_row(b, &nrow, "WARNING", db->empty_intersect ? EMPTY_INTERSECT : NO_STEP_MARKER);
+    }
+    if (db->num_steps_dropped) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%u%s", db->num_steps_dropped, STEPS_DROPPED);
+        diag_row(b, &nrow, "WARNING", msg);
+    }
+    if (overview) {
+        if (os->nerrors) {
+            const char **errs = xpv_xmalloc(os->nerrors * sizeof *errs);
+            memcpy(errs, os->errors, os->nerrors * sizeof *errs);
+            qsort(errs, os->nerrors, sizeof *errs, cmp_cstr);
+            for (size_t i = 0; i < os->nerrors; i++) diag_row(b, &nrow, "ERROR", errs[i]);
+            free(errs);
+        } else if (strcmp(os->device_type, "CPU") && os->device_core_count <= 0) {
+            diag_row(b, &nrow, "ERROR", NO_DEVICE_TRACE);
+        }
+    }
+    xpv_buf_puts(b, "]}");
+}

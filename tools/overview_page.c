@@ -1,0 +1,296 @@
+/*
+ * overview_page.c - the `overview_page` tool (xprof-reference.md §2.5).
+ *
+ * Output: a JSON array of 7 DataTables, as XProf writes it:
+ *   [analysis, step_time, run_environment, recommendation,
+ *    inference_latency, {}, diagnostics]
+ * analysis has the GPU columns (TensorCore flags) when the device type
+ * names a GPU, XProf's TPU/other columns otherwise.  step_time is the input
+ * pipeline analyzer's generic step table (opstats.c).  Reads the op_stats
+ * derived data only.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "opstats.h"
+#include "tool.h"
+
+#define TOP_OPS 10
+#define LOW_PRECISION_PERCENT 10.0
+
+static void pct(char *out, size_t n, double v) {
+    if (v >= 0) snprintf(out, n, "%.1f%%", v);
+    else snprintf(out, n, "unknown");
+}
+
+static void kv_pct(xpv_buf *b, int *first, const char *key, double v) {
+    char tmp[64];
+    pct(tmp, sizeof tmp, v);
+    xpv_dt_kv(b, first, key, tmp);
+}
+
+static double safe_div(double a, double b) { return b != 0 ? a / b : 0; }
+
+/* ---- analysis table ---- */
+
+static void write_analysis(xpv_buf *b, const xpv_op_stats *os) {
+    const xpv_op_metrics *m = os->ops;
+    int gpu = strstr(os->device_type, "GPU") != NULL;
+
+    /* Host / device op counts and eager shares. */
+    double host_occ = 0, host_self = 0, host_eager = 0;
+    for (size_t i = 0; i < m->host.n; i++) {
+        const xpv_op_metric *op = &m->host.ops[i];
+        host_occ += (double)op->occurrences;
+        if (op->is_idle) continue;
+        host_self += (double)op->self_time_ps;
+        if (op->is_eager) host_eager += (double)op->self_time_ps;
+    }
+    double dev_occ = 0, dev_self = 0, dev_eager = 0;
+    for (size_t i = 0; i < m->device_tf.n; i++) {
+        const xpv_op_metric *op = &m->device_tf.ops[i];
+        if (op->is_idle) continue;
+        dev_occ += (double)op->occurrences;
+        dev_self += (double)op->self_time_ps;
+        if (op->is_eager) dev_eager += (double)op->self_time_ps;
+    }
+    double c16 = (double)os->steps.compute_16bit_ps, c32 = (double)os->steps.compute_32bit_ps;
+
+    xpv_buf_putc(b, '{');
+    if (gpu) {
+        static const xpv_dt_col cols[] = {
+            {"selfTimePercent", "Time (%)", "number", NULL},
+            {"cumulativeTimePercent", "Cumulative time (%)", "number", NULL},
+            {"category", "Category", "string", NULL},
+            {"operation", "Operation", "string", NULL},
+            {"flopRate", "GFLOPs/Sec", "number", NULL},
+            {"tcEligibility", "TensorCore eligibility", "boolean", NULL},
+            {"tcUtilization", "Op is using TensorCore", "boolean", NULL},
+        };
+        xpv_dt_cols(b, cols, sizeof cols / sizeof cols[0]);
+    } else {
+        static const xpv_dt_col cols[] = {
+            {"selfTimePercent", "Time (%)", "number", NULL},
+            {"cumulativeTimePercent", "Cumulative time (%)", "number", NULL},
+            {"category", "Category", "string", NULL},
+            {"operation", "Operation", "string", NULL},
+            {"flopRate", "Bf16 Normalized Flop Rate(GFLOPs/Sec)", "number", NULL},
+        };
+        xpv_dt_cols(b, cols, sizeof cols / sizeof cols[0]);
+    }
+    xpv_buf_puts(b, ",\"p\":{");
+    int first = 1;
+    if (gpu) {
+        kv_pct(b, &first, "device_compute_16bit_percent", 100.0 * safe_div(c16, c16 + c32));
+        kv_pct(b, &first, "device_compute_32bit_percent", 100.0 * safe_div(c32, c16 + c32));
+    } else {
+        const xpv_op_metrics_db *d = &m->device;
+        double busy = (double)d->total_op_time_ps;
+        double idle = (double)(d->total_time_ps - d->total_op_time_ps);
+        kv_pct(b, &first, "device_duty_cycle_percent", 100.0 * safe_div(busy, busy + idle));
+        kv_pct(b, &first, "device_idle_time_percent", 100.0 * xpv_op_metrics_idle_ratio(d));
+    }
+    kv_pct(b, &first, "device_op_time_eager_percent", 100.0 * safe_div(dev_eager, dev_self));
+    kv_pct(b, &first, "device_tf_op_percent", 100.0 * safe_div(dev_occ, host_occ + dev_occ));
+    if (!gpu) {
+        kv_pct(b, &first, "flop_rate_utilization_relative_to_roofline", 0);
+        kv_pct(b, &first, "host_idle_time_percent", 100.0 * xpv_op_metrics_idle_ratio(&m->host));
+    }
+    kv_pct(b, &first, "hbm_utilization_percent", 0);
+    kv_pct(b, &first, "host_op_time_eager_percent", 100.0 * safe_div(host_eager, host_self));
+    kv_pct(b, &first, "host_tf_op_percent", 100.0 * safe_div(host_occ, host_occ + dev_occ));
+    xpv_dt_kv(b, &first, "host_trace_level", "0");
+    if (!gpu) kv_pct(b, &first, "memory_bw_utilization_relative_to_hw_limit", 0);
+    kv_pct(b, &first, "mxu_utilization_percent", 0);
+    xpv_dt_kv(b, &first, "remark_color", "");
+    xpv_dt_kv(b, &first, "remark_text", "");
+    xpv_buf_puts(b, "},\"rows\":[");
+
+    /* Top device ops of the TF-level db without idle; fractions of the
+     * total device op time. */
+    double total = (double)m->device.total_op_time_ps;
+    double cum = 0;
+    int nrow = 0;
+    for (size_t i = 0; i < m->device_tf.n && nrow < TOP_OPS; i++) {
+        const xpv_op_metric *op = &m->device_tf.ops[i];
+        if (op->is_idle) continue;
+        double frac = safe_div((double)op->self_time_ps, total);
+        cum += frac;
+        if (nrow++) xpv_buf_putc(b, ',');
+        xpv_buf_puts(b, "{\"c\":[");
+        xpv_dt_cell_num(b, frac, 0);
+        xpv_dt_cell_num(b, cum, 0);
+        xpv_dt_cell_str(b, op->category, 0);
+        xpv_dt_cell_str(b, op->name, 0);
+        xpv_dt_cell_num(b, safe_div(op->flops, (double)op->time_ps / 1000.0), !gpu);
+        if (gpu) {
+            int eligible = 0;
+            uint64_t tc_ns = 0;
+            for (size_t k = 0; k < m->nkernels; k++) {
+                const xpv_kernel_report *kr = &m->kernels[k];
+                if (!kr->op_name || strcmp(kr->op_name, op->name)) continue;
+                eligible |= kr->is_op_tensor_core_eligible;
+                if (kr->is_kernel_using_tensor_core) tc_ns += kr->total_duration_ns;
+            }
+            xpv_dt_cell_bool(b, eligible, 0);
+            xpv_dt_cell_bool(b, tc_ns != 0, 1);
+        }
+        xpv_buf_puts(b, "]}");
+    }
+    xpv_buf_puts(b, "]}");
+}
+
+/* ---- run environment ---- */
+
+static void write_run_environment(xpv_buf *b, const xpv_op_stats *os) {
+    static const xpv_dt_col cols[] = {
+        {"host_id", "host_id", "string", NULL},
+        {"command_line", "command_line", "string", NULL},
+        {"start_time", "start_time", "string", NULL},
+        {"bns_address", "bns_address", "string", NULL},
+    };
+    xpv_buf_putc(b, '{');
+    xpv_dt_cols(b, cols, sizeof cols / sizeof cols[0]);
+    xpv_buf_puts(b, ",\"p\":{");
+    int first = 1;
+    xpv_dt_kvf(b, &first, "device_core_count", "%d", os->device_core_count);
+    xpv_dt_kv(b, &first, "device_type", os->device_type);
+    xpv_dt_kvf(b, &first, "host_count", "%d", os->host_count);
+    xpv_dt_kv(b, &first, "is_training", "false");
+    if (os->task_count > 0 && os->host_count > 0)
+        xpv_dt_kvf(b, &first, "task_count", "%d (num tasks per host = %d)", os->task_count,
+                   os->task_count / os->host_count);
+    else
+        xpv_dt_kvf(b, &first, "task_count", "%d", os->task_count);
+    xpv_buf_puts(b, "},\"rows\":[]}");
+}
+
+/* ---- recommendation ---- */
+
+static void tip_row(xpv_buf *b, int *nrow, const char *type, const char *link,
+                    const char *desc) {
+    if ((*nrow)++) xpv_buf_putc(b, ',');
+    xpv_buf_puts(b, "{\"c\":[");
+    xpv_dt_cell_str(b, type, 0);
+    xpv_dt_cell_str(b, link, 0);
+    xpv_dt_cell_str(b, desc, 1);
+    xpv_buf_puts(b, "]}");
+}
+
+static void write_recommendation(xpv_buf *b, const xpv_op_stats *os, const xpv_ipa *ipa) {
+    static const xpv_dt_col cols[] = {
+        {"tip_type", "tip_type", "string", NULL},
+        {"link", "link", "string", NULL},
+        {"description", "description", "string", NULL},
+    };
+    char precision[256] = "";
+    double c16 = (double)os->steps.compute_16bit_ps, c32 = (double)os->steps.compute_32bit_ps;
+    if (c16 + c32 > 0) {
+        double p16 = 100.0 * c16 / (c16 + c32);
+        if (p16 < LOW_PRECISION_PERCENT)
+            snprintf(precision, sizeof precision,
+                     "Only %.1f%% of device computation is 16 bit. So you might want to "
+                     "replace more 32-bit Ops by 16-bit Ops to improve performance (if the "
+                     "reduced accuracy is acceptable).",
+                     p16);
+    }
+    const char *bn = ipa->input_classification;
+    xpv_buf_putc(b, '{');
+    xpv_dt_cols(b, cols, sizeof cols / sizeof cols[0]);
+    xpv_buf_puts(b, ",\"p\":{");
+    int first = 1;
+    xpv_dt_kv(b, &first, "all_other_bottleneck", ipa->all_other_classification);
+    xpv_dt_kv(b, &first, "all_other_statement", ipa->all_other_statement);
+    xpv_dt_kv(b, &first, "bottleneck", bn);
+    xpv_dt_kv(b, &first, "device_collectives_bottleneck", ipa->collectives_classification);
+    xpv_dt_kv(b, &first, "device_collectives_statement", ipa->collectives_statement);
+    xpv_dt_kv(b, &first, "kernel_launch_bottleneck", ipa->kernel_launch_classification);
+    xpv_dt_kv(b, &first, "kernel_launch_statement", ipa->kernel_launch_statement);
+    xpv_dt_kv(b, &first, "non_bottleneck_tip_types",
+              !strcmp(bn, "host") ? "device" : !strcmp(bn, "device") ? "host" : "");
+    xpv_dt_kv(b, &first, "precision_statement", precision);
+    xpv_dt_kv(b, &first, "statement", ipa->input_statement);
+    xpv_buf_puts(b, "},\"rows\":[");
+    int nrow = 0;
+    const char *hw = os->hardware_type;
+    int tpu = !strcmp(hw, "TPU");
+    char tip[256];
+    tip_row(b, &nrow, "faq", "Refer to the TF2 Profiler FAQ", "Tool troubleshooting / FAQ");
+    tip_row(b, &nrow, "host",
+            "input_pipeline_analyzer (especially Section 3 for the breakdown of input "
+            "operations on the Host)",
+            "Next steps for reducing the Host time");
+    tip_row(b, &nrow, "host",
+            "trace_viewer (look at the activities on the timeline of each Host Thread near the "
+            "bottom of the trace view)",
+            "Next steps for reducing the Host time");
+    snprintf(tip, sizeof tip,
+             "%s (identify the time-consuming operations executed on the %s)",
+             tpu ? "op_profile" : "framework_op_stats", hw);
+    tip_row(b, &nrow, "device", tip, "Next steps for reducing the Device time");
+    snprintf(tip, sizeof tip,
+             "trace_viewer (look at the activities on the timeline of each %s in the trace "
+             "view)",
+             tpu ? "TPU core" : hw);
+    tip_row(b, &nrow, "device", tip, "Next steps for reducing the Device time");
+    tip_row(b, &nrow, "doc",
+            "<a href=\"https://www.tensorflow.org/guide/data_performance_analysis\" "
+            "target=\"_blank\">Analyze tf.data performance with the TF Profiler</a>",
+            "Other useful resources");
+    tip_row(b, &nrow, "doc",
+            "<a href=\"https://www.tensorflow.org/guide/data_performance\" "
+            "target=\"_blank\">Better performance with the tf.data API</a>",
+            "Other useful resources");
+    xpv_buf_puts(b, "]}");
+}
+
+static void write_inference_latency(xpv_buf *b) {
+    static const xpv_dt_col cols[] = {
+        {"percentile", "percentile", "string", NULL},
+        {"hostTimeMs", "Host time (in ms)", "number", NULL},
+        {"deviceTimeMs", "Device time (in ms)", "number", NULL},
+        {"communicationTimeMs", "Host-device communication time (in ms)", "number", NULL},
+        {"totalTimeMs", "Total latency (in ms)", "number", NULL},
+    };
+    xpv_buf_putc(b, '{');
+    xpv_dt_cols(b, cols, sizeof cols / sizeof cols[0]);
+    xpv_buf_puts(b, ",\"rows\":[]}");
+}
+
+static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                  xpv_buf *out, xpv_tool_error *err) {
+    (void)hs;
+    (void)q;
+    const xpv_op_stats *os = derived;
+    if (!os || !os->ops) {
+        err->status = 500;
+        snprintf(err->msg, sizeof err->msg, "overview_page: op_stats missing");
+        return -1;
+    }
+    xpv_ipa ipa;
+    xpv_ipa_compute(os, &ipa);
+    xpv_buf_putc(out, '[');
+    write_analysis(out, os);
+    xpv_buf_putc(out, ',');
+    xpv_ipa_write_step_table(out, &ipa);
+    xpv_buf_putc(out, ',');
+    write_run_environment(out, os);
+    xpv_buf_putc(out, ',');
+    write_recommendation(out, os, &ipa);
+    xpv_buf_putc(out, ',');
+    write_inference_latency(out);
+    xpv_buf_puts(out, ",{},");
+    xpv_ipa_write_diagnostics_table(out, os, 1);
+    xpv_buf_putc(out, ']');
+    return 0;
+}
+
+const xpv_tool xpv_tool_overview_page = {
+    .name = "overview_page",
+    .alias = NULL,
+    .title = "Overview Page",
+    .flags = XPV_TOOL_ALL_HOSTS_ONLY | XPV_TOOL_TABLE,
+    .available = NULL,
+    .derived = &xpv_derived_op_stats,
+    .render = render,
+};

@@ -1,0 +1,590 @@
+/*
+ * trace_viewer.c - the trace viewer tool: Chrome trace-event JSON from the
+ * trace index (tools/trace_index.h), written with the buffered writer.
+ *
+ * Modes (xprof-reference.md §2.12), chosen by the query:
+ *   full       tag=trace_viewer with no window params: every event with all
+ *              its args, process/thread metadata, flows, counters.  Loads
+ *              unchanged in Perfetto UI and chrome://tracing.  No event cap.
+ *   streaming  tag=trace_viewer@, or start_time_ms / end_time_ms /
+ *              resolution given: the events visible in the window at the
+ *              resolution (XProf's rule), each with args {uid, group_id}
+ *              only, plus fullTimespan and the step markers of the window.
+ *   details    unique_id=N (or uid=N): one event with all its args.
+ *   search     search_prefix=P [search_limit=N] [search_start_ms=T]:
+ *              events whose name starts with P (case-insensitive), in time
+ *              order, with totalMatches.
+ *
+ * Event JSON: {"pid","tid","ts","dur","ph":"X","name"[,"bind_id","cat",
+ * "flow_in"|"flow_out"],"args"}; ts/dur are exact microseconds (ps / 1e6,
+ * at least 3 decimals, never through a double); dur is at least 1 ps.
+ * Args: `long_name` when a display name is shown, metadata stats, then
+ * event stats, minus XProf's internal ones (_pt _p _ct _c _r flops
+ * program_id symbol_id) and `flow`.  Names come from display_name, else
+ * name, replaced by a `step_name` stat.  Flows: a `flow` stat (bits 0-1
+ * direction, 2-57 id, 58-63 category), else `correlation_id` (host side
+ * flow_out, device side flow_in, category "gpu_launch").  Counter samples
+ * (`_counters_` lines) become standard "ph":"C" events with their numeric
+ * stats as args.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+#include "trace_index.h"
+
+#define MAX_LONG_NAME 10000
+#define MAX_SAFE_INT ((int64_t)1 << 53)
+#define MAX_STEPS_OUT 5000
+
+static const char *const internal_stats[] = {"_pt", "_p", "_ct", "_c", "_r", "flops",
+                                             "program_id", "symbol_id", "flow"};
+
+static const char *const context_types[] = {
+    "generic", "legacy", "tf_exec", "tfrt_exec", "shared_batch_scheduler", "pjrt",
+    "adaptive_shared_batch_scheduler", "tfrt_tpu_runtime", "tpu_embedding_engine",
+    "gpu_launch", "batcher", "tpu_stream", "tpu_launch", "pathways_executor",
+    "pjrt_library_call", "threadpool_event", "jax_serving_executor",
+};
+
+static int is_internal_stat(xpv_str name) {
+    for (size_t i = 0; i < sizeof internal_stats / sizeof internal_stats[0]; i++)
+        if (xpv_str_eq(name, internal_stats[i])) return 1;
+    return 0;
+}
+
+/* What an event's stats say about how to draw it. */
+typedef struct ev_info {
+    xpv_str step_name;
+    int has_step_name;
+    int64_t group_id;
+    int has_group_id;
+    uint64_t corr;
+    int has_corr;
+    uint64_t flow;
+    int has_flow;
+} ev_info;
+
+static void write_int_value(xpv_buf *b, int64_t v) {
+    if (v > MAX_SAFE_INT || v < -MAX_SAFE_INT) {
+        xpv_buf_putc(b, '"');
+        xpv_buf_i64(b, v);
+        xpv_buf_putc(b, '"');
+    } else {
+        xpv_buf_i64(b, v);
+    }
+}
+
+/* A stat value as JSON; returns 0 (and writes nothing) for values it does
+ * not show. */
+static int write_stat_value(xpv_buf *b, const xpv_stat *st) {
+    switch (st->kind) {
+    case XPV_STAT_DOUBLE: xpv_buf_double(b, st->v.d); return 1;
+    case XPV_STAT_INT: write_int_value(b, st->v.i); return 1;
+    case XPV_STAT_UINT:
+        if (st->v.u > (uint64_t)MAX_SAFE_INT) {
+            xpv_buf_putc(b, '"');
+            xpv_buf_u64(b, st->v.u);
+            xpv_buf_putc(b, '"');
+        } else {
+            xpv_buf_u64(b, st->v.u);
+        }
+        return 1;
+    case XPV_STAT_STR: xpv_buf_json_str(b, st->v.s.ptr, st->v.s.len); return 1;
+    case XPV_STAT_BYTES: xpv_buf_printf(b, "\"<%u bytes>\"", st->v.s.len); return 1;
+    case XPV_STAT_GZSTR: {
+        char *tmp = xpv_xmalloc(1 << 16);
+        long n = xpv_stat_gzstr(st, tmp, 1 << 16);
+        if (n >= 0) xpv_buf_json_str(b, tmp, (size_t)n);
+        else xpv_buf_puts(b, "\"<compressed>\"");
+        free(tmp);
+        return 1;
+    }
+    default: return 0;
+    }
+}
+
+/* Append `"key":value` pairs of the stat (with a leading comma when
+ * *first is 0). */
+static void write_arg(xpv_buf *b, const xpv_plane *pl, const xpv_stat *st, int *first) {
+    if (st->meta < 0 || (uint32_t)st->meta >= pl->nstat_meta) return;
+    xpv_str name = pl->stat_meta[st->meta].name;
+    if (!name.len || is_internal_stat(name)) return;
+    size_t mark = b->len;
+    if (!*first) xpv_buf_putc(b, ',');
+    xpv_buf_json_str(b, name.ptr, name.len);
+    xpv_buf_putc(b, ':');
+    if (!write_stat_value(b, st)) {
+        b->len = mark;
+        return;
+    }
+    *first = 0;
+}
+
+static void note_stat(const xpv_trace_row *r, const xpv_stat *st, ev_info *info) {
+    int64_t v;
+    if (st->meta < 0) return;
+    if (st->meta == r->st_step_name && st->kind == XPV_STAT_STR) {
+        info->step_name = st->v.s;
+        info->has_step_name = 1;
+    } else if (st->meta == r->st_group_id && xpv_stat_as_int(st, &v)) {
+        info->group_id = v;
+        info->has_group_id = 1;
+    } else if (st->meta == r->st_corr && xpv_stat_as_int(st, &v)) {
+        info->corr = (uint64_t)v;
+        info->has_corr = 1;
+    } else if (st->meta == r->st_flow && (st->kind == XPV_STAT_UINT || st->kind == XPV_STAT_INT)) {
+        info->flow = st->v.u;
+        info->has_flow = 1;
+    }
+}
+
+/* Scan the event's stats once: fill `info`; when `args` is not NULL also
+ * write the event's args (without braces) into it. */
+static void scan_event(const xpv_plane *pl, const xpv_line *ln, const xpv_trace_row *r,
+                       const xpv_event *e, ev_info *info, xpv_buf *args) {
+    memset(info, 0, sizeof *info);
+    int first = 1;
+    const xpv_event_meta *m = &pl->event_meta[e->meta];
+    if (args && m->display_name.len && m->name.len) {
+        xpv_buf_puts(args, "\"long_name\":");
+        xpv_buf_json_str(args, m->name.ptr, m->name.len > MAX_LONG_NAME ? MAX_LONG_NAME : m->name.len);
+        first = 0;
+    }
+    if (args)
+        for (uint32_t i = 0; i < m->nstats; i++) write_arg(args, pl, &m->stats[i], &first);
+    if (e->wire == XPV_NO_STATS) return;
+    if (!args && r->st_step_name < 0 && r->st_group_id < 0 && r->st_corr < 0 && r->st_flow < 0)
+        return;
+    xpv_stat_iter it;
+    xpv_stat st;
+    xpv_stat_iter_init(&it, pl, ln, e);
+    while (xpv_stat_next(&it, &st)) {
+        note_stat(r, &st, info);
+        if (args) write_arg(args, pl, &st, &first);
+    }
+}
+
+static xpv_str shown_name(const xpv_plane *pl, const xpv_event *e, const ev_info *info) {
+    if (info->has_step_name && info->step_name.len) return info->step_name;
+    return xpv_event_display_name(pl, e);
+}
+
+static void write_id(xpv_buf *b, uint64_t id) {
+    if (id > (uint64_t)MAX_SAFE_INT) {
+        xpv_buf_putc(b, '"');
+        xpv_buf_u64(b, id);
+        xpv_buf_putc(b, '"');
+    } else {
+        xpv_buf_u64(b, id);
+    }
+}
+
+static void write_flow(xpv_buf *b, const xpv_trace_row *r, const ev_info *info) {
+    if (info->has_flow) {
+        uint64_t v = info->flow;
+        unsigned dir = (unsigned)(v & 3);
+        uint64_t id = (v >> 2) & (((uint64_t)1 << 56) - 1);
+        unsigned cat = (unsigned)(v >> 58);
+        if (!dir) return;
+        xpv_buf_puts(b, ",\"bind_id\":");
+        write_id(b, id);
+        xpv_buf_puts(b, ",\"cat\":");
+        xpv_buf_json_cstr(b, cat < sizeof context_types / sizeof context_types[0]
+                                 ? context_types[cat] : "generic");
+        if (dir & 1) xpv_buf_puts(b, ",\"flow_in\":true");
+        if (dir & 2) xpv_buf_puts(b, ",\"flow_out\":true");
+    } else if (info->has_corr) {
+        uint64_t id = ((uint64_t)1 << 50) | ((uint64_t)(r->host & 0x3ff) << 40) |
+                      (info->corr & (((uint64_t)1 << 40) - 1));
+        xpv_buf_puts(b, ",\"bind_id\":");
+        write_id(b, id);
+        xpv_buf_puts(b, r->is_host ? ",\"cat\":\"gpu_launch\",\"flow_out\":true"
+                                   : ",\"cat\":\"gpu_launch\",\"flow_in\":true");
+    }
+}
+
+/* One complete event.  `full`: all args; else args {uid, group_id}. */
+static void write_event(xpv_buf *b, const xpv_hostset *hs, const xpv_trace_row *r, uint32_t ri,
+                        uint32_t ev, int full, xpv_buf *args) {
+    const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
+    const xpv_line *ln = &pl->lines[r->line];
+    const xpv_event *e = &ln->events[ev];
+    ev_info info;
+    xpv_buf_reset(args);
+    scan_event(pl, ln, r, e, &info, full ? args : NULL);
+    xpv_str name = shown_name(pl, e, &info);
+    xpv_buf_puts(b, "{\"pid\":");
+    xpv_buf_i64(b, r->pid);
+    xpv_buf_puts(b, ",\"tid\":");
+    xpv_buf_i64(b, r->tid);
+    xpv_buf_puts(b, ",\"ts\":");
+    xpv_buf_ps_as_us(b, e->start_ps);
+    xpv_buf_puts(b, ",\"dur\":");
+    xpv_buf_ps_as_us(b, e->dur_ps > 1 ? e->dur_ps : 1);
+    xpv_buf_puts(b, ",\"ph\":\"X\",\"name\":");
+    xpv_buf_json_str(b, name.ptr, name.len);
+    write_flow(b, r, &info);
+    xpv_buf_puts(b, ",\"args\":{");
+    if (full) {
+        xpv_buf_add(b, args->data, args->len);
+        if (args->len) xpv_buf_putc(b, ',');
+        xpv_buf_puts(b, "\"uid\":");
+    } else {
+        if (info.has_group_id) {
+            xpv_buf_puts(b, "\"group_id\":");
+            write_int_value(b, info.group_id);
+            xpv_buf_putc(b, ',');
+        }
+        xpv_buf_puts(b, "\"uid\":");
+    }
+    xpv_buf_u64(b, ((uint64_t)ri << 32) | ev);
+    xpv_buf_puts(b, "}}");
+}
+
+/* A counter sample: {"pid","name","ph":"C","ts","args":{stat:value...}};
+ * returns 0 (nothing written) when it has no numeric stat. */
+static int write_counter(xpv_buf *b, const xpv_hostset *hs, const xpv_trace_row *r, uint32_t ev,
+                         xpv_buf *args) {
+    const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
+    const xpv_line *ln = &pl->lines[r->line];
+    const xpv_event *e = &ln->events[ev];
+    xpv_stat_iter it;
+    xpv_stat st;
+    int first = 1;
+    xpv_buf_reset(args);
+    xpv_stat_iter_init(&it, pl, ln, e);
+    while (xpv_stat_next(&it, &st)) {
+        if (st.kind != XPV_STAT_DOUBLE && st.kind != XPV_STAT_INT && st.kind != XPV_STAT_UINT)
+            continue;
+        if (st.meta < 0) continue;
+        xpv_str sn = pl->stat_meta[st.meta].name;
+        if (!sn.len) continue;
+        if (!first) xpv_buf_putc(args, ',');
+        xpv_buf_json_str(args, sn.ptr, sn.len);
+        xpv_buf_putc(args, ':');
+        double d;
+        xpv_stat_as_double(&st, &d);
+        if (st.kind == XPV_STAT_DOUBLE) xpv_buf_double(args, d);
+        else write_stat_value(args, &st);
+        first = 0;
+    }
+    if (first) return 0;
+    xpv_str name = xpv_event_display_name(pl, e);
+    xpv_buf_puts(b, "{\"pid\":");
+    xpv_buf_i64(b, r->pid);
+    xpv_buf_puts(b, ",\"name\":");
+    xpv_buf_json_str(b, name.ptr, name.len);
+    xpv_buf_puts(b, ",\"ph\":\"C\",\"ts\":");
+    xpv_buf_ps_as_us(b, e->start_ps);
+    xpv_buf_puts(b, ",\"args\":{");
+    xpv_buf_add(b, args->data, args->len);
+    xpv_buf_puts(b, "}}");
+    return 1;
+}
+
+/* Process and thread metadata events.  `with_host`: process names are
+ * "<host> <plane>" (XProf's streaming path; also used for multi-host
+ * full traces), else the plane name. */
+static void write_metadata(xpv_buf *b, const xpv_trace_index *ix, int with_host, int *first) {
+    for (uint32_t p = 0; p < ix->nprocs; p++) {
+        const xpv_trace_proc *pr = &ix->procs[p];
+        if (!pr->nthreads) continue;
+        if (!*first) xpv_buf_putc(b, ',');
+        *first = 0;
+        xpv_buf_puts(b, "\n{\"args\":{\"name\":");
+        size_t hn = with_host ? strlen(pr->host_name) : 0, pn = strlen(pr->plane_name);
+        if (hn) {
+            char *s = xpv_xmalloc(hn + pn + 2);
+            memcpy(s, pr->host_name, hn);
+            s[hn] = ' ';
+            memcpy(s + hn + 1, pr->plane_name, pn + 1);
+            xpv_buf_json_str(b, s, hn + pn + 1);
+            free(s);
+        } else {
+            xpv_buf_json_str(b, pr->plane_name, pn);
+        }
+        xpv_buf_puts(b, "},\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
+        xpv_buf_i64(b, pr->pid);
+        xpv_buf_puts(b, ",\"thread_count\":");
+        xpv_buf_u64(b, pr->nthreads);
+        xpv_buf_puts(b, "},\n{\"args\":{\"sort_index\":");
+        xpv_buf_i64(b, pr->pid);
+        xpv_buf_puts(b, "},\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":");
+        xpv_buf_i64(b, pr->pid);
+        xpv_buf_putc(b, '}');
+    }
+    for (uint32_t i = 0; i < ix->nrows; i++) {
+        const xpv_trace_row *r = &ix->rows[i];
+        if (r->is_counter) continue;
+        if (i && ix->rows[i - 1].pid == r->pid && ix->rows[i - 1].tid == r->tid &&
+            !ix->rows[i - 1].is_counter)
+            continue;       /* several lines, one thread */
+        if (!*first) xpv_buf_putc(b, ',');
+        *first = 0;
+        xpv_buf_puts(b, "\n{\"args\":{\"name\":");
+        xpv_buf_json_cstr(b, r->name);
+        xpv_buf_puts(b, "},\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
+        xpv_buf_i64(b, r->pid);
+        xpv_buf_puts(b, ",\"tid\":");
+        xpv_buf_i64(b, r->tid);
+        xpv_buf_puts(b, "},\n{\"args\":{\"sort_index\":");
+        xpv_buf_i64(b, r->tid);
+        xpv_buf_puts(b, "},\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":");
+        xpv_buf_i64(b, r->pid);
+        xpv_buf_puts(b, ",\"tid\":");
+        xpv_buf_i64(b, r->tid);
+        xpv_buf_putc(b, '}');
+    }
+}
+
+static const char HEADER[] = "{\"displayTimeUnit\":\"ns\",\"metadata\":{\"highres-ticks\":true}";
+
+/* ==== Modes ============================================================= */
+
+static int render_full(const xpv_hostset *hs, const xpv_trace_index *ix, xpv_buf *out) {
+    xpv_buf args;
+    xpv_buf_init(&args);
+    xpv_buf_puts(out, HEADER);
+    xpv_buf_puts(out, ",\"traceEvents\":[");
+    int first = 1;
+    write_metadata(out, ix, hs->n > 1, &first);
+    uint8_t *dropped = NULL;
+    size_t cap = 0;
+    const xpv_plane *last_pl = NULL;
+    for (uint32_t ri = 0; ri < ix->nrows; ri++) {
+        const xpv_trace_row *r = &ix->rows[ri];
+        const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
+        const xpv_line *ln = &pl->lines[r->line];
+        if (pl != last_pl) {
+            if (pl->nevent_meta + 1 > cap) {
+                cap = pl->nevent_meta + 1;
+                dropped = xpv_xrealloc(dropped, cap);
+            }
+            for (uint32_t k = 0; k < pl->nevent_meta; k++)
+                dropped[k] = (uint8_t)xpv_trace_is_internal(pl->event_meta[k].name);
+            last_pl = pl;
+        }
+        for (uint32_t i = 0; i < ln->nevents; i++) {
+            if (dropped[ln->events[i].meta]) continue;
+            size_t mark = out->len;
+            if (!first) xpv_buf_putc(out, ',');
+            xpv_buf_putc(out, '\n');
+            if (r->is_counter) {
+                if (!write_counter(out, hs, r, i, &args)) {
+                    out->len = mark;
+                    continue;
+                }
+            } else {
+                write_event(out, hs, r, ri, i, 1, &args);
+            }
+            first = 0;
+        }
+    }
+    free(dropped);
+    xpv_buf_puts(out, "\n]}");
+    xpv_buf_free(&args);
+    return 0;
+}
+
+/* Parse a decimal number of ms into ps.  Returns 0 on bad input. */
+static int parse_ms(const char *s, int64_t *ps) {
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || v != v || v > 9.2e9 || v < -9.2e9) return 0;
+    *ps = (int64_t)(v * 1e9 + (v < 0 ? -0.5 : 0.5));
+    return 1;
+}
+
+static int parse_u64(const char *s, uint64_t *v) {
+    char *end;
+    if (!s || !*s || *s == '-') return 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (*end) return 0;
+    *v = x;
+    return 1;
+}
+
+static int bad(xpv_tool_error *err, const char *key, const char *val) {
+    err->status = 400;
+    snprintf(err->msg, sizeof err->msg, "bad parameter %s=%.100s", key, val);
+    return -1;
+}
+
+static void write_span(xpv_buf *out, const char *key, int64_t a, int64_t b) {
+    xpv_buf_puts(out, key);
+    xpv_buf_putc(out, '[');
+    xpv_buf_ps_as_ms(out, a);
+    xpv_buf_putc(out, ',');
+    xpv_buf_ps_as_ms(out, b);
+    xpv_buf_putc(out, ']');
+}
+
+static int render_stream(const xpv_hostset *hs, const xpv_trace_index *ix, const xpv_params *q,
+                         xpv_buf *out, xpv_tool_error *err) {
+    const char *s_start = xpv_param(q, "start_time_ms");
+    const char *s_end = xpv_param(q, "end_time_ms");
+    const char *s_res = xpv_param(q, "resolution");
+    int64_t ws = ix->min_ps, we = ix->max_ps;
+    int64_t v;
+    uint64_t res = 8000;
+    if (s_start && *s_start) {
+        if (!parse_ms(s_start, &v)) return bad(err, "start_time_ms", s_start);
+        if (v > 0) ws = v;
+    }
+    if (s_end && *s_end) {
+        if (!parse_ms(s_end, &v)) return bad(err, "end_time_ms", s_end);
+        if (v > 0) we = v;
+    }
+    if (s_res && *s_res && !parse_u64(s_res, &res)) return bad(err, "resolution", s_res);
+    if (ws < ix->min_ps) ws = ix->min_ps;
+    if (we > ix->max_ps) we = ix->max_ps;
+    if (we <= ws) we = ws + 1;
+    int64_t res_ps = 0;
+    if (res) {
+        uint64_t span = (uint64_t)(we - ws);
+        res_ps = (int64_t)((span + res / 2) / res);
+        if (res_ps < 1) res_ps = 0;     /* finer than 1 ps: every event */
+    }
+    xpv_trace_hit *hits = NULL;
+    size_t n = xpv_trace_query(hs, ix, ws, we + 1, res_ps, &hits);
+    xpv_buf args;
+    xpv_buf_init(&args);
+    xpv_buf_puts(out, HEADER);
+    write_span(out, ",\"fullTimespan\":", ix->min_ps, ix->max_ps);
+    write_span(out, ",\"window\":", ws, we);
+    xpv_buf_puts(out, ",\"resolutionPs\":");
+    xpv_buf_i64(out, res_ps);
+    xpv_buf_puts(out, ",\"filteredByVisibility\":");
+    xpv_buf_puts(out, res_ps > 0 ? "true" : "false");
+    xpv_buf_puts(out, ",\"returnedEventsSize\":");
+    xpv_buf_u64(out, n);
+    /* Step markers overlapping the window: [ts_us, dur_us, name]. */
+    xpv_buf_puts(out, ",\"steps\":[");
+    size_t ns = 0;
+    for (uint32_t i = 0; i < ix->nsteps && ns < MAX_STEPS_OUT; i++) {
+        const xpv_trace_step *st = &ix->steps[i];
+        if (st->start_ps > we || st->start_ps + st->dur_ps < ws) continue;
+        const xpv_trace_row *r = &ix->rows[st->row];
+        const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
+        const xpv_line *ln = &pl->lines[r->line];
+        ev_info info;
+        scan_event(pl, ln, r, &ln->events[st->ev], &info, NULL);
+        xpv_str name = shown_name(pl, &ln->events[st->ev], &info);
+        if (ns++) xpv_buf_putc(out, ',');
+        xpv_buf_putc(out, '[');
+        xpv_buf_ps_as_us(out, st->start_ps);
+        xpv_buf_putc(out, ',');
+        xpv_buf_ps_as_us(out, st->dur_ps);
+        xpv_buf_putc(out, ',');
+        xpv_buf_json_str(out, name.ptr, name.len);
+        xpv_buf_putc(out, ']');
+    }
+    xpv_buf_puts(out, "],\"traceEvents\":[");
+    int first = 1;
+    write_metadata(out, ix, 1, &first);
+    for (size_t i = 0; i < n; i++) {
+        const xpv_trace_row *r = &ix->rows[hits[i].row];
+        size_t mark = out->len;
+        if (!first) xpv_buf_putc(out, ',');
+        xpv_buf_putc(out, '\n');
+        if (r->is_counter) {
+            if (!write_counter(out, hs, r, hits[i].ev, &args)) {
+                out->len = mark;
+                continue;
+            }
+        } else {
+            write_event(out, hs, r, hits[i].row, hits[i].ev, 0, &args);
+        }
+        first = 0;
+    }
+    xpv_buf_puts(out, "\n]}");
+    free(hits);
+    xpv_buf_free(&args);
+    return 0;
+}
+
+static int render_details(const xpv_hostset *hs, const xpv_trace_index *ix, const char *s_uid,
+                          xpv_buf *out, xpv_tool_error *err) {
+    uint64_t uid;
+    xpv_trace_hit h;
+    if (!parse_u64(s_uid, &uid)) return bad(err, "unique_id", s_uid);
+    if (!xpv_trace_uid_decode(hs, ix, uid, &h) || ix->rows[h.row].is_counter) {
+        err->status = 404;
+        snprintf(err->msg, sizeof err->msg, "no event with unique_id %.40s", s_uid);
+        return -1;
+    }
+    xpv_buf args;
+    xpv_buf_init(&args);
+    xpv_buf_puts(out, HEADER);
+    xpv_buf_puts(out, ",\"traceEvents\":[");
+    write_event(out, hs, &ix->rows[h.row], h.row, h.ev, 1, &args);
+    xpv_buf_puts(out, "]}");
+    xpv_buf_free(&args);
+    return 0;
+}
+
+static int render_search(const xpv_hostset *hs, const xpv_trace_index *ix, const xpv_params *q,
+                         const char *prefix, xpv_buf *out, xpv_tool_error *err) {
+    const char *s_lim = xpv_param(q, "search_limit");
+    const char *s_from = xpv_param(q, "search_start_ms");
+    uint64_t limit = 1000, total = 0;
+    int64_t from = INT64_MIN;
+    if (s_lim && *s_lim && (!parse_u64(s_lim, &limit) || limit > 100000))
+        return bad(err, "search_limit", s_lim);
+    if (s_from && *s_from && !parse_ms(s_from, &from)) return bad(err, "search_start_ms", s_from);
+    if (!*prefix) limit = 0;
+    xpv_trace_hit *hits = NULL;
+    size_t n = xpv_trace_search(hs, ix, prefix, from, limit, &hits, &total);
+    if (!*prefix) total = 0;
+    xpv_buf args;
+    xpv_buf_init(&args);
+    xpv_buf_puts(out, HEADER);
+    xpv_buf_puts(out, ",\"searchPrefix\":");
+    xpv_buf_json_cstr(out, prefix);
+    xpv_buf_puts(out, ",\"totalMatches\":");
+    xpv_buf_u64(out, total);
+    xpv_buf_puts(out, ",\"traceEvents\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i) xpv_buf_putc(out, ',');
+        xpv_buf_putc(out, '\n');
+        write_event(out, hs, &ix->rows[hits[i].row], hits[i].row, hits[i].ev, 0, &args);
+    }
+    xpv_buf_puts(out, "\n]}");
+    free(hits);
+    xpv_buf_free(&args);
+    return 0;
+}
+
+static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q, xpv_buf *out,
+                  xpv_tool_error *err) {
+    const xpv_trace_index *ix = derived;
+    if (!ix) {
+        err->status = 500;
+        snprintf(err->msg, sizeof err->msg, "trace index missing");
+        return -1;
+    }
+    const char *uid = xpv_param(q, "unique_id");
+    if (!uid || !*uid) uid = xpv_param(q, "uid");
+    if (uid && *uid) return render_details(hs, ix, uid, out, err);
+    const char *prefix = xpv_param(q, "search_prefix");
+    if (prefix) return render_search(hs, ix, q, prefix, out, err);
+    const char *tag = xpv_param(q, "tag");
+    size_t tl = tag ? strlen(tag) : 0;
+    while (tl && tag[tl - 1] == '^') tl--;
+    int streaming = (tl && tag[tl - 1] == '@') || xpv_param(q, "start_time_ms") ||
+                    xpv_param(q, "end_time_ms") || xpv_param(q, "resolution");
+    if (streaming) return render_stream(hs, ix, q, out, err);
+    return render_full(hs, ix, out);
+}
+
+const xpv_tool xpv_tool_trace_viewer = {
+    .name = "trace_viewer",
+    .alias = "trace_viewer@",
+    .title = "Trace Viewer",
+    .flags = 0,
+    .available = NULL,
+    .derived = &xpv_derived_trace_index,
+    .render = render,
+};

@@ -1,0 +1,234 @@
+// overview_page.js - the Overview Page.
+//
+// Data: `data?tag=overview_page` -> an array of 7 DataTables (XProf shape):
+//   [analysis, step_time, run_environment, recommendation,
+//    inference_latency, {}, diagnostics]
+// Draws: diagnostics (when any), performance summary cards, the stacked
+// step-time graph (red = waiting for input, green = device compute), the
+// recommendation for next steps (links to the other tools), the run
+// environment and the top-10 device ops table.
+//
+// Shared with input_pipeline_analyzer.js: el, richText, stepChart,
+// stepRows, diagnosticsBox, STEP_SERIES.
+import { createTable } from '../lib/table.js';
+import { barChart } from '../lib/chart.js';
+import * as DT from '../lib/datatable.js';
+
+export function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else if (k === 'text') e.textContent = v;
+    else e.setAttribute(k, v);
+  }
+  for (const k of kids) if (k !== null && k !== undefined) e.append(k);
+  return e;
+}
+
+// XProf texts carry <a href="..." target="_blank">..</a> anchors and nothing
+// else: build those as DOM nodes (never innerHTML), the rest as text.
+export function richText(parent, text) {
+  const re = /<a href="([^"]*)"[^>]*>(.*?)<\/a>/g;
+  let last = 0, m;
+  const s = String(text || '');
+  while ((m = re.exec(s)) !== null) {
+    if (m.index > last) parent.append(s.slice(last, m.index));
+    const a = el('a', { href: m[1], target: '_blank', rel: 'noopener noreferrer' }, m[2]);
+    parent.append(a);
+    last = re.lastIndex;
+  }
+  if (last < s.length) parent.append(s.slice(last));
+  return parent;
+}
+
+// Stacked series of the step-time graph, in XProf's column order.
+export const STEP_SERIES = [
+  { id: 'deviceComputeTimeMs', name: 'Device compute', color: '#0f9d58' },
+  { id: 'deviceToDeviceTimeMs', name: 'Device to device', color: '#00acc1' },
+  { id: 'deviceCollectivesTimeMs', name: 'Device collective communication', color: '#ab47bc' },
+  { id: 'hostComputeTimeMs', name: 'Host compute', color: '#4285f4' },
+  { id: 'kernelLaunchTimeMs', name: 'Kernel launch', color: '#f4b400' },
+  { id: 'infeedTimeMs', name: 'Input', color: '#db4437' },
+  { id: 'outfeedTimeMs', name: 'Output', color: '#ff7043' },
+  { id: 'compileTimeMs', name: 'Compilation', color: '#8d6e63' },
+  { id: 'otherTimeMs', name: 'All others', color: '#9e9e9e' },
+];
+
+export function stepRows(stepTable) {
+  return DT.toObjects(stepTable);
+}
+
+// The stacked step-time graph, or a sentence when there are no steps.
+export function stepChart(parent, stepTable, title) {
+  const rows = stepRows(stepTable);
+  if (!rows.length) {
+    parent.append(el('p', { class: 'xpv-empty-state xpv-no-steps' },
+      'No step was found in this profile, so there is no step-time graph. ' +
+      'See the diagnostics for why.'));
+    return null;
+  }
+  const series = STEP_SERIES
+    .map((s) => ({ name: s.name, color: s.color, values: rows.map((r) => Number(r[s.id]) || 0) }))
+    .filter((s) => s.values.some((v) => v > 0));
+  const box = el('div', { class: 'xpv-step-chart' });
+  parent.append(box);
+  return barChart(box, {
+    title, categories: rows.map((r) => String(r.stepnum)), series, stacked: true,
+    yLabel: 'Step time (ms)', yUnit: 'ms', xLabel: 'Step',
+    tooltipTitle: (i) => `Step ${rows[i].stepnum}: ${fmt(rows[i].stepTimeMs)} ms`,
+  });
+}
+
+export function diagnosticsBox(parent, diag) {
+  const rows = diag && diag.rows ? DT.toObjects(diag) : [];
+  if (!rows.length) return null;
+  const box = el('div', { class: 'xpv-card xpv-diagnostics', role: 'status' });
+  box.append(el('h3', {}, 'Diagnostics'));
+  const ul = el('ul');
+  for (const r of rows) {
+    const li = el('li', { class: 'xpv-diag-' + String(r.severity).toLowerCase() });
+    li.append(el('strong', {}, r.severity + ': '), String(r.message));
+    if (r.severity === 'ERROR') li.style.color = 'var(--error)';
+    else if (r.severity === 'WARNING') li.style.color = 'var(--warn)';
+    ul.append(li);
+  }
+  box.append(ul);
+  parent.append(box);
+  return box;
+}
+
+export function fmt(v, digits = 2) {
+  const n = Number(v);
+  return Number.isFinite(n) ? n.toFixed(digits) : String(v);
+}
+
+function card(parent, title, value, sub, cls) {
+  const c = el('div', { class: 'xpv-card' + (cls ? ' ' + cls : '') });
+  c.append(el('div', { class: 'xpv-muted' }, title));
+  const v = el('div', { class: 'xpv-card-value' }, value);
+  v.style.fontSize = '18px';
+  v.style.fontWeight = '600';
+  c.append(v);
+  if (sub) c.append(el('div', { class: 'xpv-muted' }, sub));
+  parent.append(c);
+  return c;
+}
+
+const KNOWN_TOOLS = ['input_pipeline_analyzer', 'trace_viewer', 'framework_op_stats',
+  'kernel_stats', 'memory_profile'];
+
+// A tip "tool_name (explanation)": the tool name becomes a link to that page.
+function tipItem(ctx, link) {
+  const li = el('li');
+  const m = /^([a-z_]+) (\(.*\))$/.exec(link);
+  if (m && KNOWN_TOOLS.includes(m[1])) {
+    const a = el('a', { href: '#', class: 'xpv-tool-link', 'data-tool': m[1] }, m[1]);
+    a.addEventListener('click', (ev) => { ev.preventDefault(); ctx.navigate({ tool: m[1] }); });
+    li.append(a, ' ' + m[2]);
+  } else {
+    richText(li, link);
+  }
+  return li;
+}
+
+export default async function render(root, ctx) {
+  const data = await ctx.api.json('data', { run: ctx.run, tag: ctx.tool, host: ctx.host });
+  if (!Array.isArray(data) || data.length < 7 || !DT.isDataTable(data[1])) {
+    throw new Error('unexpected overview_page data');
+  }
+  const [analysis, steps, env, rec, , , diag] = data;
+  root.textContent = '';
+  root.append(el('h2', {}, 'Overview Page'));
+  diagnosticsBox(root, diag);
+
+  // ---- performance summary ----
+  const p = (t, k, d = '') => DT.prop(t, k, d);
+  const nsteps = (steps.rows || []).length;
+  const stepAvg = Number(p(steps, 'steptime_ms_average', '0'));
+  root.append(el('h3', {}, 'Performance Summary'));
+  const cards = el('div', { class: 'xpv-cards xpv-summary' });
+  root.append(cards);
+  card(cards, 'Average step time',
+    nsteps ? `${p(steps, 'steptime_ms_average')} ms` : 'unknown',
+    nsteps ? `σ ${p(steps, 'steptime_ms_standard_deviation')} ms, ` +
+      `min ${p(steps, 'steptime_ms_minimum')}, max ${p(steps, 'steptime_ms_maximum')} ` +
+      `(${nsteps} step${nsteps === 1 ? '' : 's'})` : 'no step marker', 'xpv-card-steptime');
+  const share = (k) => {
+    const v = Number(p(steps, k, '0'));
+    return stepAvg > 0 ? `${v.toFixed(1)} ms (${(100 * v / stepAvg).toFixed(1)}% of step)` : `${v.toFixed(1)} ms`;
+  };
+  if (nsteps) {
+    card(cards, 'Input (waiting for input data)', share('infeed_time_ms_avg'), null, 'xpv-card-input');
+    card(cards, 'Device compute', share('device_compute_time_ms_avg'), null, 'xpv-card-compute');
+    card(cards, 'Kernel launch', share('kernel_launch_time_ms_avg'));
+    card(cards, 'Host compute', share('host_compute_time_ms_avg'));
+    card(cards, 'All others', share('other_time_ms_avg'));
+  }
+  card(cards, 'TF op placement', `host ${p(analysis, 'host_tf_op_percent')}`,
+    `device ${p(analysis, 'device_tf_op_percent')} (share of op executions)`);
+  card(cards, 'Eager execution', `host ${p(analysis, 'host_op_time_eager_percent')}`,
+    `device ${p(analysis, 'device_op_time_eager_percent')} of op time`);
+  if (p(analysis, 'device_compute_16bit_percent', null) !== null) {
+    card(cards, 'Device compute precision', `16-bit ${p(analysis, 'device_compute_16bit_percent')}`,
+      `32-bit ${p(analysis, 'device_compute_32bit_percent')}`);
+  }
+
+  // ---- step-time graph ----
+  const graph = el('div', { class: 'xpv-card' });
+  graph.append(el('h3', {}, 'Step-time Graph'));
+  root.append(graph);
+  stepChart(graph, steps, null);
+
+  // ---- recommendation ----
+  const rc = el('div', { class: 'xpv-card xpv-recommendation' });
+  rc.append(el('h3', {}, 'Recommendation for Next Step'));
+  for (const k of ['statement', 'kernel_launch_statement', 'all_other_statement',
+    'device_collectives_statement', 'precision_statement']) {
+    const s = p(rec, k);
+    if (s) rc.append(richText(el('p', { class: 'xpv-rec-' + k }), s));
+  }
+  const hidden = new Set(String(p(rec, 'non_bottleneck_tip_types')).split(',').filter(Boolean));
+  const groups = new Map();
+  for (const r of DT.toObjects(rec)) {
+    if (hidden.has(r.tip_type)) continue;
+    if (!groups.has(r.description)) groups.set(r.description, []);
+    groups.get(r.description).push(r.link);
+  }
+  for (const [desc, links] of groups) {
+    rc.append(el('h4', {}, desc));
+    const ul = el('ul');
+    for (const l of links) ul.append(tipItem(ctx, l));
+    rc.append(ul);
+  }
+  root.append(rc);
+
+  // ---- run environment + top ops ----
+  const grid = el('div', { class: 'xpv-grid2' });
+  root.append(grid);
+  const envBox = el('div', { class: 'xpv-card xpv-run-env' });
+  envBox.append(el('h3', {}, 'Run Environment'));
+  const dl = el('dl', { class: 'xpv-kv' });
+  for (const [label, key] of [['Number of hosts', 'host_count'], ['Tasks', 'task_count'],
+    ['Device type', 'device_type'], ['Device cores', 'device_core_count'],
+    ['Training', 'is_training']]) {
+    dl.append(el('dt', {}, label), el('dd', { 'data-key': key }, p(env, key, 'unknown')));
+  }
+  envBox.append(dl);
+  grid.append(envBox);
+
+  const opsBox = el('div', { class: 'xpv-card xpv-top-ops' });
+  opsBox.append(el('h3', {}, 'Top 10 TensorFlow operations on device'));
+  if (!(analysis.rows || []).length) {
+    opsBox.append(el('p', { class: 'xpv-muted' }, 'No device operation was captured.'));
+  }
+  grid.append(opsBox);
+  const pct = (v) => (Number(v) * 100).toFixed(1) + '%';
+  createTable(opsBox, {
+    data: analysis, filter: false, pageSize: 0, csv: 'overview_top_ops.csv',
+    columnOverrides: {
+      selfTimePercent: { format: pct }, cumulativeTimePercent: { format: pct },
+      flopRate: { format: (v) => fmt(v, 1) },
+    },
+  });
+}

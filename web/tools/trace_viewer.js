@@ -1,0 +1,798 @@
+// trace_viewer.js - the trace viewer page: a Canvas 2D timeline fed by the
+// streaming route (level of detail on the server, tools/trace_viewer.c).
+//
+// Data: `data?tag=trace_viewer@&start_time_ms&end_time_ms&resolution` ->
+// {fullTimespan:[ms,ms], window, resolutionPs, steps:[[ts,dur,name]],
+//  traceEvents:[M..., X {pid,tid,ts,dur,name,args:{uid}}, C...]} (µs);
+// `unique_id=N` -> one event with all its args; `search_prefix=P` ->
+// matching events in time order + totalMatches.  The full trace for
+// Perfetto / chrome://tracing is `tag=trace_viewer` (download button).
+//
+// Layout: one collapsible section per process, one track per thread (one
+// lane per nesting depth), counter tracks as step charts, a time axis
+// relative to the trace start with step markers.  Controls: wheel or W/S
+// zoom around the mouse, drag or A/D pan, click selects an event (details
+// pane with all args), shift+drag marks a range (duration + aggregates of
+// the events shown in it), search box with previous/next, flow arrows from
+// launches to kernels.  The page fetches a window 3x the viewport at about
+// one event per 2 px and refetches only when the view leaves that window or
+// zooms in past its resolution.
+
+const LABEL_W = 220;
+const AXIS_H = 28;
+const LANE_H = 18;
+const SECTION_H = 22;
+const COUNTER_H = 36;
+const TRACK_PAD = 4;
+const FONT = '11px system-ui, sans-serif';
+const CHAR_W = 6.2;
+const MAX_FLOWS = 2000;
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+export function fmtDur(us) {
+  const a = Math.abs(us);
+  if (a === 0) return '0';
+  if (a < 1) return `${+(us * 1000).toFixed(3)} ns`;
+  if (a < 1000) return `${+us.toFixed(3)} \u00b5s`;
+  if (a < 1e6) return `${+(us / 1000).toFixed(3)} ms`;
+  return `${+(us / 1e6).toFixed(3)} s`;
+}
+
+// Stable color per name (FNV-1a hash -> hue).
+const colorCache = new Map();
+export function colorFor(name) {
+  let c = colorCache.get(name);
+  if (c) return c;
+  let h = 2166136261;
+  for (let i = 0; i < name.length; i++) {
+    h ^= name.charCodeAt(i);
+    h = Math.imul(h, 16777619) >>> 0;
+  }
+  c = `hsl(${h % 360}, ${45 + (h >>> 9) % 25}%, ${58 + (h >>> 17) % 14}%)`;
+  if (colorCache.size > 20000) colorCache.clear();
+  colorCache.set(name, c);
+  return c;
+}
+
+function niceStep(raw) {
+  const p = Math.pow(10, Math.floor(Math.log10(raw)));
+  const m = raw / p;
+  return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+}
+
+export default async function render(root, ctx) {
+  const base = { run: ctx.run, host: ctx.host };
+  const api = (extra, signal) => ctx.api.json('data', Object.assign({ tag: 'trace_viewer@' }, base, extra),
+    signal ? { signal } : undefined);
+
+  // ---- DOM --------------------------------------------------------------------
+  root.textContent = '';
+  const head = el('div', 'xpv-trace-toolbar');
+  head.style.cssText = 'display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:4px 0 8px';
+  const title = el('h2', null, 'Trace Viewer');
+  title.style.margin = '0 12px 0 0';
+  const search = el('input', 'xpv-trace-search');
+  search.type = 'search';
+  search.placeholder = 'Search events by name prefix (Enter)';
+  search.setAttribute('aria-label', 'Search events by name');
+  search.style.minWidth = '240px';
+  const prev = el('button', 'xpv-btn xpv-trace-prev', '\u25c0 Prev');
+  const next = el('button', 'xpv-btn xpv-trace-next', 'Next \u25b6');
+  prev.disabled = next.disabled = true;
+  const matchInfo = el('span', 'xpv-muted xpv-trace-matches', '');
+  const dl = el('a', 'xpv-btn xpv-trace-download', 'Download trace JSON');
+  dl.href = ctx.api.url('data', Object.assign({ tag: 'trace_viewer' }, base));
+  dl.download = `trace_${String(ctx.host || 'host').replace(/[^\w.-]+/g, '_')}.json`;
+  dl.title = 'The full trace (every event, all args) as Chrome trace-event JSON, for Perfetto UI or chrome://tracing';
+  const fit = el('button', 'xpv-btn xpv-trace-fit', 'Fit');
+  const help = el('span', 'xpv-muted', 'Wheel/W/S zoom \u00b7 drag/A/D pan \u00b7 click select \u00b7 shift+drag measure');
+  help.style.fontSize = '12px';
+  head.append(title, search, prev, next, matchInfo, fit, dl, help);
+
+  const status = el('div', 'xpv-muted xpv-trace-status', '');
+  status.style.fontSize = '12px';
+  status.style.minHeight = '16px';
+
+  const box = el('div', 'xpv-trace-box');
+  box.tabIndex = 0;
+  box.style.cssText = 'position:relative;height:68vh;min-height:320px;overflow-y:auto;overflow-x:hidden;' +
+    'border:1px solid var(--border,#ccc);border-radius:6px;background:#fff;outline:none';
+  const canvas = el('canvas', 'xpv-trace-canvas');
+  canvas.style.cssText = 'position:sticky;top:0;left:0;display:block;cursor:grab';
+  const spacer = el('div');
+  spacer.style.width = '1px';
+  box.append(canvas, spacer);
+
+  const details = el('div', 'xpv-card xpv-trace-details');
+  details.style.cssText = 'margin-top:8px;padding:8px 12px;min-height:60px;overflow:auto;max-height:40vh';
+  details.append(el('p', 'xpv-muted', 'Click an event to see its details; shift+drag to measure a range.'));
+  root.append(head, status, box, details);
+
+  // ---- state ------------------------------------------------------------------
+  const S = {
+    full: null,            // [startUs, endUs]
+    view: null,            // [startUs, endUs]
+    fetched: null,         // {s, e, resUs}
+    procs: new Map(),      // pid -> {pid, name, sort, collapsed, tracks: Map}
+    maxDepth: new Map(),   // track key -> max depth seen (layout never shrinks)
+    collapsed: new Set(),
+    steps: [],
+    nEvents: 0,
+    filtered: false,
+    selected: null,        // event object
+    range: null,           // [t0, t1] µs
+    boxes: [],             // drawn boxes for hit testing: [x, y, w, h, ev]
+    layout: [],            // rows: {kind:'proc'|'track', y, h, proc, track}
+    contentH: 0,
+    matches: [], matchTotal: 0, matchIdx: -1, matchPrefix: '',
+    seq: 0, inflight: null, fetchTimer: 0, mouseX: null,
+  };
+  let dpr = window.devicePixelRatio || 1;
+  const g = canvas.getContext('2d');
+
+  const plotW = () => Math.max(50, box.clientWidth - LABEL_W);
+  const xOf = (t) => LABEL_W + (t - S.view[0]) * plotW() / (S.view[1] - S.view[0]);
+  const tOf = (x) => S.view[0] + (x - LABEL_W) * (S.view[1] - S.view[0]) / plotW();
+
+  // ---- data -------------------------------------------------------------------
+  function ingest(d) {
+    const procs = new Map();
+    const proc = (pid) => {
+      let p = procs.get(pid);
+      if (!p) {
+        const old = S.procs.get(pid);
+        p = { pid, name: old ? old.name : `pid ${pid}`, sort: pid, tracks: new Map() };
+        procs.set(pid, p);
+      }
+      return p;
+    };
+    const track = (p, key, make) => {
+      let t = p.tracks.get(key);
+      if (!t) { t = make(); p.tracks.set(key, t); }
+      return t;
+    };
+    const threadTrack = (p, tid) => track(p, `t${tid}`,
+      () => ({ key: `${p.pid}/t${tid}`, pid: p.pid, tid, name: `thread ${tid}`, sort: tid, events: [], counter: false }));
+    for (const e of d.traceEvents || []) {
+      const ph = e.ph;
+      if (ph === 'X') {
+        const p = proc(e.pid);
+        threadTrack(p, e.tid).events.push({
+          ts: e.ts, dur: e.dur, name: e.name, uid: e.args ? e.args.uid : undefined,
+          pid: e.pid, tid: e.tid, bind: e.bind_id, fin: !!e.flow_in, fout: !!e.flow_out, depth: 0,
+          group: e.args ? e.args.group_id : undefined,
+        });
+      } else if (ph === 'C') {
+        const p = proc(e.pid);
+        const t = track(p, `c${e.name}`, () => ({ key: `${p.pid}/c${e.name}`, pid: p.pid, name: e.name,
+          sort: -1e18, samples: [], counter: true }));
+        const vals = Object.values(e.args || {});
+        t.samples.push([e.ts, Number(vals[0]) || 0]);
+      } else if (ph === 'M') {
+        const p = proc(e.pid);
+        const a = e.args || {};
+        if (e.name === 'process_name') p.name = a.name;
+        else if (e.name === 'process_sort_index') p.sort = a.sort_index;
+        else if (e.name === 'thread_name') threadTrack(p, e.tid).name = a.name;
+        else if (e.name === 'thread_sort_index') threadTrack(p, e.tid).sort = a.sort_index;
+      }
+    }
+    let n = 0;
+    for (const p of procs.values()) {
+      for (const t of p.tracks.values()) {
+        if (t.counter) {
+          t.samples.sort((a, b) => a[0] - b[0]);
+          t.max = t.samples.reduce((m, s) => Math.max(m, s[1]), 0);
+          n += t.samples.length;
+          continue;
+        }
+        t.events.sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+        const ends = [];
+        let md = 0;
+        for (const ev of t.events) {
+          const end = ev.ts + ev.dur;
+          while (ends.length && ends[ends.length - 1] <= ev.ts) ends.pop();
+          ev.depth = ends.length;
+          if (ev.depth > md) md = ev.depth;
+          ends.push(end);
+        }
+        S.maxDepth.set(t.key, Math.max(md, S.maxDepth.get(t.key) || 0));
+        n += t.events.length;
+      }
+    }
+    S.procs = procs;
+    S.steps = d.steps || [];
+    S.nEvents = n;
+    S.filtered = !!d.filteredByVisibility;
+    if (S.selected) {
+      // keep the selection object in sync with the new data when present
+      for (const p of procs.values()) for (const t of p.tracks.values())
+        if (!t.counter) for (const ev of t.events) if (ev.uid === S.selected.uid) S.selected = ev;
+    }
+    layout();
+  }
+
+  function layout() {
+    const rows = [];
+    let y = 0;
+    const procs = [...S.procs.values()].sort((a, b) => a.sort - b.sort || a.pid - b.pid);
+    for (const p of procs) {
+      rows.push({ kind: 'proc', y, h: SECTION_H, proc: p });
+      y += SECTION_H;
+      if (S.collapsed.has(p.pid)) continue;
+      const tracks = [...p.tracks.values()].sort((a, b) => a.sort - b.sort ||
+        String(a.name).localeCompare(String(b.name)));
+      for (const t of tracks) {
+        const h = t.counter ? COUNTER_H : (S.maxDepth.get(t.key) + 1) * LANE_H + TRACK_PAD;
+        rows.push({ kind: 'track', y, h, proc: p, track: t });
+        y += h;
+      }
+    }
+    S.layout = rows;
+    S.contentH = y;
+    spacer.style.height = `${Math.max(0, y + AXIS_H - box.clientHeight)}px`;
+  }
+
+  // ---- fetching ---------------------------------------------------------------
+  async function fetchWindow() {
+    const span = S.view[1] - S.view[0];
+    const s = Math.max(S.full[0], S.view[0] - span);
+    const e = Math.min(S.full[1], S.view[1] + span);
+    const px = plotW() * (e - s) / span;
+    const resolution = Math.max(1, Math.round(px / 2));
+    const seq = ++S.seq;
+    if (S.inflight) S.inflight.abort();
+    const ctl = new AbortController();
+    S.inflight = ctl;
+    status.textContent = 'Loading\u2026';
+    try {
+      const d = await api({ start_time_ms: s / 1000, end_time_ms: e / 1000, resolution }, ctl.signal);
+      if (seq !== S.seq || ctx.signal.aborted) return;
+      S.fetched = { s, e, resUs: (e - s) / resolution, filtered: !!d.filteredByVisibility };
+      ingest(d);
+      status.textContent = `${S.nEvents.toLocaleString()} events loaded for ${fmtDur(e - s)}` +
+        (S.filtered ? ` (level of detail: events shorter than ${fmtDur((e - s) / resolution)} ` +
+          'may be hidden; zoom in for more)' : '');
+      draw();
+    } catch (err) {
+      if (err && err.name === 'AbortError') return;
+      status.textContent = `Could not load the trace window: ${err.message}`;
+    } finally {
+      if (S.inflight === ctl) S.inflight = null;
+    }
+  }
+
+  function needFetch() {
+    const f = S.fetched;
+    if (!f) return true;
+    const span = S.view[1] - S.view[0];
+    const eps = span * 1e-6;
+    const coversAll = f.s <= S.full[0] && f.e >= S.full[1];
+    if (!coversAll && (S.view[0] < f.s - eps || S.view[1] > f.e + eps)) return true;
+    if (S.view[0] < f.s - eps && f.s > S.full[0]) return true;
+    if (S.view[1] > f.e + eps && f.e < S.full[1]) return true;
+    const needRes = 2 * span / plotW();
+    return f.filtered && needRes < f.resUs / 2;
+  }
+
+  function scheduleFetch() {
+    clearTimeout(S.fetchTimer);
+    if (!needFetch()) return;
+    S.fetchTimer = setTimeout(fetchWindow, 120);
+  }
+
+  // ---- drawing ----------------------------------------------------------------
+  let rafPending = false;
+  function draw() {
+    if (rafPending) return;
+    rafPending = true;
+    requestAnimationFrame(() => { rafPending = false; paint(); });
+  }
+
+  function paint() {
+    if (!S.view) return;
+    dpr = window.devicePixelRatio || 1;
+    const W = box.clientWidth, H = box.clientHeight;
+    if (canvas.width !== Math.round(W * dpr) || canvas.height !== Math.round(H * dpr)) {
+      canvas.width = Math.round(W * dpr);
+      canvas.height = Math.round(H * dpr);
+      canvas.style.width = `${W}px`;
+      canvas.style.height = `${H}px`;
+    }
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, W, H);
+    g.font = FONT;
+    g.textBaseline = 'middle';
+    const scroll = box.scrollTop;
+    const v0 = S.view[0], v1 = S.view[1], pw = plotW();
+    const k = pw / (v1 - v0);
+    S.boxes = [];
+    const flowOut = new Map(), flowIn = [];
+
+    // step markers (behind everything)
+    g.fillStyle = 'rgba(26,115,232,0.05)';
+    S.steps.forEach((st, i) => {
+      const x0 = LABEL_W + (st[0] - v0) * k, x1 = LABEL_W + (st[0] + st[1] - v0) * k;
+      if (x1 < LABEL_W || x0 > W) return;
+      if (i % 2 === 0) g.fillRect(Math.max(LABEL_W, x0), AXIS_H, Math.min(W, x1) - Math.max(LABEL_W, x0), H);
+    });
+
+    for (const row of S.layout) {
+      const y = AXIS_H + row.y - scroll;
+      if (y + row.h < AXIS_H || y > H) continue;
+      if (row.kind === 'proc') {
+        g.fillStyle = '#eceff1';
+        g.fillRect(0, y, W, row.h);
+        g.fillStyle = '#263238';
+        g.font = 'bold ' + FONT;
+        const col = S.collapsed.has(row.proc.pid);
+        g.fillText(`${col ? '\u25b6' : '\u25bc'} ${row.proc.name}`, 6, y + row.h / 2);
+        g.font = FONT;
+        continue;
+      }
+      const t = row.track;
+      g.fillStyle = '#d8dce1';
+      g.fillRect(0, y + row.h - 1, W, 1);
+      if (t.counter) {
+        paintCounter(t, y, row.h, k, v0, W);
+      } else {
+        const lastPx = [];
+        for (const ev of t.events) {
+          let x0 = LABEL_W + (ev.ts - v0) * k;
+          let x1 = x0 + ev.dur * k;
+          if (x1 < LABEL_W || x0 > W) continue;
+          const ey = y + 2 + ev.depth * LANE_H;
+          if (ev.bind !== undefined) {
+            const pt = { x0: Math.max(LABEL_W, x0), x1: Math.min(W, x1), y: ey + (LANE_H - 2) / 2 };
+            if (ev.fout) flowOut.set(ev.bind, pt);
+            if (ev.fin) flowIn.push([ev.bind, pt]);
+          }
+          if (x0 < LABEL_W) x0 = LABEL_W;
+          if (x1 > W) x1 = W;
+          let w = x1 - x0;
+          if (w < 1) {
+            const px = Math.floor(x0);
+            if (lastPx[ev.depth] === px) continue;
+            lastPx[ev.depth] = px;
+            w = 1;
+          }
+          g.fillStyle = colorFor(ev.name);
+          g.fillRect(x0, ey, w, LANE_H - 2);
+          S.boxes.push([x0, ey, w, LANE_H - 2, ev, t]);
+          if (w > 24) {
+            const n = Math.floor((w - 6) / CHAR_W);
+            if (n > 1) {
+              g.fillStyle = '#111';
+              const s = ev.name.length > n ? ev.name.slice(0, n - 1) + '\u2026' : ev.name;
+              g.fillText(s, x0 + 3, ey + (LANE_H - 2) / 2);
+            }
+          }
+          const isMatch = S.matchIdx >= 0 && S.matches[S.matchIdx] && S.matches[S.matchIdx].uid === ev.uid;
+          if ((S.selected && S.selected.uid === ev.uid && ev.uid !== undefined) || isMatch) {
+            g.strokeStyle = isMatch && !(S.selected && S.selected.uid === ev.uid) ? '#f4b400' : '#000';
+            g.lineWidth = 2;
+            g.strokeRect(x0 + 1, ey + 1, Math.max(1, w - 2), LANE_H - 4);
+            g.lineWidth = 1;
+          }
+        }
+      }
+      // label column
+      g.fillStyle = '#fafbfc';
+      g.fillRect(0, y, LABEL_W, row.h - 1);
+      g.fillStyle = '#1f2328';
+      const label = String(t.name);
+      const max = Math.floor((LABEL_W - 24) / CHAR_W);
+      g.fillText(label.length > max ? label.slice(0, max - 1) + '\u2026' : label, 16, y + Math.min(row.h, LANE_H + 4) / 2);
+    }
+
+    // flow arrows
+    g.strokeStyle = 'rgba(60,60,60,0.75)';
+    g.fillStyle = 'rgba(60,60,60,0.75)';
+    let nf = 0;
+    for (const [id, to] of flowIn) {
+      const from = flowOut.get(id);
+      if (!from || nf++ > MAX_FLOWS) continue;
+      const ax = from.x0, ay = from.y, bx = to.x0, by = to.y;
+      g.beginPath();
+      g.moveTo(ax, ay);
+      g.bezierCurveTo(ax + 20, ay, bx - 20, by, bx, by);
+      g.stroke();
+      g.beginPath();
+      g.moveTo(bx, by);
+      g.lineTo(bx - 6, by - 3);
+      g.lineTo(bx - 6, by + 3);
+      g.fill();
+    }
+
+    // range selection
+    if (S.range) {
+      const a = LABEL_W + (Math.min(S.range[0], S.range[1]) - v0) * k;
+      const b = LABEL_W + (Math.max(S.range[0], S.range[1]) - v0) * k;
+      g.fillStyle = 'rgba(26,115,232,0.12)';
+      g.fillRect(Math.max(LABEL_W, a), AXIS_H, Math.min(W, b) - Math.max(LABEL_W, a), H);
+      g.strokeStyle = '#1a73e8';
+      g.beginPath();
+      g.moveTo(a, AXIS_H); g.lineTo(a, H);
+      g.moveTo(b, AXIS_H); g.lineTo(b, H);
+      g.stroke();
+    }
+
+    paintAxis(W, k, v0, v1);
+  }
+
+  function paintCounter(t, y, h, k, v0, W) {
+    const s = t.samples;
+    if (!s.length) return;
+    const max = t.max || 1;
+    g.fillStyle = colorFor(t.name);
+    g.beginPath();
+    const base = y + h - 3;
+    let started = false;
+    for (let i = 0; i < s.length; i++) {
+      const x = Math.max(LABEL_W, Math.min(W, LABEL_W + (s[i][0] - v0) * k));
+      const xn = i + 1 < s.length ? Math.max(LABEL_W, Math.min(W, LABEL_W + (s[i + 1][0] - v0) * k)) : W;
+      const vy = base - (h - 8) * s[i][1] / max;
+      if (!started) { g.moveTo(x, base); started = true; }
+      g.lineTo(x, vy);
+      g.lineTo(xn, vy);
+    }
+    g.lineTo(W, base);
+    g.closePath();
+    g.fill();
+    g.fillStyle = '#5f6670';
+    g.fillText(`max ${max.toLocaleString()}`, W - 120, y + 8);
+  }
+
+  function paintAxis(W, k, v0, v1) {
+    g.fillStyle = '#fff';
+    g.fillRect(0, 0, W, AXIS_H);
+    g.fillStyle = '#d8dce1';
+    g.fillRect(0, AXIS_H - 1, W, 1);
+    const step = niceStep((v1 - v0) / Math.max(2, plotW() / 110));
+    const t0 = S.full[0];
+    const first = Math.ceil((v0 - t0) / step) * step + t0;
+    g.fillStyle = '#5f6670';
+    g.strokeStyle = '#c7ccd1';
+    for (let t = first; t <= v1; t += step) {
+      const x = LABEL_W + (t - v0) * k;
+      g.fillRect(x, AXIS_H - 8, 1, 7);
+      g.fillText(fmtDur(t - t0), x + 3, 10);
+    }
+    // step markers on the axis
+    for (const st of S.steps) {
+      const x = LABEL_W + (st[0] - v0) * k;
+      if (x < LABEL_W || x > W) continue;
+      g.fillStyle = '#1a73e8';
+      g.fillRect(x, AXIS_H - 12, 1, 11);
+      const x1 = LABEL_W + (st[0] + st[1] - v0) * k;
+      if (x1 - x > 40) {
+        const n = Math.floor((x1 - x - 6) / CHAR_W);
+        g.fillText(String(st[2]).slice(0, n), x + 3, AXIS_H - 8);
+      }
+    }
+    g.fillStyle = '#fff';
+    g.fillRect(0, 0, LABEL_W, AXIS_H - 1);
+    g.fillStyle = '#1f2328';
+    g.fillText(`${fmtDur(v1 - v0)} shown`, 6, 10);
+    if (S.range) {
+      g.fillStyle = '#1a73e8';
+      g.fillText(`range ${fmtDur(Math.abs(S.range[1] - S.range[0]))}`, 6, 22);
+    }
+  }
+
+  // ---- view changes -----------------------------------------------------------
+  function setView(a, b) {
+    const full = S.full;
+    const minSpan = 1e-3;   // 1 ns
+    let span = Math.max(minSpan, b - a);
+    const fullSpan = full[1] - full[0];
+    if (span > fullSpan) span = fullSpan;
+    if (a < full[0]) a = full[0];
+    if (a + span > full[1]) a = full[1] - span;
+    S.view = [a, a + span];
+    draw();
+    scheduleFetch();
+  }
+  function zoom(factor, atX) {
+    const x = atX === undefined || atX === null || atX < LABEL_W ? LABEL_W + plotW() / 2 : atX;
+    const t = tOf(x);
+    const a = t - (t - S.view[0]) * factor, b = t + (S.view[1] - t) * factor;
+    setView(a, b);
+  }
+  function pan(fraction) {
+    const span = S.view[1] - S.view[0];
+    setView(S.view[0] + span * fraction, S.view[1] + span * fraction);
+  }
+
+  // ---- selection and details --------------------------------------------------
+  function procName(pid) { const p = S.procs.get(pid); return p ? p.name : `pid ${pid}`; }
+  function threadName(pid, tid) {
+    const p = S.procs.get(pid);
+    const t = p && p.tracks.get(`t${tid}`);
+    return t ? t.name : `thread ${tid}`;
+  }
+
+  function kv(tbl, k, v) {
+    const tr = el('tr');
+    const th = el('th', null, k);
+    th.style.cssText = 'text-align:left;padding:2px 12px 2px 0;vertical-align:top;white-space:nowrap';
+    const td = el('td', null, v);
+    td.style.cssText = 'padding:2px 0;word-break:break-all;font-family:var(--mono,monospace);font-size:12px';
+    tr.append(th, td);
+    tbl.append(tr);
+  }
+
+  let detailSeq = 0;
+  async function select(ev) {
+    S.selected = ev;
+    S.range = null;
+    draw();
+    details.textContent = '';
+    if (!ev) {
+      details.append(el('p', 'xpv-muted', 'Nothing selected.'));
+      return;
+    }
+    const h = el('h3', 'xpv-trace-details-name', ev.name);
+    h.style.margin = '0 0 6px';
+    const tbl = el('table', 'xpv-trace-details-table');
+    tbl.style.borderCollapse = 'collapse';
+    kv(tbl, 'Start', `${fmtDur(ev.ts - S.full[0])} (ts ${ev.ts} \u00b5s)`);
+    kv(tbl, 'Duration', fmtDur(ev.dur));
+    kv(tbl, 'Process', procName(ev.pid));
+    kv(tbl, 'Thread', threadName(ev.pid, ev.tid));
+    details.append(h, tbl);
+    if (ev.uid === undefined) return;
+    const seq = ++detailSeq;
+    const argsH = el('h4', null, 'Arguments');
+    argsH.style.margin = '8px 0 4px';
+    const loading = el('p', 'xpv-muted', 'Loading arguments\u2026');
+    details.append(argsH, loading);
+    try {
+      const d = await api({ unique_id: ev.uid, event_name: ev.name, start_time_ms: ev.ts / 1000,
+        duration_ms: ev.dur / 1000 });
+      if (seq !== detailSeq) return;
+      const full = (d.traceEvents || [])[0];
+      loading.remove();
+      const at = el('table', 'xpv-trace-args');
+      at.style.borderCollapse = 'collapse';
+      const args = (full && full.args) || {};
+      for (const [k, v] of Object.entries(args)) {
+        if (k === 'uid') continue;
+        kv(at, k, typeof v === 'string' ? v : JSON.stringify(v));
+      }
+      if (full && full.bind_id !== undefined) kv(at, 'flow', `${full.cat || ''} ${full.flow_out ? 'out' : 'in'} #${full.bind_id}`);
+      if (!at.children.length) details.append(el('p', 'xpv-muted', 'This event has no arguments.'));
+      else details.append(at);
+    } catch (err) {
+      if (seq !== detailSeq || (err && err.name === 'AbortError')) return;
+      loading.textContent = `Could not load the arguments: ${err.message}`;
+    }
+  }
+
+  function showRange() {
+    const a = Math.min(S.range[0], S.range[1]), b = Math.max(S.range[0], S.range[1]);
+    details.textContent = '';
+    const h = el('h3', 'xpv-trace-range', `Range: ${fmtDur(b - a)}`);
+    h.style.margin = '0 0 6px';
+    details.append(h, el('p', 'xpv-muted',
+      `From ${fmtDur(a - S.full[0])} to ${fmtDur(b - S.full[0])}. Aggregates of the events shown ` +
+      '(loaded at the current level of detail) that overlap the range:'));
+    const agg = new Map();
+    let count = 0;
+    for (const p of S.procs.values()) for (const t of p.tracks.values()) {
+      if (t.counter) continue;
+      for (const ev of t.events) {
+        const o = Math.min(b, ev.ts + ev.dur) - Math.max(a, ev.ts);
+        if (o < 0 || ev.ts > b) continue;
+        count++;
+        let r = agg.get(ev.name);
+        if (!r) { r = { n: 0, total: 0, inRange: 0 }; agg.set(ev.name, r); }
+        r.n++;
+        r.total += ev.dur;
+        r.inRange += Math.max(0, o);
+      }
+    }
+    const tbl = el('table', 'xpv-trace-agg');
+    tbl.style.borderCollapse = 'collapse';
+    const hr = el('tr');
+    for (const c of ['Name', 'Occurrences', 'Wall duration', 'Time in range']) {
+      const th = el('th', null, c);
+      th.style.cssText = 'text-align:left;padding:2px 14px 2px 0';
+      hr.append(th);
+    }
+    tbl.append(hr);
+    const rows = [...agg.entries()].sort((x, y) => y[1].inRange - x[1].inRange).slice(0, 50);
+    for (const [name, r] of rows) {
+      const tr = el('tr');
+      for (const v of [name, r.n.toLocaleString(), fmtDur(r.total), fmtDur(r.inRange)]) {
+        const td = el('td', null, v);
+        td.style.padding = '1px 14px 1px 0';
+        tr.append(td);
+      }
+      tbl.append(tr);
+    }
+    details.append(el('p', null, `${count.toLocaleString()} events, ${agg.size.toLocaleString()} names` +
+      (agg.size > 50 ? ' (top 50 by time in range)' : '')), tbl);
+  }
+
+  function hit(x, y) {
+    for (let i = S.boxes.length - 1; i >= 0; i--) {
+      const bx = S.boxes[i];
+      if (x >= bx[0] - 1 && x <= bx[0] + bx[2] + 1 && y >= bx[1] && y <= bx[1] + bx[3]) return bx[4];
+    }
+    return null;
+  }
+  function rowAt(y) {
+    const cy = y - AXIS_H + box.scrollTop;
+    for (const r of S.layout) if (cy >= r.y && cy < r.y + r.h) return r;
+    return null;
+  }
+
+  // ---- search -----------------------------------------------------------------
+  async function runSearch() {
+    const q = search.value.trim();
+    S.matches = [];
+    S.matchIdx = -1;
+    S.matchPrefix = q;
+    prev.disabled = next.disabled = true;
+    if (!q) { matchInfo.textContent = ''; draw(); return; }
+    matchInfo.textContent = 'Searching\u2026';
+    try {
+      const d = await api({ search_prefix: q, search_limit: 1000 });
+      if (S.matchPrefix !== q) return;
+      S.matches = (d.traceEvents || []).map((e) => ({ ts: e.ts, dur: e.dur, name: e.name, uid: e.args.uid,
+        pid: e.pid, tid: e.tid }));
+      S.matchTotal = d.totalMatches || 0;
+      if (!S.matches.length) { matchInfo.textContent = 'No match'; draw(); return; }
+      gotoMatch(0);
+    } catch (err) {
+      if (err && err.name === 'AbortError') return;
+      matchInfo.textContent = `Search failed: ${err.message}`;
+    }
+  }
+  async function gotoMatch(i) {
+    if (i >= S.matches.length && S.matches.length < S.matchTotal) {
+      const last = S.matches[S.matches.length - 1];
+      const d = await api({ search_prefix: S.matchPrefix, search_limit: 1000, search_start_ms: last.ts / 1000 });
+      const seen = new Set(S.matches.map((m) => m.uid));
+      for (const e of d.traceEvents || [])
+        if (!seen.has(e.args.uid)) S.matches.push({ ts: e.ts, dur: e.dur, name: e.name, uid: e.args.uid, pid: e.pid, tid: e.tid });
+    }
+    if (!S.matches.length) return;
+    i = ((i % S.matches.length) + S.matches.length) % S.matches.length;
+    S.matchIdx = i;
+    const m = S.matches[i];
+    matchInfo.textContent = `${(i + 1).toLocaleString()} of ${S.matchTotal.toLocaleString()}`;
+    prev.disabled = next.disabled = false;
+    const span = S.view[1] - S.view[0];
+    const want = Math.max(span > m.dur * 50 ? Math.max(m.dur * 20, 0.01) : span, m.dur * 1.5);
+    const c = m.ts + m.dur / 2;
+    setView(c - want / 2, c + want / 2);
+    S.collapsed.delete(m.pid);
+    layout();
+    select(m);
+  }
+
+  // ---- events -----------------------------------------------------------------
+  let drag = null;
+  canvas.addEventListener('mousedown', (e) => {
+    const r = canvas.getBoundingClientRect();
+    const x = e.clientX - r.left, y = e.clientY - r.top;
+    drag = { x, y, x0: x, view: S.view.slice(), range: e.shiftKey && x >= LABEL_W, moved: false };
+    if (drag.range) S.range = [tOf(x), tOf(x)];
+    canvas.style.cursor = drag.range ? 'col-resize' : 'grabbing';
+    e.preventDefault();
+    box.focus({ preventScroll: true });
+  });
+  const onMove = (e) => {
+    const r = canvas.getBoundingClientRect();
+    S.mouseX = e.clientX - r.left;
+    if (!drag) return;
+    const x = e.clientX - r.left;
+    if (Math.abs(x - drag.x0) > 3) drag.moved = true;
+    if (drag.range) {
+      S.range[1] = tOf(x);
+      draw();
+    } else if (drag.moved) {
+      const dt = (x - drag.x0) * (drag.view[1] - drag.view[0]) / plotW();
+      setView(drag.view[0] - dt, drag.view[1] - dt);
+    }
+  };
+  const onUp = (e) => {
+    if (!drag) return;
+    const d = drag;
+    drag = null;
+    canvas.style.cursor = 'grab';
+    if (d.range) {
+      if (d.moved) showRange();
+      else S.range = null;
+      draw();
+      return;
+    }
+    if (d.moved) return;
+    const r = canvas.getBoundingClientRect();
+    const x = e.clientX - r.left, y = e.clientY - r.top;
+    if (y < AXIS_H) return;
+    const row = rowAt(y);
+    if (row && row.kind === 'proc') {
+      if (S.collapsed.has(row.proc.pid)) S.collapsed.delete(row.proc.pid);
+      else S.collapsed.add(row.proc.pid);
+      layout();
+      draw();
+      return;
+    }
+    select(x >= LABEL_W ? hit(x, y) : null);
+  };
+  window.addEventListener('mousemove', onMove);
+  window.addEventListener('mouseup', onUp);
+  box.addEventListener('wheel', (e) => {
+    if (e.shiftKey) return;          // vertical scrolling
+    e.preventDefault();
+    const r = canvas.getBoundingClientRect();
+    zoom(Math.exp(Math.max(-3, Math.min(3, e.deltaY * 0.002))), e.clientX - r.left);
+  }, { passive: false });
+  box.addEventListener('scroll', draw);
+  const onKey = (e) => {
+    const tgt = e.target;
+    if (tgt && (tgt.tagName === 'INPUT' || tgt.tagName === 'SELECT' || tgt.tagName === 'TEXTAREA')) return;
+    if (e.ctrlKey || e.metaKey || e.altKey || !S.view) return;
+    const key = e.key.toLowerCase();
+    if (key === 'w') zoom(1 / 1.4, S.mouseX);
+    else if (key === 's') zoom(1.4, S.mouseX);
+    else if (key === 'a') pan(-0.2);
+    else if (key === 'd') pan(0.2);
+    else if (key === 'escape') { S.range = null; select(null); }
+    else return;
+    e.preventDefault();
+  };
+  document.addEventListener('keydown', onKey);
+  search.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') {
+      if (S.matches.length && search.value.trim() === S.matchPrefix) gotoMatch(S.matchIdx + (e.shiftKey ? -1 : 1));
+      else runSearch();
+    }
+  });
+  next.addEventListener('click', () => gotoMatch(S.matchIdx + 1));
+  prev.addEventListener('click', () => gotoMatch(S.matchIdx - 1));
+  fit.addEventListener('click', () => setView(S.full[0], S.full[1]));
+  const ro = new ResizeObserver(() => { layout(); draw(); scheduleFetch(); });
+  ro.observe(box);
+  ctx.signal.addEventListener('abort', () => {
+    window.removeEventListener('mousemove', onMove);
+    window.removeEventListener('mouseup', onUp);
+    document.removeEventListener('keydown', onKey);
+    ro.disconnect();
+    clearTimeout(S.fetchTimer);
+    if (S.inflight) S.inflight.abort();
+  });
+
+  // A small hook for tests and debugging: the current view and drawn boxes.
+  root.xpvTrace = {
+    view: () => S.view && S.view.slice(),
+    full: () => S.full && S.full.slice(),
+    fetched: () => S.fetched && Object.assign({}, S.fetched),
+    boxes: () => S.boxes.map((b) => ({ x: b[0], y: b[1], w: b[2], h: b[3], name: b[4].name, uid: b[4].uid })),
+  };
+
+  // ---- first load -------------------------------------------------------------
+  const resolution = Math.max(1, Math.round(plotW() / 2));
+  const d = await api({ resolution });
+  const fs = d.fullTimespan || [0, 0];
+  S.full = [fs[0] * 1000, Math.max(fs[1] * 1000, fs[0] * 1000 + 1e-3)];
+  S.view = S.full.slice();
+  S.fetched = { s: S.full[0], e: S.full[1], resUs: (S.full[1] - S.full[0]) / resolution, filtered: !!d.filteredByVisibility };
+  ingest(d);
+  if (!S.nEvents) {
+    details.textContent = '';
+    details.append(el('p', null, 'This profile has no trace events to show (no host thread, GPU, TPU or custom device timeline).'));
+  }
+  status.textContent = `${S.nEvents.toLocaleString()} events loaded (whole trace: ${fmtDur(S.full[1] - S.full[0])})`;
+  root.dataset.ready = '1';
+  paint();
+}
