@@ -65,6 +65,21 @@ static inline int wire_skip(const uint8_t **pp, const uint8_t *end, unsigned wt)
     }
 }
 
+/* Advance *pp to the next length-delimited field number `field` of a
+ * message whose fields were already validated.  Returns 1 with the payload
+ * in [*sub, *sub + *len), or 0 at the end of the message. */
+static inline int wire_next_len(const uint8_t **pp, const uint8_t *end, unsigned field,
+                                const uint8_t **sub, uint64_t *len) {
+    const uint64_t want = ((uint64_t)field << 3) | WT_LEN;
+    while (*pp < end) {
+        uint64_t tag = 0;
+        if (!wire_varint(pp, end, &tag)) return 0;
+        if (tag == want) return wire_len(pp, end, sub, len);
+        if (!wire_skip(pp, end, (unsigned)(tag & 7))) return 0;
+    }
+    return 0;
+}
+
 static inline double wire_double(const uint8_t *p) {
     uint64_t u = (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
                  (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |

@@ -159,19 +159,13 @@ static int decode_stat_list(dec *d, const xpv_plane *pl, const uint8_t *p,
     *nout = n;
     *out = n ? xpv_arena_alloc(d->arena, n * sizeof(xpv_stat)) : NULL;
     uint32_t i = 0;
-    while (p < end) {
-        uint64_t tag = 0, len = 0;
-        const uint8_t *s = NULL;
-        wire_varint(&p, end, &tag);
-        if ((tag >> 3) == field && (tag & 7) == WT_LEN) {
-            wire_len(&p, end, &s, &len);
-            int64_t mid = 0;
-            if (!decode_stat(d, s, s + len, &mid, &(*out)[i])) return 0;
-            resolve_stat(pl, mid, &(*out)[i]);
-            i++;
-        } else {
-            wire_skip(&p, end, (unsigned)(tag & 7));
-        }
+    const uint8_t *s = NULL;
+    uint64_t len = 0;
+    while (wire_next_len(&p, end, field, &s, &len)) {
+        int64_t mid = 0;
+        if (!decode_stat(d, s, s + len, &mid, &(*out)[i])) return 0;
+        resolve_stat(pl, mid, &(*out)[i]);
+        i++;
     }
     return 1;
 }
@@ -281,6 +275,24 @@ static int decode_event_meta(dec *d, const xpv_plane *pl, const uint8_t *p,
                 wire_skip(&p, end, wt);
             }
         }
+    }
+    return 1;
+}
+
+/* Decode every entry of the plane's metadata map `field` (4: event
+ * metadata, 5: stat metadata) into dense slots 1..n, recording each entry's
+ * map key in ids[slot - 1]. */
+static int decode_metadata_map(dec *d, xpv_plane *pl, const uint8_t *p,
+                               const uint8_t *end, unsigned field, int64_t *ids) {
+    const uint8_t *s = NULL, *vs, *ve;
+    uint64_t len = 0;
+    for (uint32_t k = 1; wire_next_len(&p, end, field, &s, &len); k++) {
+        int64_t key;
+        if (!map_entry(d, s, s + len, &key, &vs, &ve)) return 0;
+        if (field == 5 ? !decode_stat_meta(d, vs, ve, &pl->stat_meta[k])
+                       : !decode_event_meta(d, pl, vs, ve, &pl->event_meta[k]))
+            return 0;
+        ids[k - 1] = key;
     }
     return 1;
 }
@@ -459,52 +471,19 @@ static int decode_plane(dec *d, const uint8_t *p, const uint8_t *end, xpv_plane 
     pl->stat_meta = xpv_arena_calloc(d->arena, (size_t)nsm + 1, sizeof(xpv_stat_meta));
     pl->nstat_meta = nsm + 1;
     int64_t *ids = xpv_xmalloc(((size_t)(nsm > nem ? nsm : nem) + 1) * sizeof(int64_t));
-    uint32_t k = 1;
-    for (p = start; p < end;) {
-        uint64_t tag = 0, v = 0;
-        const uint8_t *s = NULL;
-        wire_varint(&p, end, &tag);
-        if (tag == ((5 << 3) | WT_LEN)) {
-            wire_len(&p, end, &s, &v);
-            int64_t key;
-            const uint8_t *vs, *ve;
-            if (!map_entry(d, s, s + v, &key, &vs, &ve) ||
-                !decode_stat_meta(d, vs, ve, &pl->stat_meta[k])) {
-                free(ids);
-                return 0;
-            }
-            ids[k - 1] = key;
-            k++;
-        } else {
-            wire_skip(&p, end, (unsigned)(tag & 7));
-        }
+    if (!decode_metadata_map(d, pl, start, end, 5, ids)) {
+        free(ids);
+        return 0;
     }
     /* ids[i] belongs to dense index i + 1, which is what the map returns
      * (index 0 is the synthetic empty entry). */
     pl->stat_meta_ids = xpv_idmap_build(d->arena, ids, nsm);
 
-    /* Event metadata. */
     pl->event_meta = xpv_arena_calloc(d->arena, (size_t)nem + 1, sizeof(xpv_event_meta));
     pl->nevent_meta = nem + 1;
-    k = 1;
-    for (p = start; p < end;) {
-        uint64_t tag = 0, v = 0;
-        const uint8_t *s = NULL;
-        wire_varint(&p, end, &tag);
-        if (tag == ((4 << 3) | WT_LEN)) {
-            wire_len(&p, end, &s, &v);
-            int64_t key;
-            const uint8_t *vs, *ve;
-            if (!map_entry(d, s, s + v, &key, &vs, &ve) ||
-                !decode_event_meta(d, pl, vs, ve, &pl->event_meta[k])) {
-                free(ids);
-                return 0;
-            }
-            ids[k - 1] = key;
-            k++;
-        } else {
-            wire_skip(&p, end, (unsigned)(tag & 7));
-        }
+    if (!decode_metadata_map(d, pl, start, end, 4, ids)) {
+        free(ids);
+        return 0;
     }
     pl->event_meta_ids = xpv_idmap_build(d->arena, ids, nem);
     free(ids);
@@ -515,19 +494,12 @@ static int decode_plane(dec *d, const uint8_t *p, const uint8_t *end, xpv_plane 
     /* Lines. */
     pl->lines = nlines ? xpv_arena_calloc(d->arena, nlines, sizeof(xpv_line)) : NULL;
     pl->nlines = nlines;
-    k = 0;
-    for (p = start; p < end;) {
-        uint64_t tag = 0, v = 0;
-        const uint8_t *s = NULL;
-        wire_varint(&p, end, &tag);
-        if (tag == ((3 << 3) | WT_LEN)) {
-            wire_len(&p, end, &s, &v);
-            if (!decode_line(d, pl, s, s + v, &pl->lines[k], base_ns)) return 0;
-            pl->nevents += pl->lines[k].nevents;
-            k++;
-        } else {
-            wire_skip(&p, end, (unsigned)(tag & 7));
-        }
+    uint32_t k = 0;
+    const uint8_t *s = NULL;
+    uint64_t v = 0;
+    for (p = start; wire_next_len(&p, end, 3, &s, &v); k++) {
+        if (!decode_line(d, pl, s, s + v, &pl->lines[k], base_ns)) return 0;
+        pl->nevents += pl->lines[k].nevents;
     }
     return 1;
 }
@@ -581,15 +553,11 @@ static int64_t find_base_ns(const uint8_t *p, const uint8_t *end) {
 static int read_str_list(dec *d, const uint8_t *p, const uint8_t *end, unsigned field,
                          uint32_t n, xpv_str **out) {
     *out = n ? xpv_arena_alloc(d->arena, n * sizeof(xpv_str)) : NULL;
-    uint32_t i = 0;
-    while (p < end) {
-        uint64_t tag = 0;
-        wire_varint(&p, end, &tag);
-        if ((tag >> 3) == field && (tag & 7) == WT_LEN) {
-            if (!read_str(d, &p, end, &(*out)[i++], "string")) return 0;
-        } else {
-            wire_skip(&p, end, (unsigned)(tag & 7));
-        }
+    const uint8_t *s = NULL;
+    uint64_t len = 0;
+    for (uint32_t i = 0; wire_next_len(&p, end, field, &s, &len); i++) {
+        if (len >= UINT32_MAX) return fail(d, s, "string longer than 4 GiB");
+        (*out)[i] = mkstr(s, len);
     }
     return 1;
 }
@@ -657,18 +625,11 @@ xpv_profile *xpv_decode(void *buf, size_t len, void (*buf_free)(void *, size_t),
     prof->planes = nplanes ? xpv_arena_calloc(&prof->arena, nplanes, sizeof(xpv_plane)) : NULL;
     prof->nplanes = nplanes;
     uint32_t k = 0;
-    for (p = start; p < end;) {
-        uint64_t tag = 0, v = 0;
-        const uint8_t *s = NULL;
-        wire_varint(&p, end, &tag);
-        if (tag == ((1 << 3) | WT_LEN)) {
-            wire_len(&p, end, &s, &v);
-            if (!decode_plane(&d, s, s + v, &prof->planes[k], base_ns)) goto bad;
-            prof->nevents += prof->planes[k].nevents;
-            k++;
-        } else {
-            wire_skip(&p, end, (unsigned)(tag & 7));
-        }
+    const uint8_t *s = NULL;
+    uint64_t v = 0;
+    for (p = start; wire_next_len(&p, end, 1, &s, &v); k++) {
+        if (!decode_plane(&d, s, s + v, &prof->planes[k], base_ns)) goto bad;
+        prof->nevents += prof->planes[k].nevents;
     }
     free(d.scratch);
     prof->base_ns = base_ns;
