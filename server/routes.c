@@ -730,6 +730,33 @@ static int legacy_data(xpv_app *a, const xpv_query *q, const char *inm, xpv_resp
     return 1;
 }
 
+/* profile_info of a run made only of per-tool files: what "about this
+ * profile" can say without a decoded profile (the files, their sizes). */
+static void legacy_profile_info(const reqctx *rc, xpv_response *r) {
+    const xpv_run *run = rc->run;
+    xpv_buf b;
+    xpv_buf_init(&b);
+    const xpv_host *f0 = run->nlegacy ? &run->legacy[0] : NULL;
+    xpv_buf_puts(&b, "{\"host\":");
+    xpv_buf_json_cstr(&b, f0 ? f0->name : "");
+    xpv_buf_puts(&b, ",\"file\":");
+    xpv_buf_json_cstr(&b, f0 ? f0->rel : "");
+    xpv_buf_puts(&b, ",\"size\":");
+    xpv_buf_u64(&b, f0 ? f0->size : 0);
+    xpv_buf_puts(&b, ",\"planes\":[],\"hostnames\":[],\"errors\":[],\"warnings\":[],"
+                     "\"events\":0,\"files\":[");
+    for (size_t i = 0; i < run->nlegacy; i++) {
+        if (i) xpv_buf_putc(&b, ',');
+        xpv_buf_puts(&b, "{\"file\":");
+        xpv_buf_json_cstr(&b, run->legacy[i].rel);
+        xpv_buf_puts(&b, ",\"size\":");
+        xpv_buf_u64(&b, run->legacy[i].size);
+        xpv_buf_putc(&b, '}');
+    }
+    xpv_buf_puts(&b, "]}");
+    resp_take_buf(r, &b);
+}
+
 static void route_run_tools(xpv_app *a, const xpv_query *q, const char *inm,
                              xpv_response *r) {
     reqctx rc;
@@ -905,10 +932,14 @@ static void route_profile_info(xpv_app *a, const xpv_query *q, const char *inm,
         reqctx_release(&rc);
         return;
     }
+    if (!rc.run->nhosts) {   /* older formats: per-tool files only */
+        legacy_profile_info(&rc, r);
+        reqctx_release(&rc);
+        return;
+    }
     const char *hn = xpv_query_get(q, "host");
     const xpv_host *h = (!hn || !*hn || !strcmp(hn, ALL_HOSTS))
-                            ? (rc.run->nhosts ? &rc.run->hosts[0] : NULL)
-                            : xpv_run_find_host(rc.run, hn);
+                            ? &rc.run->hosts[0] : xpv_run_find_host(rc.run, hn);
     if (!h) {
         resp_errorf(r, 404, "unknown host in run %s: %s", rc.run->name, hn);
         reqctx_release(&rc);

@@ -141,7 +141,8 @@ static void check_well_formed(const PbSpace *sp) {
                         assert_non_null(stat_name(pl, (int64_t)e->stats[k]->ref_value));
                 }
                 int64_t start = e->offset_ps, end = start + e->duration_ps;
-                assert_true(start > prev_start || (start == prev_start && e->duration_ps <= prev_dur));
+                assert_true(start > prev_start ||
+                            (start == prev_start && e->duration_ps <= prev_dur));
                 prev_start = start;
                 prev_dur = e->duration_ps;
                 while (depth > 0 && stack[depth - 1] <= start) depth--;
@@ -524,6 +525,17 @@ static void test_synth__sizes(void **state) {
     assert_true(xpv_synth_blocks(&big) > 10 * xpv_synth_blocks(&small));
     small.size_bytes = 1; /* tiny targets still give one block */
     assert_int_equal(xpv_synth_blocks(&small), 1);
+    uint64_t est = xpv_synth_estimate(&big);
+    assert_true(est > 49 * 1000 * 1000 && est < 51 * 1000 * 1000);
+    /* Absurd requests are refused, not attempted. */
+    xpv_synth_opts huge = {0};
+    huge.steps = 1000000;
+    huge.gpus = 64;
+    xpv_buf b;
+    xpv_buf_init(&b);
+    assert_int_equal(xpv_synth_host(&huge, 0, &b), -1);
+    assert_int_equal(b.len, 0);
+    xpv_buf_free(&b);
 }
 
 static void test_synth__multi_host(void **state) {
@@ -540,7 +552,8 @@ static void test_synth__multi_host(void **state) {
     assert_string_equal(name, "worker2");
     /* Kernel durations differ by host (base + h µs). */
     const PbPlane *g0 = plane(s0, "/device:GPU:0"), *g1 = plane(s1, "/device:GPU:0");
-    assert_int_equal(g0->lines[0]->events[0]->duration_ps + US, g1->lines[0]->events[0]->duration_ps);
+    assert_int_equal(g0->lines[0]->events[0]->duration_ps + US,
+                     g1->lines[0]->events[0]->duration_ps);
     const PbPlane *t0 = plane(s0, "Task Environment"), *t1 = plane(s1, "Task Environment");
     assert_true(find_stat(t0, t0->stats, t0->n_stats, "profile_start_time")->uint64_value !=
                 find_stat(t1, t1->stats, t1->n_stats, "profile_start_time")->uint64_value);

@@ -640,7 +640,7 @@ static void write_kernel_stats(xpv_buf *b, const KernelDb *db) {
         "min_duration_us|number|Min Duration (\xce\xbcs)",
         "max_duration_us|number|Max Duration (\xce\xbcs)",
     };
-    xpv_buf_puts(b, "[{");
+    xpv_buf_putc(b, '{');
     cols(b, c, sizeof c / sizeof c[0]);
     xpv_buf_puts(b, ",\"rows\":[");
     int nrows = 0;
@@ -668,7 +668,7 @@ static void write_kernel_stats(xpv_buf *b, const KernelDb *db) {
         cus_from_ns(&rw, k->max_duration_ns);
         row_end(&rw);
     }
-    xpv_buf_puts(b, "]}]");
+    xpv_buf_puts(b, "]}");
 }
 
 /* ==== JSON files ========================================================= */

@@ -7,7 +7,8 @@
  *   <host>.input_pipeline.pb       -> input_pipeline_analyzer (5 tables)
  *   <host>.input_pipeline.json     -> input_pipeline_analyzer (stored)
  *   <host>.tensorflow_stats.pb     -> framework_op_stats [with, without idle]
- *   <host>.kernel_stats.pb         -> kernel_stats (0 bytes = empty table)
+ *   <host>.kernel_stats.pb         -> kernel_stats: ONE DataTable, as the
+ *                                     XPlane converter (0 bytes = no rows)
  *   <host>.memory_profile.json.gz  -> memory_profile (timeline normalized)
  *   <host>.pod_viewer.json         -> pod_viewer (2020/2021 -> current names)
  *   <host>.trace.json.gz           -> trace_viewer etc. through

@@ -688,7 +688,7 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     }
     mp_profile mp = {0};
     mp_collect(p, pl, &mp);
-    qsort(mp.a, mp.n, sizeof *mp.a, mp_cmp_id);
+    if (mp.n > 1) qsort(mp.a, mp.n, sizeof *mp.a, mp_cmp_id);
     for (size_t i = 0; i < mp.n; i++) mp_process(&mp.a[i]);
 
     xpv_buf_puts(out, "{\"memoryProfilePerAllocator\":{");

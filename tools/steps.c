@@ -125,7 +125,8 @@ static int i64map_get(const i64map *m, int64_t k, uint32_t *v) {
     return 0;
 }
 
-/* LSD radix sort of uint64 keys (8-bit digits, constant digits skipped). */
+/* LSD radix sort of uint64 keys (11-bit digits up to the highest set bit,
+ * constant digits skipped). */
 static void radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n) {
     if (n < 64) {
         for (size_t i = 1; i < n; i++) {
@@ -139,18 +140,22 @@ static void radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n) {
         }
         return;
     }
+    uint64_t maxk = 0;
+    for (size_t i = 0; i < n; i++)
+        if (a[i] > maxk) maxk = a[i];
     uint64_t *src = a, *dst = tmp;
-    for (int shift = 0; shift < 64; shift += 8) {
-        size_t cnt[256] = {0};
-        for (size_t i = 0; i < n; i++) cnt[(src[i] >> shift) & 0xff]++;
-        if (cnt[(src[0] >> shift) & 0xff] == n) continue;
+    size_t cnt[2048];
+    for (int shift = 0; shift < 64 && (maxk >> shift) != 0; shift += 11) {
+        memset(cnt, 0, sizeof cnt);
+        for (size_t i = 0; i < n; i++) cnt[(src[i] >> shift) & 2047]++;
+        if (cnt[(src[0] >> shift) & 2047] == n) continue;
         size_t pos = 0;
-        for (int d = 0; d < 256; d++) {
+        for (int d = 0; d < 2048; d++) {
             size_t c = cnt[d];
             cnt[d] = pos;
             pos += c;
         }
-        for (size_t i = 0; i < n; i++) dst[cnt[(src[i] >> shift) & 0xff]++] = src[i];
+        for (size_t i = 0; i < n; i++) dst[cnt[(src[i] >> shift) & 2047]++] = src[i];
         uint64_t *t = src;
         src = dst;
         dst = t;
@@ -231,6 +236,8 @@ typedef struct launch_rec {
     uint32_t node;
 } launch_rec;
 
+enum { NODE_NAMED_ROOT = 1, NODE_HAS_CORR = 2 };
+
 typedef struct grouping {
     int file_grouped;          /* group ids come from `group_id` stats */
     int loops;
@@ -238,7 +245,7 @@ typedef struct grouping {
     uint32_t nnodes;
     uint32_t **line_base;      /* [plane][line] -> first node index */
     int32_t *group;            /* per node, -1 = none */
-    uint8_t *named_root;       /* per node: root that carries a step name */
+    uint8_t *flags;            /* per node: NODE_NAMED_ROOT | NODE_HAS_CORR */
     i64map corr_group;         /* correlation_id -> group (computed mode) */
     const char **group_names;  /* per group (arena strings) */
     uint32_t ngroups;
@@ -366,7 +373,7 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
     uint32_t nn = g->nnodes;
     g->group = xpv_xmalloc((nn ? nn : 1) * sizeof *g->group);
     for (uint32_t i = 0; i < nn; i++) g->group[i] = -1;
-    g->named_root = xpv_xcalloc(nn ? nn : 1, 1);
+    g->flags = xpv_xcalloc(nn ? nn : 1, 1);
 
     vec efrom = {0, 0, 0, sizeof(uint32_t)}, eto = {0, 0, 0, sizeof(uint32_t)};
     vec prod = {0, 0, 0, sizeof(ctx_key)}, cons = {0, 0, 0, sizeof(ctx_key)};
@@ -398,6 +405,8 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
                 mkind[i] = 3;
             else if (xpv_str_has_prefix(nm, "InstantiatedCapturedFunction::Run"))
                 mkind[i] = 4;
+            else if (xpv_str_eq(nm, "MemoryAllocation") || xpv_str_eq(nm, "MemoryDeallocation"))
+                mkind[i] = 5; /* allocator TraceMes: many stats, none for grouping */
         }
         for (uint32_t l = 0; l < pl->nlines; l++) {
             const xpv_line *ln = &pl->lines[l];
@@ -438,7 +447,8 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
                 int64_t id = 0, corr = 0, async = 0;
                 int has_step = 0, has_iter = 0, has_pt = 0, has_p = 0, has_ct = 0, has_c = 0;
                 int has_id = 0, has_corr = 0, has_gt = 0;
-                if (any_stat && ev->wire != XPV_NO_STATS) {
+                uint8_t mk = ev->meta < pl->nevent_meta ? mkind[ev->meta] : 0;
+                if (any_stat && ev->wire != XPV_NO_STATS && mk != 5) {
                     xpv_stat_iter it;
                     xpv_stat st;
                     xpv_stat_iter_init(&it, pl, ln, ev);
@@ -458,7 +468,6 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
                         else if (m == s.graph_type && st.kind == XPV_STAT_STR) has_gt = 1;
                     }
                 }
-                uint8_t mk = ev->meta < pl->nevent_meta ? mkind[ev->meta] : 0;
                 /* Same-line nesting. */
                 if (!async) {
                     while (sp > 0 && !(stack_end[sp - 1] >= e)) sp--;
@@ -508,6 +517,7 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
                     rr->has_id = has_id;
                 }
                 if (has_corr) {
+                    g->flags[node] |= NODE_HAS_CORR;
                     launch_rec *lr = vec_push(&launches);
                     lr->corr = corr;
                     lr->node = node;
@@ -667,7 +677,7 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
         xpv_str nm = pl->event_meta[ev->meta].name;
         int implicit = xpv_str_eq(nm, "FunctionRun") || xpv_str_eq(nm, "SessionRun") ||
                        xpv_str_eq(nm, "RunGraph") || xpv_str_eq(nm, "ExecutorState::Process");
-        if (!implicit) g->named_root[root] = 1;
+        if (!implicit) g->flags[root] |= NODE_NAMED_ROOT;
     }
     g->group_names = xpv_arena_alloc(a, (names.n ? names.n : 1) * sizeof(const char *));
     if (names.n) memcpy(g->group_names, names.p, names.n * sizeof(const char *));
@@ -693,7 +703,7 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
 
 static void grouping_free(grouping *g) {
     free(g->group);
-    free(g->named_root);
+    free(g->flags);
     i64map_free(&g->corr_group);
 }
 
@@ -769,6 +779,8 @@ static void gpu_plane_events(sctx *c, const xpv_plane *pl, const grouping *g) {
     int has_steps_line = 0;
     /* Name-only classification per metadata. */
     uint8_t *mcls = xpv_xmalloc(pl->nevent_meta ? pl->nevent_meta : 1);
+    xpv_str last_shape = {NULL, 0};
+    int last_half = 0;
     for (uint32_t i = 0; i < pl->nevent_meta; i++)
         mcls[i] = (uint8_t)xpv_steps_classify_gpu(pl->event_meta[i].name, (xpv_str){"", 0});
 
@@ -816,8 +828,15 @@ static void gpu_plane_events(sctx *c, const xpv_plane *pl, const grouping *g) {
                 grp = v;
             }
             if (grp < 0) continue;
-            int type = shape.len ? xpv_steps_classify_gpu(pl->event_meta[ev->meta].name, shape)
-                                 : mcls[ev->meta];
+            int type = mcls[ev->meta];
+            if (shape.len && (type == XPV_EV_DEVICE_COMPUTE_16 || type == XPV_EV_DEVICE_COMPUTE_32)) {
+                /* compute precision by the tensor shapes (refs repeat) */
+                if (shape.ptr != last_shape.ptr || shape.len != last_shape.len) {
+                    last_shape = shape;
+                    last_half = memmem(shape.ptr, shape.len, "half", 4) != NULL;
+                }
+                type = last_half ? XPV_EV_DEVICE_COMPUTE_16 : XPV_EV_DEVICE_COMPUTE_32;
+            }
             uint32_t gi = gidx(c, grp);
             int64_t b = ev->start_ps, e = ev->start_ps + ev->dur_ps;
             add_event(c, gi, type, b, e);
@@ -918,12 +937,8 @@ static void host_plane_events(sctx *c, const xpv_profile *p, uint32_t k, const g
                 uint32_t node = g->line_base[k][l] + i;
                 if (node >= g->nnodes || g->group[node] < 0) continue;
                 grp = g->group[node];
-                named = g->named_root[node];
-                if (sid_corr >= 0 && ev->wire != XPV_NO_STATS) {
-                    xpv_stat st;
-                    has_corr = xpv_event_stat(pl, ln, ev, sid_corr, &st) &&
-                               xpv_stat_as_int(&st, &corr);
-                }
+                named = (g->flags[node] & NODE_NAMED_ROOT) != 0;
+                has_corr = (g->flags[node] & NODE_HAS_CORR) != 0;
             }
             if (grp < 0) continue;
             uint32_t gi;

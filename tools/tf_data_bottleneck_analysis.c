@@ -472,7 +472,7 @@ static void td_walk_call(const td_forest *f, uint32_t root, td_call *c) {
     w.call = c;
     td_visit(&w, root, 1, 0);
     td_map_free(&w.ix);
-    qsort(c->its, c->nits, sizeof *c->its, td_cmp_its);
+    if (c->nits > 1) qsort(c->its, c->nits, sizeof *c->its, td_cmp_its);
     c->bottleneck_id = 0;
     c->bottleneck_ps = 0;
     for (size_t i = 0; i < c->nits; i++)

@@ -289,6 +289,24 @@ typedef struct row_key {
 
 static char *dup_str(xpv_arena *a, xpv_str s) { return xpv_arena_strndup(a, s.ptr, s.len); }
 
+/* Escape every event metadata's shown name once (the renderer copies). */
+static void json_names(xpv_arena *a, const xpv_plane *pl, xpv_trace_proc *pr) {
+    uint32_t n = pl->nevent_meta;
+    pr->jname = xpv_arena_calloc(a, n ? n : 1, sizeof *pr->jname);
+    pr->jname_len = xpv_arena_calloc(a, n ? n : 1, sizeof *pr->jname_len);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    for (uint32_t k = 0; k < n; k++) {
+        const xpv_event_meta *m = &pl->event_meta[k];
+        xpv_str s = m->display_name.len ? m->display_name : m->name;
+        xpv_buf_reset(&b);
+        xpv_buf_json_str(&b, s.ptr, s.len);
+        pr->jname[k] = xpv_arena_strndup(a, b.data, b.len);
+        pr->jname_len[k] = (uint32_t)b.len;
+    }
+    xpv_buf_free(&b);
+}
+
 xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs) {
     xpv_trace_index *ix = xpv_xcalloc(1, sizeof *ix);
     builder b;
@@ -317,7 +335,8 @@ xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs) {
             /* grow() with cap == count always reallocs to a power of two:
              * fine for a few hundred planes. */
             ix->procs[proc] = (xpv_trace_proc){pid, (uint32_t)h, pi, dup_str(&ix->arena, pl->name),
-                                               hname, 0};
+                                               hname, 0, NULL, NULL};
+            json_names(&ix->arena, pl, &ix->procs[proc]);
             ix->nprocs++;
             int host = has_prefix(pl->name, "/host:");
             for (uint32_t li = 0; li < pl->nlines; li++) {

@@ -75,6 +75,10 @@ typedef struct xpv_trace_proc {
     const char *plane_name;         /* NUL-terminated */
     const char *host_name;
     uint32_t nthreads;
+    /* Per event metadata (dense index): the shown name (display_name, else
+     * name) already escaped as a JSON string literal, quotes included. */
+    const char **jname;
+    uint32_t *jname_len;
 } xpv_trace_proc;
 
 typedef struct xpv_trace_step {

@@ -206,8 +206,8 @@ static void write_flow(xpv_buf *b, const xpv_trace_row *r, const ev_info *info) 
 }
 
 /* One complete event.  `full`: all args; else args {uid, group_id}. */
-static void write_event(xpv_buf *b, const xpv_hostset *hs, const xpv_trace_row *r, uint32_t ri,
-                        uint32_t ev, int full, xpv_buf *args) {
+static void write_event(xpv_buf *b, const xpv_hostset *hs, const xpv_trace_index *ix,
+                        const xpv_trace_row *r, uint32_t ri, uint32_t ev, int full, xpv_buf *args) {
     const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
     const xpv_line *ln = &pl->lines[r->line];
     const xpv_event *e = &ln->events[ev];
@@ -224,7 +224,12 @@ static void write_event(xpv_buf *b, const xpv_hostset *hs, const xpv_trace_row *
     xpv_buf_puts(b, ",\"dur\":");
     xpv_buf_ps_as_us(b, e->dur_ps > 1 ? e->dur_ps : 1);
     xpv_buf_puts(b, ",\"ph\":\"X\",\"name\":");
-    xpv_buf_json_str(b, name.ptr, name.len);
+    if (info.has_step_name && info.step_name.len) {
+        xpv_buf_json_str(b, name.ptr, name.len);
+    } else {
+        const xpv_trace_proc *pr = &ix->procs[r->proc];
+        xpv_buf_add(b, pr->jname[e->meta], pr->jname_len[e->meta]);
+    }
     write_flow(b, r, &info);
     xpv_buf_puts(b, ",\"args\":{");
     if (full) {
@@ -377,7 +382,7 @@ static int render_full(const xpv_hostset *hs, const xpv_trace_index *ix, xpv_buf
                     continue;
                 }
             } else {
-                write_event(out, hs, r, ri, i, 1, &args);
+                write_event(out, hs, ix, r, ri, i, 1, &args);
             }
             first = 0;
         }
@@ -495,7 +500,7 @@ static int render_stream(const xpv_hostset *hs, const xpv_trace_index *ix, const
                 continue;
             }
         } else {
-            write_event(out, hs, r, hits[i].row, hits[i].ev, 0, &args);
+            write_event(out, hs, ix, r, hits[i].row, hits[i].ev, 0, &args);
         }
         first = 0;
     }
@@ -519,7 +524,7 @@ static int render_details(const xpv_hostset *hs, const xpv_trace_index *ix, cons
     xpv_buf_init(&args);
     xpv_buf_puts(out, HEADER);
     xpv_buf_puts(out, ",\"traceEvents\":[");
-    write_event(out, hs, &ix->rows[h.row], h.row, h.ev, 1, &args);
+    write_event(out, hs, ix, &ix->rows[h.row], h.row, h.ev, 1, &args);
     xpv_buf_puts(out, "]}");
     xpv_buf_free(&args);
     return 0;
@@ -549,7 +554,7 @@ static int render_search(const xpv_hostset *hs, const xpv_trace_index *ix, const
     for (size_t i = 0; i < n; i++) {
         if (i) xpv_buf_putc(out, ',');
         xpv_buf_putc(out, '\n');
-        write_event(out, hs, &ix->rows[hits[i].row], hits[i].row, hits[i].ev, 0, &args);
+        write_event(out, hs, ix, &ix->rows[hits[i].row], hits[i].row, hits[i].ev, 0, &args);
     }
     xpv_buf_puts(out, "\n]}");
     free(hits);

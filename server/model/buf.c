@@ -80,7 +80,7 @@ void xpv_buf_i64(xpv_buf *b, int64_t v) {
 void xpv_buf_double(xpv_buf *b, double v) {
     if (isnan(v)) { xpv_buf_puts(b, "\"NaN\""); return; }
     if (isinf(v)) { xpv_buf_puts(b, v > 0 ? "\"Infinity\"" : "\"-Infinity\""); return; }
-    if (v == (double)(int64_t)v && fabs(v) < 1e15) {
+    if (fabs(v) < 1e15 && v == (double)(int64_t)v) {  /* range first: no UB cast */
         xpv_buf_i64(b, (int64_t)v);
         return;
     }
@@ -119,7 +119,7 @@ void xpv_buf_ps_as_ms(xpv_buf *b, int64_t ps) { fixed(b, ps, 9, 0); }
 static const char hexd[] = "0123456789abcdef";
 
 void xpv_buf_json_str(xpv_buf *b, const char *s, size_t n) {
-    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    const unsigned char *p = (const unsigned char *)s, *end = n ? p + n : p;
     /* Worst case every byte becomes \u00XX (6 bytes). */
     char *w = xpv_buf_reserve(b, n * 6 + 2);
     char *w0 = w;

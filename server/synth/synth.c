@@ -279,6 +279,9 @@ static void plane_stat_str(xpv_buf *b, uint32_t mid, const char *s) {
 #define SIZE_STEP 1225
 #define SIZE_BLOCK 2150
 #define SIZE_NAME 1000
+/* Lines and planes are framed with at most 5-byte lengths (32 GiB); stay
+ * well below. */
+#define SIZE_MAX_HOST (24ULL << 30)
 
 enum kernel_id {
     K_CONV, K_BIAS, K_RELU, K_H884, K_SGEMM, K_WGRAD, K_SHUFFLE, K_APPLY, K_NCCL,
@@ -459,7 +462,8 @@ static uint64_t mix64(uint64_t x) {
 
 /* A seeded id for (host, kind, index); never 0. */
 static uint64_t synth_id(const struct layout *L, uint64_t kind, uint64_t index) {
-    uint64_t v = mix64(L->seed ^ mix64((uint64_t)L->h * 0x100000001b3ULL ^ mix64(kind << 40 ^ index)));
+    uint64_t hk = (uint64_t)L->h * 0x100000001b3ULL ^ mix64(kind << 40 ^ index);
+    uint64_t v = mix64(L->seed ^ mix64(hk));
     return v ? v : 1;
 }
 
@@ -468,6 +472,15 @@ static int64_t step_duration(const struct layout *L, int s) {
 }
 
 static int is_slow_step(int h, int s) { return s == 0 || (s + h) % 4 == 2; }
+
+uint64_t xpv_synth_estimate(const xpv_synth_opts *opts) {
+    xpv_synth_opts o = *opts;
+    xpv_synth_defaults(&o);
+    uint64_t r = (uint64_t)xpv_synth_blocks(&o);
+    uint64_t sg = (uint64_t)o.steps * (uint64_t)o.gpus;
+    uint64_t names = (uint64_t)o.gpus * (r < NAME_BLOCKS ? r : NAME_BLOCKS) * SIZE_NAME;
+    return SIZE_FIXED + sg * (SIZE_STEP + r * SIZE_BLOCK) + names;
+}
 
 int xpv_synth_blocks(const xpv_synth_opts *opts) {
     xpv_synth_opts o = *opts;
@@ -1001,13 +1014,15 @@ int xpv_synth_host(const xpv_synth_opts *opts, int host_index, xpv_buf *out) {
     xpv_synth_opts o = *opts;
     xpv_synth_defaults(&o);
     if (host_index < 0 || host_index >= o.hosts || o.gpus > 1024) return -1;
+    if (xpv_synth_estimate(&o) > SIZE_MAX_HOST) return -1;
     struct layout L;
     layout_init(&L, &o, host_index);
     struct writer w = {out, {NULL, 0, 0}};
     xpv_buf_reserve(&w.ev, 1024);
     /* Reserve the expected size up front (untouched pages cost nothing) so
      * a large profile is not copied by repeated doubling. */
-    xpv_buf_reserve(out, (size_t)(o.size_bytes + o.size_bytes / 4 + 65536));
+    uint64_t est = xpv_synth_estimate(&o);
+    xpv_buf_reserve(out, (size_t)(est + est / 8 + 65536));
 
     host_plane(&w, &L);
     for (int g = 0; g < o.gpus; g++) gpu_plane(&w, &L, g);
@@ -1078,7 +1093,9 @@ int xpv_synth_logdir(const xpv_synth_opts *opts, const char *out_dir, const char
     for (int h = 0; h < o.hosts; h++) {
         b.len = 0;
         if (xpv_synth_host(&o, h, &b) != 0) {
-            snprintf(err, errlen, "cannot generate host %d", h);
+            snprintf(err, errlen, "cannot generate host %d: ~%llu bytes is over the %llu limit",
+                     h, (unsigned long long)xpv_synth_estimate(&o),
+                     (unsigned long long)SIZE_MAX_HOST);
             goto cleanup;
         }
         xpv_synth_hostname(&o, h, host, sizeof host);

@@ -28,11 +28,17 @@ void xpv_synth_defaults(xpv_synth_opts *o);
  * gpus so that a host file comes out near size_bytes.  88 for the defaults. */
 int xpv_synth_blocks(const xpv_synth_opts *o);
 
+/* Approximate bytes of one host file for these options.  xpv_synth_host()
+ * refuses (-1) above 24 GiB. */
+uint64_t xpv_synth_estimate(const xpv_synth_opts *o);
+
 /* Host name (= file name minus .xplane.pb) of host `host_index`:
  * "localhost" for a one-host run, else "worker<N>". */
 void xpv_synth_hostname(const xpv_synth_opts *o, int host_index, char *buf, size_t n);
 
-/* Serialize host `host_index` (0-based) of a run into `out` (appended). */
+/* Serialize host `host_index` (0-based) of a run into `out` (appended).
+ * Returns 0, or -1 (nothing appended) for a bad index or a profile too
+ * large to frame. */
 int xpv_synth_host(const xpv_synth_opts *o, int host_index, xpv_buf *out);
 
 /* Write `<out_dir>/plugins/profile/<run>/<host>.xplane.pb` for every host.

@@ -29,8 +29,8 @@ test('legacy: TF 2.2 overview_page.pb', async (t) => {
 test('legacy: TF 2.2 tensorflow_stats.pb', async (t) => {
   if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
   const page = await openTool(t, 'tensorflow-profiler/profile_demo', 'framework_op_stats',
-                              /Framework Op Stats/);
-  await t.waitFor(page, 'table tbody tr');
+                              /Framework Op Stats|TensorFlow Stats/);
+  await t.waitText(page, '#xpv-page', /average_loss\/Mean\/_23/);
   const body = await text(page);
   t.match(body, /average_loss\/Mean\/_23/, 'rank-1 op of the stored table');
   t.match(body, /_Recv/, 'op type');
@@ -51,19 +51,19 @@ test('legacy: PyTorch trace kernel stats', async (t) => {
   if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
   const run = 'pytorch-kineto/pytorch/resnet50_num_workers_0';
   const page = await openTool(t, run, 'kernel_stats', /Kernel Stats/);
-  await t.waitFor(page, 'table tbody tr');
+  await t.waitText(page, '#xpv-page', /implicit_convolve_sgemm/);
   const body = await text(page);
   t.match(body, /implicit_convolve_sgemm/, 'kernel names from the trace');
   t.match(body, /aten::cudnn_convolution/, 'launching PyTorch op');
-  t.ok(await page.locator('table tbody tr').count() >= 10, 'kernel rows');
+  t.ok((body.match(/implicit_convolve_sgemm/g) || []).length >= 3, 'several kernel rows');
   await t.assertClean(page);
 });
 
 test('legacy: PyTorch trace op stats', async (t) => {
   if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
   const run = 'pytorch-kineto/pytorch/resnet50_num_workers_0';
-  const page = await openTool(t, run, 'framework_op_stats', /Framework Op Stats/);
-  await t.waitFor(page, 'table tbody tr');
-  t.match(await text(page), /aten::cudnn_convolution_backward_weight/, 'top device op');
+  const page = await openTool(t, run, 'framework_op_stats', /Framework Op Stats|TensorFlow Stats/);
+  await t.waitText(page, '#xpv-page', /aten::cudnn_convolution_backward_weight/);
+  t.match(await text(page), /Device/, 'device-side rows');
   await t.assertClean(page);
 });

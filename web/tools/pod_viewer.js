@@ -104,11 +104,13 @@ export default async function render(root, ctx) {
     const m = steps[i];
     stepLabel.textContent = `step ${m.stepNum} (${i + 1} of ${steps.length})`;
     const cols = stepColumns(m);
+    const names = cols.map((c) => c.rec.hostName || '');
+    const dupHosts = new Set(names).size !== names.length;
     const opts = {
-      categories: cols.map((c) => `${c.rec.hostName || 'host'} (${c.core})`),
+      categories: cols.map((c) => (dupHosts ? `${c.rec.hostName || 'host'}#${c.core}` : c.rec.hostName || c.core)),
       series: cats.map((c) => ({ name: c.name,
         values: cols.map((x) => Number((x.rec.stepBreakdownUs || {})[c.id]) || 0) })),
-      stacked: true, height: 320, yLabel: 'Time (us)', yUnit: 'us', xLabel: 'Worker (core id)',
+      stacked: true, height: 320, yLabel: 'Time (us)', yUnit: 'us', xLabel: 'Worker',
       title: `Step ${m.stepNum}: step-time breakdown per worker`,
       tooltipTitle: (k) => {
         const r = cols[k].rec;

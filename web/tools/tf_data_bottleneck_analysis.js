@@ -192,6 +192,8 @@ function renderBottlenecks(root, bt) {
     const tr = el('tr');
     bt.cols.forEach((c, i) => {
       const td = el('td');
+      td.style.whiteSpace = 'normal';
+      td.style.verticalAlign = 'top';
       const v = r.c[i] ? r.c[i].v : '';
       if (html.has(c.id)) td.append(safeHtml(String(v)));
       else td.textContent = c.id === 'max_latency' ? Number(v).toLocaleString('en-US') : String(v);

@@ -1,0 +1,246 @@
+/*
+ * bench_trace.c - trace viewer figures (issue 4) on one host file.
+ *
+ *   bench_trace FILE.xplane.pb [width_px]
+ *
+ * Runs in a forked child so ru_maxrss is the serving path's own:
+ *   cold       read + decode + trace index + first viewport (whole trace at
+ *              width/2 resolution, as the page's first request)
+ *   warm       40 viewports like the page's (a window 3x the view, one
+ *              event per 2 px), spans from the whole trace down to 1e-6 of
+ *              it at random places: render time, render + gzip level 6 (the
+ *              server compresses responses <= 4 MiB at level 6), payload raw
+ *              and gzip-compressed
+ *   emission   JSON bytes/s of resolution-0 responses (every event of a
+ *              window, with the stat scan for names/flows)
+ *   details / search  one event's args, a name-prefix search
+ *   peak RSS   of the child, / file size
+ * Baseline in the same run: memcpy of the file buffer's first 64 MiB (GB/s).
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "model.h"
+#include "tool.h"
+#include "trace_index.h"
+
+extern const xpv_tool xpv_tool_trace_viewer;
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *read_all(const char *path, size_t *len) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) { perror(path); exit(1); }
+    struct stat st;
+    fstat(fd, &st);
+    size_t n = (size_t)st.st_size, got = 0;
+    char *b = malloc(n ? n : 1);
+    while (got < n) {
+        ssize_t r = read(fd, b + got, n - got);
+        if (r <= 0) { perror("read"); exit(1); }
+        got += (size_t)r;
+    }
+    close(fd);
+    *len = n;
+    return b;
+}
+
+static void buf_free(void *b, size_t n) {
+    (void)n;
+    free(b);
+}
+
+static size_t gz_size(const char *data, size_t len, int level) {
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+    size_t cap = deflateBound(&z, len);
+    unsigned char *out = malloc(cap);
+    z.next_in = (unsigned char *)data;
+    z.avail_in = (uInt)len;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    deflate(&z, Z_FINISH);
+    size_t n = z.total_out;
+    deflateEnd(&z);
+    free(out);
+    return n;
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+static uint64_t rnd(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static int render(const xpv_hostset *hs, const void *ix, const char **kv, size_t n, xpv_buf *out) {
+    const char *k[8], *v[8];
+    for (size_t i = 0; i < n; i++) {
+        k[i] = kv[2 * i];
+        v[i] = kv[2 * i + 1];
+    }
+    xpv_params q = {n, k, v};
+    xpv_tool_error err;
+    memset(&err, 0, sizeof err);
+    xpv_buf_reset(out);
+    int rc = xpv_tool_trace_viewer.render(hs, ix, &q, out, &err);
+    if (rc) fprintf(stderr, "render failed: %s\n", err.msg);
+    return rc;
+}
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void run(const char *path, int width) {
+    char s1[64], s2[64], s3[64];
+    double t0 = now();
+    size_t len;
+    void *buf = read_all(path, &len);
+    double t_read = now() - t0;
+    double t1 = now();
+    xpv_decode_error derr;
+    xpv_profile *p = xpv_decode(buf, len, buf_free, &derr);
+    if (!p) { fprintf(stderr, "decode failed at %llu: %s\n", (unsigned long long)derr.offset, derr.msg); exit(1); }
+    double t_dec = now() - t1;
+    const xpv_profile *ps[1] = {p};
+    const char *names[1] = {"host"};
+    xpv_hostset hs = {1, ps, names};
+    double t2 = now();
+    xpv_trace_index *ix = xpv_trace_index_build(&hs);
+    double t_ix = now() - t2;
+    xpv_buf out;
+    xpv_buf_init(&out);
+    double t3 = now();
+    snprintf(s1, sizeof s1, "%d", width / 2);
+    const char *kv0[] = {"tag", "trace_viewer@", "resolution", s1};
+    render(&hs, ix, kv0, 2, &out);
+    double t_first = now() - t3;
+    size_t first_raw = out.len, first_gz = gz_size(out.data, out.len, 6);
+    double cold = now() - t0;
+    /* baseline (after the cold figure): memcpy of the file, pages pre-faulted */
+    size_t clen = len < (64u << 20) ? len : (64u << 20);   /* small: keeps peak RSS honest */
+    char *copy = malloc(clen ? clen : 1);
+    memset(copy, 1, clen);
+    double tm = now();
+    memcpy(copy, p->buf, clen);
+    tm = now() - tm;
+    volatile char sink = copy[clen / 2];
+    (void)sink;
+    free(copy);
+    printf("file            %.1f MB, %llu events (%llu indexed, %llu internal dropped), %u rows, %u groups\n",
+           len / 1e6, (unsigned long long)p->nevents, (unsigned long long)ix->nidx,
+           (unsigned long long)ix->ndropped, ix->nrows, ix->ngroups);
+    printf("baseline        memcpy of the file (first 64 MiB) %.2f GB/s\n", clen / tm / 1e9);
+    printf("cold            %.3f s first viewport (read %.3f + decode %.3f + index %.3f + render %.3f)\n",
+           cold, t_read, t_dec, t_ix, t_first);
+    printf("index           %.1f MB (%.2f bytes/event)\n", ix->bytes / 1e6,
+           (double)ix->bytes / (double)(ix->nidx ? ix->nidx : 1));
+    printf("first viewport  %zu bytes raw, %zu gzip-6\n", first_raw, first_gz);
+
+    /* warm viewports */
+    enum { N = 40 };
+    double tr[N], tg[N];
+    size_t max_raw = 0, max_gz = 0, max_ev = 0;
+    double full_ms = (double)(ix->max_ps - ix->min_ps) / 1e9, min_ms = (double)ix->min_ps / 1e9;
+    for (int i = 0; i < N; i++) {
+        double frac = i == 0 ? 1.0 : 1.0 / (double)(1ULL << (rnd() % 21));  /* 1 .. 1e-6 */
+        double span = full_ms * frac;
+        double a = min_ms + (full_ms - span) * (double)(rnd() % 1000000) / 1e6;
+        double ws = a - span, we = a + 2 * span;
+        if (ws < min_ms) ws = min_ms;
+        if (we > min_ms + full_ms) we = min_ms + full_ms;
+        double px = width * (we - ws) / span;
+        snprintf(s1, sizeof s1, "%.9f", ws);
+        snprintf(s2, sizeof s2, "%.9f", we);
+        snprintf(s3, sizeof s3, "%d", (int)(px / 2) > 0 ? (int)(px / 2) : 1);
+        const char *kv[] = {"tag", "trace_viewer@", "start_time_ms", s1, "end_time_ms", s2,
+                            "resolution", s3};
+        double ta = now();
+        render(&hs, ix, kv, 4, &out);
+        tr[i] = now() - ta;
+        size_t g = gz_size(out.data, out.len, 6);
+        tg[i] = now() - ta;
+        if (out.len > max_raw) max_raw = out.len;
+        if (g > max_gz) max_gz = g;
+        const char *r = strstr(out.data, "\"returnedEventsSize\":");
+        size_t ne = r ? strtoull(r + 21, NULL, 10) : 0;
+        if (ne > max_ev) max_ev = ne;
+    }
+    qsort(tr, N, sizeof *tr, cmp_d);
+    qsort(tg, N, sizeof *tg, cmp_d);
+    printf("warm viewport   render median %.1f ms, max %.1f ms; render+gzip6 median %.1f ms, max %.1f ms "
+           "(%d queries, %d px)\n", tr[N / 2] * 1e3, tr[N - 1] * 1e3, tg[N / 2] * 1e3, tg[N - 1] * 1e3, N, width);
+    printf("payload         max %zu bytes raw, %zu gzip-6, max %zu events\n", max_raw, max_gz, max_ev);
+
+    /* emission speed: every event of windows (resolution 0) */
+    size_t bytes = 0;
+    double te = 0;
+    for (int i = 0; i < 8 && bytes < (size_t)400e6; i++) {
+        if (i == 1) bytes = 0, te = 0;      /* the first one grows the buffer */
+        double a = min_ms + full_ms * 0.1 * i, b = a + full_ms * 0.05;
+        snprintf(s1, sizeof s1, "%.9f", a);
+        snprintf(s2, sizeof s2, "%.9f", b);
+        const char *kv[] = {"tag", "trace_viewer@", "start_time_ms", s1, "end_time_ms", s2,
+                            "resolution", "0"};
+        double ta = now();
+        render(&hs, ix, kv, 4, &out);
+        te += now() - ta;
+        bytes += out.len;
+    }
+    printf("emission        %.2f GB/s (%.1f MB of resolution-0 JSON in %.3f s)\n",
+           bytes / te / 1e9, bytes / 1e6, te);
+
+    /* details and search */
+    const char *kd[] = {"tag", "trace_viewer@", "unique_id", "0"};
+    double td = now();
+    render(&hs, ix, kd, 2, &out);
+    td = now() - td;
+    const char *ks[] = {"tag", "trace_viewer@", "search_prefix", "Mat"};
+    double ts = now();
+    render(&hs, ix, ks, 2, &out);
+    ts = now() - ts;
+    printf("details         %.2f ms; search \"Mat\" over all events %.1f ms\n", td * 1e3, ts * 1e3);
+
+    xpv_buf_free(&out);
+    xpv_trace_index_free(ix);
+    xpv_profile_free(p);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("peak RSS        %.1f MB = %.2fx the file\n", ru.ru_maxrss / 1e3, ru.ru_maxrss * 1e3 / (double)len);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: bench_trace FILE.xplane.pb [width_px]\n");
+        return 2;
+    }
+    int width = argc > 2 ? atoi(argv[2]) : 1920;
+    if (width < 100) width = 1920;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        run(argv[1], width);
+        fflush(stdout);
+        _exit(0);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}

@@ -1,0 +1,83 @@
+// tf_data.test.js - the tf.data bottleneck analysis page.
+//
+// Demo server, 2-host run (ALL_HOSTS): summary message and input-bound
+// verdict, bottleneck table with sanitized HTML (links open a new tab, no
+// request made), table of all input pipelines, and the input pipeline graph
+// (one node per iterator, critical path bold, bottleneck red) with host,
+// pipeline and call selectors.  Asserts no external request, no page error.
+const { test } = require('./harness');
+
+const RUN = 'multi/2024_01_02_00_00_00';
+
+test('tf.data bottleneck analysis: summary, tables, graph (demo, 2 hosts)', async (t) => {
+  const page = await t.open(t.url(`#run=${encodeURIComponent(RUN)}&tool=tf_data_bottleneck_analysis&host=ALL_HOSTS`));
+  await t.waitFor(page, '.td-graph-svg');
+  await t.waitIdle(page);
+  const data = await page.evaluate(async (run) => (await fetch(
+    `data/plugin/profile/data?run=${encodeURIComponent(run)}&tag=tf_data_bottleneck_analysis&host=ALL_HOSTS`)).json(), RUN);
+  t.eq(data.length, 3, 'three DataTables');
+  const msg = await page.textContent('.td-summary-message');
+  t.eq(msg, data[2].p.summary_message, 'summary message shown');
+  t.match(await page.textContent('.td-verdict'), data[2].p.is_input_bound === 'true' ? /input bound/ : /No slow/,
+    'verdict matches is_input_bound');
+
+  // Bottleneck table: one row per host pipeline, HTML rebuilt safely.
+  const brows = await page.$$eval('.td-bottleneck-table tbody tr', (rs) => rs.length);
+  t.eq(brows, data[2].rows.length, 'bottleneck rows');
+  if (brows) {
+    t.ok(await page.$$eval('.td-bottleneck-table b', (bs) => bs.length) > 0, 'iterator type in bold');
+    const links = await page.$$eval('.td-bottleneck-table a', (as) => as.map((a) => [a.href, a.target, a.rel]));
+    t.ok(links.length > 0 && links.every(([h, tg, r]) => /^https:\/\//.test(h) && tg === '_blank' && /noopener/.test(r)),
+      'suggestion links are https, new tab, noopener');
+  }
+  // All input pipelines.
+  const prow = await page.$$eval('.td-pipelines tbody tr', (rs) => rs.length);
+  t.eq(prow, data[1].rows.length, 'one table row per input pipeline');
+
+  // Graph: nodes of the selected call = graph rows of that (host, pipe, rank).
+  const sel = await page.evaluate(() => ({ host: document.getElementById('td-host').value,
+    pipe: document.getElementById('td-pipeline').value, call: document.getElementById('td-call').value }));
+  const want = data[0].rows.filter((r) => r.c[0].v === sel.host && r.c[1].v === sel.pipe &&
+    r.c[2].v === Number(sel.call));
+  const nodes = await page.$$eval('.td-graph-svg g.td-node', (gs) => gs.map((g) => g.getAttribute('class')));
+  t.eq(nodes.length, want.length, `graph nodes = iterators of ${sel.host} ${sel.pipe} call ${sel.call}`);
+  t.eq(nodes.filter((c) => /td-type-2/.test(c)).length, want.filter((r) => r.c[5].v === 2).length,
+    'bottleneck node count');
+  if (want.some((r) => r.c[5].v === 2)) {
+    const stroke = await page.$eval('.td-graph-svg g.td-type-2 rect', (r) => r.getAttribute('stroke'));
+    t.eq(stroke, '#d93025', 'bottleneck drawn in red');
+  }
+  const txt = await page.textContent('.td-graph-svg');
+  t.match(txt, /Start Time: .* us/, 'node shows start time');
+  t.match(txt, /Self Duration: .* us/, 'node shows self time');
+  t.match(txt, /# Calls: \d+/, 'node shows #calls');
+
+  // Switch host and call.
+  const hosts = await t.selectOptions(page, '#td-host');
+  t.ok(hosts.length === 2, `two hosts (${hosts.map((h) => h.value).join(',')})`);
+  const other = hosts.find((h) => h.value !== sel.host).value;
+  await page.selectOption('#td-host', other);
+  await page.waitForFunction(() => document.querySelectorAll('.td-graph-svg g.td-node').length > 0);
+  const calls = await t.selectOptions(page, '#td-call');
+  t.ok(calls.length >= 1, `calls of ${other}: ${calls.length}`);
+  if (calls.length > 1) {
+    await page.selectOption('#td-call', calls[calls.length - 1].value);
+    await page.waitForFunction(() => document.querySelectorAll('.td-graph-svg g.td-node').length > 0);
+    t.ok(true, 'fastest call drawn');
+  }
+  await t.assertClean(page);
+});
+
+test('tf.data bottleneck analysis: real GPU multi-worker run (device pipelines only)', async (t) => {
+  if (!t.realBase) t.skip('XPV_SHARED/testdata/real absent');
+  const runs = await (await fetch(`${t.realBase}data/plugin/profile/runs`)).json();
+  const run = runs.find((r) => /GPU-multi-worker$/.test(r));
+  if (!run) t.skip('GPU-multi-worker run absent');
+  const page = await t.open(`${t.realBase}#run=${encodeURIComponent(run)}&tool=tf_data_bottleneck_analysis&host=ALL_HOSTS`);
+  await t.waitFor(page, '.td-graph-svg');
+  await t.waitIdle(page);
+  t.match(await page.textContent('.td-summary-message'), /No tf.data activity captured/, 'no host pipeline: XProf message');
+  const pipes = await page.$$eval('#td-pipeline option', (os) => os.map((o) => o.value));
+  t.ok(pipes.every((p) => /^Device:/.test(p)), `device pipelines (${pipes.join(',')})`);
+  await t.assertClean(page);
+});
