@@ -27,6 +27,7 @@ char *xpv_buf_reserve(xpv_buf *b, size_t n);
 char *xpv_buf_steal(xpv_buf *b, size_t *len);
 
 static inline void xpv_buf_add(xpv_buf *b, const void *p, size_t n) {
+    if (!n) return;   /* p may be NULL then (empty slices) */
     if (b->cap - b->len < n) xpv_buf_reserve(b, n);
     memcpy(b->data + b->len, p, n);
     b->len += n;

@@ -59,7 +59,7 @@ int32_t xpv_stat_id(const xpv_plane *pl, const char *name) {
         if (m->name.len == n && !memcmp(m->name.ptr, name, n)) {
             /* Only an entry reachable by its id counts (duplicate ids:
              * the last one wins). */
-            if (xpv_stat_meta_index(pl, m->id) == (int32_t)i) return (int32_t)i;
+            if (xpv_stat_meta_index(pl, m->key) == (int32_t)i) return (int32_t)i;
         }
     }
     return -1;
@@ -97,6 +97,68 @@ int xpv_line_is_derived(const xpv_line *ln) {
 
 /* ==== lazy event stats =================================================== */
 
+/* Decode the value fields of one XStat payload into `out` (metadata id
+ * and ref resolution are the caller's). */
+static void stat_value(const uint8_t *q, const uint8_t *qe, xpv_stat *out, int64_t *mid) {
+    memset(out, 0, sizeof *out);
+    *mid = 0;
+    while (q < qe) {
+        uint64_t t, v;
+        if (!wire_varint(&q, qe, &t)) break;
+        unsigned f = (unsigned)(t >> 3), wt = (unsigned)(t & 7);
+        if (f == 1 && wt == WT_VARINT) {
+            if (!wire_varint(&q, qe, &v)) break;
+            *mid = (int64_t)v;
+        } else if (f == 2 && wt == WT_I64 && qe - q >= 8) {
+            out->kind = XPV_STAT_DOUBLE;
+            out->is_ref = 0;
+            out->v.d = wire_double(q);
+            q += 8;
+        } else if ((f == 3 || f == 4 || f == 7) && wt == WT_VARINT) {
+            if (!wire_varint(&q, qe, &v)) break;
+            out->kind = f == 4 ? XPV_STAT_INT : XPV_STAT_UINT;
+            out->is_ref = f == 7;
+            out->v.u = v;
+        } else if ((f == 5 || f == 6 || f == 8) && wt == WT_LEN) {
+            const uint8_t *ss;
+            if (!wire_len(&q, qe, &ss, &v)) break;
+            out->kind = f == 5 ? XPV_STAT_STR : f == 6 ? XPV_STAT_BYTES : XPV_STAT_GZSTR;
+            out->is_ref = 0;
+            out->v.s.ptr = (const char *)ss;
+            out->v.s.len = (uint32_t)v;
+        } else if (!wire_skip(&q, qe, wt)) {
+            break;
+        }
+    }
+}
+
+static void stat_resolve(const xpv_plane *pl, int64_t mid, xpv_stat *out) {
+    out->meta = xpv_stat_meta_index(pl, mid);
+    if (out->is_ref) {
+        int32_t r = xpv_stat_meta_index(pl, (int64_t)out->v.u);
+        out->kind = XPV_STAT_STR;
+        out->v.s = r >= 0 ? pl->stat_meta[r].name : (xpv_str){"", 0};
+    }
+}
+
+/* Metadata id of an XStat payload without decoding its value: producers
+ * write field 1 first, so this is usually one or two byte reads. */
+static inline int64_t stat_meta_id(const uint8_t *q, const uint8_t *qe) {
+    int64_t mid = 0;
+    while (q < qe) {
+        uint64_t t, v;
+        if (!wire_varint(&q, qe, &t)) break;
+        if (t == ((1 << 3) | WT_VARINT)) {
+            if (!wire_varint(&q, qe, &v)) break;
+            mid = (int64_t)v; /* keep going: the last occurrence wins */
+        } else if (!wire_skip(&q, qe, (unsigned)(t & 7))) {
+            break;
+        }
+    }
+    return mid;
+}
+
+
 void xpv_stat_iter_init(xpv_stat_iter *it, const xpv_plane *pl, const xpv_line *ln,
                         const xpv_event *e) {
     it->plane = pl;
@@ -113,7 +175,7 @@ void xpv_stat_iter_init(xpv_stat_iter *it, const xpv_plane *pl, const xpv_line *
 
 int xpv_stat_next(xpv_stat_iter *it, xpv_stat *out) {
     while (it->p && it->p < it->end) {
-        uint64_t tag, len, v;
+        uint64_t tag, len;
         const uint8_t *s = NULL;
         if (!wire_varint(&it->p, it->end, &tag)) break;
         if (tag != ((4 << 3) | WT_LEN)) {
@@ -121,44 +183,9 @@ int xpv_stat_next(xpv_stat_iter *it, xpv_stat *out) {
             continue;
         }
         if (!wire_len(&it->p, it->end, &s, &len)) break;
-        const uint8_t *q = s, *qe = s + len;
-        int64_t mid = 0;
-        memset(out, 0, sizeof *out);
-        while (q < qe) {
-            uint64_t t;
-            if (!wire_varint(&q, qe, &t)) break;
-            unsigned f = (unsigned)(t >> 3), wt = (unsigned)(t & 7);
-            if (f == 1 && wt == WT_VARINT) {
-                if (!wire_varint(&q, qe, &v)) break;
-                mid = (int64_t)v;
-            } else if (f == 2 && wt == WT_I64 && qe - q >= 8) {
-                out->kind = XPV_STAT_DOUBLE;
-                out->is_ref = 0;
-                out->v.d = wire_double(q);
-                q += 8;
-            } else if ((f == 3 || f == 4 || f == 7) && wt == WT_VARINT) {
-                if (!wire_varint(&q, qe, &v)) break;
-                out->kind = f == 4 ? XPV_STAT_INT : XPV_STAT_UINT;
-                out->is_ref = f == 7;
-                out->v.u = v;
-            } else if ((f == 5 || f == 6 || f == 8) && wt == WT_LEN) {
-                const uint8_t *ss;
-                if (!wire_len(&q, qe, &ss, &v)) break;
-                out->kind = f == 5 ? XPV_STAT_STR : f == 6 ? XPV_STAT_BYTES : XPV_STAT_GZSTR;
-                out->is_ref = 0;
-                out->v.s.ptr = (const char *)ss;
-                out->v.s.len = (uint32_t)v;
-            } else if (!wire_skip(&q, qe, wt)) {
-                break;
-            }
-        }
-        const xpv_plane *pl = it->plane;
-        out->meta = xpv_stat_meta_index(pl, mid);
-        if (out->is_ref) {
-            int32_t r = xpv_stat_meta_index(pl, (int64_t)out->v.u);
-            out->kind = XPV_STAT_STR;
-            out->v.s = r >= 0 ? pl->stat_meta[r].name : (xpv_str){"", 0};
-        }
+        int64_t mid;
+        stat_value(s, s + len, out, &mid);
+        stat_resolve(it->plane, mid, out);
         return 1;
     }
     it->p = NULL;
@@ -167,18 +194,32 @@ int xpv_stat_next(xpv_stat_iter *it, xpv_stat *out) {
 
 int xpv_event_stat(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
                    int32_t stat_id, xpv_stat *out) {
-    if (stat_id < 0 || e->wire == XPV_NO_STATS) return 0;
+    if (stat_id < 0 || (uint32_t)stat_id >= pl->nstat_meta || e->wire == XPV_NO_STATS) return 0;
+    /* Compare raw metadata ids (the map key of stat_id) and decode only the
+     * matching stat: converters ask for one stat of many per event. */
+    const int64_t want = pl->stat_meta[stat_id].key;
     xpv_stat_iter it;
-    xpv_stat st;
-    int found = 0;
     xpv_stat_iter_init(&it, pl, ln, e);
-    while (xpv_stat_next(&it, &st)) {
-        if (st.meta == stat_id) {
-            *out = st;
-            found = 1;
+    const uint8_t *found = NULL, *found_end = NULL;
+    while (it.p && it.p < it.end) {
+        uint64_t tag, len;
+        const uint8_t *s;
+        if (!wire_varint(&it.p, it.end, &tag)) break;
+        if (tag != ((4 << 3) | WT_LEN)) {
+            if (!wire_skip(&it.p, it.end, (unsigned)(tag & 7))) break;
+            continue;
+        }
+        if (!wire_len(&it.p, it.end, &s, &len)) break;
+        if (stat_meta_id(s, s + len) == want) {
+            found = s;
+            found_end = s + len;
         }
     }
-    return found;
+    if (!found) return 0;
+    int64_t mid;
+    stat_value(found, found_end, out, &mid);
+    stat_resolve(pl, mid, out);
+    return 1;
 }
 
 int xpv_event_or_meta_stat(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,

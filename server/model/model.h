@@ -53,12 +53,14 @@ typedef struct xpv_stat {
 } xpv_stat;
 
 typedef struct xpv_stat_meta {
+    int64_t key;             /* map key: what stats refer to (normally == id) */
     int64_t id;
     xpv_str name;
     xpv_str description;
 } xpv_stat_meta;
 
 typedef struct xpv_event_meta {
+    int64_t key;             /* map key: what events refer to (normally == id) */
     int64_t id;
     xpv_str name;
     xpv_str display_name;

@@ -293,6 +293,8 @@ static int decode_metadata_map(dec *d, xpv_plane *pl, const uint8_t *p,
                        : !decode_event_meta(d, pl, vs, ve, &pl->event_meta[k]))
             return 0;
         ids[k - 1] = key;
+        if (field == 5) pl->stat_meta[k].key = key;
+        else pl->event_meta[k].key = key;
     }
     return 1;
 }
