@@ -58,7 +58,16 @@ struct xpv_http {
 struct req {
     char *uri;                  /* raw request target */
     int counted;                /* included in xpv_http.inflight */
+    int close;                  /* answer with "Connection: close" */
 };
+
+/* Whether the request announces no body (GET/HEAD as browsers send them). */
+static int bodyless(struct MHD_Connection *c, const char *method) {
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) return 0;
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+    return !te && (!cl || !strcmp(cl, "0"));
+}
 
 /* What a response's body buffer hangs on until MHD is done with it. */
 struct holder {
@@ -204,13 +213,25 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
     struct req *rq = *con_cls;
     const char *uri = rq ? rq->uri : url;
     int stopping;
-    pthread_mutex_lock(&srv->mu);
     if (rq && !rq->counted) {
+        /* First call: the head is complete. */
+        pthread_mutex_lock(&srv->mu);
         rq->counted = 1;
         srv->inflight++;
+        struct conn *cn = conn_of(conn);
+        if (cn) cn->busy = 1;
+        pthread_mutex_unlock(&srv->mu);
+        /* MHD keeps a connection alive only when the response is queued
+         * after the (empty) body has been read, i.e. on the next call.
+         * Anything with a body is answered now and the connection closed:
+         * bodies are never read. */
+        if (bodyless(conn, method)) return MHD_YES;
+        rq->close = 1;
+    } else if (*upload_data_size) {
+        *upload_data_size = 0;  /* unexpected body bytes: dropped */
+        return MHD_YES;
     }
-    struct conn *cn = conn_of(conn);
-    if (cn) cn->busy = 1;
+    pthread_mutex_lock(&srv->mu);
     stopping = srv->stopping;
     pthread_mutex_unlock(&srv->mu);
     struct holder *h = xpv_xcalloc(1, sizeof *h);
@@ -254,7 +275,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
         MHD_add_response_header(resp, "Last-Modified", r->last_modified);
     /* Request bodies are never read: close rather than parse what follows.
      * While stopping, close so keep-alive clients go away. */
-    if (stopping || (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0))
+    if (stopping || !rq || rq->close)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     if (r->cache_control) MHD_add_response_header(resp, "Cache-Control", r->cache_control);
     if (r->disposition[0])

@@ -56,6 +56,7 @@ static int ends_mid_record(const unsigned char *p, size_t len) {
                 n |= (uint64_t)(p[i] & 0x7f) << shift;
                 shift += 7;
             } while (p[i++] & 0x80);
+            if (n > (1ULL << 32)) return 0;   /* absurd length: corrupt */
             if (n > len - i) return 1;
             i += (size_t)n;
             break;
@@ -150,7 +151,9 @@ xpv_profile *xpv_load_profile(const char *path, const char *display,
     xpv_err_clear(err);
     snprintf(err->file, sizeof err->file, "%s", display);
 
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO put in place of the file must not block the
+     * thread (it is refused below as not a regular file). */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         xpv_err_set(err, errno == ENOENT ? 404 : 500, "%s: cannot open: %s",
                     display, strerror(errno));

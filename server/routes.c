@@ -676,6 +676,7 @@ static int legacy_data(xpv_app *a, const xpv_query *q, const char *inm, xpv_resp
                        int csv) {
     reqctx rc;
     xpv_err err;
+    memset(&rc, 0, sizeof rc);   /* released below even when never resolved */
     xpv_err_clear(&err);
     char tool[64];
     xpv_legacy_tool_name(xpv_query_get(q, "tag"), tool, sizeof tool);

@@ -246,6 +246,132 @@ static void test_kernel_reports(void **state) {
     xpv_profile_free(p);
 }
 
+/* One host line of nested ops, written in capture order (sorted by
+ * start) or reversed.  With `ties`, ops start exactly where others end. */
+static xpv_profile *host_order_profile(int reverse, int ties) {
+    const int64_t t = ties ? 0 : 1;
+    const struct {
+        const char *name;
+        int64_t b, d;
+        const char *tf_op;
+    } evs[] = {
+        {"a:Foo", 0, 10, NULL},          {"a/b:Bar", 2, 4, NULL},
+        {"a/b/e:Relu", 3, 1, NULL},      {"a/c:Baz", 6 + t, 2 - t, NULL},
+        {"d:Qux", 10 + t, 2, "t/x:Mul"}, {"a/b:Bar", 12 + 2 * t, 1, NULL},
+    };
+    const int n = (int)(sizeof evs / sizeof evs[0]);
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    int l = tx_line(s, pl, 1, "tf_Compute", 0);
+    for (int k = 0; k < n; k++) {
+        int i = reverse ? n - 1 - k : k;
+        tx_event_t *e = tx_event(s, pl, l, evs[i].name, evs[i].b * MS, evs[i].d * MS);
+        if (evs[i].tf_op) tx_ev_ref(s, pl, e, "tf_op", evs[i].tf_op);
+    }
+    xpv_profile *p = tx_decode(s);
+    assert_non_null(p);
+    return p;
+}
+
+static int64_t self_of(const xpv_op_metrics_db *db, const char *name) {
+    const xpv_op_metric *o = find_op(db, name);
+    assert_non_null(o);
+    return o->self_time_ps;
+}
+
+/* Events in file order (the sorted fast path) and reversed (the sort
+ * fallback) give the same db; ties are broken by file order, as XProf's
+ * stable sort does, so an op starting where another ends is not its child.
+ * One event that is an op by name and carries a tf_op stat too pushes two
+ * ops; the first end pops both (XProf's OpStack::Pop pops until the match),
+ * so only the name op counts and no row is made for the other. */
+static void test_host_event_order(void **state) {
+    (void)state;
+    xpv_profile *p1 = host_order_profile(0, 0), *p2 = host_order_profile(1, 0);
+    xpv_op_metrics *m1 = build1(p1), *m2 = build1(p2);
+    const xpv_op_metrics_db *a = &m1->host, *b = &m2->host;
+    assert_int_equal(a->n, b->n);
+    for (size_t i = 0; i < a->n; i++) {
+        assert_string_equal(a->ops[i].name, b->ops[i].name);
+        assert_string_equal(a->ops[i].category, b->ops[i].category);
+        assert_int_equal(a->ops[i].occurrences, b->ops[i].occurrences);
+        assert_int_equal(a->ops[i].time_ps, b->ops[i].time_ps);
+        assert_int_equal(a->ops[i].self_time_ps, b->ops[i].self_time_ps);
+        assert_int_equal(a->ops[i].min_time_ps, b->ops[i].min_time_ps);
+    }
+    assert_int_equal(a->total_time_ps, b->total_time_ps);
+    assert_int_equal(a->total_op_time_ps, b->total_op_time_ps);
+    /* a = 10 - (b 4 + c 1) = 5; b = (4 - e 1) + 1; span 15. */
+    assert_int_equal(self_of(a, "a"), 5 * MS);
+    assert_int_equal(self_of(a, "a/b"), 4 * MS);
+    assert_int_equal(find_op(a, "a/b")->occurrences, 2);
+    assert_int_equal(find_op(a, "a/b")->min_time_ps, 1 * MS);
+    assert_int_equal(self_of(a, "a/b/e"), 1 * MS);
+    assert_int_equal(self_of(a, "a/c"), 1 * MS);
+    assert_null(find_op(a, "t/x"));
+    assert_int_equal(self_of(a, "d"), 2 * MS);
+    assert_int_equal(a->total_time_ps, 15 * MS);
+    assert_int_equal(a->total_op_time_ps, 13 * MS);
+    assert_int_equal(self_of(a, "IDLE"), 2 * MS);
+    xpv_op_metrics_free(m1);
+    xpv_op_metrics_free(m2);
+    xpv_profile_free(p1);
+    xpv_profile_free(p2);
+
+    /* Ties in file order: c starts when b ends, d when a ends. */
+    xpv_profile *p3 = host_order_profile(0, 1);
+    xpv_op_metrics *m3 = build1(p3);
+    const xpv_op_metrics_db *c = &m3->host;
+    assert_int_equal(self_of(c, "a"), 4 * MS);   /* 10 - (4 + 2) */
+    assert_int_equal(self_of(c, "a/b"), 4 * MS); /* (4 - 1) + 1 */
+    assert_int_equal(self_of(c, "a/c"), 2 * MS);
+    assert_int_equal(find_op(c, "d")->time_ps, 2 * MS);
+    assert_int_equal(c->total_time_ps, 13 * MS);
+    assert_int_equal(c->total_op_time_ps, 13 * MS);
+    xpv_op_metrics_free(m3);
+    xpv_profile_free(p3);
+}
+
+/* Kernel grouping does not depend on how a stat is stored: the same
+ * kernel_details as a ref or an inline string, repeated refs (the memo's
+ * fast path), and an occupancy stat that differs per event all land in
+ * one row; another tf_op makes another row. */
+static void test_kernel_grouping_by_value(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:GPU:0");
+    int l = tx_line(s, pl, 1, "Stream #1(Kernel)", 0);
+    const char *det = "regs:16 static_shared:0 dynamic_shared:0 grid:1,1,1 block:32,1,1";
+    for (int i = 0; i < 6; i++) {
+        tx_event_t *e = tx_event(s, pl, l, "kern", i * 2 * MS, (i + 1) * MS / 2);
+        if (i == 2) tx_ev_str(s, pl, e, "kernel_details", det);
+        else tx_ev_ref(s, pl, e, "kernel_details", det);
+        tx_ev_ref(s, pl, e, "tf_op", i == 5 ? "other/op:Add" : "m/op:Mul");
+        tx_ev_int(s, pl, e, "theoretical_occupancy_pct", i == 0 ? 50 : 25);
+    }
+    xpv_profile *p = tx_decode(s);
+    assert_non_null(p);
+    xpv_op_metrics *m = build1(p);
+    assert_int_equal(m->nkernels, 2);
+    assert_int_equal(m->kernel_events, 6);
+    const xpv_kernel_report *k = &m->kernels[0];
+    assert_string_equal(k->op_name, "m/op");
+    assert_int_equal(k->occurrences, 5);
+    /* 0.5 + 1 + 1.5 + 2 + 2.5 ms */
+    assert_int_equal(k->total_duration_ns, 7500000);
+    assert_int_equal(k->min_duration_ns, 500000);
+    assert_int_equal(k->max_duration_ns, 2500000);
+    assert_true(k->occupancy_pct == 50.0); /* the first occurrence's */
+    assert_int_equal(k->block[0], 32);
+    assert_string_equal(m->kernels[1].op_name, "other/op");
+    assert_int_equal(m->kernels[1].occurrences, 1);
+    /* Device db: one row per "<tf op>/<kernel>". */
+    assert_int_equal(find_op(&m->device, "m/op/kern")->occurrences, 5);
+    assert_int_equal(find_op(&m->device, "other/op/kern")->occurrences, 1);
+    xpv_op_metrics_free(m);
+    xpv_profile_free(p);
+}
+
 static void test_two_hosts_sum(void **state) {
     (void)state;
     xpv_profile *p1 = gpu_profile(), *p2 = gpu_profile();
@@ -371,6 +497,8 @@ int main(void) {
         cmocka_unit_test(test_device_db),
         cmocka_unit_test(test_kernel_reports),
         cmocka_unit_test(test_two_hosts_sum),
+        cmocka_unit_test(test_host_event_order),
+        cmocka_unit_test(test_kernel_grouping_by_value),
         cmocka_unit_test(test_parse_helpers),
         cmocka_unit_test(test_real_gpu_file),
     };

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "op_metrics.h"
+#include "opstats.h"
 #include "tool.h"
 
 #define MAX_OPS 500
@@ -248,7 +249,9 @@ static void write_table(xpv_buf *b, const xpv_op_metrics *m, int exclude_idle) {
 
 static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
                   xpv_buf *out, xpv_tool_error *err) {
-    const xpv_op_metrics *m = derived;
+    /* The shared OpStats intermediate (steps + op metrics), built once
+     * per (run, host set) for all four stats tools. */
+    const xpv_op_metrics *m = ((const xpv_op_stats *)derived)->ops;
     xpv_op_metrics *own = NULL;
     if (!m) m = own = xpv_op_metrics_build(hs, err);
     if (!m) return -1;
@@ -267,6 +270,6 @@ const xpv_tool xpv_tool_framework_op_stats = {
     .title = "Framework Op Stats",
     .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
     .available = NULL,
-    .derived = &xpv_derived_op_metrics,
+    .derived = &xpv_derived_op_stats,
     .render = render,
 };

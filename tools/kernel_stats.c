@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "op_metrics.h"
+#include "opstats.h"
 #include "tool.h"
 
 static void num_cell(xpv_buf *b, double v) {
@@ -96,7 +97,9 @@ static void write_kernel_table(xpv_buf *b, const xpv_op_metrics *m) {
 
 static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
                   xpv_buf *out, xpv_tool_error *err) {
-    const xpv_op_metrics *m = derived;
+    /* The shared OpStats intermediate (steps + op metrics), built once
+     * per (run, host set) for all four stats tools. */
+    const xpv_op_metrics *m = ((const xpv_op_stats *)derived)->ops;
     xpv_op_metrics *own = NULL;
     if (!m) m = own = xpv_op_metrics_build(hs, err);
     if (!m) return -1;
@@ -118,6 +121,6 @@ const xpv_tool xpv_tool_kernel_stats = {
     .title = "GPU Kernel Stats",
     .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
     .available = available,
-    .derived = &xpv_derived_op_metrics,
+    .derived = &xpv_derived_op_stats,
     .render = render,
 };

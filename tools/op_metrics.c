@@ -5,7 +5,13 @@
  * One pass over the host planes (TF-op activity stacks per thread line) and
  * one pass over the GPU planes (device ops + kernel reports at once).  Stat
  * ids are resolved once per plane; each event's stats are walked at most
- * once.  Aggregation uses small open-addressing tables keyed by op name.
+ * once (host events: only the two stats read, by raw key).  Aggregation
+ * uses open-addressing tables keyed by op name; the per-event path avoids
+ * them: a metadata's row is resolved once per plane, and ref-stat strings
+ * (tf_op, kernel_details, hlo_op) go through pointer-keyed memos, so an
+ * event costs no hashing, parsing or allocation once its strings were seen.
+ * Host lines written in start order (what capture does) are matched with a
+ * heap of pending ends instead of sorting every begin/end activity.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -45,15 +51,144 @@ static int prefix_nocase(xpv_str a, const char *pre) {
     return 1;
 }
 
+/* Word-at-a-time multiplicative hash (names are tens of bytes: a byte loop
+ * showed up in profiles). */
+static inline uint64_t rd64(const unsigned char *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static inline uint64_t mix64(uint64_t x) {
+    x ^= x >> 32;
+    x *= 0xd6e8feb86659fd93ull;
+    x ^= x >> 32;
+    x *= 0xd6e8feb86659fd93ull;
+    x ^= x >> 32;
+    return x;
+}
+
 static uint64_t hash_bytes(uint64_t h, const void *p, size_t n) {
     const unsigned char *s = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= s[i];
-        h *= 0x100000001b3ull;
+    h ^= (uint64_t)n * 0x9e3779b97f4a7c15ull;
+    while (n >= 8) {
+        h = (h ^ rd64(s)) * 0x9fb21c651e98df25ull;
+        h ^= h >> 29;
+        s += 8;
+        n -= 8;
     }
-    return h;
+    if (n) {
+        uint64_t t = 0;
+        memcpy(&t, s, n);
+        h = (h ^ t) * 0x9fb21c651e98df25ull;
+    }
+    return mix64(h);
 }
 #define HASH_SEED 0xcbf29ce484222325ull
+
+/* ==== Pointer-keyed memo ================================================ *
+ * Most strings the hot loops look up (tf_op, kernel_details, hlo_op) are
+ * ref stats: every event carrying the same text points at the same bytes of
+ * the file buffer.  A memo keyed on (pointer, length, small ints) then
+ * answers "which row / parse result" without hashing or comparing text.
+ * Equal pointers imply equal text, so a hit is always right; a miss (inline
+ * strings, first sight) takes the slow path and is remembered.  The memo is
+ * bounded: when full it is cleared. */
+
+#define MEMO_MAX 32768          /* entries at most (2x slots) */
+
+typedef struct memo_key {
+    uint64_t w[6];
+} memo_key;
+
+typedef struct memo_val {
+    uint32_t row;               /* a table row index */
+    xpv_str a, b;               /* free for the caller (parsed slices) */
+} memo_val;
+
+typedef struct memo {
+    memo_key *keys;
+    memo_val *vals;
+    uint8_t *used;
+    size_t n, nslots;
+} memo;
+
+static void memo_free(memo *m) {
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
+    memset(m, 0, sizeof *m);
+}
+
+/* Forget every entry (keeps the slots). */
+static void memo_clear(memo *m) {
+    if (m->n) memset(m->used, 0, m->nslots);
+    m->n = 0;
+}
+
+static inline uint64_t memo_hash(const memo_key *k) {
+    uint64_t h = k->w[0] * 0x9e3779b97f4a7c15ull;
+    h ^= k->w[1] * 0xc2b2ae3d27d4eb4full;
+    h ^= k->w[2] * 0x165667b19e3779f9ull;
+    h ^= k->w[3] * 0x85ebca77c2b2ae63ull;
+    h ^= k->w[4] * 0x27d4eb2f165667c5ull;
+    h ^= k->w[5] * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 29);
+}
+
+/* Value stored for `k`, or NULL. */
+static inline const memo_val *memo_find(const memo *m, const memo_key *k) {
+    if (!m->n) return NULL;
+    size_t j = memo_hash(k) & (m->nslots - 1);
+    while (m->used[j]) {
+        if (!memcmp(&m->keys[j], k, sizeof *k)) return &m->vals[j];
+        j = (j + 1) & (m->nslots - 1);
+    }
+    return NULL;
+}
+
+static void memo_insert(memo *m, const memo_key *k, const memo_val *v) {
+    size_t j = memo_hash(k) & (m->nslots - 1);
+    while (m->used[j]) {
+        if (!memcmp(&m->keys[j], k, sizeof *k)) break;
+        j = (j + 1) & (m->nslots - 1);
+    }
+    if (!m->used[j]) m->n++;
+    m->used[j] = 1;
+    m->keys[j] = *k;
+    m->vals[j] = *v;
+}
+
+/* Remember k -> v.  Grows to 2*MEMO_MAX slots, then starts over empty. */
+static void memo_put(memo *m, const memo_key *k, const memo_val *v) {
+    if ((m->n + 1) * 2 > m->nslots) {
+        if (m->nslots >= 2 * MEMO_MAX) {
+            memset(m->used, 0, m->nslots);
+            m->n = 0;
+        } else {
+            memo old = *m;
+            m->nslots = old.nslots ? old.nslots * 2 : 64;
+            m->n = 0;
+            m->keys = xpv_xcalloc(m->nslots, sizeof *m->keys);
+            m->vals = xpv_xcalloc(m->nslots, sizeof *m->vals);
+            m->used = xpv_xcalloc(m->nslots, 1);
+            for (size_t i = 0; i < old.nslots; i++)
+                if (old.used[i]) memo_insert(m, &old.keys[i], &old.vals[i]);
+            memo_free(&old);
+        }
+    }
+    memo_insert(m, k, v);
+}
+
+static inline memo_key memo_key6(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e,
+                                 uint64_t f) {
+    memo_key k = {{a, b, c, d, e, f}};
+    return k;
+}
+
+static inline uint64_t ptr_u64(const char *p) { return (uint64_t)(uintptr_t)p; }
 
 /* ==== ParseTfOpFullname (xplane-format.md §8) ============================ */
 
@@ -310,19 +445,17 @@ static void optab_rehash(optab *t) {
     t->nslots = ns;
 }
 
-/* Row for (pid, name), created zeroed with `name` copied when absent. */
-static xpv_op_metric *optab_get(optab *t, int64_t pid, xpv_str name, int *created) {
-    uint64_t h = hash_bytes(hash_bytes(HASH_SEED, &pid, sizeof pid), name.ptr, name.len);
+/* Index of the row for (pid, name), created zeroed (name copied into the
+ * arena, min_time_ps = INT64_MAX until the first occurrence) when absent. */
+static uint32_t optab_row(optab *t, int64_t pid, xpv_str name) {
+    uint64_t h = hash_bytes((uint64_t)pid ^ HASH_SEED, name.ptr, name.len);
     if ((t->n + 1) * 2 > t->nslots) optab_rehash(t);
     size_t j = h & (t->nslots - 1);
     while (t->slots[j]) {
         size_t i = t->slots[j] - 1;
-        xpv_op_metric *r = &t->rows[i];
         if (t->hash[i] == h && t->pid[i] == pid && t->len[i] == name.len &&
-            memcmp(r->name, name.ptr, name.len) == 0) {
-            if (created) *created = 0;
-            return r;
-        }
+            (name.len == 0 || memcmp(t->rows[i].name, name.ptr, name.len) == 0))
+            return (uint32_t)i;
         j = (j + 1) & (t->nslots - 1);
     }
     if (t->n == t->cap) {
@@ -338,26 +471,25 @@ static xpv_op_metric *optab_get(optab *t, int64_t pid, xpv_str name, int *create
     r->name = xpv_arena_strndup(t->arena, name.ptr ? name.ptr : "", name.len);
     r->category = "";
     r->provenance = "";
+    r->min_time_ps = INT64_MAX;
     t->hash[i] = h;
     t->pid[i] = pid;
     t->len[i] = name.len;
     t->slots[j] = (uint32_t)i + 1;
-    if (created) *created = 1;
-    return r;
+    return (uint32_t)i;
 }
 
 static const char *arena_str(xpv_arena *a, xpv_str s) {
     return xpv_arena_strndup(a, s.ptr ? s.ptr : "", s.len);
 }
 
-/* Add one execution of an op (XProf OpMetricsDbBuilder::EnterOp). */
-static void optab_enter(optab *t, int64_t pid, xpv_str name, xpv_str category,
-                        xpv_str provenance, int is_eager, int64_t occurrences,
-                        int64_t time_ps, int64_t children_ps, double flops,
-                        double model_flops, double bytes) {
-    int created;
-    xpv_op_metric *r = optab_get(t, pid, name, &created);
-    if (created) r->min_time_ps = time_ps;
+/* Add one execution of an op to row `row` (XProf
+ * OpMetricsDbBuilder::EnterOp). */
+static inline void optab_add(optab *t, uint32_t row, xpv_str category, xpv_str provenance,
+                             int is_eager, int64_t occurrences, int64_t time_ps,
+                             int64_t children_ps, double flops, double model_flops,
+                             double bytes) {
+    xpv_op_metric *r = &t->rows[row];
     /* The first non-empty category / provenance sticks (XProf). */
     if (!r->category[0] && category.len) r->category = arena_str(t->arena, category);
     if (!r->provenance[0] && provenance.len) r->provenance = arena_str(t->arena, provenance);
@@ -382,10 +514,17 @@ static int cmp_metric(const void *a, const void *b) {
 /* Move the table's rows (plus an IDLE row) into a sorted db. */
 static void optab_finish(optab *t, xpv_op_metrics_db *db, int64_t idle_ps,
                          int64_t total_time_ps, int64_t total_op_time_ps) {
-    db->n = t->n + 1;
+    /* Rows are made when an op begins; one that never completed (its begin
+     * was popped unmatched) has no occurrence and is left out, as XProf
+     * never entered it. */
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++) n += t->rows[i].occurrences > 0;
+    db->n = n + 1;
     db->ops = xpv_arena_calloc(t->arena, db->n, sizeof *db->ops);
-    if (t->n) memcpy(db->ops, t->rows, t->n * sizeof *db->ops);
-    xpv_op_metric *idle = &db->ops[t->n];
+    n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->rows[i].occurrences > 0) db->ops[n++] = t->rows[i];
+    xpv_op_metric *idle = &db->ops[n];
     idle->name = "IDLE";
     idle->category = "IDLE";
     idle->provenance = "";
@@ -399,8 +538,10 @@ static void optab_finish(optab *t, xpv_op_metrics_db *db, int64_t idle_ps,
 /* ==== Host op metrics ==================================================== */
 
 typedef struct host_op {
-    xpv_tf_op op;
+    int64_t b, e;               /* begin / end, ps */
+    uint32_t row;               /* optab row of the op name */
     int is_eager;
+    xpv_str type;               /* op type (the row's category) */
 } host_op;
 
 typedef struct activity {
@@ -414,87 +555,176 @@ static int cmp_activity(const void *a, const void *b) {
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+typedef struct stack_ent {
+    uint32_t op;
+    int64_t start, children;
+} stack_ent;
+
 typedef struct host_acc {
     optab tab;
     int64_t total_time_ps, total_op_time_ps, idle_ps;
     /* scratch, reused per line */
     host_op *ops;
     size_t nops, capops;
-    activity *acts;
+    int sorted;                 /* begins of this line are non-decreasing */
+    activity *acts;             /* fallback sort */
     size_t capacts;
-    struct { uint32_t op; int64_t start, children; } *stack;
-    size_t capstack;
+    activity *heap;             /* pending ends (ts, 2*op+1), a min-heap */
+    size_t capheap;
+    stack_ent *stack;
+    size_t depth, capstack;
+    int64_t line_op_time;
+    memo tfop;                  /* tf_op stat (ptr, len) -> row + type */
 } host_acc;
 
-static void host_push_op(host_acc *h, xpv_tf_op op, int is_eager, int64_t b, int64_t e) {
+static void host_push_op(host_acc *h, uint32_t row, xpv_str type, int is_eager, int64_t b,
+                         int64_t e) {
     if (h->nops == h->capops) {
         h->capops = h->capops ? h->capops * 2 : 256;
         h->ops = xpv_xrealloc(h->ops, h->capops * sizeof *h->ops);
     }
-    if (2 * h->capops > h->capacts) {
-        h->capacts = 2 * h->capops;
-        h->acts = xpv_xrealloc(h->acts, h->capacts * sizeof *h->acts);
-    }
-    size_t i = h->nops++;
-    h->ops[i].op = op;
-    h->ops[i].is_eager = is_eager;
-    h->acts[2 * i].ts = b;
-    h->acts[2 * i].seq = (uint32_t)(2 * i);
-    h->acts[2 * i + 1].ts = e;
-    h->acts[2 * i + 1].seq = (uint32_t)(2 * i + 1);
+    if (h->nops && b < h->ops[h->nops - 1].b) h->sorted = 0;
+    host_op *o = &h->ops[h->nops++];
+    o->b = b;
+    o->e = e;
+    o->row = row;
+    o->is_eager = is_eager;
+    o->type = type;
 }
 
-/* Match begin/end activities of one line with a stack; self = time minus
- * direct children (XProf ProcessTfActivities). */
-static void host_process_line(host_acc *h) {
-    size_t na = 2 * h->nops;
-    if (na == 0) return;
-    qsort(h->acts, na, sizeof *h->acts, cmp_activity);
-    size_t depth = 0;
-    int64_t line_op_time = 0;
-    for (size_t k = 0; k < na; k++) {
-        const activity *a = &h->acts[k];
-        uint32_t op = a->seq >> 1;
-        if (!(a->seq & 1)) {
-            if (depth == h->capstack) {
-                h->capstack = h->capstack ? h->capstack * 2 : 64;
-                h->stack = xpv_xrealloc(h->stack, h->capstack * sizeof *h->stack);
-            }
-            h->stack[depth].op = op;
-            h->stack[depth].start = a->ts;
-            h->stack[depth].children = 0;
-            depth++;
-            continue;
-        }
-        /* Pop until the matching begin (unmatched entries are dropped). */
-        size_t d = depth;
-        while (d > 0 && h->stack[d - 1].op != op) d--;
-        if (d == 0) {
-            depth = 0;
-            continue;
-        }
-        int64_t start = h->stack[d - 1].start, children = h->stack[d - 1].children;
-        depth = d - 1;
-        int64_t dur = a->ts - start;
-        const host_op *ho = &h->ops[op];
-        int64_t self = dur - children;
-        if (self < 0) self = 0;
-        optab_enter(&h->tab, 0, ho->op.name, ho->op.type, mkstr("", 0),
-                    ho->is_eager, 1, dur, children, 0, 0, 0);
-        line_op_time += self;
-        if (depth > 0) h->stack[depth - 1].children += dur;
+/* XProf ProcessTfActivities, one activity at a time.  Begin: push. */
+static inline void host_begin(host_acc *h, uint32_t op, int64_t ts) {
+    if (h->depth == h->capstack) {
+        h->capstack = h->capstack ? h->capstack * 2 : 64;
+        h->stack = xpv_xrealloc(h->stack, h->capstack * sizeof *h->stack);
     }
-    int64_t span = h->acts[na - 1].ts - h->acts[0].ts;
+    stack_ent *s = &h->stack[h->depth++];
+    s->op = op;
+    s->start = ts;
+    s->children = 0;
+}
+
+/* End: pop until the matching begin (entries above it are dropped; an end
+ * without a begin empties the stack); self = time minus direct children. */
+static inline void host_end(host_acc *h, uint32_t op, int64_t ts) {
+    size_t d = h->depth;
+    while (d > 0 && h->stack[d - 1].op != op) d--;
+    if (d == 0) {
+        h->depth = 0;
+        return;
+    }
+    int64_t start = h->stack[d - 1].start, children = h->stack[d - 1].children;
+    h->depth = d - 1;
+    int64_t dur = ts - start;
+    const host_op *ho = &h->ops[op];
+    int64_t self = dur - children;
+    if (self < 0) self = 0;
+    optab_add(&h->tab, ho->row, ho->type, mkstr("", 0), ho->is_eager, 1, dur, children, 0, 0,
+              0);
+    h->line_op_time += self;
+    if (h->depth > 0) h->stack[h->depth - 1].children += dur;
+}
+
+static inline int act_less(const activity *x, const activity *y) {
+    return x->ts < y->ts || (x->ts == y->ts && x->seq < y->seq);
+}
+
+static void heap_push(host_acc *h, size_t *n, activity a) {
+    if (*n == h->capheap) {
+        h->capheap = h->capheap ? h->capheap * 2 : 64;
+        h->heap = xpv_xrealloc(h->heap, h->capheap * sizeof *h->heap);
+    }
+    size_t i = (*n)++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!act_less(&a, &h->heap[p])) break;
+        h->heap[i] = h->heap[p];
+        i = p;
+    }
+    h->heap[i] = a;
+}
+
+static activity heap_pop(host_acc *h, size_t *n) {
+    activity top = h->heap[0], last = h->heap[--(*n)];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && act_less(&h->heap[c + 1], &h->heap[c])) c++;
+        if (!act_less(&h->heap[c], &last)) break;
+        h->heap[i] = h->heap[c];
+        i = c;
+    }
+    if (*n) h->heap[i] = last;
+    return top;
+}
+
+/* Match begin/end activities of one line, in (time, push order) order:
+ * XProf's stable sort by timestamp.  Lines whose events come sorted by
+ * start (what capture writes) merge the begins with a heap of pending ends
+ * (O(n log depth)); other lines sort all activities. */
+static void host_process_line(host_acc *h) {
+    size_t n = h->nops;
+    if (n == 0) return;
+    h->depth = 0;
+    h->line_op_time = 0;
+    int64_t first, last;
+    if (h->sorted) {
+        size_t nh = 0;
+        first = h->ops[0].b;
+        last = INT64_MIN;
+        for (size_t i = 0; i < n; i++) {
+            /* Ends at or before this begin come first (end i' < begin i
+             * when ts ties, since i' < i). */
+            while (nh && h->heap[0].ts <= h->ops[i].b) {
+                activity a = heap_pop(h, &nh);
+                host_end(h, a.seq >> 1, a.ts);
+            }
+            host_begin(h, (uint32_t)i, h->ops[i].b);
+            activity e = {h->ops[i].e, (uint32_t)(2 * i + 1)};
+            heap_push(h, &nh, e);
+        }
+        while (nh) {
+            activity a = heap_pop(h, &nh);
+            host_end(h, a.seq >> 1, a.ts);
+            last = a.ts;
+        }
+        if (last == INT64_MIN) last = first;
+    } else {
+        size_t na = 2 * n;
+        if (na > h->capacts) {
+            h->capacts = na;
+            h->acts = xpv_xrealloc(h->acts, h->capacts * sizeof *h->acts);
+        }
+        for (size_t i = 0; i < n; i++) {
+            h->acts[2 * i].ts = h->ops[i].b;
+            h->acts[2 * i].seq = (uint32_t)(2 * i);
+            h->acts[2 * i + 1].ts = h->ops[i].e;
+            h->acts[2 * i + 1].seq = (uint32_t)(2 * i + 1);
+        }
+        qsort(h->acts, na, sizeof *h->acts, cmp_activity);
+        for (size_t k = 0; k < na; k++) {
+            const activity *a = &h->acts[k];
+            if (a->seq & 1) host_end(h, a->seq >> 1, a->ts);
+            else host_begin(h, a->seq >> 1, a->ts);
+        }
+        first = h->acts[0].ts;
+        last = h->acts[na - 1].ts;
+    }
+    int64_t span = last - first;
     h->total_time_ps += span;
-    h->total_op_time_ps += line_op_time;
-    h->idle_ps += span > line_op_time ? span - line_op_time : 0;
+    h->total_op_time_ps += h->line_op_time;
+    h->idle_ps += span > h->line_op_time ? span - h->line_op_time : 0;
 }
 
 static void host_plane(host_acc *h, const xpv_plane *pl) {
-    /* ParseTfOpFullname of every event metadata name, once. */
-    xpv_tf_op *meta_ops = xpv_xcalloc(pl->nevent_meta ? pl->nevent_meta : 1, sizeof *meta_ops);
-    for (uint32_t i = 0; i < pl->nevent_meta; i++)
-        meta_ops[i] = xpv_parse_tf_op(pl->event_meta[i].name);
+    /* ParseTfOpFullname of an event metadata name and its row, once per
+     * metadata, on first use (many metadata have no event on these lines). */
+    uint32_t nm = pl->nevent_meta;
+    xpv_tf_op *meta_ops = xpv_xcalloc(nm ? nm : 1, sizeof *meta_ops);
+    uint32_t *meta_row = xpv_xcalloc(nm ? nm : 1, sizeof *meta_row); /* row + 1 */
+    uint8_t *meta_seen = xpv_xcalloc(nm ? nm : 1, 1);
+    memo_clear(&h->tfop); /* keys are pointers into this plane's strings */
     int32_t sid_eager = xpv_stat_id(pl, "is_eager");
     int32_t sid_tf_op = xpv_stat_id(pl, "tf_op");
 
@@ -502,34 +732,57 @@ static void host_plane(host_acc *h, const xpv_plane *pl) {
         const xpv_line *ln = &pl->lines[l];
         if (xpv_line_is_derived(ln)) continue;
         h->nops = 0;
+        h->sorted = 1;
         for (uint32_t k = 0; k < ln->nevents; k++) {
             const xpv_event *ev = &ln->events[k];
-            const xpv_tf_op *mop = ev->meta < pl->nevent_meta ? &meta_ops[ev->meta] : NULL;
-            int by_name = mop && mop->category != XPV_OP_UNKNOWN;
+            uint32_t mi = ev->meta;
+            if (mi < nm && !meta_seen[mi]) {
+                meta_ops[mi] = xpv_parse_tf_op(pl->event_meta[mi].name);
+                meta_seen[mi] = 1;
+            }
+            int by_name = mi < nm && meta_ops[mi].category != XPV_OP_UNKNOWN;
             int64_t is_eager = 0;
             xpv_str tf_op = {NULL, 0};
             int has_tf_op = 0;
-            if (ev->wire != XPV_NO_STATS && (sid_eager >= 0 || sid_tf_op >= 0)) {
-                xpv_stat_iter it;
+            if (ev->wire != XPV_NO_STATS) {
+                /* Two stats of many: xpv_event_stat compares raw keys and
+                 * decodes only the match (cheaper than iterating). */
                 xpv_stat st;
-                xpv_stat_iter_init(&it, pl, ln, ev);
-                while (xpv_stat_next(&it, &st)) {
-                    if (st.meta == sid_eager && sid_eager >= 0) {
-                        xpv_stat_as_int(&st, &is_eager);
-                    } else if (st.meta == sid_tf_op && sid_tf_op >= 0 &&
-                               st.kind == XPV_STAT_STR) {
-                        tf_op = st.v.s;
-                        has_tf_op = 1;
-                    }
+                if (sid_eager >= 0 && xpv_event_stat(pl, ln, ev, sid_eager, &st))
+                    xpv_stat_as_int(&st, &is_eager);
+                if (sid_tf_op >= 0 && xpv_event_stat(pl, ln, ev, sid_tf_op, &st) &&
+                    st.kind == XPV_STAT_STR) {
+                    tf_op = st.v.s;
+                    has_tf_op = 1 + st.is_ref;
                 }
             }
             int64_t b = ev->start_ps, e = ev->start_ps + ev->dur_ps;
-            if (by_name) host_push_op(h, *mop, is_eager != 0, b, e);
-            if (has_tf_op) host_push_op(h, xpv_parse_tf_op(tf_op), 0, b, e);
+            if (by_name) {
+                if (!meta_row[mi]) meta_row[mi] = optab_row(&h->tab, 0, meta_ops[mi].name) + 1;
+                host_push_op(h, meta_row[mi] - 1, meta_ops[mi].type, is_eager != 0, b, e);
+            }
+            if (has_tf_op) {
+                /* Only ref stats repeat their pointer: inline strings skip
+                 * the memo. */
+                memo_key key = memo_key6(ptr_u64(tf_op.ptr), tf_op.len, 0, 0, 0, 0);
+                const memo_val *v = has_tf_op == 2 ? memo_find(&h->tfop, &key) : NULL;
+                memo_val nv;
+                if (!v) {
+                    xpv_tf_op op = xpv_parse_tf_op(tf_op);
+                    nv.row = optab_row(&h->tab, 0, op.name);
+                    nv.a = op.type;
+                    nv.b = op.name;
+                    if (has_tf_op == 2) memo_put(&h->tfop, &key, &nv);
+                    v = &nv;
+                }
+                host_push_op(h, v->row, v->a, 0, b, e);
+            }
         }
         host_process_line(h);
     }
     free(meta_ops);
+    free(meta_row);
+    free(meta_seen);
 }
 
 /* ==== Device op metrics + kernel reports ================================ */
@@ -577,28 +830,38 @@ static void ktab_rehash(ktab *t) {
     t->nslots = ns;
 }
 
+/* 1 when the NUL-terminated `c` holds exactly the bytes of `s` (an empty
+ * slice may have a NULL pointer). */
+static int cstr_is(const char *c, xpv_str s) {
+    return strlen(c) == s.len && (s.len == 0 || !memcmp(c, s.ptr, s.len));
+}
+
+/* Fold `k` (one or more occurrences) into row `i`. */
+static inline void ktab_bump(ktab *t, size_t i, const xpv_kernel_report *k) {
+    xpv_kernel_report *r = &t->rows[i];
+    r->occurrences += k->occurrences;
+    r->total_duration_ns += k->total_duration_ns;
+    if (k->min_duration_ns < r->min_duration_ns) r->min_duration_ns = k->min_duration_ns;
+    if (k->max_duration_ns > r->max_duration_ns) r->max_duration_ns = k->max_duration_ns;
+}
+
 /* Merge one kernel report (names still pointing into the profile) into the
- * table; strings are copied into `a` only for new keys. */
-static void ktab_add(ktab *t, xpv_arena *a, const xpv_kernel_report *k, xpv_str name,
-                     xpv_str op) {
+ * table; strings are copied into `a` only for new keys.  Returns the row. */
+static uint32_t ktab_add(ktab *t, xpv_arena *a, const xpv_kernel_report *k, xpv_str name,
+                         xpv_str op) {
     uint64_t h = kernel_hash(k, name, op);
     if ((t->n + 1) * 2 > t->nslots) ktab_rehash(t);
     size_t j = h & (t->nslots - 1);
     while (t->slots[j]) {
         size_t i = t->slots[j] - 1;
         xpv_kernel_report *r = &t->rows[i];
-        if (t->hash[i] == h && strlen(r->name) == name.len &&
-            !memcmp(r->name, name.ptr, name.len) && strlen(r->op_name) == op.len &&
-            !memcmp(r->op_name, op.ptr, op.len)) {
+        if (t->hash[i] == h && cstr_is(r->name, name) && cstr_is(r->op_name, op)) {
             xpv_kernel_report tmp = *k;
             tmp.name = r->name;
             tmp.op_name = r->op_name;
             if (kernel_key_eq(r, &tmp)) {
-                r->occurrences += k->occurrences;
-                r->total_duration_ns += k->total_duration_ns;
-                if (k->min_duration_ns < r->min_duration_ns) r->min_duration_ns = k->min_duration_ns;
-                if (k->max_duration_ns > r->max_duration_ns) r->max_duration_ns = k->max_duration_ns;
-                return;
+                ktab_bump(t, i, k);
+                return (uint32_t)i;
             }
         }
         j = (j + 1) & (t->nslots - 1);
@@ -614,6 +877,7 @@ static void ktab_add(ktab *t, xpv_arena *a, const xpv_kernel_report *k, xpv_str 
     t->rows[i].op_name = arena_str(a, op);
     t->hash[i] = h;
     t->slots[j] = (uint32_t)i + 1;
+    return (uint32_t)i;
 }
 
 static int cmp_u32x3(const uint32_t *a, const uint32_t *b) {
@@ -651,6 +915,9 @@ typedef struct dev_acc {
     uint64_t kernel_events, kernel_total_ns;
     char *scratch;
     size_t capscratch;
+    memo tfop;                  /* (meta, tf_op ptr, len) -> row, type, op name */
+    memo hlo;                   /* (hlo op ptr, len, program id) -> row */
+    memo kern_memo;             /* kernel key pointers -> ktab row */
 } dev_acc;
 
 /* Stat ids a GPU plane needs, resolved once. */
@@ -663,8 +930,13 @@ typedef struct dev_ev {
     xpv_str tf_op, hlo_op, name, hlo_category, kernel_details, equation;
     int64_t program_id, group_id, is_eager;
     int has_program_id, has_group_id, has_occ;
+    unsigned inline_strs;       /* DS_* bits: string stats that were not refs */
     double flops, model_flops, bytes, occ;
 } dev_ev;
+
+/* dev_ev.inline_strs bits: an inline string has a pointer of its own per
+ * event, so memos keyed on it would only miss. */
+enum { DS_TF_OP = 1, DS_HLO_OP = 2, DS_NAME = 4, DS_DETAILS = 8, DS_EQUATION = 16 };
 
 static void dev_read_stats(const xpv_plane *pl, const xpv_line *ln, const xpv_event *ev,
                            const dev_ids *ids, dev_ev *d) {
@@ -677,13 +949,28 @@ static void dev_read_stats(const xpv_plane *pl, const xpv_line *ln, const xpv_ev
         int32_t m = st.meta;
         if (m < 0) continue;
         int is_str = st.kind == XPV_STAT_STR;
-        if (m == ids->tf_op && is_str) d->tf_op = st.v.s;
-        else if (m == ids->level0 && is_str && !d->tf_op.len) d->tf_op = st.v.s;
-        else if (m == ids->hlo_op && is_str) d->hlo_op = st.v.s;
-        else if (m == ids->name && is_str) d->name = st.v.s;
-        else if (m == ids->hlo_category && is_str) d->hlo_category = st.v.s;
-        else if (m == ids->kernel_details && is_str) d->kernel_details = st.v.s;
-        else if (m == ids->equation && is_str) d->equation = st.v.s;
+        unsigned inl = is_str && !st.is_ref;
+        if (m == ids->tf_op && is_str) {
+            d->tf_op = st.v.s;
+            d->inline_strs |= inl * DS_TF_OP;
+        } else if (m == ids->level0 && is_str && !d->tf_op.len) {
+            d->tf_op = st.v.s;
+            d->inline_strs |= inl * DS_TF_OP;
+        } else if (m == ids->hlo_op && is_str) {
+            d->hlo_op = st.v.s;
+            d->inline_strs |= inl * DS_HLO_OP;
+        } else if (m == ids->name && is_str) {
+            d->name = st.v.s;
+            d->inline_strs |= inl * DS_NAME;
+        } else if (m == ids->hlo_category && is_str) {
+            d->hlo_category = st.v.s;
+        } else if (m == ids->kernel_details && is_str) {
+            d->kernel_details = st.v.s;
+            d->inline_strs |= inl * DS_DETAILS;
+        } else if (m == ids->equation && is_str) {
+            d->equation = st.v.s;
+            d->inline_strs |= inl * DS_EQUATION;
+        }
         else if (m == ids->program_id) d->has_program_id = xpv_stat_as_int(&st, &d->program_id);
         else if (m == ids->group_id) d->has_group_id = xpv_stat_as_int(&st, &d->group_id);
         else if (m == ids->is_eager) xpv_stat_as_int(&st, &d->is_eager);
@@ -715,6 +1002,7 @@ static xpv_str hlo_base_name(xpv_str s) {
 /* Consecutive events of one HLO op (same group) merge into one occurrence. */
 typedef struct hlo_cur {
     int active;
+    int memo_ok;                /* op is a slice of a ref stat */
     xpv_str op, category, provenance;
     int64_t program_id, group_id, dur;
     int is_eager;
@@ -723,8 +1011,18 @@ typedef struct hlo_cur {
 
 static void hlo_flush(dev_acc *d, hlo_cur *c, int64_t *line_op_time) {
     if (!c->active) return;
-    optab_enter(&d->tab, c->program_id, c->op, c->category, c->provenance, c->is_eager, 1,
-                c->dur, 0, c->flops, c->model_flops, c->bytes);
+    memo_key key = memo_key6(ptr_u64(c->op.ptr), c->op.len, (uint64_t)c->program_id, 0, 0, 0);
+    const memo_val *v = c->memo_ok ? memo_find(&d->hlo, &key) : NULL;
+    uint32_t row;
+    if (v) {
+        row = v->row;
+    } else {
+        memo_val nv = {optab_row(&d->tab, c->program_id, c->op), {"", 0}, {"", 0}};
+        if (c->memo_ok) memo_put(&d->hlo, &key, &nv);
+        row = nv.row;
+    }
+    optab_add(&d->tab, row, c->category, c->provenance, c->is_eager, 1, c->dur, 0, c->flops,
+              c->model_flops, c->bytes);
     *line_op_time += c->dur;
     memset(c, 0, sizeof *c);
 }
@@ -739,6 +1037,10 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
         xpv_stat_id(pl, "kernel_details"), xpv_stat_id(pl, "equation"),
         xpv_stat_id(pl, "theoretical_occupancy_pct"),
     };
+    /* Memo keys hold this plane's metadata indices and string pointers. */
+    memo_clear(&d->tfop);
+    memo_clear(&d->hlo);
+    memo_clear(&d->kern_memo);
     int64_t first = INT64_MAX, last = INT64_MIN, plane_op_time = 0;
     /* TensorCore use depends on the kernel name only: once per metadata. */
     uint8_t *uses_tc = xpv_xcalloc(pl->nevent_meta ? pl->nevent_meta : 1, 1);
@@ -763,6 +1065,7 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
                     hlo_flush(d, &cur, &plane_op_time);
                 if (!cur.active) {
                     cur.active = 1;
+                    cur.memo_ok = !(s.inline_strs & DS_HLO_OP);
                     cur.op = op;
                     cur.category = s.hlo_category.len ? s.hlo_category : hlo_base_name(op);
                     cur.provenance = s.name;
@@ -780,26 +1083,57 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
                 else if (s.tf_op.len) kernel_op = xpv_parse_tf_op(s.tf_op).name;
             } else if (s.tf_op.len) {
                 hlo_flush(d, &cur, &plane_op_time);
-                xpv_tf_op op = xpv_parse_tf_op(s.tf_op);
-                size_t need = (size_t)op.name.len + 1 + ename.len;
-                if (need > d->capscratch) {
-                    d->capscratch = need * 2;
-                    d->scratch = xpv_xrealloc(d->scratch, d->capscratch);
+                /* Row of "<tf op name>/<kernel name>", memoised per
+                 * (kernel metadata, tf_op bytes). */
+                memo_key key = memo_key6(ev->meta, ptr_u64(s.tf_op.ptr), s.tf_op.len, 0, 0, 0);
+                int tf_memo = !(s.inline_strs & DS_TF_OP);
+                const memo_val *v = tf_memo ? memo_find(&d->tfop, &key) : NULL;
+                memo_val nv;
+                if (!v) {
+                    xpv_tf_op op = xpv_parse_tf_op(s.tf_op);
+                    size_t need = (size_t)op.name.len + 1 + ename.len;
+                    if (need > d->capscratch) {
+                        d->capscratch = need * 2;
+                        d->scratch = xpv_xrealloc(d->scratch, d->capscratch);
+                    }
+                    if (op.name.len) memcpy(d->scratch, op.name.ptr, op.name.len);
+                    d->scratch[op.name.len] = '/';
+                    if (ename.len) memcpy(d->scratch + op.name.len + 1, ename.ptr, ename.len);
+                    nv.row = optab_row(&d->tab, 0, mkstr(d->scratch, need));
+                    nv.a = op.type;
+                    nv.b = op.name;
+                    if (tf_memo) memo_put(&d->tfop, &key, &nv);
+                    v = &nv;
                 }
-                memcpy(d->scratch, op.name.ptr, op.name.len);
-                d->scratch[op.name.len] = '/';
-                memcpy(d->scratch + op.name.len + 1, ename.ptr, ename.len);
-                optab_enter(&d->tab, 0, mkstr(d->scratch, need), op.type, s.tf_op,
-                            s.is_eager != 0, 1, ev->dur_ps, 0, s.flops, s.model_flops,
-                            s.bytes);
+                optab_add(&d->tab, v->row, v->a, s.tf_op, s.is_eager != 0, 1, ev->dur_ps, 0,
+                          s.flops, s.model_flops, s.bytes);
                 plane_op_time += ev->dur_ps;
-                kernel_op = op.name;
+                kernel_op = v->b;
             }
             /* Kernel stats: whole-ns duration > 0 and kernel_details. */
             uint64_t dur_ns = ev->dur_ps > 0 ? (uint64_t)ev->dur_ps / 1000 : 0;
             if (dur_ns == 0 || !s.kernel_details.len) continue;
             xpv_kernel_report kr;
             memset(&kr, 0, sizeof kr);
+            kr.occurrences = 1;
+            kr.total_duration_ns = kr.min_duration_ns = kr.max_duration_ns = dur_ns;
+            d->kernel_events++;
+            d->kernel_total_ns += dur_ns;
+            /* Every field of the kernel key is a function of these: a memo
+             * hit skips parsing kernel_details and hashing the names. */
+            uint64_t occ_bits = 0;
+            if (s.has_occ) memcpy(&occ_bits, &s.occ, sizeof occ_bits);
+            memo_key key = memo_key6(
+                (uint64_t)ev->meta << 32 | s.kernel_details.len,
+                ptr_u64(s.kernel_details.ptr),
+                (uint64_t)kernel_op.len << 32 | s.equation.len, ptr_u64(kernel_op.ptr),
+                ptr_u64(s.equation.ptr), s.has_occ ? occ_bits : 0);
+            int k_memo = !s.inline_strs;
+            const memo_val *v = k_memo ? memo_find(&d->kern_memo, &key) : NULL;
+            if (v && (v->a.len != 0) == (s.has_occ != 0)) {
+                ktab_bump(&d->kern, v->row, &kr);
+                continue;
+            }
             xpv_parse_kernel_details(s.kernel_details, &kr);
             if (s.has_occ && kr.occupancy_pct == 0) kr.occupancy_pct = s.occ;
             if (ev->meta < pl->nevent_meta) {
@@ -810,11 +1144,10 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
                 kr.is_op_tensor_core_eligible = einsum_tc_eligible(s.equation) ||
                                                 xpv_op_is_tensor_core_eligible(kernel_op) ||
                                                 kr.is_kernel_using_tensor_core;
-            kr.occurrences = 1;
-            kr.total_duration_ns = kr.min_duration_ns = kr.max_duration_ns = dur_ns;
-            ktab_add(&d->kern, a, &kr, ename, kernel_op);
-            d->kernel_events++;
-            d->kernel_total_ns += dur_ns;
+            /* a.len records has_occ (occ 0.0 vs no occ stat share a key) */
+            memo_val nv = {ktab_add(&d->kern, a, &kr, ename, kernel_op),
+                           {"", s.has_occ ? 1u : 0u}, {"", 0}};
+            if (k_memo) memo_put(&d->kern_memo, &key, &nv);
         }
         hlo_flush(d, &cur, &plane_op_time);
     }
@@ -857,9 +1190,9 @@ static void build_device_tf(xpv_op_metrics *m) {
             }
             if (!type.len) type = xpv_cstr("Unknown");
         }
-        int created;
-        xpv_op_metric *r = optab_get(&t, 0, name, &created);
-        if (created) {
+        uint32_t row = optab_row(&t, 0, name); /* may move t.rows */
+        xpv_op_metric *r = &t.rows[row];
+        if (r->min_time_ps == INT64_MAX) { /* created */
             r->category = arena_str(&m->arena, type);
             r->provenance = d->provenance;
             r->min_time_ps = d->min_time_ps;
@@ -954,6 +1287,11 @@ xpv_op_metrics *xpv_op_metrics_build(const xpv_hostset *hs, xpv_tool_error *err)
     free(h.ops);
     free(h.acts);
     free(h.stack);
+    free(h.heap);
+    memo_free(&h.tfop);
+    memo_free(&d.tfop);
+    memo_free(&d.hlo);
+    memo_free(&d.kern_memo);
     optab_free(&d.tab);
     free(d.kern.rows);
     free(d.kern.hash);
@@ -977,12 +1315,3 @@ double xpv_op_metrics_idle_ratio(const xpv_op_metrics_db *db) {
     return 1.0 - (double)db->total_op_time_ps / (double)db->total_time_ps;
 }
 
-static void *derived_build(const xpv_hostset *hs, xpv_tool_error *err) {
-    return xpv_op_metrics_build(hs, err);
-}
-static void derived_free(void *d) { xpv_op_metrics_free(d); }
-static size_t derived_size(const void *d) { return xpv_op_metrics_size(d); }
-
-const xpv_derived_kind xpv_derived_op_metrics = {
-    "op_metrics", derived_build, derived_free, derived_size,
-};

@@ -112,9 +112,6 @@ void xpv_op_metrics_free(xpv_op_metrics *m);
 /* Bytes held by `m` (for the cache budget). */
 size_t xpv_op_metrics_size(const xpv_op_metrics *m);
 
-/* The derived kind wrapping the three functions above ("op_metrics"). */
-extern const xpv_derived_kind xpv_derived_op_metrics;
-
 /* ==== Helpers shared with other converters ============================== */
 
 /* XProf's ParseTfOpFullname (xplane-format.md §8). */

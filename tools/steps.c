@@ -236,20 +236,86 @@ typedef struct launch_rec {
     uint32_t node;
 } launch_rec;
 
-enum { NODE_NAMED_ROOT = 1, NODE_HAS_CORR = 2 };
+enum {
+    NODE_NAMED_ROOT = 1,       /* root whose host events are step markers */
+    NODE_HAS_CORR = 2,         /* carries a correlation_id */
+    NODE_ASYNC = 4,            /* `_a` event: neither parent nor child */
+    NODE_OUT_EDGE = 8,         /* producer of a producer -> consumer edge */
+    NODE_IN_EDGE = 16,         /* consumer of such an edge */
+};
+
+#define NO_NODE UINT32_MAX
+
+/* Nodes of one line: node = base + visit position.  Lines in visit order
+ * (start, then longer first: what capture writes) need no mapping. */
+typedef struct line_nodes {
+    uint32_t base;
+    uint32_t *pos;             /* event index -> visit position, or NULL */
+    uint32_t *ev;              /* visit position -> event index, or NULL */
+} line_nodes;
+
+/* correlation_id -> group: a dense array when the ids are dense (CUPTI
+ * numbers them in order), else a hash map. */
+typedef struct corrmap {
+    int64_t lo;
+    uint64_t n;
+    int32_t *dense;            /* [corr - lo] -> group or -1 */
+    i64map hash;
+} corrmap;
+
+static int corrmap_get(const corrmap *m, int64_t corr, uint32_t *v) {
+    if (m->dense) {
+        uint64_t k = (uint64_t)corr - (uint64_t)m->lo;
+        if (k >= m->n || m->dense[k] < 0) return 0;
+        *v = (uint32_t)m->dense[k];
+        return 1;
+    }
+    return i64map_get(&m->hash, corr, v);
+}
 
 typedef struct grouping {
     int file_grouped;          /* group ids come from `group_id` stats */
     int loops;
     /* computed grouping */
     uint32_t nnodes;
-    uint32_t **line_base;      /* [plane][line] -> first node index */
+    uint32_t nplanes;
+    line_nodes **lines;        /* [plane][line]; NULL for other planes */
     int32_t *group;            /* per node, -1 = none */
-    uint8_t *flags;            /* per node: NODE_NAMED_ROOT | NODE_HAS_CORR */
-    i64map corr_group;         /* correlation_id -> group (computed mode) */
+    uint8_t *flags;            /* per node: NODE_* */
+    corrmap corr_group;        /* correlation_id -> group (computed mode) */
     const char **group_names;  /* per group (arena strings) */
     uint32_t ngroups;
 } grouping;
+
+static inline uint32_t node_of(const line_nodes *ln, uint32_t i) {
+    return ln->base + (ln->pos ? ln->pos[i] : i);
+}
+
+/* Keep the `(corr, group)` of grouped launches, the last one per id. */
+static void corrmap_build(corrmap *m, const launch_rec *L, size_t n, const int32_t *group) {
+    uint64_t cnt = 0;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        if (group[L[i].node] < 0) continue;
+        cnt++;
+        if (L[i].corr < lo) lo = L[i].corr;
+        if (L[i].corr > hi) hi = L[i].corr;
+    }
+    if (!cnt) return;
+    uint64_t range = (uint64_t)hi - (uint64_t)lo;
+    if (range < 4 * cnt + 4096) {
+        m->lo = lo;
+        m->n = range + 1;
+        m->dense = xpv_xmalloc(m->n * sizeof *m->dense);
+        memset(m->dense, 0xff, m->n * sizeof *m->dense);
+        for (size_t i = 0; i < n; i++)
+            if (group[L[i].node] >= 0)
+                m->dense[(uint64_t)L[i].corr - (uint64_t)lo] = group[L[i].node];
+    } else {
+        for (size_t i = 0; i < n; i++)
+            if (group[L[i].node] >= 0) i64map_put(&m->hash, L[i].corr, (uint32_t)group[L[i].node]);
+    }
+}
 
 static int cmp_ctx_key(const void *a, const void *b) {
     const ctx_key *x = a, *y = b;
@@ -291,27 +357,33 @@ static int plane_has_loop_ops(const xpv_plane *pl) {
     return 0;
 }
 
-/* Simple CSR adjacency from (from, to) pairs. */
-typedef struct csr {
-    uint32_t *start;           /* nnodes + 1 */
-    uint32_t *adj;
-} csr;
+/* Producer -> consumer edges (few: the nesting edges are implicit). */
+typedef struct edge {
+    uint32_t from, to, seq;    /* seq: creation order */
+} edge;
 
-static void csr_build(csr *g, uint32_t nnodes, const uint32_t *from, const uint32_t *to,
-                      size_t nedges) {
-    g->start = xpv_xcalloc((size_t)nnodes + 1, sizeof *g->start);
-    g->adj = xpv_xmalloc((nedges ? nedges : 1) * sizeof *g->adj);
-    for (size_t i = 0; i < nedges; i++) g->start[from[i] + 1]++;
-    for (uint32_t i = 0; i < nnodes; i++) g->start[i + 1] += g->start[i];
-    uint32_t *pos = xpv_xmalloc(((size_t)nnodes + 1) * sizeof *pos);
-    memcpy(pos, g->start, ((size_t)nnodes + 1) * sizeof *pos);
-    for (size_t i = 0; i < nedges; i++) g->adj[pos[from[i]]++] = to[i];
-    free(pos);
+static int cmp_edge_from(const void *a, const void *b) {
+    const edge *x = a, *y = b;
+    if (x->from != y->from) return x->from < y->from ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-static void csr_free(csr *g) {
-    free(g->start);
-    free(g->adj);
+static int cmp_edge_to(const void *a, const void *b) {
+    const edge *x = a, *y = b;
+    if (x->to != y->to) return x->to < y->to ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* First edge of `node` in an array sorted by `from` (by_to = 0) or `to`. */
+static size_t edge_first(const edge *E, size_t n, uint32_t node, int by_to) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        uint32_t k = by_to ? E[mid].to : E[mid].from;
+        if (k < node) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
 }
 
 /* Stat ids used by grouping, resolved once per plane. */
@@ -332,6 +404,11 @@ static void grp_sids_init(grp_sids *s, const xpv_plane *pl) {
     s->async = xpv_stat_id(pl, "_a");
     s->graph_type = xpv_stat_id(pl, "graph_type");
 }
+
+/* The same, as indices into the array given to xpv_event_stats. */
+enum {
+    GS_R, GS_STEP, GS_ITER, GS_PT, GS_P, GS_CT, GS_C, GS_ID, GS_CORR, GS_ASYNC, GS_GT, GS_COUNT
+};
 
 /* Per-node values read during the scan and needed later (sparse). */
 typedef struct node_num {
@@ -355,16 +432,35 @@ static const node_num *find_node_num(const vec *v, uint32_t node) {
     return lo < v->n && arr[lo].node == node ? &arr[lo] : NULL;
 }
 
+/* Give the ungrouped nodes reachable from `x` by producer -> consumer
+ * edges the group `gid` and queue them (their subtrees come next). */
+static void follow_out_edges(grouping *g, const edge *E, size_t ne, uint32_t x, int32_t gid,
+                             vec *work) {
+    for (size_t k = edge_first(E, ne, x, 0); k < ne && E[k].from == x; k++) {
+        uint32_t y = E[k].to;
+        if (g->group[y] >= 0) continue;
+        g->group[y] = gid;
+        *(uint32_t *)vec_push(work) = y;
+    }
+}
+
+/* The graph: one node per event of the host-like planes.  Same-line
+ * nesting is a tree kept as `parent` and `end` (the nodes of a line are
+ * numbered in visit order, so a node's subtree is the range (node, end)
+ * less the `_a` events in it); the few producer -> consumer edges are
+ * listed.  Group propagation from a root reaches what XProf's
+ * breadth-first walk reaches: every node joined to the root by a path of
+ * nodes no earlier root has grouped. */
 static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
-    /* Node numbering over the host-like planes. */
-    g->line_base = xpv_arena_calloc(a, p->nplanes ? p->nplanes : 1, sizeof *g->line_base);
+    g->nplanes = p->nplanes;
+    g->lines = xpv_xcalloc(p->nplanes ? p->nplanes : 1, sizeof *g->lines);
     uint64_t total = 0;
     for (uint32_t k = 0; k < p->nplanes; k++) {
         const xpv_plane *pl = &p->planes[k];
         if (!is_host_like_plane(pl)) continue;
-        g->line_base[k] = xpv_arena_calloc(a, pl->nlines ? pl->nlines : 1, sizeof(uint32_t));
+        g->lines[k] = xpv_xcalloc(pl->nlines ? pl->nlines : 1, sizeof(line_nodes));
         for (uint32_t l = 0; l < pl->nlines; l++) {
-            g->line_base[k][l] = (uint32_t)total;
+            g->lines[k][l].base = (uint32_t)total;
             total += pl->lines[l].nevents;
         }
     }
@@ -372,10 +468,12 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
     g->nnodes = (uint32_t)total;
     uint32_t nn = g->nnodes;
     g->group = xpv_xmalloc((nn ? nn : 1) * sizeof *g->group);
-    for (uint32_t i = 0; i < nn; i++) g->group[i] = -1;
+    memset(g->group, 0xff, (nn ? nn : 1) * sizeof *g->group);
     g->flags = xpv_xcalloc(nn ? nn : 1, 1);
+    uint32_t *parent = xpv_xmalloc((nn ? nn : 1) * sizeof *parent);
+    uint32_t *end = xpv_xmalloc((nn ? nn : 1) * sizeof *end);
 
-    vec efrom = {0, 0, 0, sizeof(uint32_t)}, eto = {0, 0, 0, sizeof(uint32_t)};
+    vec edges = {0, 0, 0, sizeof(edge)};
     vec prod = {0, 0, 0, sizeof(ctx_key)}, cons = {0, 0, 0, sizeof(ctx_key)};
     vec roots = {0, 0, 0, sizeof(root_rec)}, launches = {0, 0, 0, sizeof(launch_rec)};
     vec nums = {0, 0, 0, sizeof(node_num)};
@@ -392,6 +490,9 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
         if (!is_host_like_plane(pl)) continue;
         grp_sids s;
         grp_sids_init(&s, pl);
+        const int32_t sids[GS_COUNT] = {s.r,  s.step_num, s.iter_num, s.pt,    s.p,         s.ct,
+                                        s.c,  s.id,       s.corr,     s.async, s.graph_type};
+        xpv_stat sv[GS_COUNT];
         int any_stat = s.r >= 0 || s.step_num >= 0 || s.iter_num >= 0 || s.pt >= 0 ||
                        s.ct >= 0 || s.id >= 0 || s.corr >= 0 || s.async >= 0;
         /* Metadata-level facts, once per plane. */
@@ -410,7 +511,8 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
         }
         for (uint32_t l = 0; l < pl->nlines; l++) {
             const xpv_line *ln = &pl->lines[l];
-            uint32_t base = g->line_base[k][l];
+            line_nodes *lnn = &g->lines[k][l];
+            uint32_t base = lnn->base;
             uint32_t ne = ln->nevents;
             /* Visit order: by (start, -duration); file order when sorted. */
             int sorted = 1;
@@ -431,6 +533,12 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
                     ord[i].idx = i;
                 }
                 qsort(ord, ne, sizeof *ord, cmp_ord);
+                lnn->ev = xpv_xmalloc(ne * sizeof *lnn->ev);
+                lnn->pos = xpv_xmalloc(ne * sizeof *lnn->pos);
+                for (uint32_t j = 0; j < ne; j++) {
+                    lnn->ev[j] = ord[j].idx;
+                    lnn->pos[ord[j].idx] = j;
+                }
             }
             if (stack_cap < ne) {
                 stack_cap = ne;
@@ -441,14 +549,30 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
             for (uint32_t j = 0; j < ne; j++) {
                 uint32_t i = sorted ? j : ord[j].idx;
                 const xpv_event *ev = &ln->events[i];
-                uint32_t node = base + i;
+                uint32_t node = base + j;
                 int64_t b = ev->start_ps, e = ev->start_ps + ev->dur_ps;
                 int64_t r = 0, step_num = 0, iter_num = 0, pt = 0, pv = 0, ct = 0, cv = 0;
                 int64_t id = 0, corr = 0, async = 0;
                 int has_step = 0, has_iter = 0, has_pt = 0, has_p = 0, has_ct = 0, has_c = 0;
                 int has_id = 0, has_corr = 0, has_gt = 0;
                 uint8_t mk = ev->meta < pl->nevent_meta ? mkind[ev->meta] : 0;
-                if (any_stat && ev->wire != XPV_NO_STATS && mk != 5) {
+                uint32_t multi = 0, got = 0;
+                if (any_stat && ev->wire != XPV_NO_STATS && mk != 5)
+                    got = xpv_event_stats(pl, ln, ev, sids, GS_COUNT, sv, &multi);
+                if (got && !multi) {
+                    if (got & (1u << GS_R)) xpv_stat_as_int(&sv[GS_R], &r);
+                    if (got & (1u << GS_STEP)) has_step = xpv_stat_as_int(&sv[GS_STEP], &step_num);
+                    if (got & (1u << GS_ITER)) has_iter = xpv_stat_as_int(&sv[GS_ITER], &iter_num);
+                    if (got & (1u << GS_PT)) has_pt = xpv_stat_as_int(&sv[GS_PT], &pt);
+                    if (got & (1u << GS_P)) has_p = xpv_stat_as_int(&sv[GS_P], &pv);
+                    if (got & (1u << GS_CT)) has_ct = xpv_stat_as_int(&sv[GS_CT], &ct);
+                    if (got & (1u << GS_C)) has_c = xpv_stat_as_int(&sv[GS_C], &cv);
+                    if (got & (1u << GS_ID)) has_id = xpv_stat_as_int(&sv[GS_ID], &id);
+                    if (got & (1u << GS_CORR)) has_corr = xpv_stat_as_int(&sv[GS_CORR], &corr);
+                    if (got & (1u << GS_ASYNC)) xpv_stat_as_int(&sv[GS_ASYNC], &async);
+                    if (got & (1u << GS_GT)) has_gt = sv[GS_GT].kind == XPV_STAT_STR;
+                } else if (multi) {
+                    /* A stat given twice: every occurrence counts. */
                     xpv_stat_iter it;
                     xpv_stat st;
                     xpv_stat_iter_init(&it, pl, ln, ev);
@@ -468,16 +592,18 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
                         else if (m == s.graph_type && st.kind == XPV_STAT_STR) has_gt = 1;
                     }
                 }
-                /* Same-line nesting. */
+                /* Same-line nesting: the parent is the innermost open
+                 * event that ends no earlier; popped events end here. */
                 if (!async) {
-                    while (sp > 0 && !(stack_end[sp - 1] >= e)) sp--;
-                    if (sp > 0) {
-                        *(uint32_t *)vec_push(&efrom) = stack[sp - 1];
-                        *(uint32_t *)vec_push(&eto) = node;
-                    }
+                    while (sp > 0 && !(stack_end[sp - 1] >= e)) end[stack[--sp]] = node;
+                    parent[node] = sp > 0 ? stack[sp - 1] : NO_NODE;
                     stack[sp] = node;
                     stack_end[sp] = e;
                     sp++;
+                } else {
+                    g->flags[node] |= NODE_ASYNC;
+                    parent[node] = NO_NODE;
+                    end[node] = node + 1;
                 }
                 if (has_pt && has_p) {
                     ctx_key *c = vec_push(&prod);
@@ -533,6 +659,7 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
                     nm->num = 1;
                 }
             }
+            while (sp > 0) end[stack[--sp]] = base + ne;
         }
         free(mkind);
     }
@@ -568,8 +695,12 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
                 for (size_t x = i; x < i2; x++)
                     for (size_t y = j; y < j2; y++) {
                         if (P[x].node == C[y].node) continue;
-                        *(uint32_t *)vec_push(&efrom) = P[x].node;
-                        *(uint32_t *)vec_push(&eto) = C[y].node;
+                        edge *ed = vec_push(&edges);
+                        ed->from = P[x].node;
+                        ed->to = C[y].node;
+                        ed->seq = (uint32_t)(edges.n - 1);
+                        g->flags[ed->from] |= NODE_OUT_EDGE;
+                        g->flags[ed->to] |= NODE_IN_EDGE;
                     }
             }
             i = i2;
@@ -578,19 +709,27 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
     }
     free(prod.p);
     free(cons.p);
+    /* Two copies: by source (propagation) and by target in creation order
+     * (the ancestor walk visits parents in XProf's order: the nesting
+     * parent, then the producers). */
+    size_t nedges = edges.n;
+    edge *out_e = edges.p;
+    edge *in_e = xpv_xmalloc((nedges ? nedges : 1) * sizeof *in_e);
+    if (nedges) {
+        memcpy(in_e, out_e, nedges * sizeof *in_e);
+        qsort(out_e, nedges, sizeof *out_e, cmp_edge_from);
+        qsort(in_e, nedges, sizeof *in_e, cmp_edge_to);
+    }
 
-    csr children, parents;
-    csr_build(&children, nn, efrom.p, eto.p, efrom.n);
-    csr_build(&parents, nn, eto.p, efrom.p, efrom.n);
-    free(efrom.p);
-    free(eto.p);
     if (nums.n) qsort(nums.p, nums.n, sizeof(node_num), cmp_node_num);
     if (gtypes.n) qsort(gtypes.p, gtypes.n, sizeof(node_num), cmp_node_num);
 
     /* Roots, highest level first, then by time. */
     if (roots.n) qsort(roots.p, roots.n, sizeof(root_rec), cmp_root);
-    uint32_t *queue = xpv_xmalloc((nn ? nn : 1) * sizeof *queue);
-    uint32_t *seen = xpv_xcalloc(nn ? nn : 1, sizeof *seen); /* BFS stamp */
+    vec queue = {0, 0, 0, sizeof(uint32_t)};
+    vec work = {0, 0, 0, sizeof(uint32_t)};
+    vec pars = {0, 0, 0, sizeof(uint32_t)};
+    i64map seen = {0}; /* node -> BFS stamp (ancestor walks are short) */
     uint32_t stamp = 0;
     vec names = {0, 0, 0, sizeof(const char *)};
     /* node -> root level, for the "ancestor of the same level" test. */
@@ -603,65 +742,82 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
     for (size_t ri = 0; ri < roots.n; ri++) {
         const root_rec *rr = &((root_rec *)roots.p)[ri];
         uint32_t root = rr->node;
-        uint32_t dummy;
-        if (rr->has_id && i64map_get(&tfdata_ids, rr->id, &dummy)) continue;
+        uint32_t sv;
+        if (rr->has_id && i64map_get(&tfdata_ids, rr->id, &sv)) continue;
         if (g->group[root] >= 0) continue;
         /* Skip when an ancestor has the same root level (BFS over parents),
          * and find the nearest iter_num/step_num on the way. */
         int skip = 0;
         const node_num *num = find_node_num(&nums, root);
-        size_t qh = 0, qt = 0;
+        size_t qh = 0;
+        queue.n = 0;
         stamp++;
-        seen[root] = stamp;
-        queue[qt++] = root;
-        while (qh < qt && !skip) {
-            uint32_t x = queue[qh++];
-            for (uint32_t k = parents.start[x]; k < parents.start[x + 1]; k++) {
-                uint32_t y = parents.adj[k];
-                if (seen[y] == stamp) continue;
-                seen[y] = stamp;
+        i64map_put(&seen, root, stamp);
+        *(uint32_t *)vec_push(&queue) = root;
+        while (qh < queue.n && !skip) {
+            uint32_t x = ((uint32_t *)queue.p)[qh++];
+            pars.n = 0;
+            if (parent[x] != NO_NODE) *(uint32_t *)vec_push(&pars) = parent[x];
+            if (g->flags[x] & NODE_IN_EDGE)
+                for (size_t k = edge_first(in_e, nedges, x, 1); k < nedges && in_e[k].to == x;
+                     k++)
+                    *(uint32_t *)vec_push(&pars) = in_e[k].from;
+            for (size_t k = 0; k < pars.n; k++) {
+                uint32_t y = ((uint32_t *)pars.p)[k];
+                if (i64map_get(&seen, y, &sv) && sv == stamp) continue;
+                i64map_put(&seen, y, stamp);
                 uint32_t lv;
                 if (i64map_get(&level_of, y, &lv) && (int32_t)lv == rr->level) {
                     skip = 1;
                     break;
                 }
                 if (!num) num = find_node_num(&nums, y);
-                queue[qt++] = y;
+                *(uint32_t *)vec_push(&queue) = y;
             }
         }
         if (skip) continue;
         int32_t gid = (int32_t)g->ngroups++;
-        /* Breadth-first propagation to ungrouped descendants. */
-        qh = qt = 0;
-        queue[qt++] = root;
-        stamp++;
-        seen[root] = stamp;
-        while (qh < qt) {
-            uint32_t x = queue[qh++];
-            if (g->group[x] >= 0) continue;
-            g->group[x] = gid;
-            for (uint32_t k = children.start[x]; k < children.start[x + 1]; k++) {
-                uint32_t y = children.adj[k];
-                if (seen[y] == stamp || g->group[y] >= 0) continue;
-                seen[y] = stamp;
-                queue[qt++] = y;
+        /* Propagation to the ungrouped descendants: a queued node's
+         * subtree is scanned as a range, skipping grouped subtrees. */
+        work.n = 0;
+        g->group[root] = gid;
+        *(uint32_t *)vec_push(&work) = root;
+        while (work.n) {
+            uint32_t x = ((uint32_t *)work.p)[--work.n];
+            if (g->flags[x] & NODE_OUT_EDGE) follow_out_edges(g, out_e, nedges, x, gid, &work);
+            if (g->flags[x] & NODE_ASYNC) continue;
+            uint32_t y = x + 1, stop = end[x];
+            while (y < stop) {
+                if (g->group[y] >= 0) {
+                    y = end[y];
+                    continue;
+                }
+                if (g->flags[y] & NODE_ASYNC) {
+                    y++;
+                    continue;
+                }
+                g->group[y] = gid;
+                if (g->flags[y] & NODE_OUT_EDGE) follow_out_edges(g, out_e, nedges, y, gid, &work);
+                y++;
             }
         }
         /* Step name: "<graph_type or root name> <N>". */
         uint32_t pk = 0, li = 0;
         for (uint32_t k = 0; k < p->nplanes; k++) {
-            if (!g->line_base[k]) continue;
+            if (!g->lines[k]) continue;
             const xpv_plane *pl = &p->planes[k];
             for (uint32_t l = 0; l < pl->nlines; l++)
-                if (g->line_base[k][l] <= root &&
-                    root < g->line_base[k][l] + pl->lines[l].nevents) {
+                if (g->lines[k][l].base <= root &&
+                    root < g->lines[k][l].base + pl->lines[l].nevents) {
                     pk = k;
                     li = l;
                 }
         }
         const xpv_plane *pl = &p->planes[pk];
         const xpv_line *ln = &pl->lines[li];
-        const xpv_event *ev = &ln->events[root - g->line_base[pk][li]];
+        const line_nodes *lnn = &g->lines[pk][li];
+        uint32_t vpos = root - lnn->base;
+        const xpv_event *ev = &ln->events[lnn->ev ? lnn->ev[vpos] : vpos];
         xpv_str rname = pl->event_meta[ev->meta].name;
         const node_num *gt = find_node_num(&gtypes, root);
         if (gt) {
@@ -684,31 +840,46 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
     free(names.p);
 
     /* correlation_id of grouped host launches -> group. */
-    for (size_t i = 0; i < launches.n; i++) {
-        const launch_rec *lr = &((launch_rec *)launches.p)[i];
-        if (g->group[lr->node] >= 0) i64map_put(&g->corr_group, lr->corr, (uint32_t)g->group[lr->node]);
-    }
+    corrmap_build(&g->corr_group, launches.p, launches.n, g->group);
 
-    free(queue);
-    free(seen);
+    free(queue.p);
+    free(work.p);
+    free(pars.p);
+    free(parent);
+    free(end);
+    free(out_e);
+    free(in_e);
+    i64map_free(&seen);
     i64map_free(&level_of);
     i64map_free(&tfdata_ids);
-    csr_free(&children);
-    csr_free(&parents);
     free(roots.p);
     free(launches.p);
     free(nums.p);
     free(gtypes.p);
 }
 
-static void grouping_free(grouping *g) {
+static void grouping_free(grouping *g, const xpv_profile *p) {
     free(g->group);
     free(g->flags);
-    i64map_free(&g->corr_group);
+    if (g->lines) {
+        for (uint32_t k = 0; k < g->nplanes; k++) {
+            if (!g->lines[k]) continue;
+            for (uint32_t l = 0; l < p->planes[k].nlines; l++) {
+                free(g->lines[k][l].pos);
+                free(g->lines[k][l].ev);
+            }
+            free(g->lines[k]);
+        }
+        free(g->lines);
+    }
+    free(g->corr_group.dense);
+    i64map_free(&g->corr_group.hash);
 }
 
 /* ==== Step events ======================================================== */
 
+/* A step event, or on GPU profiles the union of overlapping step events
+ * of one type, group and line (see collect_events). */
 typedef struct step_ev {
     int64_t b, e;
     uint32_t gi;               /* dense group index */
@@ -723,31 +894,75 @@ typedef struct group_acc {
     int64_t dev_b, dev_e;      /* longest device marker */
     const char *name;
     uint8_t on_device;         /* has device step events */
+    uint32_t span_stamp;       /* plane whose events span_b/e cover */
+    uint32_t mark_stamp;       /* plane on which the group has a marker */
+    int64_t span_b, span_e;
 } group_acc;
+
+typedef struct open_run {
+    int64_t b, e;
+    uint32_t gi;
+    uint8_t used;
+} open_run;
 
 typedef struct sctx {
     xpv_arena *a;
-    i64map gmap;               /* group id -> dense index */
+    i64map gmap;               /* group id -> dense index (file grouping) */
+    int32_t *gdense;           /* group id -> dense index (computed), -1 */
+    uint32_t ndense;
+    int64_t last_grp;          /* one-entry cache of gmap */
+    uint32_t last_gi;
+    int have_last;
     vec groups;                /* group_acc */
     vec evs;                   /* step_ev */
+    int coalesce;              /* merge overlapping events of a type */
+    open_run open[XPV_EV_NTYPES];
+    int64_t tmin, tmax;        /* over every event offered */
+    uint32_t stamp;            /* current GPU plane */
 } sctx;
+
+static int gfind(sctx *c, int64_t group, uint32_t *gi) {
+    if (c->gdense) {
+        if (group < 0 || group >= (int64_t)c->ndense || c->gdense[group] < 0) return 0;
+        *gi = (uint32_t)c->gdense[group];
+        return 1;
+    }
+    if (c->have_last && c->last_grp == group) {
+        *gi = c->last_gi;
+        return 1;
+    }
+    if (!i64map_get(&c->gmap, group, gi)) return 0;
+    c->have_last = 1;
+    c->last_grp = group;
+    c->last_gi = *gi;
+    return 1;
+}
 
 static uint32_t gidx(sctx *c, int64_t group) {
     uint32_t v;
-    if (i64map_get(&c->gmap, group, &v)) return v;
+    if (gfind(c, group, &v)) return v;
     v = (uint32_t)c->groups.n;
     group_acc *g = vec_push(&c->groups);
+    memset(g, 0, sizeof *g);
     g->group_id = group;
     g->host_b = g->dev_b = 0;
     g->host_e = g->dev_e = -1;
     g->name = NULL;
-    g->on_device = 0;
-    i64map_put(&c->gmap, group, v);
+    if (c->gdense) {
+        c->gdense[group] = (int32_t)v; /* computed ids are < ndense */
+    } else {
+        i64map_put(&c->gmap, group, v);
+        c->have_last = 1;
+        c->last_grp = group;
+        c->last_gi = v;
+    }
     return v;
 }
 
+static inline group_acc *gacc(sctx *c, uint32_t gi) { return &((group_acc *)c->groups.p)[gi]; }
+
 static void add_marker(sctx *c, uint32_t gi, int kind, int64_t b, int64_t e) {
-    group_acc *g = &((group_acc *)c->groups.p)[gi];
+    group_acc *g = gacc(c, gi);
     int64_t *pb = kind == MARK_DEVICE ? &g->dev_b : &g->host_b;
     int64_t *pe = kind == MARK_DEVICE ? &g->dev_e : &g->host_e;
     if (*pe < *pb || e - b > *pe - *pb) {
@@ -756,13 +971,80 @@ static void add_marker(sctx *c, uint32_t gi, int kind, int64_t b, int64_t e) {
     }
 }
 
-static void add_event(sctx *c, uint32_t gi, int type, int64_t b, int64_t e) {
+static void emit_ev(sctx *c, uint32_t gi, int type, int64_t b, int64_t e) {
     step_ev *s = vec_push(&c->evs);
     s->b = b;
     s->e = e;
     s->gi = gi;
     s->type = (uint8_t)type;
 }
+
+/* Offer one step event.  When coalescing (GPU profiles: see
+ * xpv_steps_build), an event overlapping the open one of its type and
+ * group on this line (by more than a point) is merged into it and
+ * zero-length events are dropped: the sweep's per-type times and its
+ * device-compute test only depend on which types cover each instant. */
+static void add_event(sctx *c, uint32_t gi, int type, int64_t b, int64_t e) {
+    if (b < c->tmin) c->tmin = b;
+    if (e > c->tmax) c->tmax = e;
+    if (b > c->tmax) c->tmax = b;
+    if (!c->coalesce) {
+        emit_ev(c, gi, type, b, e);
+        return;
+    }
+    if (e <= b) return;
+    open_run *o = &c->open[type];
+    if (o->used && o->gi == gi && b < o->e && e > o->b) {
+        if (b < o->b) o->b = b;
+        if (e > o->e) o->e = e;
+        return;
+    }
+    if (o->used) emit_ev(c, o->gi, type, o->b, o->e);
+    o->b = b;
+    o->e = e;
+    o->gi = gi;
+    o->used = 1;
+}
+
+/* End of a line: emit the open unions. */
+static void flush_events(sctx *c) {
+    for (int t = 0; t < XPV_EV_NTYPES; t++)
+        if (c->open[t].used) {
+            emit_ev(c, c->open[t].gi, t, c->open[t].b, c->open[t].e);
+            c->open[t].used = 0;
+        }
+}
+
+/* Last string value of stat `sid` (non-string occurrences ignored), as an
+ * iteration over all the event's stats would find it. */
+static xpv_str last_str_stat(const xpv_plane *pl, const xpv_line *ln, const xpv_event *ev,
+                             int32_t sid) {
+    xpv_str r = {"", 0};
+    xpv_stat st;
+    if (sid < 0 || !xpv_event_stat(pl, ln, ev, sid, &st)) return r;
+    if (st.kind == XPV_STAT_STR) return st.v.s;
+    xpv_stat_iter it;
+    xpv_stat_iter_init(&it, pl, ln, ev);
+    while (xpv_stat_next(&it, &st))
+        if (st.meta == sid && st.kind == XPV_STAT_STR) r = st.v.s;
+    return r;
+}
+
+/* Integer value of the last occurrence of stat `sid`; 0 when absent or
+ * not a number. */
+static int int_stat(const xpv_plane *pl, const xpv_line *ln, const xpv_event *ev, int32_t sid,
+                    int64_t *out) {
+    xpv_stat st;
+    return sid >= 0 && xpv_event_stat(pl, ln, ev, sid, &st) && xpv_stat_as_int(&st, out);
+}
+
+/* `shape` strings are mostly refs (one pointer per distinct shape): their
+ * "half" test is remembered by pointer. */
+#define SHAPE_MEMO 256
+typedef struct shape_memo {
+    xpv_str s;
+    int half;
+} shape_memo;
 
 /* One GPU plane: events with a correlation id and a group, and markers
  * (the file's derived Steps line, else the span of each group's events);
@@ -771,16 +1053,17 @@ static void gpu_plane_events(sctx *c, const xpv_plane *pl, const grouping *g) {
     int32_t sid_corr = xpv_stat_id(pl, "correlation_id");
     int32_t sid_group = xpv_stat_id(pl, "group_id");
     int32_t sid_shape = xpv_stat_id(pl, "shape");
+    const int32_t gsids[3] = {sid_corr, g->file_grouped ? sid_group : -1, sid_shape};
+    xpv_stat gsv[3];
     size_t ev0 = c->evs.n;
-    /* Per-plane markers: dense group index -> span. */
-    i64map pm = {0};
-    vec spans = {0, 0, 0, sizeof(int64_t) * 3}; /* gi, b, e */
+    uint32_t stamp = ++c->stamp;
+    vec touched = {0, 0, 0, sizeof(uint32_t)}; /* groups with events, first seen first */
     vec file_marks = {0, 0, 0, sizeof(int64_t) * 3};
     int has_steps_line = 0;
     /* Name-only classification per metadata. */
     uint8_t *mcls = xpv_xmalloc(pl->nevent_meta ? pl->nevent_meta : 1);
-    xpv_str last_shape = {NULL, 0};
-    int last_half = 0;
+    shape_memo memo[SHAPE_MEMO];
+    memset(memo, 0, sizeof memo);
     for (uint32_t i = 0; i < pl->nevent_meta; i++)
         mcls[i] = (uint8_t)xpv_steps_classify_gpu(pl->event_meta[i].name, (xpv_str){"", 0});
 
@@ -791,9 +1074,8 @@ static void gpu_plane_events(sctx *c, const xpv_plane *pl, const grouping *g) {
             has_steps_line = 1;
             for (uint32_t k = 0; k < ln->nevents; k++) {
                 const xpv_event *ev = &ln->events[k];
-                xpv_stat st;
                 int64_t grp;
-                if (xpv_event_stat(pl, ln, ev, sid_group, &st) && xpv_stat_as_int(&st, &grp)) {
+                if (int_stat(pl, ln, ev, sid_group, &grp)) {
                     int64_t *m = vec_push(&file_marks);
                     m[0] = gidx(c, grp);
                     m[1] = ev->start_ps;
@@ -808,84 +1090,84 @@ static void gpu_plane_events(sctx *c, const xpv_plane *pl, const grouping *g) {
             const xpv_event *ev = &ln->events[k];
             if (ev->wire == XPV_NO_STATS) continue;
             int64_t corr = 0, grp = -1;
-            int has_corr = 0, has_grp = 0;
-            xpv_str shape = {"", 0};
-            xpv_stat_iter it;
-            xpv_stat st;
-            xpv_stat_iter_init(&it, pl, ln, ev);
-            while (xpv_stat_next(&it, &st)) {
-                if (st.meta < 0) continue;
-                if (st.meta == sid_corr) has_corr = xpv_stat_as_int(&st, &corr);
-                else if (st.meta == sid_group) has_grp = xpv_stat_as_int(&st, &grp);
-                else if (st.meta == sid_shape && st.kind == XPV_STAT_STR) shape = st.v.s;
-            }
-            if (!has_corr) continue;
+            uint32_t multi;
+            uint32_t got = xpv_event_stats(pl, ln, ev, gsids, 3, gsv, &multi);
+            if (!(got & 1) || !xpv_stat_as_int(&gsv[0], &corr)) continue;
             if (g->file_grouped) {
-                if (!has_grp) continue;
+                if (!(got & 2) || !xpv_stat_as_int(&gsv[1], &grp)) continue;
             } else {
                 uint32_t v;
-                if (!i64map_get(&g->corr_group, corr, &v)) continue;
+                if (!corrmap_get(&g->corr_group, corr, &v)) continue;
                 grp = v;
             }
             if (grp < 0) continue;
             int type = mcls[ev->meta];
-            if (shape.len && (type == XPV_EV_DEVICE_COMPUTE_16 || type == XPV_EV_DEVICE_COMPUTE_32)) {
+            if ((type == XPV_EV_DEVICE_COMPUTE_16 || type == XPV_EV_DEVICE_COMPUTE_32) &&
+                sid_shape >= 0) {
                 /* compute precision by the tensor shapes (refs repeat) */
-                if (shape.ptr != last_shape.ptr || shape.len != last_shape.len) {
-                    last_shape = shape;
-                    last_half = memmem(shape.ptr, shape.len, "half", 4) != NULL;
+                xpv_str shape = {"", 0};
+                if (got & 4) {
+                    if (gsv[2].kind == XPV_STAT_STR) shape = gsv[2].v.s;
+                    else if (multi & 4) shape = last_str_stat(pl, ln, ev, sid_shape);
                 }
-                type = last_half ? XPV_EV_DEVICE_COMPUTE_16 : XPV_EV_DEVICE_COMPUTE_32;
+                if (shape.len) {
+                    shape_memo *sm = &memo[((uintptr_t)shape.ptr >> 3) & (SHAPE_MEMO - 1)];
+                    if (shape.ptr != sm->s.ptr || shape.len != sm->s.len) {
+                        sm->s = shape;
+                        sm->half = memmem(shape.ptr, shape.len, "half", 4) != NULL;
+                    }
+                    type = sm->half ? XPV_EV_DEVICE_COMPUTE_16 : XPV_EV_DEVICE_COMPUTE_32;
+                }
             }
             uint32_t gi = gidx(c, grp);
             int64_t b = ev->start_ps, e = ev->start_ps + ev->dur_ps;
             add_event(c, gi, type, b, e);
-            uint32_t si;
-            if (i64map_get(&pm, gi, &si)) {
-                int64_t *sp = (int64_t *)spans.p + 3 * si;
-                if (b < sp[1]) sp[1] = b;
-                if (e > sp[2]) sp[2] = e;
+            group_acc *ga = gacc(c, gi);
+            if (ga->span_stamp == stamp) {
+                if (b < ga->span_b) ga->span_b = b;
+                if (e > ga->span_e) ga->span_e = e;
             } else {
-                i64map_put(&pm, gi, (uint32_t)spans.n);
-                int64_t *sp = vec_push(&spans);
-                sp[0] = gi;
-                sp[1] = b;
-                sp[2] = e;
+                ga->span_stamp = stamp;
+                ga->span_b = b;
+                ga->span_e = e;
+                *(uint32_t *)vec_push(&touched) = gi;
             }
         }
+        flush_events(c);
     }
     free(mcls);
 
     /* Markers of this plane. */
-    i64map marked = {0};
     if (has_steps_line) {
         for (size_t i = 0; i < file_marks.n; i++) {
             int64_t *m = (int64_t *)file_marks.p + 3 * i;
-            uint32_t dummy;
-            if (!i64map_get(&pm, m[0], &dummy)) continue; /* marker without events */
+            group_acc *ga = gacc(c, (uint32_t)m[0]);
+            if (ga->span_stamp != stamp) continue; /* marker without events */
             add_marker(c, (uint32_t)m[0], MARK_DEVICE, m[1], m[2]);
-            i64map_put(&marked, m[0], 1);
+            ga->mark_stamp = stamp;
         }
     } else {
-        for (size_t i = 0; i < spans.n; i++) {
-            int64_t *sp = (int64_t *)spans.p + 3 * i;
-            add_marker(c, (uint32_t)sp[0], MARK_DEVICE, sp[1], sp[2]);
-            i64map_put(&marked, sp[0], 1);
+        for (size_t i = 0; i < touched.n; i++) {
+            uint32_t gi = ((uint32_t *)touched.p)[i];
+            group_acc *ga = gacc(c, gi);
+            add_marker(c, gi, MARK_DEVICE, ga->span_b, ga->span_e);
+            ga->mark_stamp = stamp;
         }
+    }
+    /* Groups with events and a marker here have device step events. */
+    for (size_t i = 0; i < touched.n; i++) {
+        group_acc *ga = gacc(c, ((uint32_t *)touched.p)[i]);
+        if (ga->mark_stamp == stamp) ga->on_device = 1;
     }
     /* Drop this plane's events whose group has no marker here. */
     step_ev *E = c->evs.p;
     size_t w = ev0;
     for (size_t i = ev0; i < c->evs.n; i++) {
-        uint32_t dummy;
-        if (!i64map_get(&marked, E[i].gi, &dummy)) continue;
-        ((group_acc *)c->groups.p)[E[i].gi].on_device = 1;
+        if (gacc(c, E[i].gi)->mark_stamp != stamp) continue;
         E[w++] = E[i];
     }
     c->evs.n = w;
-    i64map_free(&marked);
-    i64map_free(&pm);
-    free(spans.p);
+    free(touched.p);
     free(file_marks.p);
 }
 
@@ -896,6 +1178,8 @@ static void host_plane_events(sctx *c, const xpv_profile *p, uint32_t k, const g
     int32_t sid_corr = xpv_stat_id(pl, "correlation_id");
     int32_t sid_group = xpv_stat_id(pl, "group_id");
     int32_t sid_step_name = xpv_stat_id(pl, "step_name");
+    const int32_t hsids[3] = {sid_group, sid_corr, sid_step_name};
+    xpv_stat hsv[3];
     /* Per metadata: 1 explicit marker, 2 real CPU compute, 0 neither. */
     uint8_t *mk = xpv_xmalloc(pl->nevent_meta ? pl->nevent_meta : 1);
     uint8_t *cls[2];
@@ -910,6 +1194,8 @@ static void host_plane_events(sctx *c, const xpv_profile *p, uint32_t k, const g
     for (uint32_t l = 0; l < pl->nlines; l++) {
         const xpv_line *ln = &pl->lines[l];
         if (xpv_line_is_derived(ln)) continue;
+        const line_nodes *lnn = g->lines && g->lines[k] ? &g->lines[k][l] : NULL;
+        if (!g->file_grouped && !lnn) continue;
         for (uint32_t i = 0; i < ln->nevents; i++) {
             const xpv_event *ev = &ln->events[i];
             int64_t grp = -1, corr = 0;
@@ -918,23 +1204,17 @@ static void host_plane_events(sctx *c, const xpv_profile *p, uint32_t k, const g
             int named = 0;
             if (g->file_grouped) {
                 if (ev->wire == XPV_NO_STATS || sid_group < 0) continue;
-                int has_grp = 0;
-                xpv_stat_iter it;
-                xpv_stat st;
-                xpv_stat_iter_init(&it, pl, ln, ev);
-                while (xpv_stat_next(&it, &st)) {
-                    if (st.meta < 0) continue;
-                    if (st.meta == sid_group) has_grp = xpv_stat_as_int(&st, &grp);
-                    else if (st.meta == sid_corr) has_corr = xpv_stat_as_int(&st, &corr);
-                    else if (st.meta == sid_step_name && st.kind == XPV_STAT_STR) {
-                        step_name = st.v.s;
-                        named = step_name.len > 0;
-                    }
+                uint32_t multi;
+                uint32_t got = xpv_event_stats(pl, ln, ev, hsids, 3, hsv, &multi);
+                if (!(got & 1) || !xpv_stat_as_int(&hsv[0], &grp)) continue;
+                has_corr = (got & 2) && xpv_stat_as_int(&hsv[1], &corr);
+                if (got & 4) {
+                    if (hsv[2].kind == XPV_STAT_STR) step_name = hsv[2].v.s;
+                    else if (multi & 4) step_name = last_str_stat(pl, ln, ev, sid_step_name);
+                    named = step_name.len > 0;
                 }
-                if (!has_grp) continue;
             } else {
-                if (!g->line_base || !g->line_base[k]) continue;
-                uint32_t node = g->line_base[k][l] + i;
+                uint32_t node = node_of(lnn, i);
                 if (node >= g->nnodes || g->group[node] < 0) continue;
                 grp = g->group[node];
                 named = (g->flags[node] & NODE_NAMED_ROOT) != 0;
@@ -943,12 +1223,11 @@ static void host_plane_events(sctx *c, const xpv_profile *p, uint32_t k, const g
             if (grp < 0) continue;
             uint32_t gi;
             if (has_device) {
-                if (!i64map_get(&c->gmap, grp, &gi)) continue;
-                if (!((group_acc *)c->groups.p)[gi].on_device) continue;
+                if (!gfind(c, grp, &gi)) continue;
+                if (!gacc(c, gi)->on_device) continue;
             } else {
                 gi = gidx(c, grp);
             }
-            group_acc *ga = &((group_acc *)c->groups.p)[gi];
             int64_t b = ev->start_ps, e = ev->start_ps + ev->dur_ps;
             uint8_t kind = ev->meta < pl->nevent_meta ? mk[ev->meta] : 2;
             if (kind == 1) {
@@ -959,16 +1238,47 @@ static void host_plane_events(sctx *c, const xpv_profile *p, uint32_t k, const g
                 add_event(c, gi, cls[has_corr ? 1 : 0][ev->meta], b, e);
             }
             if (named) {
+                group_acc *ga = gacc(c, gi);
                 if (g->file_grouped)
                     ga->name = xpv_arena_strndup(c->a, step_name.ptr, step_name.len);
                 else if ((uint64_t)grp < g->ngroups)
                     ga->name = g->group_names[grp];
             }
         }
+        flush_events(c);
     }
     free(mk);
     free(cls[0]);
     free(cls[1]);
+}
+
+static void sctx_init(sctx *c, xpv_arena *a, const grouping *g, int coalesce) {
+    memset(c, 0, sizeof *c);
+    c->a = a;
+    c->groups.sz = sizeof(group_acc);
+    c->evs.sz = sizeof(step_ev);
+    c->coalesce = coalesce;
+    c->tmin = INT64_MAX;
+    c->tmax = INT64_MIN;
+    if (!g->file_grouped) {
+        c->ndense = g->ngroups;
+        c->gdense = xpv_xmalloc((c->ndense ? c->ndense : 1) * sizeof *c->gdense);
+        memset(c->gdense, 0xff, (c->ndense ? c->ndense : 1) * sizeof *c->gdense);
+    }
+}
+
+static void sctx_free(sctx *c) {
+    free(c->evs.p);
+    free(c->groups.p);
+    free(c->gdense);
+    i64map_free(&c->gmap);
+}
+
+static void collect_events(sctx *c, const xpv_profile *p, const grouping *g, int has_gpu) {
+    for (uint32_t k = 0; k < p->nplanes; k++)
+        if (is_gpu_plane(&p->planes[k])) gpu_plane_events(c, &p->planes[k], g);
+    for (uint32_t k = 0; k < p->nplanes; k++)
+        if (xpv_str_eq(p->planes[k].name, "/host:CPU")) host_plane_events(c, p, k, g, has_gpu);
 }
 
 /* ==== Step database ====================================================== */
@@ -982,6 +1292,58 @@ static int64_t overlap(int64_t b1, int64_t e1, int64_t b2, int64_t e2) {
     int64_t b = b1 > b2 ? b1 : b2, e = e1 < e2 ? e1 : e2;
     return e > b ? e - b : 0;
 }
+
+/* Sort keys ascending.  A group's keys are a few ascending runs (lines are
+ * in start order, GPU streams do not overlap), so merging the natural runs
+ * is cheaper than radix unless there are many. */
+static void sort_keys(uint64_t *a, uint64_t *tmp, size_t n, size_t **bounds, size_t *bcap) {
+    if (n < 64) {
+        radix_sort_u64(a, tmp, n);
+        return;
+    }
+    size_t nruns = 1;
+    for (size_t i = 1; i < n; i++)
+        if (a[i] < a[i - 1]) nruns++;
+    if (nruns == 1) return;
+    if (nruns > n / 16) {
+        radix_sort_u64(a, tmp, n);
+        return;
+    }
+    if (*bcap < nruns + 1) {
+        *bcap = nruns + 1;
+        *bounds = xpv_xrealloc(*bounds, *bcap * sizeof **bounds);
+    }
+    size_t *bd = *bounds, r = 0;
+    bd[r++] = 0;
+    for (size_t i = 1; i < n; i++)
+        if (a[i] < a[i - 1]) bd[r++] = i;
+    bd[nruns] = n;
+    uint64_t *src = a, *dst = tmp;
+    while (nruns > 1) {
+        size_t w = 0;
+        for (r = 0; r < nruns; r += 2) {
+            size_t lo = bd[r], mid = bd[r + 1];
+            if (r + 1 < nruns) {
+                size_t hi = bd[r + 2], i = lo, j = mid, o = lo;
+                while (i < mid && j < hi) dst[o++] = src[j] < src[i] ? src[j++] : src[i++];
+                while (i < mid) dst[o++] = src[i++];
+                while (j < hi) dst[o++] = src[j++];
+            } else {
+                memcpy(dst + lo, src + lo, (mid - lo) * sizeof *src);
+            }
+            bd[w++] = lo;
+        }
+        bd[w] = n;
+        nruns = w;
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+}
+
+/* Keys are (time - tmin) << 6 | code, times clamped to 2^57 ps. */
+#define TMAX_REL (UINT64_C(1) << 57)
 
 void xpv_steps_build(const xpv_profile *p, xpv_arena *a, xpv_step_db *out) {
     memset(out, 0, sizeof *out);
@@ -1005,50 +1367,52 @@ void xpv_steps_build(const xpv_profile *p, xpv_arena *a, xpv_step_db *out) {
         out->grouping = g.ngroups ? XPV_GROUPING_COMPUTED : XPV_GROUPING_NONE;
         out->groups = g.ngroups;
         if (!g.ngroups) {
-            grouping_free(&g);
+            grouping_free(&g, p);
             return;
         }
     }
 
+    /* On a GPU profile a step is well formed when device compute covers
+     * some time, and the breakdown only depends on which event types cover
+     * each instant: events are coalesced (exact while no time needs the
+     * 2^57 ps clamp; else they are collected again one by one).  CPU-only
+     * profiles keep every event: their well-formedness test also sees the
+     * instants where an event ends and another starts. */
     sctx c;
-    memset(&c, 0, sizeof c);
-    c.a = a;
-    c.groups.sz = sizeof(group_acc);
-    c.evs.sz = sizeof(step_ev);
-    for (uint32_t k = 0; k < p->nplanes; k++)
-        if (is_gpu_plane(&p->planes[k])) gpu_plane_events(&c, &p->planes[k], &g);
-    for (uint32_t k = 0; k < p->nplanes; k++)
-        if (xpv_str_eq(p->planes[k].name, "/host:CPU"))
-            host_plane_events(&c, p, k, &g, has_gpu);
+    sctx_init(&c, a, &g, has_gpu);
+    collect_events(&c, p, &g, has_gpu);
+    if (c.coalesce && c.evs.n && (uint64_t)c.tmax - (uint64_t)c.tmin > TMAX_REL) {
+        sctx_free(&c);
+        sctx_init(&c, a, &g, 0);
+        collect_events(&c, p, &g, has_gpu);
+    }
     if (g.file_grouped) out->groups = c.groups.n;
-    grouping_free(&g);
+    grouping_free(&g, p);
 
-    /* Bucket events by group (counting sort). */
-    size_t ng = c.groups.n;
+    /* Bucket events by group (counting sort of their indices). */
+    size_t ng = c.groups.n, nev = c.evs.n;
     size_t *gstart = xpv_xcalloc(ng + 1, sizeof *gstart);
-    step_ev *E = c.evs.p;
+    const step_ev *E = c.evs.p;
     int64_t tmin = INT64_MAX;
-    for (size_t i = 0; i < c.evs.n; i++) {
+    for (size_t i = 0; i < nev; i++) {
         gstart[E[i].gi + 1]++;
         if (E[i].b < tmin) tmin = E[i].b;
     }
     for (size_t i = 0; i < ng; i++) gstart[i + 1] += gstart[i];
     size_t *pos = xpv_xmalloc((ng + 1) * sizeof *pos);
     memcpy(pos, gstart, (ng + 1) * sizeof *pos);
-    step_ev *S = xpv_xmalloc((c.evs.n ? c.evs.n : 1) * sizeof *S);
-    for (size_t i = 0; i < c.evs.n; i++) S[pos[E[i].gi]++] = E[i];
+    uint32_t *S = xpv_xmalloc((nev ? nev : 1) * sizeof *S);
+    for (size_t i = 0; i < nev; i++) S[pos[E[i].gi]++] = (uint32_t)i;
     free(pos);
-    free(c.evs.p);
 
     xpv_step *steps = xpv_arena_calloc(a, ng ? ng : 1, sizeof *steps);
     size_t nsteps = 0;
     uint64_t *keys = NULL, *tmp = NULL;
-    size_t kcap = 0;
-    const uint64_t tmax_rel = (UINT64_C(1) << 57);
+    size_t kcap = 0, *bounds = NULL, bcap = 0;
     for (size_t gi = 0; gi < ng; gi++) {
-        const group_acc *ga = &((group_acc *)c.groups.p)[gi];
+        const group_acc *ga = gacc(&c, (uint32_t)gi);
         size_t n = gstart[gi + 1] - gstart[gi];
-        const step_ev *ev = S + gstart[gi];
+        const uint32_t *ev = S + gstart[gi];
         /* Step time from the markers. */
         int64_t sb = 0, se = 0;
         int has_host = ga->host_e >= ga->host_b, has_dev = ga->dev_e >= ga->dev_b;
@@ -1071,14 +1435,15 @@ void xpv_steps_build(const xpv_profile *p, xpv_arena *a, xpv_step_db *out) {
             tmp = xpv_xrealloc(tmp, kcap * sizeof *tmp);
         }
         for (size_t i = 0; i < n; i++) {
-            uint64_t rb = (uint64_t)(ev[i].b - tmin), re = (uint64_t)(ev[i].e - tmin);
-            if (rb > tmax_rel) rb = tmax_rel;
-            if (re > tmax_rel) re = tmax_rel;
+            const step_ev *x = &E[ev[i]];
+            uint64_t rb = (uint64_t)(x->b - tmin), re = (uint64_t)(x->e - tmin);
+            if (rb > TMAX_REL) rb = TMAX_REL;
+            if (re > TMAX_REL) re = TMAX_REL;
             if (re < rb) re = rb;
-            keys[2 * i] = (rb << 6) | (uint64_t)(32 + (31 - ev[i].type));
-            keys[2 * i + 1] = (re << 6) | (uint64_t)(31 - ev[i].type);
+            keys[2 * i] = (rb << 6) | (uint64_t)(32 + (31 - x->type));
+            keys[2 * i + 1] = (re << 6) | (uint64_t)(31 - x->type);
         }
-        radix_sort_u64(keys, tmp, 2 * n);
+        sort_keys(keys, tmp, 2 * n, &bounds, &bcap);
         int64_t type_ps[XPV_EV_NTYPES] = {0};
         uint32_t present = 0;
         int32_t counts[32] = {0};
@@ -1115,10 +1480,10 @@ void xpv_steps_build(const xpv_profile *p, xpv_arena *a, xpv_step_db *out) {
     }
     free(keys);
     free(tmp);
+    free(bounds);
     free(S);
     free(gstart);
-    free(c.groups.p);
-    i64map_free(&c.gmap);
+    sctx_free(&c);
 
     qsort(steps, nsteps, sizeof *steps, cmp_step_num);
     out->steps = steps;

@@ -1267,7 +1267,7 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
     /* Sort planes (host first, then GPUs by ordinal); remap. */
     uint32_t *remap = xpv_xcalloc(npl ? npl : 1, sizeof *remap);
     plane_out *sorted = xpv_xmalloc((npl ? npl : 1) * sizeof *sorted);
-    memcpy(sorted, pl, npl * sizeof *pl);
+    if (npl) memcpy(sorted, pl, npl * sizeof *pl);   /* pl is NULL when empty */
     qsort(sorted, npl, sizeof *sorted, cmp_plane);
     for (size_t i = 0; i < npl; i++)
         for (size_t k = 0; k < npl; k++)

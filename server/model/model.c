@@ -222,6 +222,50 @@ int xpv_event_stat(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
     return 1;
 }
 
+uint32_t xpv_event_stats(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
+                         const int32_t *ids, uint32_t n, xpv_stat *out, uint32_t *multi) {
+    int64_t want[32];
+    const uint8_t *at[32], *at_end[32];
+    uint32_t valid = 0, found = 0, more = 0;
+    if (n > 32) n = 32;
+    for (uint32_t i = 0; i < n; i++)
+        if (ids[i] >= 0 && (uint32_t)ids[i] < pl->nstat_meta) {
+            want[i] = pl->stat_meta[ids[i]].key;
+            valid |= 1u << i;
+        }
+    if (multi) *multi = 0;
+    if (!valid || e->wire == XPV_NO_STATS) return 0;
+    xpv_stat_iter it;
+    xpv_stat_iter_init(&it, pl, ln, e);
+    while (it.p && it.p < it.end) {
+        uint64_t tag, len;
+        const uint8_t *s;
+        if (!wire_varint(&it.p, it.end, &tag)) break;
+        if (tag != ((4 << 3) | WT_LEN)) {
+            if (!wire_skip(&it.p, it.end, (unsigned)(tag & 7))) break;
+            continue;
+        }
+        if (!wire_len(&it.p, it.end, &s, &len)) break;
+        int64_t mid = stat_meta_id(s, s + len);
+        for (uint32_t v = valid; v; v &= v - 1) {
+            uint32_t i = (uint32_t)__builtin_ctz(v);
+            if (want[i] != mid) continue;
+            more |= found & (1u << i);
+            found |= 1u << i;
+            at[i] = s;
+            at_end[i] = s + len;
+        }
+    }
+    for (uint32_t v = found; v; v &= v - 1) {
+        uint32_t i = (uint32_t)__builtin_ctz(v);
+        int64_t mid;
+        stat_value(at[i], at_end[i], &out[i], &mid);
+        stat_resolve(pl, mid, &out[i]);
+    }
+    if (multi) *multi = more;
+    return found;
+}
+
 int xpv_event_or_meta_stat(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
                            int32_t stat_id, xpv_stat *out) {
     if (stat_id < 0) return 0;

@@ -54,6 +54,7 @@ static void write_synth(const char *logdir, const char *run, int hosts) {
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    if (app_plain) return 0;   /* once (the replay test may call it twice) */
     (void)argc;
     (void)argv;
     const char *t = getenv("TMPDIR");
@@ -100,7 +101,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     return 0;
 }
 
-static void check(const xpv_response *r) {
+/* `echo`: the request itself contains the canary (error messages may
+ * quote the request), so its appearance proves nothing. */
+static void check(const xpv_response *r, int echo) {
     switch (r->status) {
     case 200: case 301: case 304: case 400: case 404: case 405: case 413:
     case 414: case 422: case 500:
@@ -111,7 +114,7 @@ static void check(const xpv_response *r) {
     }
     if (r->status >= 400 && (r->len < 10 || memcmp(r->body, "{\"error\":", 9) != 0))
         abort();
-    if (r->len && memmem(r->body, r->len, CANARY, strlen(CANARY))) {
+    if (!echo && r->len && memmem(r->body, r->len, CANARY, strlen(CANARY))) {
         fprintf(stderr, "served a file outside the logdir\n");
         abort();
     }
@@ -128,12 +131,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     else if (!strncmp(s, "GET ", 4)) uri = s + 4;
     char *inm = strchr(uri, '\n');
     if (inm) *inm++ = '\0';
+    int echo = memmem(data, size, CANARY, strlen(CANARY)) != NULL;
     xpv_response r;
     xpv_app_route(app_plain, method, uri, inm, &r);
-    check(&r);
+    check(&r, echo);
     xpv_response_release(&r);
     xpv_app_route(app_prefix, method, uri, inm, &r);
-    check(&r);
+    check(&r, echo);
     xpv_response_release(&r);
 
     xpv_buf csv;

@@ -8,6 +8,8 @@
 //                                   //   numbers with up to 3 decimals)
 //                title?,            // header tooltip
 //                align?: 'left'|'right', width?: CSS width,
+//                maxWidth?: CSS max-width of the cells (long text is cut
+//                           with an ellipsis; the full text is the cell title),
 //                filter?: false,    // exclude from the text filter
 //                csv?: false}]      // exclude from CSV export
 //     rows:    [{colId: v, ...}] or [[v, ...]] (arrays follow columns order)
@@ -288,6 +290,7 @@ export function createTable(parent, opts = {}) {
         const txt = cellDisplay(c, j, row, i);
         const td = h('td', { class: c.type === 'number' ? 'num' : null, text: txt });
         if (txt.length > 40) td.title = txt;
+        if (c.maxWidth) td.style.maxWidth = c.maxWidth;
         tr.append(td);
       }
       frag.append(tr);

@@ -1,41 +1,110 @@
-// kernel_stats.js - the GPU kernel stats page.
+// kernel_stats.js - the GPU Kernel Stats page.
 //
-// Data: `data?tag=kernel_stats` -> one DataTable (see docs/design.md).
-// Shows a pie of the top kernels by total duration, the full sortable /
-// filterable table and "Export as CSV".
-import { renderPie, renderTable } from './framework_op_stats.js';
+// Data: `data?tag=kernel_stats` -> one XProf DataTable (rank, kernel_name,
+// registers_per_thread, shmem_bytes, block_dim, grid_dim, occupancy_pct,
+// is_op_tensor_core_eligible, is_kernel_using_tensor_core, op_name,
+// occurrences, total/avg/min/max duration in us), top 1000 kernels by total
+// duration.
+// Draws: summary cards (kernel time, TensorCore share), pies of the top
+// kernels and of the ops by total kernel duration (a slice click filters the
+// table), and the full sortable, filterable, paginated table with
+// "Export as CSV" (the rows shown, in the order shown).
+import { createTable } from '../lib/table.js';
+import { pieChart, formatNumber } from '../lib/chart.js';
+import * as DT from '../lib/datatable.js';
+
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') e.className = v;
+    else e.setAttribute(k, v);
+  }
+  for (const k of kids) if (k !== null && k !== undefined) e.append(k);
+  return e;
+}
+
+const us = (v) => `${formatNumber(v)} \u00b5s`;
+
+function summaryCard(parent, title, value, sub, key) {
+  const c = el('div', { class: 'xpv-card', 'data-key': key });
+  c.append(el('div', { class: 'xpv-muted' }, title));
+  const v = el('div', { class: 'xpv-card-value' }, value);
+  v.style.fontSize = '18px';
+  v.style.fontWeight = '600';
+  c.append(v);
+  if (sub) c.append(el('div', { class: 'xpv-muted' }, sub));
+  parent.append(c);
+}
 
 export default async function render(root, ctx) {
   const t = await ctx.api.json('data', { run: ctx.run, tag: ctx.tool, host: ctx.host });
-  if (!t || !Array.isArray(t.cols)) throw new Error('unexpected kernel_stats data');
+  if (!DT.isDataTable(t)) throw new Error('unexpected kernel_stats data: want a DataTable');
   root.textContent = '';
-  const h = document.createElement('h2');
-  h.textContent = 'GPU Kernel Stats';
-  root.appendChild(h);
-  const csv = document.createElement('a');
-  csv.className = 'xpv-csv';
-  csv.download = 'kernel_stats.csv';
-  csv.href = ctx.api.url('data_csv', { run: ctx.run, tag: ctx.tool, host: ctx.host });
-  csv.textContent = 'Export as CSV';
-  root.appendChild(csv);
-  const rows = t.rows || [];
+  root.append(el('h2', {}, 'GPU Kernel Stats'));
+  const rows = DT.toObjects(t);
   if (!rows.length) {
-    const p = document.createElement('p');
-    p.textContent = 'No GPU kernels were captured in this profile.';
-    root.appendChild(p);
+    root.append(el('p', { class: 'xpv-empty-state' },
+      'No GPU kernels were captured in this profile: there is no /device:GPU plane, or ' +
+      'its kernel events carry no kernel_details (a CPU-only or TPU run).'));
+    return;
   }
-  const ids = t.cols.map((c) => c.id);
-  const name = ids.indexOf('kernel_name'), total = ids.indexOf('total_duration_us');
-  const pies = document.createElement('div');
-  root.appendChild(pies);
-  if (rows.length) {
-    renderPie(pies, 'Top kernels by total duration',
-      rows.map((r) => ({ label: String(r.c[name].v), value: Number(r.c[total].v) || 0 })));
-  }
-  const box = document.createElement('div');
-  root.appendChild(box);
-  renderTable(box, t, {
-    filterPlaceholder: 'Filter by kernel or op name',
+  root.append(el('p', { class: 'xpv-muted' },
+    'Kernels with the same name, launch dimensions, registers, shared memory and ' +
+    'framework op are one row; durations are in microseconds.'));
+
+  // ---- summary ----
+  const total = rows.reduce((s, r) => s + (Number(r.total_duration_us) || 0), 0);
+  const launches = rows.reduce((s, r) => s + (Number(r.occurrences) || 0), 0);
+  const tcTime = rows.filter((r) => r.is_kernel_using_tensor_core)
+    .reduce((s, r) => s + (Number(r.total_duration_us) || 0), 0);
+  const eligible = rows.filter((r) => r.is_op_tensor_core_eligible);
+  const eligibleTime = eligible.reduce((s, r) => s + (Number(r.total_duration_us) || 0), 0);
+  const cards = el('div', { class: 'xpv-cards xpv-kstats-summary' });
+  summaryCard(cards, rows.length >= 1000 ? 'Total kernel time (top 1,000 kernels)' : 'Total kernel time', us(total),
+    `${launches.toLocaleString('en-US')} launches of ${rows.length.toLocaleString('en-US')} kernels`,
+    'total');
+  summaryCard(cards, 'Time in TensorCore kernels', total ? `${(100 * tcTime / total).toFixed(1)}%` : 'n/a',
+    us(tcTime), 'tensorcore');
+  summaryCard(cards, 'TensorCore-eligible op time', total ? `${(100 * eligibleTime / total).toFixed(1)}%` : 'n/a',
+    `${eligible.filter((r) => !r.is_kernel_using_tensor_core).length} eligible kernels not using TensorCore`,
+    'eligible');
+  root.append(cards);
+
+  // ---- pies ----
+  const pies = el('div', { class: 'xpv-grid2 xpv-kstats-pies' });
+  root.append(pies);
+  const tableBox = el('div', { class: 'xpv-kstats-table' });
+  let table = null;
+  const filterTo = (item) => { if (table && !item.other) table.setFilter(item.label); };
+  const kBox = el('div', { class: 'xpv-card xpv-kstats-pie', 'data-by': 'kernel_name' });
+  const oBox = el('div', { class: 'xpv-card xpv-kstats-pie', 'data-by': 'op_name' });
+  kBox.style.minWidth = oBox.style.minWidth = '0'; // long names must not widen the grid
+  pies.append(kBox, oBox);
+  pieChart(kBox, {
+    title: 'Top kernels by total duration',
+    data: DT.sumBy(t, 'kernel_name', 'total_duration_us'),
+    format: us, height: 200, onClick: filterTo,
+  });
+  pieChart(oBox, {
+    title: 'Top framework ops by total kernel duration',
+    data: DT.sumBy(t, 'op_name', 'total_duration_us', (r) => r.op_name),
+    format: us, height: 200, onClick: filterTo,
+    emptyText: 'No kernel carries a framework op name.',
+  });
+
+  // ---- table ----
+  root.append(tableBox);
+  table = createTable(tableBox, {
+    data: t,
+    columnOverrides: {
+      kernel_name: { maxWidth: '22em' },
+      op_name: { maxWidth: '18em' },
+      occupancy_pct: { format: (v) => (v === null || v === undefined ? '' : `${formatNumber(v)}%`) },
+    },
     filterColumns: ['kernel_name', 'op_name'],
+    filterPlaceholder: 'Filter by kernel or op name',
+    csv: 'kernel_stats.csv',
+    pageSize: 25,
   });
 }

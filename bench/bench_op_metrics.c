@@ -1,0 +1,117 @@
+/*
+ * bench_op_metrics.c - speed of the op metrics build (tools/op_metrics.c).
+ *
+ *   bench_op_metrics FILE.xplane.pb [reps]
+ *
+ * Reads and decodes the file once, then builds the op metrics dbs (host,
+ * device, TF-level device, kernel stats) `reps` times (default 3) from the
+ * same decoded profile and prints the best time as MB/s of file, next to
+ * the decode time of the same file as a baseline, and the best process CPU
+ * time (less disturbed than wall time on a shared machine).  Also prints the db sizes
+ * so two runs can be checked to produce the same result.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "op_metrics.h"
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *read_all(const char *path, size_t *len) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        perror(path);
+        exit(1);
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        perror(path);
+        exit(1);
+    }
+    size_t n = (size_t)st.st_size, got = 0;
+    char *b = malloc(n ? n : 1);
+    if (!b) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    while (got < n) {
+        ssize_t r = read(fd, b + got, n - got);
+        if (r <= 0) {
+            perror(path);
+            exit(1);
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    *len = n;
+    return b;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: bench_op_metrics FILE.xplane.pb [reps]\n");
+        return 2;
+    }
+    int reps = argc > 2 ? atoi(argv[2]) : 3;
+    if (reps < 1) reps = 1;
+    size_t len;
+    void *buf = read_all(argv[1], &len);
+    double mb = (double)len / 1e6;
+
+    double t0 = now();
+    xpv_decode_error derr;
+    xpv_profile *p = xpv_decode(buf, len, NULL, &derr);
+    double tdec = now() - t0;
+    if (!p) {
+        fprintf(stderr, "decode failed: %s\n", derr.msg);
+        free(buf);
+        return 1;
+    }
+    const xpv_profile *profiles[1] = {p};
+    const char *names[1] = {"host"};
+    xpv_hostset hs = {1, profiles, names};
+
+    double best = 1e30, best_cpu = 1e30;
+    size_t nhost = 0, ndev = 0, nker = 0;
+    for (int r = 0; r < reps; r++) {
+        xpv_tool_error err;
+        t0 = now();
+        double c0 = cpu_now();
+        xpv_op_metrics *m = xpv_op_metrics_build(&hs, &err);
+        double t = now() - t0, c = cpu_now() - c0;
+        if (c < best_cpu) best_cpu = c;
+        if (!m) {
+            fprintf(stderr, "build failed: %s\n", err.msg);
+            return 1;
+        }
+        if (t < best) best = t;
+        nhost = m->host.n;
+        ndev = m->device.n;
+        nker = m->nkernels;
+        xpv_op_metrics_free(m);
+    }
+    printf("file        %.1f MB\n", mb);
+    printf("decode      %.3f s  %.0f MB/s (baseline)\n", tdec, mb / tdec);
+    printf("op_metrics  %.3f s  %.0f MB/s (best of %d; CPU %.3f s)  host %zu ops, "
+           "device %zu ops, %zu kernels\n",
+           best, mb / best, reps, best_cpu, nhost, ndev, nker);
+    xpv_profile_free(p);
+    free(buf);
+    return 0;
+}

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# tests/proxy.sh - xpview behind nginx under /team/profile/, two replicas.
+#
+# Starts two xpview replicas (--path_prefix /team/profile) on one shared
+# logdir and one shared --cache_dir, and nginx on 127.0.0.1 with
+# docs/deploy/nginx.conf (upstream round robin; ports, listen address and
+# writable paths rewritten to a temporary prefix; no root-owned path).
+# Checks: the prefix redirect; both replicas answer every run/tool with the
+# same bytes and ETag; nginx spreads requests over both; 304s pass
+# through; then every page is driven through nginx in headless chromium
+# (tests/proxy_browser.js: no broken link, no URL escaping the prefix, no
+# external request).  Finally two demo-mode replicas started at the same
+# moment on one --cache_dir (the demo logdir is written to a temporary
+# directory and renamed into place) serve identical data.
+# Skips (exit 0 with a message) without nginx; the browser part skips
+# without chromium/node/playwright-core.  Every process is killed on exit.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/.." && pwd)
+BIN=${XPV_BIN:-$root/build/xpview}
+[ -x "$BIN" ] || { echo "FAIL: xpview binary not found: $BIN"; exit 1; }
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+[ -x "$NGINX" ] || { echo "SKIP: nginx is not installed (apt-get install nginx); proxy test not run"; exit 0; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/xpv-proxy.XXXXXX")
+chmod 711 "$tmp"            # nginx workers (user nobody when run as root) reach ngx/
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+fails=0
+ok()  { echo "ok   $*"; }
+bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+# launch NAME ARGS... starts a replica; await NAME waits for its startup
+# line and sets PORT_<NAME>.  start = launch + await.
+launch() {
+    local name=$1; shift
+    "$BIN" --port 0 --host 127.0.0.1 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+    pids+=($!)
+    printf -v "PID_$name" %s "$!"
+}
+await() {
+    local name=$1 port="" pidvar="PID_$1"
+    for _ in $(seq 1 600); do
+        port=$(sed -n 's|.* at http://localhost:\([0-9]*\)/.*|\1|p' "$tmp/$name.out")
+        [ -n "$port" ] && break
+        kill -0 "${!pidvar}" 2>/dev/null || break
+        sleep 0.05
+    done
+    [ -n "$port" ] || { echo "FAIL $name did not start: $(cat "$tmp/$name.out" "$tmp/$name.err")"; exit 1; }
+    printf -v "PORT_$name" %s "$port"
+}
+start() { launch "$@"; await "$1"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+logdir=$tmp/logdir
+"$BIN" synth --size 300000 --steps 4 --run 2024_02_01_00_00_00 "$logdir" >/dev/null
+"$BIN" synth --size 300000 --steps 3 --hosts 2 --run 2024_02_02_00_00_00 "$logdir/multi" >/dev/null
+start a --logdir "$logdir" --path_prefix /team/profile --cache_dir "$tmp/cache"
+start b --logdir "$logdir" --path_prefix /team/profile --cache_dir "$tmp/cache"
+
+# ---- nginx from the documented config ---------------------------------------
+NPORT=$(free_port)
+ngx=$tmp/ngx
+mkdir -p "$ngx/logs" "$ngx/tmp"
+chmod 777 "$ngx/tmp"
+sed -e "s|server 127.0.0.1:6006|server 127.0.0.1:$PORT_a|" \
+    -e "s|server 127.0.0.1:6007|server 127.0.0.1:$PORT_b|" \
+    -e "s|listen 8080;|listen 127.0.0.1:$NPORT;|" \
+    -e "s|^pid .*|pid $ngx/nginx.pid;|" \
+    -e "s|^error_log .*|error_log $ngx/logs/error.log warn;|" \
+    -e "s|access_log .*|access_log $ngx/logs/access.log;|" \
+    -e "s|/var/lib/nginx/|$ngx/tmp/|" \
+    "$root/docs/deploy/nginx.conf" >"$ngx/nginx.conf"
+grep -q "127.0.0.1:$PORT_a" "$ngx/nginx.conf" && grep -q "listen 127.0.0.1:$NPORT" "$ngx/nginx.conf" ||
+    { echo "FAIL: docs/deploy/nginx.conf no longer has the lines this test rewrites"; exit 1; }
+"$NGINX" -t -q -p "$ngx" -c "$ngx/nginx.conf" -e "$ngx/logs/error.log" ||
+    { echo "FAIL: nginx rejects docs/deploy/nginx.conf"; exit 1; }
+"$NGINX" -p "$ngx" -c "$ngx/nginx.conf" -e "$ngx/logs/error.log" -g 'daemon off;' &
+pids+=($!)
+BASE=http://127.0.0.1:$NPORT
+for _ in $(seq 1 100); do curl -s -o /dev/null "$BASE/" && break; sleep 0.05; done
+
+fetch() { # fetch URL [curl args] -> STATUS, $tmp/body, $tmp/hdr
+    local url=$1; shift
+    STATUS=$(curl -s -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' "$@" "$url")
+}
+header() { grep -i "^$1:" "$tmp/hdr" | head -1 | cut -d' ' -f2- | tr -d '\r'; }
+
+fetch "$BASE/team/profile"
+[ "$STATUS" = 301 ] && [[ "$(header Location)" == */team/profile/ ]] && ok "/team/profile -> 301 /team/profile/" ||
+    bad "prefix redirect: $STATUS $(header Location)"
+fetch "$BASE/team/profile/"
+[ "$STATUS" = 200 ] && grep -qi '<html' "$tmp/body" && ok "index through nginx" || bad "index: $STATUS"
+fetch "$BASE/data/plugin/profile/runs"
+[ "$STATUS" = 404 ] && ok "nothing served outside the prefix" || bad "outside the prefix: $STATUS"
+
+# ---- both replicas: same answers ---------------------------------------------
+P=team/profile/data/plugin/profile
+runs=$(curl -s "$BASE/$P/runs" | python3 -c 'import json,sys; print("\n".join(json.load(sys.stdin)))')
+n=0; diff=0
+for run in $runs; do
+    enc=$(python3 -c 'import sys,urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$run")
+    for tool in $(curl -s "$BASE/$P/run_tools?run=$enc" | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)))'); do
+        for route in "data?run=$enc&tag=$tool" "hosts?run=$enc&tag=$tool"; do
+            fa=$tmp/a.out; fb=$tmp/b.out
+            ea=$(curl -s -o "$fa" -D - "http://127.0.0.1:$PORT_a/$P/$route" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')
+            eb=$(curl -s -o "$fb" -D - "http://127.0.0.1:$PORT_b/$P/$route" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag"{print $2}')
+            curl -s -o "$tmp/p.out" "$BASE/$P/$route"
+            n=$((n + 1))
+            if ! cmp -s "$fa" "$fb" || ! cmp -s "$fa" "$tmp/p.out" || [ "$ea" != "$eb" ]; then
+                diff=$((diff + 1)); echo "     differs: $run $route"
+            fi
+        done
+    done
+done
+[ "$n" -ge 10 ] && [ "$diff" = 0 ] && ok "replicas and proxy give identical bytes and ETags ($n responses)" ||
+    bad "$diff of $n responses differ between replicas"
+# round robin: both replicas served proxied data requests
+hits() { curl -s "http://127.0.0.1:$1/team/profile/statz" | python3 -c 'import json,sys; c=json.load(sys.stdin)["cache"]; print(c["hits"]+c["misses"])'; }
+ha0=$(hits "$PORT_a"); hb0=$(hits "$PORT_b")
+for _ in $(seq 1 20); do curl -s -o /dev/null "$BASE/$P/data?run=2024_02_01_00_00_00&tag=overview_page"; done
+ha=$(( $(hits "$PORT_a") - ha0 )); hb=$(( $(hits "$PORT_b") - hb0 ))
+[ "$ha" -ge 5 ] && [ "$hb" -ge 5 ] && ok "round robin: replica a $ha, replica b $hb cache lookups of 20 requests" ||
+    bad "round robin: a $ha, b $hb"
+fetch "$BASE/$P/data?run=2024_02_01_00_00_00&tag=overview_page"
+etag=$(header ETag)
+fetch "$BASE/$P/data?run=2024_02_01_00_00_00&tag=overview_page" -H "If-None-Match: $etag"
+[ -n "$etag" ] && [ "$STATUS" = 304 ] && ok "ETag revalidation through nginx: 304 (either replica)" ||
+    bad "revalidation through nginx: $STATUS ($etag)"
+
+# ---- every page in headless chromium ---------------------------------------------
+if [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null ||
+   [ ! -f "$here/browser/node_modules/playwright-core/package.json" ]; then
+    echo "SKIP: browser part (needs /usr/bin/chromium, node and tests/browser/node_modules; run tests/browser.sh once)"
+else
+    if (cd "$here" && XPV_URL="$BASE/team/profile/" timeout 300 node proxy_browser.js); then
+        ok "browser: every page through nginx"
+    else
+        bad "browser: pages through nginx"
+    fi
+fi
+
+# ---- demo mode: two replicas writing the demo into one --cache_dir at once ---------
+launch c --cache_dir "$tmp/democache" --path_prefix /team/profile
+launch d --cache_dir "$tmp/democache" --path_prefix /team/profile
+await c
+await d
+same=1
+for route in runs "data?run=2025_01_01_00_00_02&tag=overview_page" \
+             "data?run=2025_01_01_00_00_01_two_hosts&tag=framework_op_stats&host=ALL_HOSTS"; do
+    curl -s -o "$tmp/c.body" "http://127.0.0.1:$PORT_c/$P/$route"
+    curl -s -o "$tmp/d.body" "http://127.0.0.1:$PORT_d/$P/$route"
+    cmp -s "$tmp/c.body" "$tmp/d.body" && [ -s "$tmp/c.body" ] || same=0
+done
+leftovers=$(find "$tmp/democache" -maxdepth 1 -name 'demo.tmp.*' | wc -l)
+[ "$same" = 1 ] && [ "$leftovers" = 0 ] &&
+    ok "demo replicas on one --cache_dir: identical data, no temporary directory left" ||
+    bad "demo replicas: same=$same, leftovers=$leftovers"
+
+echo
+[ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
+echo "all checks passed"

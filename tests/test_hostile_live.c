@@ -1,0 +1,207 @@
+/*
+ * test_hostile_live.c - live logdirs: runs appearing, growing and
+ * disappearing while the server runs; a half-written profile answers 422
+ * "incomplete ... still being written" and succeeds once complete; cached
+ * conversions and ETags follow the file's size and mtime.
+ *
+ * Through xpv_app_route() (no socket) with a rescan on every request
+ * (scan_interval_ms 0), so nothing here waits on a clock.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "routes.h"
+#include "srv_fixture.h"
+#include "testutil.h"
+
+static char *root;
+static xpv_app *app;
+static xpv_response last;
+
+static const char *const planes[] = {"/host:CPU", "/device:GPU:0", NULL};
+
+static int setup(void **state) {
+    (void)state;
+    root = tu_mkdtemp();
+    char d[4096];
+    snprintf(d, sizeof d, "%s/plugins/profile/first", root);
+    fx_host_file(d, "h.xplane.pb", planes, 3);
+    xpv_app_config cfg = {root, 0, "", 0, 64u << 20, 0};
+    xpv_err err;
+    app = xpv_app_new(&cfg, &err);
+    assert_non_null(app);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    xpv_response_release(&last);
+    xpv_app_free(app);
+    tu_rmrf(root);
+    free(root);
+    return 0;
+}
+
+/* GET `uri` (with If-None-Match `inm`); the response stays in `last`. */
+static int get(const char *uri, const char *inm) {
+    xpv_response_release(&last);
+    xpv_app_route(app, "GET", uri, inm, &last);
+    return last.status;
+}
+
+static int body_has(const char *s) {
+    return last.len && memmem(last.body, last.len, s, strlen(s)) != NULL;
+}
+
+static void path_of(char *out, size_t n, const char *run, const char *file) {
+    snprintf(out, n, "%s/plugins/profile/%s/%s", root, run, file);
+}
+
+static uint64_t decodes(void) {
+    xpv_app_stats st;
+    xpv_app_get_stats(app, &st);
+    return st.decodes;
+}
+
+#define P "/data/plugin/profile/"
+
+static void test_live__runs_appear_grow_disappear(void **state) {
+    (void)state;
+    char d[4096];
+    assert_int_equal(get(P "runs", NULL), 200);
+    assert_false(body_has("second"));
+    /* A run appears. */
+    snprintf(d, sizeof d, "%s/plugins/profile/second", root);
+    fx_host_file(d, "a.xplane.pb", planes, 2);
+    assert_int_equal(get(P "runs", NULL), 200);
+    assert_true(body_has("\"second\""));
+    assert_int_equal(get(P "hosts?run=second", NULL), 200);
+    assert_true(body_has("\"a\"") && !body_has("\"b\""));
+    /* It grows: a second host. */
+    fx_host_file(d, "b.xplane.pb", planes, 2);
+    assert_int_equal(get(P "hosts?run=second", NULL), 200);
+    assert_true(body_has("\"a\"") && body_has("\"b\""));
+    assert_int_equal(get(P "profile_info?run=second&host=b", NULL), 200);
+    /* A nested TensorBoard run appears too. */
+    snprintf(d, sizeof d, "%s/train/plugins/profile/third", root);
+    fx_host_file(d, "c.xplane.pb", planes, 1);
+    assert_int_equal(get(P "runs", NULL), 200);
+    assert_true(body_has("\"train/third\""));
+    /* It disappears. */
+    snprintf(d, sizeof d, "%s/plugins/profile/second", root);
+    tu_rmrf(d);
+    assert_int_equal(get(P "runs", NULL), 200);
+    assert_false(body_has("\"second\""));
+    assert_int_equal(get(P "profile_info?run=second&host=a", NULL), 404);
+    assert_true(body_has("unknown run"));
+    /* One host file vanishes from a live run. */
+    char f[4096];
+    snprintf(d, sizeof d, "%s/train", root);
+    tu_rmrf(d);
+    path_of(f, sizeof f, "first", "h.xplane.pb");
+    assert_int_equal(get(P "profile_info?run=first&host=h", NULL), 200);
+}
+
+static void test_live__half_written(void **state) {
+    (void)state;
+    char d[4096], f[4096];
+    xpv_buf b;
+    xpv_buf_init(&b);
+    fx_xspace(&b, planes, 200, "writer-host");
+    snprintf(d, sizeof d, "%s/plugins/profile/writing", root);
+    fx_mkdirs(d);
+    path_of(f, sizeof f, "writing", "w.xplane.pb");
+    /* The profiler has written 60% so far. */
+    fx_write(f, b.data, b.len * 6 / 10);
+    assert_int_equal(get(P "profile_info?run=writing&host=w", NULL), 422);
+    assert_true(body_has("incomplete"));
+    assert_true(body_has("still being written"));
+    assert_true(body_has("\"file\":\"plugins/profile/writing/w.xplane.pb\""));
+    /* Asked again without a change: the remembered answer, no new read. */
+    uint64_t n0 = decodes();
+    assert_int_equal(get(P "profile_info?run=writing&host=w", NULL), 422);
+    assert_int_equal(decodes(), n0);
+    /* More bytes arrive, still short. */
+    fx_write(f, b.data, b.len * 9 / 10);
+    assert_int_equal(get(P "profile_info?run=writing&host=w", NULL), 422);
+    assert_true(body_has("incomplete"));
+    assert_int_equal(decodes(), n0 + 1);
+    /* Complete. */
+    fx_write(f, b.data, b.len);
+    assert_int_equal(get(P "profile_info?run=writing&host=w", NULL), 200);
+    assert_true(body_has("writer-host"));
+    /* The same for a gzip'ed profile still being written. */
+    size_t gl;
+    unsigned char *gz = fx_gzip(b.data, b.len, &gl);
+    path_of(f, sizeof f, "writing", "z.xplane.pb.gz");
+    fx_write(f, gz, gl / 2);
+    assert_int_equal(get(P "profile_info?run=writing&host=z", NULL), 422);
+    assert_true(body_has("incomplete"));
+    fx_write(f, gz, gl);
+    assert_int_equal(get(P "profile_info?run=writing&host=z", NULL), 200);
+    free(gz);
+    xpv_buf_free(&b);
+}
+
+static void set_mtime(const char *f, time_t t) {
+    struct timespec ts[2] = {{t, 0}, {t, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, f, ts, 0), 0);
+}
+
+static void test_live__invalidation(void **state) {
+    (void)state;
+    char d[4096], f[4096], etag[64];
+    xpv_buf b;
+    xpv_buf_init(&b);
+    snprintf(d, sizeof d, "%s/plugins/profile/changing", root);
+    fx_mkdirs(d);
+    path_of(f, sizeof f, "changing", "x.xplane.pb");
+    fx_xspace(&b, planes, 10, "host-AAAA");
+    fx_write(f, b.data, b.len);
+    set_mtime(f, 1000000000);
+    assert_int_equal(get(P "profile_info?run=changing&host=x", NULL), 200);
+    assert_true(body_has("host-AAAA"));
+    assert_non_null(last.etag);
+    assert_string_equal(last.last_modified, "Sun, 09 Sep 2001 01:46:40 GMT");
+    snprintf(etag, sizeof etag, "%s", last.etag);
+    uint64_t n0 = decodes();
+    /* Unchanged: cached (no decode) and 304 on revalidation. */
+    assert_int_equal(get(P "profile_info?run=changing&host=x", NULL), 200);
+    assert_int_equal(get(P "profile_info?run=changing&host=x", etag), 304);
+    assert_int_equal(last.len, 0);
+    assert_int_equal(decodes(), n0);
+    /* Same size, new bytes, new mtime: a new decode, new ETag. */
+    xpv_buf_reset(&b);
+    fx_xspace(&b, planes, 10, "host-BBBB");
+    fx_write(f, b.data, b.len);
+    set_mtime(f, 1000000100);
+    assert_int_equal(get(P "profile_info?run=changing&host=x", etag), 200);
+    assert_true(body_has("host-BBBB"));
+    assert_string_not_equal(last.etag, etag);
+    assert_int_equal(decodes(), n0 + 1);
+    /* Size changes with the mtime put back: still noticed. */
+    snprintf(etag, sizeof etag, "%s", last.etag);
+    xpv_buf_reset(&b);
+    fx_xspace(&b, planes, 12, "host-CCCCCC");
+    fx_write(f, b.data, b.len);
+    set_mtime(f, 1000000100);
+    assert_int_equal(get(P "profile_info?run=changing&host=x", etag), 200);
+    assert_true(body_has("host-CCCCCC"));
+    assert_int_equal(decodes(), n0 + 2);
+    /* The tool list is computed from the changed file too. */
+    assert_int_equal(get(P "run_tools?run=changing", NULL), 200);
+    xpv_buf_free(&b);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_live__runs_appear_grow_disappear),
+        cmocka_unit_test(test_live__half_written),
+        cmocka_unit_test(test_live__invalidation),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
