@@ -65,6 +65,7 @@ typedef struct mp_row {
 /* Everything XProf keeps per allocator. */
 typedef struct mp_alloc {
     char *id;                /* memory id, malloc'ed */
+    size_t idlen;            /* strlen(id) */
     mp_snap *snaps;
     size_t n, cap;
     /* MemoryProfileSummary */
@@ -85,6 +86,7 @@ typedef struct mp_alloc {
 typedef struct mp_profile {
     mp_alloc *a;
     size_t n, cap;
+    size_t last;             /* allocator of the previous event */
 } mp_profile;
 
 /* ==== TF DataType names (tensorflow/core/framework/types.proto) ========= */
@@ -143,8 +145,13 @@ static xpv_str mp_strval(const xpv_stat *s) {
 
 /* Allocator with this id, created when new. */
 static mp_alloc *mp_allocator(mp_profile *mp, const char *id, size_t len) {
+    mp_alloc *l = mp->last < mp->n ? &mp->a[mp->last] : NULL;
+    if (l && l->idlen == len && !memcmp(l->id, id, len)) return l;
     for (size_t i = 0; i < mp->n; i++)
-        if (strlen(mp->a[i].id) == len && !memcmp(mp->a[i].id, id, len)) return &mp->a[i];
+        if (mp->a[i].idlen == len && !memcmp(mp->a[i].id, id, len)) {
+            mp->last = i;
+            return &mp->a[i];
+        }
     if (mp->n == mp->cap) {
         mp->cap = mp->cap ? mp->cap * 2 : 4;
         mp->a = xpv_xrealloc(mp->a, mp->cap * sizeof *mp->a);
@@ -154,6 +161,8 @@ static mp_alloc *mp_allocator(mp_profile *mp, const char *id, size_t len) {
     a->id = xpv_xmalloc(len + 1);
     memcpy(a->id, id, len);
     a->id[len] = '\0';
+    a->idlen = strlen(a->id);
+    mp->last = mp->n - 1;
     return a;
 }
 
@@ -196,66 +205,82 @@ static uint8_t *mp_event_types(const xpv_plane *pl) {
     return types;
 }
 
+/* Apply stat `st`, the memory stat number `k` (ST_*), to `s` / idbuf. */
+static void mp_apply(const xpv_stat *st, int k, mp_snap *s, char *idbuf, size_t idcap,
+                     size_t *idlen) {
+    switch (k) {
+    case ST_INDEX_ON_HOST:
+    case ST_DEVICE_ORDINAL: {
+        int n = snprintf(idbuf, idcap, "%lld", (long long)mp_int(st));
+        *idlen = n < 0 ? 0 : (size_t)n < idcap ? (size_t)n : idcap - 1;
+        break;
+    }
+    case ST_ALLOCATOR_NAME: {
+        xpv_str v = mp_strval(st);
+        size_t n = v.len < idcap - 1 ? v.len : idcap - 1;
+        memcpy(idbuf, v.ptr, n);
+        *idlen = n;
+        break;
+    }
+    case ST_BYTES_RESERVED: s->stack = mp_int(st); break;
+    case ST_BYTES_ALLOCATED: s->heap = mp_int(st); break;
+    case ST_BYTES_AVAILABLE: s->free_bytes = mp_int(st); break;
+    case ST_FRAGMENTATION: s->frag = st->kind == XPV_STAT_DOUBLE ? st->v.d : 0; break;
+    case ST_PEAK_BYTES: s->peak_in_use = mp_int(st); break;
+    case ST_REQUESTED: s->requested = mp_int(st); break;
+    case ST_ALLOCATION_BYTES: s->allocated = mp_int(st); break;
+    case ST_ADDR: s->address = (uint64_t)mp_int(st); break;
+    case ST_TF_OP: s->op = mp_strval(st); break;
+    case ST_GROUP_ID: s->step = mp_int(st); break;
+    case ST_REGION_TYPE: s->region = mp_strval(st); break;
+    case ST_DATA_TYPE:
+        s->dtype = mp_int(st);
+        s->has_dtype = 1;
+        break;
+    case ST_SHAPE: s->shape = mp_strval(st); break;
+    default: break;
+    }
+}
+
+static void mp_apply_any(const xpv_stat *st, const int32_t *sid, mp_snap *s, char *idbuf,
+                         size_t idcap, size_t *idlen) {
+    if (st->meta < 0) return;
+    int k;
+    for (k = 0; k < ST_COUNT; k++)
+        if (sid[k] == st->meta) break;
+    mp_apply(st, k, s, idbuf, idcap, idlen);
+}
+
+#define MP_ID_STATS \
+    ((1u << ST_INDEX_ON_HOST) | (1u << ST_DEVICE_ORDINAL) | (1u << ST_ALLOCATOR_NAME))
+
 /* Read one memory event's stats into `s` and its memory id into idbuf.
- * Later stats win, as in XProf's ForEachStat switch. */
+ * Later stats win, as in XProf's ForEachStat switch: the event's own
+ * stats in order, then its metadata's.  One pass finds them all; the
+ * order only matters when a stat repeats or two of the stats naming the
+ * memory id are present, and then every stat is applied in order. */
 static void mp_read_event(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
                           const int32_t *sid, mp_snap *s, char *idbuf, size_t idcap,
                           size_t *idlen) {
-    xpv_stat_iter it;
-    xpv_stat st;
+    xpv_stat found[ST_COUNT];
+    uint32_t multi = 0;
     *idlen = 0;
-    xpv_stat_iter_init(&it, pl, ln, e);
-    for (int pass = 0; pass < 2; pass++) {
-        /* pass 0: the event's own stats; pass 1: its metadata's stats. */
-        const xpv_event_meta *m = xpv_event_metadata(pl, e);
-        uint32_t mi = 0;
-        for (;;) {
-            if (pass == 0) {
-                if (!xpv_stat_next(&it, &st)) break;
-            } else {
-                if (mi >= m->nstats) break;
-                st = m->stats[mi++];
-            }
-            if (st.meta < 0) continue;
-            int k;
-            for (k = 0; k < ST_COUNT; k++)
-                if (sid[k] == st.meta) break;
-            switch (k) {
-            case ST_INDEX_ON_HOST:
-            case ST_DEVICE_ORDINAL: {
-                int n = snprintf(idbuf, idcap, "%lld", (long long)mp_int(&st));
-                *idlen = n < 0 ? 0 : (size_t)n < idcap ? (size_t)n : idcap - 1;
-                break;
-            }
-            case ST_ALLOCATOR_NAME: {
-                xpv_str v = mp_strval(&st);
-                size_t n = v.len < idcap - 1 ? v.len : idcap - 1;
-                memcpy(idbuf, v.ptr, n);
-                *idlen = n;
-                break;
-            }
-            case ST_BYTES_RESERVED: s->stack = mp_int(&st); break;
-            case ST_BYTES_ALLOCATED: s->heap = mp_int(&st); break;
-            case ST_BYTES_AVAILABLE: s->free_bytes = mp_int(&st); break;
-            case ST_FRAGMENTATION:
-                s->frag = st.kind == XPV_STAT_DOUBLE ? st.v.d : 0;
-                break;
-            case ST_PEAK_BYTES: s->peak_in_use = mp_int(&st); break;
-            case ST_REQUESTED: s->requested = mp_int(&st); break;
-            case ST_ALLOCATION_BYTES: s->allocated = mp_int(&st); break;
-            case ST_ADDR: s->address = (uint64_t)mp_int(&st); break;
-            case ST_TF_OP: s->op = mp_strval(&st); break;
-            case ST_GROUP_ID: s->step = mp_int(&st); break;
-            case ST_REGION_TYPE: s->region = mp_strval(&st); break;
-            case ST_DATA_TYPE:
-                s->dtype = mp_int(&st);
-                s->has_dtype = 1;
-                break;
-            case ST_SHAPE: s->shape = mp_strval(&st); break;
-            default: break;
-            }
+    uint32_t got = xpv_event_stats(pl, ln, e, sid, ST_COUNT, found, &multi);
+    uint32_t ids = got & MP_ID_STATS;
+    if (!multi && !(ids & (ids - 1))) {
+        for (uint32_t v = got; v; v &= v - 1) {
+            int k = __builtin_ctz(v);
+            mp_apply(&found[k], k, s, idbuf, idcap, idlen);
         }
+    } else {
+        xpv_stat_iter it;
+        xpv_stat st;
+        xpv_stat_iter_init(&it, pl, ln, e);
+        while (xpv_stat_next(&it, &st)) mp_apply_any(&st, sid, s, idbuf, idcap, idlen);
     }
+    const xpv_event_meta *m = xpv_event_metadata(pl, e);
+    for (uint32_t mi = 0; mi < m->nstats; mi++)
+        mp_apply_any(&m->stats[mi], sid, s, idbuf, idcap, idlen);
 }
 
 /* Collect every memory event of `pl` into per-allocator snapshot lists. */
@@ -295,12 +320,6 @@ static void mp_collect(const xpv_profile *p, const xpv_plane *pl, mp_profile *mp
 }
 
 /* ==== Post-processing (XProf ProcessMemoryProfileProto) ================== */
-
-static int mp_cmp_time(const void *x, const void *y) {
-    const mp_snap *a = x, *b = y;
-    if (a->time_ps != b->time_ps) return a->time_ps < b->time_ps ? -1 : 1;
-    return a->order < b->order ? -1 : a->order > b->order;
-}
 
 /* Snapshots without a step id get the last valid one + 1 (0 at start). */
 static void mp_update_step_ids(mp_alloc *a) {
@@ -521,8 +540,52 @@ static void mp_active_allocations(mp_alloc *a, int64_t peak_step) {
     free(rows);
 }
 
+typedef struct mp_key_idx {
+    int64_t time_ps;
+    size_t idx;                /* position in file order */
+} mp_key_idx;
+
+static int mp_cmp_key_idx(const void *x, const void *y) {
+    const mp_key_idx *a = x, *b = y;
+    if (a->time_ps != b->time_ps) return a->time_ps < b->time_ps ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* Stable sort by time (snapshots are in file order).  Usually one line
+ * holds an allocator's events, already in time order; otherwise sort
+ * (time, position) pairs and permute the big records once. */
+static void mp_sort_by_time(mp_alloc *a) {
+    size_t n = a->n, i;
+    for (i = 1; i < n; i++)
+        if (a->snaps[i].time_ps < a->snaps[i - 1].time_ps) break;
+    if (i >= n) return;
+    mp_key_idx *k = xpv_xmalloc(n * sizeof *k);
+    for (i = 0; i < n; i++) {
+        k[i].time_ps = a->snaps[i].time_ps;
+        k[i].idx = i;
+    }
+    qsort(k, n, sizeof *k, mp_cmp_key_idx);
+    /* Permute in place along cycles: slot i receives snaps[k[i].idx]. */
+    for (i = 0; i < n; i++) {
+        if (k[i].idx == i || k[i].idx == SIZE_MAX) continue;
+        mp_snap tmp = a->snaps[i];
+        size_t j = i;
+        for (;;) {
+            size_t from = k[j].idx;
+            k[j].idx = SIZE_MAX;
+            if (from == i) {
+                a->snaps[j] = tmp;
+                break;
+            }
+            a->snaps[j] = a->snaps[from];
+            j = from;
+        }
+    }
+    free(k);
+}
+
 static void mp_process(mp_alloc *a) {
-    qsort(a->snaps, a->n, sizeof *a->snaps, mp_cmp_time);
+    mp_sort_by_time(a);
     mp_update_step_ids(a);
     mp_update_deallocations(a);
     mp_sample_timeline(a);

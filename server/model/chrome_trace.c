@@ -1006,8 +1006,11 @@ static int parse_event(ct *c) {
             size_t koff = c->text.len;
             if (jstring(j, &c->text, 0)) return -1;
             size_t kn = c->text.len - koff;
-            if (kn < sizeof key) memcpy(key, c->text.data + koff, kn);
-            else kn = 0;
+            if (kn < sizeof key) {
+                if (kn) memcpy(key, c->text.data + koff, kn);
+            } else {
+                kn = 0;
+            }
             key[kn] = 0;
             c->text.len = koff;
             if (jexpect(j, ':', "expected ':' in event")) return -1;
@@ -1157,7 +1160,7 @@ static int parse_top(ct *c) {
         if (jstring(j, &c->text, 0)) return -1;
         char key[32];
         size_t kn = c->text.len < sizeof key ? c->text.len : 0;
-        memcpy(key, c->text.data, kn);
+        if (kn) memcpy(key, c->text.data, kn); /* data is NULL for "" */
         key[kn] = 0;
         if (jexpect(j, ':', "expected ':'")) return -1;
         int rc;
@@ -1171,7 +1174,7 @@ static int parse_top(ct *c) {
             rc = jstring(j, &c->text, 0);
             size_t n = c->text.len < sizeof c->sum.display_time_unit - 1
                            ? c->text.len : sizeof c->sum.display_time_unit - 1;
-            memcpy(c->sum.display_time_unit, c->text.data, n);
+            if (n) memcpy(c->sum.display_time_unit, c->text.data, n);
             c->sum.display_time_unit[n] = 0;
         } else {
             rc = jskip(j, NULL);

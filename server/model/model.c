@@ -235,6 +235,23 @@ uint32_t xpv_event_stats(const xpv_plane *pl, const xpv_line *ln, const xpv_even
         }
     if (multi) *multi = 0;
     if (!valid || e->wire == XPV_NO_STATS) return 0;
+    /* Keys below 64 (metadata ids are small) are found by table; the
+     * others, or all of them when two ids share a key, by comparison. */
+    uint8_t small[64];
+    uint32_t big = 0;
+    memset(small, 0xff, sizeof small);
+    for (uint32_t v = valid; v; v &= v - 1) {
+        uint32_t i = (uint32_t)__builtin_ctz(v);
+        if ((uint64_t)want[i] >= 64) {
+            big |= 1u << i;
+        } else if (small[want[i]] != 0xff) {
+            big = valid;
+            memset(small, 0xff, sizeof small);
+            break;
+        } else {
+            small[want[i]] = (uint8_t)i;
+        }
+    }
     xpv_stat_iter it;
     xpv_stat_iter_init(&it, pl, ln, e);
     while (it.p && it.p < it.end) {
@@ -247,9 +264,14 @@ uint32_t xpv_event_stats(const xpv_plane *pl, const xpv_line *ln, const xpv_even
         }
         if (!wire_len(&it.p, it.end, &s, &len)) break;
         int64_t mid = stat_meta_id(s, s + len);
-        for (uint32_t v = valid; v; v &= v - 1) {
+        uint32_t hit = 0;
+        if ((uint64_t)mid < 64 && small[mid] != 0xff) hit = 1u << small[mid];
+        for (uint32_t v = big; v; v &= v - 1) {
             uint32_t i = (uint32_t)__builtin_ctz(v);
-            if (want[i] != mid) continue;
+            if (want[i] == mid) hit |= 1u << i;
+        }
+        for (; hit; hit &= hit - 1) {
+            uint32_t i = (uint32_t)__builtin_ctz(hit);
             more |= found & (1u << i);
             found |= 1u << i;
             at[i] = s;
@@ -260,7 +282,8 @@ uint32_t xpv_event_stats(const xpv_plane *pl, const xpv_line *ln, const xpv_even
         uint32_t i = (uint32_t)__builtin_ctz(v);
         int64_t mid;
         stat_value(at[i], at_end[i], &out[i], &mid);
-        stat_resolve(pl, mid, &out[i]);
+        if (out[i].is_ref) stat_resolve(pl, mid, &out[i]);
+        out[i].meta = ids[i]; /* the index of the key that matched */
     }
     if (multi) *multi = more;
     return found;

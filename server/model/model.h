@@ -193,11 +193,12 @@ int xpv_stat_next(xpv_stat_iter *it, xpv_stat *out);
 int xpv_event_stat(const xpv_plane *pl, const xpv_line *ln,
                    const xpv_event *e, int32_t stat_id, xpv_stat *out);
 /* Several stats in one pass: `ids` holds `n` <= 32 dense stat indices
- * (negative ones never match).  Fills out[i] for each ids[i] present, the
- * last occurrence winning as in xpv_event_stat, and returns the mask of
- * the ids found (bit i for ids[i]).  `multi` (may be NULL) gets the mask
- * of ids that occur more than once, for callers that must see every
- * occurrence (they can iterate with xpv_stat_next then). */
+ * from xpv_stat_id (negative ones never match).  Fills out[i] for each
+ * ids[i] present, the last occurrence winning as in xpv_event_stat
+ * (out[i].meta is ids[i]), and returns the mask of the ids found (bit i
+ * for ids[i]).  Only the matching stats are decoded.  `multi` (may be
+ * NULL) gets the mask of ids that occur more than once, for callers that
+ * must see every occurrence (they can iterate with xpv_stat_next then). */
 uint32_t xpv_event_stats(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
                          const int32_t *ids, uint32_t n, xpv_stat *out, uint32_t *multi);
 /* Same, looking at the event's own stats first, then its metadata stats. */

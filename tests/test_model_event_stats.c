@@ -1,0 +1,79 @@
+/*
+ * test_model_event_stats.c - xpv_event_stats: several event stats found in
+ * one pass agree with xpv_event_stat (last occurrence wins, refs resolved)
+ * and report the stats given more than once.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#include "model.h"
+#include "tool_xspace.h"
+
+static void test_pick_matches_single_lookups(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:GPU:0");
+    int ln = tx_line(s, pl, 7, "Stream #7", 0);
+    tx_event_t *e = tx_event(s, pl, ln, "k0", 0, 10);
+    tx_ev_int(s, pl, e, "correlation_id", 1);
+    tx_ev_ref(s, pl, e, "shape", "(half[2,3])");
+    tx_ev_str(s, pl, e, "tf_op", "a/b:MatMul");
+    tx_ev_int(s, pl, e, "correlation_id", 7); /* given twice: 7 wins */
+    e = tx_event(s, pl, ln, "k1", 20, 10);
+    tx_ev_str(s, pl, e, "tf_op", "c:Relu");
+    tx_event(s, pl, ln, "k2", 40, 10); /* no stats */
+    tx_stat_meta(s, pl, "group_id");   /* defined, on no event */
+    xpv_profile *p = tx_decode(s);
+    assert_non_null(p);
+    const xpv_plane *P = &p->planes[0];
+    const xpv_line *L = &P->lines[0];
+    int32_t ids[5] = {xpv_stat_id(P, "correlation_id"), xpv_stat_id(P, "shape"), -1,
+                      xpv_stat_id(P, "tf_op"), xpv_stat_id(P, "group_id")};
+    assert_true(ids[0] >= 0 && ids[1] >= 0 && ids[3] >= 0 && ids[4] >= 0);
+    xpv_stat out[5];
+    uint32_t multi = 99;
+
+    uint32_t got = xpv_event_stats(P, L, &L->events[0], ids, 5, out, &multi);
+    assert_int_equal(got, 1u | 2u | 8u);
+    assert_int_equal(multi, 1u);
+    int64_t v = 0;
+    assert_true(xpv_stat_as_int(&out[0], &v));
+    assert_true(v == 7);
+    assert_int_equal(out[1].kind, XPV_STAT_STR);
+    assert_int_equal(out[1].is_ref, 1);
+    assert_true(xpv_str_eq(out[1].v.s, "(half[2,3])"));
+    assert_true(xpv_str_eq(out[3].v.s, "a/b:MatMul"));
+    /* The same answers as one lookup per stat. */
+    for (int i = 0; i < 5; i++) {
+        xpv_stat one;
+        int has = xpv_event_stat(P, L, &L->events[0], ids[i], &one);
+        assert_int_equal(has, (got >> i) & 1);
+        if (has) {
+            assert_int_equal(one.meta, out[i].meta);
+            assert_int_equal(one.kind, out[i].kind);
+            assert_memory_equal(&one.v, &out[i].v, sizeof one.v);
+        }
+    }
+
+    got = xpv_event_stats(P, L, &L->events[1], ids, 5, out, &multi);
+    assert_int_equal(got, 8u);
+    assert_int_equal(multi, 0u);
+    assert_true(xpv_str_eq(out[3].v.s, "c:Relu"));
+
+    got = xpv_event_stats(P, L, &L->events[2], ids, 5, out, &multi);
+    assert_int_equal(got, 0u);
+    assert_int_equal(multi, 0u);
+    /* No valid id: nothing found, and `multi` may be NULL. */
+    int32_t none[2] = {-1, -5};
+    assert_int_equal(xpv_event_stats(P, L, &L->events[0], none, 2, out, NULL), 0u);
+    xpv_profile_free(p);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pick_matches_single_lookups),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
