@@ -581,6 +581,15 @@ static void test_real_pytorch_op_metrics(void **state) {
     assert_string_equal(top->name, "aten::cudnn_convolution_backward_weight");
     assert_int_equal((top->self_time_ps + 500000) / 1000000, 149670);
     assert_true(m->nkernels >= 60);
+    /* Host side: cpu_op ("Operator" in 2021 Kineto) events are ops with
+     * their name as type, self time = time - direct children. */
+    const xpv_op_metric *add = NULL;
+    for (size_t i = 0; i < m->host.n; i++)
+        if (!strcmp(m->host.ops[i].name, "aten::add_")) add = &m->host.ops[i];
+    assert_non_null(add);
+    assert_string_equal(add->category, "aten::add_");
+    assert_true(add->occurrences > 1000);
+    assert_true(add->self_time_ps > 0 && add->self_time_ps <= add->time_ps);
     xpv_op_metrics_free(m);
     xpv_profile_free(p);
 }

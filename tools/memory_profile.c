@@ -330,17 +330,19 @@ static void mp_update_step_ids(mp_alloc *a) {
     }
 }
 
-/* Open-addressing map uint64 address -> int64 value (-1 = erased). */
+/* Open-addressing map uint64 address -> int64 value (-1 = erased).  It
+ * grows with the addresses seen (far fewer than the snapshots: allocators
+ * reuse addresses), so it stays small enough for the caches. */
 typedef struct mp_map {
     uint64_t *keys;
     int64_t *vals;
     uint8_t *used;
-    size_t cap;
+    size_t cap, n;
 } mp_map;
 
-static void mp_map_init(mp_map *m, size_t n) {
-    m->cap = 16;
-    while (m->cap < n * 2) m->cap <<= 1;
+static void mp_map_init(mp_map *m, size_t cap) {
+    m->cap = cap;
+    m->n = 0;
     m->keys = xpv_xmalloc(m->cap * sizeof *m->keys);
     m->vals = xpv_xmalloc(m->cap * sizeof *m->vals);
     m->used = xpv_xcalloc(m->cap, 1);
@@ -352,8 +354,8 @@ static void mp_map_free(mp_map *m) {
     free(m->used);
 }
 
-/* Slot of `k` (existing or where it would go).  The map is sized for every
- * snapshot up front, so it never fills. */
+/* Slot of `k` (existing or where it would go).  The map is at most half
+ * full, so an empty slot is always found. */
 static size_t mp_map_slot(const mp_map *m, uint64_t k) {
     uint64_t h = k * 0x9e3779b97f4a7c15ull;
     size_t i = (size_t)(h >> 17) & (m->cap - 1);
@@ -368,8 +370,25 @@ static int64_t mp_map_get(const mp_map *m, uint64_t k) {
 
 static void mp_map_put(mp_map *m, uint64_t k, int64_t v) {
     size_t i = mp_map_slot(m, k);
-    m->used[i] = 1;
-    m->keys[i] = k;
+    if (!m->used[i]) {
+        if (2 * (m->n + 1) > m->cap) {
+            mp_map old = *m;
+            mp_map_init(m, old.cap * 2);
+            for (size_t j = 0; j < old.cap; j++)
+                if (old.used[j]) {
+                    size_t s = mp_map_slot(m, old.keys[j]);
+                    m->used[s] = 1;
+                    m->keys[s] = old.keys[j];
+                    m->vals[s] = old.vals[j];
+                    m->n++;
+                }
+            mp_map_free(&old);
+            i = mp_map_slot(m, k);
+        }
+        m->used[i] = 1;
+        m->keys[i] = k;
+        m->n++;
+    }
     m->vals[i] = v;
 }
 
@@ -377,7 +396,7 @@ static void mp_map_put(mp_map *m, uint64_t k, int64_t v) {
  * address (first allocation wins until it is freed). */
 static void mp_update_deallocations(mp_alloc *a) {
     mp_map m;
-    mp_map_init(&m, a->n);
+    mp_map_init(&m, 1024);
     for (size_t i = 0; i < a->n; i++) {
         mp_snap *s = &a->snaps[i];
         int64_t j = mp_map_get(&m, s->address);
@@ -449,7 +468,8 @@ static int mp_cmp_meta(const mp_snap *x, const mp_snap *y) {
     if (x->requested != y->requested) return x->requested > y->requested ? -1 : 1;
     if ((c = mp_cmp_str(x->op, y->op))) return c;
     if ((c = mp_cmp_str(x->region, y->region))) return c;
-    if ((c = strcmp(mp_dtype_str(x, bx, sizeof bx), mp_dtype_str(y, by, sizeof by))))
+    if ((x->has_dtype != y->has_dtype || x->dtype != y->dtype) &&
+        (c = strcmp(mp_dtype_str(x, bx, sizeof bx), mp_dtype_str(y, by, sizeof by))))
         return c;
     return mp_cmp_str(x->shape, y->shape);
 }
@@ -485,7 +505,7 @@ static void mp_add_special(mp_alloc *a, mp_row *rows, size_t *nrows, int64_t byt
 static void mp_active_allocations(mp_alloc *a, int64_t peak_step) {
     int64_t unmapped = a->peak.heap, unmapped_dealloc = 0;
     mp_map m;
-    mp_map_init(&m, a->n);
+    mp_map_init(&m, 1024);
     size_t nlive = 0;
     for (size_t i = 0; i < a->n; i++) {
         const mp_snap *s = &a->snaps[i];

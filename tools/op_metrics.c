@@ -727,6 +727,11 @@ static void host_plane(host_acc *h, const xpv_plane *pl) {
     memo_clear(&h->tfop); /* keys are pointers into this plane's strings */
     int32_t sid_eager = xpv_stat_id(pl, "is_eager");
     int32_t sid_tf_op = xpv_stat_id(pl, "tf_op");
+    /* PyTorch traces (converted by chrome_trace.c) mark operators with the
+     * stat cat="cpu_op" ("Operator" in 2021 Kineto): such an event is an op whose type is its name
+     * (aten::conv2d).  XPlane profiles have no "cat" stat, so this costs
+     * them nothing. */
+    int32_t sid_cat = xpv_stat_id(pl, "cat");
 
     for (uint32_t l = 0; l < pl->nlines; l++) {
         const xpv_line *ln = &pl->lines[l];
@@ -739,6 +744,15 @@ static void host_plane(host_acc *h, const xpv_plane *pl) {
             if (mi < nm && !meta_seen[mi]) {
                 meta_ops[mi] = xpv_parse_tf_op(pl->event_meta[mi].name);
                 meta_seen[mi] = 1;
+                xpv_stat cs;
+                if (sid_cat >= 0 && meta_ops[mi].category == XPV_OP_UNKNOWN &&
+                    xpv_event_stat(pl, ln, ev, sid_cat, &cs) && cs.kind == XPV_STAT_STR &&
+                    (xpv_str_eq(cs.v.s, "cpu_op") || xpv_str_eq(cs.v.s, "Operator")) &&
+                    pl->event_meta[mi].name.len) {
+                    meta_ops[mi].category = XPV_OP_PYTORCH;
+                    meta_ops[mi].name = pl->event_meta[mi].name;
+                    meta_ops[mi].type = pl->event_meta[mi].name;
+                }
             }
             int by_name = mi < nm && meta_ops[mi].category != XPV_OP_UNKNOWN;
             int64_t is_eager = 0;

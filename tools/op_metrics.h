@@ -121,6 +121,7 @@ enum xpv_op_category {
     XPV_OP_JAX,
     XPV_OP_TFDATA,
     XPV_OP_MEMCPY,
+    XPV_OP_PYTORCH,          /* a PyTorch cpu_op (from a Chrome trace) */
 };
 typedef struct xpv_tf_op {
     int category;            /* enum xpv_op_category */
