@@ -50,6 +50,8 @@ def cleanup(*_):
             p.kill()
             p.wait()
 signal.signal(signal.SIGTERM, lambda *a: (cleanup(), sys.exit(1)))
+import atexit
+atexit.register(cleanup)   # also when a check raises
 
 def start(*args):
     out = open(os.path.join(TMP, "srv%d.out" % len(procs)), "w+")

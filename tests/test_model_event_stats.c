@@ -1,7 +1,7 @@
 /*
- * test_model_event_stats.c - xpv_event_stats: several event stats found in
- * one pass agree with xpv_event_stat (last occurrence wins, refs resolved)
- * and report the stats given more than once.
+ * test_model_event_stats.c - xpv_event_stats / xpv_event_stats_in: several
+ * event stats found in one pass agree with xpv_event_stat (last occurrence
+ * wins, refs resolved) and report the stats given more than once.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +65,24 @@ static void test_pick_matches_single_lookups(void **state) {
     got = xpv_event_stats(P, L, &L->events[2], ids, 5, out, &multi);
     assert_int_equal(got, 0u);
     assert_int_equal(multi, 0u);
+    /* The prepared set gives the same answers. */
+    xpv_stat_set set;
+    xpv_stat_set_init(&set, P, ids, 5);
+    xpv_stat out2[5];
+    got = xpv_event_stats_in(P, L, &L->events[0], &set, out2, &multi);
+    assert_int_equal(got, 1u | 2u | 8u);
+    assert_int_equal(multi, 1u);
+    assert_true(xpv_stat_as_int(&out2[0], &v));
+    assert_true(v == 7);
+    assert_true(xpv_str_eq(out2[3].v.s, "a/b:MatMul"));
+    /* The same id twice: both slots filled. */
+    int32_t twice[2] = {ids[0], ids[0]};
+    got = xpv_event_stats(P, L, &L->events[0], twice, 2, out2, &multi);
+    assert_int_equal(got, 3u);
+    assert_int_equal(multi, 3u);
+    int64_t v2 = 0;
+    assert_true(xpv_stat_as_int(&out2[0], &v) && xpv_stat_as_int(&out2[1], &v2));
+    assert_true(v == 7 && v2 == 7);
     /* No valid id: nothing found, and `multi` may be NULL. */
     int32_t none[2] = {-1, -5};
     assert_int_equal(xpv_event_stats(P, L, &L->events[0], none, 2, out, NULL), 0u);

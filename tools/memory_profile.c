@@ -260,12 +260,12 @@ static void mp_apply_any(const xpv_stat *st, const int32_t *sid, mp_snap *s, cha
  * order only matters when a stat repeats or two of the stats naming the
  * memory id are present, and then every stat is applied in order. */
 static void mp_read_event(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
-                          const int32_t *sid, mp_snap *s, char *idbuf, size_t idcap,
-                          size_t *idlen) {
+                          const int32_t *sid, const xpv_stat_set *set, mp_snap *s,
+                          char *idbuf, size_t idcap, size_t *idlen) {
     xpv_stat found[ST_COUNT];
     uint32_t multi = 0;
     *idlen = 0;
-    uint32_t got = xpv_event_stats(pl, ln, e, sid, ST_COUNT, found, &multi);
+    uint32_t got = xpv_event_stats_in(pl, ln, e, set, found, &multi);
     uint32_t ids = got & MP_ID_STATS;
     if (!multi && !(ids & (ids - 1))) {
         for (uint32_t v = got; v; v &= v - 1) {
@@ -289,6 +289,8 @@ static void mp_collect(const xpv_profile *p, const xpv_plane *pl, mp_profile *mp
     if (!types) return;
     int32_t sid[ST_COUNT];
     for (int k = 0; k < ST_COUNT; k++) sid[k] = xpv_stat_id(pl, mp_stat_names[k]);
+    xpv_stat_set set;
+    xpv_stat_set_init(&set, pl, sid, ST_COUNT);
     uint32_t order = 0;
     char idbuf[512];
     for (uint32_t li = 0; li < pl->nlines; li++) {
@@ -306,7 +308,7 @@ static void mp_collect(const xpv_profile *p, const xpv_plane *pl, mp_profile *mp
             s.time_ps = e->start_ps - base;
             s.order = order++;
             size_t idlen = 0;
-            mp_read_event(pl, ln, e, sid, &s, idbuf, sizeof idbuf, &idlen);
+            mp_read_event(pl, ln, e, sid, &set, &s, idbuf, sizeof idbuf, &idlen);
             mp_alloc *a = mp_allocator(mp, idbuf, idlen);
             mp_update_summary(a, &s);
             if (a->n == a->cap) {
@@ -332,64 +334,65 @@ static void mp_update_step_ids(mp_alloc *a) {
 
 /* Open-addressing map uint64 address -> int64 value (-1 = erased).  It
  * grows with the addresses seen (far fewer than the snapshots: allocators
- * reuse addresses), so it stays small enough for the caches. */
+ * reuse addresses), and a slot is one 16-byte entry: one cache miss. */
+#define MP_EMPTY INT64_MIN
+
+typedef struct mp_slot {
+    uint64_t key;
+    int64_t val;               /* MP_EMPTY: free slot */
+} mp_slot;
+
 typedef struct mp_map {
-    uint64_t *keys;
-    int64_t *vals;
-    uint8_t *used;
+    mp_slot *s;
     size_t cap, n;
 } mp_map;
 
 static void mp_map_init(mp_map *m, size_t cap) {
     m->cap = cap;
     m->n = 0;
-    m->keys = xpv_xmalloc(m->cap * sizeof *m->keys);
-    m->vals = xpv_xmalloc(m->cap * sizeof *m->vals);
-    m->used = xpv_xcalloc(m->cap, 1);
+    m->s = xpv_xmalloc(m->cap * sizeof *m->s);
+    for (size_t i = 0; i < cap; i++) m->s[i].val = MP_EMPTY;
 }
 
-static void mp_map_free(mp_map *m) {
-    free(m->keys);
-    free(m->vals);
-    free(m->used);
-}
+static void mp_map_free(mp_map *m) { free(m->s); }
 
 /* Slot of `k` (existing or where it would go).  The map is at most half
  * full, so an empty slot is always found. */
 static size_t mp_map_slot(const mp_map *m, uint64_t k) {
-    uint64_t h = k * 0x9e3779b97f4a7c15ull;
-    size_t i = (size_t)(h >> 17) & (m->cap - 1);
-    while (m->used[i] && m->keys[i] != k) i = (i + 1) & (m->cap - 1);
+    /* Addresses differ in their high bits (strided buffers): mix all. */
+    uint64_t h = k ^ (k >> 33);
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    size_t i = (size_t)h & (m->cap - 1);
+    while (m->s[i].val != MP_EMPTY && m->s[i].key != k) i = (i + 1) & (m->cap - 1);
     return i;
 }
 
+static int mp_map_used(const mp_map *m, size_t i) { return m->s[i].val != MP_EMPTY; }
+
 static int64_t mp_map_get(const mp_map *m, uint64_t k) {
     size_t i = mp_map_slot(m, k);
-    return m->used[i] ? m->vals[i] : -1;
+    return mp_map_used(m, i) ? m->s[i].val : -1;
 }
 
 static void mp_map_put(mp_map *m, uint64_t k, int64_t v) {
     size_t i = mp_map_slot(m, k);
-    if (!m->used[i]) {
+    if (!mp_map_used(m, i)) {
         if (2 * (m->n + 1) > m->cap) {
             mp_map old = *m;
             mp_map_init(m, old.cap * 2);
             for (size_t j = 0; j < old.cap; j++)
-                if (old.used[j]) {
-                    size_t s = mp_map_slot(m, old.keys[j]);
-                    m->used[s] = 1;
-                    m->keys[s] = old.keys[j];
-                    m->vals[s] = old.vals[j];
+                if (mp_map_used(&old, j)) {
+                    m->s[mp_map_slot(m, old.s[j].key)] = old.s[j];
                     m->n++;
                 }
             mp_map_free(&old);
             i = mp_map_slot(m, k);
         }
-        m->used[i] = 1;
-        m->keys[i] = k;
+        m->s[i].key = k;
         m->n++;
     }
-    m->vals[i] = v;
+    m->s[i].val = v;
 }
 
 /* Deallocations take op/region/dtype/shape from the allocation at the same
@@ -530,9 +533,9 @@ static void mp_active_allocations(mp_alloc *a, int64_t peak_step) {
     mp_row *rows = xpv_xmalloc((nlive + 2) * sizeof *rows);
     size_t nrows = 0;
     for (size_t i = 0; i < m.cap; i++) {
-        if (!m.used[i] || m.vals[i] < 0) continue;
-        rows[nrows].index = m.vals[i];
-        rows[nrows].meta = &a->snaps[m.vals[i]];
+        if (!mp_map_used(&m, i) || m.s[i].val < 0) continue;
+        rows[nrows].index = m.s[i].val;
+        rows[nrows].meta = &a->snaps[m.s[i].val];
         nrows++;
     }
     mp_map_free(&m);

@@ -8,7 +8,7 @@
  *              subtree end); the nesting tree is implicit, a subtree being
  *              a range of the line's events in visit order, so groups
  *              spread by range scans.  Stats are read in one pass per
- *              event (xpv_event_stats), allocator events not at all.
+ *              event (xpv_event_stats_in), allocator events not at all.
  *   events     correlation id -> group through a dense array when ids are
  *              dense; group id -> dense index through an array (computed
  *              groups) or a one-entry cache (file groups).  On GPU
@@ -506,6 +506,8 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
         grp_sids_init(&s, pl);
         const int32_t sids[GS_COUNT] = {s.r,  s.step_num, s.iter_num, s.pt,    s.p,         s.ct,
                                         s.c,  s.id,       s.corr,     s.async, s.graph_type};
+        xpv_stat_set sset;
+        xpv_stat_set_init(&sset, pl, sids, GS_COUNT);
         xpv_stat sv[GS_COUNT];
         int any_stat = s.r >= 0 || s.step_num >= 0 || s.iter_num >= 0 || s.pt >= 0 ||
                        s.ct >= 0 || s.id >= 0 || s.corr >= 0 || s.async >= 0;
@@ -572,7 +574,7 @@ static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
                 uint8_t mk = ev->meta < pl->nevent_meta ? mkind[ev->meta] : 0;
                 uint32_t multi = 0, got = 0;
                 if (any_stat && ev->wire != XPV_NO_STATS && mk != 5)
-                    got = xpv_event_stats(pl, ln, ev, sids, GS_COUNT, sv, &multi);
+                    got = xpv_event_stats_in(pl, ln, ev, &sset, sv, &multi);
                 if (got && !multi) {
                     if (got & (1u << GS_R)) xpv_stat_as_int(&sv[GS_R], &r);
                     if (got & (1u << GS_STEP)) has_step = xpv_stat_as_int(&sv[GS_STEP], &step_num);
@@ -1068,6 +1070,8 @@ static void gpu_plane_events(sctx *c, const xpv_plane *pl, const grouping *g) {
     int32_t sid_group = xpv_stat_id(pl, "group_id");
     int32_t sid_shape = xpv_stat_id(pl, "shape");
     const int32_t gsids[3] = {sid_corr, g->file_grouped ? sid_group : -1, sid_shape};
+    xpv_stat_set gset;
+    xpv_stat_set_init(&gset, pl, gsids, 3);
     xpv_stat gsv[3];
     size_t ev0 = c->evs.n;
     uint32_t stamp = ++c->stamp;
@@ -1105,7 +1109,7 @@ static void gpu_plane_events(sctx *c, const xpv_plane *pl, const grouping *g) {
             if (ev->wire == XPV_NO_STATS) continue;
             int64_t corr = 0, grp = -1;
             uint32_t multi;
-            uint32_t got = xpv_event_stats(pl, ln, ev, gsids, 3, gsv, &multi);
+            uint32_t got = xpv_event_stats_in(pl, ln, ev, &gset, gsv, &multi);
             if (!(got & 1) || !xpv_stat_as_int(&gsv[0], &corr)) continue;
             if (g->file_grouped) {
                 if (!(got & 2) || !xpv_stat_as_int(&gsv[1], &grp)) continue;
@@ -1193,6 +1197,8 @@ static void host_plane_events(sctx *c, const xpv_profile *p, uint32_t k, const g
     int32_t sid_group = xpv_stat_id(pl, "group_id");
     int32_t sid_step_name = xpv_stat_id(pl, "step_name");
     const int32_t hsids[3] = {sid_group, sid_corr, sid_step_name};
+    xpv_stat_set hset;
+    xpv_stat_set_init(&hset, pl, hsids, 3);
     xpv_stat hsv[3];
     /* Per metadata: 1 explicit marker, 2 real CPU compute, 0 neither. */
     uint8_t *mk = xpv_xmalloc(pl->nevent_meta ? pl->nevent_meta : 1);
@@ -1219,7 +1225,7 @@ static void host_plane_events(sctx *c, const xpv_profile *p, uint32_t k, const g
             if (g->file_grouped) {
                 if (ev->wire == XPV_NO_STATS || sid_group < 0) continue;
                 uint32_t multi;
-                uint32_t got = xpv_event_stats(pl, ln, ev, hsids, 3, hsv, &multi);
+                uint32_t got = xpv_event_stats_in(pl, ln, ev, &hset, hsv, &multi);
                 if (!(got & 1) || !xpv_stat_as_int(&hsv[0], &grp)) continue;
                 has_corr = (got & 2) && xpv_stat_as_int(&hsv[1], &corr);
                 if (got & 4) {

@@ -1246,6 +1246,19 @@ static int cmp_plane(const void *a, const void *b) {
     return strcmp(x->name, y->name);
 }
 
+/* Hostile traces can carry any ts/dur: saturate instead of overflowing
+ * (the decoder clamps times again). */
+static inline int64_t sat_add(int64_t a, int64_t b) {
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+static inline int64_t ns_to_ps(int64_t ns) {
+    int64_t r;
+    if (__builtin_mul_overflow(ns, 1000, &r)) return ns > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
     /* Planes and line names. */
     plane_out *pl = NULL;
@@ -1362,17 +1375,17 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
             int64_t t0 = c->ev[order[start[i]]].ts, t1 = t0;
             for (size_t k = start[i]; k < start[i + 1]; k++) {
                 const ctev *e = &c->ev[order[k]];
-                if (e->ts + e->dur > t1) t1 = e->ts + e->dur;
+                if (sat_add(e->ts, e->dur) > t1) t1 = sat_add(e->ts, e->dur);
             }
             put_int(&line, 3, t0);
-            put_int(&line, 9, (t1 - t0) * 1000);
+            put_int(&line, 9, ns_to_ps(sat_add(t1, -t0)));
             for (size_t k = start[i]; k < start[i + 1]; k++) {
                 const ctev *e = &c->ev[order[k]];
                 used[e->meta] = (uint32_t)p + 1;
                 xpv_buf_reset(&evb);
                 put_int(&evb, 1, e->meta);
-                put_int(&evb, 2, (e->ts - t0) * 1000);
-                put_int(&evb, 3, e->dur * 1000);
+                put_int(&evb, 2, ns_to_ps(sat_add(e->ts, -t0)));
+                put_int(&evb, 3, ns_to_ps(e->dur));
                 xpv_buf_add(&evb, c->blob.data + e->st_off, e->st_len);
                 uint32_t op;
                 if (e->ext && (op = imap_get(&c->ext_op, e->ext)))

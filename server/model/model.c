@@ -222,36 +222,40 @@ int xpv_event_stat(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
     return 1;
 }
 
-uint32_t xpv_event_stats(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
-                         const int32_t *ids, uint32_t n, xpv_stat *out, uint32_t *multi) {
-    int64_t want[32];
-    const uint8_t *at[32], *at_end[32];
-    uint32_t valid = 0, found = 0, more = 0;
+void xpv_stat_set_init(xpv_stat_set *set, const xpv_plane *pl, const int32_t *ids, uint32_t n) {
+    memset(set, 0, sizeof *set);
     if (n > 32) n = 32;
-    for (uint32_t i = 0; i < n; i++)
+    set->n = n;
+    for (uint32_t i = 0; i < n; i++) {
+        set->ids[i] = ids[i];
         if (ids[i] >= 0 && (uint32_t)ids[i] < pl->nstat_meta) {
-            want[i] = pl->stat_meta[ids[i]].key;
-            valid |= 1u << i;
-        }
-    if (multi) *multi = 0;
-    if (!valid || e->wire == XPV_NO_STATS) return 0;
-    /* Keys below 64 (metadata ids are small) are found by table; the
-     * others, or all of them when two ids share a key, by comparison. */
-    uint8_t small[64];
-    uint32_t big = 0;
-    memset(small, 0xff, sizeof small);
-    for (uint32_t v = valid; v; v &= v - 1) {
-        uint32_t i = (uint32_t)__builtin_ctz(v);
-        if ((uint64_t)want[i] >= 64) {
-            big |= 1u << i;
-        } else if (small[want[i]] != 0xff) {
-            big = valid;
-            memset(small, 0xff, sizeof small);
-            break;
-        } else {
-            small[want[i]] = (uint8_t)i;
+            set->want[i] = pl->stat_meta[ids[i]].key;
+            set->valid |= 1u << i;
         }
     }
+    /* Keys below 64 (metadata ids are small) are found by table; the
+     * others, or all of them when two ids share a key, by comparison. */
+    memset(set->small, 0xff, sizeof set->small);
+    for (uint32_t v = set->valid; v; v &= v - 1) {
+        uint32_t i = (uint32_t)__builtin_ctz(v);
+        if ((uint64_t)set->want[i] >= 64) {
+            set->big |= 1u << i;
+        } else if (set->small[set->want[i]] != 0xff) {
+            set->big = set->valid;
+            memset(set->small, 0xff, sizeof set->small);
+            break;
+        } else {
+            set->small[set->want[i]] = (uint8_t)i;
+        }
+    }
+}
+
+uint32_t xpv_event_stats_in(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
+                            const xpv_stat_set *set, xpv_stat *out, uint32_t *multi) {
+    const uint8_t *at[32], *at_end[32];
+    uint32_t found = 0, more = 0;
+    if (multi) *multi = 0;
+    if (!set->valid || e->wire == XPV_NO_STATS) return 0;
     xpv_stat_iter it;
     xpv_stat_iter_init(&it, pl, ln, e);
     while (it.p && it.p < it.end) {
@@ -265,10 +269,10 @@ uint32_t xpv_event_stats(const xpv_plane *pl, const xpv_line *ln, const xpv_even
         if (!wire_len(&it.p, it.end, &s, &len)) break;
         int64_t mid = stat_meta_id(s, s + len);
         uint32_t hit = 0;
-        if ((uint64_t)mid < 64 && small[mid] != 0xff) hit = 1u << small[mid];
-        for (uint32_t v = big; v; v &= v - 1) {
+        if ((uint64_t)mid < 64 && set->small[mid] != 0xff) hit = 1u << set->small[mid];
+        for (uint32_t v = set->big; v; v &= v - 1) {
             uint32_t i = (uint32_t)__builtin_ctz(v);
-            if (want[i] == mid) hit |= 1u << i;
+            if (set->want[i] == mid) hit |= 1u << i;
         }
         for (; hit; hit &= hit - 1) {
             uint32_t i = (uint32_t)__builtin_ctz(hit);
@@ -283,10 +287,17 @@ uint32_t xpv_event_stats(const xpv_plane *pl, const xpv_line *ln, const xpv_even
         int64_t mid;
         stat_value(at[i], at_end[i], &out[i], &mid);
         if (out[i].is_ref) stat_resolve(pl, mid, &out[i]);
-        out[i].meta = ids[i]; /* the index of the key that matched */
+        out[i].meta = set->ids[i]; /* the index of the key that matched */
     }
     if (multi) *multi = more;
     return found;
+}
+
+uint32_t xpv_event_stats(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
+                         const int32_t *ids, uint32_t n, xpv_stat *out, uint32_t *multi) {
+    xpv_stat_set set;
+    xpv_stat_set_init(&set, pl, ids, n);
+    return xpv_event_stats_in(pl, ln, e, &set, out, multi);
 }
 
 int xpv_event_or_meta_stat(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,

@@ -201,6 +201,19 @@ int xpv_event_stat(const xpv_plane *pl, const xpv_line *ln,
  * must see every occurrence (they can iterate with xpv_stat_next then). */
 uint32_t xpv_event_stats(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
                          const int32_t *ids, uint32_t n, xpv_stat *out, uint32_t *multi);
+/* The same with the ids resolved once per plane: xpv_stat_set_init copies
+ * `ids` (n <= 32) and their keys in `pl`; xpv_event_stats_in then costs
+ * nothing per call beyond the pass over the event's stats. */
+typedef struct xpv_stat_set {
+    int32_t ids[32];
+    int64_t want[32];          /* raw metadata keys */
+    uint32_t n, valid, big;    /* masks: ids in this plane, keys >= 64 */
+    uint8_t small[64];         /* key < 64 -> index in ids, 0xff none */
+} xpv_stat_set;
+void xpv_stat_set_init(xpv_stat_set *set, const xpv_plane *pl, const int32_t *ids,
+                       uint32_t n);
+uint32_t xpv_event_stats_in(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
+                            const xpv_stat_set *set, xpv_stat *out, uint32_t *multi);
 /* Same, looking at the event's own stats first, then its metadata stats. */
 int xpv_event_or_meta_stat(const xpv_plane *pl, const xpv_line *ln,
                            const xpv_event *e, int32_t stat_id, xpv_stat *out);
