@@ -1386,7 +1386,7 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
                 put_int(&evb, 1, e->meta);
                 put_int(&evb, 2, ns_to_ps(sat_add(e->ts, -t0)));
                 put_int(&evb, 3, ns_to_ps(e->dur));
-                xpv_buf_add(&evb, c->blob.data + e->st_off, e->st_len);
+                if (e->st_len) xpv_buf_add(&evb, c->blob.data + e->st_off, e->st_len);
                 uint32_t op;
                 if (e->ext && (op = imap_get(&c->ext_op, e->ext)))
                     put_stat(&evb, 4, c->sid_tf_op, SV_STR, 0, 0, c->ev_name_tab[op],
