@@ -13,6 +13,8 @@ RUN apt-get update \
       libprotobuf-c-dev protobuf-c-compiler zlib1g-dev libcmocka-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
+# .dockerignore keeps build*/ (a stale CMakeCache.txt), .git and
+# node_modules out of the context (checked by tests/dockerignore.sh).
 COPY . .
 RUN bash .ci/docker-build build-docker
 
