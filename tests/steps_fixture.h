@@ -27,7 +27,9 @@
 #define SF_MS INT64_C(1000000000)
 #define SF_STEPS 10
 
-__attribute__((unused)) static xpv_profile *sf_training(int tfdata) {
+/* The same profile with steps first .. first+n-1 (step i still at
+ * T = i * 30 ms): hosts with different step sets, for the intersection. */
+__attribute__((unused)) static xpv_profile *sf_training_steps(int tfdata, int first, int n) {
     tx_space *s = tx_new();
     int host = tx_plane(s, "/host:CPU");
     int py = tx_line(s, host, 100, "python", 0);
@@ -35,7 +37,7 @@ __attribute__((unused)) static xpv_profile *sf_training(int tfdata) {
     tx_plane_int(s, gpu, "compute_cap_major", 8);
     tx_plane_int(s, gpu, "compute_cap_minor", 0);
     int stream = tx_line(s, gpu, 7, "Stream #7(Kernel)", 0);
-    for (int i = 0; i < SF_STEPS; i++) {
+    for (int i = first; i < first + n; i++) {
         int64_t t = i * 30 * SF_MS;
         tx_event_t *e = tx_event(s, host, py, "train", t, 30 * SF_MS);
         tx_ev_int(s, host, e, "_r", 1);
@@ -63,6 +65,10 @@ __attribute__((unused)) static xpv_profile *sf_training(int tfdata) {
         tx_event(s, host, data, "Iterator::Model::Map::TFRecord", 2 * SF_MS, SF_MS);
     }
     return tx_decode(s);
+}
+
+__attribute__((unused)) static xpv_profile *sf_training(int tfdata) {
+    return sf_training_steps(tfdata, 0, SF_STEPS);
 }
 
 /* A hostset of one or more profiles named h0, h1, ... */

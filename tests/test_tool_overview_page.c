@@ -173,6 +173,25 @@ static void test_multi_host(void **state) {
     xpv_profile_free(ps[1]);
 }
 
+/* Hosts with different step sets: host h0 has steps 0..9, h1 steps 2..11.
+ * The page shows the 8 common steps and warns that 4 were dropped. */
+static void test_multi_host_steps_dropped(void **state) {
+    (void)state;
+    xpv_profile *ps[2] = {sf_training_steps(0, 0, SF_STEPS), sf_training_steps(0, 2, SF_STEPS)};
+    sf_hosts h;
+    sf_hosts_init(&h, ps, 2);
+    json_t *j = render_hs(&xpv_tool_overview_page, &h.hs);
+    json_t *st = json_array_get(j, 1);
+    assert_int_equal(nrows(st), 8);
+    json_t *dg = json_array_get(j, 6);
+    assert_int_equal(nrows(dg), 1);
+    assert_string_equal(cell_str(dg, 0, 0), "WARNING");
+    assert_non_null(strstr(cell_str(dg, 0, 1), "4 steps dropped."));
+    json_decref(j);
+    xpv_profile_free(ps[0]);
+    xpv_profile_free(ps[1]);
+}
+
 /* CPU only, no step marker: a page with diagnostics, not an error. */
 static void test_no_steps_cpu(void **state) {
     (void)state;
@@ -338,6 +357,7 @@ int main(void) {
         cmocka_unit_test(test_multi_host),
         cmocka_unit_test(test_no_steps_cpu),
         cmocka_unit_test(test_capture_diagnostics),
+        cmocka_unit_test(test_multi_host_steps_dropped),
         cmocka_unit_test(test_shape_matches_xprof_golden),
         cmocka_unit_test(test_real_files),
     };

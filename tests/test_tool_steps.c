@@ -242,6 +242,8 @@ static void test_intersection(void **state) {
     assert_int_equal(c.steps[0].step_num, 2);
     assert_int_equal(c.steps[7].step_num, 9);
     assert_int_equal(c.max_dur_ps[0], 95);
+    /* A's steps 0, 1 and B's steps 8, 9 are outside the common range. */
+    assert_int_equal(c.num_steps_dropped, 4);
 
     /* A coordinator (no device) is left out. */
     xpv_step_db coord;
@@ -249,12 +251,14 @@ static void test_intersection(void **state) {
     const xpv_step_db *dbs2[2] = {&coord, &a};
     xpv_steps_intersect(dbs2, 2, &ar, &c);
     assert_int_equal(c.n, 10);
+    assert_int_equal(c.num_steps_dropped, 0);
 
     /* Disjoint in time: empty intersection is reported. */
     fill_db(&b, sb, mb, 3, 1000, 95);
     xpv_steps_intersect(dbs, 2, &ar, &c);
     assert_int_equal(c.n, 0);
     assert_true(c.empty_intersect);
+    assert_int_equal(c.num_steps_dropped, 0);
     xpv_arena_free(&ar);
 }
 

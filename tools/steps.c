@@ -1609,6 +1609,21 @@ void xpv_steps_intersect(const xpv_step_db *const *dbs, size_t n, xpv_arena *a,
         return;
     }
     size_t cnt = (size_t)(min_end - max_begin);
+    /* Steps left out: in the chief's index space each host covers
+     * [-begin_sub, n - begin_sub); a step covered by some host but not by
+     * all of them is dropped.  (XProf's StepIntersection counts only the
+     * steps cut by its max_steps cap, which its combiner leaves unbounded,
+     * so its "N steps dropped" warning never fires; this count is what the
+     * warning's text describes: steps lost to profiling many hosts.) */
+    long union_b = 0, union_e = 0;
+    for (size_t i = 0; i < nu; i++) {
+        size_t h = use[i];
+        long hb = -begin_sub[h], he = (long)dbs[h]->n - begin_sub[h];
+        if (i == 0 || hb < union_b) union_b = hb;
+        if (i == 0 || he > union_e) union_e = he;
+    }
+    if (union_e - union_b > (long)cnt)
+        out->num_steps_dropped = (uint32_t)(union_e - union_b - (long)cnt);
     out->steps = xpv_arena_calloc(a, cnt ? cnt : 1, sizeof *out->steps);
     out->max_dur_ps = xpv_arena_calloc(a, cnt ? cnt : 1, sizeof *out->max_dur_ps);
     out->n = cnt;

@@ -88,7 +88,8 @@ typedef struct xpv_step_db {
     /* Multi-host: per step the longest duration over the hosts (the step
      * time XProf's summary uses); equals steps[i].dur_ps for one host. */
     int64_t *max_dur_ps;
-    uint32_t num_steps_dropped;
+    uint32_t num_steps_dropped; /* multi-host: steps seen on some host but
+                                 * outside the intersection */
     int empty_intersect;       /* steps on some host, none in common */
     int has_device;            /* a GPU plane exists */
     int grouping;              /* enum xpv_grouping (first host) */
@@ -106,7 +107,8 @@ void xpv_steps_build(const xpv_profile *p, xpv_arena *a, xpv_step_db *out);
  * reports for generic hardware) with max_dur_ps over all hosts.  Hosts with
  * has_device == 0 are coordinators and skipped unless no host has a
  * device.  A host whose steps meet none of the chief's in time makes the
- * intersection empty (empty_intersect = 1).  `n` >= 1. */
+ * intersection empty (empty_intersect = 1).  num_steps_dropped counts the
+ * aligned steps present on some host but not on all.  `n` >= 1. */
 void xpv_steps_intersect(const xpv_step_db *const *dbs, size_t n, xpv_arena *a,
                          xpv_step_db *out);
 
