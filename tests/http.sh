@@ -207,6 +207,107 @@ else
     ok "export: unknown tool fails"
 fi
 
+# ---- trace viewer on real xplanes: complete events vs the file -------------
+# The expected counts come from the file itself, read by an independent
+# protobuf wire walker (no xpview code): every event of a shown plane
+# (/host:CPU*, /device:GPU:* or else /device:TPU:*, /device:CUSTOM:*), minus
+# lines named counters_*, minus `_counters_` samples (those are "C"
+# events), minus the internal events XProf drops (MemoryAllocation,
+# MemoryDeallocation, tf.data *Produce/*Consume).  The walker's own total is
+# checked against profile_info's event count first.
+REAL="${XPV_SHARED:-../shared}/testdata/real"
+if [ ! -d "$REAL" ]; then
+    echo "skip real-xplane trace viewer checks: $REAL absent (set XPV_SHARED)"
+else
+    cat >"$tmp/count.py" <<'EOF'
+import sys
+def varint(b, i):
+    r = s = 0
+    while True:
+        c = b[i]; i += 1
+        r |= (c & 0x7f) << s; s += 7
+        if c < 0x80: return r, i
+def fields(b):
+    i, n = 0, len(b)
+    while i < n:
+        k, i = varint(b, i); f, t = k >> 3, k & 7
+        if t == 0: v, i = varint(b, i)
+        elif t == 1: v = b[i:i+8]; i += 8
+        elif t == 5: v = b[i:i+4]; i += 4
+        elif t == 2:
+            l, i = varint(b, i); v = b[i:i+l]; i += l
+        else: raise ValueError('wire type %d' % t)
+        yield f, v
+INTERNAL = {'MemoryAllocation', 'MemoryDeallocation'}
+def internal(name):
+    return name in INTERNAL or (name.endswith(('Produce', 'Consume')) and name[:-7] in
+        ('Prefetch', 'ParallelInterleave', 'ParallelMap', 'MapAndBatch', 'ParseExample', 'ParallelBatch'))
+planes = []
+for f, v in fields(open(sys.argv[1], 'rb').read()):
+    if f != 1: continue
+    p = {'name': '', 'lines': [], 'meta': {}}
+    for g, w in fields(v):
+        if g == 2: p['name'] = w.decode('utf-8', 'replace')
+        elif g == 3: p['lines'].append(w)
+        elif g == 4:
+            key, name = 0, ''
+            for h, x in fields(w):
+                if h == 1: key = x
+                elif h == 2:
+                    for m, y in fields(x):
+                        if m == 2: name = y.decode('utf-8', 'replace')
+            p['meta'][key] = name
+    planes.append(p)
+gpu = any(p['name'].startswith('/device:GPU:') for p in planes)
+dev = '/device:GPU:' if gpu else '/device:TPU:'
+x = c = dropped = 0
+total = sum(len([1 for g, w in fields(ln) if g == 4]) for p in planes for ln in p['lines'])
+for p in planes:
+    n = p['name']
+    if not (n.startswith('/host:CPU') or n.startswith(dev) or n.startswith('/device:CUSTOM:')): continue
+    for ln in p['lines']:
+        name, evs = '', []
+        for g, w in fields(ln):
+            if g == 2: name = w.decode('utf-8', 'replace')
+            elif g == 4: evs.append(w)
+        if name.startswith('counters_'): continue
+        for e in evs:
+            mid = 0
+            for g, w in fields(e):
+                if g == 1: mid = w
+            if internal(p['meta'].get(mid, '')): dropped += 1
+            elif name == '_counters_': c += 1
+            else: x += 1
+print(x, c, dropped, total)
+EOF
+    mkdir -p "$tmp/real/plugins/profile/gpu" "$tmp/real/plugins/profile/tpu"
+    cp "$REAL"/tensorflow-profiler/plugins/profile/GPU-multi-worker/*.xplane.pb \
+        "$tmp/real/plugins/profile/gpu/"
+    cp "$REAL/openxla-xprof/plugins/profile/tpu_inference_2/tpu_inference_2.xplane.pb" \
+        "$tmp/real/plugins/profile/tpu/"
+    start --logdir "$tmp/real"
+    P="$BASE/data/plugin/profile"
+    sum_x=0
+    for f in "$tmp"/real/plugins/profile/*/*.xplane.pb; do
+        run=$(basename "$(dirname "$f")"); host=$(basename "$f" .xplane.pb)
+        read -r want_x want_c want_drop total < <(python3 "$tmp/count.py" "$f")
+        fetch "$P/profile_info?run=$run&host=$host"
+        check "real $run/$host: wire walker total = profile_info events ($total)" \
+            json "assert d['events'] == $total, (d['events'], $total)"
+        fetch "$P/data?run=$run&tag=trace_viewer&host=$host"
+        check "real $run/$host: trace_viewer 200" [ "$STATUS" = 200 ]
+        check "real $run/$host: $want_x complete events ($want_drop internal dropped), $want_c counters" \
+            json "import collections; c = collections.Counter(e.get('ph') for e in d['traceEvents']); \
+assert c['X'] == $want_x and c['C'] <= $want_c, (dict(c), $want_x, $want_c)"
+        [ "$run" = gpu ] && sum_x=$((sum_x + want_x))
+    done
+    fetch "$P/data?run=gpu&tag=trace_viewer&hosts=34.83.195.179_6003,34.83.195.180_6003"
+    check "real gpu, both hosts: $sum_x complete events, pids remapped per host" \
+        json "import collections; ev = d['traceEvents']; c = collections.Counter(e.get('ph') for e in ev); \
+pids = {e['pid'] // 1000 for e in ev if e.get('ph') == 'X'}; \
+assert c['X'] == $sum_x and pids == {1, 2}, (dict(c), pids)"
+fi
+
 echo
 if [ "$fails" -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
 echo "all checks passed"
