@@ -145,6 +145,29 @@ static void test_gpu_tables(void **state) {
     xpv_profile_free(p);
 }
 
+/* A copy's bytes come from its memcpy_details (TF 2.x "size:" and XProf's
+ * "num_bytes:" formats): 1 GiB in 1 ms is 1000 GiB/s of measured bandwidth. */
+static void test_memcpy_bandwidth(void **state) {
+    (void)state;
+    static const char *const details[] = {"size:1073741824 dest:0 async:1",
+                                          "kind_src:pinned kind_dst:device\nnum_bytes:1073741824"};
+    for (int k = 0; k < 2; k++) {
+        tx_space *s = tx_new();
+        int g = tx_plane(s, "/device:GPU:0");
+        int l = tx_line(s, g, 7, "Stream #7(MemcpyH2D)", 0);
+        tx_event_t *e = tx_event(s, g, l, "MemcpyH2D", 0, 1 * MS);
+        tx_ev_ref(s, g, e, "tf_op", "m/copy:Identity");
+        tx_ev_ref(s, g, e, "memcpy_details", details[k]);
+        xpv_profile *p = tx_decode(s);
+        json_t *j = render_json(p, "framework_op_stats");
+        json_t *wo = json_array_get(j, 1);
+        assert_string_equal(str(wo, 0, "operation"), "m/copy");
+        assert_true(fabs(num(wo, 0, "measured_memory_bw") - 1000.0) < 1e-6);
+        json_decref(j);
+        xpv_profile_free(p);
+    }
+}
+
 /* Column ids, labels and types of a non-GPU profile equal XProf's golden
  * output (a TPU run: no gpu_tensorcore_utilization column). */
 static void test_cpu_columns_match_golden(void **state) {
@@ -248,6 +271,7 @@ static void test_real_gpu_file(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu_tables),
+        cmocka_unit_test(test_memcpy_bandwidth),
         cmocka_unit_test(test_cpu_columns_match_golden),
         cmocka_unit_test(test_real_gpu_file),
     };

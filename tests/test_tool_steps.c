@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "op_metrics.h"
 #include "steps.h"
 #include "steps_fixture.h"
 #include "testutil.h"
@@ -205,6 +206,89 @@ static void test_classify(void **state) {
     assert_int_equal(xpv_steps_classify_cpu(xpv_cstr("MEMCPYHToH"), 1, 0), XPV_EV_HOST_TO_HOST);
 }
 
+/* memcpy_details, both formats: XLA's memory kinds ("kind_src:pinned
+ * kind_dst:device size:..") and TF 2.x / XProf's ("size:.. dest:.. async:..",
+ * "num_bytes:N" pairs split by newlines), plus ROCm's "kind:Unknown". */
+static void test_memcpy_details(void **state) {
+    (void)state;
+    xpv_memcpy_info mi;
+    assert_true(xpv_parse_memcpy_details(
+        xpv_cstr("kind_src:pinned kind_dst:device size:4096 dest:0 async:1"), &mi));
+    assert_int_equal(mi.kind, XPV_MEMCPY_H2D);
+    assert_int_equal(mi.bytes, 4096);
+    assert_int_equal(mi.dest, 0);
+    assert_int_equal(mi.async, 1);
+    xpv_parse_memcpy_details(xpv_cstr("kind_src:device kind_dst:pageable size:8 dest:1 async:0"),
+                             &mi);
+    assert_int_equal(mi.kind, XPV_MEMCPY_D2H);
+    assert_int_equal(mi.async, 0);
+    xpv_parse_memcpy_details(xpv_cstr("kind_src:device kind_dst:device_static size:8"), &mi);
+    assert_int_equal(mi.kind, XPV_MEMCPY_D2D);
+    xpv_parse_memcpy_details(xpv_cstr("kind_src:pageable kind_dst:pinned size:8"), &mi);
+    assert_int_equal(mi.kind, XPV_MEMCPY_H2H);
+    /* managed memory: either side, direction unknown */
+    xpv_parse_memcpy_details(xpv_cstr("kind_src:managed kind_dst:device size:8"), &mi);
+    assert_int_equal(mi.kind, XPV_MEMCPY_UNKNOWN);
+    /* TF 2.x GPU capture (the real GPU-multi-worker files). */
+    assert_true(xpv_parse_memcpy_details(xpv_cstr("size:112 dest:4 async:0"), &mi));
+    assert_int_equal(mi.kind, XPV_MEMCPY_UNKNOWN);
+    assert_int_equal(mi.bytes, 112);
+    assert_int_equal(mi.dest, 4);
+    /* XProf's parser format and a kind that names the direction. */
+    xpv_parse_memcpy_details(xpv_cstr("kind:HtoD\nnum_bytes:256\n"), &mi);
+    assert_int_equal(mi.kind, XPV_MEMCPY_H2D);
+    assert_int_equal(mi.bytes, 256);
+    xpv_parse_memcpy_details(xpv_cstr("kind:PeerToPeer size:1"), &mi);
+    assert_int_equal(mi.kind, XPV_MEMCPY_P2P);
+    /* ROCm */
+    xpv_parse_memcpy_details(xpv_cstr("kind:Unknown size:0 dest:512 async:1"), &mi);
+    assert_int_equal(mi.kind, XPV_MEMCPY_UNKNOWN);
+    assert_int_equal(mi.bytes, 0);
+    assert_false(xpv_parse_memcpy_details(xpv_cstr("garbage"), &mi));
+    assert_int_equal(mi.bytes, -1);
+    assert_int_equal(xpv_steps_classify_memcpy(xpv_cstr("kind_src:device kind_dst:pinned")),
+                     XPV_EV_DEVICE_TO_HOST);
+    assert_int_equal(xpv_steps_classify_memcpy(xpv_cstr("size:4 dest:0 async:1")),
+                     XPV_EV_UNKNOWN);
+
+    /* In a step: a copy named "Memcpy" (no direction in the name) counts
+     * as host-to-device input because its details say pinned -> device;
+     * the same copy without details stays device compute, as XProf's
+     * name-only test would have it. */
+    for (int with_details = 0; with_details < 2; with_details++) {
+        tx_space *s = tx_new();
+        int host = tx_plane(s, "/host:CPU");
+        int py = tx_line(s, host, 1, "python", 0);
+        int gpu = tx_plane(s, "/device:GPU:0");
+        int stream = tx_line(s, gpu, 7, "Stream #7", 0);
+        tx_event_t *e = tx_event(s, host, py, "train", 0, 30 * SF_MS);
+        tx_ev_int(s, host, e, "_r", 1);
+        tx_ev_int(s, host, e, "step_num", 0);
+        e = tx_event(s, host, py, "cuLaunchKernel", 1 * SF_MS, SF_MS);
+        tx_ev_int(s, host, e, "correlation_id", 1);
+        e = tx_event(s, host, py, "cuMemcpyHtoDAsync", 2 * SF_MS, SF_MS);
+        tx_ev_int(s, host, e, "correlation_id", 2);
+        e = tx_event(s, gpu, stream, "volta_sgemm", 5 * SF_MS, 10 * SF_MS);
+        tx_ev_int(s, gpu, e, "correlation_id", 1);
+        e = tx_event(s, gpu, stream, "Memcpy", 15 * SF_MS, 5 * SF_MS);
+        tx_ev_int(s, gpu, e, "correlation_id", 2);
+        if (with_details)
+            tx_ev_ref(s, gpu, e, "memcpy_details",
+                      "kind_src:pinned kind_dst:device size:1048576 dest:0 async:1");
+        xpv_profile *p = tx_decode(s);
+        xpv_arena a;
+        xpv_arena_init(&a, 4096);
+        xpv_step_db db;
+        xpv_steps_build(p, &a, &db);
+        assert_int_equal(db.n, 1);
+        assert_int_equal(db.steps[0].type_ps[XPV_EV_HOST_TO_DEVICE], with_details ? 5 * SF_MS : 0);
+        assert_int_equal(db.steps[0].type_ps[XPV_EV_DEVICE_COMPUTE_32],
+                         with_details ? 10 * SF_MS : 15 * SF_MS);
+        xpv_arena_free(&a);
+        xpv_profile_free(p);
+    }
+}
+
 /* Multi-host: host B's steps are host A's shifted by two; the common range
  * is 8 steps and the step time is the longest over the hosts. */
 static void fill_db(xpv_step_db *db, xpv_step *steps, int64_t *maxd, int n, int shift,
@@ -340,6 +424,7 @@ int main(void) {
         cmocka_unit_test(test_loop_ops_skip_grouping),
         cmocka_unit_test(test_cpu_only_and_context_edges),
         cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_memcpy_details),
         cmocka_unit_test(test_intersection),
         cmocka_unit_test(test_real_files),
     };

@@ -406,6 +406,96 @@ void xpv_parse_kernel_details(xpv_str det, xpv_kernel_report *r) {
     }
 }
 
+/* Memory kind of a `kind_src`/`kind_dst` value: 1 host, 2 device, 0 other
+ * (unknown, managed: either side). */
+static int memory_kind_side(xpv_str v) {
+    if (str_is(v, "pageable") || str_is(v, "pinned")) return 1;
+    if (str_is(v, "device") || str_is(v, "device_static") || str_is(v, "array")) return 2;
+    return 0;
+}
+
+static int contains_nocase(xpv_str s, const char *needle) {
+    size_t n = strlen(needle);
+    for (size_t i = 0; i + n <= s.len; i++) {
+        size_t j = 0;
+        while (j < n && tolower((unsigned char)s.ptr[i + j]) == needle[j]) j++;
+        if (j == n) return 1;
+    }
+    return 0;
+}
+
+/* Direction named by a `kind:` value ("HtoD", "MemcpyD2H", ...). */
+static int memcpy_kind_by_name(xpv_str v) {
+    static const struct { const char *a, *b, *c; int kind; } names[] = {
+        {"htod", "h2d", "hosttodevice", XPV_MEMCPY_H2D},
+        {"dtoh", "d2h", "devicetohost", XPV_MEMCPY_D2H},
+        {"dtod", "d2d", "devicetodevice", XPV_MEMCPY_D2D},
+        {"ptop", "p2p", "peertopeer", XPV_MEMCPY_P2P},
+        {"htoh", "h2h", "hosttohost", XPV_MEMCPY_H2H},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (contains_nocase(v, names[i].a) || contains_nocase(v, names[i].b) ||
+            contains_nocase(v, names[i].c))
+            return names[i].kind;
+    return XPV_MEMCPY_UNKNOWN;
+}
+
+static int parse_i64_tok(const char *p, size_t n, int64_t *out) {
+    if (n == 0 || n > 19) return 0;
+    int64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') return 0;
+        v = v * 10 + (p[i] - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+int xpv_parse_memcpy_details(xpv_str det, xpv_memcpy_info *out) {
+    out->kind = XPV_MEMCPY_UNKNOWN;
+    out->bytes = -1;
+    out->dest = -1;
+    out->async = -1;
+    int src = -1, dst = -1, any = 0;
+    size_t i = 0;
+    while (i < det.len) {
+        while (i < det.len && isspace((unsigned char)det.ptr[i])) i++;
+        size_t s = i;
+        while (i < det.len && !isspace((unsigned char)det.ptr[i])) i++;
+        const char *tok = det.ptr + s;
+        size_t tn = i - s;
+        const char *c = tn ? memchr(tok, ':', tn) : NULL;
+        if (!c) continue;
+        xpv_str key = mkstr(tok, (size_t)(c - tok));
+        xpv_str val = mkstr(c + 1, tn - key.len - 1);
+        int64_t v;
+        int num = parse_i64_tok(val.ptr, val.len, &v);
+        if (str_is(key, "size") || str_is(key, "num_bytes")) {
+            if (num) out->bytes = v;
+            any |= num;
+        } else if (str_is(key, "dest")) {
+            if (num) out->dest = v;
+            any |= num;
+        } else if (str_is(key, "async")) {
+            if (num) out->async = v != 0;
+            any |= num;
+        } else if (str_is(key, "kind_src")) {
+            src = memory_kind_side(val);
+            any = 1;
+        } else if (str_is(key, "kind_dst")) {
+            dst = memory_kind_side(val);
+            any = 1;
+        } else if (str_is(key, "kind")) {
+            out->kind = memcpy_kind_by_name(val);
+            any = 1;
+        }
+    }
+    if (src > 0 && dst > 0)
+        out->kind = src == 1 ? (dst == 1 ? XPV_MEMCPY_H2H : XPV_MEMCPY_H2D)
+                             : (dst == 1 ? XPV_MEMCPY_D2H : XPV_MEMCPY_D2D);
+    return any;
+}
+
 /* ==== Op table: name (+ program id) -> row ================================ */
 
 typedef struct optab {
@@ -937,11 +1027,12 @@ typedef struct dev_acc {
 /* Stat ids a GPU plane needs, resolved once. */
 typedef struct dev_ids {
     int32_t tf_op, level0, hlo_op, program_id, group_id, is_eager, name,
-        hlo_category, flops, model_flops, bytes, kernel_details, equation, occ;
+        hlo_category, flops, model_flops, bytes, kernel_details, equation, occ,
+        memcpy_details;
 } dev_ids;
 
 typedef struct dev_ev {
-    xpv_str tf_op, hlo_op, name, hlo_category, kernel_details, equation;
+    xpv_str tf_op, hlo_op, name, hlo_category, kernel_details, equation, memcpy_details;
     int64_t program_id, group_id, is_eager;
     int has_program_id, has_group_id, has_occ;
     unsigned inline_strs;       /* DS_* bits: string stats that were not refs */
@@ -991,6 +1082,7 @@ static void dev_read_stats(const xpv_plane *pl, const xpv_line *ln, const xpv_ev
         else if (m == ids->flops) xpv_stat_as_double(&st, &d->flops);
         else if (m == ids->model_flops) xpv_stat_as_double(&st, &d->model_flops);
         else if (m == ids->bytes) xpv_stat_as_double(&st, &d->bytes);
+        else if (m == ids->memcpy_details && is_str) d->memcpy_details = st.v.s;
         else if (m == ids->occ) d->has_occ = xpv_stat_as_double(&st, &d->occ);
     }
 }
@@ -1049,7 +1141,7 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
         xpv_stat_id(pl, "hlo_category"), xpv_stat_id(pl, "flops"),
         xpv_stat_id(pl, "model_flops"), xpv_stat_id(pl, "bytes_accessed"),
         xpv_stat_id(pl, "kernel_details"), xpv_stat_id(pl, "equation"),
-        xpv_stat_id(pl, "theoretical_occupancy_pct"),
+        xpv_stat_id(pl, "theoretical_occupancy_pct"), xpv_stat_id(pl, "memcpy_details"),
     };
     /* Memo keys hold this plane's metadata indices and string pointers. */
     memo_clear(&d->tfop);
@@ -1069,6 +1161,13 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
             if (ev->start_ps + ev->dur_ps > last) last = ev->start_ps + ev->dur_ps;
             dev_ev s;
             dev_read_stats(pl, ln, ev, &ids, &s);
+            if (s.bytes <= 0 && s.memcpy_details.len) {
+                /* A copy moves its `size` bytes: the bandwidth columns of
+                 * its op need them when no bytes_accessed stat says so. */
+                xpv_memcpy_info mi;
+                if (xpv_parse_memcpy_details(s.memcpy_details, &mi) && mi.bytes > 0)
+                    s.bytes = (double)mi.bytes;
+            }
             xpv_str ename = pl->event_meta[ev->meta].name;
             xpv_str kernel_op = {"", 0};
             if (s.hlo_op.len) {

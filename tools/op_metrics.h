@@ -140,6 +140,34 @@ int xpv_op_is_tensor_core_eligible(xpv_str op_name);
  * Unknown tokens are ignored; grid/block default to 1,1,1. */
 void xpv_parse_kernel_details(xpv_str details, xpv_kernel_report *r);
 
+/* A GPU copy's `memcpy_details` stat.  Formats seen in captures:
+ *   XLA CUPTI   "kind_src:pinned kind_dst:device size:4096 dest:0 async:1"
+ *   TF 2.x      "size:4096 dest:0 async:1"
+ *   ROCm        "kind:Unknown size:0 dest:512 async:1"
+ *   XProf's own parser reads "num_bytes:<n>" (newline-separated pairs).
+ * Direction comes from `kind_src`/`kind_dst` memory kinds (pageable and
+ * pinned are host memory; device, device_static and array are device
+ * memory) or from a `kind:` value naming it (HtoD, DtoH, DtoD, PtoP, HtoH
+ * and their 2/To spellings). */
+enum xpv_memcpy_kind {
+    XPV_MEMCPY_UNKNOWN = 0,
+    XPV_MEMCPY_H2D,
+    XPV_MEMCPY_D2H,
+    XPV_MEMCPY_D2D,
+    XPV_MEMCPY_P2P,
+    XPV_MEMCPY_H2H,
+};
+typedef struct xpv_memcpy_info {
+    int kind;                /* enum xpv_memcpy_kind */
+    int64_t bytes;           /* `size:` or `num_bytes:`; -1 when absent */
+    int64_t dest;            /* destination device; -1 when absent */
+    int async;               /* 0/1; -1 when absent */
+} xpv_memcpy_info;
+
+/* Parse `details` into `out`.  Unknown tokens are ignored.  Returns 1 when
+ * some field was recognised, else 0 (out then holds the "absent" values). */
+int xpv_parse_memcpy_details(xpv_str details, xpv_memcpy_info *out);
+
 /* Fraction of idle time in a db: 1 - total_op_time / total_time
  * (XProf IdleTimeRatio; 1.0 when total_time is 0). */
 double xpv_op_metrics_idle_ratio(const xpv_op_metrics_db *db);

@@ -195,6 +195,19 @@ int xpv_steps_classify_gpu(xpv_str name, xpv_str shapes) {
     return str_contains(shapes, "half") ? XPV_EV_DEVICE_COMPUTE_16 : XPV_EV_DEVICE_COMPUTE_32;
 }
 
+int xpv_steps_classify_memcpy(xpv_str details) {
+    xpv_memcpy_info mi;
+    xpv_parse_memcpy_details(details, &mi);
+    switch (mi.kind) {
+    case XPV_MEMCPY_H2D: return XPV_EV_HOST_TO_DEVICE;
+    case XPV_MEMCPY_D2H: return XPV_EV_DEVICE_TO_HOST;
+    case XPV_MEMCPY_D2D:
+    case XPV_MEMCPY_P2P: return XPV_EV_DEVICE_TO_DEVICE;
+    case XPV_MEMCPY_H2H: return XPV_EV_HOST_TO_HOST;
+    default: return XPV_EV_UNKNOWN;
+    }
+}
+
 int xpv_steps_classify_cpu(xpv_str name, int has_device, int has_correlation) {
     xpv_tf_op op = xpv_parse_tf_op(name);
     if (xpv_str_eq(op.type, "InfeedEnqueue") || xpv_str_eq(op.type, "InfeedEnqueueTuple") ||
@@ -1069,10 +1082,11 @@ static void gpu_plane_events(sctx *c, const xpv_plane *pl, const grouping *g) {
     int32_t sid_corr = xpv_stat_id(pl, "correlation_id");
     int32_t sid_group = xpv_stat_id(pl, "group_id");
     int32_t sid_shape = xpv_stat_id(pl, "shape");
-    const int32_t gsids[3] = {sid_corr, g->file_grouped ? sid_group : -1, sid_shape};
+    int32_t sid_memcpy = xpv_stat_id(pl, "memcpy_details");
+    const int32_t gsids[4] = {sid_corr, g->file_grouped ? sid_group : -1, sid_shape, sid_memcpy};
     xpv_stat_set gset;
-    xpv_stat_set_init(&gset, pl, gsids, 3);
-    xpv_stat gsv[3];
+    xpv_stat_set_init(&gset, pl, gsids, 4);
+    xpv_stat gsv[4];
     size_t ev0 = c->evs.n;
     uint32_t stamp = ++c->stamp;
     vec touched = {0, 0, 0, sizeof(uint32_t)}; /* groups with events, first seen first */
@@ -1082,6 +1096,8 @@ static void gpu_plane_events(sctx *c, const xpv_plane *pl, const grouping *g) {
     uint8_t *mcls = xpv_xmalloc(pl->nevent_meta ? pl->nevent_meta : 1);
     shape_memo memo[SHAPE_MEMO];
     memset(memo, 0, sizeof memo);
+    shape_memo cmemo[SHAPE_MEMO]; /* memcpy_details -> event type (in .half) */
+    memset(cmemo, 0, sizeof cmemo);
     for (uint32_t i = 0; i < pl->nevent_meta; i++)
         mcls[i] = (uint8_t)xpv_steps_classify_gpu(pl->event_meta[i].name, (xpv_str){"", 0});
 
@@ -1120,6 +1136,18 @@ static void gpu_plane_events(sctx *c, const xpv_plane *pl, const grouping *g) {
             }
             if (grp < 0) continue;
             int type = mcls[ev->meta];
+            if ((type == XPV_EV_DEVICE_COMPUTE_16 || type == XPV_EV_DEVICE_COMPUTE_32) &&
+                (got & 8) && gsv[3].kind == XPV_STAT_STR) {
+                /* A copy whose name does not say its direction ("Memcpy",
+                 * "MemcpyOther"): its memcpy_details may (refs repeat). */
+                xpv_str det = gsv[3].v.s;
+                shape_memo *cm = &cmemo[((uintptr_t)det.ptr >> 3) & (SHAPE_MEMO - 1)];
+                if (det.ptr != cm->s.ptr || det.len != cm->s.len) {
+                    cm->s = det;
+                    cm->half = xpv_steps_classify_memcpy(det);
+                }
+                if (cm->half != XPV_EV_UNKNOWN) type = cm->half;
+            }
             if ((type == XPV_EV_DEVICE_COMPUTE_16 || type == XPV_EV_DEVICE_COMPUTE_32) &&
                 sid_shape >= 0) {
                 /* compute precision by the tensor shapes (refs repeat) */

@@ -15,8 +15,10 @@
  *              take the group of the host event with the same
  *              `correlation_id`.  TF loop ops disable grouping.
  *   events     Device (GPU) events with a correlation id and a group are
- *              classified (memcpy spellings `MemcpyH2D` and `MEMCPYHToD`,
- *              `nccl*` collectives, 16/32-bit compute by `shape` or name);
+ *              classified (memcpy spellings `MemcpyH2D` and `MEMCPYHToD`;
+ *              a copy whose name does not say its direction by its
+ *              `memcpy_details` kinds; `nccl*` collectives, 16/32-bit
+ *              compute by `shape` or name);
  *              per plane a step marker spans the group's device events (or
  *              the file's derived "Steps" line).  Host `/host:CPU` events
  *              of a group are step markers (`train*`, `test*`,
@@ -129,6 +131,10 @@ static inline int64_t xpv_step_device_to_device_ps(const xpv_step *s) {
 
 /* Classification of one GPU event by name and `shape` stat (may be empty). */
 int xpv_steps_classify_gpu(xpv_str name, xpv_str shapes);
+/* Event type of a GPU copy by its `memcpy_details` stat (either format,
+ * see xpv_parse_memcpy_details); XPV_EV_UNKNOWN when the details do not
+ * say the direction.  Used when the event name does not say it. */
+int xpv_steps_classify_memcpy(xpv_str details);
 /* Classification of one host event of a step (§2.3); `has_device` and
  * `has_correlation` as XProf's ClassifyCpuEvent. */
 int xpv_steps_classify_cpu(xpv_str name, int has_device, int has_correlation);
