@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,9 +139,103 @@ void *xpv_gunzip(const void *data, size_t len, uint64_t cap, size_t *out_len,
     return out;
 }
 
+/* ==== Confined open ==================================================== */
+
+#define OPEN_FLAGS (O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+
+/* The error of a failed open()/openat() of `display`. */
+static int open_error(xpv_err *err, int e, const char *display) {
+    if (e == ELOOP || e == ENOTDIR)
+        return xpv_err_set(err, 403, "%s: refused: a component of its path is a "
+                           "symlink (or no longer a directory) since the logdir "
+                           "was scanned; files are only read inside the logdir",
+                           display);
+    return xpv_err_set(err, e == ENOENT ? 404 : 500, "%s: cannot open: %s", display,
+                       strerror(e));
+}
+
+int xpv_open_beneath(const char *root, const char *rel, const char *display,
+                     xpv_err *err) {
+    /* O_PATH: directories need only search permission, as for open(). */
+    int dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return open_error(err, errno, display);
+    const char *p = rel;
+    for (;;) {
+        const char *slash = strchr(p, '/');
+        size_t n = slash ? (size_t)(slash - p) : strlen(p);
+        char comp[NAME_MAX + 1];
+        if (n == 0 || n > NAME_MAX || (n == 1 && p[0] == '.') ||
+            (n == 2 && p[0] == '.' && p[1] == '.')) {
+            close(dfd);
+            return xpv_err_set(err, 403, "%s: refused: not a plain path below "
+                               "the logdir", display);
+        }
+        memcpy(comp, p, n);
+        comp[n] = '\0';
+        int fd = slash ? openat(dfd, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                       : openat(dfd, comp, OPEN_FLAGS | O_NOFOLLOW);
+        int e = errno;
+        close(dfd);
+        if (fd < 0) return open_error(err, e, display);
+        if (!slash) return fd;
+        dfd = fd;
+        p = slash + 1;
+    }
+}
+
+/* The part of `real` below `root` (both resolved and absolute), without the
+ * leading '/'; NULL when `real` is not below `root`. */
+static const char *below(const char *root, const char *real) {
+    size_t rl = strlen(root);
+    if (rl == 1 && root[0] == '/') return real[0] == '/' ? real + 1 : NULL;
+    if (strncmp(real, root, rl) != 0 || real[rl] != '/') return NULL;
+    return real + rl + 1;
+}
+
+int xpv_open_confined(const char *root, const char *path, const char *display,
+                      xpv_err *err) {
+    if (!root) {
+        int fd = open(path, OPEN_FLAGS);
+        if (fd < 0) return xpv_err_set(err, errno == ENOENT ? 404 : 500,
+                                       "%s: cannot open: %s", display, strerror(errno));
+        return fd;
+    }
+    char *real = realpath(path, NULL);
+    if (!real) {
+        int e = errno;
+        return xpv_err_set(err, e == ENOENT || e == ENOTDIR ? 404 : 500,
+                           "%s: cannot open: %s", display, strerror(e));
+    }
+    const char *rel = below(root, real);
+    int fd = -1;
+    if (!rel || !*rel)
+        xpv_err_set(err, 403, "%s: refused: it now resolves outside the logdir "
+                    "(replaced by a symlink since the scan?)", display);
+    else
+        fd = xpv_open_beneath(root, rel, display, err);
+    free(real);
+    if (fd < 0) return -1;
+    /* Belt and braces: where the kernel says the open file lives (a
+     * directory moved out of the logdir mid-walk).  Skipped without /proc. */
+    char link[64], where[PATH_MAX + 1];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t wl = readlink(link, where, sizeof where - 1);
+    if (wl > 0) {
+        where[wl] = '\0';
+        if (!below(root, where)) {
+            close(fd);
+            return xpv_err_set(err, 403, "%s: refused: the file opened lies outside "
+                               "the logdir", display);
+        }
+    }
+    return fd;
+}
+
+/* ==== Loading ========================================================== */
+
 xpv_profile *xpv_load_profile(const char *path, const char *display,
                               const xpv_load_limits *lim, xpv_err *err) {
-    xpv_load_limits def = {XPV_DEFAULT_MAX_FILE, XPV_DEFAULT_MAX_FILE};
+    xpv_load_limits def = {XPV_DEFAULT_MAX_FILE, XPV_DEFAULT_MAX_FILE, NULL};
     unsigned char *buf = NULL;
     int fd = -1;
     struct stat st0, st1;
@@ -153,12 +248,8 @@ xpv_profile *xpv_load_profile(const char *path, const char *display,
 
     /* O_NONBLOCK: a FIFO put in place of the file must not block the
      * thread (it is refused below as not a regular file). */
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        xpv_err_set(err, errno == ENOENT ? 404 : 500, "%s: cannot open: %s",
-                    display, strerror(errno));
-        return NULL;
-    }
+    fd = xpv_open_confined(lim->root, path, display, err);
+    if (fd < 0) return NULL;
     if (fstat(fd, &st0) != 0 || !S_ISREG(st0.st_mode)) {
         xpv_err_set(err, 422, "%s: not a regular file", display);
         goto fail;

@@ -8,6 +8,13 @@
  * A file that changes size or mtime while it is read, or whose bytes stop
  * in the middle of a record (both: still being written) yields a 422
  * "incomplete ... still being written?" error, never a crash.
+ *
+ * Confinement: with `root` set in the limits (the server sets the logdir),
+ * a file is opened only if it still resolves inside `root` when it is
+ * opened, and the open walks the resolved path from `root` one component
+ * at a time with O_NOFOLLOW, so a file or directory swapped for a symlink
+ * after the logdir scan (which checked realpath) is refused (403), never
+ * followed outside the logdir.
  */
 #ifndef XPV_LOADER_H
 #define XPV_LOADER_H
@@ -20,15 +27,36 @@
 typedef struct xpv_load_limits {
     uint64_t max_file;       /* bytes on disk (default 4 GiB) */
     uint64_t max_inflated;   /* bytes after gunzip (default 4 GiB) */
+    const char *root;        /* resolved directory files must stay in
+                              * (borrowed); NULL = no confinement */
 } xpv_load_limits;
 
 #define XPV_DEFAULT_MAX_FILE (4ULL << 30)
 
+/* Open `path` read-only (O_NONBLOCK, O_NOCTTY, close-on-exec) for loading.
+ * `root` NULL: a plain open().  Else `root` must be a resolved absolute
+ * directory (realpath): `path` is resolved, must lie below `root`, and is
+ * then opened by xpv_open_beneath(), so no symlink swapped in meanwhile is
+ * followed.  Returns the fd (the caller closes it) or -1 with `err` filled:
+ * 404 missing, 403 outside `root` or a component became a symlink, 500
+ * other I/O errors.  `display` names the file in messages. */
+int xpv_open_confined(const char *root, const char *path, const char *display,
+                      xpv_err *err);
+
+/* Open `rel` (a '/'-separated relative path without "." or ".."
+ * components) below the directory `root`, following no symlink: every
+ * directory component is opened with O_NOFOLLOW | O_DIRECTORY relative to
+ * the previous one, the last with O_NOFOLLOW.  Returns the fd or -1 with
+ * `err` filled (403 for a symlink or "..", 404 missing, 500 otherwise). */
+int xpv_open_beneath(const char *root, const char *rel, const char *display,
+                     xpv_err *err);
+
 /* Load and decode `path`.  `display` names the file in messages (e.g. the
  * path relative to the logdir; NULL means `path`).  `lim` NULL means the
- * defaults.  Returns a new profile (free with xpv_profile_free), or NULL
- * with `err` filled: 404 missing, 413 over a cap, 422 empty / incomplete /
- * undecodable (err->offset set when decoding failed), 500 I/O error. */
+ * defaults (no confinement).  Returns a new profile (free with
+ * xpv_profile_free), or NULL with `err` filled: 403 outside lim->root, 404
+ * missing, 413 over a cap, 422 empty / incomplete / undecodable
+ * (err->offset set when decoding failed), 500 I/O error. */
 xpv_profile *xpv_load_profile(const char *path, const char *display,
                               const xpv_load_limits *lim, xpv_err *err);
 

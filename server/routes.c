@@ -152,6 +152,7 @@ xpv_app *xpv_app_new(const xpv_app_config *cfg, xpv_err *err) {
     a->keep_max = budget / 8 < (64ULL << 20) ? budget / 8 : (64ULL << 20);
     a->limits.max_file = cfg->max_file_size ? cfg->max_file_size : XPV_DEFAULT_MAX_FILE;
     a->limits.max_inflated = a->limits.max_file;
+    a->limits.root = xpv_logdir_root(ld);   /* loads stay inside the logdir */
     a->tools = xpv_tools();
     a->build_id = binary_hash();
 

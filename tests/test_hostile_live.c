@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "routes.h"
 #include "srv_fixture.h"
@@ -197,11 +198,50 @@ static void test_live__invalidation(void **state) {
     xpv_buf_free(&b);
 }
 
+/* The TOCTOU of a live logdir: the scan saw a regular file; before it is
+ * loaded someone swaps it for a symlink to a profile outside the logdir.
+ * The load must refuse it (403, JSON naming the file), not follow it.  A
+ * slow rescan interval keeps the pre-swap snapshot in use. */
+static void test_live__symlink_swapped_after_scan(void **state) {
+    (void)state;
+    char d[4096], f[4096], out[4096];
+    char *outside = tu_mkdtemp();
+    snprintf(out, sizeof out, "%s/secret.xplane.pb", outside);
+    fx_host_file(outside, "secret.xplane.pb", planes, 5);
+    snprintf(d, sizeof d, "%s/plugins/profile/swapped", root);
+    fx_host_file(d, "s.xplane.pb", planes, 1);
+    xpv_app_config cfg = {.logdir = root, .cache_bytes = 64u << 20,
+                          .scan_interval_ms = 3600 * 1000};
+    xpv_err err;
+    xpv_app *slow = xpv_app_new(&cfg, &err);
+    assert_non_null(slow);
+    xpv_response r;
+    xpv_app_route(slow, "GET", P "hosts?run=swapped", NULL, &r);   /* the scan */
+    assert_int_equal(r.status, 200);
+    xpv_response_release(&r);
+    path_of(f, sizeof f, "swapped", "s.xplane.pb");
+    assert_int_equal(unlink(f), 0);
+    assert_int_equal(symlink(out, f), 0);
+    xpv_app_route(slow, "GET", P "profile_info?run=swapped&host=s", NULL, &r);
+    assert_int_equal(r.status, 403);
+    assert_non_null(memmem(r.body, r.len, "outside the logdir", 18));
+    assert_non_null(memmem(r.body, r.len, "\"file\":\"plugins/profile/swapped/s.xplane.pb\"", 44));
+    assert_null(memmem(r.body, r.len, "secret", 6));
+    xpv_response_release(&r);
+    xpv_app_route(slow, "GET", P "data?run=swapped&tag=overview_page&host=s", NULL, &r);
+    assert_int_equal(r.status, 403);
+    xpv_response_release(&r);
+    xpv_app_free(slow);
+    tu_rmrf(outside);
+    free(outside);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_live__runs_appear_grow_disappear),
         cmocka_unit_test(test_live__half_written),
         cmocka_unit_test(test_live__invalidation),
+        cmocka_unit_test(test_live__symlink_swapped_after_scan),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

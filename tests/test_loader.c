@@ -1,10 +1,14 @@
 /*
  * test_loader.c - loading host files (server/loader.c): plain, gzip, empty,
- * truncated, garbage, size caps, gzip bombs, the real corrupt file.
+ * truncated, garbage, size caps, gzip bombs, the real corrupt file, and
+ * confinement to the logdir (symlinks swapped in after the scan).
  */
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "loader.h"
 #include "srv_fixture.h"
@@ -124,7 +128,7 @@ static void test_loader__caps(void **state) {
     xpv_buf_init(&b);
     fx_xspace(&b, planes, 100, "h");
     fx_write(path_of("big.xplane.pb"), b.data, b.len);
-    xpv_load_limits lim = {b.len - 1, 1 << 20};
+    xpv_load_limits lim = {b.len - 1, 1 << 20, NULL};
     xpv_err err;
     assert_null(xpv_load_profile(path_of("big.xplane.pb"), NULL, &lim, &err));
     assert_int_equal(err.status, 413);
@@ -210,6 +214,84 @@ static void test_loader__real_files(void **state) {
     tu_free_list(all);
 }
 
+/* The scan (discovery.c) saw a regular file inside the logdir; by the time
+ * it is loaded, the file - or a directory above it - has been swapped for a
+ * symlink to a profile outside.  With lim.root set the load is refused
+ * (403, naming the file); symlinks that stay inside keep working. */
+static void test_loader__confined_to_root(void **state) {
+    (void)state;
+    char logdir[1024], p[2048], q[2048], *real;
+    xpv_err err;
+    snprintf(p, sizeof p, "%s/logdir/run", dir);
+    fx_host_file(p, "a.xplane.pb", planes, 2);
+    snprintf(p, sizeof p, "%s/outside", dir);
+    fx_host_file(p, "secret.xplane.pb", planes, 7);
+    snprintf(p, sizeof p, "%s/logdir", dir);
+    real = realpath(p, NULL);
+    assert_non_null(real);
+    snprintf(logdir, sizeof logdir, "%s", real);
+    free(real);
+    xpv_load_limits lim = {XPV_DEFAULT_MAX_FILE, XPV_DEFAULT_MAX_FILE, logdir};
+
+    /* Before the swap: loads; an inside symlink resolves and loads too. */
+    snprintf(p, sizeof p, "%s/run/a.xplane.pb", logdir);
+    xpv_profile *prof = xpv_load_profile(p, "run/a.xplane.pb", &lim, &err);
+    assert_non_null(prof);
+    xpv_profile_free(prof);
+    snprintf(q, sizeof q, "%s/run/in.xplane.pb", logdir);
+    assert_int_equal(symlink("a.xplane.pb", q), 0);
+    prof = xpv_load_profile(q, "run/in.xplane.pb", &lim, &err);
+    assert_non_null(prof);
+    xpv_profile_free(prof);
+
+    /* The file is swapped for a symlink to outside the logdir. */
+    snprintf(q, sizeof q, "%s/run/a.xplane.pb.old", logdir);
+    assert_int_equal(rename(p, q), 0);
+    snprintf(q, sizeof q, "%s/outside/secret.xplane.pb", dir);
+    assert_int_equal(symlink(q, p), 0);
+    assert_null(xpv_load_profile(p, "run/a.xplane.pb", &lim, &err));
+    assert_int_equal(err.status, 403);
+    assert_string_equal(err.file, "run/a.xplane.pb");
+    assert_non_null(strstr(err.msg, "run/a.xplane.pb"));
+    assert_non_null(strstr(err.msg, "outside the logdir"));
+    print_message("swapped file: %s\n", err.msg);
+    /* Unconfined (the CLI's `xpview decode FILE`) it would be followed:
+     * the limit is what refuses it. */
+    prof = xpv_load_profile(p, NULL, NULL, &err);
+    assert_non_null(prof);
+    assert_int_equal(prof->nevents, 14);
+    xpv_profile_free(prof);
+
+    /* A directory above the file swapped for a symlink to outside. */
+    snprintf(p, sizeof p, "%s/run2", logdir);
+    snprintf(q, sizeof q, "%s/outside", dir);
+    assert_int_equal(symlink(q, p), 0);
+    snprintf(p, sizeof p, "%s/run2/secret.xplane.pb", logdir);
+    assert_null(xpv_load_profile(p, "run2/secret.xplane.pb", &lim, &err));
+    assert_int_equal(err.status, 403);
+    assert_non_null(strstr(err.msg, "outside the logdir"));
+
+    /* The race after realpath(): the walk follows no symlink at all, even
+     * one that points inside, and no "..". */
+    assert_int_equal(xpv_open_beneath(logdir, "run/in.xplane.pb", "in", &err), -1);
+    assert_int_equal(err.status, 403);
+    assert_non_null(strstr(err.msg, "symlink"));
+    assert_int_equal(xpv_open_beneath(logdir, "run2/secret.xplane.pb", "s", &err), -1);
+    assert_int_equal(err.status, 403);
+    assert_int_equal(xpv_open_beneath(logdir, "run/../run/in.xplane.pb", "d", &err), -1);
+    assert_int_equal(err.status, 403);
+    assert_int_equal(xpv_open_beneath(logdir, "run/missing.xplane.pb", "m", &err), -1);
+    assert_int_equal(err.status, 404);
+    int fd = xpv_open_beneath(logdir, "run/a.xplane.pb.old", "old", &err);
+    assert_true(fd >= 0);
+    close(fd);
+
+    /* Gone after the scan: 404, not a crash. */
+    snprintf(p, sizeof p, "%s/run/gone.xplane.pb", logdir);
+    assert_null(xpv_load_profile(p, "run/gone.xplane.pb", &lim, &err));
+    assert_int_equal(err.status, 404);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loader__plain_and_gzip),
@@ -218,6 +300,7 @@ int main(void) {
         cmocka_unit_test(test_loader__caps),
         cmocka_unit_test(test_loader__gunzip_concatenated),
         cmocka_unit_test(test_loader__real_files),
+        cmocka_unit_test(test_loader__confined_to_root),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
