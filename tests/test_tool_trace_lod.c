@@ -206,6 +206,119 @@ static void test_counters(void **state) {
     fx_close(&f);
 }
 
+/* ---- flows: the launching end decides ----------------------------------- */
+
+/* Row index of the row with pid `pid`, tid `tid` (or -1). */
+static int row_of(const fixture *f, int64_t pid, int64_t tid) {
+    for (uint32_t i = 0; i < f->ix->nrows; i++)
+        if (f->ix->rows[i].pid == pid && f->ix->rows[i].tid == tid) return (int)i;
+    return -1;
+}
+
+/* Sorted starts of the hits in row `row`, as a count. */
+static size_t row_starts(const fixture *f, const xpv_trace_hit *h, size_t n, int row, int64_t *st,
+                         size_t cap) {
+    assert_true(row >= 0);
+    return starts_of(f, h, n, (uint32_t)row, st, cap);
+}
+
+static void test_flows_first_event_decides(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int hp = tx_plane(s, "/host:CPU");
+    int hl = tx_line(s, hp, 1, "launcher", 0);
+    /* Launches L1@0, L2@20us, L3@100us (5 us each), correlation 1, 2, 3. */
+    int64_t lt[3] = {0, 20 * US, 100 * US};
+    for (int k = 0; k < 3; k++) {
+        tx_event_t *e = tx_event(s, hp, hl, "cuLaunchKernel", lt[k], 5 * US);
+        tx_ev_int(s, hp, e, "correlation_id", k + 1);
+    }
+    /* Flow by `flow` stat between two host lines: "send"@150us (out) on the
+     * launcher line, "recv"@152us (in) on line 2, which a visible "busy"
+     * event just before hides by the rule. */
+    tx_event_t *e = tx_event(s, hp, hl, "send", 150 * US, 100 * NS);
+    tx_stat_t *st = tx_new_stat(s, hp, &e->n_stats, &e->stats, "flow");
+    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_UINT64_VALUE;
+    st->uint64_value = (9ULL << 2) | 2;
+    int hl2 = tx_line(s, hp, 2, "receiver", 0);
+    tx_event(s, hp, hl2, "busy", 151 * US, 100 * NS);
+    e = tx_event(s, hp, hl2, "recv", 152 * US, 100 * NS);
+    st = tx_new_stat(s, hp, &e->n_stats, &e->stats, "flow");
+    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_UINT64_VALUE;
+    st->uint64_value = (9ULL << 2) | 1;
+    /* GPU: memset@1us (no flow), kernels K1@6us, K2@26us, K3@106us, 100 ns
+     * each, correlation 1, 2, 3. */
+    int gp = tx_plane(s, "/device:GPU:0");
+    s->space.planes[gp]->id = 0;
+    int gl = tx_line(s, gp, 7, "stream 7", 0);
+    tx_event(s, gp, gl, "memset", 1 * US, 100 * NS);
+    int64_t kt[3] = {6 * US, 26 * US, 106 * US};
+    for (int k = 0; k < 3; k++) {
+        e = tx_event(s, gp, gl, "kernel", kt[k], 100 * NS);
+        tx_ev_int(s, gp, e, "correlation_id", k + 1);
+    }
+    fixture f;
+    fx_open(&f, s);
+    int host = row_of(&f, 701, 1), recv = row_of(&f, 701, 2), gpu = row_of(&f, 1, 7);
+    /* Promotion: K1 (a fine level by its own gap) now sits at L1's level 0. */
+    const xpv_trace_group *g = &f.ix->groups[f.ix->rows[gpu].group0];
+    int k1_level = -1;
+    for (int L = 0; L < XPV_TRACE_LEVELS; L++)
+        for (uint32_t i = g->seg[L]; i < g->seg[L + 1]; i++)
+            if (xpv_trace_event(&f.hs, &f.ix->rows[gpu], f.ix->idx[g->off + i])->start_ps == 6 * US)
+                k1_level = L;
+    assert_int_equal(k1_level, 0);
+
+    /* R = 50 us over [0, 200 us).  By the rule alone: host L1, L3 (95 us
+     * after L1's end), send (45 us after L3's end? no: 150 - 105 = 45 <
+     * 50, and 100 ns < R: hidden); receiver: busy only; GPU: memset, K3
+     * (104.9 us after memset).  Flows: L1 visible -> K1 added; L2 hidden ->
+     * K2 stays hidden; L3 -> K3 (already there); send hidden -> recv
+     * stays hidden. */
+    xpv_trace_hit *h;
+    int64_t t[16];
+    size_t n = xpv_trace_query(&f.hs, f.ix, 0, 200 * US, 50 * US, &h);
+    size_t k = row_starts(&f, h, n, host, t, 16);
+    assert_int_equal(k, 2);
+    assert_int_equal(t[0], 0);
+    assert_int_equal(t[1], 100 * US);
+    k = row_starts(&f, h, n, gpu, t, 16);
+    assert_int_equal(k, 3);
+    assert_int_equal(t[0], 1 * US);
+    assert_int_equal(t[1], 6 * US);          /* K1: pulled in by L1 */
+    assert_int_equal(t[2], 106 * US);
+    k = row_starts(&f, h, n, recv, t, 16);
+    assert_int_equal(k, 1);
+    assert_int_equal(t[0], 151 * US);
+    /* hits stay ordered by row (then start) */
+    for (size_t i = 1; i < n; i++) assert_true(h[i - 1].row <= h[i].row);
+    free(h);
+
+    /* [140 us, 200 us) at R = 20 us: send is the first event of the
+     * launcher row there, so visible -> recv (hidden by busy: 152 - 151.1 <
+     * 20) is added with it. */
+    n = xpv_trace_query(&f.hs, f.ix, 140 * US, 200 * US, 20 * US, &h);
+    k = row_starts(&f, h, n, recv, t, 16);
+    assert_int_equal(k, 2);
+    assert_int_equal(t[0], 151 * US);
+    assert_int_equal(t[1], 152 * US);
+    free(h);
+
+    /* A window that holds K2 but not L2's visible... L2 is the first event
+     * of the launcher row in [20 us, 60 us), so K2 comes with it. */
+    n = xpv_trace_query(&f.hs, f.ix, 20 * US, 60 * US, 50 * US, &h);
+    k = row_starts(&f, h, n, gpu, t, 16);
+    assert_int_equal(k, 1);
+    assert_int_equal(t[0], 26 * US);
+    free(h);
+
+    /* R = 0: everything in the window, no duplicates. */
+    n = xpv_trace_query(&f.hs, f.ix, 0, 200 * US, 0, &h);
+    assert_int_equal(n, f.ix->nidx);
+    free(h);
+    fx_close(&f);
+}
+
 /* ---- brute force reference -------------------------------------------- */
 
 static uint64_t rng = 88172645463325252ULL;
@@ -360,6 +473,7 @@ int main(void) {
         cmocka_unit_test(test_nesting),
         cmocka_unit_test(test_long_events_always_visible),
         cmocka_unit_test(test_counters),
+        cmocka_unit_test(test_flows_first_event_decides),
         cmocka_unit_test(test_random_vs_reference),
         cmocka_unit_test(test_levels_partition),
     };

@@ -372,6 +372,57 @@ static void test_streaming_details_search(void **state) {
     assert_int_equal(run_tool(ps, 1, ks3, 3, &o, &err), 0);
     assert_int_equal(json_integer_value(json_object_get(o.j, "totalMatches")), 0); /* train at 0 */
     out_free(&o);
+    /* search matches the shown name: "train" is shown as its step_name
+     * "train 3", which "TRAIN 3" and "train " find */
+    const char *ks4[] = {"tag", "trace_viewer@", "search_prefix", "TRAIN 3"};
+    assert_int_equal(run_tool(ps, 1, ks4, 2, &o, &err), 0);
+    assert_int_equal(json_integer_value(json_object_get(o.j, "totalMatches")), 1);
+    evs = events(&o);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(evs, 0), "name")), "train 3");
+    out_free(&o);
+    const char *ks5[] = {"tag", "trace_viewer@", "search_prefix", "train "};
+    assert_int_equal(run_tool(ps, 1, ks5, 2, &o, &err), 0);
+    assert_int_equal(json_integer_value(json_object_get(o.j, "totalMatches")), 1);
+    out_free(&o);
+    xpv_profile_free(p);
+}
+
+/* A step renamed by its step_name stat is found by the shown name only:
+ * metadata "Iteration" with step_name "sample_step 12" is not found by
+ * "Iter"; an unrenamed "Iteration" event on the same line still is. */
+static void test_search_step_name(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int h = tx_plane(s, "/host:CPU");
+    int t = tx_line(s, h, 1, "main", 0);
+    tx_event_t *e = tx_event(s, h, t, "Iteration", 0, 10 * US);
+    tx_ev_str(s, h, e, "step_name", "sample_step 12");
+    e = tx_event(s, h, t, "Iteration", 20 * US, 10 * US);
+    tx_ev_str(s, h, e, "step_name", "");           /* empty: name kept */
+    e = tx_event(s, h, t, "Iteration", 40 * US, 10 * US);
+    tx_ev_int(s, h, e, "step_num", 13);            /* no step_name */
+    xpv_profile *p = tx_decode(s);
+    assert_non_null(p);
+    const xpv_profile *ps[1] = {p};
+    out o;
+    xpv_tool_error err;
+    const char *k1[] = {"tag", "trace_viewer@", "search_prefix", "sample_st"};
+    assert_int_equal(run_tool(ps, 1, k1, 2, &o, &err), 0);
+    assert_int_equal(json_integer_value(json_object_get(o.j, "totalMatches")), 1);
+    json_t *evs = events(&o);
+    assert_int_equal(json_array_size(evs), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(evs, 0), "name")),
+                        "sample_step 12");
+    out_free(&o);
+    const char *k2[] = {"tag", "trace_viewer@", "search_prefix", "iter"};
+    assert_int_equal(run_tool(ps, 1, k2, 2, &o, &err), 0);
+    assert_int_equal(json_integer_value(json_object_get(o.j, "totalMatches")), 2);
+    evs = events(&o);
+    assert_int_equal(json_array_size(evs), 2);
+    for (size_t i = 0; i < 2; i++)
+        assert_string_equal(json_string_value(json_object_get(json_array_get(evs, i), "name")),
+                            "Iteration");
+    out_free(&o);
     xpv_profile_free(p);
 }
 
@@ -474,6 +525,7 @@ int main(void) {
         cmocka_unit_test(test_full_trace),
         cmocka_unit_test(test_multi_host),
         cmocka_unit_test(test_streaming_details_search),
+        cmocka_unit_test(test_search_step_name),
         cmocka_unit_test(test_empty_profile),
         cmocka_unit_test(test_real_profiles),
     };

@@ -152,6 +152,151 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
     return xpv_xrealloc(p, c * elem);
 }
 
+/* ==== Flows ============================================================= */
+
+/*
+ * XProf decides a flow's visibility by its first event (§2.12): when the
+ * launching end is visible, the other ends are shown too.  At build time
+ * every other end of a flow is moved up to its launching end's level (a
+ * coarser level never hides anything: the query applies the rule exactly
+ * over all levels), so at a resolution where the launching end is a
+ * candidate, so are its other ends; the query then adds the ones the rule
+ * hid (xpv_trace_query, phase 2).
+ */
+
+/* Flow key of an event (0: none), as trace_viewer.c binds it: a `flow`
+ * stat (bits 0-1 direction, 2-57 id; direction 0 means no flow), else a
+ * `correlation_id` (host side launches, device side receives; ids are per
+ * host).  *starter: 1 for the launching end (direction "out" only, or the
+ * host side of a correlation id). */
+static uint64_t flow_key(const xpv_hostset *hs, const xpv_trace_row *r, const xpv_event *e,
+                         int *starter) {
+    *starter = 0;
+    if (r->is_counter || e->wire == XPV_NO_STATS || (r->st_flow < 0 && r->st_corr < 0)) return 0;
+    const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
+    const xpv_line *ln = &pl->lines[r->line];
+    int32_t ids[2] = {r->st_flow, r->st_corr};
+    xpv_stat st[2];
+    uint32_t m = xpv_event_stats(pl, ln, e, ids, 2, st, NULL);
+    if ((m & 1) && (st[0].kind == XPV_STAT_UINT || st[0].kind == XPV_STAT_INT)) {
+        uint64_t v = st[0].v.u;
+        unsigned dir = (unsigned)(v & 3);
+        if (!dir) return 0;
+        *starter = dir == 2;
+        return ((v >> 2) & (((uint64_t)1 << 56) - 1)) | ((uint64_t)1 << 62);
+    }
+    int64_t c;
+    if ((m & 2) && xpv_stat_as_int(&st[1], &c)) {
+        *starter = r->is_host;
+        return ((uint64_t)1 << 61) | ((uint64_t)(r->host & 0x3ff) << 40) |
+               ((uint64_t)c & (((uint64_t)1 << 40) - 1));
+    }
+    return 0;
+}
+
+typedef struct flow_rec {
+    uint64_t key;
+    int64_t start;
+    uint32_t group, pos;            /* position inside the group's idx */
+    uint8_t level, starter;
+} flow_rec;
+
+static int cmp_flow_rec(const void *a, const void *b) {
+    const flow_rec *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    if (x->starter != y->starter) return x->starter > y->starter ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->group != y->group) return x->group < y->group ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int cmp_flow_group(const void *a, const void *b) {
+    const flow_rec *x = a, *y = b;
+    if (x->group != y->group) return x->group < y->group ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+typedef struct lv_ev {
+    int64_t start;
+    uint32_t ev;
+    uint8_t level;
+} lv_ev;
+
+static int cmp_lv_ev(const void *a, const void *b) {
+    const lv_ev *x = a, *y = b;
+    if (x->level != y->level) return x->level < y->level ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+/* Move every other end of a flow up to the level of its launching end (the
+ * earliest starter, else the earliest event of the flow). */
+static void promote_flows(xpv_trace_index *ix, const xpv_hostset *hs) {
+    flow_rec *rec = NULL;
+    size_t n = 0, cap = 0;
+    for (uint32_t gi = 0; gi < ix->ngroups; gi++) {
+        const xpv_trace_group *g = &ix->groups[gi];
+        const xpv_trace_row *r = &ix->rows[g->row];
+        if (r->is_counter || (r->st_flow < 0 && r->st_corr < 0)) continue;
+        for (int L = 0; L < LV; L++)
+            for (uint32_t i = g->seg[L]; i < g->seg[L + 1]; i++) {
+                const xpv_event *e = xpv_trace_event(hs, r, ix->idx[g->off + i]);
+                int starter;
+                uint64_t key = flow_key(hs, r, e, &starter);
+                if (!key) continue;
+                if (n == cap) {
+                    cap = cap ? cap * 2 : 1024;
+                    rec = xpv_xrealloc(rec, cap * sizeof *rec);
+                }
+                rec[n++] = (flow_rec){key, e->start_ps, gi, i, (uint8_t)L, (uint8_t)starter};
+            }
+    }
+    if (!n) {
+        free(rec);
+        return;
+    }
+    qsort(rec, n, sizeof *rec, cmp_flow_rec);
+    size_t nm = 0;                  /* promoted records, compacted to the front */
+    for (size_t a = 0; a < n;) {
+        size_t b = a + 1;
+        while (b < n && rec[b].key == rec[a].key) b++;
+        uint8_t Ls = rec[a].level;
+        for (size_t k = a + 1; k < b; k++)
+            if (rec[k].level > Ls) {
+                rec[nm] = rec[k];
+                rec[nm++].level = Ls;
+            }
+        a = b;
+    }
+    qsort(rec, nm, sizeof *rec, cmp_flow_group);
+    lv_ev *tmp = NULL;
+    size_t tcap = 0;
+    for (size_t a = 0; a < nm;) {
+        size_t b = a + 1;
+        while (b < nm && rec[b].group == rec[a].group) b++;
+        xpv_trace_group *g = &ix->groups[rec[a].group];
+        const xpv_trace_row *r = &ix->rows[g->row];
+        uint32_t cnt = g->seg[LV];
+        tmp = grow(tmp, &tcap, cnt, sizeof *tmp);
+        for (int L = 0; L < LV; L++)
+            for (uint32_t i = g->seg[L]; i < g->seg[L + 1]; i++) {
+                uint32_t ev = ix->idx[g->off + i];
+                tmp[i] = (lv_ev){xpv_trace_event(hs, r, ev)->start_ps, ev, (uint8_t)L};
+            }
+        for (size_t k = a; k < b; k++) tmp[rec[k].pos].level = rec[k].level;
+        qsort(tmp, cnt, sizeof *tmp, cmp_lv_ev);
+        memset(g->seg, 0, sizeof g->seg);
+        for (uint32_t i = 0; i < cnt; i++) {
+            ix->idx[g->off + i] = tmp[i].ev;
+            g->seg[tmp[i].level + 1]++;
+        }
+        for (int L = 0; L < LV; L++) g->seg[L + 1] += g->seg[L];
+        a = b;
+    }
+    free(tmp);
+    free(rec);
+}
+
 static xpv_trace_group *new_group(builder *b, uint32_t row, uint32_t key) {
     xpv_trace_index *ix = b->ix;
     ix->groups = grow(ix->groups, &b->cap_groups, ix->ngroups + 1, sizeof *ix->groups);
@@ -454,6 +599,7 @@ xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs) {
     free(b.lvl);
     free(b.stack);
     free(b.gcount);
+    promote_flows(ix, hs);
     ix->bytes = sizeof *ix + ix->arena.total + ix->nidx * sizeof *ix->idx +
                 (size_t)ix->ngroups * sizeof *ix->groups + (size_t)ix->nrows * sizeof *ix->rows +
                 (size_t)ix->nprocs * sizeof *ix->procs + (size_t)ix->nsteps * sizeof *ix->steps;
@@ -536,6 +682,126 @@ static inline int cand_before(int64_t s1, uint32_t e1, int64_t s2, uint32_t e2) 
     return s1 < s2 || (s1 == s2 && e1 < e2);
 }
 
+/* Open-addressing set of nonzero 64-bit keys (fixed capacity >= 2n). */
+typedef struct u64set {
+    uint64_t *t;
+    size_t mask;
+} u64set;
+
+static void u64set_init(u64set *s, size_t n) {
+    size_t c = 16;
+    while (c < 2 * n) c *= 2;
+    s->t = xpv_xcalloc(c, sizeof *s->t);
+    s->mask = c - 1;
+}
+
+static inline size_t u64_hash(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+static void u64set_add(u64set *s, uint64_t k) {
+    size_t i = u64_hash(k) & s->mask;
+    while (s->t[i] && s->t[i] != k) i = (i + 1) & s->mask;
+    s->t[i] = k;
+}
+
+static int u64set_has(const u64set *s, uint64_t k) {
+    size_t i = u64_hash(k) & s->mask;
+    while (s->t[i]) {
+        if (s->t[i] == k) return 1;
+        i = (i + 1) & s->mask;
+    }
+    return 0;
+}
+
+typedef struct ghit {
+    uint32_t group;
+    int64_t start;
+    xpv_trace_hit h;
+} ghit;
+
+static int cmp_ghit(const void *a, const void *b) {
+    const ghit *x = a, *y = b;
+    if (x->group != y->group) return x->group < y->group ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->h.ev < y->h.ev ? -1 : x->h.ev > y->h.ev;
+}
+
+/* Phase 2 of a query: the flows whose launching end is among the `n` hits
+ * get their other ends in the window added (the ones the rule hid).  Those
+ * lie at levels <= Lq whenever the launching end does (promote_flows).
+ * `hg` holds each hit's group; the result stays ordered by (group, start).
+ * Returns the new count. */
+static size_t add_flow_ends(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
+                            int64_t end_ps, int Lq, xpv_trace_hit **phits, size_t *cap,
+                            uint32_t **phg, size_t *gcap, size_t n) {
+    xpv_trace_hit *hits = *phits;
+    uint32_t *hg = *phg;
+    u64set starters;
+    size_t ns = 0;
+    u64set_init(&starters, n);
+    for (size_t i = 0; i < n; i++) {
+        const xpv_trace_row *r = &ix->rows[hits[i].row];
+        int st;
+        uint64_t key = flow_key(hs, r, xpv_trace_event(hs, r, hits[i].ev), &st);
+        if (key && st) {
+            u64set_add(&starters, key);
+            ns++;
+        }
+    }
+    if (!ns) {
+        free(starters.t);
+        return n;
+    }
+    u64set seen;
+    u64set_init(&seen, n);
+    for (size_t i = 0; i < n; i++) u64set_add(&seen, xpv_trace_uid(hits[i]) + 1);
+    size_t n0 = n;
+    for (uint32_t gi = 0; gi < ix->ngroups; gi++) {
+        const xpv_trace_group *g = &ix->groups[gi];
+        const xpv_trace_row *r = &ix->rows[g->row];
+        if (r->is_counter || (r->st_flow < 0 && r->st_corr < 0)) continue;
+        const xpv_event *evs = xpv_trace_event(hs, r, 0);
+        for (int L = 0; L <= Lq && L < LV; L++) {
+            uint64_t lo = g->off + g->seg[L], hi = g->off + g->seg[L + 1];
+            for (uint64_t i = first_ending_after(evs, ix->idx, lo, hi, start_ps, 0); i < hi; i++) {
+                uint32_t ev = ix->idx[i];
+                if (evs[ev].start_ps >= end_ps) break;
+                xpv_trace_hit h = {g->row, ev};
+                if (u64set_has(&seen, xpv_trace_uid(h) + 1)) continue;
+                int st;
+                uint64_t key = flow_key(hs, r, &evs[ev], &st);
+                if (!key || st || !u64set_has(&starters, key)) continue;
+                hits = grow(hits, cap, n + 1, sizeof *hits);
+                hg = grow(hg, gcap, n + 1, sizeof *hg);
+                hg[n] = gi;
+                hits[n++] = h;
+            }
+        }
+    }
+    if (n > n0) {
+        ghit *t = xpv_xmalloc(n * sizeof *t);
+        for (size_t i = 0; i < n; i++) {
+            const xpv_trace_row *r = &ix->rows[hits[i].row];
+            t[i] = (ghit){hg[i], xpv_trace_event(hs, r, hits[i].ev)->start_ps, hits[i]};
+        }
+        qsort(t, n, sizeof *t, cmp_ghit);
+        for (size_t i = 0; i < n; i++) {
+            hits[i] = t[i].h;
+            hg[i] = t[i].group;
+        }
+        free(t);
+    }
+    free(starters.t);
+    free(seen.t);
+    *phits = hits;
+    *phg = hg;
+    return n;
+}
+
 /*
  * Per group, the rule is applied exactly over every event of the window:
  * the first overlapping event is visible; after a visible event ending at E
@@ -547,8 +813,9 @@ static inline int cand_before(int64_t s1, uint32_t e1, int64_t s2, uint32_t e2) 
  */
 size_t xpv_trace_query(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
                        int64_t end_ps, int64_t res_ps, xpv_trace_hit **out) {
-    size_t n = 0, cap = 0;
+    size_t n = 0, cap = 0, gcap = 0;
     xpv_trace_hit *hits = NULL;
+    uint32_t *hg = NULL;            /* group of each hit */
     cand *cs = NULL;
     size_t ccap = 0;
     int Lq = res_ps > 0 ? level_for(res_ps) : LV - 1;  /* RES(Lq) in (R/4, R] */
@@ -586,6 +853,8 @@ size_t xpv_trace_query(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t
         if (nseg > 1) qsort(cs, nc, sizeof *cs, cmp_cand);
         if (counter && before.ev != UINT32_MAX) {
             hits = grow(hits, &cap, n + 1, sizeof *hits);
+            hg = grow(hg, &gcap, n + 1, sizeof *hg);
+            hg[n] = gi;
             hits[n++] = (xpv_trace_hit){g->row, before.ev};
         }
         size_t ci = 0;
@@ -610,6 +879,8 @@ size_t xpv_trace_query(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t
                 }
             if (be == UINT32_MAX || bs >= end_ps) break;
             hits = grow(hits, &cap, n + 1, sizeof *hits);
+            hg = grow(hg, &gcap, n + 1, sizeof *hg);
+            hg[n] = gi;
             hits[n++] = (xpv_trace_hit){g->row, be};
             if (from < 0) ci++;
             else p[from]++;
@@ -626,6 +897,8 @@ size_t xpv_trace_query(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t
         }
     }
     free(cs);
+    if (res_ps > 0 && n) n = add_flow_ends(hs, ix, start_ps, end_ps, Lq, &hits, &cap, &hg, &gcap, n);
+    free(hg);
     *out = hits;
     return n;
 }
@@ -717,14 +990,25 @@ size_t xpv_trace_search(const xpv_hostset *hs, const xpv_trace_index *ix, const 
             }
             last_pl = pl;
         }
-        const xpv_event *evs = pl->lines[r->line].events;
+        const xpv_line *ln = &pl->lines[r->line];
+        const xpv_event *evs = ln->events;
         for (uint32_t gi = r->group0; gi < r->group0 + r->ngroups; gi++) {
             const xpv_trace_group *g = &ix->groups[gi];
             uint64_t n = g->seg[LV];
             for (uint64_t i = 0; i < n; i++) {
                 uint32_t ev = ix->idx[g->off + i];
                 const xpv_event *e = &evs[ev];
-                if (!match[e->meta] || e->start_ps < from_ps) continue;
+                if (e->start_ps < from_ps) continue;
+                /* The shown name: a non-empty `step_name` stat replaces the
+                 * metadata name (as the renderer does), so match that. */
+                xpv_stat st;
+                if (r->st_step_name >= 0 && e->wire != XPV_NO_STATS &&
+                    xpv_event_stat(pl, ln, e, r->st_step_name, &st) &&
+                    st.kind == XPV_STAT_STR && st.v.s.len) {
+                    if (!prefix_ci(st.v.s, prefix, pn)) continue;
+                } else if (!match[e->meta]) {
+                    continue;
+                }
                 (*total)++;
                 if (limit) heap_push(heap, &nh, limit, (heap_item){e->start_ps, ((uint64_t)ri << 32) | ev});
             }
