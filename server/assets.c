@@ -17,3 +17,17 @@ const xpv_asset *xpv_asset_find(const char *path) {
     }
     return NULL;
 }
+
+const xpv_asset *xpv_asset_find_versioned(const char *path, int *immutable) {
+    *immutable = 0;
+    if (!path || strncmp(path, "v/", 2) != 0) return xpv_asset_find(path);
+    const char *ver = path + 2, *slash = strchr(ver, '/');
+    size_t n = slash ? (size_t)(slash - ver) : 0;
+    if (!n || n > 64 || strspn(ver, "0123456789abcdef") != n) return NULL;
+    if (!strcmp(slash + 1, "index.html")) return NULL;
+    const xpv_asset *as = xpv_asset_find(slash + 1);
+    if (as && n == strlen(xpv_assets_version) &&
+        !memcmp(ver, xpv_assets_version, n))
+        *immutable = 1;
+    return as;
+}

@@ -23,8 +23,19 @@ typedef struct xpv_asset {
 extern const xpv_asset xpv_assets[];
 extern const size_t xpv_nassets;
 
+/* Hash of the whole embedded tree (hex, see server/embed/embed.c).  The
+ * embedded index.html refers to the files as "v/<version>/<path>". */
+extern const char xpv_assets_version[];
+
 /* The asset at `path` (relative, no leading '/'), or NULL.  Paths are
  * matched exactly, so "..", "//" or absolute paths never match. */
 const xpv_asset *xpv_asset_find(const char *path);
+
+/* Like xpv_asset_find, and also for the versioned form "v/<hex>/<path>"
+ * (never index.html).  *immutable is set to 1 when `path` carries the
+ * current xpv_assets_version (those bytes never change under that URL:
+ * serve them as immutable), else 0 (an unversioned path, or a version
+ * from an older build, whose page then gets today's bytes, revalidated). */
+const xpv_asset *xpv_asset_find_versioned(const char *path, int *immutable);
 
 #endif

@@ -1069,14 +1069,16 @@ static void route_statz(xpv_app *a, xpv_response *r) {
 
 static void route_static(const char *path, const char *inm, xpv_response *r) {
     if (!*path) path = "index.html";
-    const xpv_asset *as = xpv_asset_find(path);
+    int immutable = 0;
+    const xpv_asset *as = xpv_asset_find_versioned(path, &immutable);
     if (!as) {
         resp_errorf(r, 404, "not found: /%s", path);
         return;
     }
     r->content_type = as->mime;
     r->etag = as->etag;
-    r->cache_control = "no-cache";
+    /* index.html names the files as v/<tree hash>/...: those never change. */
+    r->cache_control = immutable ? "public, max-age=31536000, immutable" : "no-cache";
     if (inm && strstr(inm, as->etag)) {
         r->status = 304;
         return;

@@ -123,6 +123,40 @@ if [ "$STATUS" = 200 ]; then
     check "index: 304 on matching ETag" [ "$STATUS" = 304 ]
     fetch "$BASE/index.html" -H 'Accept-Encoding: gzip'
     check "index: pre-gzipped" [ "$(header Content-Encoding)" = gzip ]
+    # Hashed assets: index.html names its files v/<tree hash>/..., served
+    # immutable; every module they import (relative) resolves under the
+    # same prefix, immutable too; unhashed names and stale hashes still
+    # answer, revalidated (no-cache).
+    fetch "$BASE/"
+    check "index: Cache-Control no-cache" [ "$(header Cache-Control)" = no-cache ]
+    check "static: hashed assets immutable, module graph inside the hash" python3 - "$BASE" <<'PY'
+import re, sys, urllib.parse, urllib.request
+base = sys.argv[1] + "/"
+def get(u):
+    with urllib.request.urlopen(u) as r:
+        return r.status, r.headers.get("Cache-Control"), r.read().decode()
+_, _, html = get(base)
+refs = re.findall(r'(?:src|href)="(v/[0-9a-f]{12}/[^"]+)"', html)
+assert any(r.endswith("app.js") for r in refs) and any(r.endswith(".css") for r in refs), refs
+ver = refs[0].split("/")[1]
+todo, seen = [urllib.parse.urljoin(base, r) for r in refs], set()
+todo.append(urllib.parse.urljoin(base, "v/%s/tools/overview_page.js" % ver))  # import(`./tools/${t}.js`)
+while todo:
+    u = todo.pop()
+    if u in seen: continue
+    seen.add(u)
+    assert u.startswith(base + "v/" + ver + "/"), u
+    st, cc, body = get(u)
+    assert st == 200 and cc == "public, max-age=31536000, immutable", (u, st, cc)
+    if u.endswith(".js"):
+        for m in re.findall(r"""(?:\bfrom\s*|\bimport\s*\(?\s*)['"](\.{1,2}/[^'"]+)['"]""", body):
+            todo.append(urllib.parse.urljoin(u, m))
+assert len(seen) >= 4, seen
+for path in ("app.js", "lib/api.js", "v/000000000000/app.js"):
+    st, cc, _ = get(base + path)
+    assert st == 200 and cc == "no-cache", (path, st, cc)
+print("     %d hashed assets checked under v/%s/" % (len(seen), ver))
+PY
 else
     echo "note: no web/index.html embedded yet ($STATUS)"
 fi
@@ -194,6 +228,13 @@ fetch "$BASE/data/plugin/profile/runs"
 check "prefix: nothing outside it" [ "$STATUS" = 404 ]
 fetch "$BASE/sub/xp/healthz"
 check "prefix: healthz" [ "$STATUS" = 200 ]
+fetch "$BASE/sub/xp/"
+hashed=$(grep -o 'src="v/[0-9a-f]*/app.js"' "$tmp/body" | cut -d'"' -f2 || true)
+if [ -n "$hashed" ]; then
+    fetch "$BASE/sub/xp/$hashed"
+    check "prefix: hashed $hashed immutable under the prefix" \
+        bash -c "[ $STATUS = 200 ] && [[ '$(header Cache-Control)' == *immutable* ]]"
+fi
 
 # ---- export = the /data bytes -------------------------------------------------
 for t in $tools; do

@@ -10,6 +10,13 @@
  * when that is smaller, and a content hash used as the ETag.  The table is
  * sorted by path so xpv_asset_find() can binary-search it.
  *
+ * Versioned URLs: a hash of the whole tree (every path and its bytes) is
+ * emitted as xpv_assets_version, and in index.html every src="X" / href="X"
+ * naming an embedded file is rewritten to "v/<version>/X".  The server
+ * serves the tree under that prefix as immutable; relative module imports
+ * (static and dynamic) resolve inside the same prefix, so no JS is
+ * rewritten.  web/v/ is therefore reserved.
+ *
  * This program runs on the build machine only; it is not linked into the
  * server.
  */
@@ -190,6 +197,74 @@ static uint64_t fnv1a(const unsigned char *p, size_t n) {
     return h;
 }
 
+#define VERSION_LEN 12    /* hex digits of the tree hash in URLs */
+
+/* The tree hash: FNV-1a over every file's path, a NUL and its bytes, in
+ * path order (so renames count, and the result is reproducible). */
+static void tree_version(char out[VERSION_LEN + 1]) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < nfiles; i++) {
+        size_t len;
+        unsigned char *data = read_all(files[i].abs, &len);
+        uint64_t fh = fnv1a(data, len), ph = fnv1a((const unsigned char *)files[i].rel,
+                                                   strlen(files[i].rel) + 1);
+        unsigned char mix[16];
+        memcpy(mix, &ph, 8);
+        memcpy(mix + 8, &fh, 8);
+        for (size_t k = 0; k < sizeof mix; k++) {
+            h ^= mix[k];
+            h *= 1099511628211ULL;
+        }
+        free(data);
+    }
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+    memcpy(out, hex, VERSION_LEN);
+    out[VERSION_LEN] = '\0';
+}
+
+static int is_embedded(const char *p, size_t n) {
+    for (size_t i = 0; i < nfiles; i++)
+        if (strlen(files[i].rel) == n && !memcmp(files[i].rel, p, n)) return 1;
+    return 0;
+}
+
+/* index.html with every src="X" / href="X" (X an embedded file's path)
+ * turned into "v/<version>/X".  Returns a new buffer, length in *out_len. */
+static unsigned char *rewrite_html(const unsigned char *in, size_t len,
+                                   const char *version, size_t *out_len) {
+    static const char *const attrs[] = {"src=\"", "href=\""};
+    /* Each rewrite adds VERSION_LEN + 3 bytes to an attribute of at least
+     * 8 (' src="x"'): the output is under 3x the input. */
+    size_t cap = len * 3 + 64, n = 0, i = 0;
+    unsigned char *out = xmalloc(cap);
+    while (i < len) {
+        size_t alen = 0;
+        for (size_t a = 0; a < 2 && !alen; a++) {
+            size_t l = strlen(attrs[a]);
+            if (i + l <= len && !memcmp(in + i, attrs[a], l) &&
+                (i == 0 || in[i - 1] == ' ' || in[i - 1] == '\n' || in[i - 1] == '\t'))
+                alen = l;
+        }
+        if (alen) {
+            const unsigned char *v = in + i + alen;
+            const unsigned char *q = memchr(v, '"', len - i - alen);
+            if (q && is_embedded((const char *)v, (size_t)(q - v))) {
+                if (n + alen + VERSION_LEN + 3 > cap) die("internal error", NULL);
+                memcpy(out + n, in + i, alen);
+                n += alen;
+                n += (size_t)snprintf((char *)out + n, cap - n, "v/%s/", version);
+                i += alen;
+                continue;
+            }
+        }
+        if (n + 1 > cap) die("internal error", NULL);
+        out[n++] = in[i++];
+    }
+    *out_len = n;
+    return out;
+}
+
 static void emit_bytes(FILE *o, const char *name, const unsigned char *p, size_t n) {
     fprintf(o, "static const unsigned char %s[%zu] = {", name, n ? n : 1);
     if (!n) fputs("0", o);
@@ -229,6 +304,11 @@ int main(int argc, char **argv) {
             files[j - 1] = t;
         }
 
+    for (size_t i = 0; i < nfiles; i++)
+        if (!strncmp(files[i].rel, "v/", 2)) die("web/v/ is reserved:", files[i].rel);
+    char version[VERSION_LEN + 1];
+    tree_version(version);
+
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", argv[1]);
     FILE *o = fopen(tmp, "w");
@@ -238,6 +318,11 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < nfiles; i++) {
         size_t len, gzlen = 0;
         unsigned char *data = read_all(files[i].abs, &len);
+        if (!strcmp(files[i].rel, "index.html")) {
+            unsigned char *html = rewrite_html(data, len, version, &len);
+            free(data);
+            data = html;
+        }
         int text;
         mime_of(files[i].rel, &text);
         char name[32];
@@ -280,6 +365,7 @@ int main(int argc, char **argv) {
     }
     fputs("    {NULL, NULL, NULL, 0, NULL, 0, NULL}\n};\n", o);
     fprintf(o, "const size_t xpv_nassets = %zu;\n", nfiles);
+    fprintf(o, "const char xpv_assets_version[] = \"%s\";\n", version);
     for (size_t i = 0; i < nfiles; i++) {
         free(files[i].rel);
         free(files[i].abs);
