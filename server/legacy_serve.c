@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,17 +55,65 @@ static int list_has(const char *list, const char *name) {
     return strstr(list, q) != NULL;
 }
 
-/* Whether a tool computed from the first host's profile has data for it:
- * a Chrome-trace host has no TF step markers, so only the trace viewer,
- * and the op and kernel tables when the trace has GPU kernels. */
+/* ==== Notes on Chrome-trace hosts ======================================= */
+
+#define NOTE_SLOTS 1024
+
+struct trace_note {
+    uint64_t ino, size;
+    int64_t mtime_ns;
+    unsigned facts;
+    int used;
+};
+
+static struct trace_note notes[NOTE_SLOTS];
+static pthread_mutex_t notes_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t note_slot(uint64_t ino, uint64_t size, int64_t mtime_ns) {
+    uint64_t h = ino * 0x9e3779b97f4a7c15ULL ^ size * 0xbf58476d1ce4e5b9ULL ^
+                 (uint64_t)mtime_ns * 0x94d049bb133111ebULL;
+    return (size_t)((h ^ h >> 29) % NOTE_SLOTS);
+}
+
+void xpv_legacy_note_trace(uint64_t ino, uint64_t size, int64_t mtime_ns, unsigned facts) {
+    struct trace_note *n = &notes[note_slot(ino, size, mtime_ns)];
+    pthread_mutex_lock(&notes_mu);
+    n->ino = ino;
+    n->size = size;
+    n->mtime_ns = mtime_ns;
+    n->facts = facts;
+    n->used = 1;
+    pthread_mutex_unlock(&notes_mu);
+}
+
+/* The noted facts of host file `h` into *facts; 0 when none is noted. */
+static int trace_facts(const xpv_host *h, unsigned *facts) {
+    const struct trace_note *n = &notes[note_slot(h->ino, h->size, h->mtime_ns)];
+    int found;
+    pthread_mutex_lock(&notes_mu);
+    found = n->used && n->ino == h->ino && n->size == h->size && n->mtime_ns == h->mtime_ns;
+    if (found) *facts = n->facts;
+    pthread_mutex_unlock(&notes_mu);
+    return found;
+}
+
+/* Whether a tool computed from the first host's profile has data for it.
+ * A Chrome-trace host has no TF step markers, so only the trace viewer,
+ * the kernel table when the trace has kernels, and the op table when it
+ * has host ops or kernels (TF traces: TF ops, always). */
 static int host_tool_ok(const xpv_run *run, const char *xplane_list, const char *tool) {
     if (!list_has(xplane_list, tool)) return 0;
-    if (!run->nhosts || run->hosts[0].kind == 0) return 1;
+    const xpv_host *h = run->nhosts ? &run->hosts[0] : NULL;
+    if (!h || h->kind == 0) return 1;
     if (!strcmp(tool, "trace_viewer")) return 1;
-    if (!strcmp(tool, "kernel_stats")) return 1;
-    if (!strcmp(tool, "framework_op_stats"))
-        return run->hosts[0].kind == XPV_LEGACY_TRACE_JSON_GZ ||
-               list_has(xplane_list, "kernel_stats");
+    unsigned facts = 0;
+    int known = h->kind == XPV_LEGACY_PYTORCH_TRACE && trace_facts(h, &facts);
+    if (!strcmp(tool, "kernel_stats")) return known ? (facts & XPV_TRACE_KERNELS) != 0 : 1;
+    if (!strcmp(tool, "framework_op_stats")) {
+        if (h->kind == XPV_LEGACY_TRACE_JSON_GZ) return 1;
+        if (known) return (facts & (XPV_TRACE_HOST_OPS | XPV_TRACE_KERNELS)) != 0;
+        return list_has(xplane_list, "kernel_stats");
+    }
     return 0;
 }
 

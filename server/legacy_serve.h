@@ -31,10 +31,25 @@ const xpv_host *xpv_legacy_find(const xpv_run *run, const char *tool, const char
  * appear in `xplane_list` (the JSON list computed from the first host
  * profile; NULL when the run has no host) or have per-tool files, then
  * per-tool-file tools the server has no converter for.  For a Chrome-trace
- * host only trace_viewer, kernel_stats and framework_op_stats (TF traces,
- * or traces with kernels) are taken from `xplane_list`. */
+ * host only these are taken from `xplane_list`: trace_viewer; kernel_stats
+ * when the trace has kernel events; framework_op_stats when it has host
+ * ops (cpu_op / Operator) or kernels, and for every TF trace.  Without a
+ * note of the trace's contents (xpv_legacy_note_trace): kernel_stats when
+ * `xplane_list` has it, framework_op_stats for TF traces or with it. */
 void xpv_legacy_tool_list(const xpv_run *run, const xpv_tool *const *tools,
                           const char *xplane_list, xpv_buf *out);
+
+/* What a Chrome-trace host holds, noted by the loader when it converts
+ * the file (server/loader.c) and read back by xpv_legacy_tool_list, which
+ * sees tool names only, not the profile.  Keyed by the file's identity
+ * (inode, size, mtime in ns, as discovery records them); a small fixed
+ * table, so an entry can be overwritten, and then the list falls back to
+ * guessing from the tool names.  Thread-safe. */
+enum {
+    XPV_TRACE_HOST_OPS = 1 << 0,     /* cpu_op / Operator events */
+    XPV_TRACE_KERNELS = 1 << 1,      /* kernel / Kernel events */
+};
+void xpv_legacy_note_trace(uint64_t ino, uint64_t size, int64_t mtime_ns, unsigned facts);
 
 /* The JSON host list for `tool` (hosts having its file), `[{"hostname":..}]`. */
 void xpv_legacy_host_list(const xpv_run *run, const char *tool, xpv_buf *out);

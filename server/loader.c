@@ -15,6 +15,7 @@
 
 #include "arena.h"
 #include "chrome_trace.h"
+#include "legacy_serve.h"
 
 static void free_buf(void *buf, size_t len) {
     (void)len;
@@ -233,6 +234,56 @@ int xpv_open_confined(const char *root, const char *path, const char *display,
 
 /* ==== Loading ========================================================== */
 
+/* Chrome trace JSON (PyTorch *.pt.trace.json[.gz], TF 2.2 *.trace.json.gz)
+ * is named *.json or *.json.gz. */
+static int is_trace_json(const char *path) {
+    size_t n = strlen(path);
+    return (n > 5 && !strcmp(path + n - 5, ".json")) ||
+           (n > 8 && !strcmp(path + n - 8, ".json.gz"));
+}
+
+/* Convert the Chrome trace open on `fd` (stat `st0`) to XSpace bytes,
+ * streaming from the fd (gzip inflated chunk by chunk; see chrome_trace.h):
+ * neither the file nor its JSON text is ever whole in memory.  Returns the
+ * malloc'ed XSpace (length in *len), or NULL with `err` filled.  Notes what
+ * the trace holds for run_tools (xpv_legacy_note_trace). */
+static unsigned char *load_trace_json(int fd, const struct stat *st0, const char *display,
+                                      const xpv_load_limits *lim, size_t *len,
+                                      xpv_err *err) {
+    xpv_buf xs;
+    xpv_buf_init(&xs);
+    xpv_ct_options opt = {NULL, lim->max_inflated};
+    xpv_ct_summary sum;
+    xpv_ct_error ce;
+    memset(&sum, 0, sizeof sum);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    int crc = xpv_ct_convert_fd(fd, &opt, &xs, &sum, &ce);
+    struct stat st1;
+    if (fstat(fd, &st1) != 0 || st1.st_size != st0->st_size ||
+        st1.st_mtim.tv_sec != st0->st_mtim.tv_sec ||
+        st1.st_mtim.tv_nsec != st0->st_mtim.tv_nsec) {
+        xpv_buf_free(&xs);
+        err->offset = (int64_t)sum.input_bytes;
+        xpv_err_set(err, 422, "%s: incomplete: the file changed while it was read "
+                    "(still being written?); retry later", display);
+        return NULL;
+    }
+    if (crc != 0) {
+        xpv_buf_free(&xs);
+        err->offset = (int64_t)ce.offset;
+        xpv_err_set(err, ce.status ? ce.status : 422,
+                    "%s: cannot read trace JSON at byte %llu: %s", display,
+                    (unsigned long long)ce.offset, ce.msg);
+        return NULL;
+    }
+    xpv_legacy_note_trace((uint64_t)st0->st_ino, (uint64_t)st0->st_size,
+                          (int64_t)st0->st_mtim.tv_sec * 1000000000 + st0->st_mtim.tv_nsec,
+                          (sum.host_ops ? XPV_TRACE_HOST_OPS : 0) |
+                              (sum.kernels ? XPV_TRACE_KERNELS : 0));
+    *len = xs.len;
+    return (unsigned char *)xpv_buf_steal(&xs, len);
+}
+
 xpv_profile *xpv_load_profile(const char *path, const char *display,
                               const xpv_load_limits *lim, xpv_err *err) {
     xpv_load_limits def = {XPV_DEFAULT_MAX_FILE, XPV_DEFAULT_MAX_FILE, NULL};
@@ -263,6 +314,13 @@ xpv_profile *xpv_load_profile(const char *path, const char *display,
                     "(--max_file_size)", display, (unsigned long long)st0.st_size,
                     (unsigned long long)lim->max_file);
         goto fail;
+    }
+    if (is_trace_json(path)) {
+        buf = load_trace_json(fd, &st0, display, lim, &len, err);
+        close(fd);
+        fd = -1;
+        if (!buf) return NULL;
+        goto decode;
     }
     len = (size_t)st0.st_size;
     buf = malloc(len);
@@ -297,30 +355,7 @@ xpv_profile *xpv_load_profile(const char *path, const char *display,
     close(fd);
     fd = -1;
 
-    /* Chrome trace JSON (PyTorch, TF 2.2 *.trace.json.gz): converted to
-     * XSpace bytes while streaming (gzip inflated chunk by chunk), then
-     * decoded like any xplane.  See server/model/chrome_trace.h. */
-    size_t plen = strlen(path);
-    if ((plen > 5 && !strcmp(path + plen - 5, ".json")) ||
-        (plen > 8 && !strcmp(path + plen - 8, ".json.gz"))) {
-        xpv_buf xs;
-        xpv_buf_init(&xs);
-        xpv_ct_options opt = {NULL, lim->max_inflated};
-        xpv_ct_error ce;
-        int crc = xpv_ct_convert_mem(buf, len, &opt, &xs, NULL, &ce);
-        free(buf);
-        buf = NULL;
-        if (crc != 0) {
-            xpv_buf_free(&xs);
-            err->offset = (int64_t)ce.offset;
-            xpv_err_set(err, ce.status ? ce.status : 422,
-                        "%s: cannot read trace JSON at byte %llu: %s", display,
-                        (unsigned long long)ce.offset, ce.msg);
-            return NULL;
-        }
-        len = xs.len;
-        buf = (unsigned char *)xpv_buf_steal(&xs, &len);
-    } else if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
+    if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
         size_t ilen = 0;
         unsigned char *inflated = xpv_gunzip(buf, len, lim->max_inflated, &ilen, err);
         free(buf);
@@ -340,6 +375,7 @@ xpv_profile *xpv_load_profile(const char *path, const char *display,
         len = ilen;
     }
 
+decode:;
     xpv_decode_error de;
     memset(&de, 0, sizeof de);
     /* Cheap (top-level fields only), decided before xpv_decode owns buf. */

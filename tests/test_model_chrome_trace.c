@@ -2,11 +2,17 @@
  * test_model_chrome_trace.c - Chrome trace JSON -> XSpace: constructed
  * traces with known answers, then every real PyTorch / TF trace in
  * ../shared/testdata/real (converted, decoded, event counts compared with
- * the JSON's own count of complete + instant events).
+ * the JSON's own count of complete + instant events).  Reading from a file
+ * descriptor (xpv_ct_convert_fd, what the loader uses) must give the same
+ * bytes as reading from memory, and must not hold the JSON text: a forked
+ * child's peak RSS stays far below the size of a mostly-whitespace trace.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "testutil.h"
@@ -329,6 +335,216 @@ static char *gunzip_all(const char *data, size_t len, size_t *out_len) {
     return o;
 }
 
+/* ==== File-descriptor input ============================================ */
+
+/* Append `n` bytes of `data` as one gzip member to `out`. */
+static void gz_member(const void *data, size_t n, xpv_buf *out) {
+    uLong bound = compressBound((uLong)n) + 64;
+    size_t off = out->len;
+    xpv_buf_reserve(out, bound);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    z.next_in = (unsigned char *)(uintptr_t)data;
+    z.avail_in = (uInt)n;
+    z.next_out = (unsigned char *)out->data + off;
+    z.avail_out = (uInt)bound;
+    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+    out->len = off + z.total_out;
+    deflateEnd(&z);
+}
+
+/* Convert `len` bytes written to a temporary file through
+ * xpv_ct_convert_fd; returns its status, output in `out`. */
+static int convert_via_fd(const void *data, size_t len, xpv_buf *out, xpv_ct_summary *sum,
+                          xpv_ct_error *err) {
+    char *dir = tu_mkdtemp();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(len ? fwrite(data, 1, len, f) : 0, len);
+    assert_int_equal(fclose(f), 0);
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    int rc = xpv_ct_convert_fd(fd, NULL, out, sum, err);
+    close(fd);
+    tu_rmrf(dir);
+    free(dir);
+    return rc;
+}
+
+/* The fd and memory readers give the same XSpace bytes and summary. */
+static void assert_fd_same(const void *data, size_t len, xpv_ct_summary *sum) {
+    xpv_buf a, b;
+    xpv_buf_init(&a);
+    xpv_buf_init(&b);
+    xpv_ct_summary sa, sb;
+    xpv_ct_error ea, eb;
+    int ra = xpv_ct_convert_mem(data, len, NULL, &a, &sa, &ea);
+    int rb = convert_via_fd(data, len, &b, &sb, &eb);
+    assert_int_equal(ra, rb);
+    if (ra == 0) {
+        assert_int_equal(a.len, b.len);
+        assert_memory_equal(a.data, b.data, a.len);
+        assert_int_equal(sa.events_out, sb.events_out);
+        assert_int_equal(sa.host_ops, sb.host_ops);
+        assert_int_equal(sa.kernels, sb.kernels);
+        assert_int_equal(sa.json_bytes, sb.json_bytes);
+        assert_int_equal(sa.truncated, sb.truncated);
+        assert_int_equal(sb.input_bytes, len);
+    } else {
+        assert_int_equal(ea.status, eb.status);
+    }
+    if (sum) *sum = sb;
+    xpv_buf_free(&a);
+    xpv_buf_free(&b);
+}
+
+static const char small_trace[] =
+    "{\"traceEvents\":[\n"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":2,"
+    "\"ts\":100,\"dur\":50,\"args\":{\"External id\":9}},\n"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+    "\"tid\":2,\"ts\":110,\"dur\":5,\"args\":{\"correlation\":5,\"External id\":9}},\n"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,"
+    "\"ts\":120,\"dur\":30,\"args\":{\"device\":0,\"stream\":7,\"correlation\":5,"
+    "\"External id\":9,\"grid\":[8,1,1],\"block\":[128,1,1]}},\n"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,"
+    "\"tid\":2,\"ts\":90,\"dur\":100}\n"
+    "]}\n";
+
+static void test_fd_source(void **state) {
+    (void)state;
+    size_t n = strlen(small_trace);
+    xpv_ct_summary sum;
+    /* Plain. */
+    assert_fd_same(small_trace, n, &sum);
+    assert_int_equal(sum.events_out, 4);
+    assert_int_equal(sum.host_ops, 1);
+    assert_int_equal(sum.kernels, 1);
+    /* gzip in two members, split inside a token. */
+    xpv_buf gz;
+    xpv_buf_init(&gz);
+    gz_member(small_trace, 77, &gz);
+    gz_member(small_trace + 77, n - 77, &gz);
+    assert_fd_same(gz.data, gz.len, &sum);
+    assert_false(sum.truncated);
+    assert_int_equal(sum.events_out, 4);
+    /* A gzip stream cut before its end: the events read are kept. */
+    assert_fd_same(gz.data, gz.len - 30, &sum);
+    assert_true(sum.truncated);
+    /* Corrupt deflate data: a 500 naming the gzip stream. */
+    xpv_buf bad;
+    xpv_buf_init(&bad);
+    xpv_buf_add(&bad, gz.data, gz.len);
+    for (size_t i = 12; i < 40 && i < bad.len; i++) bad.data[i] = (char)0xff;
+    xpv_buf out;
+    xpv_buf_init(&out);
+    xpv_ct_error err;
+    assert_int_equal(convert_via_fd(bad.data, bad.len, &out, &sum, &err), -1);
+    assert_int_equal(err.status, 500);
+    assert_non_null(strstr(err.msg, "gzip"));
+    xpv_buf_free(&out);
+    assert_fd_same(bad.data, bad.len, NULL);
+    /* Empty and one-byte files. */
+    assert_fd_same("", 0, NULL);
+    assert_fd_same("[", 1, NULL);
+    xpv_buf_free(&bad);
+    xpv_buf_free(&gz);
+}
+
+/* Peak resident memory (KiB) added while `fn(arg)` runs in a forked
+ * child, measured as VmHWM after resetting it (clear_refs 5); -1 when the
+ * kernel cannot reset it. */
+static long child_peak_growth_kb(int (*fn)(void *), void *arg) {
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(pfd[0]);
+        long before = -1, peak = -1, res = -1;
+        FILE *f = fopen("/proc/self/clear_refs", "w");
+        int ok = f && fputs("5", f) >= 0;
+        if (f && fclose(f) != 0) ok = 0;
+        char line[256];
+        if (ok && (f = fopen("/proc/self/status", "r"))) {
+            while (fgets(line, sizeof line, f))
+                if (!strncmp(line, "VmRSS:", 6)) before = atol(line + 6);
+            fclose(f);
+        }
+        int frc = fn(arg);
+        if (ok && before >= 0 && (f = fopen("/proc/self/status", "r"))) {
+            while (fgets(line, sizeof line, f))
+                if (!strncmp(line, "VmHWM:", 6)) peak = atol(line + 6);
+            fclose(f);
+            if (peak >= 0) res = peak - before;
+        }
+        if (frc) res = -2;
+        ssize_t w = write(pfd[1], &res, sizeof res);
+        _exit(w == (ssize_t)sizeof res ? 0 : 1);
+    }
+    close(pfd[1]);
+    long res = -3;
+    ssize_t r = read(pfd[0], &res, sizeof res);
+    close(pfd[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_int_equal(r, (ssize_t)sizeof res);
+    assert_true(res != -2);   /* the work itself failed */
+    return res;
+}
+
+/* A trace of `mb` MiB: a few events separated by long runs of spaces. */
+static void write_padded_trace(const char *path, int mb) {
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    static char pad[1 << 20];
+    memset(pad, ' ', sizeof pad);
+    fputs("{\"traceEvents\":[", f);
+    for (int i = 0; i < mb; i++) {
+        fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\","
+                "\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1}", i ? "," : "", i * 10);
+        assert_int_equal(fwrite(pad, 1, sizeof pad, f), sizeof pad);
+    }
+    fputs("]}", f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static int convert_file(void *vpath) {
+    int fd = open(vpath, O_RDONLY);
+    if (fd < 0) return -1;
+    xpv_buf out;
+    xpv_buf_init(&out);
+    xpv_ct_summary sum;
+    xpv_ct_error err;
+    int rc = xpv_ct_convert_fd(fd, NULL, &out, &sum, &err);
+    close(fd);
+    xpv_buf_free(&out);
+    return rc || sum.events_out != 48 ? -1 : 0;
+}
+
+/* 48 MiB of trace text read through the fd: peak RSS grows by far less
+ * than the text (a reader holding it whole would add >= 48 MiB). */
+static void test_fd_memory_bound(void **state) {
+    (void)state;
+    char *dir = tu_mkdtemp();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/big.pt.trace.json", dir);
+    write_padded_trace(path, 48);
+    long kb = child_peak_growth_kb(convert_file, path);
+    tu_rmrf(dir);
+    free(dir);
+    if (kb == -1) {
+        print_message("SKIP: cannot reset the peak RSS (/proc/self/clear_refs)\n");
+        skip();
+    }
+    print_message("48 MiB trace via fd: peak RSS +%ld KiB\n", kb);
+    assert_true(kb >= 0);
+    assert_true(kb < 12 * 1024);
+}
+
 /* Occurrences of "ph" : "<ph>" in the text (any spacing). */
 static uint64_t count_ph(const char *s, size_t n, char ph) {
     uint64_t c = 0;
@@ -355,6 +571,7 @@ static void check_real(const char *path, uint64_t *total) {
     free(text);
     xpv_ct_summary sum;
     xpv_profile *p = convert(data, len, &sum);
+    assert_fd_same(data, len, NULL);
     print_message("%s: %llu X, %llu i, %llu M; planes %u, lines %u, events %llu\n",
                   strstr(path, "real/") ? strstr(path, "real/") + 5 : path,
                   (unsigned long long)nx, (unsigned long long)ni,
@@ -442,6 +659,8 @@ int main(void) {
         cmocka_unit_test(test_bare_array_gpu),
         cmocka_unit_test(test_tf_trace_gz),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_fd_source),
+        cmocka_unit_test(test_fd_memory_bound),
         cmocka_unit_test(test_real_traces),
         cmocka_unit_test(test_real_golden),
     };

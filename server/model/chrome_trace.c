@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "arena.h"
@@ -910,6 +911,8 @@ static void handle_event(ct *c, evf *f) {
     int cpu_op = cat_is(cat, catn, "cpu_op") || cat_is(cat, catn, "operator");
     int runtime = cat_is(cat, catn, "cuda_runtime") || cat_is(cat, catn, "runtime") ||
                   cat_is(cat, catn, "cuda_driver");
+    if (cpu_op) c->sum.host_ops++;
+    if (kernel) c->sum.kernels++;
 
     uint32_t li = line_of(c, f, annot);
     ctline *ln = &c->lines[li];
@@ -1527,72 +1530,198 @@ int xpv_ct_convert(xpv_ct_read_fn rd, void *ctx, const xpv_ct_options *opt,
     return rc ? -1 : 0;
 }
 
-/* ==== In-memory input (plain or gzip) ==================================== */
+/* ==== Input sources: memory or a file descriptor, plain or gzip ========= */
 
-typedef struct memsrc {
-    const unsigned char *p;
-    size_t len, pos;
-    int gz, zinit, zend, trunc;
+#define SRC_CHUNK (1024 * 1024)   /* fd reads of compressed input */
+
+/* The raw bytes come from memory (mem != NULL) or from fd, read into
+ * ibuf; gzip input is inflated into the tokenizer's window.  Plain fd
+ * input is read straight into the window (no copy), after whatever the
+ * magic-number probe left in ibuf. */
+typedef struct src {
+    const unsigned char *mem;
+    size_t mem_len, mem_pos;
+    int fd;
+    unsigned char *ibuf;
+    size_t ipos, ilen;            /* unread raw bytes: ibuf[ipos..ilen) */
+    uint64_t raw;                 /* raw bytes taken from mem / fd */
+    int raw_eof, raw_err, raw_errno;
+    int gz, zinit, zend;
     z_stream z;
-} memsrc;
+} src;
 
-static long mem_read(void *vctx, void *buf, size_t cap) {
-    memsrc *m = vctx;
-    if (!m->gz) {
-        size_t n = m->len - m->pos < cap ? m->len - m->pos : cap;
-        memcpy(buf, m->p + m->pos, n);
-        m->pos += n;
+/* The next raw chunk (at most `cap` bytes; from ibuf first).  Returns its
+ * length, 0 at end of input, -1 on a read error. */
+static long src_raw(src *s, const unsigned char **p, size_t cap) {
+    if (s->ipos < s->ilen) {
+        size_t n = s->ilen - s->ipos < cap ? s->ilen - s->ipos : cap;
+        *p = s->ibuf + s->ipos;
+        s->ipos += n;
         return (long)n;
     }
-    if (m->zend) return 0;
-    if (!m->zinit) {
-        memset(&m->z, 0, sizeof m->z);
-        if (inflateInit2(&m->z, 15 + 32) != Z_OK) return -1;
-        m->zinit = 1;
-        m->z.next_in = (unsigned char *)m->p;
-        m->z.avail_in = 0;
+    if (s->mem) {
+        size_t n = s->mem_len - s->mem_pos < cap ? s->mem_len - s->mem_pos : cap;
+        *p = s->mem + s->mem_pos;
+        s->mem_pos += n;
+        s->raw += n;
+        return (long)n;
     }
-    m->z.next_out = buf;
-    m->z.avail_out = (uInt)(cap > UINT32_MAX ? UINT32_MAX : cap);
-    while (m->z.avail_out == cap) {
-        if (m->z.avail_in == 0) {
-            size_t left = m->len - m->pos;
-            if (!left) {            /* stream ends before its trailer */
-                m->zend = 1;
-                m->trunc = 1;
+    if (s->raw_eof) return 0;
+    for (;;) {
+        ssize_t r = read(s->fd, s->ibuf, cap < SRC_CHUNK ? cap : SRC_CHUNK);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            s->raw_err = 1;
+            s->raw_errno = errno;
+            return -1;
+        }
+        if (r == 0) s->raw_eof = 1;
+        s->raw += (uint64_t)r;
+        *p = s->ibuf;
+        s->ipos = s->ilen = 0;
+        return (long)r;
+    }
+}
+
+/* Plain input: copy (memory, probe leftovers) or read into the window. */
+static long src_plain(src *s, unsigned char *buf, size_t cap) {
+    if (s->mem || s->ipos < s->ilen) {
+        const unsigned char *p;
+        long n = src_raw(s, &p, cap);
+        if (n > 0) memcpy(buf, p, (size_t)n);
+        return n;
+    }
+    if (s->raw_eof) return 0;
+    for (;;) {
+        ssize_t r = read(s->fd, buf, cap);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            s->raw_err = 1;
+            s->raw_errno = errno;
+            return -1;
+        }
+        if (r == 0) s->raw_eof = 1;
+        s->raw += (uint64_t)r;
+        return (long)r;
+    }
+}
+
+/* Whether another gzip member follows the one that just ended. */
+static int src_more_gzip(src *s) {
+    if (s->z.avail_in == 0) {
+        const unsigned char *p;
+        long n = src_raw(s, &p, SRC_CHUNK);
+        if (n <= 0) return 0;
+        s->z.next_in = (unsigned char *)(uintptr_t)p;
+        s->z.avail_in = (uInt)n;
+    }
+    /* A member header split after its first byte is too short to be one. */
+    return s->z.avail_in >= 2 && s->z.next_in[0] == 0x1f && s->z.next_in[1] == 0x8b;
+}
+
+static long src_read(void *vctx, void *vbuf, size_t cap) {
+    src *s = vctx;
+    unsigned char *buf = vbuf;
+    if (!s->gz) return src_plain(s, buf, cap);
+    if (s->zend) return 0;
+    if (!s->zinit) {
+        memset(&s->z, 0, sizeof s->z);
+        if (inflateInit2(&s->z, 15 + 32) != Z_OK) return -1;
+        s->zinit = 1;
+    }
+    if (cap > UINT32_MAX) cap = UINT32_MAX;
+    s->z.next_out = buf;
+    s->z.avail_out = (uInt)cap;
+    while (s->z.avail_out == cap) {
+        if (s->z.avail_in == 0) {
+            const unsigned char *p;
+            long n = src_raw(s, &p, s->mem ? (1u << 30) : SRC_CHUNK);
+            if (n < 0) return -1;
+            if (n == 0) {           /* the stream ends before its trailer */
+                s->zend = 1;
                 break;
             }
-            size_t n = left > (1u << 30) ? (1u << 30) : left;
-            m->z.next_in = (unsigned char *)m->p + m->pos;
-            m->z.avail_in = (uInt)n;
-            m->pos += n;
+            s->z.next_in = (unsigned char *)(uintptr_t)p;
+            s->z.avail_in = (uInt)n;
         }
-        int zr = inflate(&m->z, Z_NO_FLUSH);
+        int zr = inflate(&s->z, Z_NO_FLUSH);
         if (zr == Z_STREAM_END) {
             /* Concatenated gzip members: continue with the next one. */
-            size_t rest = m->z.avail_in + (m->len - m->pos);
-            if (rest >= 2 && m->z.next_in[0] == 0x1f && m->z.next_in[1] == 0x8b) {
-                if (inflateReset(&m->z) != Z_OK) return -1;
+            if (src_more_gzip(s)) {
+                if (inflateReset(&s->z) != Z_OK) return -1;
                 continue;
             }
-            m->zend = 1;
+            if (s->raw_err) return -1;
+            s->zend = 1;
             break;
         }
         if (zr != Z_OK && zr != Z_BUF_ERROR) return -1;
     }
-    return (long)(cap - m->z.avail_out);
+    return (long)(cap - s->z.avail_out);
+}
+
+/* Run the converter over `s` (gz already decided) and clean up. */
+static int src_convert(src *s, const xpv_ct_options *opt, xpv_buf *out,
+                       xpv_ct_summary *sum, xpv_ct_error *err) {
+    xpv_ct_error local;
+    if (!err) err = &local;
+    int rc = xpv_ct_convert(src_read, s, opt, out, sum, err);
+    if (s->zinit) inflateEnd(&s->z);
+    if (sum) sum->input_bytes = s->raw;
+    if (rc && err->status == 500) {
+        if (s->raw_err)
+            snprintf(err->msg, sizeof err->msg, "read error after %llu bytes: %s",
+                     (unsigned long long)s->raw, strerror(s->raw_errno));
+        else if (s->gz)
+            snprintf(err->msg, sizeof err->msg, "corrupt gzip stream (at compressed byte "
+                     "%llu)", (unsigned long long)(s->raw - (s->zinit ? s->z.avail_in : 0)));
+    }
+    return rc;
 }
 
 int xpv_ct_convert_mem(const void *data, size_t len, const xpv_ct_options *opt,
                        xpv_buf *out, xpv_ct_summary *sum, xpv_ct_error *err) {
-    memsrc m;
-    memset(&m, 0, sizeof m);
-    m.p = data;
-    m.len = len;
-    m.gz = len >= 2 && m.p[0] == 0x1f && m.p[1] == 0x8b;
-    int rc = xpv_ct_convert(mem_read, &m, opt, out, sum, err);
-    if (m.zinit) inflateEnd(&m.z);
-    if (rc && err && err->status == 500 && m.gz)
-        snprintf(err->msg, sizeof err->msg, "corrupt or truncated gzip stream");
+    src s;
+    memset(&s, 0, sizeof s);
+    s.mem = data ? data : (const void *)"";
+    s.mem_len = data ? len : 0;
+    s.fd = -1;
+    s.gz = len >= 2 && s.mem[0] == 0x1f && s.mem[1] == 0x8b;
+    return src_convert(&s, opt, out, sum, err);
+}
+
+int xpv_ct_convert_fd(int fd, const xpv_ct_options *opt, xpv_buf *out,
+                      xpv_ct_summary *sum, xpv_ct_error *err) {
+    src s;
+    memset(&s, 0, sizeof s);
+    s.fd = fd;
+    s.ibuf = xpv_xmalloc(SRC_CHUNK);
+    /* Probe the magic: read until 2 bytes are in (or the input ends). */
+    while (s.ilen < 2 && !s.raw_eof && !s.raw_err) {
+        ssize_t r = read(fd, s.ibuf + s.ilen, SRC_CHUNK - s.ilen);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            s.raw_err = 1;
+            s.raw_errno = errno;
+        } else if (r == 0) {
+            s.raw_eof = 1;
+        } else {
+            s.raw += (uint64_t)r;
+            s.ilen += (size_t)r;
+        }
+    }
+    s.gz = s.ilen >= 2 && s.ibuf[0] == 0x1f && s.ibuf[1] == 0x8b;
+    int rc;
+    if (s.raw_err) {
+        xpv_ct_error local;
+        if (!err) err = &local;
+        memset(err, 0, sizeof *err);
+        err->status = 500;
+        snprintf(err->msg, sizeof err->msg, "read error: %s", strerror(s.raw_errno));
+        rc = -1;
+    } else {
+        rc = src_convert(&s, opt, out, sum, err);
+    }
+    free(s.ibuf);
     return rc;
 }

@@ -55,7 +55,12 @@ typedef struct xpv_ct_summary {
     uint64_t flows;              /* ph s / t / f */
     uint64_t skipped;            /* other phases (B/E, C, b/e, ...) */
     uint64_t events_out;         /* events written (complete + instants) */
+    uint64_t host_ops;           /* events of cat cpu_op / Operator */
+    uint64_t kernels;            /* events of cat kernel / Kernel */
     uint64_t json_bytes;         /* JSON bytes read */
+    uint64_t input_bytes;        /* bytes read from the source (the gzip
+                                  * size for gzip input); set by the
+                                  * _mem and _fd variants */
     uint32_t planes, lines, devices;
     int bare_array;              /* top level was an array of events */
     int truncated;               /* input ended inside traceEvents */
@@ -80,6 +85,17 @@ int xpv_ct_convert(xpv_ct_read_fn rd, void *ctx, const xpv_ct_options *opt,
  * stream, never as a whole. */
 int xpv_ct_convert_mem(const void *data, size_t len, const xpv_ct_options *opt,
                        xpv_buf *out, xpv_ct_summary *sum, xpv_ct_error *err);
+
+/* Same over an open file descriptor, read sequentially from its current
+ * position in chunks of a few hundred KiB until end of file; gzip input
+ * (magic 1f 8b, concatenated members allowed) is inflated as a stream.
+ * Neither the file nor the inflated JSON is ever held whole, so memory is
+ * that of the result plus a constant.  A gzip stream that stops before
+ * its trailer reads as a trace that ends early (sum->truncated); corrupt
+ * gzip data or a read error fails with status 500 and a message saying
+ * which.  The caller keeps the fd (not closed here). */
+int xpv_ct_convert_fd(int fd, const xpv_ct_options *opt, xpv_buf *out,
+                      xpv_ct_summary *sum, xpv_ct_error *err);
 
 /* Parse a JSON number given in microseconds ("12", "12.3456", "1.5e3")
  * into integer nanoseconds, exactly for plain decimals (rounded half up at

@@ -1,0 +1,294 @@
+/*
+ * test_chrome_trace_host.c - Chrome traces (PyTorch / Kineto) as hosts of
+ * the server: the loader streams them from the file (its peak memory does
+ * not grow with the JSON text), and run_tools offers framework_op_stats
+ * when the trace has host ops (also CPU-only) or kernels, kernel_stats only
+ * when it has kernel events (server/legacy_serve.c).
+ */
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "loader.h"
+#include "routes.h"
+#include "srv_fixture.h"
+#include "testutil.h"
+
+/* ==== Peak memory of the loader ======================================== */
+
+/* Peak resident memory (KiB) added while `fn(arg)` runs in a forked
+ * child: VmHWM after resetting it (clear_refs 5) minus VmRSS before; -1
+ * when the kernel cannot reset it. */
+static long child_peak_growth_kb(int (*fn)(void *), void *arg) {
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(pfd[0]);
+        long before = -1, peak = -1, res = -1;
+        FILE *f = fopen("/proc/self/clear_refs", "w");
+        int ok = f && fputs("5", f) >= 0;
+        if (f && fclose(f) != 0) ok = 0;
+        char line[256];
+        if (ok && (f = fopen("/proc/self/status", "r"))) {
+            while (fgets(line, sizeof line, f))
+                if (!strncmp(line, "VmRSS:", 6)) before = atol(line + 6);
+            fclose(f);
+        }
+        int frc = fn(arg);
+        if (ok && before >= 0 && (f = fopen("/proc/self/status", "r"))) {
+            while (fgets(line, sizeof line, f))
+                if (!strncmp(line, "VmHWM:", 6)) peak = atol(line + 6);
+            fclose(f);
+            if (peak >= 0) res = peak - before;
+        }
+        if (frc) res = -2;
+        ssize_t w = write(pfd[1], &res, sizeof res);
+        _exit(w == (ssize_t)sizeof res ? 0 : 1);
+    }
+    close(pfd[1]);
+    long res = -3;
+    ssize_t r = read(pfd[0], &res, sizeof res);
+    close(pfd[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_int_equal(r, (ssize_t)sizeof res);
+    assert_true(res != -2);   /* the load itself failed */
+    return res;
+}
+
+/* A Kineto-style trace of `mb` MiB (plain or gzip): one cpu_op per MiB,
+ * separated by runs of spaces. */
+static void write_padded_trace(const char *path, int mb, int gz) {
+    static char pad[1 << 20];
+    memset(pad, ' ', sizeof pad);
+    gzFile g = NULL;
+    FILE *f = NULL;
+    if (gz) g = gzopen(path, "wb1");
+    else f = fopen(path, "wb");
+    assert_true(gz ? g != NULL : f != NULL);
+    char ev[256];
+    for (int i = 0; i <= mb; i++) {
+        int n = i == 0 ? snprintf(ev, sizeof ev, "{\"traceEvents\":[")
+                       : snprintf(ev, sizeof ev,
+                                  "%s{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\","
+                                  "\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1}",
+                                  i > 1 ? "," : "", i * 10);
+        if (gz) {
+            assert_int_equal(gzwrite(g, ev, (unsigned)n), n);
+            if (i) assert_int_equal(gzwrite(g, pad, sizeof pad), (int)sizeof pad);
+        } else {
+            assert_int_equal(fwrite(ev, 1, (size_t)n, f), (size_t)n);
+            if (i) assert_int_equal(fwrite(pad, 1, sizeof pad, f), sizeof pad);
+        }
+    }
+    if (gz) {
+        assert_int_equal(gzwrite(g, "]}", 2), 2);
+        assert_int_equal(gzclose(g), Z_OK);
+    } else {
+        fputs("]}", f);
+        assert_int_equal(fclose(f), 0);
+    }
+}
+
+static int load_file(void *vpath) {
+    xpv_err err;
+    xpv_profile *p = xpv_load_profile(vpath, NULL, NULL, &err);
+    if (!p) {
+        fprintf(stderr, "load failed: %s\n", err.msg);
+        return -1;
+    }
+    const xpv_plane *cpu = xpv_find_plane(p, "/host:CPU");
+    int ok = cpu && p->nevents == 48;
+    xpv_profile_free(p);
+    return ok ? 0 : -1;
+}
+
+/* xpv_load_profile of a 48 MiB plain trace (and of the same text gzip'ed)
+ * adds far less than 48 MiB to the peak RSS: the file is converted while
+ * it streams in, never read whole.  A loader that reads the file into one
+ * buffer first adds >= 48 MiB and fails here. */
+static void test_loader_streams(void **state) {
+    (void)state;
+    char *dir = tu_mkdtemp();
+    char path[4096];
+    for (int gz = 0; gz < 2; gz++) {
+        snprintf(path, sizeof path, "%s/w.pt.trace.json%s", dir, gz ? ".gz" : "");
+        write_padded_trace(path, 48, gz);
+        long kb = child_peak_growth_kb(load_file, path);
+        if (kb == -1) {
+            tu_rmrf(dir);
+            free(dir);
+            print_message("SKIP: cannot reset the peak RSS (/proc/self/clear_refs)\n");
+            skip();
+        }
+        print_message("loader, 48 MiB trace%s: peak RSS +%ld KiB\n", gz ? " (gzip)" : "", kb);
+        assert_true(kb >= 0);
+        assert_true(kb < 12 * 1024);
+        unlink(path);
+    }
+    tu_rmrf(dir);
+    free(dir);
+}
+
+/* Malformed JSON and corrupt gzip: errors naming the file and the cause. */
+static void test_loader_errors(void **state) {
+    (void)state;
+    char *dir = tu_mkdtemp();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/bad.pt.trace.json", dir);
+    fx_write(path, "{\"traceEvents\":[{\"ph\":\"X\" \"x\"}]}", 33);
+    xpv_err err;
+    assert_null(xpv_load_profile(path, "bad.pt.trace.json", NULL, &err));
+    assert_int_equal(err.status, 422);
+    assert_non_null(strstr(err.msg, "bad.pt.trace.json"));
+    assert_non_null(strstr(err.msg, "trace JSON"));
+    snprintf(path, sizeof path, "%s/bad.pt.trace.json.gz", dir);
+    fx_write(path, "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage-deflate", 25);
+    assert_null(xpv_load_profile(path, NULL, NULL, &err));
+    assert_true(err.status == 500 || err.status == 422);
+    assert_non_null(strstr(err.msg, "gzip"));
+    tu_rmrf(dir);
+    free(dir);
+}
+
+/* ==== run_tools of Chrome-trace runs =================================== */
+
+static const char cpu_only[] =
+    "{\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#551\",\"pid\":1,"
+    "\"tid\":1,\"ts\":0,\"dur\":100},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::empty\",\"pid\":1,\"tid\":1,"
+    "\"ts\":10,\"dur\":5,\"args\":{\"External id\":1}}],\"deviceProperties\":[]}";
+
+/* 2021 vocabulary (cat Operator), a GPU memcpy but no kernel. */
+static const char memcpy_only[] =
+    "[{\"ph\":\"X\",\"cat\":\"Operator\",\"name\":\"aten::copy_\",\"pid\":1,\"tid\":\"1\","
+    "\"ts\":0,\"dur\":50,\"args\":{\"External id\":3}},"
+    "{\"ph\":\"X\",\"cat\":\"Runtime\",\"name\":\"cudaMemcpyAsync\",\"pid\":1,\"tid\":\"1\","
+    "\"ts\":5,\"dur\":5,\"args\":{\"correlation\":9,\"external id\":3}},"
+    "{\"ph\":\"X\",\"cat\":\"Memcpy\",\"name\":\"Memcpy HtoD\",\"pid\":0,"
+    "\"tid\":\"stream 7\",\"ts\":20,\"dur\":4,\"args\":{\"correlation\":9,\"device\":0}}]";
+
+/* Only runtime calls and annotations (the cupti_profiler trace's shape). */
+static const char no_ops[] =
+    "{\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\",\"pid\":1,"
+    "\"tid\":1,\"ts\":0,\"dur\":5,\"args\":{\"correlation\":1}},"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"step\",\"pid\":1,\"tid\":1,"
+    "\"ts\":0,\"dur\":50}]}";
+
+/* Kernels launched by cpu_ops. */
+static const char kernels[] =
+    "{\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":0,"
+    "\"dur\":50,\"args\":{\"External id\":4}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+    "\"ts\":5,\"dur\":5,\"args\":{\"correlation\":8,\"External id\":4}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"sgemm\",\"pid\":0,\"tid\":7,\"ts\":20,"
+    "\"dur\":30,\"args\":{\"correlation\":8,\"External id\":4,\"device\":0,"
+    "\"registers per thread\":32,\"grid\":[4,1,1],\"block\":[64,1,1],"
+    "\"est. achieved occupancy %\":40}}]}";
+
+/* Kernels and nothing on the CPU (the mi210 gpu_only trace's shape). */
+static const char gpu_only[] =
+    "{\"traceEvents\":["
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"Cijk_gemm\",\"pid\":1,\"tid\":0,\"ts\":20,"
+    "\"dur\":30,\"args\":{\"correlation\":8,\"device\":1,\"grid\":[4,1,1],"
+    "\"block\":[64,1,1]}}]}";
+
+static char *root;
+
+static void put_trace(const char *run, const char *json) {
+    char d[2048], f[4096];
+    snprintf(d, sizeof d, "%s/%s", root, run);
+    fx_mkdirs(d);
+    snprintf(f, sizeof f, "%s/worker0.pt.trace.json", d);
+    assert_int_equal(fx_write(f, json, strlen(json)), 0);
+}
+
+/* GET `uri` from `a`; returns the body (malloc'ed), status into *status. */
+static char *get(xpv_app *a, const char *uri, int *status) {
+    xpv_response r;
+    xpv_app_route(a, "GET", uri, NULL, &r);
+    char *b = malloc(r.len + 1);
+    memcpy(b, r.body, r.len);
+    b[r.len] = '\0';
+    *status = r.status;
+    xpv_response_release(&r);
+    return b;
+}
+
+static int has(const char *list, const char *tool) {
+    char q[64];
+    snprintf(q, sizeof q, "\"%s\"", tool);
+    return strstr(list, q) != NULL;
+}
+
+static void check_tools(xpv_app *a, const char *run, int op_stats, int kernel_stats) {
+    char uri[512];
+    int st;
+    snprintf(uri, sizeof uri, "/data/plugin/profile/run_tools?run=%s", run);
+    char *b = get(a, uri, &st);
+    print_message("%s: %s\n", run, b);
+    assert_int_equal(st, 200);
+    assert_true(has(b, "trace_viewer"));
+    assert_int_equal(has(b, "framework_op_stats"), op_stats);
+    assert_int_equal(has(b, "kernel_stats"), kernel_stats);
+    /* Step-based tools need TF step markers: never offered here. */
+    assert_false(has(b, "overview_page"));
+    assert_false(has(b, "input_pipeline_analyzer"));
+    free(b);
+    if (op_stats) {
+        /* What is offered has rows. */
+        snprintf(uri, sizeof uri, "/data/plugin/profile/data?run=%s&tag=framework_op_stats"
+                 "&host=worker0", run);
+        b = get(a, uri, &st);
+        assert_int_equal(st, 200);
+        assert_non_null(strstr(b, "\"rows\":[{"));
+        free(b);
+    }
+}
+
+static void test_run_tools(void **state) {
+    (void)state;
+    root = tu_mkdtemp();
+    put_trace("cpu_only", cpu_only);
+    put_trace("memcpy_only", memcpy_only);
+    put_trace("no_ops", no_ops);
+    put_trace("kernels", kernels);
+    put_trace("gpu_only", gpu_only);
+    xpv_app_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.logdir = root;
+    cfg.path_prefix = "";
+    cfg.cache_bytes = 64 << 20;
+    xpv_err err;
+    xpv_app *a = xpv_app_new(&cfg, &err);
+    assert_non_null(a);
+    /* Twice: the second answer comes from the cached tool list. */
+    for (int round = 0; round < 2; round++) {
+        check_tools(a, "cpu_only", 1, 0);
+        check_tools(a, "memcpy_only", 1, 0);
+        check_tools(a, "no_ops", 0, 0);
+        check_tools(a, "kernels", 1, 1);
+        check_tools(a, "gpu_only", 1, 1);
+    }
+    xpv_app_free(a);
+    tu_rmrf(root);
+    free(root);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_loader_streams),
+        cmocka_unit_test(test_loader_errors),
+        cmocka_unit_test(test_run_tools),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
