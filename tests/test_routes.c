@@ -556,6 +556,90 @@ static void test_routes__real_logdir(void **state) {
     xpv_app_free(a);
 }
 
+/* CSV records of `csv` (RFC 4180: quoted fields may hold newlines) and the
+ * fields of its first record. */
+static size_t csv_records(const char *csv, size_t *header_fields) {
+    size_t recs = 0, fields = 1;
+    int inq = 0;
+    for (const char *p = csv; *p; p++) {
+        if (*p == '"') inq = !inq;
+        else if (!inq && *p == ',' && recs == 0) fields++;
+        else if (!inq && *p == '\n') recs++;
+    }
+    *header_fields = fields;
+    return recs;
+}
+
+/* data_csv through the routes for every table of the four op_stats tools on
+ * the real GPU profile (one host and ALL_HOSTS): one CSV record per row plus
+ * the header, one header field per column, and 400 past the last table. */
+static void test_routes__csv_op_stats_tools(void **state) {
+    (void)state;
+    TU_SKIP_NO_SHARED();
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
+    xpv_app_config cfg = {dir, 0, "", 0, 256 << 20, 0};
+    xpv_err err;
+    xpv_app *a = xpv_app_new(&cfg, &err);
+    assert_non_null(a);
+    static const struct {
+        const char *tool;
+        size_t tables;
+    } tools[] = {{"overview_page", 6}, {"input_pipeline_analyzer", 5},
+                 {"framework_op_stats", 2}, {"kernel_stats", 1}};
+    static const char *const hosts[] = {"34.83.195.179_6003", "ALL_HOSTS"};
+    const char *run = "tensorflow-profiler%2FGPU-multi-worker";
+    for (size_t h = 0; h < 2; h++) {
+        for (size_t k = 0; k < sizeof tools / sizeof tools[0]; k++) {
+            char uri[1024];
+            snprintf(uri, sizeof uri, P "data?run=%s&tag=%s&host=%s", run, tools[k].tool,
+                     hosts[h]);
+            if (get(a, uri) != 200) fail_msg("%s: %d %.300s", uri, last.status, body);
+            json_error_t je;
+            json_t *j = json_loads(body, 0, &je);
+            assert_non_null(j);
+            /* The DataTables of the answer, in order (overview's {} skipped). */
+            json_t *tabs = json_array();
+            if (json_is_array(j)) {
+                size_t i;
+                json_t *el;
+                json_array_foreach(j, i, el) if (json_object_get(el, "cols"))
+                    json_array_append(tabs, el);
+            } else {
+                json_array_append(tabs, j);
+            }
+            assert_int_equal(json_array_size(tabs), tools[k].tables);
+            for (size_t t = 0; t < tools[k].tables; t++) {
+                json_t *tab = json_array_get(tabs, t);
+                snprintf(uri, sizeof uri, P "data_csv?run=%s&tag=%s&host=%s&table=%zu", run,
+                         tools[k].tool, hosts[h], t);
+                if (get(a, uri) != 200) fail_msg("%s: %d %.300s", uri, last.status, body);
+                assert_string_equal(last.content_type, "text/csv; charset=utf-8");
+                size_t nfields;
+                size_t nrec = csv_records(body, &nfields);
+                size_t nrows = json_array_size(json_object_get(tab, "rows"));
+                size_t ncols = json_array_size(json_object_get(tab, "cols"));
+                print_message("%s table %zu: %zu rows, %zu cols\n", tools[k].tool, t, nrows,
+                              ncols);
+                if (nrec != nrows + 1 || nfields != ncols)
+                    fail_msg("%s: %zu records / %zu fields, want %zu / %zu", uri, nrec, nfields,
+                             nrows + 1, ncols);
+            }
+            snprintf(uri, sizeof uri, P "data_csv?run=%s&tag=%s&host=%s&table=%zu", run,
+                     tools[k].tool, hosts[h], tools[k].tables);
+            assert_int_equal(get(a, uri), 400);
+            json_decref(tabs);
+            json_decref(j);
+        }
+    }
+    /* The kernel table's header carries the column labels. */
+    assert_int_equal(get(a, P "data_csv?run=tensorflow-profiler%2FGPU-multi-worker"
+                             "&tag=kernel_stats&host=34.83.195.179_6003"),
+                     200);
+    assert_true(strncmp(body, "Rank,Kernel Name,", 17) == 0);
+    xpv_app_free(a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_routes__runs_and_tools),
@@ -571,6 +655,7 @@ int main(void) {
         cmocka_unit_test(test_routes__prefix),
         cmocka_unit_test(test_routes__new_run_appears),
         cmocka_unit_test(test_routes__real_logdir),
+        cmocka_unit_test(test_routes__csv_op_stats_tools),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

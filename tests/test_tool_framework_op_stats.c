@@ -224,6 +224,81 @@ static void test_cpu_columns_match_golden(void **state) {
     xpv_profile_free(p);
 }
 
+/* Invariants of both tables of one real file: device rows first, ranks
+ * 1..n, at most 500 rows per side, self <= total time, each side's
+ * cumulative fraction rising over its rows to at most 1 (exactly 1 on an
+ * uncut side of the table without idle that has op time). */
+static void check_real_file(const char *path) {
+    size_t len;
+    void *buf = tu_read_file(path, &len);
+    assert_non_null(buf);
+    xpv_decode_error derr;
+    xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &derr);
+    if (!p) return; /* the deliberately corrupt file */
+    json_t *j = render_json(p, "framework_op_stats");
+    assert_int_equal(json_array_size(j), 2);
+    size_t ndev[2] = {0, 0}, nhost[2] = {0, 0};
+    for (size_t t = 0; t < 2; t++) {
+        json_t *tab = json_array_get(j, t);
+        size_t n = json_array_size(json_object_get(tab, "rows"));
+        double prev_rank = 0, prev_dev = 0, prev_host = 0, self_dev = 0, self_host = 0;
+        for (size_t i = 0; i < n; i++) {
+            const char *hd = str(tab, i, "host_or_device");
+            if (!strcmp(hd, "Device")) {
+                assert_int_equal(nhost[t], 0); /* device rows first */
+                ndev[t]++;
+            } else {
+                assert_string_equal(hd, "Host");
+                nhost[t]++;
+            }
+            assert_true(num(tab, i, "rank") == prev_rank + 1);
+            prev_rank = num(tab, i, "rank");
+            assert_true(num(tab, i, "total_self_time") <= num(tab, i, "total_time") + 1e-6);
+            assert_true(num(tab, i, "occurrences") >= 0);
+            /* each side's cumulative fraction rises over its own rows */
+            int dev = !strcmp(hd, "Device");
+            double c = num(tab, i, dev ? "device_cumulative_total_self_time_percent"
+                                       : "Host_cumulative_total_self_time_percent");
+            double *prev = dev ? &prev_dev : &prev_host;
+            *(dev ? &self_dev : &self_host) += num(tab, i, "total_self_time");
+            if (!(c >= *prev - 1e-12 && c <= 1.0 + 1e-9))
+                fail_msg("%s table %zu row %zu: cumulative %g after %g", path, t, i, c, *prev);
+            *prev = c;
+        }
+        assert_true(ndev[t] <= 500 && nhost[t] <= 500);
+        /* uncut (the table with idle did not reach 500 rows on that side)
+         * and some op time to share */
+        if (t == 1 && ((self_dev > 0 && ndev[0] < 500 && fabs(prev_dev - 1.0) > 1e-9) ||
+                       (self_host > 0 && nhost[0] < 500 && fabs(prev_host - 1.0) > 1e-9)))
+            fail_msg("%s: cumulative fractions end at %.12g (device, %zu rows) and %.12g "
+                     "(host, %zu rows), want 1",
+                     path, prev_dev, ndev[t], prev_host, nhost[t]);
+    }
+    /* the table without idle has at most one row less per side */
+    assert_true(ndev[1] <= ndev[0] && ndev[0] <= ndev[1] + 1);
+    assert_true(nhost[1] <= nhost[0] && nhost[0] <= nhost[1] + 1);
+    print_message("%s: %zu device, %zu host rows\n", path, ndev[0], nhost[0]);
+    json_decref(j);
+    xpv_profile_free(p);
+}
+
+static void test_real_files(void **state) {
+    (void)state;
+    TU_SKIP_NO_SHARED();
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
+    char **files = tu_find_files(dir, ".xplane.pb");
+    assert_non_null(files);
+    int n = 0;
+    for (char **f = files; *f; f++, n++) check_real_file(*f);
+    tu_free_list(files);
+    if (n == 0) {
+        print_message("SKIP: no xplane.pb under %s\n", dir);
+        skip();
+    }
+}
+
+/* The GPU training file: both sides well filled. */
 static void test_real_gpu_file(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
@@ -247,22 +322,11 @@ static void test_real_gpu_file(void **state) {
         size_t n = json_array_size(json_object_get(tab, "rows"));
         assert_true(n > 100 && n <= 1000);
         size_t dev = 0, host = 0;
-        double prev_rank = 0;
         for (size_t i = 0; i < n; i++) {
-            const char *hd = str(tab, i, "host_or_device");
-            if (!strcmp(hd, "Device")) {
-                assert_int_equal(host, 0); /* device rows first */
-                dev++;
-            } else {
-                host++;
-            }
-            assert_true(num(tab, i, "rank") == prev_rank + 1);
-            prev_rank = num(tab, i, "rank");
-            double f = num(tab, i, "device_cumulative_total_self_time_percent") +
-                       num(tab, i, "Host_cumulative_total_self_time_percent");
-            assert_true(f >= 0 && f <= 1.0 + 1e-9);
+            if (!strcmp(str(tab, i, "host_or_device"), "Device")) dev++;
+            else host++;
         }
-        assert_true(dev > 0 && dev <= 500 && host > 0 && host <= 500);
+        assert_true(dev > 0 && host > 0);
     }
     json_decref(j);
     xpv_profile_free(p);
@@ -274,6 +338,7 @@ int main(void) {
         cmocka_unit_test(test_memcpy_bandwidth),
         cmocka_unit_test(test_cpu_columns_match_golden),
         cmocka_unit_test(test_real_gpu_file),
+        cmocka_unit_test(test_real_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
