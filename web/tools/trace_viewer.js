@@ -67,7 +67,12 @@ function niceStep(raw) {
 }
 
 export default async function render(root, ctx) {
-  const base = { run: ctx.run, host: ctx.host };
+  // Hosts shown: the selected one, or several picked in the Hosts menu
+  // (`hosts=a,b`: XProf's multi-host trace, pids offset by 1000 per host).
+  const allHosts = (ctx.hosts || []).filter((h) => h !== 'ALL_HOSTS');
+  let chosen = [ctx.host];
+  const baseFor = (hs) => (hs.length > 1 ? { run: ctx.run, hosts: hs.join(',') } : { run: ctx.run, host: hs[0] });
+  let base = baseFor(chosen);
   const api = (extra, signal) => ctx.api.json('data', Object.assign({ tag: 'trace_viewer@' }, base, extra),
     signal ? { signal } : undefined);
 
@@ -87,13 +92,58 @@ export default async function render(root, ctx) {
   prev.disabled = next.disabled = true;
   const matchInfo = el('span', 'xpv-muted xpv-trace-matches', '');
   const dl = el('a', 'xpv-btn xpv-trace-download', 'Download trace JSON');
-  dl.href = ctx.api.url('data', Object.assign({ tag: 'trace_viewer' }, base));
-  dl.download = `trace_${String(ctx.host || 'host').replace(/[^\w.-]+/g, '_')}.json`;
+  const setDownload = () => {
+    dl.href = ctx.api.url('data', Object.assign({ tag: 'trace_viewer' }, base));
+    dl.download = `trace_${chosen.length > 1 ? `${chosen.length}_hosts` : String(chosen[0] || 'host')
+      .replace(/[^\w.-]+/g, '_')}.json`;
+  };
+  setDownload();
   dl.title = 'The full trace (every event, all args) as Chrome trace-event JSON, for Perfetto UI or chrome://tracing';
   const fit = el('button', 'xpv-btn xpv-trace-fit', 'Fit');
   const help = el('span', 'xpv-muted', 'Wheel/W/S zoom \u00b7 drag/A/D pan \u00b7 click select \u00b7 shift+drag measure');
   help.style.fontSize = '12px';
   head.append(title, search, prev, next, matchInfo, fit, dl, help);
+  if (allHosts.length > 1) head.insertBefore(hostMenu(), search);
+
+  // The Hosts menu: one checkbox per host of the run, and "All".
+  function hostMenu() {
+    const menu = el('details', 'xpv-trace-hosts');
+    menu.style.cssText = 'position:relative';
+    const sum = el('summary', 'xpv-btn xpv-trace-hosts-summary');
+    const list = el('div', 'xpv-card');
+    list.style.cssText = 'position:absolute;z-index:5;top:100%;left:0;padding:6px 10px;max-height:50vh;' +
+      'overflow:auto;background:#fff;white-space:nowrap';
+    const boxes = allHosts.map((h) => {
+      const lab = el('label');
+      lab.style.cssText = 'display:block;padding:2px 0';
+      const cb = el('input', 'xpv-trace-host');
+      cb.type = 'checkbox';
+      cb.value = h;
+      cb.checked = chosen.includes(h);
+      lab.append(cb, document.createTextNode(` ${h}`));
+      list.append(lab);
+      return cb;
+    });
+    const all = el('button', 'xpv-btn xpv-trace-hosts-all', 'All hosts');
+    all.type = 'button';
+    all.style.marginTop = '4px';
+    list.append(all);
+    const label = () => { sum.textContent = `Hosts: ${chosen.length} of ${allHosts.length}`; };
+    const apply = () => {
+      let hs = boxes.filter((b) => b.checked).map((b) => b.value);
+      if (!hs.length) { hs = [ctx.host]; boxes.forEach((b) => { b.checked = b.value === ctx.host; }); }
+      chosen = hs;
+      base = baseFor(chosen);
+      label();
+      setDownload();
+      reload();
+    };
+    boxes.forEach((b) => b.addEventListener('change', apply));
+    all.addEventListener('click', () => { boxes.forEach((b) => { b.checked = true; }); apply(); });
+    label();
+    menu.append(sum, list);
+    return menu;
+  }
 
   const status = el('div', 'xpv-muted xpv-trace-status', '');
   status.style.fontSize = '12px';
@@ -283,7 +333,7 @@ export default async function render(root, ctx) {
 
   function scheduleFetch() {
     clearTimeout(S.fetchTimer);
-    if (!needFetch()) return;
+    if (!S.view || !needFetch()) return;
     S.fetchTimer = setTimeout(fetchWindow, 120);
   }
 
@@ -297,6 +347,7 @@ export default async function render(root, ctx) {
 
   function paint() {
     if (!S.view) return;
+    const tPaint = performance.now();
     dpr = window.devicePixelRatio || 1;
     const W = box.clientWidth, H = box.clientHeight;
     if (canvas.width !== Math.round(W * dpr) || canvas.height !== Math.round(H * dpr)) {
@@ -424,6 +475,8 @@ export default async function render(root, ctx) {
     }
 
     paintAxis(W, k, v0, v1);
+    S.paintMs = performance.now() - tPaint;
+    window.__xpvLastPaintMs = S.paintMs;
   }
 
   function paintCounter(t, y, h, k, v0, W) {
@@ -778,21 +831,57 @@ export default async function render(root, ctx) {
     full: () => S.full && S.full.slice(),
     fetched: () => S.fetched && Object.assign({}, S.fetched),
     boxes: () => S.boxes.map((b) => ({ x: b[0], y: b[1], w: b[2], h: b[3], name: b[4].name, uid: b[4].uid })),
+    hosts: () => chosen.slice(),
+    procs: () => [...S.procs.values()].map((p) => ({ pid: p.pid, name: p.name })),
+    // The last frame: paint time (ms), boxes drawn, events loaded.
+    paintStats: () => ({ ms: S.paintMs, boxes: S.boxes.length, loaded: S.nEvents }),
+    // Paint `n` frames synchronously; the paint times (ms).
+    repaint: (n) => { const out = []; for (let i = 0; i < n; i++) { paint(); out.push(S.paintMs); } return out; },
   };
 
-  // ---- first load -------------------------------------------------------------
-  const resolution = Math.max(1, Math.round(plotW() / 2));
-  const d = await api({ resolution });
-  const fs = d.fullTimespan || [0, 0];
-  S.full = [fs[0] * 1000, Math.max(fs[1] * 1000, fs[0] * 1000 + 1e-3)];
-  S.view = S.full.slice();
-  S.fetched = { s: S.full[0], e: S.full[1], resUs: (S.full[1] - S.full[0]) / resolution, filtered: !!d.filteredByVisibility };
-  ingest(d);
-  if (!S.nEvents) {
+  // ---- loading ----------------------------------------------------------------
+  // Another host set: forget the data (not the collapsed sections) and load
+  // the whole trace again.
+  let loadSeq = 0;
+  async function reload() {
+    clearTimeout(S.fetchTimer);
+    if (S.inflight) S.inflight.abort();
+    S.seq++;
+    Object.assign(S, { full: null, view: null, fetched: null, procs: new Map(), steps: [], nEvents: 0,
+      selected: null, range: null, boxes: [], matches: [], matchTotal: 0, matchIdx: -1, matchPrefix: '' });
+    S.maxDepth = new Map();
+    matchInfo.textContent = '';
+    prev.disabled = next.disabled = true;
     details.textContent = '';
-    details.append(el('p', null, 'This profile has no trace events to show (no host thread, GPU, TPU or custom device timeline).'));
+    details.append(el('p', 'xpv-muted', 'Click an event to see its details; shift+drag to measure a range.'));
+    delete root.dataset.ready;
+    status.textContent = 'Loading\u2026';
+    try {
+      await load();
+    } catch (err) {
+      if (err && err.name === 'AbortError') return;
+      status.textContent = `Could not load the trace: ${err.message}`;
+    }
   }
-  status.textContent = `${S.nEvents.toLocaleString()} events loaded (whole trace: ${fmtDur(S.full[1] - S.full[0])})`;
-  root.dataset.ready = '1';
-  paint();
+
+  async function load() {
+    const seq = ++loadSeq;
+    const resolution = Math.max(1, Math.round(plotW() / 2));
+    const d = await api({ resolution });
+    if (seq !== loadSeq || ctx.signal.aborted) return;
+    const fs = d.fullTimespan || [0, 0];
+    S.full = [fs[0] * 1000, Math.max(fs[1] * 1000, fs[0] * 1000 + 1e-3)];
+    S.view = S.full.slice();
+    S.fetched = { s: S.full[0], e: S.full[1], resUs: (S.full[1] - S.full[0]) / resolution, filtered: !!d.filteredByVisibility };
+    ingest(d);
+    if (!S.nEvents) {
+      details.textContent = '';
+      details.append(el('p', null, 'This profile has no trace events to show (no host thread, GPU, TPU or custom device timeline).'));
+    }
+    status.textContent = `${S.nEvents.toLocaleString()} events loaded (whole trace: ${fmtDur(S.full[1] - S.full[0])})` +
+      (chosen.length > 1 ? ` from ${chosen.length} hosts` : '');
+    root.dataset.ready = '1';
+    paint();
+  }
+  await load();
 }
