@@ -190,6 +190,7 @@ static void add_run(struct scan *s, const char *dir, const char *rel, char *name
         h->rel = rel[0] ? path_join(rel, names[i]) : xpv_xstrdup(names[i]);
         h->size = (uint64_t)st.st_size;
         h->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        h->ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
         h->ino = (uint64_t)st.st_ino;
         h->gz = gz;
         h->kind = kind;

@@ -36,6 +36,8 @@ typedef struct xpv_host {
     char *rel;           /* path relative to the logdir (for messages) */
     uint64_t size;       /* identity at scan time: size, mtime, inode */
     int64_t mtime_ns;
+    int64_t ctime_ns;    /* status change: moves even when a file is
+                          * replaced with its mtime set back (Last-Modified) */
     uint64_t ino;
     int gz;              /* 1 for .xplane.pb.gz */
     int kind;            /* 0: XPlane.  Else an enum xpv_legacy_kind

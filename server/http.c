@@ -236,7 +236,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
     pthread_mutex_unlock(&srv->mu);
     struct holder *h = xpv_xcalloc(1, sizeof *h);
     const char *inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
-    xpv_app_route(srv->app, method, uri, inm, &h->r);
+    const char *ims = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                  "If-Modified-Since");
+    xpv_app_route_cond(srv->app, method, uri, inm, ims, &h->r);
     if (*upload_data_size) *upload_data_size = 0;  /* bodies are ignored */
 
     xpv_response *r = &h->r;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +39,7 @@ struct xpv_app {
     const xpv_tool *const *tools;
     uint64_t decodes, decode_failures, not_modified;   /* atomic counters */
     uint64_t build_id;               /* hash of the running binary (ETags) */
+    int64_t code_mtime;              /* its mtime, s (Last-Modified), or 0 */
 };
 
 /* Hash of the running executable, so ETags change with the code that
@@ -64,6 +66,7 @@ static void resp_init(xpv_response *r) {
     r->content_type = "application/json";
     r->body = "";
     r->cache_control = "no-cache";
+    r->ims = -1;
 }
 
 void xpv_response_release(xpv_response *r) {
@@ -155,6 +158,8 @@ xpv_app *xpv_app_new(const xpv_app_config *cfg, xpv_err *err) {
     a->limits.root = xpv_logdir_root(ld);   /* loads stay inside the logdir */
     a->tools = xpv_tools();
     a->build_id = binary_hash();
+    struct stat exe;
+    a->code_mtime = stat("/proc/self/exe", &exe) == 0 ? (int64_t)exe.st_mtim.tv_sec : 0;
 
     /* Normalise the prefix: leading '/', no trailing '/', "" for none. */
     const char *p = cfg->path_prefix ? cfg->path_prefix : "";
@@ -528,10 +533,27 @@ static int inm_matches(const char *inm, const char *etag) {
     return !strcmp(inm, "*") || strstr(inm, etag) != NULL;
 }
 
+/* Seconds since the epoch of an HTTP-date (RFC 9110 5.6.7: IMF-fixdate or
+ * the obsolete RFC 850 and asctime forms, always GMT), or -1. */
+static int64_t parse_http_date(const char *s) {
+    static const char *const fmts[] = {
+        "%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT", "%a %b %e %H:%M:%S %Y"};
+    while (*s == ' ') s++;
+    for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+        struct tm tm;
+        memset(&tm, 0, sizeof tm);
+        const char *end = strptime(s, fmts[i], &tm);
+        if (end && !*end) return (int64_t)timegm(&tm);
+    }
+    return -1;
+}
+
 /* Give `r` an ETag and Last-Modified for a response computed by `route`
  * from the files `hosts` with query `q` (NULL: none).  The ETag changes
  * whenever the server version, a file's identity (path, size, mtime,
- * inode) or the query does.  Returns 1 when `inm` matches: r is then a
+ * inode) or the query does; Last-Modified is the newest mtime or ctime of
+ * the files and the binary's mtime.  Returns 1 when `inm` matches (or,
+ * without `inm`, when r->ims is not older than Last-Modified): r is then a
  * 304 and the caller must not compute the body. */
 static int set_validators(xpv_app *a, xpv_response *r, const char *route,
                           const xpv_host *const *hosts, size_t n,
@@ -544,6 +566,7 @@ static int set_validators(xpv_app *a, xpv_response *r, const char *route,
     for (size_t i = 0; i < n; i++) {
         host_identity(&b, hosts[i]);
         if (hosts[i]->mtime_ns > newest) newest = hosts[i]->mtime_ns;
+        if (hosts[i]->ctime_ns > newest) newest = hosts[i]->ctime_ns;
     }
     if (q) canonical_query(&b, q);
     uint64_t h1 = xpv_hash64(b.data, b.len);
@@ -553,12 +576,16 @@ static int set_validators(xpv_app *a, xpv_response *r, const char *route,
     snprintf(r->etag_buf, sizeof r->etag_buf, "\"%016llx%016llx\"",
              (unsigned long long)h1, (unsigned long long)h2);
     r->etag = r->etag_buf;
-    time_t t = (time_t)(newest / 1000000000);
+    int64_t lm = newest / 1000000000;
+    if (n && a->code_mtime > lm) lm = a->code_mtime;
+    time_t t = (time_t)lm;
     struct tm tm;
     if (gmtime_r(&t, &tm))
         strftime(r->last_modified, sizeof r->last_modified,
                  "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    if (!inm_matches(inm, r->etag)) return 0;
+    /* RFC 9110 13.2.2: If-None-Match decides when present. */
+    int fresh = inm ? inm_matches(inm, r->etag) : (n && r->ims >= 0 && lm <= r->ims);
+    if (!fresh) return 0;
     __atomic_add_fetch(&a->not_modified, 1, __ATOMIC_RELAXED);
     r->status = 304;
     r->body = "";
@@ -1024,9 +1051,9 @@ static const struct {
     {"version", route_version},
 };
 
+/* `r` is fresh from resp_init (r->ims already set by the caller). */
 static void data_route(xpv_app *a, const char *route, const xpv_query *q,
                        const char *inm, xpv_response *r) {
-    resp_init(r);
     for (size_t i = 0; i < sizeof data_routes / sizeof data_routes[0]; i++)
         if (!strcmp(data_routes[i].name, route)) {
             data_routes[i].fn(a, q, inm, r);
@@ -1037,6 +1064,7 @@ static void data_route(xpv_app *a, const char *route, const xpv_query *q,
 
 void xpv_app_data_route(xpv_app *a, const char *route, const xpv_query *q,
                         xpv_response *r) {
+    resp_init(r);
     data_route(a, route, q, NULL, r);
 }
 
@@ -1091,8 +1119,25 @@ static void route_static(const char *path, const char *inm, xpv_response *r) {
 
 void xpv_app_route(xpv_app *a, const char *method, const char *uri,
                    const char *inm, xpv_response *r) {
+    xpv_app_route_cond(a, method, uri, inm, NULL, r);
+}
+
+void xpv_app_route_cond(xpv_app *a, const char *method, const char *uri,
+                        const char *inm, const char *ims, xpv_response *r) {
     char path[2048];
     resp_init(r);
+    if (ims) {
+        /* Ignored when invalid or in the future (a client clock ahead of
+         * ours must not freeze its copy). */
+        r->ims = parse_http_date(ims);
+        if (r->ims > (int64_t)time(NULL)) r->ims = -1;
+    }
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+        resp_errorf(r, 405, "method not allowed: only GET and HEAD");
+        r->allow = "GET, HEAD";
+        return;
+    }
+
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         resp_errorf(r, 405, "method not allowed: only GET and HEAD");
         r->allow = "GET, HEAD";

@@ -63,6 +63,8 @@ typedef struct xpv_response {
     unsigned char *owned_gz;
     xpv_centry *pin;
     xpv_cache *pin_cache;
+    int64_t ims;                /* the request's If-Modified-Since (s since
+                                 * the epoch), -1 = none: for the validators */
 } xpv_response;
 
 /* A server over cfg->logdir.  Returns NULL with `err` filled when the
@@ -87,10 +89,21 @@ const char *xpv_app_logdir(const xpv_app *app);
  * Responses computed from profile files (data, data_csv, run_tools,
  * profile_info) carry an ETag derived from the server version, the route,
  * the files' identities (path, size, mtime, inode) and the canonical query,
- * plus Last-Modified (newest file mtime); a matching If-None-Match is
+ * plus Last-Modified (see xpv_app_route_cond); a matching If-None-Match is
  * answered 304 before any file is read. */
 void xpv_app_route(xpv_app *app, const char *method, const char *uri,
                    const char *if_none_match, xpv_response *r);
+
+/* xpv_app_route() with the request's If-Modified-Since header too (NULL:
+ * none).  It matters only on routes that send Last-Modified and only
+ * without If-None-Match (RFC 9110 13.2.2): a valid HTTP-date not in the
+ * future and not older than Last-Modified gets a 304 before any file is
+ * read.  Last-Modified is the newest of the files' mtime and ctime (a file
+ * replaced with its mtime set back still counts as modified) and the
+ * server binary's mtime (new code, new bodies), at one-second precision. */
+void xpv_app_route_cond(xpv_app *app, const char *method, const char *uri,
+                        const char *if_none_match, const char *if_modified_since,
+                        xpv_response *r);
 
 /* A data route ("runs", "data", "data_csv", ...) with an already parsed
  * query: what /data/plugin/profile/<route> answers.  Used by export. */

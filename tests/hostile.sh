@@ -370,6 +370,17 @@ st, h2, body2 = get(port, P + "data?run=good&tag=framework_op_stats", {"If-None-
 check(st == 304 and body2 == b"" and h2.get("ETag") == etag, "If-None-Match -> 304, empty body")
 st, h3, _ = get(port, P + "data?run=good&tag=framework_op_stats&x=1", {"If-None-Match": etag})
 check(st == 200 and h3.get("ETag") != etag, "other query: other ETag")
+# If-Modified-Since (RFC 9110 13.1.3), decided only without If-None-Match
+DATA = P + "data?run=good&tag=framework_op_stats"
+st, h6, b6 = get(port, DATA, {"If-Modified-Since": lm})
+check(st == 304 and b6 == b"" and h6.get("Last-Modified") == lm,
+      "If-Modified-Since = Last-Modified -> 304, empty body")
+st, _, _ = get(port, DATA, {"If-Modified-Since": "Sun, 06 Nov 1994 08:49:37 GMT"})
+check(st == 200, "older If-Modified-Since -> 200")
+st, _, _ = get(port, DATA, {"If-Modified-Since": lm, "If-None-Match": '"other"'})
+check(st == 200, "If-None-Match decides over If-Modified-Since -> 200")
+st, _, _ = get(port, DATA, {"If-Modified-Since": "not a date"})
+check(st == 200, "invalid If-Modified-Since ignored -> 200")
 for route in ("profile_info?run=good", "run_tools?run=good"):
     st, h4, _ = get(port, P + route)
     st2, _, _ = get(port, P + route, {"If-None-Match": h4.get("ETag", "none")})
@@ -379,6 +390,8 @@ os.utime(path, (time.time() + 10, time.time() + 10))
 time.sleep(1.2)
 st, h5, _ = get(port, P + "data?run=good&tag=framework_op_stats", {"If-None-Match": etag})
 check(st == 200 and h5.get("ETag") != etag, "file touched (mtime): 200 with a new ETag")
+st, _, _ = get(port, DATA, {"If-Modified-Since": lm})
+check(st == 200, "file touched: If-Modified-Since the old Last-Modified -> 200")
 stz = jget(port, "/statz")[1]
 check(stz["decodes"] == dec0 + 1 and stz["not_modified"] >= 3,
       "statz: one decode for the changed file (%d -> %d), %d not-modified answers"

@@ -148,6 +148,14 @@ static void test_live__half_written(void **state) {
     xpv_buf_free(&b);
 }
 
+static const char *http_date(time_t t) {
+    static char d[64];
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(d, sizeof d, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    return d;
+}
+
 static void set_mtime(const char *f, time_t t) {
     struct timespec ts[2] = {{t, 0}, {t, 0}};
     assert_int_equal(utimensat(AT_FDCWD, f, ts, 0), 0);
@@ -167,7 +175,13 @@ static void test_live__invalidation(void **state) {
     assert_int_equal(get(P "profile_info?run=changing&host=x", NULL), 200);
     assert_true(body_has("host-AAAA"));
     assert_non_null(last.etag);
-    assert_string_equal(last.last_modified, "Sun, 09 Sep 2001 01:46:40 GMT");
+    /* Last-Modified: the newest of the mtime (2001 here), the ctime (now:
+     * the mtime was set back) and the binary's mtime. */
+    struct stat fs, xs;
+    assert_int_equal(stat(f, &fs), 0);
+    assert_int_equal(stat("/proc/self/exe", &xs), 0);
+    assert_string_equal(last.last_modified,
+                        http_date(fs.st_ctime > xs.st_mtime ? fs.st_ctime : xs.st_mtime));
     snprintf(etag, sizeof etag, "%s", last.etag);
     uint64_t n0 = decodes();
     /* Unchanged: cached (no decode) and 304 on revalidation. */
@@ -236,12 +250,67 @@ static void test_live__symlink_swapped_after_scan(void **state) {
     free(outside);
 }
 
+/* If-Modified-Since (no If-None-Match): 304 when Last-Modified is not newer,
+ * decided before any file is read; ignored when If-None-Match is present,
+ * when invalid, or when in the future. */
+static void test_live__if_modified_since(void **state) {
+    (void)state;
+    char d[4096], lm[64], before[64];
+    snprintf(d, sizeof d, "%s/plugins/profile/ims", root);
+    fx_host_file(d, "i.xplane.pb", planes, 4);
+    const char *u = P "data?run=ims&tag=overview_page&host=i";
+    xpv_response r;
+    xpv_app_route_cond(app, "GET", u, NULL, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_true(r.last_modified[0]);
+    snprintf(lm, sizeof lm, "%s", r.last_modified);
+    xpv_response_release(&r);
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    assert_non_null(strptime(lm, "%a, %d %b %Y %H:%M:%S GMT", &tm));
+    time_t t = timegm(&tm);
+    snprintf(before, sizeof before, "%s", http_date(t - 1));
+    uint64_t n0 = decodes();
+    struct { const char *inm, *ims; int status; } rows[] = {
+        {NULL, lm, 304},                                /* not modified since */
+        {NULL, "Sun, 06 Nov 1994 08:49:37 GMT", 200},   /* modified since */
+        {NULL, before, 200},                            /* one second too old */
+        {NULL, "Sunday, 06-Nov-94 08:49:37 GMT", 200},  /* RFC 850 form */
+        {NULL, "yesterday", 200},                       /* invalid: ignored */
+        {NULL, "Fri, 31 Dec 9999 23:59:59 GMT", 200},   /* future: ignored */
+        {"\"nope\"", lm, 200},                          /* If-None-Match decides */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        xpv_app_route_cond(app, "GET", u, rows[i].inm, rows[i].ims, &r);
+        if (r.status != rows[i].status)
+            fail_msg("row %zu (%s): %d, want %d", i, rows[i].ims, r.status, rows[i].status);
+        if (r.status == 304) {
+            assert_int_equal(r.len, 0);
+            assert_string_equal(r.last_modified, lm);
+        }
+        xpv_response_release(&r);
+    }
+    /* The asctime form of the same date: 304 too. */
+    char asc[64];
+    gmtime_r(&t, &tm);
+    strftime(asc, sizeof asc, "%a %b %e %H:%M:%S %Y", &tm);
+    xpv_app_route_cond(app, "GET", u, NULL, asc, &r);
+    assert_int_equal(r.status, 304);
+    xpv_response_release(&r);
+    assert_int_equal(decodes(), n0);   /* the 304s read no file */
+    /* Static files and the run list carry no Last-Modified: never 304. */
+    xpv_app_route_cond(app, "GET", P "runs", NULL, lm, &r);
+    assert_int_equal(r.status, 200);
+    xpv_response_release(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_live__runs_appear_grow_disappear),
         cmocka_unit_test(test_live__half_written),
         cmocka_unit_test(test_live__invalidation),
         cmocka_unit_test(test_live__symlink_swapped_after_scan),
+        cmocka_unit_test(test_live__if_modified_since),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
