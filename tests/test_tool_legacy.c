@@ -17,6 +17,11 @@
 #include "legacy.h"
 #include "legacy_tools.pb-c.h"
 #include "op_metrics.h"
+#include "opstats.h"
+#include "tool.h"
+#include "tool_xspace.h"
+
+extern const xpv_tool xpv_tool_kernel_stats;
 
 static json_t *render(enum xpv_legacy_kind kind, const void *data, size_t len) {
     xpv_buf out;
@@ -594,6 +599,83 @@ static void test_real_pytorch_op_metrics(void **state) {
     xpv_profile_free(p);
 }
 
+/* Convert Chrome-trace JSON and decode it (fails the test on errors). */
+static xpv_profile *trace_profile(const char *json) {
+    xpv_buf xs;
+    xpv_buf_init(&xs);
+    xpv_ct_error cerr;
+    assert_int_equal(xpv_ct_convert_mem(json, strlen(json), NULL, &xs, NULL, &cerr), 0);
+    size_t n;
+    void *bytes = xpv_buf_steal(&xs, &n);
+    xpv_decode_error derr;
+    xpv_profile *p = xpv_decode(bytes, n, free_bytes, &derr);
+    assert_non_null(p);
+    return p;
+}
+
+/* kernel_stats over `n` profiles; returns its one table. */
+static json_t *kernel_table(const xpv_profile *const *ps, size_t n) {
+    const char *names[2] = {"a", "b"};
+    xpv_hostset hs = {n, ps, names};
+    xpv_op_stats none;
+    memset(&none, 0, sizeof none);
+    xpv_buf out;
+    xpv_buf_init(&out);
+    xpv_tool_error err;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(xpv_tool_kernel_stats.render(&hs, &none, NULL, &out, &err), 0);
+    json_error_t je;
+    json_t *j = json_loadb(out.data, out.len, 0, &je);
+    xpv_buf_free(&out);
+    assert_non_null(j);
+    return j;
+}
+
+static const char *occ_label(json_t *t) {
+    json_t *c = json_array_get(json_object_get(t, "cols"), (size_t)col_index(t, "occupancy_pct"));
+    return json_string_value(json_object_get(c, "label"));
+}
+
+/* Kineto's "est. achieved occupancy %" is not XProf's theoretical
+ * occupancy: the kernel_stats column keeps its id and the value, and its
+ * label says which quantity it is (spec §7.5 / §8 vs xprof-reference §2.9). */
+static void test_pytorch_occupancy_label(void **state) {
+    (void)state;
+    const char *json =
+        "{\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"sgemm\",\"pid\":0,\"tid\":7,\"ts\":20,"
+        "\"dur\":30,\"args\":{\"device\":0,\"correlation\":8,\"registers per thread\":32,"
+        "\"grid\":[4,1,1],\"block\":[64,1,1],\"est. achieved occupancy %\":40}}]}";
+    xpv_profile *kineto = trace_profile(json);
+    const xpv_profile *one[1] = {kineto};
+    json_t *t = kernel_table(one, 1);
+    assert_string_equal(occ_label(t), "Est. Achieved Occupancy %");
+    assert_int_equal(nrows(t), 1);
+    assert_near(num(t, 0, "occupancy_pct"), 40, 0);
+    json_decref(t);
+
+    /* An XPlane (CUPTI collector: theoretical occupancy). */
+    tx_space *s = tx_new();
+    int g = tx_plane(s, "/device:GPU:0");
+    int l = tx_line(s, g, 3, "Stream #3(Kernel)", 0);
+    tx_event_t *e = tx_event(s, g, l, "sgemm", 0, 1000000);
+    tx_ev_ref(s, g, e, "kernel_details", "regs:40 grid:4,2,1 block:64,1,1 occ_pct:37.5");
+    xpv_profile *xplane = tx_decode(s);
+    assert_non_null(xplane);
+    const xpv_profile *x1[1] = {xplane};
+    t = kernel_table(x1, 1);
+    assert_string_equal(occ_label(t), "Theoretical Occupancy %");
+    json_decref(t);
+
+    /* Both in one host set: a neutral label. */
+    const xpv_profile *both[2] = {kineto, xplane};
+    t = kernel_table(both, 2);
+    assert_string_equal(occ_label(t), "Occupancy %");
+    json_decref(t);
+    xpv_profile_free(xplane);   /* tx_decode freed the builder */
+    xpv_profile_free(kineto);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),
@@ -605,6 +687,7 @@ int main(void) {
         cmocka_unit_test(test_real_tf_stats),
         cmocka_unit_test(test_real_json_files),
         cmocka_unit_test(test_real_pytorch_op_metrics),
+        cmocka_unit_test(test_pytorch_occupancy_label),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

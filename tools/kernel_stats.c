@@ -6,6 +6,13 @@
  * TensorCore flags + op name), sorted by total duration, top 1000.
  * Durations are whole nanoseconds printed as microseconds; the average is
  * an integer-ns division, as XProf does.
+ *
+ * Occupancy: XProf's column is the CUPTI collector's theoretical occupancy
+ * ("Theoretical Occupancy %").  PyTorch traces carry Kineto's "est.
+ * achieved occupancy %" instead (the chrome-trace converter marks their
+ * GPU planes occupancy_kind = "achieved"), a different quantity: the
+ * column keeps its id and values, its label says which one it holds
+ * ("Est. Achieved Occupancy %", or "Occupancy %" when hosts mix both).
  */
 #include <string.h>
 
@@ -39,16 +46,38 @@ static void dims_cell(xpv_buf *b, const uint32_t d[3]) {
     xpv_buf_printf(b, "{\"v\":\"%u,%u,%u\"},", d[0], d[1], d[2]);
 }
 
+/* The occupancy column's label for the kernels of `hs` (see the top). */
+static const char *occupancy_label(const xpv_hostset *hs) {
+    int achieved = 0, theoretical = 0;
+    for (size_t h = 0; h < hs->n; h++) {
+        const xpv_profile *p = hs->profiles[h];
+        for (uint32_t i = 0; i < p->nplanes; i++) {
+            const xpv_plane *pl = &p->planes[i];
+            if (!xpv_str_has_prefix(pl->name, "/device:GPU:") ||
+                xpv_stat_id(pl, "kernel_details") < 0)
+                continue;
+            xpv_stat st;
+            if (xpv_plane_stat(pl, xpv_stat_id(pl, "occupancy_kind"), &st) &&
+                st.kind == XPV_STAT_STR && xpv_str_eq(st.v.s, "achieved"))
+                achieved = 1;
+            else
+                theoretical = 1;
+        }
+    }
+    if (achieved) return theoretical ? "Occupancy %" : "Est. Achieved Occupancy %";
+    return "Theoretical Occupancy %";
+}
+
 /* Write the kernel stats DataTable of `m` into `b`. */
-static void write_kernel_table(xpv_buf *b, const xpv_op_metrics *m) {
-    static const char *const cols[][3] = {
+static void write_kernel_table(xpv_buf *b, const xpv_op_metrics *m, const char *occ_label) {
+    const char *const cols[][3] = {
         {"rank", "number", "Rank"},
         {"kernel_name", "string", "Kernel Name"},
         {"registers_per_thread", "number", "Registers per thread"},
         {"shmem_bytes", "number", "Shared Mem bytes"},
         {"block_dim", "string", "Block dim"},
         {"grid_dim", "string", "Grid dim"},
-        {"occupancy_pct", "number", "Theoretical Occupancy %"},
+        {"occupancy_pct", "number", occ_label},
         {"is_op_tensor_core_eligible", "boolean", "Op is TensorCore eligible"},
         {"is_kernel_using_tensor_core", "boolean", "Kernel uses TensorCore"},
         {"op_name", "string", "Op Name"},
@@ -103,7 +132,7 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     xpv_op_metrics *own = NULL;
     if (!m) m = own = xpv_op_metrics_build(hs, err);
     if (!m) return -1;
-    write_kernel_table(out, m);
+    write_kernel_table(out, m, occupancy_label(hs));
     xpv_op_metrics_free(own);
     return 0;
 }

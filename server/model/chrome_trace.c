@@ -1195,6 +1195,7 @@ typedef struct plane_out {
     char name[64];
     int64_t id;
     int64_t device;               /* GPU ordinal, -1 for other planes */
+    int kineto;                   /* a GPU plane of cat-typed (Kineto) events */
 } plane_out;
 
 static int parse_i64(const char *s, int64_t *v) {
@@ -1282,6 +1283,9 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
             snprintf(buf, sizeof buf, "/host:CPU");
         }
         ln->plane = plane_index(&pl, &npl, &cappl, buf, dev);
+        if (ln->gpu && !(pname && (!strncmp(pname, "/host:", 6) ||
+                                   !strncmp(pname, "/device:", 8))))
+            pl[ln->plane].kineto = 1;
     }
     /* Sort planes (host first, then GPUs by ordinal); remap. */
     uint32_t *remap = xpv_xcalloc(npl ? npl : 1, sizeof *remap);
@@ -1322,6 +1326,7 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
     uint32_t sid_cores = stat_id(c, "core_count", 10);
     uint32_t sid_mem = stat_id(c, "memory_size", 11);
     uint32_t sid_vendor = stat_id(c, "device_vendor", 13);
+    uint32_t sid_occ_kind = stat_id(c, "occupancy_kind", 14);
 
     for (size_t p = 0; p < npl; p++) {
         xpv_buf_reset(&plane);
@@ -1441,6 +1446,10 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
             put_stat(&plane, 6, sid_vendor, SV_STR, 0, 0, vendor, strlen(vendor));
             break;
         }
+        /* Kineto's occupancy (kernel_details occ_pct here) is its "est.
+         * achieved occupancy %", not XProf's theoretical one: say so. */
+        if (pl[p].kineto)
+            put_stat(&plane, 6, sid_occ_kind, SV_STR, 0, 0, "achieved", 8);
         put_msg(out, 1, &plane);
         c->sum.planes++;
     }
