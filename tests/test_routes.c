@@ -632,6 +632,16 @@ static void test_routes__csv_op_stats_tools(void **state) {
             json_decref(j);
         }
     }
+    /* `input_pipeline` (the old name) answers as input_pipeline_analyzer. */
+    assert_int_equal(get(a, P "data?run=tensorflow-profiler%2FGPU-multi-worker"
+                             "&tag=input_pipeline_analyzer&host=34.83.195.179_6003"),
+                     200);
+    char *want = strdup(body);
+    assert_int_equal(get(a, P "data?run=tensorflow-profiler%2FGPU-multi-worker"
+                             "&tag=input_pipeline&host=34.83.195.179_6003"),
+                     200);
+    assert_string_equal(body, want);
+    free(want);
     /* The kernel table's header carries the column labels. */
     assert_int_equal(get(a, P "data_csv?run=tensorflow-profiler%2FGPU-multi-worker"
                              "&tag=kernel_stats&host=34.83.195.179_6003"),

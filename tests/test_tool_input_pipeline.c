@@ -284,6 +284,16 @@ static void test_real_files(void **state) {
     assert_true(n > 0);
 }
 
+/* `input_pipeline`, the tool's old name, is still accepted (§1.5); a
+ * trailing '^' too. */
+static void test_old_name(void **state) {
+    (void)state;
+    assert_ptr_equal(xpv_tool_find("input_pipeline"), IPA);
+    assert_ptr_equal(xpv_tool_find("input_pipeline^"), IPA);
+    assert_ptr_equal(xpv_tool_find("input_pipeline_analyzer"), IPA);
+    assert_null(xpv_tool_find("input_pipelin"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden),
@@ -292,6 +302,7 @@ int main(void) {
         cmocka_unit_test(test_no_steps),
         cmocka_unit_test(test_shape_matches_xprof_golden),
         cmocka_unit_test(test_real_files),
+        cmocka_unit_test(test_old_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

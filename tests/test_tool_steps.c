@@ -289,6 +289,47 @@ static void test_memcpy_details(void **state) {
     }
 }
 
+/* Input-pipeline stages (`_ipl_stage_name`) are input time (§2.3), on a
+ * CPU-only profile grouped here (`_r` root) and on a pre-grouped file. */
+static void test_ipl_stage_is_input(void **state) {
+    (void)state;
+    for (int pregrouped = 0; pregrouped < 2; pregrouped++) {
+        for (int staged = 0; staged < 2; staged++) {
+            tx_space *s = tx_new();
+            int host = tx_plane(s, "/host:CPU");
+            int ln = tx_line(s, host, 1, "python", 0);
+            tx_event_t *ev[4];
+            ev[0] = tx_event(s, host, ln, "train", 0, 10 * SF_MS);
+            if (!pregrouped) {
+                tx_ev_int(s, host, ev[0], "_r", 1);
+                tx_ev_int(s, host, ev[0], "step_num", 7);
+            }
+            ev[1] = tx_event(s, host, ln, "_BatchDatasetIterator.__next__", 1 * SF_MS, 3 * SF_MS);
+            ev[2] = tx_event(s, host, ln, "PrefetchDatasetIterator.__next__", 2 * SF_MS, SF_MS);
+            ev[3] = tx_event(s, host, ln, "MatMul:MatMul", 5 * SF_MS, 4 * SF_MS);
+            if (staged) {
+                tx_ev_str(s, host, ev[1], "_ipl_stage_name", "Batch");
+                tx_ev_str(s, host, ev[2], "_ipl_stage_name", "Prefetch");
+            }
+            if (pregrouped)
+                for (int i = 0; i < 4; i++) tx_ev_int(s, host, ev[i], "group_id", 7);
+            xpv_profile *p = tx_decode(s);
+            xpv_arena a;
+            xpv_arena_init(&a, 4096);
+            xpv_step_db db;
+            xpv_steps_build(p, &a, &db);
+            assert_int_equal(db.n, 1);
+            const xpv_step *st = &db.steps[0];
+            assert_int_equal(st->dur_ps, 10 * SF_MS);
+            assert_int_equal(st->type_ps[XPV_EV_HOST_WAIT_INPUT], staged ? 3 * SF_MS : 0);
+            assert_int_equal(st->type_ps[XPV_EV_HOST_COMPUTE], staged ? 4 * SF_MS : 7 * SF_MS);
+            assert_int_equal(st->type_ps[XPV_EV_UNKNOWN], 3 * SF_MS);
+            xpv_arena_free(&a);
+            xpv_profile_free(p);
+        }
+    }
+}
+
 /* Multi-host: host B's steps are host A's shifted by two; the common range
  * is 8 steps and the step time is the longest over the hosts. */
 static void fill_db(xpv_step_db *db, xpv_step *steps, int64_t *maxd, int n, int shift,
@@ -425,6 +466,7 @@ int main(void) {
         cmocka_unit_test(test_cpu_only_and_context_edges),
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_memcpy_details),
+        cmocka_unit_test(test_ipl_stage_is_input),
         cmocka_unit_test(test_intersection),
         cmocka_unit_test(test_real_files),
     };

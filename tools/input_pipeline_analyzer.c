@@ -44,7 +44,7 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
 
 const xpv_tool xpv_tool_input_pipeline_analyzer = {
     .name = "input_pipeline_analyzer",
-    .alias = NULL,
+    .alias = "input_pipeline", /* the old name XProf still accepts (§1.5) */
     .title = "Input Pipeline Analyzer",
     .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
     .available = NULL,

@@ -1224,10 +1224,14 @@ static void host_plane_events(sctx *c, const xpv_profile *p, uint32_t k, const g
     int32_t sid_corr = xpv_stat_id(pl, "correlation_id");
     int32_t sid_group = xpv_stat_id(pl, "group_id");
     int32_t sid_step_name = xpv_stat_id(pl, "step_name");
-    const int32_t hsids[3] = {sid_group, sid_corr, sid_step_name};
+    /* Input-pipeline stages (`_ipl_stage_name`) are input time.  XProf
+     * counts the root stage of a nest; nested stages lie inside it, so
+     * counting every stage covers the same instants. */
+    int32_t sid_stage = xpv_stat_id(pl, "_ipl_stage_name");
+    const int32_t hsids[4] = {sid_group, sid_corr, sid_step_name, sid_stage};
     xpv_stat_set hset;
-    xpv_stat_set_init(&hset, pl, hsids, 3);
-    xpv_stat hsv[3];
+    xpv_stat_set_init(&hset, pl, hsids, 4);
+    xpv_stat hsv[4];
     /* Per metadata: 1 explicit marker, 2 real CPU compute, 0 neither. */
     uint8_t *mk = xpv_xmalloc(pl->nevent_meta ? pl->nevent_meta : 1);
     uint8_t *cls[2];
@@ -1249,7 +1253,7 @@ static void host_plane_events(sctx *c, const xpv_profile *p, uint32_t k, const g
             int64_t grp = -1, corr = 0;
             int has_corr = 0;
             xpv_str step_name = {"", 0};
-            int named = 0;
+            int named = 0, stage = -1; /* -1: not read yet */
             if (g->file_grouped) {
                 if (ev->wire == XPV_NO_STATS || sid_group < 0) continue;
                 uint32_t multi;
@@ -1261,6 +1265,7 @@ static void host_plane_events(sctx *c, const xpv_profile *p, uint32_t k, const g
                     else if (multi & 4) step_name = last_str_stat(pl, ln, ev, sid_step_name);
                     named = step_name.len > 0;
                 }
+                stage = (got & 8) != 0;
             } else {
                 uint32_t node = node_of(lnn, i);
                 if (node >= g->nnodes || g->group[node] < 0) continue;
@@ -1283,7 +1288,15 @@ static void host_plane_events(sctx *c, const xpv_profile *p, uint32_t k, const g
             } else if (named) {
                 add_marker(c, gi, MARK_HOST, b, e);
             } else if (kind == 2) {
-                add_event(c, gi, cls[has_corr ? 1 : 0][ev->meta], b, e);
+                int type = cls[has_corr ? 1 : 0][ev->meta];
+                if (type == XPV_EV_HOST_COMPUTE && sid_stage >= 0) {
+                    xpv_stat st;
+                    if (stage < 0)
+                        stage = ev->wire != XPV_NO_STATS &&
+                                xpv_event_stat(pl, ln, ev, sid_stage, &st);
+                    if (stage) type = XPV_EV_HOST_WAIT_INPUT;
+                }
+                add_event(c, gi, type, b, e);
             }
             if (named) {
                 group_acc *ga = gacc(c, gi);

@@ -23,7 +23,7 @@
  *              the file's derived "Steps" line).  Host `/host:CPU` events
  *              of a group are step markers (`train*`, `test*`,
  *              `TraceContext`, or a `step_name` stat) or classified CPU
- *              work; with a GPU they are kept only for steps seen on the
+ *              work (input-pipeline stages, `_ipl_stage_name`, are input); with a GPU they are kept only for steps seen on the
  *              device (the classic TF behaviour, so Input / Kernel launch
  *              / Host compute are measured on GPU profiles too).
  *   breakdown  Per step: step time from the markers, a non-overlapping
