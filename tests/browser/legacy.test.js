@@ -5,7 +5,29 @@
 // files (*.overview_page.pb, *.tensorflow_stats.pb, ...) and a PyTorch
 // Kineto trace (*.pt.trace.json.gz) must render their numbers on the same
 // pages as XPlane profiles (values: shared/spec/legacy-and-pytorch.md).
+// Also: the trace viewer on a PyTorch host draws its events (GPU and CPU
+// planes), a CPU-only PyTorch trace offers the op stats (host ops) but not
+// kernel stats, stored *.pod_viewer.json files (2020 and 2021 shapes)
+// render the pod viewer, and a stored *.memory_profile.json.gz renders the
+// memory profile page (testdata has none today: that test skips).
+const fs = require('fs');
+const path = require('path');
 const { test } = require('./harness');
+
+async function runsOf(t) {
+  return (await fetch(`${t.realBase}data/plugin/profile/runs`)).json();
+}
+
+async function toolsOf(t, run) {
+  return (await fetch(`${t.realBase}data/plugin/profile/run_tools?run=${encodeURIComponent(run)}`)).json();
+}
+
+async function traceHook(page, fn) {
+  return page.evaluate((f) => {
+    const r = document.querySelector('.xpv-tool-root');
+    return r && r.xpvTrace ? r.xpvTrace[f]() : null;
+  }, fn);
+}
 
 async function openTool(t, run, tool, title) {
   const page = await t.open(t.realBase + '#run=' + encodeURIComponent(run) + '&tool=' + tool);
@@ -65,5 +87,92 @@ test('legacy: PyTorch trace op stats', async (t) => {
   const page = await openTool(t, run, 'framework_op_stats', /Framework Op Stats|TensorFlow Stats/);
   await t.waitText(page, '#xpv-page', /aten::cudnn_convolution_backward_weight/);
   t.match(await text(page), /Device/, 'device-side rows');
+  await t.assertClean(page);
+});
+
+test('legacy: PyTorch trace in the trace viewer', async (t) => {
+  if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
+  const run = 'pytorch-kineto/pytorch/resnet50_num_workers_0';
+  if (!(await runsOf(t)).includes(run)) return t.skip(`${run} absent`);
+  t.ok((await toolsOf(t, run)).includes('trace_viewer'), 'run_tools offers trace_viewer');
+  const page = await t.open(t.realBase + '#run=' + encodeURIComponent(run) + '&tool=trace_viewer',
+                            { viewport: { width: 1400, height: 900 } });
+  await t.waitFor(page, '.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas');
+  await t.waitIdle(page);
+  await page.waitForTimeout(300);
+  await t.waitIdle(page);
+  t.match(await page.textContent('.xpv-trace-status'), /events loaded/, 'status line');
+  const procs = (await traceHook(page, 'procs')).map((p) => p.name);
+  t.ok(procs.some((n) => /\/device:GPU:0/.test(n)), `GPU plane shown (${procs.join(', ')})`);
+  t.ok(procs.some((n) => /\/host:CPU/.test(n)), 'host plane shown');
+  const boxes = await traceHook(page, 'boxes');
+  t.ok(boxes.length > 20, `timeline drew ${boxes.length} event boxes`);
+  const names = boxes.map((b) => b.name);
+  t.ok(names.some((n) => /^(aten::|ProfilerStep#|enumerate\(DataLoader\)|Optimizer)/.test(n)),
+       'PyTorch op / step events drawn');
+  const full = await traceHook(page, 'full');
+  // resnet50_num_workers_0 profiles 6 steps of ~149 ms: about 0.9 s.
+  t.ok(full && full[1] - full[0] > 5e5 && full[1] - full[0] < 5e6,
+       `timespan ${full && (full[1] - full[0])} us`);
+  await t.assertClean(page);
+});
+
+test('legacy: CPU-only PyTorch trace offers op stats, not kernel stats', async (t) => {
+  if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
+  const run = 'facebookresearch-HolisticTraceAnalysis/pytorch/cpu_only';
+  if (!(await runsOf(t)).includes(run)) return t.skip(`${run} absent`);
+  const tools = await toolsOf(t, run);
+  t.ok(tools.includes('framework_op_stats'), `framework_op_stats offered (${tools.join(', ')})`);
+  t.ok(!tools.includes('kernel_stats'), 'no kernel_stats without kernel events');
+  const page = await openTool(t, run, 'framework_op_stats', /Framework Op Stats|TensorFlow Stats/);
+  await t.waitText(page, '#xpv-page', /aten::empty/);
+  t.match(await text(page), /Host/, 'host-side rows');
+  await t.assertClean(page);
+});
+
+async function podViewer(t, run, cores) {
+  if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
+  if (!(await runsOf(t)).includes(run)) return t.skip(`${run} absent`);
+  t.ok((await toolsOf(t, run)).includes('pod_viewer'), 'run_tools offers pod_viewer');
+  const page = await t.open(t.realBase + '#run=' + encodeURIComponent(run) + '&tool=pod_viewer');
+  await t.waitFor(page, '.pv-chart svg');
+  await t.waitIdle(page);
+  const data = await page.evaluate(async (r) => (await fetch(
+    `data/plugin/profile/data?run=${encodeURIComponent(r)}&tag=pod_viewer`)).json(), run);
+  const steps = data.podStatsSequence.podStatsMap;
+  t.eq(Object.keys(steps[0].podStatsPerCore).length, cores, 'cores per step in the file');
+  t.eq(await page.getAttribute('#pv-step', 'max'), String(steps.length - 1), 'slider covers every step');
+  const series = await page.$$eval('.pv-chart path.xpv-bars', (ps) => ps.map((p) => p.dataset.series));
+  t.ok(series.length >= 2, `stacked categories from the stored fields (${series.join(', ')})`);
+  t.match(await text(page), /TPU/, 'device type');
+  await t.assertClean(page);
+}
+
+test('legacy: stored pod_viewer.json (2020 fields)', async (t) => {
+  await podViewer(t, 'tensorflow-profiler/Cloud-TPU_2020-pod_viewer', 8);
+});
+
+test('legacy: stored pod_viewer.json (2021 fields, logicalIdGroups)', async (t) => {
+  await podViewer(t, 'tensorflow-profiler/Cloud-TPU', 8);
+});
+
+test('legacy: stored memory_profile.json.gz', async (t) => {
+  if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
+  const real = path.join(process.env.XPV_SHARED || '', 'testdata', 'real');
+  const found = [];
+  const walk = (d) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.memory_profile.json.gz') && !p.includes('reference_outputs')) found.push(p);
+    }
+  };
+  if (fs.existsSync(real)) walk(real);
+  if (!found.length) return t.skip('no stored *.memory_profile.json.gz under testdata/real (spec §5.3: none exists)');
+  const rel = path.relative(real, path.dirname(found[0])).split(path.sep).join('/');
+  const run = rel.replace('/plugins/profile/', '/').replace(/^plugins\/profile\//, '');
+  const page = await openTool(t, run, 'memory_profile', /Memory Profile/);
+  await t.waitFor(page, '#xpv-page svg');
+  t.match(await text(page), /Peak|peak/, 'summary cards');
   await t.assertClean(page);
 });
