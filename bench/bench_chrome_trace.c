@@ -207,6 +207,7 @@ static void generate(const char *path, uint64_t target) {
 typedef struct result {
     double secs;
     uint64_t events;
+    uint64_t xspace;              /* XSpace bytes (whole mode) */
     int ok;
 } result;
 
@@ -242,6 +243,7 @@ static void work(const char *path, mode m, result *r) {
         free(b);
         size_t n;
         void *bytes = xpv_buf_steal(&xs, &n);
+        r->xspace = n;
         xpv_decode_error de;
         xpv_profile *p = r->ok ? xpv_decode(bytes, n, NULL, &de) : NULL;
         r->ok = p != NULL;
@@ -323,9 +325,10 @@ int main(int argc, char **argv) {
     uint64_t json = size;
     if (!is_gz) {
         r = measure(path, M_WHOLE, &rss);
-        printf("  %-10s %8.1f MB/s of JSON   peak RSS %7.1f MB = %.2fx the file  (%llu events)%s\n",
+        printf("  %-10s %8.1f MB/s of JSON   peak RSS %7.1f MB = %.2fx the file  (%llu events, "
+               "XSpace %.1f MB)%s\n",
                "whole", size / 1e6 / r.secs, rss / 1e6, (double)rss / size,
-               (unsigned long long)r.events, r.ok ? "" : "  FAILED");
+               (unsigned long long)r.events, r.xspace / 1e6, r.ok ? "" : "  FAILED");
     }
     r = measure(path, M_LOAD, &rss);
     printf("  %-10s %8.1f MB/s of %s   peak RSS %7.1f MB = %.2fx the file  (%llu events)%s\n",

@@ -472,6 +472,27 @@ static void put_msg(xpv_buf *b, unsigned field, const xpv_buf *inner) {
 /* XStat kinds as written to the blob. */
 enum { SV_INT, SV_UINT, SV_DBL, SV_STR, SV_REF };
 
+/* Open length-delimited field `field` in `b` before its length is known:
+ * the tag and a 5-byte varint placeholder (a padded varint, which protobuf
+ * decoders accept).  Returns the offset of the content for msg_close().
+ * Planes and lines are written in place this way instead of being built
+ * in buffers and copied, so the XSpace exists once while it is written. */
+static size_t msg_open(xpv_buf *b, unsigned field) {
+    put_tag(b, field, 2);
+    xpv_buf_add(b, "\x80\x80\x80\x80\x00", 5);
+    return b->len;
+}
+
+/* Patch the length of the field opened at `start` (< 32 GiB). */
+static void msg_close(xpv_buf *b, size_t start) {
+    uint64_t n = b->len - start;
+    unsigned char *p = (unsigned char *)b->data + start - 5;
+    for (int i = 0; i < 5; i++) {
+        p[i] = (unsigned char)((n & 0x7f) | (i < 4 ? 0x80 : 0));
+        n >>= 7;
+    }
+}
+
 static size_t varint_len(uint64_t v) {
     size_t n = 1;
     while (v >= 0x80) {
@@ -1315,9 +1336,7 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
 
     uint32_t nmeta = (uint32_t)c->ev_names.n;
     uint32_t *used = xpv_xcalloc((size_t)nmeta + 1, sizeof *used);
-    xpv_buf plane, line, evb, tmp;
-    xpv_buf_init(&plane);
-    xpv_buf_init(&line);
+    xpv_buf evb, tmp;
     xpv_buf_init(&evb);
     xpv_buf_init(&tmp);
     uint32_t sid_device_name = stat_id(c, "gpu_device_name", 15);
@@ -1329,9 +1348,9 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
     uint32_t sid_occ_kind = stat_id(c, "occupancy_kind", 14);
 
     for (size_t p = 0; p < npl; p++) {
-        xpv_buf_reset(&plane);
-        put_int(&plane, 1, pl[p].id);
-        put_bytes(&plane, 2, pl[p].name, strlen(pl[p].name));
+        size_t pstart = msg_open(out, 1);
+        put_int(out, 1, pl[p].id);
+        put_bytes(out, 2, pl[p].name, strlen(pl[p].name));
         /* Line ids: numeric tid when unique in the plane. */
         int64_t next_id = LINE_ID_BASE;
         imap ids = {0};
@@ -1377,16 +1396,16 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
             ctline *ln = &c->lines[i];
             if (ln->plane != p || !ln->nev) continue;
             c->sum.lines++;
-            xpv_buf_reset(&line);
-            put_int(&line, 1, ln->id);
-            put_bytes(&line, 2, ln->name, strlen(ln->name));
+            size_t lstart = msg_open(out, 3);
+            put_int(out, 1, ln->id);
+            put_bytes(out, 2, ln->name, strlen(ln->name));
             int64_t t0 = c->ev[order[start[i]]].ts, t1 = t0;
             for (size_t k = start[i]; k < start[i + 1]; k++) {
                 const ctev *e = &c->ev[order[k]];
                 if (sat_add(e->ts, e->dur) > t1) t1 = sat_add(e->ts, e->dur);
             }
-            put_int(&line, 3, t0);
-            put_int(&line, 9, ns_to_ps(sat_add(t1, -t0)));
+            put_int(out, 3, t0);
+            put_int(out, 9, ns_to_ps(sat_add(t1, -t0)));
             for (size_t k = start[i]; k < start[i + 1]; k++) {
                 const ctev *e = &c->ev[order[k]];
                 used[e->meta] = (uint32_t)p + 1;
@@ -1404,10 +1423,10 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
                     flow |= (e->side == 1 ? 2u : 1u) | (FLOW_GPU_LAUNCH << 58);
                     put_stat(&evb, 4, c->sid_flow, SV_UINT, (int64_t)flow, 0, NULL, 0);
                 }
-                put_msg(&line, 4, &evb);
+                put_msg(out, 4, &evb);
                 c->sum.events_out++;
             }
-            put_msg(&plane, 3, &line);
+            msg_close(out, lstart);
         }
         /* Event metadata used by this plane. */
         for (uint32_t m = 1; m <= nmeta; m++) {
@@ -1418,7 +1437,7 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
             xpv_buf_reset(&evb);
             put_int(&evb, 1, m);
             put_msg(&evb, 2, &tmp);
-            put_msg(&plane, 4, &evb);
+            put_msg(out, 4, &evb);
         }
         /* Stat metadata: the whole (small) table in every plane. */
         for (uint32_t s = 1; s <= c->stat_names.n; s++) {
@@ -1428,29 +1447,29 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
             xpv_buf_reset(&evb);
             put_int(&evb, 1, s);
             put_msg(&evb, 2, &tmp);
-            put_msg(&plane, 5, &evb);
+            put_msg(out, 5, &evb);
         }
         /* Device capabilities. */
         for (size_t d = 0; pl[p].device >= 0 && d < c->ndev; d++) {
             const devprop *dp = &c->dev[d];
             if (dp->id != pl[p].device) continue;
             if (dp->name)
-                put_stat(&plane, 6, sid_device_name, SV_STR, 0, 0, dp->name, strlen(dp->name));
+                put_stat(out, 6, sid_device_name, SV_STR, 0, 0, dp->name, strlen(dp->name));
             if (dp->has_major) {
-                put_stat(&plane, 6, sid_major, SV_INT, dp->major, 0, NULL, 0);
-                put_stat(&plane, 6, sid_minor, SV_INT, dp->minor, 0, NULL, 0);
+                put_stat(out, 6, sid_major, SV_INT, dp->major, 0, NULL, 0);
+                put_stat(out, 6, sid_minor, SV_INT, dp->minor, 0, NULL, 0);
             }
-            if (dp->sms) put_stat(&plane, 6, sid_cores, SV_INT, dp->sms, 0, NULL, 0);
-            if (dp->mem) put_stat(&plane, 6, sid_mem, SV_INT, dp->mem, 0, NULL, 0);
+            if (dp->sms) put_stat(out, 6, sid_cores, SV_INT, dp->sms, 0, NULL, 0);
+            if (dp->mem) put_stat(out, 6, sid_mem, SV_INT, dp->mem, 0, NULL, 0);
             const char *vendor = dp->amd ? "AMD" : "Nvidia";
-            put_stat(&plane, 6, sid_vendor, SV_STR, 0, 0, vendor, strlen(vendor));
+            put_stat(out, 6, sid_vendor, SV_STR, 0, 0, vendor, strlen(vendor));
             break;
         }
         /* Kineto's occupancy (kernel_details occ_pct here) is its "est.
          * achieved occupancy %", not XProf's theoretical one: say so. */
         if (pl[p].kineto)
-            put_stat(&plane, 6, sid_occ_kind, SV_STR, 0, 0, "achieved", 8);
-        put_msg(out, 1, &plane);
+            put_stat(out, 6, sid_occ_kind, SV_STR, 0, 0, "achieved", 8);
+        msg_close(out, pstart);
         c->sum.planes++;
     }
     /* Warnings and host name. */
@@ -1469,8 +1488,6 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
         put_bytes(out, 4, opt->hostname, strlen(opt->hostname));
     c->sum.devices = (uint32_t)c->ndev;
 
-    xpv_buf_free(&plane);
-    xpv_buf_free(&line);
     xpv_buf_free(&evb);
     xpv_buf_free(&tmp);
     free(used);
