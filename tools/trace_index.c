@@ -164,20 +164,25 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
  * hid (xpv_trace_query, phase 2).
  */
 
+/* The stats a flow key needs, prepared once per row: `flow`, then
+ * `correlation_id`. */
+static void flow_set_init(xpv_stat_set *set, const xpv_hostset *hs, const xpv_trace_row *r) {
+    int32_t ids[2] = {r->st_flow, r->st_corr};
+    xpv_stat_set_init(set, &hs->profiles[r->host]->planes[r->plane], ids, 2);
+}
+
 /* Flow key of an event (0: none), as trace_viewer.c binds it: a `flow`
  * stat (bits 0-1 direction, 2-57 id; direction 0 means no flow), else a
  * `correlation_id` (host side launches, device side receives; ids are per
  * host).  *starter: 1 for the launching end (direction "out" only, or the
  * host side of a correlation id). */
-static uint64_t flow_key(const xpv_hostset *hs, const xpv_trace_row *r, const xpv_event *e,
-                         int *starter) {
+static uint64_t flow_key(const xpv_hostset *hs, const xpv_trace_row *r, const xpv_stat_set *set,
+                         const xpv_event *e, int *starter) {
     *starter = 0;
     if (r->is_counter || e->wire == XPV_NO_STATS || (r->st_flow < 0 && r->st_corr < 0)) return 0;
     const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
-    const xpv_line *ln = &pl->lines[r->line];
-    int32_t ids[2] = {r->st_flow, r->st_corr};
     xpv_stat st[2];
-    uint32_t m = xpv_event_stats(pl, ln, e, ids, 2, st, NULL);
+    uint32_t m = xpv_event_stats_in(pl, &pl->lines[r->line], e, set, st, NULL);
     if ((m & 1) && (st[0].kind == XPV_STAT_UINT || st[0].kind == XPV_STAT_INT)) {
         uint64_t v = st[0].v.u;
         unsigned dir = (unsigned)(v & 3);
@@ -195,20 +200,9 @@ static uint64_t flow_key(const xpv_hostset *hs, const xpv_trace_row *r, const xp
 }
 
 typedef struct flow_rec {
-    uint64_t key;
-    int64_t start;
     uint32_t group, pos;            /* position inside the group's idx */
-    uint8_t level, starter;
+    uint8_t level;                  /* the level it moves to */
 } flow_rec;
-
-static int cmp_flow_rec(const void *a, const void *b) {
-    const flow_rec *x = a, *y = b;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    if (x->starter != y->starter) return x->starter > y->starter ? -1 : 1;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    if (x->group != y->group) return x->group < y->group ? -1 : 1;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
 
 static int cmp_flow_group(const void *a, const void *b) {
     const flow_rec *x = a, *y = b;
@@ -224,77 +218,203 @@ typedef struct lv_ev {
 
 static int cmp_lv_ev(const void *a, const void *b) {
     const lv_ev *x = a, *y = b;
-    if (x->level != y->level) return x->level < y->level ? -1 : 1;
     if (x->start != y->start) return x->start < y->start ? -1 : 1;
     return x->ev < y->ev ? -1 : x->ev > y->ev;
 }
 
-/* Move every other end of a flow up to the level of its launching end (the
- * earliest starter, else the earliest event of the flow). */
-static void promote_flows(xpv_trace_index *ix, const xpv_hostset *hs) {
-    flow_rec *rec = NULL;
-    size_t n = 0, cap = 0;
-    for (uint32_t gi = 0; gi < ix->ngroups; gi++) {
-        const xpv_trace_group *g = &ix->groups[gi];
-        const xpv_trace_row *r = &ix->rows[g->row];
-        if (r->is_counter || (r->st_flow < 0 && r->st_corr < 0)) continue;
-        for (int L = 0; L < LV; L++)
-            for (uint32_t i = g->seg[L]; i < g->seg[L + 1]; i++) {
-                const xpv_event *e = xpv_trace_event(hs, r, ix->idx[g->off + i]);
-                int starter;
-                uint64_t key = flow_key(hs, r, e, &starter);
-                if (!key) continue;
-                if (n == cap) {
-                    cap = cap ? cap * 2 : 1024;
-                    rec = xpv_xrealloc(rec, cap * sizeof *rec);
-                }
-                rec[n++] = (flow_rec){key, e->start_ps, gi, i, (uint8_t)L, (uint8_t)starter};
-            }
+static inline size_t flow_hash(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+/* key -> coarsest level of a launching end: a direct table when the keys
+ * are dense (correlation ids of one host are), else open addressing. */
+typedef struct level_map {
+    uint64_t base, *keys;
+    uint8_t *lv;
+    size_t size;                    /* direct: range; hash: capacity (pow2) */
+    int direct;
+} level_map;
+
+typedef struct key_lv {
+    uint64_t key;
+    uint8_t level;
+} key_lv;
+
+static void level_map_build(level_map *m, const key_lv *kv, size_t n) {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (kv[i].key < lo) lo = kv[i].key;
+        if (kv[i].key > hi) hi = kv[i].key;
     }
-    if (!n) {
-        free(rec);
+    memset(m, 0, sizeof *m);
+    if (hi - lo < 8 * (uint64_t)n + 4096) {
+        m->direct = 1;
+        m->base = lo;
+        m->size = (size_t)(hi - lo + 1);
+        m->lv = xpv_xmalloc(m->size);
+        memset(m->lv, 0xff, m->size);
+        for (size_t i = 0; i < n; i++) {
+            uint8_t *l = &m->lv[kv[i].key - lo];
+            if (kv[i].level < *l) *l = kv[i].level;
+        }
         return;
     }
-    qsort(rec, n, sizeof *rec, cmp_flow_rec);
-    size_t nm = 0;                  /* promoted records, compacted to the front */
-    for (size_t a = 0; a < n;) {
-        size_t b = a + 1;
-        while (b < n && rec[b].key == rec[a].key) b++;
-        uint8_t Ls = rec[a].level;
-        for (size_t k = a + 1; k < b; k++)
-            if (rec[k].level > Ls) {
-                rec[nm] = rec[k];
-                rec[nm++].level = Ls;
-            }
-        a = b;
+    m->size = 16;
+    while (m->size < 2 * n) m->size *= 2;
+    m->keys = xpv_xcalloc(m->size, sizeof *m->keys);
+    m->lv = xpv_xmalloc(m->size);
+    for (size_t i = 0; i < n; i++) {
+        size_t h = flow_hash(kv[i].key) & (m->size - 1);
+        while (m->keys[h] && m->keys[h] != kv[i].key) h = (h + 1) & (m->size - 1);
+        if (!m->keys[h] || kv[i].level < m->lv[h]) m->lv[h] = kv[i].level;
+        m->keys[h] = kv[i].key;
     }
+}
+
+/* Level of the launching end of `key`, or 0xff. */
+static inline uint8_t level_map_get(const level_map *m, uint64_t key) {
+    if (m->direct) return key >= m->base && key - m->base < m->size ? m->lv[key - m->base] : 0xff;
+    size_t h = flow_hash(key) & (m->size - 1);
+    while (m->keys[h]) {
+        if (m->keys[h] == key) return m->lv[h];
+        h = (h + 1) & (m->size - 1);
+    }
+    return 0xff;
+}
+
+/* Rows that can hold launching ends / other ends of flows. */
+static int row_launches(const xpv_trace_row *r) {
+    return !r->is_counter && (r->st_flow >= 0 || (r->is_host && r->st_corr >= 0));
+}
+static int row_receives(const xpv_trace_row *r) {
+    return !r->is_counter && (r->st_flow >= 0 || (!r->is_host && r->st_corr >= 0));
+}
+
+/* Move the events of `rec` (any order) to their new levels. */
+static void promote_apply(xpv_trace_index *ix, const xpv_hostset *hs, flow_rec *rec, size_t nm) {
     qsort(rec, nm, sizeof *rec, cmp_flow_group);
+    /* Per changed group: a stable counting sort by the new level, then the
+     * levels that received events sorted by start again. */
     lv_ev *tmp = NULL;
     size_t tcap = 0;
+    uint8_t *lv = NULL;
+    size_t lcap = 0;
     for (size_t a = 0; a < nm;) {
         size_t b = a + 1;
         while (b < nm && rec[b].group == rec[a].group) b++;
         xpv_trace_group *g = &ix->groups[rec[a].group];
         const xpv_trace_row *r = &ix->rows[g->row];
-        uint32_t cnt = g->seg[LV];
+        const xpv_event *evs = xpv_trace_event(hs, r, 0);
+        uint32_t cnt = g->seg[LV], c[LV + 1];
+        int got[LV];
         tmp = grow(tmp, &tcap, cnt, sizeof *tmp);
-        for (int L = 0; L < LV; L++)
-            for (uint32_t i = g->seg[L]; i < g->seg[L + 1]; i++) {
-                uint32_t ev = ix->idx[g->off + i];
-                tmp[i] = (lv_ev){xpv_trace_event(hs, r, ev)->start_ps, ev, (uint8_t)L};
-            }
-        for (size_t k = a; k < b; k++) tmp[rec[k].pos].level = rec[k].level;
-        qsort(tmp, cnt, sizeof *tmp, cmp_lv_ev);
-        memset(g->seg, 0, sizeof g->seg);
-        for (uint32_t i = 0; i < cnt; i++) {
-            ix->idx[g->off + i] = tmp[i].ev;
-            g->seg[tmp[i].level + 1]++;
+        lv = grow(lv, &lcap, cnt, 1);
+        for (int L = 0; L < LV; L++) {
+            got[L] = 0;
+            for (uint32_t i = g->seg[L]; i < g->seg[L + 1]; i++) lv[i] = (uint8_t)L;
         }
-        for (int L = 0; L < LV; L++) g->seg[L + 1] += g->seg[L];
+        for (size_t k = a; k < b; k++) {
+            lv[rec[k].pos] = rec[k].level;
+            got[rec[k].level] = 1;
+        }
+        memset(c, 0, sizeof c);
+        for (uint32_t i = 0; i < cnt; i++) c[lv[i] + 1]++;
+        for (int L = 0; L < LV; L++) c[L + 1] += c[L];
+        memcpy(g->seg, c, sizeof c);
+        for (uint32_t i = 0; i < cnt; i++) {
+            uint32_t ev = ix->idx[g->off + i];
+            tmp[c[lv[i]]++] = (lv_ev){evs[ev].start_ps, ev, lv[i]};
+        }
+        for (int L = 0; L < LV; L++)
+            if (got[L]) qsort(tmp + g->seg[L], g->seg[L + 1] - g->seg[L], sizeof *tmp, cmp_lv_ev);
+        for (uint32_t i = 0; i < cnt; i++) ix->idx[g->off + i] = tmp[i].ev;
         a = b;
     }
     free(tmp);
-    free(rec);
+    free(lv);
+}
+
+/* Move every other end of a flow up to the level of its launching end
+ * (the coarsest one when a flow has several).  Flows without a launching
+ * end are left alone: nothing decides for them.  Pass 1 reads the flow
+ * keys of the rows that launch, pass 2 those of the events that could
+ * move (finer than the coarsest launching end) on the rows that receive. */
+static void promote_flows(xpv_trace_index *ix, const xpv_hostset *hs) {
+    key_lv *kv = NULL;
+    size_t nkv = 0, kcap = 0;
+    uint8_t lmin = LV;
+    /* Rows are walked in line order (the stats lie in the file in that
+     * order), with each event's level and place from per-row maps. */
+    uint8_t *lvl = NULL;
+    uint32_t *pos = NULL, *grp = NULL;
+    size_t mcap = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        level_map map;
+        flow_rec *rec = NULL;
+        size_t nm = 0, cap = 0;
+        if (pass == 1) {
+            if (!nkv) break;
+            level_map_build(&map, kv, nkv);
+        }
+        for (uint32_t ri = 0; ri < ix->nrows; ri++) {
+            const xpv_trace_row *r = &ix->rows[ri];
+            if (!r->ngroups || !(pass ? row_receives(r) : row_launches(r))) continue;
+            const xpv_line *ln = &hs->profiles[r->host]->planes[r->plane].lines[r->line];
+            size_t n = ln->nevents;
+            if (n > mcap) {
+                size_t c = mcap;
+                lvl = grow(lvl, &c, n, 1);
+                c = mcap;
+                pos = grow(pos, &c, n, sizeof *pos);
+                c = mcap;
+                grp = grow(grp, &c, n, sizeof *grp);
+                mcap = c;
+            }
+            memset(lvl, 0xff, n);
+            for (uint32_t gi = r->group0; gi < r->group0 + r->ngroups; gi++) {
+                const xpv_trace_group *g = &ix->groups[gi];
+                for (int L = 0; L < LV; L++)
+                    for (uint32_t i = g->seg[L]; i < g->seg[L + 1]; i++) {
+                        uint32_t ev = ix->idx[g->off + i];
+                        lvl[ev] = (uint8_t)L;
+                        pos[ev] = i;
+                        grp[ev] = gi;
+                    }
+            }
+            xpv_stat_set set;
+            flow_set_init(&set, hs, r);
+            for (size_t ev = 0; ev < n; ev++) {
+                uint8_t L = lvl[ev];
+                if (L == 0xff || (pass == 1 && L <= lmin)) continue;
+                int starter;
+                uint64_t key = flow_key(hs, r, &set, &ln->events[ev], &starter);
+                if (!key || starter != !pass) continue;
+                if (!pass) {
+                    kv = grow(kv, &kcap, nkv + 1, sizeof *kv);
+                    kv[nkv++] = (key_lv){key, L};
+                    if (L < lmin) lmin = L;
+                    continue;
+                }
+                uint8_t ls = level_map_get(&map, key);
+                if (ls >= L) continue;
+                rec = grow(rec, &cap, nm + 1, sizeof *rec);
+                rec[nm++] = (flow_rec){grp[ev], pos[ev], ls};
+            }
+        }
+        if (pass == 1) {
+            free(map.keys);
+            free(map.lv);
+            promote_apply(ix, hs, rec, nm);
+            free(rec);
+        }
+    }
+    free(kv);
+    free(lvl);
+    free(pos);
+    free(grp);
 }
 
 static xpv_trace_group *new_group(builder *b, uint32_t row, uint32_t key) {
@@ -743,10 +863,17 @@ static size_t add_flow_ends(const xpv_hostset *hs, const xpv_trace_index *ix, in
     u64set starters;
     size_t ns = 0;
     u64set_init(&starters, n);
+    xpv_stat_set set;
+    uint32_t set_row = UINT32_MAX;
     for (size_t i = 0; i < n; i++) {
         const xpv_trace_row *r = &ix->rows[hits[i].row];
+        if (r->is_counter || (r->st_flow < 0 && r->st_corr < 0)) continue;
+        if (hits[i].row != set_row) {
+            flow_set_init(&set, hs, r);
+            set_row = hits[i].row;
+        }
         int st;
-        uint64_t key = flow_key(hs, r, xpv_trace_event(hs, r, hits[i].ev), &st);
+        uint64_t key = flow_key(hs, r, &set, xpv_trace_event(hs, r, hits[i].ev), &st);
         if (key && st) {
             u64set_add(&starters, key);
             ns++;
@@ -765,6 +892,7 @@ static size_t add_flow_ends(const xpv_hostset *hs, const xpv_trace_index *ix, in
         const xpv_trace_row *r = &ix->rows[g->row];
         if (r->is_counter || (r->st_flow < 0 && r->st_corr < 0)) continue;
         const xpv_event *evs = xpv_trace_event(hs, r, 0);
+        flow_set_init(&set, hs, r);
         for (int L = 0; L <= Lq && L < LV; L++) {
             uint64_t lo = g->off + g->seg[L], hi = g->off + g->seg[L + 1];
             for (uint64_t i = first_ending_after(evs, ix->idx, lo, hi, start_ps, 0); i < hi; i++) {
@@ -773,7 +901,7 @@ static size_t add_flow_ends(const xpv_hostset *hs, const xpv_trace_index *ix, in
                 xpv_trace_hit h = {g->row, ev};
                 if (u64set_has(&seen, xpv_trace_uid(h) + 1)) continue;
                 int st;
-                uint64_t key = flow_key(hs, r, &evs[ev], &st);
+                uint64_t key = flow_key(hs, r, &set, &evs[ev], &st);
                 if (!key || st || !u64set_has(&starters, key)) continue;
                 hits = grow(hits, cap, n + 1, sizeof *hits);
                 hg = grow(hg, gcap, n + 1, sizeof *hg);
