@@ -78,6 +78,9 @@ test('legacy: PyTorch trace kernel stats', async (t) => {
   t.match(body, /implicit_convolve_sgemm/, 'kernel names from the trace');
   t.match(body, /aten::cudnn_convolution/, 'launching PyTorch op');
   t.ok((body.match(/implicit_convolve_sgemm/g) || []).length >= 3, 'several kernel rows');
+  // Kineto's occupancy is an estimated achieved one, labeled as such.
+  t.match(body, /Est\. Achieved Occupancy %/, 'occupancy column says what it holds');
+  t.ok(!/Theoretical Occupancy/.test(body), 'not called theoretical');
   await t.assertClean(page);
 });
 
