@@ -476,6 +476,66 @@ static void expected_counts(const xpv_profile *p, size_t *nx, size_t *nsamples) 
     }
 }
 
+/* bind_ids (as JSON text) of the events with flow_in / flow_out true. */
+static size_t flow_ids(json_t *evs, const char *dir, char ***ids) {
+    size_t n = 0, i;
+    json_t *e;
+    *ids = NULL;
+    json_array_foreach(evs, i, e) {
+        if (!json_is_true(json_object_get(e, dir))) continue;
+        *ids = realloc(*ids, (n + 1) * sizeof **ids);
+        (*ids)[n++] = json_dumps(json_object_get(e, "bind_id"), JSON_ENCODE_ANY);
+    }
+    return n;
+}
+
+static int has_id(char **ids, size_t n, const char *id) {
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(ids[i], id)) return 1;
+    return 0;
+}
+
+static void free_ids(char **ids, size_t n) {
+    for (size_t i = 0; i < n; i++) free(ids[i]);
+    free(ids);
+}
+
+/* Flows in streaming responses: whenever a launching end (flow_out) is
+ * visible and the other end lies in the window (it is in the resolution-0
+ * response of that window), the other end is in the response too. */
+static void check_flow_ends(const xpv_profile *const *ps, const char *s0, const char *s1,
+                            size_t *launches) {
+    static const char *const res[] = {"100", "590", "2000"};
+    out o0, o;
+    xpv_tool_error err;
+    const char *k0[] = {"tag", "trace_viewer@", "resolution", "0", "start_time_ms", s0,
+                        "end_time_ms", s1};
+    assert_int_equal(run_tool(ps, 1, k0, 4, &o0, &err), 0);
+    char **all_in;
+    size_t nall = flow_ids(events(&o0), "flow_in", &all_in);
+    for (size_t r = 0; r < sizeof res / sizeof res[0]; r++) {
+        const char *k[] = {"tag", "trace_viewer@", "resolution", res[r], "start_time_ms", s0,
+                           "end_time_ms", s1};
+        assert_int_equal(run_tool(ps, 1, k, 4, &o, &err), 0);
+        char **outs, **ins;
+        size_t no = flow_ids(events(&o), "flow_out", &outs);
+        size_t ni = flow_ids(events(&o), "flow_in", &ins);
+        for (size_t i = 0; i < no; i++) {
+            if (!has_id(all_in, nall, outs[i])) continue;
+            if (!has_id(ins, ni, outs[i]))
+                print_message("resolution %s [%s, %s] ms: flow %s has no other end\n", res[r], s0, s1,
+                              outs[i]);
+            assert_true(has_id(ins, ni, outs[i]));
+            (*launches)++;
+        }
+        free_ids(outs, no);
+        free_ids(ins, ni);
+        out_free(&o);
+    }
+    free_ids(all_in, nall);
+    out_free(&o0);
+}
+
 static void test_real_profiles(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
@@ -512,7 +572,20 @@ static void test_real_profiles(void **state) {
         assert_int_equal(run_tool(ps, 1, ks, 2, &o, &err), 0);
         check_shape(events(&o), &nx, &nc, &nm);
         assert_true(nx <= want_x);
+        /* Flows keep both ends: the whole trace and its middle third. */
+        json_t *span = json_object_get(o.j, "fullTimespan");
+        double t0 = json_number_value(json_array_get(span, 0));
+        double t1 = json_number_value(json_array_get(span, 1));
+        char a0[64], a1[64], m0[64], m1[64];
+        snprintf(a0, sizeof a0, "%.9f", t0);
+        snprintf(a1, sizeof a1, "%.9f", t1);
+        snprintf(m0, sizeof m0, "%.9f", t0 + (t1 - t0) / 3);
+        snprintf(m1, sizeof m1, "%.9f", t0 + 2 * (t1 - t0) / 3);
         out_free(&o);
+        size_t launches = 0;
+        check_flow_ends(ps, a0, a1, &launches);
+        check_flow_ends(ps, m0, m1, &launches);
+        print_message("%s: %zu visible launches checked for their other end\n", *f, launches);
         xpv_profile_free(p);
         checked++;
     }

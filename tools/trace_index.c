@@ -802,10 +802,10 @@ static inline int cand_before(int64_t s1, uint32_t e1, int64_t s2, uint32_t e2) 
     return s1 < s2 || (s1 == s2 && e1 < e2);
 }
 
-/* Open-addressing set of nonzero 64-bit keys (fixed capacity >= 2n). */
+/* Open-addressing set of nonzero 64-bit keys, growing at half full. */
 typedef struct u64set {
     uint64_t *t;
-    size_t mask;
+    size_t mask, n;
 } u64set;
 
 static void u64set_init(u64set *s, size_t n) {
@@ -813,6 +813,7 @@ static void u64set_init(u64set *s, size_t n) {
     while (c < 2 * n) c *= 2;
     s->t = xpv_xcalloc(c, sizeof *s->t);
     s->mask = c - 1;
+    s->n = 0;
 }
 
 static inline size_t u64_hash(uint64_t x) {
@@ -822,12 +823,6 @@ static inline size_t u64_hash(uint64_t x) {
     return (size_t)x;
 }
 
-static void u64set_add(u64set *s, uint64_t k) {
-    size_t i = u64_hash(k) & s->mask;
-    while (s->t[i] && s->t[i] != k) i = (i + 1) & s->mask;
-    s->t[i] = k;
-}
-
 static int u64set_has(const u64set *s, uint64_t k) {
     size_t i = u64_hash(k) & s->mask;
     while (s->t[i]) {
@@ -835,6 +830,21 @@ static int u64set_has(const u64set *s, uint64_t k) {
         i = (i + 1) & s->mask;
     }
     return 0;
+}
+
+static void u64set_add(u64set *s, uint64_t k) {
+    if (2 * (s->n + 1) > s->mask + 1) {
+        u64set big;
+        u64set_init(&big, s->mask + 1);
+        for (size_t i = 0; i <= s->mask; i++)
+            if (s->t[i]) u64set_add(&big, s->t[i]);
+        free(s->t);
+        *s = big;
+    }
+    size_t i = u64_hash(k) & s->mask;
+    while (s->t[i] && s->t[i] != k) i = (i + 1) & s->mask;
+    if (!s->t[i]) s->n++;
+    s->t[i] = k;
 }
 
 typedef struct ghit {
@@ -850,47 +860,89 @@ static int cmp_ghit(const void *a, const void *b) {
     return x->h.ev < y->h.ev ? -1 : x->h.ev > y->h.ev;
 }
 
+/* A visible launching end whose other end is still to be found. */
+typedef struct launch {
+    uint64_t key;
+    int64_t start;
+    uint32_t group, ev;
+} launch;
+
+/* Level of event `ev` (starting at `s`) in group `g`, or -1. */
+static int level_of(const xpv_trace_index *ix, const xpv_trace_group *g, const xpv_event *evs,
+                    uint32_t ev, int64_t s) {
+    for (int L = 0; L < LV; L++) {
+        uint64_t lo = g->off + g->seg[L], hi = g->off + g->seg[L + 1];
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (evs[ix->idx[mid]].start_ps < s) lo = mid + 1;
+            else hi = mid;
+        }
+        for (; lo < g->off + g->seg[L + 1] && evs[ix->idx[lo]].start_ps == s; lo++)
+            if (ix->idx[lo] == ev) return L;
+    }
+    return -1;
+}
+
+#define FLOW_SCAN 64    /* events looked at per level when chasing an end */
+
 /* Phase 2 of a query: the flows whose launching end is among the `n` hits
- * get their other ends in the window added (the ones the rule hid).  Those
- * lie at levels <= Lq whenever the launching end does (promote_flows).
- * `hg` holds each hit's group; the result stays ordered by (group, start).
+ * get their other ends in the window added (the ones the rule hid).
+ * Other ends lie at the launching end's level or coarser (promote_flows):
+ * levels <= Lq are scanned over the window; for a launching end at a finer
+ * level Ls (shown by the exact rule although the whole-trace levels put it
+ * finer), levels (Lq, Ls] are searched from its start, FLOW_SCAN events
+ * per level and group (an other end follows its launch closely).  `hg`
+ * holds each hit's group; the result stays ordered by (group, start).
  * Returns the new count. */
 static size_t add_flow_ends(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
                             int64_t end_ps, int Lq, xpv_trace_hit **phits, size_t *cap,
                             uint32_t **phg, size_t *gcap, size_t n) {
     xpv_trace_hit *hits = *phits;
     uint32_t *hg = *phg;
-    u64set starters;
-    size_t ns = 0;
-    u64set_init(&starters, n);
+    u64set starters, seen, found;
+    launch *ls = NULL;
+    size_t nl = 0, lcap = 0;
+    u64set_init(&starters, 16);
     xpv_stat_set set;
     uint32_t set_row = UINT32_MAX;
     for (size_t i = 0; i < n; i++) {
         const xpv_trace_row *r = &ix->rows[hits[i].row];
-        if (r->is_counter || (r->st_flow < 0 && r->st_corr < 0)) continue;
+        if (!row_launches(r)) continue;
         if (hits[i].row != set_row) {
             flow_set_init(&set, hs, r);
             set_row = hits[i].row;
         }
         int st;
-        uint64_t key = flow_key(hs, r, &set, xpv_trace_event(hs, r, hits[i].ev), &st);
-        if (key && st) {
-            u64set_add(&starters, key);
-            ns++;
-        }
+        const xpv_event *e = xpv_trace_event(hs, r, hits[i].ev);
+        uint64_t key = flow_key(hs, r, &set, e, &st);
+        if (!key || !st) continue;
+        u64set_add(&starters, key);
+        ls = grow(ls, &lcap, nl + 1, sizeof *ls);
+        ls[nl++] = (launch){key, e->start_ps, hg[i], hits[i].ev};
     }
-    if (!ns) {
+    if (!nl) {
         free(starters.t);
         return n;
     }
-    u64set seen;
     u64set_init(&seen, n);
+    u64set_init(&found, nl);
     for (size_t i = 0; i < n; i++) u64set_add(&seen, xpv_trace_uid(hits[i]) + 1);
     size_t n0 = n;
+#define ADD_HIT(GI, ROW, EV, KEY)                                           \
+    do {                                                                    \
+        xpv_trace_hit h_ = {(ROW), (EV)};                                   \
+        u64set_add(&seen, xpv_trace_uid(h_) + 1);                           \
+        u64set_add(&found, (KEY));                                          \
+        hits = grow(hits, cap, n + 1, sizeof *hits);                        \
+        hg = grow(hg, gcap, n + 1, sizeof *hg);                             \
+        hg[n] = (GI);                                                       \
+        hits[n++] = h_;                                                     \
+    } while (0)
+    /* 1. levels <= Lq over the window */
     for (uint32_t gi = 0; gi < ix->ngroups; gi++) {
         const xpv_trace_group *g = &ix->groups[gi];
         const xpv_trace_row *r = &ix->rows[g->row];
-        if (r->is_counter || (r->st_flow < 0 && r->st_corr < 0)) continue;
+        if (!row_receives(r)) continue;
         const xpv_event *evs = xpv_trace_event(hs, r, 0);
         flow_set_init(&set, hs, r);
         for (int L = 0; L <= Lq && L < LV; L++) {
@@ -903,13 +955,44 @@ static size_t add_flow_ends(const xpv_hostset *hs, const xpv_trace_index *ix, in
                 int st;
                 uint64_t key = flow_key(hs, r, &set, &evs[ev], &st);
                 if (!key || st || !u64set_has(&starters, key)) continue;
-                hits = grow(hits, cap, n + 1, sizeof *hits);
-                hg = grow(hg, gcap, n + 1, sizeof *hg);
-                hg[n] = gi;
-                hits[n++] = h;
+                ADD_HIT(gi, g->row, ev, key);
             }
         }
     }
+    /* 2. launching ends at finer levels whose other end is still missing */
+    for (size_t k = 0; k < nl; k++) {
+        if (u64set_has(&found, ls[k].key)) continue;
+        const xpv_trace_group *sg = &ix->groups[ls[k].group];
+        int Ls = level_of(ix, sg, xpv_trace_event(hs, &ix->rows[sg->row], 0), ls[k].ev, ls[k].start);
+        if (Ls <= Lq) continue;
+        for (uint32_t gi = 0; gi < ix->ngroups && !u64set_has(&found, ls[k].key); gi++) {
+            const xpv_trace_group *g = &ix->groups[gi];
+            const xpv_trace_row *r = &ix->rows[g->row];
+            if (!row_receives(r)) continue;
+            const xpv_event *evs = xpv_trace_event(hs, r, 0);
+            flow_set_init(&set, hs, r);
+            for (int L = Lq + 1; L <= Ls; L++) {
+                uint64_t lo = g->off + g->seg[L], hi = g->off + g->seg[L + 1];
+                while (lo < hi) {
+                    uint64_t mid = lo + (hi - lo) / 2;
+                    if (evs[ix->idx[mid]].start_ps < ls[k].start) lo = mid + 1;
+                    else hi = mid;
+                }
+                hi = g->off + g->seg[L + 1];
+                for (uint64_t i = lo; i < hi && i < lo + FLOW_SCAN; i++) {
+                    uint32_t ev = ix->idx[i];
+                    if (evs[ev].start_ps >= end_ps) break;
+                    int st;
+                    uint64_t key = flow_key(hs, r, &set, &evs[ev], &st);
+                    if (key != ls[k].key || st) continue;
+                    xpv_trace_hit h = {g->row, ev};
+                    if (!u64set_has(&seen, xpv_trace_uid(h) + 1)) ADD_HIT(gi, g->row, ev, key);
+                    break;
+                }
+            }
+        }
+    }
+#undef ADD_HIT
     if (n > n0) {
         ghit *t = xpv_xmalloc(n * sizeof *t);
         for (size_t i = 0; i < n; i++) {
@@ -925,6 +1008,8 @@ static size_t add_flow_ends(const xpv_hostset *hs, const xpv_trace_index *ix, in
     }
     free(starters.t);
     free(seen.t);
+    free(found.t);
+    free(ls);
     *phits = hits;
     *phg = hg;
     return n;
