@@ -10,6 +10,8 @@
  *              resolution given: the events visible in the window at the
  *              resolution (XProf's rule), each with args {uid, group_id}
  *              only, plus fullTimespan and the step markers of the window.
+ *              A flow is decided by its launching end: when that is
+ *              visible, its other ends in the window come with it.
  *   details    unique_id=N (or uid=N): one event with all its args.
  *   search     search_prefix=P [search_limit=N] [search_start_ms=T]:
  *              events whose name starts with P (case-insensitive), in time
