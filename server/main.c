@@ -54,7 +54,11 @@ static const char usage[] =
     "  --host ADDR          address to bind (default 127.0.0.1)\n"
     "  --bind_all           bind every interface (IPv6 and IPv4)\n"
     "  --path_prefix P      serve under /P/ (behind a reverse proxy)\n"
-    "  --cache_dir DIR      where the demo logdir is written (default: a\n"
+    "  --cache_dir DIR      persistent cache, shareable by replicas: trace\n"
+    "                       viewer indexes in DIR/trace-index/ (reused across\n"
+    "                       restarts; written atomically; never inside the\n"
+    "                       logdir) and, without --logdir, the demo logdir in\n"
+    "                       DIR/demo (default: no index cache, demo in a\n"
     "                       temporary directory removed on exit)\n"
     "  --max_file_size N    largest profile file (and gunzipped size) loaded,\n"
     "                       bytes; K/M/G suffixes allowed (default 4G)\n"
@@ -484,6 +488,11 @@ static int cmd_serve(int argc, char **argv) {
     if (!app) {
         fprintf(stderr, "xpview: --logdir %s\n", err.msg);
         if (demo_tmp) rmrf(demo);
+        return 1;
+    }
+    if (cache_dir && xpv_app_set_cache_dir(app, cache_dir, &err) != 0) {
+        fprintf(stderr, "xpview: %s\n", err.msg);
+        xpv_app_free(app);
         return 1;
     }
 

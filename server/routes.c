@@ -33,6 +33,7 @@
 struct xpv_app {
     xpv_logdir *ld;
     xpv_cache *cache;
+    xpv_diskcache *dc;               /* --cache_dir, or NULL */
     char *prefix;                    /* "" or "/sub/path" */
     xpv_load_limits limits;
     uint64_t keep_max;               /* largest rendered response kept */
@@ -179,6 +180,7 @@ xpv_app *xpv_app_new(const xpv_app_config *cfg, xpv_err *err) {
 
 void xpv_app_free(xpv_app *a) {
     if (!a) return;
+    xpv_diskcache_free(a->dc);
     xpv_cache_free(a->cache);
     xpv_logdir_free(a->ld);
     free(a->prefix);
@@ -188,6 +190,17 @@ void xpv_app_free(xpv_app *a) {
 void xpv_app_set_tools(xpv_app *a, const xpv_tool *const *tools) {
     a->tools = tools ? tools : xpv_tools();
     xpv_cache_clear(a->cache);
+}
+
+int xpv_app_set_cache_dir(xpv_app *a, const char *dir, xpv_err *err) {
+    char msg[1024];
+    xpv_err_clear(err);
+    xpv_diskcache *dc = xpv_diskcache_open(dir, xpv_logdir_root(a->ld), a->build_id, msg,
+                                           sizeof msg);
+    if (!dc) return xpv_err_set(err, 400, "%s", msg);
+    xpv_diskcache_free(a->dc);
+    a->dc = dc;
+    return 0;
 }
 
 xpv_cache *xpv_app_cache(xpv_app *a) { return a->cache; }
@@ -376,6 +389,8 @@ struct derived_ctx {
     xpv_centry **entries;       /* the profiles: kept alive by the value */
     size_t n;
     xpv_cache *cache;
+    xpv_diskcache *dc;          /* persisted images, or NULL */
+    const xpv_host *const *hosts;   /* the files, for the disk key */
 };
 
 struct derived_val {
@@ -393,7 +408,12 @@ static int build_derived(void *vctx, xpv_cache_val *v, xpv_err *err) {
     struct derived_ctx *ctx = vctx;
     xpv_tool_error terr;
     memset(&terr, 0, sizeof terr);
-    void *d = ctx->kind->build(ctx->hs, &terr);
+    void *d = NULL;
+    if (ctx->dc) d = xpv_diskcache_load_derived(ctx->dc, ctx->kind, ctx->hosts, ctx->hs);
+    if (!d) {
+        d = ctx->kind->build(ctx->hs, &terr);
+        if (d && ctx->dc) xpv_diskcache_save_derived(ctx->dc, ctx->kind, ctx->hosts, ctx->hs, d);
+    }
     if (!d) {
         xpv_err_set(err, terr.status ? terr.status : 500, "%s",
                     terr.msg[0] ? terr.msg : "cannot build derived data");
@@ -448,7 +468,7 @@ static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
         xpv_buf_init(&key);
         xpv_buf_printf(&key, "D\x1f%s\x1f%s\x1f%s", k->name, rc->run->name, ctx->ids);
         xpv_buf_putc(&key, '\0');
-        struct derived_ctx dctx = {k, &hs, entries, n, a->cache};
+        struct derived_ctx dctx = {k, &hs, entries, n, a->cache, a->dc, rc->hosts};
         dentry = xpv_cache_get(a->cache, key.data, build_derived, &dctx, err);
         xpv_buf_free(&key);
         if (!dentry) goto done;
@@ -1073,6 +1093,9 @@ void xpv_app_get_stats(xpv_app *a, xpv_app_stats *st) {
     st->decode_failures = __atomic_load_n(&a->decode_failures, __ATOMIC_RELAXED);
     st->not_modified = __atomic_load_n(&a->not_modified, __ATOMIC_RELAXED);
     xpv_cache_get_stats(a->cache, &st->cache);
+    st->has_disk = a->dc != NULL;
+    memset(&st->disk, 0, sizeof st->disk);
+    if (a->dc) xpv_diskcache_get_stats(a->dc, &st->disk);
 }
 
 static void route_statz(xpv_app *a, xpv_response *r) {
@@ -1083,12 +1106,20 @@ static void route_statz(xpv_app *a, xpv_response *r) {
     xpv_buf_printf(&b, "{\"version\":\"%s\",\"decodes\":%llu,\"decode_failures\":%llu,"
                    "\"not_modified\":%llu,\"cache\":{\"budget\":%llu,\"used\":%llu,"
                    "\"entries\":%llu,\"hits\":%llu,\"misses\":%llu,\"evictions\":%llu,"
-                   "\"builds\":%llu}}", XPV_VERSION,
+                   "\"builds\":%llu}", XPV_VERSION,
                    (unsigned long long)st.decodes, (unsigned long long)st.decode_failures,
                    (unsigned long long)st.not_modified, (unsigned long long)st.cache.budget,
                    (unsigned long long)st.cache.used, (unsigned long long)st.cache.entries,
                    (unsigned long long)st.cache.hits, (unsigned long long)st.cache.misses,
                    (unsigned long long)st.cache.evictions, (unsigned long long)st.cache.builds);
+    if (st.has_disk)
+        xpv_buf_printf(&b, ",\"disk_cache\":{\"hits\":%llu,\"misses\":%llu,\"rejected\":%llu,"
+                       "\"writes\":%llu,\"write_errors\":%llu,\"skipped\":%llu}",
+                       (unsigned long long)st.disk.hits, (unsigned long long)st.disk.misses,
+                       (unsigned long long)st.disk.rejected, (unsigned long long)st.disk.writes,
+                       (unsigned long long)st.disk.write_errors,
+                       (unsigned long long)st.disk.skipped);
+    xpv_buf_putc(&b, '}');
     resp_take_buf(r, &b);
     r->cache_control = "no-store";
 }

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "cache.h"
+#include "diskcache.h"
 #include "query.h"
 #include "tool.h"
 #include "util.h"
@@ -76,6 +77,12 @@ void xpv_app_free(xpv_app *app);
  * tests; call before serving. */
 void xpv_app_set_tools(xpv_app *app, const xpv_tool *const *tools);
 
+/* Persist derived data (the trace viewer's index) under `dir`
+ * (server/diskcache.h), shared with other processes using the same
+ * directory.  Returns 0, or -1 with a 400 `err` when `dir` is inside the
+ * logdir or cannot be resolved.  Call before serving. */
+int xpv_app_set_cache_dir(xpv_app *app, const char *dir, xpv_err *err);
+
 /* The app's cache (for statistics). */
 xpv_cache *xpv_app_cache(xpv_app *app);
 
@@ -118,6 +125,8 @@ typedef struct xpv_app_stats {
     uint64_t decode_failures;   /* loads that failed */
     uint64_t not_modified;      /* 304 answers */
     xpv_cache_stats cache;
+    int has_disk;               /* 1 with a --cache_dir: `disk` is set */
+    xpv_diskcache_stats disk;
 } xpv_app_stats;
 
 void xpv_app_get_stats(xpv_app *app, xpv_app_stats *st);

@@ -4,11 +4,15 @@
  * events, long events, counters), the per-pixel bound, and a brute-force
  * reference over random nested traces (the indexed query must return
  * exactly what the rule gives when applied to every event of the window).
+ * Persistence: an index saved and loaded back answers byte for byte like
+ * the built one; corrupt, truncated, extended, forged (re-hashed) images
+ * and images of other profiles are rejected.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "synth.h"
 #include "testutil.h"
 #include "tool.h"
 #include "tool_xspace.h"
@@ -467,6 +471,230 @@ static void test_levels_partition(void **state) {
     fx_close(&f);
 }
 
+/* ---- persistence (xpv_trace_index_save / _load) ---------------------------- */
+
+extern const xpv_tool xpv_tool_trace_viewer;
+
+static xpv_profile *synth_profile(int hosts, int host) {
+    xpv_synth_opts o;
+    memset(&o, 0, sizeof o);
+    o.size_bytes = 400000;
+    o.hosts = hosts;
+    o.steps = 4;
+    o.gpus = 2;
+    xpv_synth_defaults(&o);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    assert_int_equal(xpv_synth_host(&o, host, &b), 0);
+    size_t len;
+    void *bytes = xpv_buf_steal(&b, &len);
+    xpv_decode_error derr;
+    xpv_profile *p = xpv_decode(bytes, len, tx_buf_free, &derr);
+    assert_non_null(p);
+    return p;
+}
+
+static void render_q(const xpv_hostset *hs, const xpv_trace_index *ix, const char *k1,
+                     const char *v1, const char *k2, const char *v2, xpv_buf *out) {
+    const char *k[4] = {"tag", k1, k2}, *v[4] = {"trace_viewer@", v1, v2};
+    xpv_params q = {k2 ? 3 : k1 ? 2 : 1, k, v};
+    xpv_tool_error err;
+    memset(&err, 0, sizeof err);
+    xpv_buf_reset(out);
+    assert_int_equal(xpv_tool_trace_viewer.render(hs, ix, &q, out, &err), 0);
+}
+
+static void assert_same_index(const xpv_trace_index *a, const xpv_trace_index *b) {
+    assert_int_equal(a->nprocs, b->nprocs);
+    assert_int_equal(a->nrows, b->nrows);
+    assert_int_equal(a->ngroups, b->ngroups);
+    assert_int_equal(a->nidx, b->nidx);
+    assert_int_equal(a->nsteps, b->nsteps);
+    assert_int_equal(a->min_ps, b->min_ps);
+    assert_int_equal(a->max_ps, b->max_ps);
+    assert_int_equal(a->ndropped, b->ndropped);
+    assert_int_equal(a->ncounter, b->ncounter);
+    assert_int_equal(a->bytes, b->bytes);
+    for (uint32_t i = 0; i < a->nprocs; i++) {
+        assert_int_equal(a->procs[i].pid, b->procs[i].pid);
+        assert_string_equal(a->procs[i].plane_name, b->procs[i].plane_name);
+        assert_string_equal(a->procs[i].host_name, b->procs[i].host_name);
+        assert_int_equal(a->procs[i].nthreads, b->procs[i].nthreads);
+    }
+    for (uint32_t i = 0; i < a->nrows; i++) {
+        const xpv_trace_row *x = &a->rows[i], *y = &b->rows[i];
+        assert_string_equal(x->name, y->name);
+        assert_true(x->host == y->host && x->plane == y->plane && x->line == y->line);
+        assert_true(x->pid == y->pid && x->tid == y->tid && x->proc == y->proc);
+        assert_true(x->group0 == y->group0 && x->ngroups == y->ngroups);
+        assert_true(x->nevents == y->nevents && x->st_flow == y->st_flow);
+    }
+    assert_memory_equal(a->groups, b->groups, a->ngroups * sizeof *a->groups);
+    assert_memory_equal(a->idx, b->idx, a->nidx * sizeof *a->idx);
+    if (a->nsteps) assert_memory_equal(a->steps, b->steps, a->nsteps * sizeof *a->steps);
+}
+
+static void test_persist_round_trip(void **state) {
+    (void)state;
+    xpv_profile *p[2] = {synth_profile(2, 0), synth_profile(2, 1)};
+    const xpv_profile *ps[2] = {p[0], p[1]};
+    const char *names[2] = {"worker0", "worker1"};
+    xpv_hostset hs = {2, ps, names};
+    xpv_trace_index *built = xpv_trace_index_build(&hs);
+    assert_true(built->nidx > 1000 && built->nsteps > 0);
+    xpv_buf img, img2, o1, o2;
+    xpv_buf_init(&img);
+    xpv_buf_init(&img2);
+    xpv_buf_init(&o1);
+    xpv_buf_init(&o2);
+    xpv_trace_index_save(built, &hs, &img);
+    print_message("image: %zu bytes for %llu events (%.2f bytes/event)\n", img.len,
+                  (unsigned long long)built->nidx, (double)img.len / (double)built->nidx);
+    assert_true(img.len < 128 + 24 * 2 + built->nidx * 4 + 4096 * (size_t)built->ngroups);
+    xpv_trace_index *loaded = xpv_trace_index_load(&hs, img.data, img.len);
+    assert_non_null(loaded);
+    assert_same_index(built, loaded);
+    /* A loaded index saves to the same bytes (replicas write one image). */
+    xpv_trace_index_save(loaded, &hs, &img2);
+    assert_int_equal(img.len, img2.len);
+    assert_memory_equal(img.data, img2.data, img.len);
+    /* Same responses: whole trace, a zoomed viewport, a full-detail window,
+     * search and details. */
+    char a[64], b[64];
+    int64_t span = built->max_ps - built->min_ps;
+    snprintf(a, sizeof a, "%.6f", (double)(built->min_ps + span / 3) / 1e9);
+    snprintf(b, sizeof b, "%.6f", (double)(built->min_ps + span / 3 + span / 50) / 1e9);
+    char uid[32] = "";
+    for (uint32_t r = 0; r < built->nrows && !uid[0]; r++)
+        if (!built->rows[r].is_counter && built->rows[r].ngroups)
+            snprintf(uid, sizeof uid, "%llu", (unsigned long long)(((uint64_t)r << 32) |
+                     built->idx[built->groups[built->rows[r].group0].off]));
+    const char *qs[][4] = {
+        {"resolution", "960", NULL, NULL},
+        {"start_time_ms", a, "end_time_ms", b},
+        {"resolution", "0", NULL, NULL},
+        {"search_prefix", "Mat", NULL, NULL},
+        {"unique_id", uid, NULL, NULL},
+        {NULL, NULL, NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
+        render_q(&hs, built, qs[i][0], qs[i][1], qs[i][2], qs[i][3], &o1);
+        render_q(&hs, loaded, qs[i][0], qs[i][1], qs[i][2], qs[i][3], &o2);
+        assert_true(o1.len > 10);
+        assert_int_equal(o1.len, o2.len);
+        assert_memory_equal(o1.data, o2.data, o1.len);
+    }
+    /* Another host set (one host of the two): the image does not fit. */
+    xpv_hostset one = {1, ps, names};
+    assert_null(xpv_trace_index_load(&one, img.data, img.len));
+    /* The same host count, the same shapes (synth hosts have equal event
+     * counts) but other profiles: the fingerprint tells them apart. */
+    const xpv_profile *sw[2] = {p[1], p[0]};
+    xpv_hostset swapped = {2, sw, names};
+    assert_int_equal(p[0]->nevents, p[1]->nevents);
+    assert_null(xpv_trace_index_load(&swapped, img.data, img.len));
+    xpv_trace_index_free(loaded);
+    xpv_trace_index_free(built);
+    xpv_buf_free(&img);
+    xpv_buf_free(&img2);
+    xpv_buf_free(&o1);
+    xpv_buf_free(&o2);
+    xpv_profile_free(p[0]);
+    xpv_profile_free(p[1]);
+}
+
+/* Load a copy of img (so ASan sees reads past `len`) and expect NULL. */
+static void expect_rejected(const xpv_hostset *hs, const char *img, size_t len) {
+    char *copy = malloc(len ? len : 1);
+    if (len) memcpy(copy, img, len);
+    xpv_trace_index *ix = xpv_trace_index_load(hs, copy, len);
+    if (ix) fail_msg("image of %zu bytes accepted", len);
+    free(copy);
+}
+
+/* Edit a 32-bit word of a copy of the image, re-hash it, expect NULL. */
+static void expect_forged_rejected(const xpv_hostset *hs, const xpv_buf *img, size_t off,
+                                   uint32_t v) {
+    char *copy = malloc(img->len);
+    memcpy(copy, img->data, img->len);
+    assert_true(off + 4 <= img->len);
+    memcpy(copy + off, &v, 4);
+    xpv_trace_index_seal(copy, img->len);
+    xpv_trace_index *ix = xpv_trace_index_load(hs, copy, img->len);
+    if (ix) fail_msg("forged image accepted (word at %zu = %u)", off, v);
+    free(copy);
+}
+
+static void test_persist_rejects_bad_images(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    int ln = tx_line(s, pl, 1, "t", 0);
+    gen(s, pl, ln, 0, 40 * US, 0);
+    int cl = tx_line(s, pl, 2, "_counters_", 0);
+    for (int i = 0; i < 20; i++) tx_event(s, pl, cl, i % 2 ? "a" : "b", (int64_t)i * US, 0);
+    int sl = tx_line(s, pl, 3, "Steps", 0);
+    for (int i = 0; i < 4; i++) tx_event(s, pl, sl, "step", (int64_t)i * 10 * US, 9 * US);
+    fixture f;
+    fx_open(&f, s);
+    const xpv_trace_index *ix = f.ix;
+    assert_true(ix->nsteps == 4 && ix->ncounter == 20 && ix->nrows == 3);
+    xpv_buf img;
+    xpv_buf_init(&img);
+    xpv_trace_index_save(ix, &f.hs, &img);
+    xpv_trace_index *ok = xpv_trace_index_load(&f.hs, img.data, img.len);
+    assert_non_null(ok);
+    xpv_trace_index_free(ok);
+    print_message("small image: %zu bytes, %llu events\n", img.len, (unsigned long long)ix->nidx);
+
+    /* Every truncation, an extension, every single-bit flip of every byte. */
+    for (size_t n = 0; n < img.len; n++) expect_rejected(&f.hs, img.data, n);
+    xpv_buf_reserve(&img, 8);
+    memset(img.data + img.len, 0, 8);
+    expect_rejected(&f.hs, img.data, img.len + 8);
+    for (size_t i = 0; i < img.len; i++)
+        for (int bit = 0; bit < 8; bit += 3) {
+            img.data[i] ^= (char)(1 << bit);
+            expect_rejected(&f.hs, img.data, img.len);
+            img.data[i] ^= (char)(1 << bit);
+        }
+    expect_rejected(&f.hs, NULL, 0);
+
+    /* Forged images with a valid hash: only the bounds checks stand. */
+    size_t rows = 128 + 24, groups = rows + (size_t)ix->nrows * 32;
+    size_t gsz = 16 + 4 * (XPV_TRACE_LEVELS + 1) + 4;
+    size_t steps = groups + ix->ngroups * gsz, idx = steps + (size_t)ix->nsteps * 24;
+    expect_forged_rejected(&f.hs, &img, 24, ix->nprocs + 1);       /* nprocs */
+    expect_forged_rejected(&f.hs, &img, 28, ix->nrows + 1);        /* nrows */
+    expect_forged_rejected(&f.hs, &img, 40, (uint32_t)ix->nidx + 1); /* nidx */
+    expect_forged_rejected(&f.hs, &img, 128, 7);                   /* host's planes */
+    expect_forged_rejected(&f.hs, &img, 128 + 16, 7);              /* fingerprint */
+    expect_forged_rejected(&f.hs, &img, rows + 8, 99);             /* row's line */
+    expect_forged_rejected(&f.hs, &img, rows + 12, 1);             /* row's group0 */
+    expect_forged_rejected(&f.hs, &img, rows + 16, 1000);          /* row's ngroups */
+    expect_forged_rejected(&f.hs, &img, rows + 24, 1u << 30);      /* row's nevents */
+    expect_forged_rejected(&f.hs, &img, groups, 5);                /* group's row */
+    expect_forged_rejected(&f.hs, &img, groups + 8, (uint32_t)ix->nidx); /* group's off */
+    expect_forged_rejected(&f.hs, &img, groups + 12, 1);           /* off high word */
+    expect_forged_rejected(&f.hs, &img, groups + 16, 1);           /* seg[0] != 0 */
+    expect_forged_rejected(&f.hs, &img, groups + 16 + 4 * 3, 0xffffffffu); /* seg order */
+    expect_forged_rejected(&f.hs, &img, groups + 16 + 4 * XPV_TRACE_LEVELS,
+                           (uint32_t)ix->nidx + 1);                /* seg past idx */
+    expect_forged_rejected(&f.hs, &img, steps + 16, 9);            /* step's row */
+    expect_forged_rejected(&f.hs, &img, steps + 20, 100000);       /* step's event */
+    expect_forged_rejected(&f.hs, &img, idx, 0xffffffffu);         /* event index */
+    expect_forged_rejected(&f.hs, &img, idx + 4 * (ix->nidx - 1),
+                           f.p->planes[0].lines[0].nevents);       /* one past */
+    /* A counter group whose key (metadata index) is out of range. */
+    for (uint32_t gi = 0; gi < ix->ngroups; gi++)
+        if (ix->rows[ix->groups[gi].row].is_counter)
+            expect_forged_rejected(&f.hs, &img, groups + gi * gsz + 4, 1u << 20);
+    /* A newer format is not read. */
+    expect_forged_rejected(&f.hs, &img, 8, XPV_TRACE_INDEX_FORMAT + 1);
+    xpv_buf_free(&img);
+    fx_close(&f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tiny_events),
@@ -476,6 +704,8 @@ int main(void) {
         cmocka_unit_test(test_flows_first_event_decides),
         cmocka_unit_test(test_random_vs_reference),
         cmocka_unit_test(test_levels_partition),
+        cmocka_unit_test(test_persist_round_trip),
+        cmocka_unit_test(test_persist_rejects_bad_images),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

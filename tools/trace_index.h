@@ -111,6 +111,30 @@ extern const xpv_derived_kind xpv_derived_trace_index;
 xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs);
 void xpv_trace_index_free(xpv_trace_index *ix);
 
+/* Version of the persisted image (xpv_trace_index_save); bump it on any
+ * change of the image layout or of what a build computes. */
+#define XPV_TRACE_INDEX_FORMAT 1
+
+/* Append a persistent image of `ix` (built for `hs`) to `out`: a compact
+ * binary layout holding only numbers (rows, groups, event indices, steps,
+ * a fingerprint of the profiles), ~4 bytes per indexed event.  Never
+ * fails. */
+void xpv_trace_index_save(const xpv_trace_index *ix, const xpv_hostset *hs, xpv_buf *out);
+
+/* Rebuild an index from an image made by xpv_trace_index_save for the same
+ * profiles, re-attached to `hs` (names and stat ids are re-derived from
+ * the profiles).  The bytes are borrowed and never trusted: returns NULL
+ * when they are not a valid image for `hs` (bad magic, format or byte
+ * order, truncated or extended, hash mismatch, counts or any row, group,
+ * step or event index that does not fit the profiles).  Never reads
+ * outside [data, data + len).  Free the result with xpv_trace_index_free. */
+xpv_trace_index *xpv_trace_index_load(const xpv_hostset *hs, const void *data, size_t len);
+
+/* Recompute the hash of an image of `len` bytes in place (for tests that
+ * edit an image and check that the bounds checks, not only the hash,
+ * reject it). */
+void xpv_trace_index_seal(void *img, size_t len);
+
 /* The event of row `r` at index `ev` of its line. */
 static inline const xpv_event *xpv_trace_event(const xpv_hostset *hs,
                                                const xpv_trace_row *r, uint32_t ev) {
