@@ -336,6 +336,42 @@ static char *gunzip_all(const char *data, size_t len, size_t *out_len) {
     return o;
 }
 
+/* String args are interned: a value repeated over events is one stat
+ * metadata entry the events refer to (ref_value); a long one stays inline. */
+static void test_interned_strings(void **state) {
+    (void)state;
+    char longv[700];
+    memset(longv, 'x', sizeof longv - 1);
+    longv[sizeof longv - 1] = 0;
+    char json[2048];
+    snprintf(json, sizeof json,
+             "[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,"
+             "\"ts\":1,\"dur\":1,\"args\":{\"Input Dims\":[[8,4],[4,2]],\"Input type\":\"float\"}},"
+             "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,"
+             "\"ts\":3,\"dur\":1,\"args\":{\"Input Dims\":[[8,4],[4,2]],\"Input type\":\"float\","
+             "\"note\":\"%s\"}}]", longv);
+    xpv_ct_summary sum;
+    xpv_profile *p = convert(json, strlen(json), &sum);
+    const xpv_plane *host = xpv_find_plane(p, "/host:CPU");
+    assert_non_null(host);
+    const xpv_line *ln = &host->lines[0];
+    assert_int_equal(ln->nevents, 2);
+    for (uint32_t i = 0; i < 2; i++) {
+        xpv_stat st;
+        assert_true(xpv_event_stat(host, ln, &ln->events[i], xpv_stat_id(host, "Input Dims"), &st));
+        assert_int_equal(st.kind, XPV_STAT_STR);
+        assert_true(st.is_ref);
+        assert_true(xpv_str_eq(st.v.s, "[[8,4],[4,2]]"));
+        assert_true(xpv_event_stat(host, ln, &ln->events[i], xpv_stat_id(host, "Input type"), &st));
+        assert_true(st.is_ref && xpv_str_eq(st.v.s, "float"));
+    }
+    xpv_stat st;
+    assert_true(xpv_event_stat(host, ln, &ln->events[1], xpv_stat_id(host, "note"), &st));
+    assert_false(st.is_ref);
+    assert_int_equal(st.v.s.len, strlen(longv));
+    release(p);
+}
+
 /* ==== File-descriptor input ============================================ */
 
 /* Append `n` bytes of `data` as one gzip member to `out`. */
@@ -671,6 +707,7 @@ int main(void) {
         cmocka_unit_test(test_bare_array_gpu),
         cmocka_unit_test(test_tf_trace_gz),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_interned_strings),
         cmocka_unit_test(test_fd_source),
         cmocka_unit_test(test_fd_memory_bound),
         cmocka_unit_test(test_real_traces),

@@ -26,6 +26,8 @@
 #define MAX_EVENTS (UINT32_MAX - 1)
 #define LINE_ID_BASE 1000000000000LL  /* ids for lines with no numeric tid */
 #define FLOW_GPU_LAUNCH 9ULL      /* ContextType kGpuLaunch */
+#define MAX_INTERN_LEN 512        /* longer string args stay inline */
+#define MAX_INTERN_BYTES (4u << 20) /* interned value text, all planes share */
 
 /* ==== Tokenizer ========================================================== */
 
@@ -595,6 +597,7 @@ typedef struct ct {
     size_t nargs, capargs;
     /* Well-known stat ids. */
     uint32_t sid_cat, sid_corr, sid_kd, sid_tf_op, sid_flow;
+    size_t interned_bytes;        /* text of arg values made ref stats */
 } ct;
 
 static uint32_t stat_id(ct *c, const char *k, size_t n) {
@@ -611,6 +614,19 @@ static uint32_t stat_id(ct *c, const char *k, size_t n) {
         c->stat_len[e->val] = e->klen;
     }
     return e->val;
+}
+
+/* String arg values are stored once, as stat metadata named by the value,
+ * and events refer to them (XStat.ref_value, as XProf's collectors do):
+ * Kineto repeats "Input Dims", "Input type", ... on every op, so this
+ * shrinks both the collected stats and the XSpace.  Long values and, past
+ * a cap on the table, new values stay inline: the table is written into
+ * every plane. */
+static uint32_t intern(ct *c, const char *v, size_t n) {
+    size_t before = c->stat_names.n;
+    uint32_t id = stat_id(c, v, n);
+    if (c->stat_names.n != before) c->interned_bytes += n + 8;
+    return id;
 }
 
 static uint32_t name_id(ct *c, const char *k, size_t n) {
@@ -969,6 +985,9 @@ static void handle_event(ct *c, evf *f) {
         else sid = stat_id(c, k, kn);
         if (a->kind == SV_STR && int_string_key(k, kn) && arg_int(c, a, &v))
             put_stat(b, 4, sid, SV_INT, v, 0, NULL, 0);
+        else if (a->kind == SV_STR && a->s_len <= MAX_INTERN_LEN &&
+                 c->interned_bytes < MAX_INTERN_BYTES)
+            put_stat(b, 4, sid, SV_REF, intern(c, T(c, a->s_off), a->s_len), 0, NULL, 0);
         else
             put_stat(b, 4, sid, a->kind, a->i, a->d, a->kind == SV_STR ? T(c, a->s_off) : NULL,
                      a->s_len);
