@@ -9,7 +9,13 @@
 #      (machine dependent) - docs/deploy.md records the measured numbers.
 #   2. Eight simultaneous cold requests for the same large profile: the
 #      file is decoded once (/statz "decodes"), all eight get the same 200
-#      body, and peak RSS stays within --cache_mb.
+#      body, and the memory budget is real: --cache_mb is set just above
+#      what that request caches (decoded profile + derived data, measured
+#      by a first server), and peak RSS (VmHWM) must stay within it plus
+#      XPV_LOAD_MARGIN_MB (default 40: binary, threads, and the transient
+#      working set of building op metrics, ~30 MiB here; measured peak
+#      111-117 MiB for an 87 MiB budget).  Eight decodes instead of one
+#      would need ~8x the budget.
 # Skips (exit 0 with a message) when wrk is not installed.
 # Env: XPV_BIN (set by ctest), XPV_LOAD_SECONDS, XPV_LOAD_CONNECTIONS (64).
 set -euo pipefail
@@ -106,9 +112,17 @@ kill "$PID"; wait "$PID" || true
 # ---- 2. eight cold requests for one large profile ----------------------------
 "$BIN" synth --size 60000000 --steps 30 --run big "$tmp/big" >/dev/null
 size_mb=$(( $(stat -c %s "$tmp/big/plugins/profile/big/localhost.xplane.pb") / 1048576 ))
-CACHE_MB=1024
+MARGIN_MB=${XPV_LOAD_MARGIN_MB:-40}
+q="$P/data?run=big&tag=framework_op_stats"
+# Sizing run: what one such request keeps in the cache.
+start --logdir "$tmp/big" --cache_mb 4096
+curl -s -o /dev/null "http://127.0.0.1:$PORT$q"
+used=$(curl -s "http://127.0.0.1:$PORT/statz" | python3 -c "import json,sys; print(json.load(sys.stdin)['cache']['used'])")
+kill "$PID"; wait "$PID" || true
+CACHE_MB=$(( (used + 1048575) / 1048576 + 4 ))
+echo "     the ${size_mb} MiB profile caches $((used / 1048576)) MiB decoded (+ derived): --cache_mb $CACHE_MB"
 start --logdir "$tmp/big" --cache_mb "$CACHE_MB"
-url="http://127.0.0.1:$PORT$P/data?run=big&tag=framework_op_stats"
+url="http://127.0.0.1:$PORT$q"
 t0=$(date +%s.%N)
 cpids=()
 for i in 1 2 3 4 5 6 7 8; do
@@ -126,9 +140,13 @@ dec=$(statz decodes)
 [ "$dec" = 1 ] && ok "the ${size_mb} MiB profile was decoded once (statz decodes = 1)" ||
     bad "decoded $dec times"
 peak=$(( $(hwm "$PID") / 1024 ))
-[ "$peak" -lt "$CACHE_MB" ] && ok "peak RSS $peak MiB within --cache_mb $CACHE_MB" ||
-    bad "peak RSS $peak MiB over --cache_mb $CACHE_MB"
-line="cold: 8 simultaneous requests for one ${size_mb} MiB profile: 1 decode, $(python3 -c "print('%.2f' % ($t1 - $t0))") s, peak RSS $peak MiB"
+[ "$peak" -le $((CACHE_MB + MARGIN_MB)) ] &&
+    ok "peak RSS $peak MiB within --cache_mb $CACHE_MB + $MARGIN_MB MiB" ||
+    bad "peak RSS $peak MiB over --cache_mb $CACHE_MB + $MARGIN_MB MiB"
+cused=$(( $(statz cache | python3 -c "import ast,sys; print(ast.literal_eval(sys.stdin.read())['used'])") / 1048576 ))
+[ "$cused" -le "$CACHE_MB" ] && ok "cache holds $cused MiB of its $CACHE_MB MiB" ||
+    bad "cache holds $cused MiB, over its $CACHE_MB MiB"
+line="cold: 8 simultaneous requests for one ${size_mb} MiB profile: 1 decode, $(python3 -c "print('%.2f' % ($t1 - $t0))") s, peak RSS $peak MiB (--cache_mb $CACHE_MB)"
 echo "$line"
 [ -n "${XPV_LOAD_REPORT:-}" ] && echo "$line" >>"$XPV_LOAD_REPORT"
 
