@@ -7,7 +7,10 @@
 # writable paths rewritten to a temporary prefix; no root-owned path).
 # Checks: the prefix redirect; both replicas answer every run/tool with the
 # same bytes and ETag; nginx spreads requests over both; 304s pass
-# through; then every page is driven through nginx in headless chromium
+# through; a trace index built by one replica is written under the shared
+# --cache_dir and loaded by the other (same bytes; no file in the logdir);
+# a --cache_dir inside the logdir is refused; then every page is driven
+# through nginx in headless chromium
 # (tests/proxy_browser.js: no broken link, no URL escaping the prefix, no
 # external request).  Finally two demo-mode replicas started at the same
 # moment on one --cache_dir (the demo logdir is written to a temporary
@@ -131,6 +134,46 @@ etag=$(header ETag)
 fetch "$BASE/$P/data?run=2024_02_01_00_00_00&tag=overview_page" -H "If-None-Match: $etag"
 [ -n "$etag" ] && [ "$STATUS" = 304 ] && ok "ETag revalidation through nginx: 304 (either replica)" ||
     bad "revalidation through nginx: $STATUS ($etag)"
+
+# ---- shared --cache_dir: one replica's trace index serves the other ---------------
+# A host set not requested above (one host of the multi-host run): replica a
+# builds its index and writes it (in the background) under the shared
+# --cache_dir; replica b then loads it instead of building, and answers the
+# same bytes.  Cache files land in the cache dir, never in the logdir.
+mrun=$(curl -s "$BASE/$P/runs" | python3 -c 'import json,sys; print([r for r in json.load(sys.stdin) if "2024_02_02" in r][0])')
+menc=$(python3 -c 'import sys,urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$mrun")
+ixdir=$tmp/cache/trace-index
+nbefore=$(find "$ixdir" -name '*.bin' 2>/dev/null | wc -l)
+disk() { curl -s "http://127.0.0.1:$1/team/profile/statz" | python3 -c "import json,sys; print(json.load(sys.stdin)['disk_cache']['$2'])"; }
+hb0=$(disk "$PORT_b" hits)
+tv="data?run=$menc&tag=trace_viewer@&host=worker1&resolution=700"
+curl -s -o "$tmp/tv_a" "http://127.0.0.1:$PORT_a/$P/$tv"
+for _ in $(seq 1 100); do
+    [ "$(find "$ixdir" -name '*.bin' | wc -l)" -gt "$nbefore" ] && break; sleep 0.05
+done
+curl -s -o "$tmp/tv_b" "http://127.0.0.1:$PORT_b/$P/$tv"
+hb=$(( $(disk "$PORT_b" hits) - hb0 ))
+span=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["fullTimespan"]; print("%.6f %.6f" % (s[0] + (s[1]-s[0])/3, s[0] + (s[1]-s[0])/2))' "$tmp/tv_a")
+vp="data?run=$menc&tag=trace_viewer@&host=worker1&start_time_ms=${span% *}&end_time_ms=${span#* }&resolution=1900"
+curl -s -o "$tmp/vp_a" "http://127.0.0.1:$PORT_a/$P/$vp"
+curl -s -o "$tmp/vp_b" "http://127.0.0.1:$PORT_b/$P/$vp"
+inlog=$(find "$logdir" -type f ! -name '*.xplane.pb' | wc -l)
+leftover=$(find "$tmp/cache" -name '.tmp.*' | wc -l)
+if cmp -s "$tmp/tv_a" "$tmp/tv_b" && cmp -s "$tmp/vp_a" "$tmp/vp_b" && [ -s "$tmp/vp_a" ] &&
+   grep -q '"traceEvents"' "$tmp/vp_a" && [ "$hb" -ge 1 ] && [ "$inlog" = 0 ] && [ "$leftover" = 0 ] &&
+   [ "$(find "$ixdir" -name '*.bin' | wc -l)" -gt "$nbefore" ]; then
+    ok "shared --cache_dir: replica b loaded replica a's trace index ($hb disk hit), identical viewports, files in the cache dir only"
+else
+    bad "shared --cache_dir: same=$(cmp -s "$tmp/tv_a" "$tmp/tv_b" && cmp -s "$tmp/vp_a" "$tmp/vp_b" && echo 1 || echo 0) b_hits=$hb files_in_logdir=$inlog tmp_left=$leftover"
+fi
+# A --cache_dir inside the logdir is refused at startup.
+if "$BIN" --port 0 --logdir "$logdir" --cache_dir "$logdir/cache" >"$tmp/in.out" 2>"$tmp/in.err"; then
+    bad "--cache_dir inside the logdir accepted"
+elif grep -q 'inside the logdir' "$tmp/in.err" && [ ! -e "$logdir/cache" ]; then
+    ok "--cache_dir inside the logdir refused: $(head -c 80 "$tmp/in.err")..."
+else
+    bad "--cache_dir inside the logdir: $(cat "$tmp/in.err")"
+fi
 
 # ---- every page in headless chromium ---------------------------------------------
 if [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null ||
