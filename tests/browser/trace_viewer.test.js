@@ -35,6 +35,8 @@ test('trace viewer: draw, keyboard zoom/pan, select, search, range', async (t) =
   t.eq(v0, full, 'initial view is the whole trace');
   let boxes = await hook(page, 'boxes');
   t.ok(boxes.length > 20, `timeline drew ${boxes.length} event boxes`);
+  const arrows = (await hook(page, 'paintStats')).arrows;
+  t.ok(arrows > 0, `flow arrows from launches to kernels drawn at the whole-trace view (${arrows})`);
   t.match(await page.textContent('.xpv-trace-status'), /events loaded/, 'status line');
 
   // Download link: relative URL of the full (non-streaming) trace.

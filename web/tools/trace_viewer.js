@@ -177,7 +177,8 @@ export default async function render(root, ctx) {
     filtered: false,
     selected: null,        // event object
     range: null,           // [t0, t1] µs
-    boxes: [],             // drawn boxes for hit testing: [x, y, w, h, ev]
+    boxes: [],             // drawn boxes for hit testing: events, with
+    boxXYW: new Float64Array(3 * 4096),   // their x, y, w (height LANE_H - 2)
     layout: [],            // rows: {kind:'proc'|'track', y, h, proc, track}
     contentH: 0,
     matches: [], matchTotal: 0, matchIdx: -1, matchPrefix: '',
@@ -364,7 +365,8 @@ export default async function render(root, ctx) {
     const v0 = S.view[0], v1 = S.view[1], pw = plotW();
     const k = pw / (v1 - v0);
     S.boxes = [];
-    const flowOut = new Map(), flowIn = [];
+    let nBox = 0, xyw = S.boxXYW;
+    const flowOut = new Map(), flowIn = [], fpt = [];   // bind -> index in fpt [x, y, ...]
     const queue = new Map();            // color -> [x, y, w, ...]
     const names = [], marks = [];       // [ev, x, y, w, ...]
     const selUid = S.selected ? S.selected.uid : undefined;
@@ -411,9 +413,10 @@ export default async function render(root, ctx) {
           if (x1 < LABEL_W) continue;
           const ey = y + 2 + ev.depth * LANE_H;
           if (ev.bind !== undefined) {
-            const pt = { x0: Math.max(LABEL_W, x0), x1: Math.min(W, x1), y: ey + (LANE_H - 2) / 2 };
+            const pt = fpt.length;
+            fpt.push(Math.max(LABEL_W, x0), ey + (LANE_H - 2) / 2);
             if (ev.fout) flowOut.set(ev.bind, pt);
-            if (ev.fin) flowIn.push([ev.bind, pt]);
+            if (ev.fin) flowIn.push(ev.bind, pt);
           }
           if (x0 < LABEL_W) x0 = LABEL_W;
           if (x1 > W) x1 = W;
@@ -428,7 +431,15 @@ export default async function render(root, ctx) {
           let q = queue.get(c);
           if (!q) { q = []; queue.set(c, q); }
           q.push(x0, ey, w);
-          S.boxes.push([x0, ey, w, LANE_H - 2, ev, t]);
+          if (3 * nBox + 3 > xyw.length) {
+            const a = new Float64Array(xyw.length * 2);
+            a.set(xyw);
+            xyw = S.boxXYW = a;
+          }
+          xyw[3 * nBox] = x0;
+          xyw[3 * nBox + 1] = ey;
+          xyw[3 * nBox + 2] = w;
+          S.boxes[nBox++] = ev;
           if (w > 24) names.push(ev, x0, ey, w);
           if (ev.uid !== undefined && (selUid === ev.uid || matchUid === ev.uid)) marks.push(ev, x0, ey, w);
         }
@@ -474,10 +485,11 @@ export default async function render(root, ctx) {
     g.strokeStyle = 'rgba(60,60,60,0.75)';
     g.fillStyle = 'rgba(60,60,60,0.75)';
     let nf = 0;
-    for (const [id, to] of flowIn) {
-      const from = flowOut.get(id);
-      if (!from || nf++ > MAX_FLOWS) continue;
-      const ax = from.x0, ay = from.y, bx = to.x0, by = to.y;
+    for (let i = 0; i < flowIn.length; i += 2) {
+      const from = flowOut.get(flowIn[i]), to = flowIn[i + 1];
+      if (from === undefined || nf >= MAX_FLOWS) continue;
+      nf++;
+      const ax = fpt[from], ay = fpt[from + 1], bx = fpt[to], by = fpt[to + 1];
       g.beginPath();
       g.moveTo(ax, ay);
       g.bezierCurveTo(ax + 20, ay, bx - 20, by, bx, by);
@@ -502,6 +514,7 @@ export default async function render(root, ctx) {
       g.stroke();
     }
 
+    S.arrows = nf;
     paintAxis(W, k, v0, v1);
     S.paintMs = performance.now() - tPaint;
     window.__xpvLastPaintMs = S.paintMs;
@@ -703,9 +716,10 @@ export default async function render(root, ctx) {
   }
 
   function hit(x, y) {
+    const b = S.boxXYW, h = LANE_H - 2;
     for (let i = S.boxes.length - 1; i >= 0; i--) {
-      const bx = S.boxes[i];
-      if (x >= bx[0] - 1 && x <= bx[0] + bx[2] + 1 && y >= bx[1] && y <= bx[1] + bx[3]) return bx[4];
+      const bx = b[3 * i], by = b[3 * i + 1];
+      if (x >= bx - 1 && x <= bx + b[3 * i + 2] + 1 && y >= by && y <= by + h) return S.boxes[i];
     }
     return null;
   }
@@ -858,11 +872,12 @@ export default async function render(root, ctx) {
     view: () => S.view && S.view.slice(),
     full: () => S.full && S.full.slice(),
     fetched: () => S.fetched && Object.assign({}, S.fetched),
-    boxes: () => S.boxes.map((b) => ({ x: b[0], y: b[1], w: b[2], h: b[3], name: b[4].name, uid: b[4].uid })),
+    boxes: () => S.boxes.map((ev, i) => ({ x: S.boxXYW[3 * i], y: S.boxXYW[3 * i + 1], w: S.boxXYW[3 * i + 2],
+      h: LANE_H - 2, name: ev.name, uid: ev.uid })),
     hosts: () => chosen.slice(),
     procs: () => [...S.procs.values()].map((p) => ({ pid: p.pid, name: p.name })),
-    // The last frame: paint time (ms), boxes drawn, events loaded.
-    paintStats: () => ({ ms: S.paintMs, boxes: S.boxes.length, loaded: S.nEvents }),
+    // The last frame: paint time (ms), boxes and flow arrows drawn, events loaded.
+    paintStats: () => ({ ms: S.paintMs, boxes: S.boxes.length, loaded: S.nEvents, arrows: S.arrows }),
     // Paint `n` frames synchronously: per frame [paint ms (JS, recording
     // the canvas commands), raster ms (forced by reading a pixel back)].
     repaint: (n) => {
