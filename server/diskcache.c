@@ -28,7 +28,7 @@
 
 #define ENV_MAGIC "XPVDC1\n"
 #define ENV_HEAD 24
-#define MAX_PENDING 2               /* background writes in flight */
+#define MAX_PENDING_BYTES (512u << 20) /* image bytes waiting to be written */
 #define STALE_TMP_S 3600            /* temporary files older than this are litter */
 #define TMP_PREFIX ".tmp."
 
@@ -38,6 +38,7 @@ struct xpv_diskcache {
     pthread_mutex_t mu;
     pthread_cond_t idle;            /* signalled when pending drops */
     int pending;                    /* background writes in flight */
+    size_t pending_bytes;           /* their image bytes */
     uint64_t counter;               /* temporary file names */
     int logged;                     /* a write error was logged */
     xpv_diskcache_stats st;
@@ -422,12 +423,14 @@ struct put_job {
 static void *put_thread(void *arg) {
     struct put_job *j = arg;
     xpv_diskcache *dc = j->dc;
+    size_t len = j->len;
     xpv_diskcache_write(dc, j->sub, j->key, j->data, j->len);
     free(j->sub);
     free(j->key);
     free(j->data);
     free(j);
     pthread_mutex_lock(&dc->mu);
+    dc->pending_bytes -= len;
     if (--dc->pending == 0) pthread_cond_broadcast(&dc->idle);
     pthread_mutex_unlock(&dc->mu);
     return NULL;
@@ -435,10 +438,16 @@ static void *put_thread(void *arg) {
 
 void xpv_diskcache_put(xpv_diskcache *dc, const char *sub, const char *key, void *data,
                        size_t len) {
+    /* Images wait in memory until written: bound the bytes (one write is
+     * always allowed, however big). */
     pthread_mutex_lock(&dc->mu);
-    int full = dc->pending >= MAX_PENDING;
-    if (full) dc->st.skipped++;
-    else dc->pending++;
+    int full = dc->pending && dc->pending_bytes + len > MAX_PENDING_BYTES;
+    if (full) {
+        dc->st.skipped++;
+    } else {
+        dc->pending++;
+        dc->pending_bytes += len;
+    }
     pthread_mutex_unlock(&dc->mu);
     if (full) {
         free(data);

@@ -46,7 +46,7 @@ typedef struct xpv_diskcache_stats {
     uint64_t rejected;          /* a file was there but not valid */
     uint64_t writes;            /* images written (renamed into place) */
     uint64_t write_errors;      /* writes that failed */
-    uint64_t skipped;           /* writes dropped: too many pending */
+    uint64_t skipped;           /* writes dropped: 512 MiB already pending */
 } xpv_diskcache_stats;
 
 /* Open the cache directory `dir` for a server of `logdir` (a resolved
@@ -79,7 +79,8 @@ void *xpv_diskcache_get(xpv_diskcache *dc, const char *sub, const char *key, siz
 
 /* Write `len` bytes of `data` under `key` in `sub` atomically, on a
  * background thread.  Consumes `data` (malloc'ed; freed when written or
- * dropped).  Never fails for the caller. */
+ * dropped: when 512 MiB of other writes are already pending, the entry is
+ * not written and counted as skipped).  Never fails for the caller. */
 void xpv_diskcache_put(xpv_diskcache *dc, const char *sub, const char *key, void *data,
                        size_t len);
 
