@@ -336,7 +336,7 @@ int xpv_diskcache_write(xpv_diskcache *dc, const char *sub, const char *key, con
     xpv_buf_init(&dir);
     xpv_buf_init(&final);
     xpv_buf_init(&tmp);
-    int fd = -1, ret = -1, e = 0;
+    int fd = -1, ret = -1, e = 0, created = 0;
     const char *what = "write";
     xpv_buf_printf(&dir, "%s/%s", dc->dir, sub);
     cstr(&dir);
@@ -363,6 +363,7 @@ int xpv_diskcache_write(xpv_diskcache *dc, const char *sub, const char *key, con
         what = "create";
         goto fail;
     }
+    created = 1;                /* from here on the temporary file is ours */
     size_t klen = strlen(key), kpad = (klen + 7) & ~(size_t)7;
     unsigned char head[ENV_HEAD];
     uint32_t k32 = (uint32_t)klen, zero = 0;
@@ -395,7 +396,7 @@ int xpv_diskcache_write(xpv_diskcache *dc, const char *sub, const char *key, con
 fail:
     e = errno;
     if (fd >= 0) close(fd);
-    unlink(tmp.data);
+    if (created) unlink(tmp.data);      /* never another writer's file */
     pthread_mutex_lock(&dc->mu);
     dc->st.write_errors++;
     int first = !dc->logged;
