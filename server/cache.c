@@ -6,14 +6,18 @@
  */
 #include "cache.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "arena.h"
 
 #define NBUCKETS 4096
 #define ENTRY_OVERHEAD 128      /* bytes charged per entry besides its value */
+#define ADMIT_WAIT_MS 120000    /* default longest queueing behind decodes */
+#define HELD_WAIT_MS 2000       /* default longest wait for held entries */
 
 enum { BUILDING, READY, FAILED };
 
@@ -26,6 +30,7 @@ struct xpv_centry {
     void *val;
     size_t size;                /* value bytes + overhead */
     size_t charged;             /* what this entry added to c->used */
+    uint64_t reserved;          /* admission bytes held while BUILDING */
     void (*free)(void *);
     xpv_centry **deps;
     size_t ndeps;
@@ -41,6 +46,10 @@ struct xpv_cache {
     xpv_centry *head, *tail;
     uint64_t budget, used, entries;
     uint64_t hits, misses, evictions, builds;
+    uint64_t reserved;          /* sum of BUILDING entries' reservations */
+    uint64_t admit_waits, admit_rejects;
+    int admit_wait_ms, held_wait_ms;
+    int admit_waiters;          /* threads queued in xpv_cache_get_admit */
 };
 
 /* ==== Table and LRU list (lock held) ================================== */
@@ -98,16 +107,25 @@ static void bury(xpv_cache *c, graveyard *g, xpv_centry *e) {
 
 static void release_locked(xpv_cache *c, graveyard *g, xpv_centry *e);
 
-/* Evict LRU entries nobody uses until the budget holds (lock held). */
-static void evict_locked(xpv_cache *c, graveyard *g) {
-    while (c->used > c->budget) {
+/* Evict LRU entries nobody uses until at most `target` bytes are charged
+ * (lock held).  Returns how many were evicted. */
+static int evict_to_locked(xpv_cache *c, graveyard *g, uint64_t target) {
+    int n = 0;
+    while (c->used > target) {
         xpv_centry *e = c->tail;
         while (e && (e->refs > 0 || e->state == BUILDING)) e = e->prev;
         if (!e) break;
         table_remove(c, e);
         c->evictions++;
         bury(c, g, e);
+        n++;
     }
+    return n;
+}
+
+/* Evict LRU entries nobody uses until the budget holds (lock held). */
+static void evict_locked(xpv_cache *c, graveyard *g) {
+    evict_to_locked(c, g, c->budget);
 }
 
 static void destroy_all(xpv_cache *c, graveyard *g) {
@@ -147,7 +165,29 @@ xpv_cache *xpv_cache_new(uint64_t budget) {
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
     c->budget = budget;
+    c->admit_wait_ms = ADMIT_WAIT_MS;
+    c->held_wait_ms = HELD_WAIT_MS;
     return c;
+}
+
+void xpv_cache_set_admit_wait(xpv_cache *c, int decodes_ms, int held_ms) {
+    pthread_mutex_lock(&c->mu);
+    c->admit_wait_ms = decodes_ms < 0 ? 0 : decodes_ms;
+    c->held_wait_ms = held_ms < 0 ? 0 : held_ms;
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* CLOCK_REALTIME now + `ms` (pthread_cond_timedwait's clock). */
+static struct timespec deadline_in(int ms) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
 }
 
 void xpv_cache_clear(xpv_cache *c) {
@@ -191,12 +231,87 @@ xpv_centry *xpv_cache_peek(xpv_cache *c, const char *key) {
     return e;
 }
 
+/* Whether a build of `need` bytes fits now beside what is cached and
+ * reserved (lock held); evicts unused entries into `g` to make room
+ * (*evicted set when it did). */
+static int admit_locked(xpv_cache *c, graveyard *g, uint64_t need, int *evicted) {
+    uint64_t want = c->reserved + need;
+    *evicted = 0;
+    if (c->used + want <= c->budget) return 1;
+    *evicted = evict_to_locked(c, g, want < c->budget ? c->budget - want : 0) > 0;
+    return c->used + want <= c->budget;
+}
+
 xpv_centry *xpv_cache_get(xpv_cache *c, const char *key,
                           xpv_cache_build_fn build, void *ctx, xpv_err *err) {
+    return xpv_cache_get_admit(c, key, 0, NULL, build, ctx, err);
+}
+
+xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
+                                const char *label, xpv_cache_build_fn build,
+                                void *ctx, xpv_err *err) {
     uint64_t h = xpv_hash64(key, strlen(key));
     graveyard g = {NULL};
+    struct timespec decodes_until = {0, 0}, held_until = {0, 0};
+    int queued = 0, decodes_out = 0, held_out = 0;
+    if (!label) label = "value";
     pthread_mutex_lock(&c->mu);
-    xpv_centry *e = lookup(c, key, h);
+    xpv_centry *e;
+    for (;;) {
+        e = lookup(c, key, h);
+        if (e || !need) break;
+        if (need > c->budget) {
+            c->admit_rejects++;
+            uint64_t b = c->budget;
+            pthread_mutex_unlock(&c->mu);
+            xpv_err_clear(err);
+            xpv_err_set(err, 413, "%s: loading it needs at least %llu MiB at once, more "
+                        "than the whole memory budget (%llu MiB; raise --cache_mb)", label,
+                        (unsigned long long)(need >> 20), (unsigned long long)(b >> 20));
+            return NULL;
+        }
+        int evicted;
+        int fits = admit_locked(c, &g, need, &evicted);
+        if (evicted) {
+            /* Free what was evicted before building, then look again. */
+            pthread_mutex_unlock(&c->mu);
+            destroy_all(c, &g);
+            pthread_mutex_lock(&c->mu);
+            continue;
+        }
+        if (fits) break;
+        /* In the way: other decodes (queue behind them, up to the admit
+         * wait, then 503), or only entries held by requests (wait a little
+         * for their release, then go ahead over budget: the holder may be
+         * the caller itself, e.g. a derived build holding another host). */
+        if (!c->reserved && held_out) break;
+        if (c->reserved && decodes_out) {
+            c->admit_rejects++;
+            uint64_t b = c->budget, r = c->reserved;
+            pthread_mutex_unlock(&c->mu);
+            xpv_err_clear(err);
+            xpv_err_set(err, 503, "%s: busy: %llu MiB of the %llu MiB memory budget are "
+                        "reserved by other profiles being loaded; retry in a moment", label,
+                        (unsigned long long)(r >> 20), (unsigned long long)(b >> 20));
+            return NULL;
+        }
+        if (!queued) {
+            queued = 1;
+            c->admit_waits++;
+            decodes_until = deadline_in(c->admit_wait_ms);
+            held_until = deadline_in(c->held_wait_ms);
+        }
+        /* Woken by finished builds and released entries; look again. */
+        int on_decodes = c->reserved > 0;
+        c->admit_waiters++;
+        int rc = pthread_cond_timedwait(&c->cv, &c->mu,
+                                        on_decodes ? &decodes_until : &held_until);
+        c->admit_waiters--;
+        if (rc == ETIMEDOUT) {
+            if (on_decodes) decodes_out = 1;
+            else held_out = 1;
+        }
+    }
     if (e) {
         e->refs++;
         c->hits++;
@@ -225,6 +340,8 @@ xpv_centry *xpv_cache_get(xpv_cache *c, const char *key,
     e->state = BUILDING;
     e->refs = 1;
     e->in_table = 1;
+    e->reserved = need;
+    c->reserved += need;
     e->hnext = *bucket_of(c, h);
     *bucket_of(c, h) = e;
     lru_push_head(c, e);
@@ -238,6 +355,8 @@ xpv_centry *xpv_cache_get(xpv_cache *c, const char *key,
     if (rc == 0 && !v.ptr) rc = xpv_err_set(&e->err, 500, "internal error: empty value");
 
     pthread_mutex_lock(&c->mu);
+    c->reserved -= e->reserved;   /* the real size is charged below */
+    e->reserved = 0;
     e->deps = v.deps;
     e->ndeps = v.ndeps;
     if (rc == 0) {
@@ -291,6 +410,7 @@ void xpv_cache_release(xpv_cache *c, xpv_centry *e) {
     pthread_mutex_lock(&c->mu);
     release_locked(c, &g, e);
     evict_locked(c, &g);
+    if (c->admit_waiters && e->refs == 0) pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
     destroy_all(c, &g);
 }
@@ -304,5 +424,8 @@ void xpv_cache_get_stats(xpv_cache *c, xpv_cache_stats *st) {
     st->misses = c->misses;
     st->evictions = c->evictions;
     st->builds = c->builds;
+    st->reserved = c->reserved;
+    st->admit_waits = c->admit_waits;
+    st->admit_rejects = c->admit_rejects;
     pthread_mutex_unlock(&c->mu);
 }

@@ -17,6 +17,11 @@
  * builds (outside the lock), the others wait on a condition variable and
  * share the result.  Failures with status 413 or 422 (bad file, stable for
  * a given file identity) are remembered too; other failures are not.
+ *
+ * Memory admission (xpv_cache_get_admit): a build that needs a known amount
+ * of memory at once (a profile decode) reserves it before it starts, so
+ * concurrent cold decodes of different profiles cannot together overrun the
+ * budget: they evict unused entries, or queue behind the decodes in flight.
  */
 #ifndef XPV_CACHE_H
 #define XPV_CACHE_H
@@ -50,6 +55,10 @@ typedef struct xpv_cache_stats {
     uint64_t budget, used;      /* bytes */
     uint64_t entries;           /* entries in the table */
     uint64_t hits, misses, evictions, builds;
+    uint64_t reserved;          /* bytes reserved by admitted builds now */
+    uint64_t admit_waits;       /* admitted builds that had to queue */
+    uint64_t admit_rejects;     /* refused: more than the whole budget (413)
+                                 * or queued too long (503) */
 } xpv_cache_stats;
 
 /* A cache charging at most `budget` bytes (values bigger than the budget
@@ -64,6 +73,28 @@ void xpv_cache_free(xpv_cache *c);
  * for remembered failures, earlier). */
 xpv_centry *xpv_cache_get(xpv_cache *c, const char *key,
                           xpv_cache_build_fn build, void *ctx, xpv_err *err);
+
+/* xpv_cache_get() for a build that needs about `need` bytes at once and
+ * calls no cache function itself (a profile decode: `need` = the file
+ * size; 0 = plain xpv_cache_get).  `label` names the value in errors (the
+ * file).  On a miss:
+ *  - need > budget: NULL with a 413 error, nothing built (it never fits);
+ *  - when the bytes cached + those reserved by admitted builds in flight +
+ *    `need` exceed the budget, unused entries are evicted; if that is not
+ *    enough, the call queues: behind the admitted builds in flight (at
+ *    most the decodes wait, then NULL with a 503 error, nothing built),
+ *    then for entries held by requests to be released (at most the held
+ *    wait, then it goes ahead over budget: the holder may be the caller
+ *    itself, e.g. a derived build holding one host while loading another);
+ *  - then `need` stays reserved until the build ends.
+ * Hits and single-flight waits behave as in xpv_cache_get(). */
+xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
+                                const char *label, xpv_cache_build_fn build,
+                                void *ctx, xpv_err *err);
+
+/* How long xpv_cache_get_admit() may queue behind other decodes (default
+ * 120000 ms) and for held entries (default 2000 ms). */
+void xpv_cache_set_admit_wait(xpv_cache *c, int decodes_ms, int held_ms);
 
 /* The entry for `key` if it is ready in the cache (referenced), else NULL.
  * Never builds, never waits. */

@@ -268,7 +268,10 @@ static xpv_centry *get_profile(xpv_app *a, const xpv_host *h, xpv_err *err) {
     host_identity(&key, h);
     xpv_buf_putc(&key, '\0');
     struct profile_ctx ctx = {a, h};
-    xpv_centry *e = xpv_cache_get(a->cache, key.data, build_profile, &ctx, err);
+    /* Admission: a decode needs at least the file's bytes at once, so cold
+     * decodes of different profiles queue rather than overrun the budget. */
+    xpv_centry *e = xpv_cache_get_admit(a->cache, key.data, h->size, h->rel,
+                                        build_profile, &ctx, err);
     xpv_buf_free(&key);
     if (!e && !err->file[0]) snprintf(err->file, sizeof err->file, "%s", h->rel);
     return e;

@@ -1,7 +1,8 @@
 /*
  * test_cache.c - the budgeted LRU cache (server/cache.c): hits, LRU order,
  * refcounts across eviction, single-flight builds with threads, remembered
- * failures, transient values, dependencies.
+ * failures, transient values, dependencies, memory admission of
+ * concurrent builds (xpv_cache_get_admit).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -217,6 +218,186 @@ static void test_cache__transient_and_deps(void **state) {
     xpv_cache_free(c);
 }
 
+/* ==== Memory admission ================================================ */
+
+/* A build that blocks until its gate opens, recording when it ran. */
+struct gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int open;
+    int started, finished;      /* sequence numbers (0 = not yet) */
+};
+
+static int seq;
+
+struct gctx {
+    const char *name;
+    size_t size;
+    struct gate *gate;          /* NULL: do not block */
+    int started, finished;      /* when no gate */
+};
+
+static int gated_build(void *vctx, xpv_cache_val *v, xpv_err *err) {
+    struct gctx *g = vctx;
+    (void)err;
+    pthread_mutex_lock(&mu);
+    nbuilt++;
+    int *st = g->gate ? &g->gate->started : &g->started;
+    *st = ++seq;
+    pthread_mutex_unlock(&mu);
+    if (g->gate) {
+        pthread_mutex_lock(&g->gate->mu);
+        while (!g->gate->open) pthread_cond_wait(&g->gate->cv, &g->gate->mu);
+        pthread_mutex_unlock(&g->gate->mu);
+    }
+    struct val *x = calloc(1, sizeof *x);
+    snprintf(x->name, sizeof x->name, "%s", g->name);
+    v->ptr = x;
+    v->size = g->size;
+    v->free = free_val;
+    pthread_mutex_lock(&mu);
+    *(g->gate ? &g->gate->finished : &g->finished) = ++seq;
+    pthread_mutex_unlock(&mu);
+    return 0;
+}
+
+struct athr {
+    xpv_cache *c;
+    const char *key;
+    uint64_t need;
+    struct gctx g;
+    xpv_centry *got;
+    xpv_err err;
+    int done;
+};
+
+static void *admit_thread(void *p) {
+    struct athr *t = p;
+    t->got = xpv_cache_get_admit(t->c, t->key, t->need, t->key, gated_build, &t->g,
+                                 &t->err);
+    pthread_mutex_lock(&mu);
+    t->done = 1;
+    pthread_mutex_unlock(&mu);
+    return NULL;
+}
+
+static int read_locked(const int *p) {
+    pthread_mutex_lock(&mu);
+    int v = *p;
+    pthread_mutex_unlock(&mu);
+    return v;
+}
+
+static void sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void wait_for(const int *flag) {
+    for (int i = 0; i < 5000 && !read_locked(flag); i++) sleep_ms(1);
+    assert_true(read_locked(flag));
+}
+
+static void gate_open(struct gate *g) {
+    pthread_mutex_lock(&g->mu);
+    g->open = 1;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* Budget 1000: a decode "a" needing 400 is in flight (blocked), "b" (400)
+ * still fits beside it and is held; "c" (450) would overrun the budget
+ * (held 528 + reserved 400 + 450), nothing can be evicted, so it queues
+ * until "a" finishes and is released, and builds only then.  With a short
+ * wait it is refused 503 instead; more than the whole budget is refused
+ * 413 at once; nothing is built for a refusal.  Entries held (not being
+ * built) delay a build only for the held wait. */
+static void test_cache__admission(void **state) {
+    (void)state;
+    seq = 0;
+    xpv_cache *c = xpv_cache_new(1000);
+    xpv_cache_stats st;
+    xpv_err err;
+    struct gctx huge = {"huge", 10, NULL, 0, 0};
+    assert_null(xpv_cache_get_admit(c, "huge", 2000, "run/huge.xplane.pb", gated_build,
+                                    &huge, &err));
+    assert_int_equal(err.status, 413);
+    assert_non_null(strstr(err.msg, "run/huge.xplane.pb"));
+    assert_non_null(strstr(err.msg, "memory budget"));
+    assert_int_equal(nbuilt, 0);
+
+    struct gate ga = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
+    struct athr a = {c, "a", 400, {"a", 400, &ga, 0, 0}, NULL, {0}, 0};
+    pthread_t ta, tc;
+    pthread_create(&ta, NULL, admit_thread, &a);
+    wait_for(&ga.started);
+    xpv_cache_get_stats(c, &st);
+    assert_int_equal(st.reserved, 400);
+
+    /* Fits beside the decode in flight: built at once. */
+    struct gctx gb = {"b", 400, NULL, 0, 0};
+    xpv_centry *b = xpv_cache_get_admit(c, "b", 400, "b", gated_build, &gb, &err);
+    assert_non_null(b);
+    assert_int_equal(ga.finished, 0);
+
+    /* Does not fit: refused after a short wait... */
+    xpv_cache_set_admit_wait(c, 50, 50);
+    struct gctx gc0 = {"c", 450, NULL, 0, 0};
+    assert_null(xpv_cache_get_admit(c, "c", 450, "run/c.xplane.pb", gated_build, &gc0, &err));
+    assert_int_equal(err.status, 503);
+    assert_non_null(strstr(err.msg, "run/c.xplane.pb"));
+    assert_int_equal(gc0.started, 0);
+
+    /* ... or queued until the decode in flight ends and its value is
+     * released (then evicted to make room). */
+    xpv_cache_set_admit_wait(c, 60000, 60000);
+    struct athr cc = {c, "c", 450, {"c", 340, NULL, 0, 0}, NULL, {0}, 0};
+    pthread_create(&tc, NULL, admit_thread, &cc);
+    sleep_ms(100);
+    assert_int_equal(read_locked(&cc.g.started), 0);
+    gate_open(&ga);
+    pthread_join(ta, NULL);
+    assert_non_null(a.got);
+    sleep_ms(100);
+    assert_int_equal(read_locked(&cc.g.started), 0);    /* "a" is still held */
+    xpv_cache_release(c, a.got);
+    pthread_join(tc, NULL);
+    assert_non_null(cc.got);
+    assert_true(cc.g.started > ga.finished);    /* never overlapped */
+    assert_false(present(c, "a"));              /* evicted for "c" */
+    xpv_cache_get_stats(c, &st);
+    assert_int_equal(st.reserved, 0);
+    assert_int_equal(st.admit_waits, 2);
+    assert_int_equal(st.admit_rejects, 2);
+    assert_int_equal(nbuilt, 3);               /* a, b, c: none for refusals */
+    assert_true(st.used <= st.budget);
+
+    /* Only held entries in the way (b, c): after the held wait it goes
+     * ahead over budget rather than wait on holders forever. */
+    xpv_cache_set_admit_wait(c, 60000, 50);
+    struct gctx gd = {"d", 500, NULL, 0, 0};
+    xpv_centry *d = xpv_cache_get_admit(c, "d", 500, "d", gated_build, &gd, &err);
+    assert_non_null(d);
+    xpv_cache_get_stats(c, &st);
+    assert_int_equal(st.admit_waits, 3);
+    /* Room made by evicting unused entries: no wait. */
+    xpv_cache_release(c, b);
+    xpv_cache_release(c, cc.got);
+    xpv_cache_release(c, d);
+    struct gctx ge = {"e", 900, NULL, 0, 0};
+    xpv_centry *e = xpv_cache_get_admit(c, "e", 900, "e", gated_build, &ge, &err);
+    assert_non_null(e);
+    xpv_cache_get_stats(c, &st);
+    assert_int_equal(st.admit_waits, 3);
+    /* A hit needs no admission. */
+    xpv_centry *e2 = xpv_cache_get_admit(c, "e", 900, "e", gated_build, &ge, &err);
+    assert_ptr_equal(e, e2);
+    xpv_cache_release(c, e);
+    xpv_cache_release(c, e2);
+    xpv_cache_free(c);
+    assert_int_equal(nfreed, nbuilt);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_cache__hit_and_lru, reset),
@@ -224,6 +405,7 @@ int main(void) {
         cmocka_unit_test_setup(test_cache__single_flight, reset),
         cmocka_unit_test_setup(test_cache__failures, reset),
         cmocka_unit_test_setup(test_cache__transient_and_deps, reset),
+        cmocka_unit_test_setup(test_cache__admission, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
