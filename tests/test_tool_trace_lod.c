@@ -603,6 +603,45 @@ static void test_persist_round_trip(void **state) {
     xpv_profile_free(p[1]);
 }
 
+/* Every real xplane of ../shared: its image loads back as the same index
+ * (the span and bounds checks hold on real data, not only on synth). */
+static void test_persist_real_files(void **state) {
+    (void)state;
+    TU_SKIP_NO_SHARED();
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
+    char **files = tu_find_files(dir, ".xplane.pb");
+    assert_non_null(files);
+    int checked = 0;
+    for (char **f = files; *f; f++) {
+        if (strstr(*f, "/corrupt/")) continue;
+        size_t len;
+        void *buf = tu_read_file(*f, &len);
+        assert_non_null(buf);
+        xpv_decode_error derr;
+        xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &derr);
+        assert_non_null(p);
+        const xpv_profile *ps[1] = {p};
+        const char *names[1] = {"host"};
+        xpv_hostset hs = {1, ps, names};
+        xpv_trace_index *built = xpv_trace_index_build(&hs);
+        xpv_buf img;
+        xpv_buf_init(&img);
+        xpv_trace_index_save(built, &hs, &img);
+        xpv_trace_index *loaded = xpv_trace_index_load(&hs, img.data, img.len);
+        if (!loaded) fail_msg("%s: its own image was rejected", *f);
+        assert_same_index(built, loaded);
+        xpv_trace_index_free(loaded);
+        xpv_trace_index_free(built);
+        xpv_buf_free(&img);
+        xpv_profile_free(p);
+        checked++;
+    }
+    tu_free_list(files);
+    print_message("%d real files round-tripped\n", checked);
+    assert_true(checked > 0);
+}
+
 /* Load a copy of img (so ASan sees reads past `len`) and expect NULL. */
 static void expect_rejected(const xpv_hostset *hs, const char *img, size_t len) {
     char *copy = malloc(len ? len : 1);
@@ -667,6 +706,10 @@ static void test_persist_rejects_bad_images(void **state) {
     expect_forged_rejected(&f.hs, &img, 24, ix->nprocs + 1);       /* nprocs */
     expect_forged_rejected(&f.hs, &img, 28, ix->nrows + 1);        /* nrows */
     expect_forged_rejected(&f.hs, &img, 40, (uint32_t)ix->nidx + 1); /* nidx */
+    expect_forged_rejected(&f.hs, &img, 52, 0x80000000u);          /* min_ps */
+    expect_forged_rejected(&f.hs, &img, 60, 0x7fffffffu);          /* max_ps */
+    expect_forged_rejected(&f.hs, &img, 64, 3);                    /* ndropped */
+    expect_forged_rejected(&f.hs, &img, 72, 1);                    /* ncounter */
     expect_forged_rejected(&f.hs, &img, 128, 7);                   /* host's planes */
     expect_forged_rejected(&f.hs, &img, 128 + 16, 7);              /* fingerprint */
     expect_forged_rejected(&f.hs, &img, rows + 8, 99);             /* row's line */
@@ -706,6 +749,7 @@ int main(void) {
         cmocka_unit_test(test_levels_partition),
         cmocka_unit_test(test_persist_round_trip),
         cmocka_unit_test(test_persist_rejects_bad_images),
+        cmocka_unit_test(test_persist_real_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1010,19 +1010,44 @@ xpv_trace_index *xpv_trace_index_load(const xpv_hostset *hs, const void *data, s
     ix->idx = xpv_xmalloc((nidx ? nidx : 1) * sizeof *ix->idx);
     ix->nidx = nidx;
     memcpy(ix->idx, p + r.at, nidx * sizeof *ix->idx);
+    /* Event indices in range, and the span recomputed from the events (the
+     * stored one must match: the renderer does arithmetic on it).  Inside
+     * a level segment events are in start order and, in one group (one
+     * depth), ends are in start order too, so a segment's first event has
+     * its smallest start and its last one its largest end: O(groups).  On
+     * a forged image the values may differ from a build's, but they are
+     * real event times of these profiles, as a build's are. */
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (uint32_t gi = 0; gi < ngroups; gi++) {
         const xpv_trace_group *g = &ix->groups[gi];
-        uint32_t lim = row_line_events(hs, &ix->rows[g->row]);
+        const xpv_trace_row *row = &ix->rows[g->row];
+        uint32_t lim = row_line_events(hs, row);
         const uint32_t *v = ix->idx + g->off;
         uint32_t over = 0;
         for (uint64_t i = 0; i < g->seg[LV]; i++) over |= v[i] >= lim;
         if (over) goto bad;
+        const xpv_event *evs = hs->profiles[row->host]->planes[row->plane].lines[row->line].events;
+        for (int L = 0; L < LV; L++) {
+            if (g->seg[L] == g->seg[L + 1]) continue;
+            const xpv_event *first = &evs[v[g->seg[L]]], *last = &evs[v[g->seg[L + 1] - 1]];
+            int64_t end = last->start_ps + (row->is_counter ? 0 : ev_dur(last));
+            if (first->start_ps < lo) lo = first->start_ps;
+            if (end > hi) hi = end;
+        }
+    }
+    if (lo > hi) lo = hi = 0;
+    uint64_t dropped = 0, counter = 0;
+    for (uint32_t i = 0; i < nrows; i++) {
+        dropped += row_line_events(hs, &ix->rows[i]) - ix->rows[i].nevents;
+        if (ix->rows[i].is_counter) counter += ix->rows[i].nevents;
     }
     ix->min_ps = (int64_t)h64[1];
     ix->max_ps = (int64_t)h64[2];
     ix->ndropped = h64[3];
     ix->ncounter = h64[4];
-    if (ix->min_ps > ix->max_ps) goto bad;
+    if (ix->min_ps != lo || ix->max_ps != hi || ix->ndropped != dropped ||
+        ix->ncounter != counter)
+        goto bad;
     ix->bytes = index_bytes(ix);
     return ix;
 bad:
