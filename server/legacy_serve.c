@@ -164,12 +164,10 @@ int xpv_legacy_serve(const xpv_host *f, const xpv_load_limits *lim, xpv_buf *out
                      xpv_err *err) {
     uint64_t cap = lim && lim->max_file ? lim->max_file : XPV_DEFAULT_MAX_FILE;
     snprintf(err->file, sizeof err->file, "%s", f->rel);
-    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        xpv_err_set(err, errno == ENOENT ? 404 : 500, "%s: cannot open: %s", f->rel,
-                    strerror(errno));
-        return -1;
-    }
+    /* Confined like the xplane loader: no symlink swapped in after the
+     * scan is followed out of the logdir. */
+    int fd = xpv_open_confined(lim ? lim->root : NULL, f->path, f->rel, err);
+    if (fd < 0) return -1;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);

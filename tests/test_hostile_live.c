@@ -250,6 +250,44 @@ static void test_live__symlink_swapped_after_scan(void **state) {
     free(outside);
 }
 
+/* The same for a TF 2.2 per-tool file, which is read by legacy_serve.c. */
+static void test_live__legacy_symlink_swapped_after_scan(void **state) {
+    (void)state;
+    char d[4096], f[8192], out[4096];
+    char *outside = tu_mkdtemp();
+    snprintf(out, sizeof out, "%s/secret.pod_viewer.json", outside);
+    FILE *o = fopen(out, "w");
+    assert_non_null(o);
+    fputs("{\"podStats\":{\"secret\":1}}", o);
+    fclose(o);
+    snprintf(d, sizeof d, "%s/plugins/profile/legswap", root);
+    fx_mkdirs(d);
+    snprintf(f, sizeof f, "%s/w.pod_viewer.json", d);
+    o = fopen(f, "w");
+    assert_non_null(o);
+    fputs("{\"podStats\":{}}", o);
+    fclose(o);
+    xpv_app_config cfg = {.logdir = root, .cache_bytes = 64u << 20,
+                          .scan_interval_ms = 3600 * 1000};
+    xpv_err err;
+    xpv_app *slow = xpv_app_new(&cfg, &err);
+    assert_non_null(slow);
+    xpv_response r;
+    xpv_app_route(slow, "GET", P "hosts?run=legswap&tag=pod_viewer", NULL, &r); /* the scan */
+    assert_int_equal(r.status, 200);
+    assert_non_null(memmem(r.body, r.len, "\"w\"", 3));
+    xpv_response_release(&r);
+    assert_int_equal(unlink(f), 0);
+    assert_int_equal(symlink(out, f), 0);
+    xpv_app_route(slow, "GET", P "data?run=legswap&tag=pod_viewer&host=w", NULL, &r);
+    assert_int_equal(r.status, 403);
+    assert_null(memmem(r.body, r.len, "secret", 6));
+    xpv_response_release(&r);
+    xpv_app_free(slow);
+    tu_rmrf(outside);
+    free(outside);
+}
+
 /* If-Modified-Since (no If-None-Match): 304 when Last-Modified is not newer,
  * decided before any file is read; ignored when If-None-Match is present,
  * when invalid, or when in the future. */
@@ -310,6 +348,7 @@ int main(void) {
         cmocka_unit_test(test_live__half_written),
         cmocka_unit_test(test_live__invalidation),
         cmocka_unit_test(test_live__symlink_swapped_after_scan),
+        cmocka_unit_test(test_live__legacy_symlink_swapped_after_scan),
         cmocka_unit_test(test_live__if_modified_since),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
