@@ -1,9 +1,12 @@
 /*
  * loader.h - read one host file and decode it into a profile.
  *
- * open + fstat, size caps, read into one malloc'ed buffer, gunzip when the
- * bytes start with the gzip magic (inflated size capped too, so a gzip
- * bomb cannot exhaust memory), then xpv_decode().  Every failure becomes
+ * XPlanes: open + fstat, size caps, read into one malloc'ed buffer, gunzip
+ * when the bytes start with the gzip magic (inflated size capped too, so a
+ * gzip bomb cannot exhaust memory), then xpv_decode().  Chrome-trace JSON
+ * (PyTorch, TF 2.2 trace.json.gz) is never held whole: it is converted to
+ * an XSpace straight from the fd, inflated chunk by chunk
+ * (xpv_ct_convert_fd), and that XSpace is decoded.  Every failure becomes
  * an xpv_err naming the file and, for decoding failures, the byte offset.
  * A file that changes size or mtime while it is read, or whose bytes stop
  * in the middle of a record (both: still being written) yields a 422
