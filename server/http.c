@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "arena.h"
 #include "util.h"
@@ -69,17 +70,87 @@ static int bodyless(struct MHD_Connection *c, const char *method) {
     return !te && (!cl || !strcmp(cl, "0"));
 }
 
-/* What a response's body buffer hangs on until MHD is done with it. */
+/* What a response's body buffer hangs on until MHD is done with it.  A
+ * streamed body (r.produce) is pulled chunk by chunk as MHD sends it:
+ * `pending` holds the bytes of one chunk not handed to MHD yet, deflated
+ * on the way when the client takes gzip. */
 struct holder {
     xpv_response r;
     unsigned char *gz;          /* compressed on the fly, or NULL */
+    xpv_buf raw;                /* streamed: the producer's last chunk */
+    xpv_buf pending;            /* streamed: bytes for MHD (maybe gzip) */
+    size_t off;                 /* of `pending`, handed to MHD already */
+    int deflating;              /* streamed with Content-Encoding: gzip */
+    int z_ready;                /* `z` initialised */
+    int done;                   /* the producer has written its last byte */
+    z_stream z;
 };
 
 static void holder_free(void *cls) {
     struct holder *h = cls;
     xpv_response_release(&h->r);
     free(h->gz);
+    if (h->z_ready) deflateEnd(&h->z);
+    xpv_buf_free(&h->raw);
+    xpv_buf_free(&h->pending);
     free(h);
+}
+
+/* Deflate `in` into h->pending: Z_SYNC_FLUSH keeps each chunk decodable
+ * as soon as it arrives, Z_FINISH writes the gzip trailer.  0 or -1. */
+static int deflate_chunk(struct holder *h, const xpv_buf *in, int flush) {
+    z_stream *z = &h->z;
+    z->next_in = (Bytef *)in->data;
+    z->avail_in = (uInt)in->len;
+    for (;;) {
+        xpv_buf_reserve(&h->pending, 64 * 1024);
+        size_t room = h->pending.cap - h->pending.len;
+        z->next_out = (Bytef *)h->pending.data + h->pending.len;
+        z->avail_out = (uInt)(room > (1u << 30) ? (1u << 30) : room);
+        uInt before = z->avail_out;
+        int zr = deflate(z, flush);
+        h->pending.len += before - z->avail_out;
+        if (zr == Z_STREAM_ERROR) return -1;
+        if (flush == Z_FINISH ? zr == Z_STREAM_END : (z->avail_in == 0 && z->avail_out > 0))
+            return 0;
+    }
+}
+
+/* Refill h->pending with the next chunk of a streamed body.  0 or -1. */
+static int stream_refill(struct holder *h) {
+    xpv_buf_reset(&h->pending);
+    h->off = 0;
+    xpv_buf *dst = h->deflating ? &h->raw : &h->pending;
+    xpv_buf_reset(dst);
+    int more = h->r.produce(h->r.state, dst);
+    if (!more) h->done = 1;
+    if (!h->deflating) return 0;
+    return deflate_chunk(h, &h->raw, more ? Z_SYNC_FLUSH : Z_FINISH);
+}
+
+/* MHD's content reader for streamed bodies (chunked transfer). */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max) {
+    struct holder *h = cls;
+    (void)pos;
+    while (h->off == h->pending.len) {
+        if (h->done) return MHD_CONTENT_READER_END_OF_STREAM;
+        if (stream_refill(h) != 0) return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    size_t n = h->pending.len - h->off;
+    if (n > max) n = max;
+    memcpy(buf, h->pending.data + h->off, n);
+    h->off += n;
+    return (ssize_t)n;
+}
+
+/* The reader for HEAD answers to streamed bodies: headers only, the
+ * producer never runs. */
+static ssize_t empty_read(void *cls, uint64_t pos, char *buf, size_t max) {
+    (void)cls;
+    (void)pos;
+    (void)buf;
+    (void)max;
+    return MHD_CONTENT_READER_END_OF_STREAM;
 }
 
 /* Whether Accept-Encoding allows gzip ("gzip;q=0" does not). */
@@ -246,6 +317,29 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
     size_t len = r->len;
     int gz = 0;
     int vary = r->gz != NULL || r->compress;
+    struct MHD_Response *resp = NULL;
+    if (r->produce && r->status == 200) {
+        /* Streamed (the full trace): chunked, never held whole. */
+        int head = !strcmp(method, "HEAD");
+        gz = accepts_gzip(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                      "Accept-Encoding"));
+        if (gz && !head) {
+            if (deflateInit2(&h->z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+                holder_free(h);
+                return MHD_NO;
+            }
+            h->z_ready = 1;
+            h->deflating = 1;
+        }
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024,
+                                                 head ? empty_read : stream_read, h,
+                                                 holder_free);
+        if (!resp) {
+            holder_free(h);
+            return MHD_NO;
+        }
+        goto headers;
+    }
     if (r->status == 304) {
         body = "";
         len = 0;
@@ -261,12 +355,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
             gz = 1;
         }
     }
-    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback_cls(
+    resp = MHD_create_response_from_buffer_with_free_callback_cls(
         len, (void *)(uintptr_t)body, holder_free, h);
     if (!resp) {
         holder_free(h);
         return MHD_NO;
     }
+headers:
     add_common_headers(resp);
     if (r->status != 304)
         MHD_add_response_header(resp, "Content-Type", r->content_type);

@@ -227,6 +227,19 @@ static int cmd_export(int argc, char **argv) {
     if (r.status != 200) {
         fprintf(stderr, "xpview export: %d %.*s\n", r.status, (int)r.len, r.body);
         rc = 1;
+    } else if (r.produce) {
+        /* Streamed (the full trace): the same chunks HTTP sends. */
+        xpv_buf chunk;
+        xpv_buf_init(&chunk);
+        int more = 1;
+        while (more && !rc) {
+            xpv_buf_reset(&chunk);
+            more = r.produce(r.state, &chunk);
+            if (fwrite(chunk.data, 1, chunk.len, stdout) != chunk.len) rc = 1;
+        }
+        if (!rc && fflush(stdout) != 0) rc = 1;
+        if (rc) fprintf(stderr, "xpview export: write error: %s\n", strerror(errno));
+        xpv_buf_free(&chunk);
     } else if (fwrite(r.body, 1, r.len, stdout) != r.len || fflush(stdout) != 0) {
         fprintf(stderr, "xpview export: write error: %s\n", strerror(errno));
         rc = 1;

@@ -74,6 +74,10 @@ void xpv_response_release(xpv_response *r) {
     free(r->owned);
     free(r->owned_gz);
     if (r->pin) xpv_cache_release(r->pin_cache, r->pin);
+    if (r->free_state) r->free_state(r->state);
+    r->produce = NULL;
+    r->free_state = NULL;
+    r->state = NULL;
     r->owned = NULL;
     r->owned_gz = NULL;
     r->pin = NULL;
@@ -437,6 +441,22 @@ static int build_derived(void *vctx, xpv_cache_val *v, xpv_err *err) {
     return 0;
 }
 
+/* The tool's derived data for the host set `hs` (whose profile entries
+ * are `entries`; `ids` = the files' identities): a referenced entry holding
+ * a `struct derived_val`, or NULL with `err`. */
+static xpv_centry *get_derived(xpv_app *a, const reqctx *rc, const char *ids,
+                               const xpv_hostset *hs, xpv_centry **entries, xpv_err *err) {
+    const xpv_derived_kind *k = rc->tool->derived;
+    xpv_buf key;
+    xpv_buf_init(&key);
+    xpv_buf_printf(&key, "D\x1f%s\x1f%s\x1f%s", k->name, rc->run->name, ids);
+    xpv_buf_putc(&key, '\0');
+    struct derived_ctx dctx = {k, hs, entries, hs->n, a->cache, a->dc, rc->hosts};
+    xpv_centry *e = xpv_cache_get(a->cache, key.data, build_derived, &dctx, err);
+    xpv_buf_free(&key);
+    return e;
+}
+
 struct render_ctx {
     xpv_app *app;
     reqctx *rc;
@@ -466,14 +486,7 @@ static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
     xpv_hostset hs = {n, profiles, names};
     const void *derived = NULL;
     if (rc->tool->derived) {
-        const xpv_derived_kind *k = rc->tool->derived;
-        xpv_buf key;
-        xpv_buf_init(&key);
-        xpv_buf_printf(&key, "D\x1f%s\x1f%s\x1f%s", k->name, rc->run->name, ctx->ids);
-        xpv_buf_putc(&key, '\0');
-        struct derived_ctx dctx = {k, &hs, entries, n, a->cache, a->dc, rc->hosts};
-        dentry = xpv_cache_get(a->cache, key.data, build_derived, &dctx, err);
-        xpv_buf_free(&key);
+        dentry = get_derived(a, rc, ctx->ids, &hs, entries, err);
         if (!dentry) goto done;
         derived = ((struct derived_val *)xpv_centry_value(dentry))->d;
     }
@@ -545,6 +558,102 @@ static xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_query *q,
     xpv_buf_free(&ids);
     xpv_buf_free(&key);
     return e;
+}
+
+/* ==== Streamed bodies (the full trace) ================================= */
+
+#define STREAM_CHUNK (1u << 20)     /* bytes per produce() call, about */
+
+/* A body written chunk by chunk by the tool's stream (xpv_tool_stream),
+ * never held whole.  It owns one cache reference on each profile and on
+ * the derived data it reads, so an eviction while the body is being sent
+ * cannot free them; all are given back by body_stream_free(). */
+typedef struct body_stream {
+    xpv_cache *cache;
+    size_t n;
+    xpv_centry **entries;       /* the profiles' entries (referenced) */
+    const xpv_profile **profiles;
+    char **names;               /* host names, copied: the run list may go */
+    xpv_centry *dentry;         /* derived data (referenced), or NULL */
+    const xpv_tool_stream *ts;
+    void *st;                   /* the tool's writer, or NULL */
+} body_stream;
+
+static void body_stream_free(void *p) {
+    body_stream *bs = p;
+    if (!bs) return;
+    if (bs->st) bs->ts->free(bs->st);
+    if (bs->dentry) xpv_cache_release(bs->cache, bs->dentry);
+    for (size_t i = 0; i < bs->n; i++) {
+        if (bs->entries[i]) xpv_cache_release(bs->cache, bs->entries[i]);
+        free(bs->names[i]);
+    }
+    free(bs->entries);
+    free(bs->profiles);
+    free(bs->names);
+    free(bs);
+}
+
+static int body_stream_produce(void *p, xpv_buf *out) {
+    body_stream *bs = p;
+    return bs->ts->next(bs->st, out, STREAM_CHUNK);
+}
+
+/* Give `r` a streamed body for the request's tool.  Returns 0 (r->produce
+ * set, or an error response when the inputs fail to load) or -1 when the
+ * tool does not stream this query (r untouched: render it instead). */
+static int stream_body(xpv_app *a, reqctx *rc, const xpv_query *q, xpv_response *r) {
+    const xpv_tool_stream *ts = rc->tool->stream;
+    xpv_params params = xpv_query_params(q);
+    if (!ts || !ts->wants(&params)) return -1;
+    xpv_err err;
+    xpv_err_clear(&err);
+    xpv_buf ids;
+    xpv_buf_init(&ids);
+    for (size_t i = 0; i < rc->nhosts; i++) host_identity(&ids, rc->hosts[i]);
+    xpv_buf_putc(&ids, '\0');
+    body_stream *bs = xpv_xcalloc(1, sizeof *bs);
+    bs->cache = a->cache;
+    bs->n = rc->nhosts;
+    bs->ts = ts;
+    bs->entries = xpv_xcalloc(bs->n, sizeof *bs->entries);
+    bs->profiles = xpv_xcalloc(bs->n, sizeof *bs->profiles);
+    bs->names = xpv_xcalloc(bs->n, sizeof *bs->names);
+    for (size_t i = 0; i < bs->n; i++) {
+        bs->names[i] = xpv_xstrdup(rc->hosts[i]->name);
+        bs->entries[i] = get_profile(a, rc->hosts[i], &err);
+        if (!bs->entries[i]) goto fail;
+        bs->profiles[i] = xpv_centry_value(bs->entries[i]);
+    }
+    xpv_hostset hs = {bs->n, bs->profiles, (const char *const *)bs->names};
+    const void *derived = NULL;
+    if (rc->tool->derived) {
+        bs->dentry = get_derived(a, rc, ids.data, &hs, bs->entries, &err);
+        if (!bs->dentry) goto fail;
+        derived = ((struct derived_val *)xpv_centry_value(bs->dentry))->d;
+    }
+    xpv_tool_error terr;
+    memset(&terr, 0, sizeof terr);
+    bs->st = ts->open(&hs, derived, &params, &terr);
+    if (!bs->st) {
+        xpv_err_set(&err, terr.status ? terr.status : 500, "%s",
+                    terr.msg[0] ? terr.msg : "the tool failed");
+        goto fail;
+    }
+    xpv_buf_free(&ids);
+    r->body = "";
+    r->len = 0;
+    r->compress = 1;
+    r->produce = body_stream_produce;
+    r->free_state = body_stream_free;
+    r->state = bs;
+    return 0;
+
+fail:
+    xpv_buf_free(&ids);
+    body_stream_free(bs);
+    resp_error(r, &err);
+    return 0;
 }
 
 /* ==== Validators (ETag, Last-Modified) ================================ */
@@ -906,6 +1015,10 @@ static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
         return;
     }
     if (set_validators(a, r, csv ? "data_csv" : "data", rc.hosts, rc.nhosts, q, inm)) {
+        reqctx_release(&rc);
+        return;
+    }
+    if (!csv && stream_body(a, &rc, q, r) == 0) {   /* the full trace */
         reqctx_release(&rc);
         return;
     }

@@ -59,6 +59,14 @@ typedef struct xpv_response {
     char disposition[256];      /* Content-Disposition value or "" */
     char location[512];         /* Location value or "" (redirects) */
     const char *allow;          /* Allow value (405) or NULL */
+    /* Streamed body (the full trace), instead of body/len when `produce`
+     * is set: each call appends the next chunk (about 1 MiB) to `out` and
+     * returns 1 while more follows, 0 once the body is complete.  The state
+     * keeps what it reads (profiles, derived data) pinned in the cache until
+     * xpv_response_release() frees it, whether or not it ran to the end. */
+    int (*produce)(void *state, xpv_buf *out);
+    void (*free_state)(void *state);
+    void *state;
     /* Ownership (private). */
     char *owned;
     unsigned char *owned_gz;

@@ -104,6 +104,31 @@ for t in $tools; do
     check "hosts $t (2 hosts): 200" [ "$STATUS" = 200 ]
 done
 
+# ---- the full trace is streamed (chunked), gzip or not ---------------------
+for run in r1 train/r2; do
+    u="$P/data?run=$run&tag=trace_viewer"
+    fetch "$u"
+    cp "$tmp/body" "$tmp/trace_plain"
+    check "full trace $run: 200, chunked, no Content-Length" bash -c \
+        "[ $STATUS = 200 ] && grep -qi '^transfer-encoding: chunked' $tmp/hdr && \
+         ! grep -qi '^content-length:' $tmp/hdr"
+    etag=$(header ETag)
+    check "full trace $run: ETag, Last-Modified, Vary" bash -c \
+        "[ -n '$etag' ] && [ -n '$(header Last-Modified)' ] && [ '$(header Vary)' = Accept-Encoding ]"
+    fetch "$u" --compressed
+    check "full trace $run: gzip when accepted" [ "$(header Content-Encoding)" = gzip ]
+    check "full trace $run: gzip download decodes to the identity bytes" \
+        cmp -s "$tmp/body" "$tmp/trace_plain"
+    check "full trace $run: both decode to the same JSON" python3 -c "
+import json, sys
+a = json.load(open('$tmp/body')); b = json.load(open('$tmp/trace_plain'))
+assert a == b and len(a['traceEvents']) > 10, len(a['traceEvents'])"
+    fetch "$u" -H "If-None-Match: $etag"
+    check "full trace $run: 304 on matching ETag" [ "$STATUS" = 304 ]
+    head_out=$(curl -s -I -o /dev/null -w '%{http_code} %{size_download}' "$u")
+    check "full trace $run: HEAD 200, no body" [ "$head_out" = "200 0" ]
+done
+
 fetch "$P/profile_info?run=train/r2"
 check "profile_info: planes listed" json "assert d['planes'] and d['events'] > 0, d"
 fetch "$P/profile_info?run=r1" -H 'Accept-Encoding: gzip'

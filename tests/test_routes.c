@@ -109,15 +109,15 @@ static int render_derived(const xpv_hostset *hs, const void *d, const xpv_params
 }
 
 static const xpv_tool t_all = {"t_all", NULL, "All", XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
-                               NULL, NULL, render_table};
+                               NULL, NULL, render_table, NULL};
 static const xpv_tool t_only = {"t_only", NULL, "Only", XPV_TOOL_ALL_HOSTS_ONLY, NULL, NULL,
-                                render_names};
+                                render_names, NULL};
 static const xpv_tool t_single = {"t_single", "t_old", "Single", 0, has_gpu, NULL,
-                                  render_names};
-static const xpv_tool t_trace = {"trace_viewer", NULL, "Trace", 0, NULL, NULL, render_names};
+                                  render_names, NULL};
+static const xpv_tool t_trace = {"trace_viewer", NULL, "Trace", 0, NULL, NULL, render_names, NULL};
 static const xpv_tool t_derived = {"t_derived", NULL, "Derived", XPV_TOOL_ALL_HOSTS_OK, NULL,
-                                   &kind_sum, render_derived};
-static const xpv_tool t_fail = {"t_fail", NULL, "Fail", 0, NULL, NULL, render_fail};
+                                   &kind_sum, render_derived, NULL};
+static const xpv_tool t_fail = {"t_fail", NULL, "Fail", 0, NULL, NULL, render_fail, NULL};
 static const xpv_tool *const test_tools[] = {&t_all, &t_trace, &t_only, &t_single,
                                             &t_derived, &t_fail, NULL};
 
@@ -176,9 +176,13 @@ static int get(xpv_app *a, const char *uri) {
     static char *copy;
     xpv_app_route(a, "GET", uri, NULL, &last);
     free(copy);
-    copy = malloc(last.len + 1);
-    memcpy(copy, last.body, last.len);
-    copy[last.len] = '\0';
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_buf_add(&b, last.body, last.len);
+    while (last.produce && last.produce(last.state, &b)) {
+    }
+    xpv_buf_putc(&b, '\0');
+    copy = xpv_buf_steal(&b, NULL);
     body = copy;
     int st = last.status;
     /* Keep headers of `last` readable: release only the body ownership. */

@@ -3,13 +3,15 @@
  * shape (what Perfetto / chrome://tracing need), XProf's pid/tid mapping,
  * names and args, dropped internal events and stats, flows, counters,
  * exact timestamps, streaming responses, event details, search, and the
- * event count on real profiles from ../shared (skipped when absent).
+ * event count on real profiles from ../shared (skipped when absent), and
+ * the full trace streamed in small chunks = the one-shot render.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
 
+#include "synth.h"
 #include "testutil.h"
 #include "tool.h"
 #include "tool_xspace.h"
@@ -593,8 +595,112 @@ static void test_real_profiles(void **state) {
     assert_true(checked >= 3);
 }
 
+/* ---- the full trace as a stream (xpv_tool_stream) ---------------------- */
+
+/* The stream of the full trace, pulled `max` bytes at a time, writes the
+ * very bytes of the one-shot render; every call but the last adds at least
+ * `max` bytes, and once done further calls add nothing. */
+static void check_stream_same(const xpv_profile *const *ps, size_t n, const size_t *maxes,
+                              size_t nmax) {
+    const char *hn[2] = {"hostA", "hostB"};
+    xpv_hostset hs = {n, ps, hn};
+    const xpv_tool *t = &xpv_tool_trace_viewer;
+    const char *keys[1] = {"tag"}, *vals[1] = {"trace_viewer"};
+    xpv_params q = {1, keys, vals};
+    xpv_tool_error err;
+    memset(&err, 0, sizeof err);
+    assert_non_null(t->stream);
+    assert_true(t->stream->wants(&q));
+    void *d = t->derived->build(&hs, &err);
+    assert_non_null(d);
+    xpv_buf whole, parts;
+    xpv_buf_init(&whole);
+    xpv_buf_init(&parts);
+    assert_int_equal(t->render(&hs, d, &q, &whole, &err), 0);
+    for (size_t m = 0; m < nmax; m++) {
+        void *st = t->stream->open(&hs, d, &q, &err);
+        assert_non_null(st);
+        xpv_buf_reset(&parts);
+        size_t calls = 0;
+        for (;;) {
+            size_t before = parts.len;
+            int more = t->stream->next(st, &parts, maxes[m]);
+            calls++;
+            if (!more) break;
+            assert_true(parts.len - before >= maxes[m]);
+        }
+        size_t end = parts.len;
+        assert_int_equal(t->stream->next(st, &parts, maxes[m]), 0);
+        assert_int_equal(parts.len, end);
+        t->stream->free(st);
+        if (parts.len != whole.len || memcmp(parts.data, whole.data, whole.len) != 0)
+            fail_msg("chunks of %zu: %zu bytes in %zu calls, one-shot %zu bytes", maxes[m],
+                     parts.len, calls, whole.len);
+        if (maxes[m] == 1) assert_true(calls > 2);
+    }
+    xpv_buf_free(&whole);
+    xpv_buf_free(&parts);
+    t->derived->free(d);
+}
+
+static void test_stream_chunks(void **state) {
+    (void)state;
+    static const size_t maxes[] = {1, 7, 300, 1 << 20, 0};
+    xpv_profile *a = profile(), *b = profile();
+    const xpv_profile *one[1] = {a}, *two[2] = {a, b};
+    check_stream_same(one, 1, maxes, 5);
+    check_stream_same(two, 2, maxes, 5);
+    xpv_profile_free(a);
+    xpv_profile_free(b);
+
+    /* A synthetic profile (what `xpview synth` writes). */
+    xpv_synth_opts o;
+    memset(&o, 0, sizeof o);
+    o.size_bytes = 300000;
+    o.steps = 3;
+    xpv_synth_defaults(&o);
+    xpv_buf sb;
+    xpv_buf_init(&sb);
+    assert_int_equal(xpv_synth_host(&o, 0, &sb), 0);
+    size_t len;
+    void *bytes = xpv_buf_steal(&sb, &len);
+    xpv_decode_error derr;
+    xpv_profile *s = xpv_decode(bytes, len, tx_buf_free, &derr);
+    assert_non_null(s);
+    const xpv_profile *syn[1] = {s};
+    check_stream_same(syn, 1, maxes, 5);
+    xpv_profile_free(s);
+
+    /* Real xplanes, when ../shared is there. */
+    if (!tu_shared_dir()) {
+        print_message("SKIP: ../shared/testdata not present; real-file stream checks skipped\n");
+        return;
+    }
+    static const size_t real_maxes[] = {1, 4096, 1 << 20};
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
+    char **files = tu_find_files(dir, ".xplane.pb");
+    assert_non_null(files);
+    int checked = 0;
+    for (char **f = files; *f; f++) {
+        if (strstr(*f, "/corrupt/")) continue;
+        void *buf = tu_read_file(*f, &len);
+        assert_non_null(buf);
+        xpv_profile *p = xpv_decode(buf, len, file_free, &derr);
+        assert_non_null(p);
+        const xpv_profile *ps[1] = {p};
+        check_stream_same(ps, 1, real_maxes, 3);
+        xpv_profile_free(p);
+        checked++;
+    }
+    tu_free_list(files);
+    print_message("%d real files streamed in chunks\n", checked);
+    assert_true(checked >= 3);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stream_chunks),
         cmocka_unit_test(test_full_trace),
         cmocka_unit_test(test_multi_host),
         cmocka_unit_test(test_streaming_details_search),

@@ -47,6 +47,25 @@ typedef struct xpv_derived_kind {
     size_t (*size)(const void *d);  /* bytes held, for the cache budget */
 } xpv_derived_kind;
 
+/* A resumable writer for outputs too big to hold in memory at once (the
+ * full trace: gigabytes of JSON).  The bytes it writes, chunk after chunk,
+ * are exactly what render() writes for the same query. */
+typedef struct xpv_tool_stream {
+    /* Whether this query is answered by the stream (else by render()). */
+    int (*wants)(const xpv_params *q);
+    /* A writer positioned at the start of the output.  It borrows `hs`'s
+     * arrays, `derived` and the profiles: the caller keeps them alive until
+     * free().  `hs` itself is copied.  Returns NULL with `err` filled. */
+    void *(*open)(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                  xpv_tool_error *err);
+    /* Append the next bytes to `out`: about `max` of them (it stops at the
+     * first item boundary past `max`; 0 = everything left).  Returns 1 while
+     * more remains, 0 once the output is complete (later calls add
+     * nothing). */
+    int (*next)(void *st, xpv_buf *out, size_t max);
+    void (*free)(void *st);
+} xpv_tool_stream;
+
 enum {
     XPV_TOOL_ALL_HOSTS_ONLY = 1 << 0, /* multi-host runs: only ALL_HOSTS */
     XPV_TOOL_ALL_HOSTS_OK = 1 << 1,   /* ALL_HOSTS offered besides hosts */
@@ -65,6 +84,7 @@ typedef struct xpv_tool {
     /* Write the JSON.  Returns 0, or fills err and returns -1. */
     int (*render)(const xpv_hostset *hs, const void *derived,
                   const xpv_params *q, xpv_buf *out, xpv_tool_error *err);
+    const xpv_tool_stream *stream;  /* NULL: render() answers every query */
 } xpv_tool;
 
 /* All tools in XProf's display order, NULL-terminated. */

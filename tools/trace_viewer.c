@@ -350,48 +350,101 @@ static const char HEADER[] = "{\"displayTimeUnit\":\"ns\",\"metadata\":{\"highre
 
 /* ==== Modes ============================================================= */
 
-static int render_full(const xpv_hostset *hs, const xpv_trace_index *ix, xpv_buf *out) {
-    xpv_buf args;
-    xpv_buf_init(&args);
-    xpv_buf_puts(out, HEADER);
-    xpv_buf_puts(out, ",\"traceEvents\":[");
-    int first = 1;
-    write_metadata(out, ix, hs->n > 1, &first);
-    uint8_t *dropped = NULL;
-    size_t cap = 0;
-    const xpv_plane *last_pl = NULL;
-    for (uint32_t ri = 0; ri < ix->nrows; ri++) {
-        const xpv_trace_row *r = &ix->rows[ri];
+/* The full trace as a resumable writer: the position is kept between
+ * calls, so the body can be sent chunk by chunk (xpv_tool_stream) and the
+ * whole-body render is the same loop run to the end. */
+enum { FULL_HEAD, FULL_EVENTS, FULL_TAIL, FULL_DONE };
+
+typedef struct full_writer {
+    xpv_hostset hs;             /* copy; arrays borrowed from the caller */
+    const xpv_trace_index *ix;  /* borrowed */
+    int phase;                  /* FULL_* */
+    uint32_t ri;                /* row being written */
+    uint32_t ev;                /* next event of that row */
+    int first;                  /* nothing written into traceEvents yet */
+    const xpv_plane *last_pl;   /* plane `dropped` was computed for */
+    uint8_t *dropped;           /* per event metadata: internal, not shown */
+    size_t cap;
+    xpv_buf args;               /* scratch for one event's args */
+} full_writer;
+
+static full_writer *full_open(const xpv_hostset *hs, const xpv_trace_index *ix) {
+    full_writer *w = xpv_xcalloc(1, sizeof *w);
+    w->hs = *hs;
+    w->ix = ix;
+    w->phase = FULL_HEAD;
+    w->first = 1;
+    xpv_buf_init(&w->args);
+    return w;
+}
+
+static void full_free(full_writer *w) {
+    if (!w) return;
+    free(w->dropped);
+    xpv_buf_free(&w->args);
+    free(w);
+}
+
+/* Append about `max` bytes (0 = all) of the output; 1 while more remains. */
+static int full_next(full_writer *w, xpv_buf *out, size_t max) {
+    const xpv_hostset *hs = &w->hs;
+    const xpv_trace_index *ix = w->ix;
+    size_t start = out->len;
+    if (w->phase == FULL_HEAD) {
+        xpv_buf_puts(out, HEADER);
+        xpv_buf_puts(out, ",\"traceEvents\":[");
+        write_metadata(out, ix, hs->n > 1, &w->first);
+        w->phase = FULL_EVENTS;
+    }
+    while (w->phase == FULL_EVENTS) {
+        if (w->ri >= ix->nrows) {
+            w->phase = FULL_TAIL;
+            break;
+        }
+        const xpv_trace_row *r = &ix->rows[w->ri];
         const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
         const xpv_line *ln = &pl->lines[r->line];
-        if (pl != last_pl) {
-            if (pl->nevent_meta + 1 > cap) {
-                cap = pl->nevent_meta + 1;
-                dropped = xpv_xrealloc(dropped, cap);
+        if (pl != w->last_pl) {
+            if (pl->nevent_meta + 1 > w->cap) {
+                w->cap = pl->nevent_meta + 1;
+                w->dropped = xpv_xrealloc(w->dropped, w->cap);
             }
             for (uint32_t k = 0; k < pl->nevent_meta; k++)
-                dropped[k] = (uint8_t)xpv_trace_is_internal(pl->event_meta[k].name);
-            last_pl = pl;
+                w->dropped[k] = (uint8_t)xpv_trace_is_internal(pl->event_meta[k].name);
+            w->last_pl = pl;
         }
-        for (uint32_t i = 0; i < ln->nevents; i++) {
-            if (dropped[ln->events[i].meta]) continue;
+        while (w->ev < ln->nevents) {
+            if (max && out->len - start >= max) return 1;
+            uint32_t i = w->ev++;
+            if (w->dropped[ln->events[i].meta]) continue;
             size_t mark = out->len;
-            if (!first) xpv_buf_putc(out, ',');
+            if (!w->first) xpv_buf_putc(out, ',');
             xpv_buf_putc(out, '\n');
             if (r->is_counter) {
-                if (!write_counter(out, hs, r, i, &args)) {
+                if (!write_counter(out, hs, r, i, &w->args)) {
                     out->len = mark;
                     continue;
                 }
             } else {
-                write_event(out, hs, ix, r, ri, i, 1, &args);
+                write_event(out, hs, ix, r, w->ri, i, 1, &w->args);
             }
-            first = 0;
+            w->first = 0;
         }
+        w->ri++;
+        w->ev = 0;
     }
-    free(dropped);
-    xpv_buf_puts(out, "\n]}");
-    xpv_buf_free(&args);
+    if (w->phase == FULL_TAIL) {
+        xpv_buf_puts(out, "\n]}");
+        w->phase = FULL_DONE;
+    }
+    return 0;
+}
+
+static int render_full(const xpv_hostset *hs, const xpv_trace_index *ix, xpv_buf *out) {
+    full_writer *w = full_open(hs, ix);
+    while (full_next(w, out, 0)) {
+    }
+    full_free(w);
     return 0;
 }
 
@@ -564,6 +617,16 @@ static int render_search(const xpv_hostset *hs, const xpv_trace_index *ix, const
     return 0;
 }
 
+/* Whether the query asks for a window (XProf's streaming trace viewer:
+ * tag=trace_viewer@ or any window parameter) rather than the full trace. */
+static int is_windowed(const xpv_params *q) {
+    const char *tag = xpv_param(q, "tag");
+    size_t tl = tag ? strlen(tag) : 0;
+    while (tl && tag[tl - 1] == '^') tl--;
+    return (tl && tag[tl - 1] == '@') || xpv_param(q, "start_time_ms") ||
+           xpv_param(q, "end_time_ms") || xpv_param(q, "resolution");
+}
+
 static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q, xpv_buf *out,
                   xpv_tool_error *err) {
     const xpv_trace_index *ix = derived;
@@ -577,14 +640,43 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     if (uid && *uid) return render_details(hs, ix, uid, out, err);
     const char *prefix = xpv_param(q, "search_prefix");
     if (prefix) return render_search(hs, ix, q, prefix, out, err);
-    const char *tag = xpv_param(q, "tag");
-    size_t tl = tag ? strlen(tag) : 0;
-    while (tl && tag[tl - 1] == '^') tl--;
-    int streaming = (tl && tag[tl - 1] == '@') || xpv_param(q, "start_time_ms") ||
-                    xpv_param(q, "end_time_ms") || xpv_param(q, "resolution");
-    if (streaming) return render_stream(hs, ix, q, out, err);
+    if (is_windowed(q)) return render_stream(hs, ix, q, out, err);
     return render_full(hs, ix, out);
 }
+
+/* ==== The full trace as a stream (xpv_tool_stream) ===================== */
+
+static int stream_wants(const xpv_params *q) {
+    const char *uid = xpv_param(q, "unique_id");
+    if (!uid || !*uid) uid = xpv_param(q, "uid");
+    if (uid && *uid) return 0;
+    if (xpv_param(q, "search_prefix")) return 0;
+    return !is_windowed(q);
+}
+
+static void *stream_open(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                         xpv_tool_error *err) {
+    (void)q;
+    if (!derived) {
+        err->status = 500;
+        snprintf(err->msg, sizeof err->msg, "trace index missing");
+        return NULL;
+    }
+    return full_open(hs, derived);
+}
+
+static int stream_next(void *st, xpv_buf *out, size_t max) {
+    return full_next(st, out, max);
+}
+
+static void stream_free(void *st) { full_free(st); }
+
+static const xpv_tool_stream full_stream = {
+    .wants = stream_wants,
+    .open = stream_open,
+    .next = stream_next,
+    .free = stream_free,
+};
 
 const xpv_tool xpv_tool_trace_viewer = {
     .name = "trace_viewer",
@@ -594,4 +686,5 @@ const xpv_tool xpv_tool_trace_viewer = {
     .available = NULL,
     .derived = &xpv_derived_trace_index,
     .render = render,
+    .stream = &full_stream,
 };
