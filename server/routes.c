@@ -7,7 +7,9 @@
  * files' identities (path, size, mtime, inode) + the query.  On a miss the
  * cache builds it once: profiles (cached), derived data (cached, keeps its
  * profiles alive), render.  Big responses are not kept, so a trace cannot
- * push decoded profiles out of the budget.
+ * push decoded profiles out of the budget.  The full trace is never
+ * rendered whole: its response carries a producer (the tool's stream) that
+ * pins the profiles and the trace index while the body is sent.
  */
 #include "routes.h"
 

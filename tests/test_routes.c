@@ -15,6 +15,7 @@
 #include "assets.h"
 #include "routes.h"
 #include "srv_fixture.h"
+#include "synth.h"
 #include "testutil.h"
 #include "version.h"
 
@@ -654,6 +655,64 @@ static void test_routes__csv_op_stats_tools(void **state) {
     xpv_app_free(a);
 }
 
+/* The full trace is a streamed body: while it is held, the profile and the
+ * trace index it reads stay pinned (a cache clear, which drops whatever
+ * nobody uses, keeps them); released, they are unpinned. */
+static void test_routes__stream_pins_inputs(void **state) {
+    (void)state;
+    char *dir = tu_mkdtemp();
+    xpv_synth_opts o;
+    memset(&o, 0, sizeof o);
+    o.size_bytes = 300000;
+    o.steps = 3;
+    xpv_synth_defaults(&o);
+    char msg[256];
+    assert_int_equal(xpv_synth_logdir(&o, dir, "run", msg, sizeof msg), 0);
+    xpv_app_config cfg = {dir, 0, "", 0, 64 << 20, 0};
+    xpv_err err;
+    xpv_app *a = xpv_app_new(&cfg, &err);
+    assert_non_null(a);
+    const char *uri = P "data?run=run&tag=trace_viewer";
+    xpv_response r;
+    xpv_app_route(a, "GET", uri, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(r.produce);
+    assert_non_null(r.etag);
+    xpv_cache_stats st;
+    xpv_cache_clear(xpv_app_cache(a));
+    xpv_cache_get_stats(xpv_app_cache(a), &st);
+    assert_true(st.entries >= 2);        /* profile + trace index, pinned */
+    xpv_buf b;
+    xpv_buf_init(&b);
+    size_t chunks = 0;
+    while (r.produce(r.state, &b)) chunks++;
+    xpv_response_release(&r);
+    xpv_cache_clear(xpv_app_cache(a));
+    xpv_cache_get_stats(xpv_app_cache(a), &st);
+    assert_int_equal(st.entries, 0);     /* released: nothing pinned */
+    json_error_t je;
+    json_t *j = json_loadb(b.data, b.len, 0, &je);
+    if (!j) fail_msg("streamed trace is not JSON: %s at %d", je.text, je.position);
+    assert_true(json_array_size(json_object_get(j, "traceEvents")) > 100);
+    json_decref(j);
+    print_message("%zu bytes in %zu chunks\n", b.len, chunks + 1);
+    /* HEAD answers the same way (http.c never runs the producer then);
+     * streaming viewports are rendered whole as before. */
+    xpv_app_route(a, "HEAD", uri, NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(r.produce);
+    xpv_response_release(&r);
+    xpv_app_route(a, "GET", P "data?run=run&tag=trace_viewer@&resolution=100", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_null(r.produce);
+    assert_true(r.len > 0);
+    xpv_response_release(&r);
+    xpv_buf_free(&b);
+    xpv_app_free(a);
+    tu_rmrf(dir);
+    free(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_routes__runs_and_tools),
@@ -670,6 +729,7 @@ int main(void) {
         cmocka_unit_test(test_routes__new_run_appears),
         cmocka_unit_test(test_routes__real_logdir),
         cmocka_unit_test(test_routes__csv_op_stats_tools),
+        cmocka_unit_test(test_routes__stream_pins_inputs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

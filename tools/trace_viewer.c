@@ -6,6 +6,10 @@
  *   full       tag=trace_viewer with no window params: every event with all
  *              its args, process/thread metadata, flows, counters.  Loads
  *              unchanged in Perfetto UI and chrome://tracing.  No event cap.
+ *              Gigabytes on big profiles, so it is also offered as a
+ *              resumable writer (`full_stream`, xpv_tool_stream) that the
+ *              server sends chunk by chunk; render() runs the same writer
+ *              to the end.
  *   streaming  tag=trace_viewer@, or start_time_ms / end_time_ms /
  *              resolution given: the events visible in the window at the
  *              resolution (XProf's rule), each with args {uid, group_id}
