@@ -1286,12 +1286,6 @@ void xpv_app_route_cond(xpv_app *a, const char *method, const char *uri,
         r->allow = "GET, HEAD";
         return;
     }
-
-    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-        resp_errorf(r, 405, "method not allowed: only GET and HEAD");
-        r->allow = "GET, HEAD";
-        return;
-    }
     const char *qm = strchr(uri, '?');
     size_t plen = qm ? (size_t)(qm - uri) : strlen(uri);
     if (plen >= sizeof path) {

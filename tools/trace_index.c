@@ -295,6 +295,7 @@ static int row_receives(const xpv_trace_row *r) {
 
 /* Move the events of `rec` (any order) to their new levels. */
 static void promote_apply(xpv_trace_index *ix, const xpv_hostset *hs, flow_rec *rec, size_t nm) {
+    if (!nm) return;
     qsort(rec, nm, sizeof *rec, cmp_flow_group);
     /* Per changed group: a stable counting sort by the new level, then the
      * levels that received events sorted by start again. */
