@@ -18,6 +18,7 @@
 #define ENTRY_OVERHEAD 128      /* bytes charged per entry besides its value */
 #define ADMIT_WAIT_MS 120000    /* default longest queueing behind decodes */
 #define HELD_WAIT_MS 2000       /* default longest wait for held entries */
+#define HELD_FREE_WAIT_MS 15000 /* the same when the caller holds no entry */
 
 enum { BUILDING, READY, FAILED };
 
@@ -48,7 +49,7 @@ struct xpv_cache {
     uint64_t hits, misses, evictions, builds;
     uint64_t reserved;          /* sum of BUILDING entries' reservations */
     uint64_t admit_waits, admit_rejects;
-    int admit_wait_ms, held_wait_ms;
+    int admit_wait_ms, held_wait_ms, held_free_wait_ms;
     int admit_waiters;          /* threads queued in xpv_cache_get_admit */
 };
 
@@ -167,13 +168,15 @@ xpv_cache *xpv_cache_new(uint64_t budget) {
     c->budget = budget;
     c->admit_wait_ms = ADMIT_WAIT_MS;
     c->held_wait_ms = HELD_WAIT_MS;
+    c->held_free_wait_ms = HELD_FREE_WAIT_MS;
     return c;
 }
 
-void xpv_cache_set_admit_wait(xpv_cache *c, int decodes_ms, int held_ms) {
+void xpv_cache_set_admit_wait(xpv_cache *c, int decodes_ms, int held_ms, int held_free_ms) {
     pthread_mutex_lock(&c->mu);
     c->admit_wait_ms = decodes_ms < 0 ? 0 : decodes_ms;
     c->held_wait_ms = held_ms < 0 ? 0 : held_ms;
+    c->held_free_wait_ms = held_free_ms < 0 ? 0 : held_free_ms;
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -244,11 +247,11 @@ static int admit_locked(xpv_cache *c, graveyard *g, uint64_t need, int *evicted)
 
 xpv_centry *xpv_cache_get(xpv_cache *c, const char *key,
                           xpv_cache_build_fn build, void *ctx, xpv_err *err) {
-    return xpv_cache_get_admit(c, key, 0, NULL, build, ctx, err);
+    return xpv_cache_get_admit(c, key, 0, 0, NULL, build, ctx, err);
 }
 
 xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
-                                const char *label, xpv_cache_build_fn build,
+                                int caller_holds, const char *label, xpv_cache_build_fn build,
                                 void *ctx, xpv_err *err) {
     uint64_t h = xpv_hash64(key, strlen(key));
     graveyard g = {NULL};
@@ -283,7 +286,8 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
         /* In the way: other decodes (queue behind them, up to the admit
          * wait, then 503), or only entries held by requests (wait a little
          * for their release, then go ahead over budget: the holder may be
-         * the caller itself, e.g. a derived build holding another host). */
+         * the caller itself, e.g. a request holding another host; a caller
+         * holding nothing waits longer, as its holders will finish). */
         if (!c->reserved && held_out) break;
         if (c->reserved && decodes_out) {
             c->admit_rejects++;
@@ -299,7 +303,7 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
             queued = 1;
             c->admit_waits++;
             decodes_until = deadline_in(c->admit_wait_ms);
-            held_until = deadline_in(c->held_wait_ms);
+            held_until = deadline_in(caller_holds ? c->held_wait_ms : c->held_free_wait_ms);
         }
         /* Woken by finished builds and released entries; look again. */
         int on_decodes = c->reserved > 0;

@@ -84,17 +84,20 @@ xpv_centry *xpv_cache_get(xpv_cache *c, const char *key,
  *    enough, the call queues: behind the admitted builds in flight (at
  *    most the decodes wait, then NULL with a 503 error, nothing built),
  *    then for entries held by requests to be released (at most the held
- *    wait, then it goes ahead over budget: the holder may be the caller
- *    itself, e.g. a derived build holding one host while loading another);
+ *    wait when `caller_holds` says the caller itself holds entries, e.g. a
+ *    request holding one host while loading another, which may be the
+ *    holders in the way; else the longer held-free wait; then it goes
+ *    ahead over budget rather than wait on holders forever);
  *  - then `need` stays reserved until the build ends.
  * Hits and single-flight waits behave as in xpv_cache_get(). */
 xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
-                                const char *label, xpv_cache_build_fn build,
+                                int caller_holds, const char *label, xpv_cache_build_fn build,
                                 void *ctx, xpv_err *err);
 
 /* How long xpv_cache_get_admit() may queue behind other decodes (default
- * 120000 ms) and for held entries (default 2000 ms). */
-void xpv_cache_set_admit_wait(xpv_cache *c, int decodes_ms, int held_ms);
+ * 120000 ms) and for held entries (default 2000 ms when the caller holds
+ * entries itself, 15000 ms when it holds none). */
+void xpv_cache_set_admit_wait(xpv_cache *c, int decodes_ms, int held_ms, int held_free_ms);
 
 /* The entry for `key` if it is ready in the cache (referenced), else NULL.
  * Never builds, never waits. */

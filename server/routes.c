@@ -267,7 +267,9 @@ static int build_profile(void *vctx, xpv_cache_val *v, xpv_err *err) {
 }
 
 /* The cached profile of `h` (a referenced entry), or NULL with `err`. */
-static xpv_centry *get_profile(xpv_app *a, const xpv_host *h, xpv_err *err) {
+/* `holds`: whether the caller already holds cache entries (other hosts of
+ * its host set), for memory admission. */
+static xpv_centry *get_profile(xpv_app *a, const xpv_host *h, int holds, xpv_err *err) {
     xpv_buf key;
     xpv_buf_init(&key);
     xpv_buf_puts(&key, "P\x1f");
@@ -276,7 +278,7 @@ static xpv_centry *get_profile(xpv_app *a, const xpv_host *h, xpv_err *err) {
     struct profile_ctx ctx = {a, h};
     /* Admission: a decode needs at least the file's bytes at once, so cold
      * decodes of different profiles queue rather than overrun the budget. */
-    xpv_centry *e = xpv_cache_get_admit(a->cache, key.data, h->size, h->rel,
+    xpv_centry *e = xpv_cache_get_admit(a->cache, key.data, h->size, holds, h->rel,
                                         build_profile, &ctx, err);
     xpv_buf_free(&key);
     if (!e && !err->file[0]) snprintf(err->file, sizeof err->file, "%s", h->rel);
@@ -480,7 +482,7 @@ static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
     xpv_buf_init(&out);
 
     for (size_t i = 0; i < n; i++) {
-        entries[i] = get_profile(a, rc->hosts[i], err);
+        entries[i] = get_profile(a, rc->hosts[i], i > 0, err);
         if (!entries[i]) goto done;
         profiles[i] = xpv_centry_value(entries[i]);
         names[i] = rc->hosts[i]->name;
@@ -623,7 +625,7 @@ static int stream_body(xpv_app *a, reqctx *rc, const xpv_query *q, xpv_response 
     bs->names = xpv_xcalloc(bs->n, sizeof *bs->names);
     for (size_t i = 0; i < bs->n; i++) {
         bs->names[i] = xpv_xstrdup(rc->hosts[i]->name);
-        bs->entries[i] = get_profile(a, rc->hosts[i], &err);
+        bs->entries[i] = get_profile(a, rc->hosts[i], i > 0, &err);
         if (!bs->entries[i]) goto fail;
         bs->profiles[i] = xpv_centry_value(bs->entries[i]);
     }
@@ -753,7 +755,7 @@ struct tools_ctx {
 
 static int build_tool_list(void *vctx, xpv_cache_val *v, xpv_err *err) {
     struct tools_ctx *ctx = vctx;
-    xpv_centry *pe = get_profile(ctx->app, ctx->host, err);
+    xpv_centry *pe = get_profile(ctx->app, ctx->host, 0, err);
     if (!pe) return -1;
     const xpv_profile *p = xpv_centry_value(pe);
     xpv_buf b;
@@ -1116,7 +1118,7 @@ static void route_profile_info(xpv_app *a, const xpv_query *q, const char *inm,
         reqctx_release(&rc);
         return;
     }
-    xpv_centry *e = get_profile(a, h, &err);
+    xpv_centry *e = get_profile(a, h, 0, &err);
     if (!e) {
         resp_error(r, &err);
         reqctx_release(&rc);

@@ -168,7 +168,10 @@ for p in "${cpids[@]}"; do wait "$p"; done
     bad "two profiles: $(cat "$tmp"/two.* | sort | uniq -c | tr -s ' ')"
 dec=$(statz decodes)
 peak=$(( $(hwm "$PID") / 1024 ))
-[ "$dec" = 2 ] && ok "two profiles decoded once each" || bad "two profiles: $dec decodes"
+# The budget holds one of them: a request may find its profile evicted by
+# the other and decode it again, but never more than once per request.
+[ "$dec" -ge 2 ] && [ "$dec" -le 4 ] && ok "two profiles: $dec decodes for 4 requests" ||
+    bad "two profiles: $dec decodes for 4 requests"
 [ "$peak" -le $((CACHE_MB + MARGIN_MB)) ] &&
     ok "two profiles at once: peak RSS $peak MiB within --cache_mb $CACHE_MB + $MARGIN_MB MiB" ||
     bad "two profiles at once: peak RSS $peak MiB over --cache_mb $CACHE_MB + $MARGIN_MB MiB"

@@ -269,11 +269,12 @@ struct athr {
     xpv_centry *got;
     xpv_err err;
     int done;
+    int holds;                  /* caller_holds passed on */
 };
 
 static void *admit_thread(void *p) {
     struct athr *t = p;
-    t->got = xpv_cache_get_admit(t->c, t->key, t->need, t->key, gated_build, &t->g,
+    t->got = xpv_cache_get_admit(t->c, t->key, t->need, t->holds, t->key, gated_build, &t->g,
                                  &t->err);
     pthread_mutex_lock(&mu);
     t->done = 1;
@@ -319,7 +320,7 @@ static void test_cache__admission(void **state) {
     xpv_cache_stats st;
     xpv_err err;
     struct gctx huge = {"huge", 10, NULL, 0, 0};
-    assert_null(xpv_cache_get_admit(c, "huge", 2000, "run/huge.xplane.pb", gated_build,
+    assert_null(xpv_cache_get_admit(c, "huge", 2000, 0, "run/huge.xplane.pb", gated_build,
                                     &huge, &err));
     assert_int_equal(err.status, 413);
     assert_non_null(strstr(err.msg, "run/huge.xplane.pb"));
@@ -327,7 +328,7 @@ static void test_cache__admission(void **state) {
     assert_int_equal(nbuilt, 0);
 
     struct gate ga = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
-    struct athr a = {c, "a", 400, {"a", 400, &ga, 0, 0}, NULL, {0}, 0};
+    struct athr a = {c, "a", 400, {"a", 400, &ga, 0, 0}, NULL, {0}, 0, 0};
     pthread_t ta, tc;
     pthread_create(&ta, NULL, admit_thread, &a);
     wait_for(&ga.started);
@@ -336,22 +337,22 @@ static void test_cache__admission(void **state) {
 
     /* Fits beside the decode in flight: built at once. */
     struct gctx gb = {"b", 400, NULL, 0, 0};
-    xpv_centry *b = xpv_cache_get_admit(c, "b", 400, "b", gated_build, &gb, &err);
+    xpv_centry *b = xpv_cache_get_admit(c, "b", 400, 0, "b", gated_build, &gb, &err);
     assert_non_null(b);
     assert_int_equal(ga.finished, 0);
 
     /* Does not fit: refused after a short wait... */
-    xpv_cache_set_admit_wait(c, 50, 50);
+    xpv_cache_set_admit_wait(c, 50, 50, 50);
     struct gctx gc0 = {"c", 450, NULL, 0, 0};
-    assert_null(xpv_cache_get_admit(c, "c", 450, "run/c.xplane.pb", gated_build, &gc0, &err));
+    assert_null(xpv_cache_get_admit(c, "c", 450, 0, "run/c.xplane.pb", gated_build, &gc0, &err));
     assert_int_equal(err.status, 503);
     assert_non_null(strstr(err.msg, "run/c.xplane.pb"));
     assert_int_equal(gc0.started, 0);
 
     /* ... or queued until the decode in flight ends and its value is
      * released (then evicted to make room). */
-    xpv_cache_set_admit_wait(c, 60000, 60000);
-    struct athr cc = {c, "c", 450, {"c", 340, NULL, 0, 0}, NULL, {0}, 0};
+    xpv_cache_set_admit_wait(c, 60000, 60000, 60000);
+    struct athr cc = {c, "c", 450, {"c", 340, NULL, 0, 0}, NULL, {0}, 0, 0};
     pthread_create(&tc, NULL, admit_thread, &cc);
     sleep_ms(100);
     assert_int_equal(read_locked(&cc.g.started), 0);
@@ -374,23 +375,38 @@ static void test_cache__admission(void **state) {
 
     /* Only held entries in the way (b, c): after the held wait it goes
      * ahead over budget rather than wait on holders forever. */
-    xpv_cache_set_admit_wait(c, 60000, 50);
+    xpv_cache_set_admit_wait(c, 60000, 50, 60000);
     struct gctx gd = {"d", 500, NULL, 0, 0};
-    xpv_centry *d = xpv_cache_get_admit(c, "d", 500, "d", gated_build, &gd, &err);
+    xpv_centry *d = xpv_cache_get_admit(c, "d", 500, 1, "d", gated_build, &gd, &err);
     assert_non_null(d);
     xpv_cache_get_stats(c, &st);
     assert_int_equal(st.admit_waits, 3);
-    /* Room made by evicting unused entries: no wait. */
+    /* A caller holding nothing waits for the holders instead (the held-
+     * free wait): "f" builds only once b, c and d are released and
+     * evicted, never over budget. */
+    pthread_t tf;
+    struct athr ff = {c, "f", 200, {"f", 100, NULL, 0, 0}, NULL, {0}, 0, 0};
+    pthread_create(&tf, NULL, admit_thread, &ff);
+    sleep_ms(200);                              /* well past the 50 ms */
+    assert_int_equal(read_locked(&ff.g.started), 0);
     xpv_cache_release(c, b);
     xpv_cache_release(c, cc.got);
     xpv_cache_release(c, d);
+    pthread_join(tf, NULL);
+    assert_non_null(ff.got);
+    assert_true(ff.g.started > 0);
+    xpv_cache_get_stats(c, &st);
+    assert_true(st.used <= st.budget);
+    assert_int_equal(st.admit_waits, 4);
+    xpv_cache_release(c, ff.got);
+    /* Room made by evicting unused entries: no wait. */
     struct gctx ge = {"e", 900, NULL, 0, 0};
-    xpv_centry *e = xpv_cache_get_admit(c, "e", 900, "e", gated_build, &ge, &err);
+    xpv_centry *e = xpv_cache_get_admit(c, "e", 900, 0, "e", gated_build, &ge, &err);
     assert_non_null(e);
     xpv_cache_get_stats(c, &st);
-    assert_int_equal(st.admit_waits, 3);
+    assert_int_equal(st.admit_waits, 4);
     /* A hit needs no admission. */
-    xpv_centry *e2 = xpv_cache_get_admit(c, "e", 900, "e", gated_build, &ge, &err);
+    xpv_centry *e2 = xpv_cache_get_admit(c, "e", 900, 0, "e", gated_build, &ge, &err);
     assert_ptr_equal(e, e2);
     xpv_cache_release(c, e);
     xpv_cache_release(c, e2);
