@@ -285,15 +285,8 @@ static void check_real_file(const char *path) {
 static void test_real_files(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
-    char **files = tu_find_files(dir, ".xplane.pb");
-    assert_non_null(files);
-    int n = 0;
-    for (char **f = files; *f; f++, n++) check_real_file(*f);
-    tu_free_list(files);
-    if (n == 0) {
-        print_message("SKIP: no xplane.pb under %s\n", dir);
+    if (tu_each_real_file(".xplane.pb", check_real_file) == 0) {
+        print_message("SKIP: no xplane.pb under %s/testdata/real\n", tu_shared_dir());
         skip();
     }
 }
@@ -302,20 +295,7 @@ static void test_real_files(void **state) {
 static void test_real_gpu_file(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char path[1024];
-    snprintf(path, sizeof path,
-             "%s/testdata/real/tensorflow-profiler/plugins/profile/GPU-multi-worker/"
-             "34.83.195.179_6003.xplane.pb",
-             tu_shared_dir());
-    size_t len;
-    void *buf = tu_read_file(path, &len);
-    if (!buf) {
-        print_message("SKIP: %s missing\n", path);
-        skip();
-    }
-    xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &derr);
-    assert_non_null(p);
+    xpv_profile *p = tx_decode_real_gpu_file();
     json_t *j = render_json(p, "framework_op_stats");
     for (size_t t = 0; t < 2; t++) {
         json_t *tab = json_array_get(j, t);

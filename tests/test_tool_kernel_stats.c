@@ -273,15 +273,8 @@ static void check_file(const char *path) {
 static void test_real_files(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
-    char **files = tu_find_files(dir, ".xplane.pb");
-    assert_non_null(files);
-    int n = 0;
-    for (char **f = files; *f; f++, n++) check_file(*f);
-    tu_free_list(files);
-    if (n == 0) {
-        print_message("SKIP: no xplane.pb under %s\n", dir);
+    if (tu_each_real_file(".xplane.pb", check_file) == 0) {
+        print_message("SKIP: no xplane.pb under %s/testdata/real\n", tu_shared_dir());
         skip();
     }
 }
