@@ -53,6 +53,18 @@ void *bench_read_all(const char *path, size_t *len) {
     return b;
 }
 
+xpv_profile *bench_decode(void *buf, size_t len, void (*free_fn)(void *, size_t), double *secs) {
+    double t0 = bench_now();
+    xpv_decode_error derr;
+    xpv_profile *p = xpv_decode(buf, len, free_fn, &derr);
+    *secs = bench_now() - t0;
+    if (!p) {
+        fprintf(stderr, "decode failed: %s\n", derr.msg);
+        exit(1);
+    }
+    return p;
+}
+
 void bench_buf_free(void *b, size_t n) {
     (void)n;
     free(b);

@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include "model.h"
+
 /* Wall-clock seconds from CLOCK_MONOTONIC (only differences are meaningful). */
 double bench_now(void);
 
@@ -25,6 +27,14 @@ double bench_cpu_now(void);
  * memory) prints the reason to stderr and exits 1; never returns NULL.
  */
 void *bench_read_all(const char *path, size_t *len);
+
+/*
+ * Decode `len` bytes at `buf` with xpv_decode (passing `free_fn` on, NULL
+ * to keep `buf` the caller's) and store the seconds it took in `*secs`.
+ * Returns the profile (free it with xpv_profile_free).  When the bytes do
+ * not decode, prints "decode failed: MSG" to stderr and exits 1.
+ */
+xpv_profile *bench_decode(void *buf, size_t len, void (*free_fn)(void *, size_t), double *secs);
 
 /* xpv_decode free callback for buffers from bench_read_all: free(b). */
 void bench_buf_free(void *b, size_t n);
