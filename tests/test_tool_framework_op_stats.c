@@ -229,11 +229,8 @@ static void test_cpu_columns_match_golden(void **state) {
  * cumulative fraction rising over its rows to at most 1 (exactly 1 on an
  * uncut side of the table without idle that has op time). */
 static void check_real_file(const char *path) {
-    size_t len;
-    void *buf = tu_read_file(path, &len);
-    assert_non_null(buf);
     xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &derr);
+    xpv_profile *p = tx_try_decode_file(path, &derr);
     if (!p) return; /* the deliberately corrupt file */
     json_t *j = render_json(p, "framework_op_stats");
     assert_int_equal(json_array_size(j), 2);

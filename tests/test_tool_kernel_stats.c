@@ -233,11 +233,8 @@ static void count_kernels(const xpv_profile *p, kcount *out) {
  * its total lies between the 1000 largest of our (finer) groups and the
  * total of all kernels. */
 static void check_file(const char *path) {
-    size_t len;
-    void *buf = tu_read_file(path, &len);
-    assert_non_null(buf);
     xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &derr);
+    xpv_profile *p = tx_try_decode_file(path, &derr);
     if (!p) return; /* the deliberately corrupt file */
     const xpv_profile *ps[1] = {p};
     json_t *j = render(ps, 1);

@@ -202,14 +202,19 @@ static inline xpv_profile *tx_decode(tx_space *s) {
 }
 
 /* Read and decode the xplane file at `path`; fails the test when it cannot
- * be read or decoded.  The profile owns the file buffer: free both with
- * xpv_profile_free. */
-static inline xpv_profile *tx_decode_file(const char *path) {
+ * be read, returns NULL (and fills `*derr`) when it does not decode.  The
+ * profile owns the file buffer: free both with xpv_profile_free. */
+static inline xpv_profile *tx_try_decode_file(const char *path, xpv_decode_error *derr) {
     size_t len;
     void *buf = tu_read_file(path, &len);
     if (!buf) fail_msg("%s: cannot read", path);
+    return xpv_decode(buf, len, tx_buf_free, derr);
+}
+
+/* As tx_try_decode_file, but a file that does not decode fails the test. */
+static inline xpv_profile *tx_decode_file(const char *path) {
     xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &derr);
+    xpv_profile *p = tx_try_decode_file(path, &derr);
     if (!p) fail_msg("%s: %s", path, derr.msg);
     return p;
 }
