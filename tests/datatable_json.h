@@ -1,7 +1,7 @@
 /*
  * datatable_json.h - render an op_stats tool (overview_page,
- * input_pipeline_analyzer) to parsed JSON and read its DataTables, shared
- * by test_tool_overview_page.c and test_tool_input_pipeline.c.
+ * input_pipeline_analyzer, framework_op_stats, kernel_stats) to parsed JSON
+ * and read its DataTables, shared by their test_tool_*.c.
  * Header-only (static functions), like steps_fixture.h.
  *
  * dt_render_hs / dt_render_one return a new jansson reference (the caller

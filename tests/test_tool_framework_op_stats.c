@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <zlib.h>
 
+#include "datatable_json.h"
 #include "testutil.h"
 #include "op_metrics.h"
 #include "tool.h"
@@ -52,18 +53,7 @@ static json_t *render_json(const xpv_profile *p, const char *tool_name) {
     xpv_hostset hs = {1, ps, hn};
     const xpv_tool *t = xpv_tool_find(tool_name);
     assert_ptr_equal(t, &xpv_tool_framework_op_stats);
-    xpv_tool_error err;
-    void *d = t->derived->build(&hs, &err);
-    assert_non_null(d);
-    xpv_buf out;
-    xpv_buf_init(&out);
-    assert_int_equal(t->render(&hs, d, NULL, &out, &err), 0);
-    json_error_t jerr;
-    json_t *j = json_loadb(out.data, out.len, 0, &jerr);
-    assert_non_null(j);
-    xpv_buf_free(&out);
-    t->derived->free(d);
-    return j;
+    return dt_render_hs(t, &hs);
 }
 
 static int col_index(json_t *table, const char *id) {

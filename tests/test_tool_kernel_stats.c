@@ -7,6 +7,7 @@
 #include <string.h>
 #include <jansson.h>
 
+#include "datatable_json.h"
 #include "testutil.h"
 #include "op_metrics.h"
 #include "tool.h"
@@ -50,18 +51,7 @@ static json_t *render(const xpv_profile *const *ps, size_t n) {
     xpv_hostset hs = {n, ps, hn};
     const xpv_tool *t = xpv_tool_find("kernel_stats");
     assert_ptr_equal(t, &xpv_tool_kernel_stats);
-    xpv_tool_error err;
-    void *d = t->derived->build(&hs, &err);
-    assert_non_null(d);
-    xpv_buf out;
-    xpv_buf_init(&out);
-    assert_int_equal(t->render(&hs, d, NULL, &out, &err), 0);
-    json_error_t jerr;
-    json_t *j = json_loadb(out.data, out.len, 0, &jerr);
-    assert_non_null(j);
-    xpv_buf_free(&out);
-    t->derived->free(d);
-    return j;
+    return dt_render_hs(t, &hs);
 }
 
 static json_t *v(json_t *tab, size_t row, size_t col) {
