@@ -29,20 +29,14 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "bench_util.h"
 #include "buf.h"
 #include "chrome_trace.h"
 #include "loader.h"
 #include "model.h"
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* ==== Generator ========================================================= */
 
@@ -107,7 +101,7 @@ static void generate(const char *path, uint64_t target) {
         perror(path);
         exit(1);
     }
-    double t0 = now();
+    double t0 = bench_now();
     uint64_t base_us = 1712167898000000ULL;
     gput(&w, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [\n    {\n"
              "      \"id\": 0, \"name\": \"NVIDIA A100-SXM4-80GB\", \"totalGlobalMem\": "
@@ -199,7 +193,7 @@ static void generate(const char *path, uint64_t target) {
         exit(1);
     }
     printf("generated %s (+ .gz): %.1f MB, %llu op/launch/kernel triples, %.1f s\n", path,
-           (double)w.bytes / 1e6, (unsigned long long)ev, now() - t0);
+           (double)w.bytes / 1e6, (unsigned long long)ev, bench_now() - t0);
 }
 
 /* ==== Measurements ====================================================== */
@@ -214,7 +208,7 @@ typedef struct result {
 typedef enum { M_READ, M_WHOLE, M_LOAD } mode;
 
 static void work(const char *path, mode m, result *r) {
-    double t0 = now();
+    double t0 = bench_now();
     if (m == M_READ) {
         int fd = open(path, O_RDONLY);
         static char b[1 << 20];
@@ -258,7 +252,7 @@ static void work(const char *path, mode m, result *r) {
         r->events = p ? p->nevents : 0;
         xpv_profile_free(p);
     }
-    r->secs = now() - t0;
+    r->secs = bench_now() - t0;
 }
 
 /* Run `m` over `path` in a child; peak RSS (bytes) into *rss. */

@@ -14,7 +14,6 @@
  * child that reads the file and decodes it (file buffer included) as a
  * multiple of the file size.
  */
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,35 +21,12 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "bench_util.h"
 #include "model.h"
 #include "wire.h"
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void *read_all(const char *path, size_t *len) {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) { perror(path); exit(1); }
-    struct stat st;
-    fstat(fd, &st);
-    size_t n = (size_t)st.st_size, got = 0;
-    char *b = malloc(n ? n : 1);
-    while (got < n) {
-        ssize_t r = read(fd, b + got, n - got);
-        if (r <= 0) { perror("read"); exit(1); }
-        got += (size_t)r;
-    }
-    close(fd);
-    *len = n;
-    return b;
-}
 
 /* ---- plain wire walk (the baseline the decoder is compared with) -------- */
 static uint64_t walk(const uint8_t *p, const uint8_t *end, int depth) {
@@ -92,13 +68,13 @@ static void run_child(int mode, const char *path, void *buf, size_t len, int rep
     if (mode == 3) {
         /* decode from disk: read + decode, like the server */
         for (int i = 0; i < reps; i++) {
-            double t0 = now();
+            double t0 = bench_now();
             size_t n;
-            void *b = read_all(path, &n);
+            void *b = bench_read_all(path, &n);
             xpv_decode_error err;
             xpv_profile *p = xpv_decode(b, n, NULL, &err);
             if (!p) { fprintf(stderr, "decode: %s at %llu\n", err.msg, (unsigned long long)err.offset); exit(1); }
-            double t = now() - t0;
+            double t = bench_now() - t0;
             r.check = p->nevents;
             xpv_profile_free(p);
             free(b);
@@ -107,10 +83,10 @@ static void run_child(int mode, const char *path, void *buf, size_t len, int rep
     } else if (mode == 4) {
         /* decode only (bytes already in memory) */
         for (int i = 0; i < reps; i++) {
-            double t0 = now();
+            double t0 = bench_now();
             xpv_decode_error err;
             xpv_profile *p = xpv_decode(buf, len, NULL, &err);
-            double t = now() - t0;
+            double t = bench_now() - t0;
             if (!p) exit(1);
             r.check = p->nevents;
             xpv_profile_free(p);
@@ -120,10 +96,10 @@ static void run_child(int mode, const char *path, void *buf, size_t len, int rep
         char *dst = malloc(len);
         memset(dst, 1, len);
         for (int i = 0; i < reps; i++) {
-            double t0 = now();
+            double t0 = bench_now();
             memcpy(dst, buf, len);
             __asm__ volatile("" ::: "memory");
-            double t = now() - t0;
+            double t = bench_now() - t0;
             if (t < r.best_s) r.best_s = t;
         }
         r.check = (uint64_t)dst[len / 2];
@@ -141,22 +117,22 @@ static void run_child(int mode, const char *path, void *buf, size_t len, int rep
         deflateEnd(&zs);
         Bytef *out = malloc(in);
         for (int i = 0; i < reps; i++) {
-            double t0 = now();
+            double t0 = bench_now();
             memset(&zs, 0, sizeof zs);
             inflateInit2(&zs, 15 + 32);
             zs.next_in = z; zs.avail_in = (uInt)zlen; zs.next_out = out; zs.avail_out = (uInt)in;
             inflate(&zs, Z_FINISH);
             inflateEnd(&zs);
-            double t = (now() - t0) * ((double)len / (double)in); /* scale to file size */
+            double t = (bench_now() - t0) * ((double)len / (double)in); /* scale to file size */
             if (t < r.best_s) r.best_s = t;
         }
         free(z);
         free(out);
     } else if (mode == 2) {
         for (int i = 0; i < reps; i++) {
-            double t0 = now();
+            double t0 = bench_now();
             r.check = walk(buf, (const uint8_t *)buf + len, 0);
-            double t = now() - t0;
+            double t = bench_now() - t0;
             if (t < r.best_s) r.best_s = t;
         }
     }
@@ -177,7 +153,7 @@ static result measure(int mode, const char *path, int reps) {
         close(fds[0]);
         void *buf = NULL;
         size_t len = 0;
-        if (mode != 3) buf = read_all(path, &len);
+        if (mode != 3) buf = bench_read_all(path, &len);
         run_child(mode, path, buf, len, reps, fds[1]);
     }
     close(fds[1]);

@@ -8,62 +8,17 @@
  * renders memory_profile `reps` times (default 3) and prints the best wall
  * and process CPU time and the output size (two runs must agree).
  */
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "bench_util.h"
 #include "buf.h"
 #include "model.h"
 #include "tool.h"
 
 extern const xpv_tool xpv_tool_memory_profile;
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double cpu_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void *read_all(const char *path, size_t *len) {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        perror(path);
-        exit(1);
-    }
-    struct stat st;
-    if (fstat(fd, &st) < 0) {
-        perror(path);
-        exit(1);
-    }
-    size_t n = (size_t)st.st_size, got = 0;
-    char *b = malloc(n ? n : 1);
-    if (!b) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    while (got < n) {
-        ssize_t r = read(fd, b + got, n - got);
-        if (r <= 0) {
-            perror(path);
-            exit(1);
-        }
-        got += (size_t)r;
-    }
-    close(fd);
-    *len = n;
-    return b;
-}
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -73,15 +28,10 @@ int main(int argc, char **argv) {
     int reps = argc > 2 ? atoi(argv[2]) : 3;
     if (reps < 1) reps = 1;
     size_t len;
-    void *buf = read_all(argv[1], &len);
-    double t0 = now();
-    xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(buf, len, NULL, &derr);
-    double tdec = now() - t0;
-    if (!p) {
-        fprintf(stderr, "decode failed: %s\n", derr.msg);
-        return 1;
-    }
+    void *buf = bench_read_all(argv[1], &len);
+    double tdec;
+    xpv_profile *p = bench_decode(buf, len, NULL, &tdec);
+    double t0;
     const xpv_profile *profiles[1] = {p};
     const char *names[1] = {"host"};
     xpv_hostset hs = {1, profiles, names};
@@ -92,13 +42,13 @@ int main(int argc, char **argv) {
     for (int r = 0; r < reps; r++) {
         xpv_buf out;
         xpv_buf_init(&out);
-        t0 = now();
-        double c0 = cpu_now();
+        t0 = bench_now();
+        double c0 = bench_cpu_now();
         if (xpv_tool_memory_profile.render(&hs, NULL, &q, &out, &err) != 0) {
             fprintf(stderr, "render failed: %s\n", err.msg);
             return 1;
         }
-        double t = now() - t0, c = cpu_now() - c0;
+        double t = bench_now() - t0, c = bench_cpu_now() - c0;
         if (t < best) best = t;
         if (c < best_cpu) best_cpu = c;
         outlen = out.len;

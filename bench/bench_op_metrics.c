@@ -10,58 +10,13 @@
  * time (less disturbed than wall time on a shared machine).  Also prints the db sizes
  * so two runs can be checked to produce the same result.
  */
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "bench_util.h"
 #include "model.h"
 #include "op_metrics.h"
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double cpu_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void *read_all(const char *path, size_t *len) {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        perror(path);
-        exit(1);
-    }
-    struct stat st;
-    if (fstat(fd, &st) < 0) {
-        perror(path);
-        exit(1);
-    }
-    size_t n = (size_t)st.st_size, got = 0;
-    char *b = malloc(n ? n : 1);
-    if (!b) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    while (got < n) {
-        ssize_t r = read(fd, b + got, n - got);
-        if (r <= 0) {
-            perror(path);
-            exit(1);
-        }
-        got += (size_t)r;
-    }
-    close(fd);
-    *len = n;
-    return b;
-}
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -71,18 +26,12 @@ int main(int argc, char **argv) {
     int reps = argc > 2 ? atoi(argv[2]) : 3;
     if (reps < 1) reps = 1;
     size_t len;
-    void *buf = read_all(argv[1], &len);
+    void *buf = bench_read_all(argv[1], &len);
     double mb = (double)len / 1e6;
 
-    double t0 = now();
-    xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(buf, len, NULL, &derr);
-    double tdec = now() - t0;
-    if (!p) {
-        fprintf(stderr, "decode failed: %s\n", derr.msg);
-        free(buf);
-        return 1;
-    }
+    double tdec;
+    xpv_profile *p = bench_decode(buf, len, NULL, &tdec);
+    double t0;
     const xpv_profile *profiles[1] = {p};
     const char *names[1] = {"host"};
     xpv_hostset hs = {1, profiles, names};
@@ -91,10 +40,10 @@ int main(int argc, char **argv) {
     size_t nhost = 0, ndev = 0, nker = 0;
     for (int r = 0; r < reps; r++) {
         xpv_tool_error err;
-        t0 = now();
-        double c0 = cpu_now();
+        t0 = bench_now();
+        double c0 = bench_cpu_now();
         xpv_op_metrics *m = xpv_op_metrics_build(&hs, &err);
-        double t = now() - t0, c = cpu_now() - c0;
+        double t = bench_now() - t0, c = bench_cpu_now() - c0;
         if (c < best_cpu) best_cpu = c;
         if (!m) {
             fprintf(stderr, "build failed: %s\n", err.msg);

@@ -19,15 +19,12 @@
  * agree.  With the third argument `steps` only the step build runs (for
  * perf record).
  */
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "bench_util.h"
 #include "buf.h"
 #include "model.h"
 #include "opstats.h"
@@ -45,48 +42,6 @@ static const xpv_tool *tools[NTOOLS] = {
     &xpv_tool_overview_page, &xpv_tool_input_pipeline_analyzer,
     &xpv_tool_framework_op_stats, &xpv_tool_kernel_stats,
 };
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double cpu_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void *read_all(const char *path, size_t *len) {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        perror(path);
-        exit(1);
-    }
-    struct stat st;
-    if (fstat(fd, &st) < 0) {
-        perror(path);
-        exit(1);
-    }
-    size_t n = (size_t)st.st_size, got = 0;
-    char *b = malloc(n ? n : 1);
-    if (!b) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    while (got < n) {
-        ssize_t r = read(fd, b + got, n - got);
-        if (r <= 0) {
-            perror(path);
-            exit(1);
-        }
-        got += (size_t)r;
-    }
-    close(fd);
-    *len = n;
-    return b;
-}
 
 typedef struct best {
     double wall, cpu;
@@ -108,19 +63,14 @@ int main(int argc, char **argv) {
     if (reps < 1) reps = 1;
     /* "steps": only xpv_steps_build, for profiling it alone. */
     int only_steps = argc > 3 && !strcmp(argv[3], "steps");
-    double tcold = now();
+    double tcold = bench_now();
     size_t len;
-    void *buf = read_all(argv[1], &len);
-    double tread = now() - tcold;
+    void *buf = bench_read_all(argv[1], &len);
+    double tread = bench_now() - tcold;
     double mb = (double)len / 1e6;
-    double t0 = now();
-    xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(buf, len, NULL, &derr);
-    double tdec = now() - t0;
-    if (!p) {
-        fprintf(stderr, "decode failed: %s\n", derr.msg);
-        return 1;
-    }
+    double tdec;
+    xpv_profile *p = bench_decode(buf, len, NULL, &tdec);
+    double t0;
     const xpv_profile *profiles[1] = {p};
     const char *names[1] = {"host"};
     xpv_hostset hs = {1, profiles, names};
@@ -132,11 +82,11 @@ int main(int argc, char **argv) {
             xpv_arena a;
             xpv_arena_init(&a, 64 * 1024);
             xpv_step_db db;
-            t0 = now();
-            double c0 = cpu_now();
+            t0 = bench_now();
+            double c0 = bench_cpu_now();
             xpv_steps_build(p, &a, &db);
-            printf("steps       %.3f s  (CPU %.3f s), %zu steps\n", now() - t0, cpu_now() - c0,
-                   db.n);
+            printf("steps       %.3f s  (CPU %.3f s), %zu steps\n", bench_now() - t0,
+                   bench_cpu_now() - c0, db.n);
             xpv_arena_free(&a);
         }
         xpv_profile_free(p);
@@ -145,28 +95,28 @@ int main(int argc, char **argv) {
     }
     /* Cold: one op_stats build shared by the four tools, then the first
      * render of each, right after decoding. */
-    t0 = now();
+    t0 = bench_now();
     xpv_op_stats *os = xpv_op_stats_build(&hs, &err);
     if (!os) {
         fprintf(stderr, "op_stats failed: %s\n", err.msg);
         return 1;
     }
-    double tos_cold = now() - t0;
+    double tos_cold = bench_now() - t0;
     xpv_buf out;
     xpv_buf_init(&out);
     double trender_cold[NTOOLS];
     size_t outlen[NTOOLS];
     for (int k = 0; k < NTOOLS; k++) {
         xpv_buf_reset(&out);
-        t0 = now();
+        t0 = bench_now();
         if (tools[k]->render(&hs, os, &q, &out, &err) != 0) {
             fprintf(stderr, "%s: render failed: %s\n", tools[k]->name, err.msg);
             return 1;
         }
-        trender_cold[k] = now() - t0;
+        trender_cold[k] = bench_now() - t0;
         outlen[k] = out.len;
     }
-    double cold = now() - tcold;
+    double cold = bench_now() - tcold;
     xpv_op_stats_free(os);
 
     best bs, bo, bos, br[NTOOLS];
@@ -179,30 +129,30 @@ int main(int argc, char **argv) {
         xpv_arena a;
         xpv_arena_init(&a, 64 * 1024);
         xpv_step_db db;
-        t0 = now();
-        double c0 = cpu_now();
+        t0 = bench_now();
+        double c0 = bench_cpu_now();
         xpv_steps_build(p, &a, &db);
-        best_add(&bs, now() - t0, cpu_now() - c0);
+        best_add(&bs, bench_now() - t0, bench_cpu_now() - c0);
         nsteps = db.n;
         xpv_arena_free(&a);
 
-        t0 = now();
-        c0 = cpu_now();
+        t0 = bench_now();
+        c0 = bench_cpu_now();
         xpv_op_metrics *m = xpv_op_metrics_build(&hs, &err);
-        best_add(&bo, now() - t0, cpu_now() - c0);
+        best_add(&bo, bench_now() - t0, bench_cpu_now() - c0);
         xpv_op_metrics_free(m);
 
-        t0 = now();
-        c0 = cpu_now();
+        t0 = bench_now();
+        c0 = bench_cpu_now();
         os = xpv_op_stats_build(&hs, &err);
-        best_add(&bos, now() - t0, cpu_now() - c0);
+        best_add(&bos, bench_now() - t0, bench_cpu_now() - c0);
         for (int i = 0; i < 5; i++) {
             for (int k = 0; k < NTOOLS; k++) {
                 xpv_buf_reset(&out);
-                t0 = now();
-                c0 = cpu_now();
+                t0 = bench_now();
+                c0 = bench_cpu_now();
                 tools[k]->render(&hs, os, &q, &out, &err);
-                best_add(&br[k], now() - t0, cpu_now() - c0);
+                best_add(&br[k], bench_now() - t0, bench_cpu_now() - c0);
             }
         }
         xpv_op_stats_free(os);

@@ -17,51 +17,21 @@
  *   peak RSS   of the child, / file size
  * Baseline in the same run: memcpy of the file buffer's first 64 MiB (GB/s).
  */
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include "bench_util.h"
 #include "model.h"
 #include "tool.h"
 #include "trace_index.h"
 
 extern const xpv_tool xpv_tool_trace_viewer;
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void *read_all(const char *path, size_t *len) {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) { perror(path); exit(1); }
-    struct stat st;
-    fstat(fd, &st);
-    size_t n = (size_t)st.st_size, got = 0;
-    char *b = malloc(n ? n : 1);
-    while (got < n) {
-        ssize_t r = read(fd, b + got, n - got);
-        if (r <= 0) { perror("read"); exit(1); }
-        got += (size_t)r;
-    }
-    close(fd);
-    *len = n;
-    return b;
-}
-
-static void buf_free(void *b, size_t n) {
-    (void)n;
-    free(b);
-}
 
 static size_t gz_size(const char *data, size_t len, int level) {
     z_stream z;
@@ -103,44 +73,39 @@ static int render(const xpv_hostset *hs, const void *ix, const char **kv, size_t
     return rc;
 }
 
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void run(const char *path, int width) {
     char s1[64], s2[64], s3[64];
-    double t0 = now();
+    double t0 = bench_now();
     size_t len;
-    void *buf = read_all(path, &len);
-    double t_read = now() - t0;
-    double t1 = now();
+    void *buf = bench_read_all(path, &len);
+    double t_read = bench_now() - t0;
+    double t1 = bench_now();
     xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(buf, len, buf_free, &derr);
+    xpv_profile *p = xpv_decode(buf, len, bench_buf_free, &derr);
     if (!p) { fprintf(stderr, "decode failed at %llu: %s\n", (unsigned long long)derr.offset, derr.msg); exit(1); }
-    double t_dec = now() - t1;
+    double t_dec = bench_now() - t1;
     const xpv_profile *ps[1] = {p};
     const char *names[1] = {"host"};
     xpv_hostset hs = {1, ps, names};
-    double t2 = now();
+    double t2 = bench_now();
     xpv_trace_index *ix = xpv_trace_index_build(&hs);
-    double t_ix = now() - t2;
+    double t_ix = bench_now() - t2;
     xpv_buf out;
     xpv_buf_init(&out);
-    double t3 = now();
+    double t3 = bench_now();
     snprintf(s1, sizeof s1, "%d", width / 2);
     const char *kv0[] = {"tag", "trace_viewer@", "resolution", s1};
     render(&hs, ix, kv0, 2, &out);
-    double t_first = now() - t3;
+    double t_first = bench_now() - t3;
     size_t first_raw = out.len, first_gz = gz_size(out.data, out.len, 6);
-    double cold = now() - t0;
+    double cold = bench_now() - t0;
     /* baseline (after the cold figure): memcpy of the file, pages pre-faulted */
     size_t clen = len < (64u << 20) ? len : (64u << 20);   /* small: keeps peak RSS honest */
     char *copy = malloc(clen ? clen : 1);
     memset(copy, 1, clen);
-    double tm = now();
+    double tm = bench_now();
     memcpy(copy, p->buf, clen);
-    tm = now() - tm;
+    tm = bench_now() - tm;
     volatile char sink = copy[clen / 2];
     (void)sink;
     free(copy);
@@ -172,19 +137,19 @@ static void run(const char *path, int width) {
         snprintf(s3, sizeof s3, "%d", (int)(px / 2) > 0 ? (int)(px / 2) : 1);
         const char *kv[] = {"tag", "trace_viewer@", "start_time_ms", s1, "end_time_ms", s2,
                             "resolution", s3};
-        double ta = now();
+        double ta = bench_now();
         render(&hs, ix, kv, 4, &out);
-        tr[i] = now() - ta;
+        tr[i] = bench_now() - ta;
         size_t g = gz_size(out.data, out.len, 6);
-        tg[i] = now() - ta;
+        tg[i] = bench_now() - ta;
         if (out.len > max_raw) max_raw = out.len;
         if (g > max_gz) max_gz = g;
         const char *r = strstr(out.data, "\"returnedEventsSize\":");
         size_t ne = r ? strtoull(r + 21, NULL, 10) : 0;
         if (ne > max_ev) max_ev = ne;
     }
-    qsort(tr, N, sizeof *tr, cmp_d);
-    qsort(tg, N, sizeof *tg, cmp_d);
+    qsort(tr, N, sizeof *tr, bench_cmp_double);
+    qsort(tg, N, sizeof *tg, bench_cmp_double);
     printf("warm viewport   render median %.1f ms, max %.1f ms; render+gzip6 median %.1f ms, max %.1f ms "
            "(%d queries, %d px)\n", tr[N / 2] * 1e3, tr[N - 1] * 1e3, tg[N / 2] * 1e3, tg[N - 1] * 1e3, N, width);
     printf("payload         max %zu bytes raw, %zu gzip-6, max %zu events\n", max_raw, max_gz, max_ev);
@@ -199,9 +164,9 @@ static void run(const char *path, int width) {
         snprintf(s2, sizeof s2, "%.9f", b);
         const char *kv[] = {"tag", "trace_viewer@", "start_time_ms", s1, "end_time_ms", s2,
                             "resolution", "0"};
-        double ta = now();
+        double ta = bench_now();
         render(&hs, ix, kv, 4, &out);
-        te += now() - ta;
+        te += bench_now() - ta;
         bytes += out.len;
     }
     printf("emission        %.2f GB/s (%.1f MB of resolution-0 JSON in %.3f s)\n",
@@ -209,13 +174,13 @@ static void run(const char *path, int width) {
 
     /* details and search */
     const char *kd[] = {"tag", "trace_viewer@", "unique_id", "0"};
-    double td = now();
+    double td = bench_now();
     render(&hs, ix, kd, 2, &out);
-    td = now() - td;
+    td = bench_now() - td;
     const char *ks[] = {"tag", "trace_viewer@", "search_prefix", "Mat"};
-    double ts = now();
+    double ts = bench_now();
     render(&hs, ix, ks, 2, &out);
-    ts = now() - ts;
+    ts = bench_now() - ts;
     printf("details         %.2f ms; search \"Mat\" over all events %.1f ms\n", td * 1e3, ts * 1e3);
 
     xpv_buf_free(&out);

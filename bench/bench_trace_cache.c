@@ -17,54 +17,17 @@
  * Medians over the repetitions; the file and the image are in the page
  * cache (a server reading from a cold disk pays the reads on top).
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "bench_util.h"
 #include "diskcache.h"
 #include "model.h"
 #include "tool.h"
 #include "trace_index.h"
 
 extern const xpv_tool xpv_tool_trace_viewer;
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void *read_all(const char *path, size_t *len) {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) {
-        perror(path);
-        exit(1);
-    }
-    struct stat st;
-    fstat(fd, &st);
-    size_t n = (size_t)st.st_size, got = 0;
-    char *b = malloc(n ? n : 1);
-    while (got < n) {
-        ssize_t r = read(fd, b + got, n - got);
-        if (r <= 0) {
-            perror("read");
-            exit(1);
-        }
-        got += (size_t)r;
-    }
-    close(fd);
-    *len = n;
-    return b;
-}
-
-static void buf_free(void *b, size_t n) {
-    (void)n;
-    free(b);
-}
 
 static void render(const xpv_hostset *hs, const void *ix, xpv_buf *out) {
     const char *k[2] = {"tag", "resolution"}, *v[2] = {"trace_viewer@", "960"};
@@ -76,11 +39,6 @@ static void render(const xpv_hostset *hs, const void *ix, xpv_buf *out) {
         fprintf(stderr, "render failed: %s\n", err.msg);
         exit(1);
     }
-}
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 enum { T_READ, T_DEC, T_BUILD, T_SAVE, T_WRITE, T_LOAD, T_RENDER, NT };
@@ -107,48 +65,41 @@ int main(int argc, char **argv) {
     size_t img_len = 0, flen = 0;
     uint64_t nidx = 0;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
-        void *buf = read_all(argv[1], &flen);
-        t[T_READ][r] = now() - t0;
-        t0 = now();
-        xpv_decode_error derr;
-        xpv_profile *p = xpv_decode(buf, flen, buf_free, &derr);
-        if (!p) {
-            fprintf(stderr, "decode failed: %s\n", derr.msg);
-            return 1;
-        }
-        t[T_DEC][r] = now() - t0;
+        double t0 = bench_now();
+        void *buf = bench_read_all(argv[1], &flen);
+        t[T_READ][r] = bench_now() - t0;
+        xpv_profile *p = bench_decode(buf, flen, bench_buf_free, &t[T_DEC][r]);
         const xpv_profile *ps[1] = {p};
         const char *names[1] = {"host"};
         xpv_hostset hs = {1, ps, names};
-        t0 = now();
+        t0 = bench_now();
         xpv_trace_index *built = xpv_trace_index_build(&hs);
-        t[T_BUILD][r] = now() - t0;
+        t[T_BUILD][r] = bench_now() - t0;
         nidx = built->nidx;
         xpv_buf img, a, b;
         xpv_buf_init(&img);
         xpv_buf_init(&a);
         xpv_buf_init(&b);
-        t0 = now();
+        t0 = bench_now();
         xpv_trace_index_save(built, &hs, &img);
-        t[T_SAVE][r] = now() - t0;
+        t[T_SAVE][r] = bench_now() - t0;
         img_len = img.len;
-        t0 = now();
+        t0 = bench_now();
         if (xpv_diskcache_write(dc, "trace-index", "bench", img.data, img.len) != 0) return 1;
-        t[T_WRITE][r] = now() - t0;
-        t0 = now();
+        t[T_WRITE][r] = bench_now() - t0;
+        t0 = bench_now();
         size_t len;
         void *bytes = xpv_diskcache_get(dc, "trace-index", "bench", (size_t)1 << 40, &len);
         xpv_trace_index *loaded = bytes ? xpv_trace_index_load(&hs, bytes, len) : NULL;
         free(bytes);
-        t[T_LOAD][r] = now() - t0;
+        t[T_LOAD][r] = bench_now() - t0;
         if (!loaded) {
             fprintf(stderr, "the image did not load\n");
             return 1;
         }
-        t0 = now();
+        t0 = bench_now();
         render(&hs, loaded, &a);
-        t[T_RENDER][r] = now() - t0;
+        t[T_RENDER][r] = bench_now() - t0;
         render(&hs, built, &b);
         if (a.len != b.len || memcmp(a.data, b.data, a.len) != 0) {
             fprintf(stderr, "responses differ between the built and the loaded index\n");
@@ -163,7 +114,7 @@ int main(int argc, char **argv) {
     }
     double med[NT];
     for (int k = 0; k < NT; k++) {
-        qsort(t[k], (size_t)reps, sizeof t[k][0], cmp_d);
+        qsort(t[k], (size_t)reps, sizeof t[k][0], bench_cmp_double);
         med[k] = t[k][reps / 2];
     }
     double base = med[T_READ] + med[T_DEC] + med[T_RENDER];

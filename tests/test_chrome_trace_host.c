@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "loader.h"
@@ -19,48 +18,6 @@
 #include "testutil.h"
 
 /* ==== Peak memory of the loader ======================================== */
-
-/* Peak resident memory (KiB) added while `fn(arg)` runs in a forked
- * child: VmHWM after resetting it (clear_refs 5) minus VmRSS before; -1
- * when the kernel cannot reset it. */
-static long child_peak_growth_kb(int (*fn)(void *), void *arg) {
-    int pfd[2];
-    assert_int_equal(pipe(pfd), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(pfd[0]);
-        long before = -1, peak = -1, res = -1;
-        FILE *f = fopen("/proc/self/clear_refs", "w");
-        int ok = f && fputs("5", f) >= 0;
-        if (f && fclose(f) != 0) ok = 0;
-        char line[256];
-        if (ok && (f = fopen("/proc/self/status", "r"))) {
-            while (fgets(line, sizeof line, f))
-                if (!strncmp(line, "VmRSS:", 6)) before = atol(line + 6);
-            fclose(f);
-        }
-        int frc = fn(arg);
-        if (ok && before >= 0 && (f = fopen("/proc/self/status", "r"))) {
-            while (fgets(line, sizeof line, f))
-                if (!strncmp(line, "VmHWM:", 6)) peak = atol(line + 6);
-            fclose(f);
-            if (peak >= 0) res = peak - before;
-        }
-        if (frc) res = -2;
-        ssize_t w = write(pfd[1], &res, sizeof res);
-        _exit(w == (ssize_t)sizeof res ? 0 : 1);
-    }
-    close(pfd[1]);
-    long res = -3;
-    ssize_t r = read(pfd[0], &res, sizeof res);
-    close(pfd[0]);
-    int st;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    assert_int_equal(r, (ssize_t)sizeof res);
-    assert_true(res != -2);   /* the load itself failed */
-    return res;
-}
 
 /* A Kineto-style trace of `mb` MiB (plain or gzip): one cpu_op per MiB,
  * separated by runs of spaces. */
@@ -120,7 +77,7 @@ static void test_loader_streams(void **state) {
     for (int gz = 0; gz < 2; gz++) {
         snprintf(path, sizeof path, "%s/w.pt.trace.json%s", dir, gz ? ".gz" : "");
         write_padded_trace(path, 48, gz);
-        long kb = child_peak_growth_kb(load_file, path);
+        long kb = tu_child_peak_growth_kb(load_file, path);
         if (kb == -1) {
             tu_rmrf(dir);
             free(dir);

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -502,48 +501,6 @@ static void test_fd_source(void **state) {
     xpv_buf_free(&gz);
 }
 
-/* Peak resident memory (KiB) added while `fn(arg)` runs in a forked
- * child, measured as VmHWM after resetting it (clear_refs 5); -1 when the
- * kernel cannot reset it. */
-static long child_peak_growth_kb(int (*fn)(void *), void *arg) {
-    int pfd[2];
-    assert_int_equal(pipe(pfd), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(pfd[0]);
-        long before = -1, peak = -1, res = -1;
-        FILE *f = fopen("/proc/self/clear_refs", "w");
-        int ok = f && fputs("5", f) >= 0;
-        if (f && fclose(f) != 0) ok = 0;
-        char line[256];
-        if (ok && (f = fopen("/proc/self/status", "r"))) {
-            while (fgets(line, sizeof line, f))
-                if (!strncmp(line, "VmRSS:", 6)) before = atol(line + 6);
-            fclose(f);
-        }
-        int frc = fn(arg);
-        if (ok && before >= 0 && (f = fopen("/proc/self/status", "r"))) {
-            while (fgets(line, sizeof line, f))
-                if (!strncmp(line, "VmHWM:", 6)) peak = atol(line + 6);
-            fclose(f);
-            if (peak >= 0) res = peak - before;
-        }
-        if (frc) res = -2;
-        ssize_t w = write(pfd[1], &res, sizeof res);
-        _exit(w == (ssize_t)sizeof res ? 0 : 1);
-    }
-    close(pfd[1]);
-    long res = -3;
-    ssize_t r = read(pfd[0], &res, sizeof res);
-    close(pfd[0]);
-    int st;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    assert_int_equal(r, (ssize_t)sizeof res);
-    assert_true(res != -2);   /* the work itself failed */
-    return res;
-}
-
 /* A trace of `mb` MiB: a few events separated by long runs of spaces. */
 static void write_padded_trace(const char *path, int mb) {
     FILE *f = fopen(path, "wb");
@@ -581,7 +538,7 @@ static void test_fd_memory_bound(void **state) {
     char path[4096];
     snprintf(path, sizeof path, "%s/big.pt.trace.json", dir);
     write_padded_trace(path, 48);
-    long kb = child_peak_growth_kb(convert_file, path);
+    long kb = tu_child_peak_growth_kb(convert_file, path);
     tu_rmrf(dir);
     free(dir);
     if (kb == -1) {

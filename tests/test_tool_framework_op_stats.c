@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <zlib.h>
 
+#include "datatable_json.h"
 #include "testutil.h"
 #include "op_metrics.h"
 #include "tool.h"
@@ -52,18 +53,7 @@ static json_t *render_json(const xpv_profile *p, const char *tool_name) {
     xpv_hostset hs = {1, ps, hn};
     const xpv_tool *t = xpv_tool_find(tool_name);
     assert_ptr_equal(t, &xpv_tool_framework_op_stats);
-    xpv_tool_error err;
-    void *d = t->derived->build(&hs, &err);
-    assert_non_null(d);
-    xpv_buf out;
-    xpv_buf_init(&out);
-    assert_int_equal(t->render(&hs, d, NULL, &out, &err), 0);
-    json_error_t jerr;
-    json_t *j = json_loadb(out.data, out.len, 0, &jerr);
-    assert_non_null(j);
-    xpv_buf_free(&out);
-    t->derived->free(d);
-    return j;
+    return dt_render_hs(t, &hs);
 }
 
 static int col_index(json_t *table, const char *id) {
@@ -229,11 +219,8 @@ static void test_cpu_columns_match_golden(void **state) {
  * cumulative fraction rising over its rows to at most 1 (exactly 1 on an
  * uncut side of the table without idle that has op time). */
 static void check_real_file(const char *path) {
-    size_t len;
-    void *buf = tu_read_file(path, &len);
-    assert_non_null(buf);
     xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &derr);
+    xpv_profile *p = tx_try_decode_file(path, &derr);
     if (!p) return; /* the deliberately corrupt file */
     json_t *j = render_json(p, "framework_op_stats");
     assert_int_equal(json_array_size(j), 2);
@@ -285,15 +272,8 @@ static void check_real_file(const char *path) {
 static void test_real_files(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
-    char **files = tu_find_files(dir, ".xplane.pb");
-    assert_non_null(files);
-    int n = 0;
-    for (char **f = files; *f; f++, n++) check_real_file(*f);
-    tu_free_list(files);
-    if (n == 0) {
-        print_message("SKIP: no xplane.pb under %s\n", dir);
+    if (tu_each_real_file(".xplane.pb", check_real_file) == 0) {
+        print_message("SKIP: no xplane.pb under %s/testdata/real\n", tu_shared_dir());
         skip();
     }
 }
@@ -302,20 +282,7 @@ static void test_real_files(void **state) {
 static void test_real_gpu_file(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char path[1024];
-    snprintf(path, sizeof path,
-             "%s/testdata/real/tensorflow-profiler/plugins/profile/GPU-multi-worker/"
-             "34.83.195.179_6003.xplane.pb",
-             tu_shared_dir());
-    size_t len;
-    void *buf = tu_read_file(path, &len);
-    if (!buf) {
-        print_message("SKIP: %s missing\n", path);
-        skip();
-    }
-    xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &derr);
-    assert_non_null(p);
+    xpv_profile *p = tx_decode_real_gpu_file();
     json_t *j = render_json(p, "framework_op_stats");
     for (size_t t = 0; t < 2; t++) {
         json_t *tab = json_array_get(j, t);

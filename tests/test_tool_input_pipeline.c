@@ -10,70 +10,13 @@
 #include <jansson.h>
 #include <zlib.h>
 
+#include "datatable_json.h"
 #include "opstats.h"
 #include "steps_fixture.h"
 #include "testutil.h"
 
 extern const xpv_tool xpv_tool_overview_page;
 extern const xpv_tool xpv_tool_input_pipeline_analyzer;
-
-static json_t *render_hs(const xpv_tool *t, const xpv_hostset *hs) {
-    xpv_tool_error err;
-    memset(&err, 0, sizeof err);
-    void *d = t->derived->build(hs, &err);
-    assert_non_null(d);
-    xpv_buf b;
-    xpv_buf_init(&b);
-    assert_int_equal(t->render(hs, d, NULL, &b, &err), 0);
-    json_error_t jerr;
-    json_t *j = json_loadb(b.data, b.len, 0, &jerr);
-    if (!j) print_message("bad JSON: %s\n", jerr.text);
-    assert_non_null(j);
-    xpv_buf_free(&b);
-    t->derived->free(d);
-    return j;
-}
-
-static json_t *render_one(const xpv_tool *t, xpv_profile *p) {
-    sf_hosts h;
-    sf_hosts_init(&h, &p, 1);
-    return render_hs(t, &h.hs);
-}
-
-static const char *pstr(json_t *table, const char *key) {
-    json_t *v = json_object_get(json_object_get(table, "p"), key);
-    assert_true(json_is_string(v));
-    return json_string_value(v);
-}
-
-static double cell_num(json_t *table, size_t row, size_t col) {
-    json_t *c = json_array_get(json_object_get(json_array_get(json_object_get(table, "rows"), row), "c"), col);
-    json_t *v = json_object_get(c, "v");
-    assert_true(json_is_number(v));
-    return json_number_value(v);
-}
-
-static const char *cell_str(json_t *table, size_t row, size_t col) {
-    json_t *c = json_array_get(json_object_get(json_array_get(json_object_get(table, "rows"), row), "c"), col);
-    json_t *v = json_object_get(c, "v");
-    assert_true(json_is_string(v));
-    return json_string_value(v);
-}
-
-static size_t nrows(json_t *table) { return json_array_size(json_object_get(table, "rows")); }
-
-/* "a,b,c" of the column ids. */
-static void col_ids(json_t *table, char *out, size_t n) {
-    out[0] = 0;
-    json_t *cols = json_object_get(table, "cols");
-    for (size_t i = 0; i < json_array_size(cols); i++) {
-        const char *id = json_string_value(json_object_get(json_array_get(cols, i), "id"));
-        if (i) strncat(out, ",", n - strlen(out) - 1);
-        strncat(out, id ? id : "?", n - strlen(out) - 1);
-    }
-}
-
-static int near(double a, double b) { return a - b < 1e-9 && b - a < 1e-9; }
 
 static json_t *load_gz_json(const char *path) {
     gzFile f = gzopen(path, "rb");
@@ -97,27 +40,27 @@ static json_t *load_gz_json(const char *path) {
 static void test_golden(void **state) {
     (void)state;
     xpv_profile *p = sf_training(0);
-    json_t *j = render_one(IPA, p);
+    json_t *j = dt_render_one(IPA, p);
     assert_true(json_is_array(j));
     assert_int_equal(json_array_size(j), 5);
     char ids[1024];
-    col_ids(json_array_get(j, 0), ids, sizeof ids);
+    dt_col_ids(json_array_get(j, 0), ids, sizeof ids);
     assert_string_equal(ids, "index");
-    assert_int_equal(nrows(json_array_get(j, 0)), 0);
+    assert_int_equal(dt_nrows(json_array_get(j, 0)), 0);
 
     json_t *st = json_array_get(j, 1);
-    assert_int_equal(nrows(st), SF_STEPS);
-    assert_string_equal(pstr(st, "steptime_ms_average"), "30.0");
-    assert_string_equal(pstr(st, "steptime_ms_minimum"), "30.0");
-    assert_string_equal(pstr(st, "steptime_ms_maximum"), "30.0");
-    assert_string_equal(pstr(st, "kernel_launch_time_ms_avg"), "1.0");
-    assert_string_equal(pstr(st, "other_time_ms_avg"), "2.0");
-    assert_non_null(strstr(pstr(st, "input_conclusion"), "HIGHLY input-bound because 40.0%"));
+    assert_int_equal(dt_nrows(st), SF_STEPS);
+    assert_string_equal(dt_pstr(st, "steptime_ms_average"), "30.0");
+    assert_string_equal(dt_pstr(st, "steptime_ms_minimum"), "30.0");
+    assert_string_equal(dt_pstr(st, "steptime_ms_maximum"), "30.0");
+    assert_string_equal(dt_pstr(st, "kernel_launch_time_ms_avg"), "1.0");
+    assert_string_equal(dt_pstr(st, "other_time_ms_avg"), "2.0");
+    assert_non_null(strstr(dt_pstr(st, "input_conclusion"), "HIGHLY input-bound because 40.0%"));
     /* No tf.data ops: the next step points to the tf.data API. */
-    assert_non_null(strstr(pstr(st, "summary_nextstep"), "Consider using <a href="));
+    assert_non_null(strstr(dt_pstr(st, "summary_nextstep"), "Consider using <a href="));
 
     /* The overview embeds exactly this table. */
-    json_t *ov = render_one(&xpv_tool_overview_page, p);
+    json_t *ov = dt_render_one(&xpv_tool_overview_page, p);
     char *a = json_dumps(st, JSON_SORT_KEYS), *b = json_dumps(json_array_get(ov, 1), JSON_SORT_KEYS);
     assert_string_equal(a, b);
     free(a);
@@ -125,12 +68,12 @@ static void test_golden(void **state) {
     json_decref(ov);
 
     json_t *in = json_array_get(j, 2);
-    assert_int_equal(nrows(in), 0);
-    assert_string_equal(pstr(in, "enqueue_us"), "0.000");
+    assert_int_equal(dt_nrows(in), 0);
+    assert_string_equal(dt_pstr(in, "enqueue_us"), "0.000");
     json_t *rc = json_array_get(j, 3);
-    assert_int_equal(nrows(rc), 5);
-    assert_non_null(strstr(cell_str(rc, 0, 0), "Enqueuing data"));
-    assert_int_equal(nrows(json_array_get(j, 4)), 0);
+    assert_int_equal(dt_nrows(rc), 5);
+    assert_non_null(strstr(dt_cell_str(rc, 0, 0), "Enqueuing data"));
+    assert_int_equal(dt_nrows(json_array_get(j, 4)), 0);
     json_decref(j);
     xpv_profile_free(p);
 }
@@ -139,35 +82,35 @@ static void test_golden(void **state) {
 static void test_host_input_ops(void **state) {
     (void)state;
     xpv_profile *p = sf_training(1);
-    json_t *j = render_one(IPA, p);
+    json_t *j = dt_render_one(IPA, p);
     json_t *in = json_array_get(j, 2);
     char ids[1024];
-    col_ids(in, ids, sizeof ids);
+    dt_col_ids(in, ids, sizeof ids);
     assert_string_equal(ids, "opName,count,timeInMs,timeInPercent,selfTimeInMs,"
                              "selfTimeInPercent,category");
-    assert_int_equal(nrows(in), 3);
+    assert_int_equal(dt_nrows(in), 3);
     /* self time desc, then name: Model 2 ms, Map 2 ms, TFRecord 1 ms */
-    assert_string_equal(cell_str(in, 0, 0), "Iterator::Model");
-    assert_string_equal(cell_str(in, 0, 6), "Preprocessing");
-    assert_true(near(cell_num(in, 0, 2), 5.0));
-    assert_true(near(cell_num(in, 0, 3), 1.0));
-    assert_true(near(cell_num(in, 0, 4), 2.0));
-    assert_true(near(cell_num(in, 0, 5), 0.4));
-    assert_string_equal(cell_str(in, 1, 0), "Iterator::Model::Map");
-    assert_string_equal(cell_str(in, 2, 0), "Iterator::Model::Map::TFRecord");
-    assert_string_equal(cell_str(in, 2, 6), "Demanded file read");
-    assert_true(near(cell_num(in, 2, 1), 1.0));
+    assert_string_equal(dt_cell_str(in, 0, 0), "Iterator::Model");
+    assert_string_equal(dt_cell_str(in, 0, 6), "Preprocessing");
+    assert_true(dt_near(dt_cell_num(in, 0, 2), 5.0));
+    assert_true(dt_near(dt_cell_num(in, 0, 3), 1.0));
+    assert_true(dt_near(dt_cell_num(in, 0, 4), 2.0));
+    assert_true(dt_near(dt_cell_num(in, 0, 5), 0.4));
+    assert_string_equal(dt_cell_str(in, 1, 0), "Iterator::Model::Map");
+    assert_string_equal(dt_cell_str(in, 2, 0), "Iterator::Model::Map::TFRecord");
+    assert_string_equal(dt_cell_str(in, 2, 6), "Demanded file read");
+    assert_true(dt_near(dt_cell_num(in, 2, 1), 1.0));
     /* no host-to-device time: the raw read / preprocessing time is used */
-    assert_string_equal(pstr(in, "demanded_file_read_us"), "1000.000");
-    assert_string_equal(pstr(in, "preprocessing_us"), "4000.000");
-    assert_string_equal(pstr(in, "advanced_file_read_us"), "0.000");
-    assert_string_equal(pstr(in, "enqueue_us"), "0.000");
-    assert_string_equal(pstr(in, "unclassified_nonequeue_us"), "0.000");
+    assert_string_equal(dt_pstr(in, "demanded_file_read_us"), "1000.000");
+    assert_string_equal(dt_pstr(in, "preprocessing_us"), "4000.000");
+    assert_string_equal(dt_pstr(in, "advanced_file_read_us"), "0.000");
+    assert_string_equal(dt_pstr(in, "enqueue_us"), "0.000");
+    assert_string_equal(dt_pstr(in, "unclassified_nonequeue_us"), "0.000");
     json_t *st = json_array_get(j, 1);
-    assert_string_equal(pstr(st, "summary_nextstep"),
+    assert_string_equal(dt_pstr(st, "summary_nextstep"),
                         "Look at Section 3 for the breakdown of input time on the host.");
     /* tf.data in use: the kernel launch statement names the contention */
-    assert_non_null(strstr(pstr(st, "kernel_launch_statement"), "TF_GPU_THREAD_MODE=gpu_private"));
+    assert_non_null(strstr(dt_pstr(st, "kernel_launch_statement"), "TF_GPU_THREAD_MODE=gpu_private"));
     json_decref(j);
     xpv_profile_free(p);
 }
@@ -204,14 +147,14 @@ static void test_no_steps(void **state) {
     int ln = tx_line(s, host, 1, "main", 0);
     tx_event(s, host, ln, "Iterator::Batch", 0, 5 * SF_MS);
     xpv_profile *p = tx_decode(s);
-    json_t *j = render_one(IPA, p);
+    json_t *j = dt_render_one(IPA, p);
     assert_int_equal(json_array_size(j), 5);
-    assert_int_equal(nrows(json_array_get(j, 1)), 0);
-    assert_string_equal(pstr(json_array_get(j, 1), "steptime_ms_average"), "0.0");
-    assert_int_equal(nrows(json_array_get(j, 2)), 1);
+    assert_int_equal(dt_nrows(json_array_get(j, 1)), 0);
+    assert_string_equal(dt_pstr(json_array_get(j, 1), "steptime_ms_average"), "0.0");
+    assert_int_equal(dt_nrows(json_array_get(j, 2)), 1);
     json_t *dg = json_array_get(j, 4);
-    assert_int_equal(nrows(dg), 1);
-    assert_non_null(strstr(cell_str(dg, 0, 1), "No step marker observed"));
+    assert_int_equal(dt_nrows(dg), 1);
+    assert_non_null(strstr(dt_cell_str(dg, 0, 1), "No step marker observed"));
     json_decref(j);
     xpv_profile_free(p);
 }
@@ -230,12 +173,12 @@ static void test_shape_matches_xprof_golden(void **state) {
         skip();
     }
     xpv_profile *p = sf_training(1);
-    json_t *j = render_one(IPA, p);
+    json_t *j = dt_render_one(IPA, p);
     assert_int_equal(json_array_size(j), json_array_size(g));
     for (size_t i = 2; i < 5; i++) {
         char a[1024], b[1024];
-        col_ids(json_array_get(j, i), a, sizeof a);
-        col_ids(json_array_get(g, i), b, sizeof b);
+        dt_col_ids(json_array_get(j, i), a, sizeof a);
+        dt_col_ids(json_array_get(g, i), b, sizeof b);
         assert_string_equal(a, b);
         const char *key;
         json_t *v;
@@ -261,21 +204,18 @@ static void test_shape_matches_xprof_golden(void **state) {
 static void test_real_files(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
-    char **files = tu_find_files(dir, ".xplane.pb");
+    char **files = tu_real_xplanes();
     int n = 0;
-    for (char **f = files; f && *f; f++) {
-        if (strstr(*f, "/corrupt/")) continue;
+    for (char **f = files; *f; f++) {
         size_t len;
         void *buf = tu_read_file(*f, &len);
         xpv_decode_error err;
         xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &err);
         if (!p) continue;
-        json_t *j = render_one(IPA, p);
+        json_t *j = dt_render_one(IPA, p);
         assert_int_equal(json_array_size(j), 5);
-        print_message("%s: %zu steps, %zu input ops\n", *f, nrows(json_array_get(j, 1)),
-                      nrows(json_array_get(j, 2)));
+        print_message("%s: %zu steps, %zu input ops\n", *f, dt_nrows(json_array_get(j, 1)),
+                      dt_nrows(json_array_get(j, 2)));
         json_decref(j);
         xpv_profile_free(p);
         n++;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <jansson.h>
 
+#include "datatable_json.h"
 #include "testutil.h"
 #include "op_metrics.h"
 #include "tool.h"
@@ -50,18 +51,7 @@ static json_t *render(const xpv_profile *const *ps, size_t n) {
     xpv_hostset hs = {n, ps, hn};
     const xpv_tool *t = xpv_tool_find("kernel_stats");
     assert_ptr_equal(t, &xpv_tool_kernel_stats);
-    xpv_tool_error err;
-    void *d = t->derived->build(&hs, &err);
-    assert_non_null(d);
-    xpv_buf out;
-    xpv_buf_init(&out);
-    assert_int_equal(t->render(&hs, d, NULL, &out, &err), 0);
-    json_error_t jerr;
-    json_t *j = json_loadb(out.data, out.len, 0, &jerr);
-    assert_non_null(j);
-    xpv_buf_free(&out);
-    t->derived->free(d);
-    return j;
+    return dt_render_hs(t, &hs);
 }
 
 static json_t *v(json_t *tab, size_t row, size_t col) {
@@ -233,11 +223,8 @@ static void count_kernels(const xpv_profile *p, kcount *out) {
  * its total lies between the 1000 largest of our (finer) groups and the
  * total of all kernels. */
 static void check_file(const char *path) {
-    size_t len;
-    void *buf = tu_read_file(path, &len);
-    assert_non_null(buf);
     xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &derr);
+    xpv_profile *p = tx_try_decode_file(path, &derr);
     if (!p) return; /* the deliberately corrupt file */
     const xpv_profile *ps[1] = {p};
     json_t *j = render(ps, 1);
@@ -273,15 +260,8 @@ static void check_file(const char *path) {
 static void test_real_files(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
-    char **files = tu_find_files(dir, ".xplane.pb");
-    assert_non_null(files);
-    int n = 0;
-    for (char **f = files; *f; f++, n++) check_file(*f);
-    tu_free_list(files);
-    if (n == 0) {
-        print_message("SKIP: no xplane.pb under %s\n", dir);
+    if (tu_each_real_file(".xplane.pb", check_file) == 0) {
+        print_message("SKIP: no xplane.pb under %s/testdata/real\n", tu_shared_dir());
         skip();
     }
 }

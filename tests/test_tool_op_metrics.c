@@ -441,20 +441,7 @@ static void test_parse_helpers(void **state) {
 static void test_real_gpu_file(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char path[1024];
-    snprintf(path, sizeof path,
-             "%s/testdata/real/tensorflow-profiler/plugins/profile/GPU-multi-worker/"
-             "34.83.195.179_6003.xplane.pb",
-             tu_shared_dir());
-    size_t len;
-    void *buf = tu_read_file(path, &len);
-    if (!buf) {
-        print_message("SKIP: %s missing\n", path);
-        skip();
-    }
-    xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &derr);
-    assert_non_null(p);
+    xpv_profile *p = tx_decode_real_gpu_file();
     xpv_op_metrics *m = build1(p);
     uint64_t events = 0, total_ns = 0;
     for (uint32_t i = 0; i < p->nplanes; i++) {

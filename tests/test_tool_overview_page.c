@@ -11,146 +11,89 @@
 #include <jansson.h>
 #include <zlib.h>
 
+#include "datatable_json.h"
 #include "opstats.h"
 #include "steps_fixture.h"
 #include "testutil.h"
 
 extern const xpv_tool xpv_tool_overview_page;
 
-static json_t *render_hs(const xpv_tool *t, const xpv_hostset *hs) {
-    xpv_tool_error err;
-    memset(&err, 0, sizeof err);
-    void *d = t->derived->build(hs, &err);
-    assert_non_null(d);
-    xpv_buf b;
-    xpv_buf_init(&b);
-    assert_int_equal(t->render(hs, d, NULL, &b, &err), 0);
-    json_error_t jerr;
-    json_t *j = json_loadb(b.data, b.len, 0, &jerr);
-    if (!j) print_message("bad JSON: %s\n", jerr.text);
-    assert_non_null(j);
-    xpv_buf_free(&b);
-    t->derived->free(d);
-    return j;
-}
-
-static json_t *render_one(const xpv_tool *t, xpv_profile *p) {
-    sf_hosts h;
-    sf_hosts_init(&h, &p, 1);
-    return render_hs(t, &h.hs);
-}
-
-static const char *pstr(json_t *table, const char *key) {
-    json_t *v = json_object_get(json_object_get(table, "p"), key);
-    assert_true(json_is_string(v));
-    return json_string_value(v);
-}
-
-static double cell_num(json_t *table, size_t row, size_t col) {
-    json_t *c = json_array_get(json_object_get(json_array_get(json_object_get(table, "rows"), row), "c"), col);
-    json_t *v = json_object_get(c, "v");
-    assert_true(json_is_number(v));
-    return json_number_value(v);
-}
-
-static const char *cell_str(json_t *table, size_t row, size_t col) {
-    json_t *c = json_array_get(json_object_get(json_array_get(json_object_get(table, "rows"), row), "c"), col);
-    json_t *v = json_object_get(c, "v");
-    assert_true(json_is_string(v));
-    return json_string_value(v);
-}
-
-static size_t nrows(json_t *table) { return json_array_size(json_object_get(table, "rows")); }
-
-/* "a,b,c" of the column ids. */
-static void col_ids(json_t *table, char *out, size_t n) {
-    out[0] = 0;
-    json_t *cols = json_object_get(table, "cols");
-    for (size_t i = 0; i < json_array_size(cols); i++) {
-        const char *id = json_string_value(json_object_get(json_array_get(cols, i), "id"));
-        if (i) strncat(out, ",", n - strlen(out) - 1);
-        strncat(out, id ? id : "?", n - strlen(out) - 1);
-    }
-}
-
-static int near(double a, double b) { return a - b < 1e-9 && b - a < 1e-9; }
-
 static void test_golden(void **state) {
     (void)state;
     xpv_profile *p = sf_training(0);
-    json_t *j = render_one(&xpv_tool_overview_page, p);
+    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
     assert_true(json_is_array(j));
     assert_int_equal(json_array_size(j), 7);
     char ids[1024];
 
     /* 0: analysis, GPU variant (compute capability 8.0 = Ampere). */
     json_t *an = json_array_get(j, 0);
-    col_ids(an, ids, sizeof ids);
+    dt_col_ids(an, ids, sizeof ids);
     assert_string_equal(ids, "selfTimePercent,cumulativeTimePercent,category,operation,flopRate,"
                              "tcEligibility,tcUtilization");
-    assert_string_equal(pstr(an, "device_compute_16bit_percent"), "53.3%");
-    assert_string_equal(pstr(an, "device_compute_32bit_percent"), "46.7%");
-    assert_string_equal(pstr(an, "host_op_time_eager_percent"), "0.0%");
-    assert_int_equal(nrows(an), 2);
-    assert_string_equal(cell_str(an, 0, 3), "model/relu/Relu");
-    assert_string_equal(cell_str(an, 0, 2), "Relu");
-    assert_true(near(cell_num(an, 0, 0), 80.0 / 150.0));
-    assert_true(near(cell_num(an, 1, 1), 1.0));
+    assert_string_equal(dt_pstr(an, "device_compute_16bit_percent"), "53.3%");
+    assert_string_equal(dt_pstr(an, "device_compute_32bit_percent"), "46.7%");
+    assert_string_equal(dt_pstr(an, "host_op_time_eager_percent"), "0.0%");
+    assert_int_equal(dt_nrows(an), 2);
+    assert_string_equal(dt_cell_str(an, 0, 3), "model/relu/Relu");
+    assert_string_equal(dt_cell_str(an, 0, 2), "Relu");
+    assert_true(dt_near(dt_cell_num(an, 0, 0), 80.0 / 150.0));
+    assert_true(dt_near(dt_cell_num(an, 1, 1), 1.0));
 
     /* 1: step table. */
     json_t *st = json_array_get(j, 1);
-    col_ids(st, ids, sizeof ids);
+    dt_col_ids(st, ids, sizeof ids);
     assert_string_equal(ids, "stepnum,deviceComputeTimeMs,deviceToDeviceTimeMs,"
                              "deviceCollectivesTimeMs,hostComputeTimeMs,kernelLaunchTimeMs,"
                              "infeedTimeMs,outfeedTimeMs,compileTimeMs,otherTimeMs,tooltip,"
                              "stepTimeMs");
-    assert_int_equal(nrows(st), SF_STEPS);
-    assert_string_equal(cell_str(st, 3, 0), "train 3");
-    assert_true(near(cell_num(st, 3, 1), 15.0));
-    assert_true(near(cell_num(st, 3, 5), 1.0));
-    assert_true(near(cell_num(st, 3, 6), 12.0));
-    assert_true(near(cell_num(st, 3, 9), 2.0));
-    assert_true(near(cell_num(st, 3, 11), 30.0));
-    assert_non_null(strstr(cell_str(st, 3, 10), "Step train 3, duration: 30.00 ms"));
-    assert_string_equal(pstr(st, "hardware_type"), "GPU");
-    assert_string_equal(pstr(st, "steptime_ms_average"), "30.0");
-    assert_string_equal(pstr(st, "steptime_ms_standard_deviation"), "0.0");
-    assert_string_equal(pstr(st, "infeed_time_ms_avg"), "12.0");
-    assert_string_equal(pstr(st, "device_compute_time_ms_avg"), "15.0");
-    assert_string_equal(pstr(st, "input_conclusion"),
+    assert_int_equal(dt_nrows(st), SF_STEPS);
+    assert_string_equal(dt_cell_str(st, 3, 0), "train 3");
+    assert_true(dt_near(dt_cell_num(st, 3, 1), 15.0));
+    assert_true(dt_near(dt_cell_num(st, 3, 5), 1.0));
+    assert_true(dt_near(dt_cell_num(st, 3, 6), 12.0));
+    assert_true(dt_near(dt_cell_num(st, 3, 9), 2.0));
+    assert_true(dt_near(dt_cell_num(st, 3, 11), 30.0));
+    assert_non_null(strstr(dt_cell_str(st, 3, 10), "Step train 3, duration: 30.00 ms"));
+    assert_string_equal(dt_pstr(st, "hardware_type"), "GPU");
+    assert_string_equal(dt_pstr(st, "steptime_ms_average"), "30.0");
+    assert_string_equal(dt_pstr(st, "steptime_ms_standard_deviation"), "0.0");
+    assert_string_equal(dt_pstr(st, "infeed_time_ms_avg"), "12.0");
+    assert_string_equal(dt_pstr(st, "device_compute_time_ms_avg"), "15.0");
+    assert_string_equal(dt_pstr(st, "input_conclusion"),
                         "Your program is HIGHLY input-bound because 40.0% of the total step "
                         "time sampled is waiting for input. Therefore, you should first focus "
                         "on reducing the input time.");
-    assert_string_equal(pstr(st, "kernel_launch_statement"),
+    assert_string_equal(dt_pstr(st, "kernel_launch_statement"),
                         "3.3 % of the total step time sampled is spent on 'Kernel Launch'.");
-    assert_string_equal(pstr(st, "all_other_statement"),
+    assert_string_equal(dt_pstr(st, "all_other_statement"),
                         "6.7 % of the total step time sampled is spent on 'All Others' time. "
                         "This could be due to Python execution overhead.");
 
     /* 2: run environment. */
     json_t *re = json_array_get(j, 2);
-    assert_string_equal(pstr(re, "device_type"), "Nvidia GPU (Ampere)");
-    assert_string_equal(pstr(re, "host_count"), "1");
-    assert_string_equal(pstr(re, "device_core_count"), "1");
-    assert_string_equal(pstr(re, "task_count"), "1 (num tasks per host = 1)");
+    assert_string_equal(dt_pstr(re, "device_type"), "Nvidia GPU (Ampere)");
+    assert_string_equal(dt_pstr(re, "host_count"), "1");
+    assert_string_equal(dt_pstr(re, "device_core_count"), "1");
+    assert_string_equal(dt_pstr(re, "task_count"), "1 (num tasks per host = 1)");
 
     /* 3: recommendation. */
     json_t *rc = json_array_get(j, 3);
-    assert_string_equal(pstr(rc, "bottleneck"), "host");
-    assert_string_equal(pstr(rc, "non_bottleneck_tip_types"), "device");
-    assert_string_equal(pstr(rc, "kernel_launch_bottleneck"), "moderate");
-    assert_string_equal(pstr(rc, "all_other_bottleneck"), "moderate");
-    assert_string_equal(pstr(rc, "precision_statement"), "");
-    assert_int_equal(nrows(rc), 7);
-    assert_string_equal(cell_str(rc, 0, 0), "faq");
-    assert_string_equal(cell_str(rc, 3, 1),
+    assert_string_equal(dt_pstr(rc, "bottleneck"), "host");
+    assert_string_equal(dt_pstr(rc, "non_bottleneck_tip_types"), "device");
+    assert_string_equal(dt_pstr(rc, "kernel_launch_bottleneck"), "moderate");
+    assert_string_equal(dt_pstr(rc, "all_other_bottleneck"), "moderate");
+    assert_string_equal(dt_pstr(rc, "precision_statement"), "");
+    assert_int_equal(dt_nrows(rc), 7);
+    assert_string_equal(dt_cell_str(rc, 0, 0), "faq");
+    assert_string_equal(dt_cell_str(rc, 3, 1),
                         "framework_op_stats (identify the time-consuming operations executed "
                         "on the GPU)");
 
     /* 5: the empty placeholder; 6: no diagnostics. */
     assert_true(json_is_object(json_array_get(j, 5)));
     assert_int_equal(json_object_size(json_array_get(j, 5)), 0);
-    assert_int_equal(nrows(json_array_get(j, 6)), 0);
+    assert_int_equal(dt_nrows(json_array_get(j, 6)), 0);
     json_decref(j);
     xpv_profile_free(p);
 }
@@ -161,13 +104,13 @@ static void test_multi_host(void **state) {
     xpv_profile *ps[2] = {sf_training(0), sf_training(0)};
     sf_hosts h;
     sf_hosts_init(&h, ps, 2);
-    json_t *j = render_hs(&xpv_tool_overview_page, &h.hs);
+    json_t *j = dt_render_hs(&xpv_tool_overview_page, &h.hs);
     json_t *st = json_array_get(j, 1), *re = json_array_get(j, 2);
-    assert_int_equal(nrows(st), SF_STEPS);
-    assert_string_equal(pstr(st, "steptime_ms_average"), "30.0");
-    assert_string_equal(pstr(re, "host_count"), "2");
-    assert_string_equal(pstr(re, "device_core_count"), "2");
-    assert_string_equal(pstr(re, "task_count"), "2 (num tasks per host = 1)");
+    assert_int_equal(dt_nrows(st), SF_STEPS);
+    assert_string_equal(dt_pstr(st, "steptime_ms_average"), "30.0");
+    assert_string_equal(dt_pstr(re, "host_count"), "2");
+    assert_string_equal(dt_pstr(re, "device_core_count"), "2");
+    assert_string_equal(dt_pstr(re, "task_count"), "2 (num tasks per host = 1)");
     json_decref(j);
     xpv_profile_free(ps[0]);
     xpv_profile_free(ps[1]);
@@ -180,13 +123,13 @@ static void test_multi_host_steps_dropped(void **state) {
     xpv_profile *ps[2] = {sf_training_steps(0, 0, SF_STEPS), sf_training_steps(0, 2, SF_STEPS)};
     sf_hosts h;
     sf_hosts_init(&h, ps, 2);
-    json_t *j = render_hs(&xpv_tool_overview_page, &h.hs);
+    json_t *j = dt_render_hs(&xpv_tool_overview_page, &h.hs);
     json_t *st = json_array_get(j, 1);
-    assert_int_equal(nrows(st), 8);
+    assert_int_equal(dt_nrows(st), 8);
     json_t *dg = json_array_get(j, 6);
-    assert_int_equal(nrows(dg), 1);
-    assert_string_equal(cell_str(dg, 0, 0), "WARNING");
-    assert_non_null(strstr(cell_str(dg, 0, 1), "4 steps dropped."));
+    assert_int_equal(dt_nrows(dg), 1);
+    assert_string_equal(dt_cell_str(dg, 0, 0), "WARNING");
+    assert_non_null(strstr(dt_cell_str(dg, 0, 1), "4 steps dropped."));
     json_decref(j);
     xpv_profile_free(ps[0]);
     xpv_profile_free(ps[1]);
@@ -201,25 +144,25 @@ static void test_no_steps_cpu(void **state) {
     tx_event(s, host, ln, "MatMul:MatMul", 0, 5 * SF_MS);
     tx_ev_str(s, host, tx_event(s, host, ln, "Add:AddV2", 6 * SF_MS, SF_MS), "x", "y");
     xpv_profile *p = tx_decode(s);
-    json_t *j = render_one(&xpv_tool_overview_page, p);
+    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
     assert_int_equal(json_array_size(j), 7);
     char ids[1024];
     json_t *an = json_array_get(j, 0);
-    col_ids(an, ids, sizeof ids);
+    dt_col_ids(an, ids, sizeof ids);
     assert_string_equal(ids, "selfTimePercent,cumulativeTimePercent,category,operation,flopRate");
-    assert_string_equal(pstr(an, "host_tf_op_percent"), "100.0%");
+    assert_string_equal(dt_pstr(an, "host_tf_op_percent"), "100.0%");
     json_t *st = json_array_get(j, 1);
-    assert_int_equal(nrows(st), 0);
-    assert_string_equal(pstr(st, "hardware_type"), "CPU_ONLY");
-    assert_string_equal(pstr(st, "input_conclusion"),
+    assert_int_equal(dt_nrows(st), 0);
+    assert_string_equal(dt_pstr(st, "hardware_type"), "CPU_ONLY");
+    assert_string_equal(dt_pstr(st, "input_conclusion"),
                         "No step time measured. Therefore we cannot tell where the performance "
                         "bottleneck is.");
-    assert_string_equal(pstr(json_array_get(j, 2), "device_type"), "CPU");
-    assert_string_equal(pstr(json_array_get(j, 3), "bottleneck"), "unknown");
+    assert_string_equal(dt_pstr(json_array_get(j, 2), "device_type"), "CPU");
+    assert_string_equal(dt_pstr(json_array_get(j, 3), "bottleneck"), "unknown");
     json_t *dg = json_array_get(j, 6);
-    assert_int_equal(nrows(dg), 1);
-    assert_string_equal(cell_str(dg, 0, 0), "WARNING");
-    assert_non_null(strstr(cell_str(dg, 0, 1), "No step marker observed"));
+    assert_int_equal(dt_nrows(dg), 1);
+    assert_string_equal(dt_cell_str(dg, 0, 0), "WARNING");
+    assert_non_null(strstr(dt_cell_str(dg, 0, 1), "No step marker observed"));
     json_decref(j);
     xpv_profile_free(p);
 }
@@ -238,15 +181,15 @@ static void test_capture_diagnostics(void **state) {
     s->space.warnings = warns;
     xpv_profile *p = tx_decode(s);
     assert_non_null(p);
-    json_t *j = render_one(&xpv_tool_overview_page, p);
+    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
     json_t *dg = json_array_get(j, 6);
-    assert_int_equal(nrows(dg), 4);
-    assert_string_equal(cell_str(dg, 0, 0), "WARNING");
-    assert_string_equal(cell_str(dg, 0, 1), "profiler buffer nearly full");
+    assert_int_equal(dt_nrows(dg), 4);
+    assert_string_equal(dt_cell_str(dg, 0, 0), "WARNING");
+    assert_string_equal(dt_cell_str(dg, 0, 1), "profiler buffer nearly full");
     /* errors sorted */
-    assert_string_equal(cell_str(dg, 2, 0), "ERROR");
-    assert_string_equal(cell_str(dg, 2, 1), "aa CUPTI error");
-    assert_string_equal(cell_str(dg, 3, 1), "zz dropped 12 GPU events");
+    assert_string_equal(dt_cell_str(dg, 2, 0), "ERROR");
+    assert_string_equal(dt_cell_str(dg, 2, 1), "aa CUPTI error");
+    assert_string_equal(dt_cell_str(dg, 3, 1), "zz dropped 12 GPU events");
     json_decref(j);
     xpv_profile_free(p);
 }
@@ -282,13 +225,13 @@ static void test_shape_matches_xprof_golden(void **state) {
         skip();
     }
     xpv_profile *p = sf_training(0);
-    json_t *j = render_one(&xpv_tool_overview_page, p);
+    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
     assert_int_equal(json_array_size(j), json_array_size(g));
     static const size_t same[] = {2, 3, 4, 6};
     for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
         char a[1024], b[1024];
-        col_ids(json_array_get(j, same[i]), a, sizeof a);
-        col_ids(json_array_get(g, same[i]), b, sizeof b);
+        dt_col_ids(json_array_get(j, same[i]), a, sizeof a);
+        dt_col_ids(json_array_get(g, same[i]), b, sizeof b);
         assert_string_equal(a, b);
     }
     /* Every recommendation / run environment p key XProf writes. */
@@ -320,28 +263,25 @@ static void test_shape_matches_xprof_golden(void **state) {
 static void test_real_files(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
-    char **files = tu_find_files(dir, ".xplane.pb");
+    char **files = tu_real_xplanes();
     int n = 0;
-    for (char **f = files; f && *f; f++) {
-        if (strstr(*f, "/corrupt/")) continue;
+    for (char **f = files; *f; f++) {
         size_t len;
         void *buf = tu_read_file(*f, &len);
         xpv_decode_error err;
         xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &err);
         if (!p) continue;
-        json_t *j = render_one(&xpv_tool_overview_page, p);
+        json_t *j = dt_render_one(&xpv_tool_overview_page, p);
         assert_int_equal(json_array_size(j), 7);
         xpv_arena a;
         xpv_arena_init(&a, 4096);
         xpv_step_db db;
         xpv_steps_build(p, &a, &db);
-        assert_int_equal(nrows(json_array_get(j, 1)), db.n);
+        assert_int_equal(dt_nrows(json_array_get(j, 1)), db.n);
         /* no steps -> the diagnostics say so */
-        if (db.n == 0) assert_true(nrows(json_array_get(j, 6)) >= 1);
+        if (db.n == 0) assert_true(dt_nrows(json_array_get(j, 6)) >= 1);
         print_message("%s: %zu steps, device %s\n", *f, db.n,
-                      pstr(json_array_get(j, 2), "device_type"));
+                      dt_pstr(json_array_get(j, 2), "device_type"));
         xpv_arena_free(&a);
         json_decref(j);
         xpv_profile_free(p);

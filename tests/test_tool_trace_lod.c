@@ -608,19 +608,10 @@ static void test_persist_round_trip(void **state) {
 static void test_persist_real_files(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
-    char **files = tu_find_files(dir, ".xplane.pb");
-    assert_non_null(files);
+    char **files = tu_real_xplanes();
     int checked = 0;
     for (char **f = files; *f; f++) {
-        if (strstr(*f, "/corrupt/")) continue;
-        size_t len;
-        void *buf = tu_read_file(*f, &len);
-        assert_non_null(buf);
-        xpv_decode_error derr;
-        xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &derr);
-        assert_non_null(p);
+        xpv_profile *p = tx_decode_file(*f);
         const xpv_profile *ps[1] = {p};
         const char *names[1] = {"host"};
         xpv_hostset hs = {1, ps, names};

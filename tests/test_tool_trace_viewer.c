@@ -449,11 +449,6 @@ static void test_empty_profile(void **state) {
 
 /* ---- real profiles ----------------------------------------------------- */
 
-static void file_free(void *b, size_t n) {
-    (void)n;
-    free(b);
-}
-
 /* Events of the planes/lines the trace viewer shows, minus internal ones,
  * counted directly from the model. */
 static void expected_counts(const xpv_profile *p, size_t *nx, size_t *nsamples) {
@@ -541,19 +536,10 @@ static void check_flow_ends(const xpv_profile *const *ps, const char *s0, const 
 static void test_real_profiles(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
-    char **files = tu_find_files(dir, ".xplane.pb");
-    assert_non_null(files);
+    char **files = tu_real_xplanes();
     int checked = 0;
     for (char **f = files; *f; f++) {
-        if (strstr(*f, "/corrupt/")) continue;
-        size_t len;
-        void *buf = tu_read_file(*f, &len);
-        assert_non_null(buf);
-        xpv_decode_error derr;
-        xpv_profile *p = xpv_decode(buf, len, file_free, &derr);
-        assert_non_null(p);
+        xpv_profile *p = tx_decode_file(*f);
         size_t want_x, want_c;
         expected_counts(p, &want_x, &want_c);
         const xpv_profile *ps[1] = {p};
@@ -677,17 +663,10 @@ static void test_stream_chunks(void **state) {
         return;
     }
     static const size_t real_maxes[] = {1, 4096, 1 << 20};
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
-    char **files = tu_find_files(dir, ".xplane.pb");
-    assert_non_null(files);
+    char **files = tu_real_xplanes();
     int checked = 0;
     for (char **f = files; *f; f++) {
-        if (strstr(*f, "/corrupt/")) continue;
-        void *buf = tu_read_file(*f, &len);
-        assert_non_null(buf);
-        xpv_profile *p = xpv_decode(buf, len, file_free, &derr);
-        assert_non_null(p);
+        xpv_profile *p = tx_decode_file(*f);
         const xpv_profile *ps[1] = {p};
         check_stream_same(ps, 1, real_maxes, 3);
         xpv_profile_free(p);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 const char *tu_shared_dir(void) {
@@ -91,4 +92,72 @@ void tu_rmrf(const char *path) {
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
     if (system(cmd) != 0) fprintf(stderr, "rm -rf %s failed\n", path);
+}
+
+static char **real_files(const char *suffix) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
+    char **files = tu_find_files(dir, suffix);
+    assert_non_null(files);
+    return files;
+}
+
+char **tu_real_xplanes(void) {
+    char **files = real_files(".xplane.pb");
+    size_t n = 0;
+    for (char **f = files; *f; f++) {
+        if (strstr(*f, "/corrupt/"))
+            free(*f);
+        else
+            files[n++] = *f;
+    }
+    files[n] = NULL;
+    return files;
+}
+
+size_t tu_each_real_file(const char *suffix, void (*fn)(const char *path)) {
+    char **files = real_files(suffix);
+    size_t n = 0;
+    for (char **f = files; *f; f++, n++) fn(*f);
+    tu_free_list(files);
+    return n;
+}
+
+long tu_child_peak_growth_kb(int (*fn)(void *), void *arg) {
+    int pfd[2];
+    assert_int_equal(pipe(pfd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(pfd[0]);
+        long before = -1, peak = -1, res = -1;
+        FILE *f = fopen("/proc/self/clear_refs", "w");
+        int ok = f && fputs("5", f) >= 0;
+        if (f && fclose(f) != 0) ok = 0;
+        char line[256];
+        if (ok && (f = fopen("/proc/self/status", "r"))) {
+            while (fgets(line, sizeof line, f))
+                if (!strncmp(line, "VmRSS:", 6)) before = atol(line + 6);
+            fclose(f);
+        }
+        int frc = fn(arg);
+        if (ok && before >= 0 && (f = fopen("/proc/self/status", "r"))) {
+            while (fgets(line, sizeof line, f))
+                if (!strncmp(line, "VmHWM:", 6)) peak = atol(line + 6);
+            fclose(f);
+            if (peak >= 0) res = peak - before;
+        }
+        if (frc) res = -2;
+        ssize_t w = write(pfd[1], &res, sizeof res);
+        _exit(w == (ssize_t)sizeof res ? 0 : 1);
+    }
+    close(pfd[1]);
+    long res = -3;
+    ssize_t r = read(pfd[0], &res, sizeof res);
+    close(pfd[0]);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_int_equal(r, (ssize_t)sizeof res);
+    assert_true(res != -2); /* the measured work itself failed */
+    return res;
 }

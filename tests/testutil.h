@@ -21,6 +21,20 @@ void tu_free_list(char **list);
 /* A fresh temporary directory (removed by tu_rmrf). */
 char *tu_mkdtemp(void);
 void tu_rmrf(const char *path);
+/* Every *.xplane.pb under $XPV_SHARED/testdata/real except those under a
+ * corrupt/ folder, as tu_find_files (the caller frees it with
+ * tu_free_list); fails the test if the folder cannot be listed.  Call after
+ * TU_SKIP_NO_SHARED. */
+char **tu_real_xplanes(void);
+/* Call `fn(path)` for every file under $XPV_SHARED/testdata/real whose name
+ * ends with `suffix` (corrupt/ included) and return how many there were.
+ * `path` is borrowed for the call.  Call after TU_SKIP_NO_SHARED. */
+size_t tu_each_real_file(const char *suffix, void (*fn)(const char *path));
+/* Peak resident memory (KiB) added while `fn(arg)` runs in a forked child:
+ * VmHWM after resetting it (clear_refs 5) minus VmRSS before; -1 when the
+ * kernel cannot reset it.  Fails the test when `fn` returns non-zero (the
+ * measured work itself failed) or the child cannot report. */
+long tu_child_peak_growth_kb(int (*fn)(void *), void *arg);
 /* Print a clear skip message and skip the current cmocka test. */
 #define TU_SKIP_NO_SHARED()                                                   \
     do {                                                                      \

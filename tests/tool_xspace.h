@@ -18,9 +18,12 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model.h"
+#include "testutil.h"
 #include "xplane.pb-c.h"
 
 typedef Tensorflow__Profiler__XPlane tx_plane_t;
@@ -196,6 +199,40 @@ static inline xpv_profile *tx_decode(tx_space *s) {
     tx_free(s);
     xpv_decode_error err;
     return xpv_decode(buf, n, tx_buf_free, &err);
+}
+
+/* Read and decode the xplane file at `path`; fails the test when it cannot
+ * be read, returns NULL (and fills `*derr`) when it does not decode.  The
+ * profile owns the file buffer: free both with xpv_profile_free. */
+static inline xpv_profile *tx_try_decode_file(const char *path, xpv_decode_error *derr) {
+    size_t len;
+    void *buf = tu_read_file(path, &len);
+    if (!buf) fail_msg("%s: cannot read", path);
+    return xpv_decode(buf, len, tx_buf_free, derr);
+}
+
+/* As tx_try_decode_file, but a file that does not decode fails the test. */
+static inline xpv_profile *tx_decode_file(const char *path) {
+    xpv_decode_error derr;
+    xpv_profile *p = tx_try_decode_file(path, &derr);
+    if (!p) fail_msg("%s: %s", path, derr.msg);
+    return p;
+}
+
+/* The real TF 2.4 GPU training profile of ../shared (one host of
+ * GPU-multi-worker), decoded as by tx_decode_file; skips the current test
+ * when the file is missing. */
+static inline xpv_profile *tx_decode_real_gpu_file(void) {
+    char path[1024];
+    snprintf(path, sizeof path,
+             "%s/testdata/real/tensorflow-profiler/plugins/profile/GPU-multi-worker/"
+             "34.83.195.179_6003.xplane.pb",
+             tu_shared_dir());
+    if (access(path, R_OK) != 0) {
+        print_message("SKIP: %s missing\n", path);
+        skip();
+    }
+    return tx_decode_file(path);
 }
 
 #endif

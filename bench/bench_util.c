@@ -1,0 +1,76 @@
+/*
+ * bench_util.c - helpers shared by the benchmark programs (see
+ * bench_util.h).
+ */
+#include "bench_util.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+double bench_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double bench_cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void *bench_read_all(const char *path, size_t *len) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        perror(path);
+        exit(1);
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        perror(path);
+        exit(1);
+    }
+    size_t n = (size_t)st.st_size, got = 0;
+    char *b = malloc(n ? n : 1);
+    if (!b) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    while (got < n) {
+        ssize_t r = read(fd, b + got, n - got);
+        if (r <= 0) {
+            perror(path);
+            exit(1);
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    *len = n;
+    return b;
+}
+
+xpv_profile *bench_decode(void *buf, size_t len, void (*free_fn)(void *, size_t), double *secs) {
+    double t0 = bench_now();
+    xpv_decode_error derr;
+    xpv_profile *p = xpv_decode(buf, len, free_fn, &derr);
+    *secs = bench_now() - t0;
+    if (!p) {
+        fprintf(stderr, "decode failed: %s\n", derr.msg);
+        exit(1);
+    }
+    return p;
+}
+
+void bench_buf_free(void *b, size_t n) {
+    (void)n;
+    free(b);
+}
+
+int bench_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}

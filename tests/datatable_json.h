@@ -1,0 +1,80 @@
+/*
+ * datatable_json.h - render an op_stats tool (overview_page,
+ * input_pipeline_analyzer, framework_op_stats, kernel_stats) to parsed JSON
+ * and read its DataTables, shared by their test_tool_*.c.
+ * Header-only (static functions), like steps_fixture.h.
+ *
+ * dt_render_hs / dt_render_one return a new jansson reference (the caller
+ * json_decref's it) and fail the test when the build, render or parse
+ * fails.  Cell and p getters return borrowed values and fail the test on a
+ * missing value or wrong type.
+ */
+#ifndef XPV_DATATABLE_JSON_H
+#define XPV_DATATABLE_JSON_H
+
+#include <string.h>
+
+#include <jansson.h>
+
+#include "steps_fixture.h"
+#include "testutil.h"
+
+__attribute__((unused)) static json_t *dt_render_hs(const xpv_tool *t, const xpv_hostset *hs) {
+    xpv_tool_error err;
+    memset(&err, 0, sizeof err);
+    void *d = t->derived->build(hs, &err);
+    assert_non_null(d);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    assert_int_equal(t->render(hs, d, NULL, &b, &err), 0);
+    json_error_t jerr;
+    json_t *j = json_loadb(b.data, b.len, 0, &jerr);
+    if (!j) print_message("bad JSON: %s\n", jerr.text);
+    assert_non_null(j);
+    xpv_buf_free(&b);
+    t->derived->free(d);
+    return j;
+}
+
+__attribute__((unused)) static json_t *dt_render_one(const xpv_tool *t, xpv_profile *p) {
+    sf_hosts h;
+    sf_hosts_init(&h, &p, 1);
+    return dt_render_hs(t, &h.hs);
+}
+
+__attribute__((unused)) static const char *dt_pstr(json_t *table, const char *key) {
+    json_t *v = json_object_get(json_object_get(table, "p"), key);
+    assert_true(json_is_string(v));
+    return json_string_value(v);
+}
+
+__attribute__((unused)) static double dt_cell_num(json_t *table, size_t row, size_t col) {
+    json_t *c = json_array_get(json_object_get(json_array_get(json_object_get(table, "rows"), row), "c"), col);
+    json_t *v = json_object_get(c, "v");
+    assert_true(json_is_number(v));
+    return json_number_value(v);
+}
+
+__attribute__((unused)) static const char *dt_cell_str(json_t *table, size_t row, size_t col) {
+    json_t *c = json_array_get(json_object_get(json_array_get(json_object_get(table, "rows"), row), "c"), col);
+    json_t *v = json_object_get(c, "v");
+    assert_true(json_is_string(v));
+    return json_string_value(v);
+}
+
+__attribute__((unused)) static size_t dt_nrows(json_t *table) { return json_array_size(json_object_get(table, "rows")); }
+
+/* "a,b,c" of the column ids. */
+__attribute__((unused)) static void dt_col_ids(json_t *table, char *out, size_t n) {
+    out[0] = 0;
+    json_t *cols = json_object_get(table, "cols");
+    for (size_t i = 0; i < json_array_size(cols); i++) {
+        const char *id = json_string_value(json_object_get(json_array_get(cols, i), "id"));
+        if (i) strncat(out, ",", n - strlen(out) - 1);
+        strncat(out, id ? id : "?", n - strlen(out) - 1);
+    }
+}
+
+__attribute__((unused)) static int dt_near(double a, double b) { return a - b < 1e-9 && b - a < 1e-9; }
+
+#endif
