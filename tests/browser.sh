@@ -51,6 +51,7 @@ trap 'exit 1' INT TERM
 # start NAME ARGS... -> sets URL to http://127.0.0.1:PORT[/prefix]/
 start() {
     local name=$1; shift
+    : >"$tmp/$name.out"; : >"$tmp/$name.err"   # exist before the child opens them
     "$BIN" --port 0 --host 127.0.0.1 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
     local pid=$!
     pids+=("$pid")

@@ -39,6 +39,7 @@ check() { # check DESC COND...
 # start ARGS... -> sets PID, BASE (http://127.0.0.1:PORT)
 start() {
     local log="$tmp/server.$RANDOM"
+    : >"$log.out"; : >"$log.err"   # exist before the background child opens them
     "$BIN" --port 0 "$@" >"$log.out" 2>"$log.err" &
     PID=$!
     pids+=("$PID")

@@ -47,6 +47,7 @@ bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 # start ARGS... -> PID, PORT
 start() {
     local log=$tmp/srv.$RANDOM
+    : >"$log.out"; : >"$log.err"   # exist before the background child opens them
     "$BIN" --port 0 --host 127.0.0.1 "$@" >"$log.out" 2>"$log.err" &
     PID=$!
     pids+=("$PID")

@@ -41,6 +41,7 @@ bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 # line and sets PORT_<NAME>.  start = launch + await.
 launch() {
     local name=$1; shift
+    : >"$tmp/$name.out"; : >"$tmp/$name.err"   # exist before the child opens them
     "$BIN" --port 0 --host 127.0.0.1 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
     pids+=($!)
     printf -v "PID_$name" %s "$!"
