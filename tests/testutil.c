@@ -96,7 +96,8 @@ void tu_rmrf(const char *path) {
 
 static char **real_files(const char *suffix) {
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
+    int n = snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
+    assert_true(n > 0 && (size_t)n < sizeof dir);
     char **files = tu_find_files(dir, suffix);
     assert_non_null(files);
     return files;
