@@ -369,20 +369,31 @@ static void parse_dims(const char *p, size_t n, uint32_t d[3]) {
     memcpy(d, tmp, sizeof tmp);
 }
 
+/* The next "key:value" token of a space-separated details string from
+ * `*i` on (tokens without ':' are skipped); 0 at the end. */
+static int next_detail(xpv_str det, size_t *i, xpv_str *key, xpv_str *val) {
+    while (*i < det.len) {
+        while (*i < det.len && isspace((unsigned char)det.ptr[*i])) (*i)++;
+        size_t s = *i;
+        while (*i < det.len && !isspace((unsigned char)det.ptr[*i])) (*i)++;
+        const char *tok = det.ptr + s;
+        size_t tn = *i - s;
+        const char *c = tn ? memchr(tok, ':', tn) : NULL;
+        if (!c) continue;
+        *key = mkstr(tok, (size_t)(c - tok));
+        *val = mkstr(c + 1, tn - key->len - 1);
+        return 1;
+    }
+    return 0;
+}
+
 void xpv_parse_kernel_details(xpv_str det, xpv_kernel_report *r) {
     for (int i = 0; i < 3; i++) r->grid[i] = r->block[i] = 1;
     size_t i = 0;
-    while (i < det.len) {
-        while (i < det.len && isspace((unsigned char)det.ptr[i])) i++;
-        size_t s = i;
-        while (i < det.len && !isspace((unsigned char)det.ptr[i])) i++;
-        const char *tok = det.ptr + s;
-        size_t tn = i - s;
-        const char *c = tn ? memchr(tok, ':', tn) : NULL;
-        if (!c) continue;
-        xpv_str key = mkstr(tok, (size_t)(c - tok));
-        const char *v = c + 1;
-        size_t vn = tn - key.len - 1;
+    xpv_str key, val;
+    while (next_detail(det, &i, &key, &val)) {
+        const char *v = val.ptr;
+        size_t vn = val.len;
         uint32_t u;
         if (str_is(key, "regs")) {
             if (parse_u32(v, vn, &u)) r->registers_per_thread = u;
@@ -458,16 +469,8 @@ int xpv_parse_memcpy_details(xpv_str det, xpv_memcpy_info *out) {
     out->async = -1;
     int src = -1, dst = -1, any = 0;
     size_t i = 0;
-    while (i < det.len) {
-        while (i < det.len && isspace((unsigned char)det.ptr[i])) i++;
-        size_t s = i;
-        while (i < det.len && !isspace((unsigned char)det.ptr[i])) i++;
-        const char *tok = det.ptr + s;
-        size_t tn = i - s;
-        const char *c = tn ? memchr(tok, ':', tn) : NULL;
-        if (!c) continue;
-        xpv_str key = mkstr(tok, (size_t)(c - tok));
-        xpv_str val = mkstr(c + 1, tn - key.len - 1);
+    xpv_str key, val;
+    while (next_detail(det, &i, &key, &val)) {
         int64_t v;
         int num = parse_i64_tok(val.ptr, val.len, &v);
         if (str_is(key, "size") || str_is(key, "num_bytes")) {
