@@ -1595,6 +1595,24 @@ typedef struct src {
     z_stream z;
 } src;
 
+/* read() from the fd into `buf` (EINTR retried): bytes read, 0 at the end
+ * of the file (remembered), -1 on error (errno kept). */
+static long src_fd_read(src *s, unsigned char *buf, size_t cap) {
+    if (s->raw_eof) return 0;
+    for (;;) {
+        ssize_t r = read(s->fd, buf, cap);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            s->raw_err = 1;
+            s->raw_errno = errno;
+            return -1;
+        }
+        if (r == 0) s->raw_eof = 1;
+        s->raw += (uint64_t)r;
+        return (long)r;
+    }
+}
+
 /* The next raw chunk (at most `cap` bytes; from ibuf first).  Returns its
  * length, 0 at end of input, -1 on a read error. */
 static long src_raw(src *s, const unsigned char **p, size_t cap) {
@@ -1611,21 +1629,10 @@ static long src_raw(src *s, const unsigned char **p, size_t cap) {
         s->raw += n;
         return (long)n;
     }
-    if (s->raw_eof) return 0;
-    for (;;) {
-        ssize_t r = read(s->fd, s->ibuf, cap < SRC_CHUNK ? cap : SRC_CHUNK);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) {
-            s->raw_err = 1;
-            s->raw_errno = errno;
-            return -1;
-        }
-        if (r == 0) s->raw_eof = 1;
-        s->raw += (uint64_t)r;
-        *p = s->ibuf;
-        s->ipos = s->ilen = 0;
-        return (long)r;
-    }
+    long r = src_fd_read(s, s->ibuf, cap < SRC_CHUNK ? cap : SRC_CHUNK);
+    *p = s->ibuf;
+    s->ipos = s->ilen = 0;
+    return r;
 }
 
 /* Plain input: copy (memory, probe leftovers) or read into the window. */
@@ -1636,19 +1643,7 @@ static long src_plain(src *s, unsigned char *buf, size_t cap) {
         if (n > 0) memcpy(buf, p, (size_t)n);
         return n;
     }
-    if (s->raw_eof) return 0;
-    for (;;) {
-        ssize_t r = read(s->fd, buf, cap);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) {
-            s->raw_err = 1;
-            s->raw_errno = errno;
-            return -1;
-        }
-        if (r == 0) s->raw_eof = 1;
-        s->raw += (uint64_t)r;
-        return (long)r;
-    }
+    return src_fd_read(s, buf, cap);
 }
 
 /* Whether another gzip member follows the one that just ended. */
