@@ -199,17 +199,6 @@ static uint64_t flow_key(const xpv_hostset *hs, const xpv_trace_row *r, const xp
     return 0;
 }
 
-typedef struct flow_rec {
-    uint32_t group, pos;            /* position inside the group's idx */
-    uint8_t level;                  /* the level it moves to */
-} flow_rec;
-
-static int cmp_flow_group(const void *a, const void *b) {
-    const flow_rec *x = a, *y = b;
-    if (x->group != y->group) return x->group < y->group ? -1 : 1;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
 typedef struct lv_ev {
     int64_t start;
     uint32_t ev;
@@ -293,69 +282,143 @@ static int row_receives(const xpv_trace_row *r) {
     return !r->is_counter && (r->st_flow >= 0 || (!r->is_host && r->st_corr >= 0));
 }
 
-/* Move the events of `rec` (any order) to their new levels. */
-static void promote_apply(xpv_trace_index *ix, const xpv_hostset *hs, flow_rec *rec, size_t nm) {
-    if (!nm) return;
-    qsort(rec, nm, sizeof *rec, cmp_flow_group);
-    /* Per changed group: a stable counting sort by the new level, then the
-     * levels that received events sorted by start again. */
-    lv_ev *tmp = NULL;
-    size_t tcap = 0;
-    uint8_t *lv = NULL;
-    size_t lcap = 0;
-    for (size_t a = 0; a < nm;) {
+/* Order `v` by (start, ev).  Its starts never decrease (as assign_levels
+ * leaves them), so only runs of equal starts need sorting; anything else
+ * is sorted whole. */
+static void sort_equal_starts(lv_ev *v, size_t n) {
+    for (size_t i = 1; i < n; i++)
+        if (v[i].start < v[i - 1].start) {
+            qsort(v, n, sizeof *v, cmp_lv_ev);
+            return;
+        }
+    for (size_t a = 0; a < n;) {
         size_t b = a + 1;
-        while (b < nm && rec[b].group == rec[a].group) b++;
-        xpv_trace_group *g = &ix->groups[rec[a].group];
-        const xpv_trace_row *r = &ix->rows[g->row];
-        const xpv_event *evs = xpv_trace_event(hs, r, 0);
-        uint32_t cnt = g->seg[LV], c[LV + 1];
-        int got[LV];
-        tmp = grow(tmp, &tcap, cnt, sizeof *tmp);
-        lv = grow(lv, &lcap, cnt, 1);
-        for (int L = 0; L < LV; L++) {
-            got[L] = 0;
-            for (uint32_t i = g->seg[L]; i < g->seg[L + 1]; i++) lv[i] = (uint8_t)L;
+        while (b < n && v[b].start == v[a].start) b++;
+        if (b - a > 16) {
+            qsort(v + a, b - a, sizeof *v, cmp_lv_ev);
+        } else {
+            for (size_t i = a + 1; i < b; i++) {
+                lv_ev x = v[i];
+                size_t j = i;
+                while (j > a && v[j - 1].ev > x.ev) {
+                    v[j] = v[j - 1];
+                    j--;
+                }
+                v[j] = x;
+            }
         }
-        for (size_t k = a; k < b; k++) {
-            lv[rec[k].pos] = rec[k].level;
-            got[rec[k].level] = 1;
-        }
-        memset(c, 0, sizeof c);
-        for (uint32_t i = 0; i < cnt; i++) c[lv[i] + 1]++;
-        for (int L = 0; L < LV; L++) c[L + 1] += c[L];
-        memcpy(g->seg, c, sizeof c);
-        for (uint32_t i = 0; i < cnt; i++) {
-            uint32_t ev = ix->idx[g->off + i];
-            tmp[c[lv[i]]++] = (lv_ev){evs[ev].start_ps, ev, lv[i]};
-        }
-        for (int L = 0; L < LV; L++)
-            if (got[L]) qsort(tmp + g->seg[L], g->seg[L + 1] - g->seg[L], sizeof *tmp, cmp_lv_ev);
-        for (uint32_t i = 0; i < cnt; i++) ix->idx[g->off + i] = tmp[i].ev;
         a = b;
     }
-    free(tmp);
-    free(lv);
+}
+
+/* Move the events of group `g` to their new levels: nlv[ev] for event `ev`
+ * of the row (0xff: it stays).  A level that receives events ends up
+ * ordered by (start, ev); the others keep their order.  The events staying
+ * in a level are already in start order, so the newcomers (sorted) are
+ * merged into them.  Scratch buffers are kept across calls. */
+typedef struct promote_buf {
+    lv_ev *inc, *st;
+    uint32_t *out;
+    size_t icap, scap, ocap;
+} promote_buf;
+
+static void promote_group(xpv_trace_index *ix, const xpv_event *evs, xpv_trace_group *g,
+                          const uint8_t *nlv, promote_buf *pb) {
+    uint32_t cnt = g->seg[LV], *gidx = ix->idx + g->off;
+    uint32_t ic[LV + 1], seg[LV + 1];
+    memset(ic, 0, sizeof ic);
+    size_t ninc = 0;
+    for (uint32_t i = 0; i < cnt; i++) {
+        uint8_t l = nlv[gidx[i]];
+        if (l != 0xff) {
+            ic[l + 1]++;
+            ninc++;
+        }
+    }
+    if (!ninc) return;
+    for (int L = 0; L < LV; L++) ic[L + 1] += ic[L];
+    pb->inc = grow(pb->inc, &pb->icap, ninc, sizeof *pb->inc);
+    pb->out = grow(pb->out, &pb->ocap, cnt, sizeof *pb->out);
+    lv_ev *inc = pb->inc;
+    uint32_t *out = pb->out;
+    {
+        uint32_t c[LV + 1];
+        memcpy(c, ic, sizeof c);
+        for (uint32_t i = 0; i < cnt; i++) {
+            uint32_t ev = gidx[i];
+            uint8_t l = nlv[ev];
+            if (l != 0xff) inc[c[l]++] = (lv_ev){evs[ev].start_ps, ev, l};
+        }
+    }
+    uint32_t o = 0;
+    for (int L = 0; L < LV; L++) {
+        seg[L] = o;
+        uint32_t i0 = g->seg[L], i1 = g->seg[L + 1];
+        size_t na = ic[L + 1] - ic[L];
+        if (!na) {
+            for (uint32_t i = i0; i < i1; i++)
+                if (nlv[gidx[i]] == 0xff) out[o++] = gidx[i];
+            continue;
+        }
+        lv_ev *a = inc + ic[L];
+        qsort(a, na, sizeof *a, cmp_lv_ev);
+        pb->st = grow(pb->st, &pb->scap, i1 - i0, sizeof *pb->st);
+        lv_ev *st = pb->st;
+        size_t ns = 0;
+        for (uint32_t i = i0; i < i1; i++) {
+            uint32_t ev = gidx[i];
+            if (nlv[ev] == 0xff) st[ns++] = (lv_ev){evs[ev].start_ps, ev, (uint8_t)L};
+        }
+        sort_equal_starts(st, ns);
+        size_t x = 0, y = 0;
+        while (x < ns && y < na) {
+            if (cmp_lv_ev(&st[x], &a[y]) < 0)
+                out[o++] = st[x++].ev;
+            else
+                out[o++] = a[y++].ev;
+        }
+        while (x < ns) out[o++] = st[x++].ev;
+        while (y < na) out[o++] = a[y++].ev;
+    }
+    seg[LV] = o;
+    memcpy(g->seg, seg, sizeof seg);
+    memcpy(gidx, out, (size_t)cnt * sizeof *out);
 }
 
 /* Move every other end of a flow up to the level of its launching end
  * (the coarsest one when a flow has several).  Flows without a launching
  * end are left alone: nothing decides for them.  Pass 1 reads the flow
  * keys of the rows that launch, pass 2 those of the events that could
- * move (finer than the coarsest launching end) on the rows that receive. */
+ * move (finer than the coarsest launching end) on the rows that receive,
+ * and moves them row by row (a row's decisions depend only on its own
+ * levels and on pass 1). */
 static void promote_flows(xpv_trace_index *ix, const xpv_hostset *hs) {
     key_lv *kv = NULL;
     size_t nkv = 0, kcap = 0;
     uint8_t lmin = LV;
     /* Rows are walked in line order (the stats lie in the file in that
-     * order), with each event's level and place from per-row maps. */
-    uint8_t *lvl = NULL;
-    uint32_t *pos = NULL, *grp = NULL;
+     * order), with each event's level (lvl) and new level (nlv) in per-row
+     * maps. */
+    uint8_t *lvl = NULL, *nlv = NULL;
     size_t mcap = 0;
+    promote_buf pb;
+    memset(&pb, 0, sizeof pb);
+    /* A launching end at the finest level of the receiving rows or finer
+     * moves nothing (no other end lies finer than it): the first pass skips
+     * it without reading its stats. */
+    int lrecv = -1;
+    for (uint32_t ri = 0; ri < ix->nrows; ri++) {
+        const xpv_trace_row *r = &ix->rows[ri];
+        if (!r->ngroups || !row_receives(r)) continue;
+        for (uint32_t gi = r->group0; gi < r->group0 + r->ngroups; gi++)
+            for (int L = LV - 1; L > lrecv; L--)
+                if (ix->groups[gi].seg[L + 1] > ix->groups[gi].seg[L]) {
+                    lrecv = L;
+                    break;
+                }
+    }
     for (int pass = 0; pass < 2; pass++) {
         level_map map;
-        flow_rec *rec = NULL;
-        size_t nm = 0, cap = 0;
         if (pass == 1) {
             if (!nkv) break;
             level_map_build(&map, kv, nkv);
@@ -369,27 +432,23 @@ static void promote_flows(xpv_trace_index *ix, const xpv_hostset *hs) {
                 size_t c = mcap;
                 lvl = grow(lvl, &c, n, 1);
                 c = mcap;
-                pos = grow(pos, &c, n, sizeof *pos);
-                c = mcap;
-                grp = grow(grp, &c, n, sizeof *grp);
+                nlv = grow(nlv, &c, n, 1);
                 mcap = c;
             }
             memset(lvl, 0xff, n);
             for (uint32_t gi = r->group0; gi < r->group0 + r->ngroups; gi++) {
                 const xpv_trace_group *g = &ix->groups[gi];
+                const uint32_t *gidx = ix->idx + g->off;
                 for (int L = 0; L < LV; L++)
-                    for (uint32_t i = g->seg[L]; i < g->seg[L + 1]; i++) {
-                        uint32_t ev = ix->idx[g->off + i];
-                        lvl[ev] = (uint8_t)L;
-                        pos[ev] = i;
-                        grp[ev] = gi;
-                    }
+                    for (uint32_t i = g->seg[L]; i < g->seg[L + 1]; i++) lvl[gidx[i]] = (uint8_t)L;
             }
+            if (pass) memset(nlv, 0xff, n);
+            size_t moved = 0;
             xpv_stat_set set;
             flow_set_init(&set, hs, r);
             for (size_t ev = 0; ev < n; ev++) {
                 uint8_t L = lvl[ev];
-                if (L == 0xff || (pass == 1 && L <= lmin)) continue;
+                if (L == 0xff || (pass ? L <= lmin : L >= lrecv)) continue;
                 int starter;
                 uint64_t key = flow_key(hs, r, &set, &ln->events[ev], &starter);
                 if (!key || starter != !pass) continue;
@@ -401,21 +460,25 @@ static void promote_flows(xpv_trace_index *ix, const xpv_hostset *hs) {
                 }
                 uint8_t ls = level_map_get(&map, key);
                 if (ls >= L) continue;
-                rec = grow(rec, &cap, nm + 1, sizeof *rec);
-                rec[nm++] = (flow_rec){grp[ev], pos[ev], ls};
+                nlv[ev] = ls;
+                moved++;
             }
+            if (!moved) continue;
+            const xpv_event *evs = xpv_trace_event(hs, r, 0);
+            for (uint32_t gi = r->group0; gi < r->group0 + r->ngroups; gi++)
+                promote_group(ix, evs, &ix->groups[gi], nlv, &pb);
         }
         if (pass == 1) {
             free(map.keys);
             free(map.lv);
-            promote_apply(ix, hs, rec, nm);
-            free(rec);
         }
     }
     free(kv);
     free(lvl);
-    free(pos);
-    free(grp);
+    free(nlv);
+    free(pb.inc);
+    free(pb.st);
+    free(pb.out);
 }
 
 static xpv_trace_group *new_group(builder *b, uint32_t row, uint32_t key) {
