@@ -57,7 +57,17 @@ const num = (s) => Number(String(s).replace(/[,%]/g, ''));
 // A viewport point over the element `sel` (first match): a donut slice's
 // bounding-box centre may lie in the hole or over another slice.
 async function pointOn(page, sel) {
-  await page.locator(sel).first().scrollIntoViewIfNeeded();
+  // The pies are redrawn after a selector change: retry while the element
+  // found is replaced under us.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await page.locator(sel).first().scrollIntoViewIfNeeded({ timeout: 2000 });
+      break;
+    } catch (e) {
+      if (attempt >= 4) throw e;
+      await page.waitForTimeout(200);
+    }
+  }
   return page.evaluate((s) => {
     const e = document.querySelector(s);
     const r = e.getBoundingClientRect();
@@ -147,6 +157,7 @@ test('tf stats: pies, idle toggle, host/device, sort, filter, CSV', async (t) =>
   await page.selectOption('#xpv-tfstats-side', 'all');
   await page.waitForFunction((n) => document.querySelector('.xpv-tfstats-table .xpv-table-count').textContent === `${n} rows`,
     withoutIdle.length);
+  await page.waitForFunction(() => document.querySelectorAll('.xpv-tfstats-pie').length === 4);
 
   // tooltip on a slice, then a click filters the table by the slice's type
   const sliceSel = '.xpv-tfstats-pie[data-side="Device"][data-by="type"] path.xpv-slice';
