@@ -22,6 +22,10 @@
 #include "util.h"
 
 #define MEMORY_LIMIT (32u * 1024)   /* request line + headers, per connection */
+/* MHD stores each query parameter in that same per-connection pool; a few
+ * hundred exhaust it and MHD then neither answers nor calls the handler.
+ * No route takes more than a dozen, so more than this is refused early. */
+#define MAX_QUERY_PARAMS 256
 
 const char xpv_http_csp[] =
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
@@ -38,6 +42,8 @@ struct conn {
     int busy;                   /* in the handler or sending a response */
     int killed;
     int64_t since_ms;           /* connected / previous response done */
+    struct req *pending;        /* this connection's request context until
+                                 * MHD's completion callback takes it back */
     struct conn *prev, *next;
 };
 
@@ -61,6 +67,12 @@ struct req {
     int counted;                /* included in xpv_http.inflight */
     int close;                  /* answer with "Connection: close" */
 };
+
+static void req_free(struct req *rq) {
+    if (!rq) return;
+    free(rq->uri);
+    free(rq);
+}
 
 /* Whether the request announces no body (GET/HEAD as browsers send them). */
 static int bodyless(struct MHD_Connection *c, const char *method) {
@@ -170,20 +182,58 @@ static int accepts_gzip(const char *ae) {
     return 1;
 }
 
-/* The raw request target, captured before MHD decodes it: routes.c does
- * its own (stricter) path and query decoding. */
-static void *uri_logger(void *cls, const char *uri, struct MHD_Connection *c) {
-    (void)cls;
-    (void)c;
-    struct req *rq = xpv_xcalloc(1, sizeof *rq);
-    rq->uri = xpv_xstrdup(uri ? uri : "/");
-    return rq;
+/* Number of parameters in the query part of a request target. */
+static size_t query_params(const char *uri) {
+    const char *q = strchr(uri, '?');
+    if (!q) return 0;
+    size_t n = 1;
+    for (q++; *q; q++) n += *q == '&' || *q == ';';
+    return n;
 }
 
+/* Answers 414 on the raw socket and ends the connection: called before MHD
+ * parses the parameters, while nothing has been written on it yet.  MHD
+ * then sees the connection closed and cleans it up. */
+static void refuse_params(int fd) {
+    static const char body[] = "too many query parameters (at most 256)\n";
+    char msg[256];
+    int n = snprintf(msg, sizeof msg,
+                     "HTTP/1.1 414 URI Too Long\r\nContent-Type: text/plain\r\n"
+                     "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+                     sizeof body - 1, body);
+    if (n > 0 && (size_t)n < sizeof msg) (void)!send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    shutdown(fd, SHUT_RDWR);
+}
+
+/* The raw request target, captured before MHD decodes it: routes.c does
+ * its own (stricter) path and query decoding. */
 static struct conn *conn_of(struct MHD_Connection *c) {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return ci ? (struct conn *)ci->socket_context : NULL;
+}
+
+/* The raw request target, captured before MHD decodes it: routes.c does
+ * its own (stricter) path and query decoding.  MHD calls the completion
+ * callback only for requests that reached the handler; one it rejects
+ * itself (a head over the memory limit, a malformed request line, too many
+ * query parameters) never comes back, so the connection keeps the context
+ * and frees it on its next request or when it closes. */
+static void *uri_logger(void *cls, const char *uri, struct MHD_Connection *c) {
+    struct xpv_http *srv = cls;
+    struct req *rq = xpv_xcalloc(1, sizeof *rq);
+    rq->uri = xpv_xstrdup(uri ? uri : "/");
+    struct req *stale = NULL;
+    pthread_mutex_lock(&srv->mu);
+    struct conn *cn = conn_of(c);
+    if (cn) {
+        stale = cn->pending;
+        cn->pending = rq;
+    }
+    pthread_mutex_unlock(&srv->mu);
+    req_free(stale);
+    if (cn && cn->fd >= 0 && query_params(rq->uri) > MAX_QUERY_PARAMS) refuse_params(cn->fd);
+    return rq;
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -196,16 +246,14 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (cn) {
         cn->busy = 0;
         cn->since_ms = xpv_now_ms();
+        if (cn->pending == rq) cn->pending = NULL;
     }
     if (rq && rq->counted) {
         srv->inflight--;
         pthread_cond_broadcast(&srv->cv);
     }
     pthread_mutex_unlock(&srv->mu);
-    if (rq) {
-        free(rq->uri);
-        free(rq);
-    }
+    req_free(rq);
     *con_cls = NULL;
 }
 
@@ -232,6 +280,7 @@ static void notify_conn(void *cls, struct MHD_Connection *c, void **socket_conte
         else srv->conns = cn->next;
         if (cn->next) cn->next->prev = cn->prev;
         pthread_mutex_unlock(&srv->mu);
+        req_free(cn->pending);   /* a request MHD rejected before the handler */
         free(cn);
         *socket_context = NULL;
     }

@@ -461,6 +461,34 @@ static const char small_trace[] =
     "\"tid\":2,\"ts\":90,\"dur\":100}\n"
     "]}\n";
 
+/* Regression (use-after-free): the line key pid \x01 tid is built at the end
+ * of the importer's text buffer from bytes in that same buffer; a long name
+ * before a string pid made the append reallocate under the copy.  Names of
+ * every length around the buffer's first capacity make one key straddle
+ * it; ASan reports the read of the freed block. */
+static void test_long_name_string_pid(void **state) {
+    (void)state;
+    size_t cap = 5200;
+    char *json = malloc(cap);
+    assert_non_null(json);
+    for (size_t n = 3900; n < 4200; n += 1) {
+        int k = snprintf(json, cap, "{\"traceEvents\":[{\"ph\":\"M\",\"name\":"
+                         "\"thread_name\",\"pid\":\"proc-%zu\",\"tid\":\"t\","
+                         "\"args\":{\"name\":\"stream 7 \"}},"
+                         "{\"ph\":\"X\",\"name\":\"", n);
+        memset(json + k, 'a', n);
+        k += (int)n;
+        k += snprintf(json + k, cap - (size_t)k,
+                      "\",\"pid\":\"proc-%zu\",\"tid\":\"thread-with-a-long-name\","
+                      "\"ts\":1,\"dur\":2}]}", n);
+        xpv_ct_summary sum;
+        xpv_profile *p = convert(json, (size_t)k, &sum);
+        assert_int_equal(sum.complete, 1);
+        release(p);
+    }
+    free(json);
+}
+
 static void test_fd_source(void **state) {
     (void)state;
     size_t n = strlen(small_trace);
@@ -665,6 +693,7 @@ int main(void) {
         cmocka_unit_test(test_tf_trace_gz),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_interned_strings),
+        cmocka_unit_test(test_long_name_string_pid),
         cmocka_unit_test(test_fd_source),
         cmocka_unit_test(test_fd_memory_bound),
         cmocka_unit_test(test_real_traces),

@@ -880,14 +880,23 @@ static void add_line_name(ct *c, ctline *ln, const char *pid, size_t pn, const c
     ln->tid = xpv_arena_strndup(&c->arena, tid, tn);
 }
 
-static uint32_t line_of(ct *c, const evf *f, int annot) {
+/* Appends the key pid \x01 tid [\x01 a] at the end of the scratch text and
+ * returns its offset.  pid and tid live in that same buffer, so room is
+ * made first: appending could otherwise move the bytes being copied. */
+static size_t line_key(ct *c, const evf *f, int annot) {
     xpv_buf *t = &c->text;
-    /* Key = pid \x01 tid [\x01 a], built at the end of the scratch text. */
     size_t off = t->len;
+    xpv_buf_reserve(t, (size_t)f->pid_len + f->tid_len + 3);
     xpv_buf_add(t, T(c, f->pid_off), f->pid_len);
     xpv_buf_putc(t, '\x01');
     xpv_buf_add(t, T(c, f->tid_off), f->tid_len);
     if (annot) xpv_buf_add(t, "\x01" "a", 2);
+    return off;
+}
+
+static uint32_t line_of(ct *c, const evf *f, int annot) {
+    xpv_buf *t = &c->text;
+    size_t off = line_key(c, f, annot);
     int found;
     struct sent *e = smap_put(&c->line_ix, &c->arena, t->data + off, t->len - off, &found);
     t->len = off;
@@ -915,10 +924,7 @@ static void handle_metadata(ct *c, const evf *f) {
         name_map_set(c, &c->proc_names, T(c, f->pid_off), f->pid_len, T(c, a->s_off),
                      a->s_len);
     } else if (key_is(nm, f->name_len, "thread_name") && f->has_pid && f->has_tid) {
-        size_t off = c->text.len;
-        xpv_buf_add(&c->text, T(c, f->pid_off), f->pid_len);
-        xpv_buf_putc(&c->text, '\x01');
-        xpv_buf_add(&c->text, T(c, f->tid_off), f->tid_len);
+        size_t off = line_key(c, f, 0);
         /* Kineto pads stream names ("stream 7 "): trim. */
         uint32_t vn = a->s_len;
         while (vn && T(c, a->s_off)[vn - 1] == ' ') vn--;
