@@ -37,6 +37,7 @@
 #include "chrome_trace.h"
 #include "loader.h"
 #include "model.h"
+#include "xplane.h"
 
 /* ==== Generator ========================================================= */
 

@@ -26,6 +26,7 @@
 
 #include "bench_util.h"
 #include "model.h"
+#include "xplane.h"
 #include "wire.h"
 
 /* ---- plain wire walk (the baseline the decoder is compared with) -------- */

@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
     const char *names[1] = {"host"};
     xpv_hostset hs = {1, profiles, names};
     xpv_params q = {0, NULL, NULL};
-    xpv_tool_error err;
+    xpv_err err;
     double best = 1e30, best_cpu = 1e30;
     size_t outlen = 0;
     for (int r = 0; r < reps; r++) {

@@ -1,5 +1,5 @@
 /*
- * bench_op_metrics.c - speed of the op metrics build (tools/op_metrics.c).
+ * bench_op_metrics.c - speed of the op metrics build (analysis/op_metrics.c).
  *
  *   bench_op_metrics FILE.xplane.pb [reps]
  *
@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
     double best = 1e30, best_cpu = 1e30;
     size_t nhost = 0, ndev = 0, nker = 0;
     for (int r = 0; r < reps; r++) {
-        xpv_tool_error err;
+        xpv_err err;
         t0 = bench_now();
         double c0 = bench_cpu_now();
         xpv_op_metrics *m = xpv_op_metrics_build(&hs, &err);

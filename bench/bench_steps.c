@@ -1,6 +1,6 @@
 /*
  * bench_steps.c - speed of the shared step analysis, the op_stats
- * intermediate (tools/steps.c, tools/opstats.c) and the four tools that read
+ * intermediate (analysis/steps.c, analysis/opstats.c) and the four tools that read
  * it, on one host file.
  *
  *   bench_steps FILE.xplane.pb [reps] [steps]
@@ -75,7 +75,7 @@ int main(int argc, char **argv) {
     const char *names[1] = {"host"};
     xpv_hostset hs = {1, profiles, names};
     xpv_params q = {0, NULL, NULL};
-    xpv_tool_error err;
+    xpv_err err;
 
     if (only_steps) {
         for (int r = 0; r < reps; r++) {

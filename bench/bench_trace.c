@@ -28,6 +28,7 @@
 
 #include "bench_util.h"
 #include "model.h"
+#include "xplane.h"
 #include "tool.h"
 #include "trace_index.h"
 
@@ -65,7 +66,7 @@ static int render(const xpv_hostset *hs, const void *ix, const char **kv, size_t
         v[i] = kv[2 * i + 1];
     }
     xpv_params q = {n, k, v};
-    xpv_tool_error err;
+    xpv_err err;
     memset(&err, 0, sizeof err);
     xpv_buf_reset(out);
     int rc = xpv_tool_trace_viewer.render(hs, ix, &q, out, &err);

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "model.h"
+#include "xplane.h"
 
 /* Wall-clock seconds from CLOCK_MONOTONIC (only differences are meaningful). */
 double bench_now(void);

@@ -159,7 +159,7 @@ static void add_run(struct scan *s, const char *dir, const char *rel, char *name
     for (size_t i = 0; i < n && nh < MAX_HOSTS && nl < MAX_HOSTS; i++) {
         int gz = 0, kind = 0;
         size_t hl = host_name_len(names[i], &gz);
-        /* Older formats (tools/legacy.h). */
+        /* Older formats (ingest/legacy.h). */
         if (!hl) {
             const xpv_legacy_suffix *ls = xpv_legacy_match(names[i], &hl);
             if (ls) kind = ls->kind;

@@ -41,7 +41,7 @@ typedef struct xpv_host {
     uint64_t ino;
     int gz;              /* 1 for .xplane.pb.gz */
     int kind;            /* 0: XPlane.  Else an enum xpv_legacy_kind
-                          * (tools/legacy.h): in hosts[] a Chrome trace
+                          * (ingest/legacy.h): in hosts[] a Chrome trace
                           * (TF *.trace.json.gz, PyTorch *.pt.trace.json),
                           * in legacy[] a TF 2.2-era per-tool file */
 } xpv_host;

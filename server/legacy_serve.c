@@ -194,7 +194,7 @@ int xpv_legacy_serve(const xpv_host *f, const xpv_load_limits *lim, xpv_buf *out
         xpv_err_set(err, 422, "%s: incomplete read (file changed?)", f->rel);
         return -1;
     }
-    xpv_tool_error te;
+    xpv_err te;
     memset(&te, 0, sizeof te);
     int rc = xpv_legacy_render((enum xpv_legacy_kind)f->kind, buf, len,
                                lim ? (size_t)lim->max_inflated : 0, out, &te);

@@ -1,7 +1,7 @@
 /*
  * legacy_serve.h - serving TF 2.2-era per-tool files (run->legacy, found
  * by discovery) on the normal routes.  Chrome traces are hosts and go
- * through the loader instead (server/model/chrome_trace.h).
+ * through the loader instead (ingest/chrome_trace.h).
  *
  * XProf's old rule: when a run holds a per-tool file for a tool, that file
  * wins over anything computed from an xplane.
@@ -39,16 +39,13 @@ const xpv_host *xpv_legacy_find(const xpv_run *run, const char *tool, const char
 void xpv_legacy_tool_list(const xpv_run *run, const xpv_tool *const *tools,
                           const char *xplane_list, xpv_buf *out);
 
-/* What a Chrome-trace host holds, noted by the loader when it converts
- * the file (server/loader.c) and read back by xpv_legacy_tool_list, which
+/* What a Chrome-trace host holds (its profile's trace_facts), noted by the
+ * routes when the loader has converted it and read back by
+ * xpv_legacy_tool_list, which
  * sees tool names only, not the profile.  Keyed by the file's identity
  * (inode, size, mtime in ns, as discovery records them); a small fixed
  * table, so an entry can be overwritten, and then the list falls back to
  * guessing from the tool names.  Thread-safe. */
-enum {
-    XPV_TRACE_HOST_OPS = 1 << 0,     /* cpu_op / Operator events */
-    XPV_TRACE_KERNELS = 1 << 1,      /* kernel / Kernel events */
-};
 void xpv_legacy_note_trace(uint64_t ino, uint64_t size, int64_t mtime_ns, unsigned facts);
 
 /* The JSON host list for `tool` (hosts having its file), `[{"hostname":..}]`. */

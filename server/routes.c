@@ -260,6 +260,10 @@ static int build_profile(void *vctx, xpv_cache_val *v, xpv_err *err) {
         __atomic_add_fetch(&ctx->app->decode_failures, 1, __ATOMIC_RELAXED);
         return -1;
     }
+    /* run_tools reads what a Chrome trace held without loading it again. */
+    if (p->trace_facts)
+        xpv_legacy_note_trace(ctx->host->ino, ctx->host->size, ctx->host->mtime_ns,
+                              p->trace_facts);
     v->ptr = p;
     v->size = p->mem_size ? p->mem_size : p->buf_len;
     v->free = free_profile;
@@ -417,7 +421,7 @@ static void free_derived(void *p) {
 
 static int build_derived(void *vctx, xpv_cache_val *v, xpv_err *err) {
     struct derived_ctx *ctx = vctx;
-    xpv_tool_error terr;
+    xpv_err terr;
     memset(&terr, 0, sizeof terr);
     void *d = NULL;
     if (ctx->dc) d = xpv_diskcache_load_derived(ctx->dc, ctx->kind, ctx->hosts, ctx->hs);
@@ -495,7 +499,7 @@ static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
         derived = ((struct derived_val *)xpv_centry_value(dentry))->d;
     }
     xpv_params params = xpv_query_params(ctx->q);
-    xpv_tool_error terr;
+    xpv_err terr;
     memset(&terr, 0, sizeof terr);
     if (rc->tool->render(&hs, derived, &params, &out, &terr) != 0) {
         xpv_err_set(err, terr.status ? terr.status : 500, "%s",
@@ -636,7 +640,7 @@ static int stream_body(xpv_app *a, reqctx *rc, const xpv_query *q, xpv_response 
         if (!bs->dentry) goto fail;
         derived = ((struct derived_val *)xpv_centry_value(bs->dentry))->d;
     }
-    xpv_tool_error terr;
+    xpv_err terr;
     memset(&terr, 0, sizeof terr);
     bs->st = ts->open(&hs, derived, &params, &terr);
     if (!bs->st) {

@@ -20,7 +20,7 @@
 #include "testutil.h"
 
 __attribute__((unused)) static json_t *dt_render_hs(const xpv_tool *t, const xpv_hostset *hs) {
-    xpv_tool_error err;
+    xpv_err err;
     memset(&err, 0, sizeof err);
     void *d = t->derived->build(hs, &err);
     assert_non_null(d);

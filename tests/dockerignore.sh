@@ -80,7 +80,7 @@ for p in ["build/CMakeCache.txt", "build-docker/CMakeCache.txt",
           "build-asan/xpview", ".git/HEAD", "tests/browser/node_modules/x/y.js",
           "node_modules/a"]:
     check(excluded(p), "excluded: " + p)
-for p in ["CMakeLists.txt", "Dockerfile", ".ci/docker-build", "server/loader.c",
+for p in ["CMakeLists.txt", "Dockerfile", ".ci/docker-build", "ingest/loader.c",
           "server/embed/embed.c", "web/index.html", "proto", "tests/CMakeLists.txt",
           "tools/registry.c", "tests/browser/harness.js"]:
     check(not excluded(p), "kept: " + p)

@@ -1,6 +1,6 @@
 /*
  * steps_fixture.h - hand-built profiles whose step analysis is known,
- * shared by test_tool_steps.c, test_tool_overview_page.c and
+ * shared by test_analysis_steps.c, test_tool_overview_page.c and
  * test_tool_input_pipeline.c.  Header-only (static functions).
  *
  * sf_training(): a TF2/Keras-shaped GPU profile of 10 steps of 30 ms.

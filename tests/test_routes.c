@@ -36,7 +36,7 @@ static int has_gpu(const xpv_profile *p) {
 
 /* Two DataTables: events per host, then the value of param x. */
 static int render_table(const xpv_hostset *hs, const void *d, const xpv_params *q,
-                        xpv_buf *out, xpv_tool_error *err) {
+                        xpv_buf *out, xpv_err *err) {
     (void)d;
     (void)err;
     count(&nrender);
@@ -58,7 +58,7 @@ static int render_table(const xpv_hostset *hs, const void *d, const xpv_params *
 }
 
 static int render_names(const xpv_hostset *hs, const void *d, const xpv_params *q,
-                        xpv_buf *out, xpv_tool_error *err) {
+                        xpv_buf *out, xpv_err *err) {
     (void)d;
     (void)q;
     (void)err;
@@ -73,7 +73,7 @@ static int render_names(const xpv_hostset *hs, const void *d, const xpv_params *
 }
 
 static int render_fail(const xpv_hostset *hs, const void *d, const xpv_params *q,
-                       xpv_buf *out, xpv_tool_error *err) {
+                       xpv_buf *out, xpv_err *err) {
     (void)hs;
     (void)d;
     (void)q;
@@ -83,7 +83,7 @@ static int render_fail(const xpv_hostset *hs, const void *d, const xpv_params *q
     return -1;
 }
 
-static void *derived_build(const xpv_hostset *hs, xpv_tool_error *err) {
+static void *derived_build(const xpv_hostset *hs, xpv_err *err) {
     (void)err;
     count(&nderived);
     uint64_t *v = malloc(sizeof *v);
@@ -100,7 +100,7 @@ static size_t derived_size(const void *d) {
 static const xpv_derived_kind kind_sum = {"sum", derived_build, free, derived_size};
 
 static int render_derived(const xpv_hostset *hs, const void *d, const xpv_params *q,
-                          xpv_buf *out, xpv_tool_error *err) {
+                          xpv_buf *out, xpv_err *err) {
     (void)hs;
     (void)q;
     (void)err;

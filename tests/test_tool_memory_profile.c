@@ -56,7 +56,7 @@ static json_t *run_tool(const xpv_profile *p, int *status) {
     xpv_hostset hs = {1, ps, hn};
     const xpv_tool *t = xpv_tool_find("memory_profile");
     assert_non_null(t);
-    xpv_tool_error err = {0};
+    xpv_err err = {0};
     xpv_buf out;
     xpv_buf_init(&out);
     int rc = t->render(&hs, NULL, NULL, &out, &err);
@@ -322,7 +322,7 @@ static void test_empty_and_errors(void **state) {
     const xpv_profile *ps[2] = {p, p};
     const char *hn[2] = {"a", "b"};
     xpv_hostset hs = {2, ps, hn};
-    xpv_tool_error err = {0};
+    xpv_err err = {0};
     xpv_buf out;
     xpv_buf_init(&out);
     assert_int_equal(t->render(&hs, NULL, NULL, &out, &err), -1);

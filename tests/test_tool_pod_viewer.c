@@ -16,7 +16,7 @@ static json_t *run(const xpv_hostset *hs) {
     const xpv_tool *t = xpv_tool_find("pod_viewer");
     assert_non_null(t);
     assert_true(t->flags & XPV_TOOL_ALL_HOSTS_ONLY);
-    xpv_tool_error err = {0};
+    xpv_err err = {0};
     void *d = t->derived->build(hs, &err);
     assert_non_null(d);
     xpv_buf out;

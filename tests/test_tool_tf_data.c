@@ -78,7 +78,7 @@ static json_t *run(const xpv_profile *const *ps, const char *const *hn, size_t n
     const xpv_tool *t = xpv_tool_find("tf_data_bottleneck_analysis");
     assert_non_null(t);
     assert_true(t->flags & XPV_TOOL_ALL_HOSTS_ONLY);
-    xpv_tool_error err = {0};
+    xpv_err err = {0};
     xpv_buf out;
     xpv_buf_init(&out);
     assert_int_equal(t->render(&hs, NULL, NULL, &out, &err), 0);

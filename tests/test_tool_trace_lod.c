@@ -498,7 +498,7 @@ static void render_q(const xpv_hostset *hs, const xpv_trace_index *ix, const cha
                      const char *v1, const char *k2, const char *v2, xpv_buf *out) {
     const char *k[4] = {"tag", k1, k2}, *v[4] = {"trace_viewer@", v1, v2};
     xpv_params q = {k2 ? 3 : k1 ? 2 : 1, k, v};
-    xpv_tool_error err;
+    xpv_err err;
     memset(&err, 0, sizeof err);
     xpv_buf_reset(out);
     assert_int_equal(xpv_tool_trace_viewer.render(hs, ix, &q, out, &err), 0);

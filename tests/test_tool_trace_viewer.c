@@ -88,7 +88,7 @@ typedef struct out {
 } out;
 
 static int run_tool(const xpv_profile *const *ps, size_t n, const char *const *kv, size_t nkv,
-                    out *o, xpv_tool_error *err) {
+                    out *o, xpv_err *err) {
     const char *hn[2] = {"hostA", "hostB"};
     xpv_hostset hs = {n, ps, hn};
     const xpv_tool *t = xpv_tool_find("trace_viewer@");
@@ -185,7 +185,7 @@ static void test_full_trace(void **state) {
     const xpv_profile *ps[1] = {p};
     const char *kv[] = {"tag", "trace_viewer"};
     out o;
-    xpv_tool_error err;
+    xpv_err err;
     assert_int_equal(run_tool(ps, 1, kv, 1, &o, &err), 0);
     assert_string_equal(json_string_value(json_object_get(o.j, "displayTimeUnit")), "ns");
     assert_true(json_is_true(json_object_get(json_object_get(o.j, "metadata"), "highres-ticks")));
@@ -260,7 +260,7 @@ static void test_multi_host(void **state) {
     const xpv_profile *ps[2] = {a, b};
     const char *kv[] = {"tag", "trace_viewer"};
     out o;
-    xpv_tool_error err;
+    xpv_err err;
     assert_int_equal(run_tool(ps, 2, kv, 1, &o, &err), 0);
     json_t *evs = events(&o);
     size_t nx, nc, nm;
@@ -289,7 +289,7 @@ static void test_streaming_details_search(void **state) {
     xpv_profile *p = profile();
     const xpv_profile *ps[1] = {p};
     out o;
-    xpv_tool_error err;
+    xpv_err err;
     /* whole trace, fine resolution */
     const char *kv[] = {"tag", "trace_viewer@", "resolution", "0"};
     assert_int_equal(run_tool(ps, 1, kv, 2, &o, &err), 0);
@@ -407,7 +407,7 @@ static void test_search_step_name(void **state) {
     assert_non_null(p);
     const xpv_profile *ps[1] = {p};
     out o;
-    xpv_tool_error err;
+    xpv_err err;
     const char *k1[] = {"tag", "trace_viewer@", "search_prefix", "sample_st"};
     assert_int_equal(run_tool(ps, 1, k1, 2, &o, &err), 0);
     assert_int_equal(json_integer_value(json_object_get(o.j, "totalMatches")), 1);
@@ -435,7 +435,7 @@ static void test_empty_profile(void **state) {
     xpv_profile *p = tx_decode(s);
     const xpv_profile *ps[1] = {p};
     out o;
-    xpv_tool_error err;
+    xpv_err err;
     const char *kv[] = {"tag", "trace_viewer"};
     assert_int_equal(run_tool(ps, 1, kv, 1, &o, &err), 0);
     assert_int_equal(json_array_size(events(&o)), 0);
@@ -504,7 +504,7 @@ static void check_flow_ends(const xpv_profile *const *ps, const char *s0, const 
                             size_t *launches) {
     static const char *const res[] = {"100", "590", "2000"};
     out o0, o;
-    xpv_tool_error err;
+    xpv_err err;
     const char *k0[] = {"tag", "trace_viewer@", "resolution", "0", "start_time_ms", s0,
                         "end_time_ms", s1};
     assert_int_equal(run_tool(ps, 1, k0, 4, &o0, &err), 0);
@@ -544,7 +544,7 @@ static void test_real_profiles(void **state) {
         expected_counts(p, &want_x, &want_c);
         const xpv_profile *ps[1] = {p};
         out o;
-        xpv_tool_error err;
+        xpv_err err;
         const char *kv[] = {"tag", "trace_viewer"};
         assert_int_equal(run_tool(ps, 1, kv, 1, &o, &err), 0);
         size_t nx, nc, nm;
@@ -593,7 +593,7 @@ static void check_stream_same(const xpv_profile *const *ps, size_t n, const size
     const xpv_tool *t = &xpv_tool_trace_viewer;
     const char *keys[1] = {"tag"}, *vals[1] = {"trace_viewer"};
     xpv_params q = {1, keys, vals};
-    xpv_tool_error err;
+    xpv_err err;
     memset(&err, 0, sizeof err);
     assert_non_null(t->stream);
     assert_true(t->stream->wants(&q));

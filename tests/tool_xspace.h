@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "xplane.h"
 #include "testutil.h"
 #include "xplane.pb-c.h"
 

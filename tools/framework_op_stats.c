@@ -248,7 +248,7 @@ static void write_table(xpv_buf *b, const xpv_op_metrics *m, int exclude_idle) {
 }
 
 static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_tool_error *err) {
+                  xpv_buf *out, xpv_err *err) {
     /* The shared OpStats intermediate (steps + op metrics), built once
      * per (run, host set) for all four stats tools. */
     const xpv_op_metrics *m = ((const xpv_op_stats *)derived)->ops;

@@ -16,7 +16,7 @@
 #include "tool.h"
 
 static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_tool_error *err) {
+                  xpv_buf *out, xpv_err *err) {
     (void)hs;
     (void)q;
     const xpv_op_stats *os = derived;

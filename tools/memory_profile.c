@@ -755,7 +755,7 @@ static int mp_cmp_id(const void *x, const void *y) {
 /* ==== Tool ================================================================ */
 
 static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_tool_error *err) {
+                  xpv_buf *out, xpv_err *err) {
     (void)derived;
     (void)q;
     if (hs->n != 1) {

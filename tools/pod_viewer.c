@@ -143,7 +143,7 @@ static void pv_diagnostics(xpv_buf *b, const xpv_op_stats *os) {
 }
 
 static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_tool_error *err) {
+                  xpv_buf *out, xpv_err *err) {
     (void)q;
     const xpv_op_stats *os = derived;
     xpv_op_stats *own = NULL;

@@ -906,7 +906,7 @@ static void td_bottleneck_table(xpv_buf *b, const td_host *hosts, size_t nh) {
 /* ==== Tool ================================================================ */
 
 static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_tool_error *err) {
+                  xpv_buf *out, xpv_err *err) {
     (void)derived;
     (void)q;
     (void)err;

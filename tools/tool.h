@@ -13,7 +13,9 @@
 
 #include <stddef.h>
 
+#include "analysis.h"
 #include "buf.h"
+#include "err.h"
 #include "model.h"
 
 /* Query parameters of the request (already URL-decoded). */
@@ -26,27 +28,6 @@ typedef struct xpv_params {
 /* Value of `key`, or NULL when absent. */
 const char *xpv_param(const xpv_params *q, const char *key);
 
-/* The hosts a request covers, in sorted host-name order. */
-typedef struct xpv_hostset {
-    size_t n;
-    const xpv_profile *const *profiles;
-    const char *const *hostnames;   /* file name minus ".xplane.pb" */
-} xpv_hostset;
-
-/* Errors: an HTTP-like status and a message for the user. */
-typedef struct xpv_tool_error {
-    int status;                     /* 400 bad params, 404 no data, 422, 500 */
-    char msg[256];
-} xpv_tool_error;
-
-/* Shared intermediate built once per (run, host set) and cached. */
-typedef struct xpv_derived_kind {
-    const char *name;
-    void *(*build)(const xpv_hostset *hs, xpv_tool_error *err);
-    void (*free)(void *d);
-    size_t (*size)(const void *d);  /* bytes held, for the cache budget */
-} xpv_derived_kind;
-
 /* A resumable writer for outputs too big to hold in memory at once (the
  * full trace: gigabytes of JSON).  The bytes it writes, chunk after chunk,
  * are exactly what render() writes for the same query. */
@@ -57,7 +38,7 @@ typedef struct xpv_tool_stream {
      * arrays, `derived` and the profiles: the caller keeps them alive until
      * free().  `hs` itself is copied.  Returns NULL with `err` filled. */
     void *(*open)(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_tool_error *err);
+                  xpv_err *err);
     /* Append the next bytes to `out`: about `max` of them (it stops at the
      * first item boundary past `max`; 0 = everything left).  Returns 1 while
      * more remains, 0 once the output is complete (later calls add
@@ -83,7 +64,7 @@ typedef struct xpv_tool {
     const xpv_derived_kind *derived;  /* NULL when render needs none */
     /* Write the JSON.  Returns 0, or fills err and returns -1. */
     int (*render)(const xpv_hostset *hs, const void *derived,
-                  const xpv_params *q, xpv_buf *out, xpv_tool_error *err);
+                  const xpv_params *q, xpv_buf *out, xpv_err *err);
     const xpv_tool_stream *stream;  /* NULL: render() answers every query */
 } xpv_tool;
 

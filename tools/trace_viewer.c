@@ -1,6 +1,6 @@
 /*
  * trace_viewer.c - the trace viewer tool: Chrome trace-event JSON from the
- * trace index (tools/trace_index.h), written with the buffered writer.
+ * trace index (analysis/trace_index.h), written with the buffered writer.
  *
  * Modes (xprof-reference.md §2.12), chosen by the query:
  *   full       tag=trace_viewer with no window params: every event with all
@@ -470,7 +470,7 @@ static int parse_u64(const char *s, uint64_t *v) {
     return 1;
 }
 
-static int bad(xpv_tool_error *err, const char *key, const char *val) {
+static int bad(xpv_err *err, const char *key, const char *val) {
     err->status = 400;
     snprintf(err->msg, sizeof err->msg, "bad parameter %s=%.100s", key, val);
     return -1;
@@ -486,7 +486,7 @@ static void write_span(xpv_buf *out, const char *key, int64_t a, int64_t b) {
 }
 
 static int render_stream(const xpv_hostset *hs, const xpv_trace_index *ix, const xpv_params *q,
-                         xpv_buf *out, xpv_tool_error *err) {
+                         xpv_buf *out, xpv_err *err) {
     const char *s_start = xpv_param(q, "start_time_ms");
     const char *s_end = xpv_param(q, "end_time_ms");
     const char *s_res = xpv_param(q, "resolution");
@@ -570,7 +570,7 @@ static int render_stream(const xpv_hostset *hs, const xpv_trace_index *ix, const
 }
 
 static int render_details(const xpv_hostset *hs, const xpv_trace_index *ix, const char *s_uid,
-                          xpv_buf *out, xpv_tool_error *err) {
+                          xpv_buf *out, xpv_err *err) {
     uint64_t uid;
     xpv_trace_hit h;
     if (!parse_u64(s_uid, &uid)) return bad(err, "unique_id", s_uid);
@@ -590,7 +590,7 @@ static int render_details(const xpv_hostset *hs, const xpv_trace_index *ix, cons
 }
 
 static int render_search(const xpv_hostset *hs, const xpv_trace_index *ix, const xpv_params *q,
-                         const char *prefix, xpv_buf *out, xpv_tool_error *err) {
+                         const char *prefix, xpv_buf *out, xpv_err *err) {
     const char *s_lim = xpv_param(q, "search_limit");
     const char *s_from = xpv_param(q, "search_start_ms");
     uint64_t limit = 1000, total = 0;
@@ -632,7 +632,7 @@ static int is_windowed(const xpv_params *q) {
 }
 
 static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q, xpv_buf *out,
-                  xpv_tool_error *err) {
+                  xpv_err *err) {
     const xpv_trace_index *ix = derived;
     if (!ix) {
         err->status = 500;
@@ -659,7 +659,7 @@ static int stream_wants(const xpv_params *q) {
 }
 
 static void *stream_open(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                         xpv_tool_error *err) {
+                         xpv_err *err) {
     (void)q;
     if (!derived) {
         err->status = 500;

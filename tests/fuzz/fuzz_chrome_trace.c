@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "chrome_trace.h"
 #include "model.h"
+#include "xplane.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

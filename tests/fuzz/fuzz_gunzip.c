@@ -13,6 +13,7 @@
 
 #include "loader.h"
 #include "model.h"
+#include "xplane.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

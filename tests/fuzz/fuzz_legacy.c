@@ -1,6 +1,6 @@
 /*
  * fuzz_legacy.c - libFuzzer target: the TF 2.2-era per-tool file readers
- * (tools/legacy.h).  The first byte picks the file kind, the rest is the
+ * (ingest/legacy.h).  The first byte picks the file kind, the rest is the
  * file.  Success must produce output; failure must carry a status.
  */
 #include <stdint.h>
@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t *copy = malloc(n ? n : 1);   /* exact size: ASan sees overreads */
     if (n) memcpy(copy, data + 1, n);
     xpv_buf out;
-    xpv_tool_error err;
+    xpv_err err;
     xpv_buf_init(&out);
     memset(&err, 0, sizeof err);
     int rc = xpv_legacy_render(k, copy, n, 4u << 20, &out, &err);

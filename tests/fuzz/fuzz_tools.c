@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "xplane.h"
 #include "tool.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -28,7 +29,7 @@ static void render_all(const xpv_hostset *hs, const xpv_params *params, int mult
             continue;
         if (!multi && tl->available) (void)tl->available(hs->profiles[0]);
         void *derived = NULL;
-        xpv_tool_error err;
+        xpv_err err;
         memset(&err, 0, sizeof err);
         if (tl->derived) {
             derived = tl->derived->build(hs, &err);

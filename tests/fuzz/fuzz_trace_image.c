@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "xplane.h"
 #include "synth.h"
 #include "tool.h"
 #include "trace_index.h"
@@ -81,7 +82,7 @@ static void exercise(const xpv_trace_index *ix) {
     (void)xpv_trace_uid_decode(&hs, ix, 0x100000003ULL, &h);
     const char *k[2] = {"tag", "resolution"}, *v[2] = {"trace_viewer@", "100"};
     xpv_params q = {2, k, v};
-    xpv_tool_error err;
+    xpv_err err;
     xpv_buf out;
     xpv_buf_init(&out);
     memset(&err, 0, sizeof err);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "xplane.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -75,7 +75,7 @@ static void collect_strs(xpv_op_stats *s, const xpv_str *in, uint32_t n, const c
 typedef struct ops_job {
     const xpv_hostset *hs;
     xpv_op_metrics *ops;
-    xpv_tool_error err;
+    xpv_err err;
 } ops_job;
 
 static void *ops_thread(void *arg) {
@@ -84,7 +84,7 @@ static void *ops_thread(void *arg) {
     return NULL;
 }
 
-xpv_op_stats *xpv_op_stats_build(const xpv_hostset *hs, xpv_tool_error *err) {
+xpv_op_stats *xpv_op_stats_build(const xpv_hostset *hs, xpv_err *err) {
     if (!hs || hs->n == 0) {
         if (err) {
             err->status = 404;
@@ -160,7 +160,7 @@ size_t xpv_op_stats_size(const xpv_op_stats *s) {
     return s ? sizeof *s + s->arena.total + xpv_op_metrics_size(s->ops) : 0;
 }
 
-static void *derived_build(const xpv_hostset *hs, xpv_tool_error *err) {
+static void *derived_build(const xpv_hostset *hs, xpv_err *err) {
     return xpv_op_stats_build(hs, err);
 }
 static void derived_free(void *d) { xpv_op_stats_free(d); }

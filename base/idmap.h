@@ -1,5 +1,6 @@
 /*
- * idmap.h - int64 metadata id -> dense index.  Internal to server/model.
+ * idmap.h - int64 metadata id -> dense index.  Used by the decoder and the model
+ * for metadata ids.
  *
  * Metadata ids in real files are small and dense (1..N), so the common case
  * is a direct array; sparse or negative ids fall back to open addressing.

@@ -1,6 +1,6 @@
 /*
- * wire.h - protobuf wire-format primitives shared by the decoder and the
- * lazy stat iterator.  Internal to server/model.
+ * wire.h - protobuf wire-format primitives shared by the decoder (ingest/)
+ * and the lazy stat iterator (model/).
  *
  * All readers take a cursor and an end pointer and return 0 on malformed or
  * truncated input (the cursor is then unspecified).

@@ -1,5 +1,5 @@
 /*
- * test_loader.c - loading host files (server/loader.c): plain, gzip, empty,
+ * test_ingest_loader.c - loading host files (ingest/loader.c): plain, gzip, empty,
  * truncated, garbage, size caps, gzip bombs, the real corrupt file, and
  * confinement to the logdir (symlinks swapped in after the scan).
  */

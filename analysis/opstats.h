@@ -19,7 +19,7 @@
 #include "buf.h"
 #include "op_metrics.h"
 #include "steps.h"
-#include "tool.h"
+#include "analysis.h"
 
 typedef struct xpv_op_stats {
     xpv_step_db steps;           /* combined over the hosts */
@@ -40,7 +40,7 @@ typedef struct xpv_op_stats {
 
 /* Build for the hosts of `hs` (n >= 1).  NULL (err filled) only when `hs`
  * is empty. */
-xpv_op_stats *xpv_op_stats_build(const xpv_hostset *hs, xpv_tool_error *err);
+xpv_op_stats *xpv_op_stats_build(const xpv_hostset *hs, xpv_err *err);
 void xpv_op_stats_free(xpv_op_stats *s);
 size_t xpv_op_stats_size(const xpv_op_stats *s);
 

@@ -15,7 +15,6 @@
 
 #include "arena.h"
 #include "chrome_trace.h"
-#include "legacy_serve.h"
 
 static void free_buf(void *buf, size_t len) {
     (void)len;
@@ -245,11 +244,11 @@ static int is_trace_json(const char *path) {
 /* Convert the Chrome trace open on `fd` (stat `st0`) to XSpace bytes,
  * streaming from the fd (gzip inflated chunk by chunk; see chrome_trace.h):
  * neither the file nor its JSON text is ever whole in memory.  Returns the
- * malloc'ed XSpace (length in *len), or NULL with `err` filled.  Notes what
- * the trace holds for run_tools (xpv_legacy_note_trace). */
+ * malloc'ed XSpace (length in *len), or NULL with `err` filled; *facts says
+ * what the trace holds (XPV_TRACE_* bits, kept in the profile). */
 static unsigned char *load_trace_json(int fd, const struct stat *st0, const char *display,
                                       const xpv_load_limits *lim, size_t *len,
-                                      xpv_err *err) {
+                                      unsigned *facts, xpv_err *err) {
     xpv_buf xs;
     xpv_buf_init(&xs);
     xpv_ct_options opt = {NULL, lim->max_inflated};
@@ -276,10 +275,7 @@ static unsigned char *load_trace_json(int fd, const struct stat *st0, const char
                     (unsigned long long)ce.offset, ce.msg);
         return NULL;
     }
-    xpv_legacy_note_trace((uint64_t)st0->st_ino, (uint64_t)st0->st_size,
-                          (int64_t)st0->st_mtim.tv_sec * 1000000000 + st0->st_mtim.tv_nsec,
-                          (sum.host_ops ? XPV_TRACE_HOST_OPS : 0) |
-                              (sum.kernels ? XPV_TRACE_KERNELS : 0));
+    *facts = (sum.host_ops ? XPV_TRACE_HOST_OPS : 0) | (sum.kernels ? XPV_TRACE_KERNELS : 0);
     *len = xs.len;
     return (unsigned char *)xpv_buf_steal(&xs, len);
 }
@@ -291,6 +287,7 @@ xpv_profile *xpv_load_profile(const char *path, const char *display,
     int fd = -1;
     struct stat st0, st1;
     size_t len = 0;
+    unsigned facts = 0;
 
     if (!lim) lim = &def;
     if (!display) display = path;
@@ -316,7 +313,7 @@ xpv_profile *xpv_load_profile(const char *path, const char *display,
         goto fail;
     }
     if (is_trace_json(path)) {
-        buf = load_trace_json(fd, &st0, display, lim, &len, err);
+        buf = load_trace_json(fd, &st0, display, lim, &len, &facts, err);
         close(fd);
         fd = -1;
         if (!buf) return NULL;
@@ -395,6 +392,7 @@ decode:;
                         de.msg[0] ? de.msg : "malformed data");
         return NULL;
     }
+    p->trace_facts = facts;
     return p;
 
 fail:

@@ -1,5 +1,5 @@
 /*
- * test_xplane_decode.c - the fast decoder against protobuf-c's unpack.
+ * test_ingest_xplane.c - the fast decoder against protobuf-c's unpack.
  *
  * Differential: every real .xplane.pb under ../shared/testdata/real (when
  * present), synthetic profiles from our generator, and hand-built XSpaces
@@ -14,6 +14,7 @@
 #include "testutil.h"
 
 #include "model.h"
+#include "xplane.h"
 #include "synth.h"
 #include "xplane.pb-c.h"
 

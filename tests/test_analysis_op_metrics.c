@@ -1,5 +1,5 @@
 /*
- * test_tool_op_metrics.c - host/device op metrics dbs and kernel reports
+ * test_analysis_op_metrics.c - host/device op metrics dbs and kernel reports
  * on XSpaces built in the test, where every number is known by hand.
  */
 #include <stdio.h>
@@ -23,7 +23,7 @@ static xpv_op_metrics *build1(xpv_profile *p) {
     const xpv_profile *ps[1] = {p};
     const char *hn[1] = {"host"};
     xpv_hostset hs = {1, ps, hn};
-    xpv_tool_error err;
+    xpv_err err;
     xpv_op_metrics *m = xpv_op_metrics_build(&hs, &err);
     assert_non_null(m);
     return m;
@@ -378,7 +378,7 @@ static void test_two_hosts_sum(void **state) {
     const xpv_profile *ps[2] = {p1, p2};
     const char *hn[2] = {"a", "b"};
     xpv_hostset hs = {2, ps, hn};
-    xpv_tool_error err;
+    xpv_err err;
     xpv_op_metrics *m = xpv_op_metrics_build(&hs, &err);
     assert_non_null(m);
     assert_int_equal(m->nkernels, 3);

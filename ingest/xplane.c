@@ -25,6 +25,7 @@
 #include "idmap.h"
 #include "model.h"
 #include "wire.h"
+#include "xplane.h"
 
 typedef struct dec {
     const uint8_t *base;       /* start of the file */
@@ -641,11 +642,4 @@ bad:
     free(d.scratch);
     xpv_profile_free(prof);
     return NULL;
-}
-
-void xpv_profile_free(xpv_profile *p) {
-    if (!p) return;
-    xpv_arena_free(&p->arena);
-    if (p->buf_free) p->buf_free(p->buf, p->buf_len);
-    free(p);
 }

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "xplane.h"
 #include "util.h"
 
 typedef struct xpv_load_limits {

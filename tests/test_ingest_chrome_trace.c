@@ -1,5 +1,5 @@
 /*
- * test_model_chrome_trace.c - Chrome trace JSON -> XSpace: constructed
+ * test_ingest_chrome_trace.c - Chrome trace JSON -> XSpace: constructed
  * traces with known answers, then every real PyTorch / TF trace in
  * ../shared/testdata/real (converted, decoded, event counts compared with
  * the JSON's own count of complete + instant events).  Reading from a file
@@ -19,6 +19,7 @@
 #include "buf.h"
 #include "chrome_trace.h"
 #include "model.h"
+#include "xplane.h"
 #include "xplane.pb-c.h"
 
 static void free_bytes(void *b, size_t n) {

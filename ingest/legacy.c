@@ -91,7 +91,7 @@ int xpv_legacy_is_trace_file(const char *fname, int any_json, size_t *host_len) 
 
 /* ==== Output helpers ===================================================== */
 
-static void fail(xpv_tool_error *err, int status, const char *fmt, const char *arg) {
+static void fail(xpv_err *err, int status, const char *fmt, const char *arg) {
     err->status = status;
     snprintf(err->msg, sizeof err->msg, fmt, arg);
 }
@@ -674,7 +674,7 @@ static void write_kernel_stats(xpv_buf *b, const KernelDb *db) {
 /* ==== JSON files ========================================================= */
 
 static void *gunzip(const void *data, size_t len, size_t cap, size_t *out_len,
-                    xpv_tool_error *err) {
+                    xpv_err *err) {
     z_stream z;
     memset(&z, 0, sizeof z);
     if (inflateInit2(&z, 15 + 32) != Z_OK) {
@@ -720,7 +720,7 @@ static void *gunzip(const void *data, size_t len, size_t cap, size_t *out_len,
     return o;
 }
 
-static json_t *parse_json(const void *data, size_t len, xpv_tool_error *err) {
+static json_t *parse_json(const void *data, size_t len, xpv_err *err) {
     json_error_t je;
     json_t *j = json_loadb(data, len, 0, &je);
     if (!j) {
@@ -883,7 +883,7 @@ static void normalize_pod_viewer(json_t *root) {
 /* ==== Entry point ======================================================== */
 
 int xpv_legacy_render(enum xpv_legacy_kind kind, const void *data, size_t len,
-                      size_t max_inflated, xpv_buf *out, xpv_tool_error *err) {
+                      size_t max_inflated, xpv_buf *out, xpv_err *err) {
     if (!max_inflated) max_inflated = DEFAULT_MAX_INFLATED;
     const uint8_t *d = data;
     switch (kind) {

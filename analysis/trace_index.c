@@ -1119,7 +1119,7 @@ bad:
     return NULL;
 }
 
-static void *kind_build(const xpv_hostset *hs, xpv_tool_error *err) {
+static void *kind_build(const xpv_hostset *hs, xpv_err *err) {
     (void)err;
     return xpv_trace_index_build(hs);
 }

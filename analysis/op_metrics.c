@@ -1350,7 +1350,7 @@ static void read_perf_env(xpv_op_metrics *m, const xpv_plane *pl) {
         m->perf.peak_shm_l1_bw_giga_bytes_per_second = v;
 }
 
-xpv_op_metrics *xpv_op_metrics_build(const xpv_hostset *hs, xpv_tool_error *err) {
+xpv_op_metrics *xpv_op_metrics_build(const xpv_hostset *hs, xpv_err *err) {
     if (!hs || hs->n == 0) {
         if (err) {
             err->status = 404;

@@ -1,5 +1,5 @@
 /*
- * test_tool_legacy.c - TF 2.2-2.x per-tool files -> tool JSON: constructed
+ * test_ingest_legacy.c - TF 2.2-2.x per-tool files -> tool JSON: constructed
  * messages with known answers, file-name rules, and every real legacy file
  * in ../shared/testdata/real with the values listed in
  * legacy-and-pytorch.md §3 / §5 (skipped when absent).
@@ -26,7 +26,7 @@ extern const xpv_tool xpv_tool_kernel_stats;
 static json_t *render(enum xpv_legacy_kind kind, const void *data, size_t len) {
     xpv_buf out;
     xpv_buf_init(&out);
-    xpv_tool_error err;
+    xpv_err err;
     memset(&err, 0, sizeof err);
     int rc = xpv_legacy_render(kind, data, len, 0, &out, &err);
     if (rc) print_message("render failed: %d %s\n", err.status, err.msg);
@@ -182,7 +182,7 @@ static void test_kernel_stats_constructed(void **state) {
     for (int kind = XPV_LEGACY_OVERVIEW_PB; kind <= XPV_LEGACY_POD_VIEWER_JSON; kind++) {
         xpv_buf out;
         xpv_buf_init(&out);
-        xpv_tool_error err;
+        xpv_err err;
         memset(&err, 0, sizeof err);
         assert_int_equal(xpv_legacy_render(kind, bad, sizeof bad, 0, &out, &err), -1);
         assert_int_equal(err.status, 422);
@@ -313,7 +313,7 @@ static void test_memory_profile_constructed(void **state) {
     /* Truncated gzip is a 422. */
     xpv_buf out;
     xpv_buf_init(&out);
-    xpv_tool_error err;
+    xpv_err err;
     assert_int_equal(xpv_legacy_render(XPV_LEGACY_MEMORY_PROFILE_JSON_GZ, gz, n / 2, 0, &out,
                                        &err), -1);
     assert_int_equal(err.status, 422);
@@ -575,7 +575,7 @@ static void test_real_pytorch_op_metrics(void **state) {
     const xpv_profile *profs[1] = {p};
     const char *names[1] = {"worker0"};
     xpv_hostset hs = {1, profs, names};
-    xpv_tool_error err;
+    xpv_err err;
     xpv_op_metrics *m = xpv_op_metrics_build(&hs, &err);
     assert_non_null(m);
     assert_true(m->has_gpu);
@@ -621,7 +621,7 @@ static json_t *kernel_table(const xpv_profile *const *ps, size_t n) {
     memset(&none, 0, sizeof none);
     xpv_buf out;
     xpv_buf_init(&out);
-    xpv_tool_error err;
+    xpv_err err;
     memset(&err, 0, sizeof err);
     assert_int_equal(xpv_tool_kernel_stats.render(&hs, &none, NULL, &out, &err), 0);
     json_error_t je;

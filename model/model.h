@@ -112,6 +112,13 @@ typedef struct xpv_plane {
     uint64_t nevents;            /* events over all lines */
 } xpv_plane;
 
+/* What a Chrome trace source held (xpv_profile.trace_facts): run_tools
+ * lists kernel_stats / framework_op_stats for a trace by these. */
+enum {
+    XPV_TRACE_HOST_OPS = 1 << 0,     /* cpu_op / Operator events */
+    XPV_TRACE_KERNELS = 1 << 1,      /* kernel / Kernel events */
+};
+
 typedef struct xpv_profile {
     xpv_plane *planes;
     uint32_t nplanes;
@@ -126,29 +133,14 @@ typedef struct xpv_profile {
                                   * the file holds epoch-ns timestamps whose
                                   * ps value would overflow int64 */
     size_t file_size;            /* bytes decoded */
+    unsigned trace_facts;        /* XPV_TRACE_* bits: what a Chrome trace held
+                                  * (set by its importer; 0 for XPlanes) */
     size_t mem_size;             /* bytes held: buffer + arena */
     xpv_arena arena;
     void *buf;                   /* the file bytes; freed with the profile */
     void (*buf_free)(void *buf, size_t len);
     size_t buf_len;
 } xpv_profile;
-
-/* Decoding errors carry the byte offset at which decoding failed. */
-typedef struct xpv_decode_error {
-    uint64_t offset;
-    char msg[160];
-} xpv_decode_error;
-
-/* ==== Decoding ========================================================== */
-
-/* Decode `len` bytes of a serialized XSpace into a new profile.  The profile
- * takes ownership of `buf`: it is released with `buf_free(buf, len)` when
- * the profile is freed (also on failure).  `buf_free` may be NULL when the
- * caller keeps the bytes alive longer than the profile.
- * Returns NULL on malformed input and fills `err` (offset + reason). */
-xpv_profile *xpv_decode(void *buf, size_t len,
-                        void (*buf_free)(void *buf, size_t len),
-                        xpv_decode_error *err);
 
 /* Release everything the profile holds.  NULL is allowed. */
 void xpv_profile_free(xpv_profile *p);

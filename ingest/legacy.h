@@ -22,7 +22,7 @@
 #include <stddef.h>
 
 #include "buf.h"
-#include "tool.h"
+#include "err.h"
 
 enum xpv_legacy_kind {
     XPV_LEGACY_NONE = 0,
@@ -64,6 +64,6 @@ int xpv_legacy_is_trace_file(const char *fname, int any_json, size_t *host_len);
  * Returns 0, or -1 with err (422 unreadable / not this format, 413 over
  * the cap, 400 wrong kind). */
 int xpv_legacy_render(enum xpv_legacy_kind kind, const void *data, size_t len,
-                      size_t max_inflated, xpv_buf *out, xpv_tool_error *err);
+                      size_t max_inflated, xpv_buf *out, xpv_err *err);
 
 #endif

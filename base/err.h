@@ -1,11 +1,10 @@
 /*
- * util.h - small helpers shared by the server layer: the error record every
- * server function fills, gzip compression of response bodies, clocks.
+ * err.h - the one error record of every layer: importers, analysis, tools
+ * and the server fill it; routes turn its status into the HTTP answer.
  */
-#ifndef XPV_UTIL_H
-#define XPV_UTIL_H
+#ifndef XPV_ERR_H
+#define XPV_ERR_H
 
-#include <stddef.h>
 #include <stdint.h>
 
 /* An error for the user: HTTP-like status, message, and when the error is
@@ -24,15 +23,5 @@ void xpv_err_clear(xpv_err *e);
  * xpv_err_set(...)` convenience.  file/offset are left unchanged. */
 int xpv_err_set(xpv_err *e, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-
-/* gzip-compress `len` bytes at `level` (1..9) into a new malloc'ed buffer
- * whose length is stored in *out_len.  Never fails (OOM aborts). */
-unsigned char *xpv_gzip(const void *data, size_t len, int level, size_t *out_len);
-
-/* Monotonic clock in milliseconds. */
-int64_t xpv_now_ms(void);
-
-/* 64-bit FNV-1a hash of `n` bytes. */
-uint64_t xpv_hash64(const void *p, size_t n);
 
 #endif

@@ -34,7 +34,7 @@
 #include <stdint.h>
 
 #include "model.h"
-#include "tool.h"
+#include "analysis.h"
 
 /* One row of an op metrics db.  Strings are NUL-terminated, owned by the
  * xpv_op_metrics arena. */
@@ -107,7 +107,7 @@ typedef struct xpv_op_metrics {
  * data (unknown events are skipped); returns NULL only when `hs` is empty,
  * filling err.  The result owns no reference to the profiles. */
 xpv_op_metrics *xpv_op_metrics_build(const xpv_hostset *hs,
-                                     xpv_tool_error *err);
+                                     xpv_err *err);
 void xpv_op_metrics_free(xpv_op_metrics *m);
 /* Bytes held by `m` (for the cache budget). */
 size_t xpv_op_metrics_size(const xpv_op_metrics *m);

@@ -43,7 +43,8 @@
 #include <stdint.h>
 
 #include "model.h"
-#include "tool.h"
+#include "analysis.h"
+#include "buf.h"
 
 #define XPV_TRACE_LEVELS 26
 /* Resolution of level L in ps: 4^(25-L). */
