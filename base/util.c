@@ -84,3 +84,34 @@ uint64_t xpv_hash64(const void *p, size_t n) {
     }
     return h;
 }
+
+int xpv_parse_u64_strict(const char *s, uint64_t max, uint64_t *out) {
+    if (!s || !*s) return 0;
+    uint64_t v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9') return 0;
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (max - d) / 10) return 0;   /* v * 10 + d > max */
+        v = v * 10 + d;
+    }
+    *out = v;
+    return 1;
+}
+
+int xpv_parse_decimal_strict(const char *s, double max_abs, double *out) {
+    if (!s) return 0;
+    const char *p = s;
+    if (*p == '-') p++;
+    size_t ndig = 0, nfrac = 0;
+    while (*p >= '0' && *p <= '9') p++, ndig++;
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9') p++, nfrac++;
+        if (!nfrac) return 0;
+    }
+    if (!ndig || *p || ndig > 20) return 0;
+    double v = strtod(s, NULL);
+    if (!(v <= max_abs && v >= -max_abs)) return 0;
+    *out = v;
+    return 1;
+}

@@ -14,6 +14,14 @@
  * whose length is stored in *out_len.  Never fails (OOM aborts). */
 unsigned char *xpv_gzip(const void *data, size_t len, int level, size_t *out_len);
 
+/* Strict parsing of request parameters: plain decimal digits only (no sign,
+ * no spaces, no hex, no exponent), at most `max`.  Returns 1 with *out set,
+ * or 0 (empty, malformed, out of range). */
+int xpv_parse_u64_strict(const char *s, uint64_t max, uint64_t *out);
+/* "-?digits[.digits]" (milliseconds and the like) within +-`max_abs`.
+ * Returns 1 with *out set, or 0. */
+int xpv_parse_decimal_strict(const char *s, double max_abs, double *out);
+
 /* Monotonic clock in milliseconds. */
 int64_t xpv_now_ms(void);
 

@@ -1022,6 +1022,12 @@ static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
         reqctx_release(&rc);
         return;
     }
+    if (csv && !(rc.tool->flags & XPV_TOOL_TABLE)) {   /* before any work */
+        resp_errorf(r, 400, "%s has no tables: data_csv serves table tools only",
+                    rc.tool->name);
+        reqctx_release(&rc);
+        return;
+    }
     if (set_validators(a, r, csv ? "data_csv" : "data", rc.hosts, rc.nhosts, q, inm)) {
         reqctx_release(&rc);
         return;
@@ -1051,9 +1057,8 @@ static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
     size_t index = 0;
     const char *t = xpv_query_get(q, "table");
     if (t && *t) {
-        char *end;
-        unsigned long long v = strtoull(t, &end, 10);
-        if (*end || t[0] == '-' || v > 100000) {
+        uint64_t v;
+        if (!xpv_parse_u64_strict(t, 100000, &v)) {
             xpv_cache_release(a->cache, e);
             resp_errorf(r, 400, "bad parameter table=%s", t);
             reqctx_release(&rc);

@@ -290,14 +290,18 @@ static void test_streaming_details_search(void **state) {
     const xpv_profile *ps[1] = {p};
     out o;
     xpv_err err;
-    /* whole trace, fine resolution */
+    /* whole trace, finest resolution: 0 (once "every event", unbounded) is
+     * clamped to 65536 pixels, so the level of detail applies, and these
+     * events are all longer than a 65536th of the trace */
     const char *kv[] = {"tag", "trace_viewer@", "resolution", "0"};
     assert_int_equal(run_tool(ps, 1, kv, 2, &o, &err), 0);
     json_t *span = json_object_get(o.j, "fullTimespan");
     assert_true(json_is_array(span) && json_array_size(span) == 2);
     assert_true(json_number_value(json_array_get(span, 0)) == 0.0);
     assert_true(json_number_value(json_array_get(span, 1)) == 0.1);  /* 100 us */
-    assert_false(json_is_true(json_object_get(o.j, "filteredByVisibility")));
+    assert_true(json_is_true(json_object_get(o.j, "filteredByVisibility")));
+    assert_int_equal(json_integer_value(json_object_get(o.j, "resolutionPs")),
+                     (100000000 + 32768) / 65536);
     json_t *evs = events(&o);
     size_t nx, nc, nm;
     check_shape(evs, &nx, &nc, &nm);
@@ -341,6 +345,27 @@ static void test_streaming_details_search(void **state) {
     const char *kbad3[] = {"tag", "trace_viewer@", "resolution", "-5"};
     assert_int_equal(run_tool(ps, 1, kbad3, 2, &o, &err), -1);
     assert_int_equal(err.status, 400);
+    out_free(&o);
+    /* strict numbers: no hex, no overflow past 2^64, no exponent, no
+     * spaces or signs; the parameter is named in the message */
+    static const char *const strict_bad[][2] = {
+        {"resolution", "18446744073709551616"}, {"resolution", "0x10"},
+        {"resolution", "+5"}, {"resolution", " 5"}, {"start_time_ms", "1e3"},
+        {"end_time_ms", "0x1p3"}, {"start_time_ms", "inf"}, {"end_time_ms", "1."},
+        {"unique_id", "0x1"},
+    };
+    for (size_t i = 0; i < sizeof strict_bad / sizeof strict_bad[0]; i++) {
+        const char *kb[] = {"tag", "trace_viewer@", strict_bad[i][0], strict_bad[i][1]};
+        assert_int_equal(run_tool(ps, 1, kb, 2, &o, &err), -1);
+        assert_int_equal(err.status, 400);
+        assert_non_null(strstr(err.msg, strict_bad[i][0]));
+        out_free(&o);
+    }
+    /* a huge resolution is clamped like 0, never unbounded */
+    const char *khuge[] = {"tag", "trace_viewer@", "resolution", "18446744073709551615"};
+    assert_int_equal(run_tool(ps, 1, khuge, 2, &o, &err), 0);
+    assert_int_equal(json_integer_value(json_object_get(o.j, "resolutionPs")),
+                     (100000000 + 32768) / 65536);
     out_free(&o);
 
     /* a window: [5 us, 9 us] keeps the step (overlaps), the kernel, and

@@ -39,10 +39,12 @@
 
 #include "tool.h"
 #include "trace_index.h"
+#include "util.h"
 
 #define MAX_LONG_NAME 10000
 #define MAX_SAFE_INT ((int64_t)1 << 53)
 #define MAX_STEPS_OUT 5000
+#define MAX_RESOLUTION 65536     /* viewport pixels: bounds a response */
 
 static const char *const internal_stats[] = {"_pt", "_p", "_ct", "_c", "_r", "flops",
                                              "program_id", "symbol_id", "flow"};
@@ -452,22 +454,17 @@ static int render_full(const xpv_hostset *hs, const xpv_trace_index *ix, xpv_buf
     return 0;
 }
 
-/* Parse a decimal number of ms into ps.  Returns 0 on bad input. */
+/* Parse a decimal number of ms ("-?digits[.digits]") into ps.  Returns 0
+ * on bad input. */
 static int parse_ms(const char *s, int64_t *ps) {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || v != v || v > 9.2e9 || v < -9.2e9) return 0;
+    double v;
+    if (!xpv_parse_decimal_strict(s, 9.2e9, &v)) return 0;
     *ps = (int64_t)(v * 1e9 + (v < 0 ? -0.5 : 0.5));
     return 1;
 }
 
 static int parse_u64(const char *s, uint64_t *v) {
-    char *end;
-    if (!s || !*s || *s == '-') return 0;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (*end) return 0;
-    *v = x;
-    return 1;
+    return xpv_parse_u64_strict(s, UINT64_MAX, v);
 }
 
 static int bad(xpv_err *err, const char *key, const char *val) {
@@ -501,7 +498,11 @@ static int render_stream(const xpv_hostset *hs, const xpv_trace_index *ix, const
         if (!parse_ms(s_end, &v)) return bad(err, "end_time_ms", s_end);
         if (v > 0) we = v;
     }
-    if (s_res && *s_res && !parse_u64(s_res, &res)) return bad(err, "resolution", s_res);
+    if (s_res && *s_res && !xpv_parse_u64_strict(s_res, UINT64_MAX, &res))
+        return bad(err, "resolution", s_res);
+    /* 0 used to mean "every event": unbounded.  The level of detail always
+     * applies, at most MAX_RESOLUTION pixels wide. */
+    if (res == 0 || res > MAX_RESOLUTION) res = MAX_RESOLUTION;
     if (ws < ix->min_ps) ws = ix->min_ps;
     if (we > ix->max_ps) we = ix->max_ps;
     if (we <= ws) we = ws + 1;
