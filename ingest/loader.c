@@ -150,6 +150,8 @@ static int open_error(xpv_err *err, int e, const char *display) {
                            "symlink (or no longer a directory) since the logdir "
                            "was scanned; files are only read inside the logdir",
                            display);
+    if (e == ENXIO)   /* a UNIX socket (or a device without its driver) */
+        return xpv_err_set(err, 422, "%s: not a regular file", display);
     return xpv_err_set(err, e == ENOENT ? 404 : 500, "%s: cannot open: %s", display,
                        strerror(e));
 }
@@ -196,6 +198,7 @@ int xpv_open_confined(const char *root, const char *path, const char *display,
                       xpv_err *err) {
     if (!root) {
         int fd = open(path, OPEN_FLAGS);
+        if (fd < 0 && errno == ENXIO) return open_error(err, errno, display);
         if (fd < 0) return xpv_err_set(err, errno == ENOENT ? 404 : 500,
                                        "%s: cannot open: %s", display, strerror(errno));
         return fd;

@@ -263,7 +263,9 @@ void *xpv_diskcache_get(xpv_diskcache *dc, const char *sub, const char *key, siz
     xpv_buf path;
     xpv_buf_init(&path);
     xpv_diskcache_path(dc, sub, key, &path);
-    int fd = open(path.data, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* O_NONBLOCK: a FIFO put in place of an entry must not block the
+     * request (it is refused below as not a regular file). */
+    int fd = open(path.data, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     xpv_buf_free(&path);
     if (fd < 0) {
         count(dc, &dc->st.misses);

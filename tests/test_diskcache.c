@@ -122,6 +122,11 @@ static void test_diskcache__bad_files_are_misses(void **state) {
         assert_int_equal(truncate(p.data, (off_t)n), 0);
         assert_null(xpv_diskcache_get(dc, "trace-index", "k", 1 << 20, &len));
     }
+    /* a FIFO in place of the entry: a miss at once, never a blocked open */
+    assert_int_equal(unlink(p.data), 0);
+    assert_int_equal(mkfifo(p.data, 0644), 0);
+    assert_null(xpv_diskcache_get(dc, "trace-index", "k", 1 << 20, &len));
+    assert_int_equal(unlink(p.data), 0);
     /* extended by one byte */
     FILE *f = fopen(p.data, "wb");
     fwrite(orig, 1, full, f);

@@ -10,6 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
 #include "loader.h"
 #include "srv_fixture.h"
 #include "testutil.h"
@@ -87,6 +91,27 @@ static void test_loader__empty_missing_dir(void **state) {
     fx_mkdirs(path_of("d.xplane.pb"));
     assert_null(xpv_load_profile(path_of("d.xplane.pb"), NULL, NULL, &err));
     assert_int_equal(err.status, 422);
+
+    /* Special files in place of a host file: 4xx naming them, never a hang
+     * (FIFO: opened non-blocking) or a 500 (a UNIX socket cannot be
+     * opened at all). */
+    assert_int_equal(mkfifo(path_of("f.xplane.pb"), 0644), 0);
+    assert_null(xpv_load_profile(path_of("f.xplane.pb"), "f.xplane.pb", NULL, &err));
+    assert_int_equal(err.status, 422);
+    assert_non_null(strstr(err.msg, "f.xplane.pb: not a regular file"));
+    int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(sfd >= 0);
+    struct sockaddr_un sa = {0};
+    sa.sun_family = AF_UNIX;
+    const char *sp = path_of("s.xplane.pb");
+    if (strlen(sp) < sizeof sa.sun_path) {
+        memcpy(sa.sun_path, sp, strlen(sp) + 1);
+        assert_int_equal(bind(sfd, (struct sockaddr *)&sa, sizeof sa), 0);
+        assert_null(xpv_load_profile(sp, "s.xplane.pb", NULL, &err));
+        assert_int_equal(err.status, 422);
+        assert_non_null(strstr(err.msg, "s.xplane.pb: not a regular file"));
+    }
+    close(sfd);
 
     /* An empty gzip stream. */
     size_t gzlen;
