@@ -941,22 +941,34 @@ static void route_run_tools(xpv_app *a, const xpv_query *q, const char *inm,
         reqctx_release(&rc);
         return;
     }
-    /* XProf decides from the first host file; cached per file identity. */
+    /* XProf decides from the first host file; cached per file identity.  A
+     * host that cannot be read (corrupt, unreadable, gone) does not hide
+     * the run: the next one decides, and only when none can be read does
+     * run_tools answer the first host's error. */
     const xpv_host *h = &rc.run->hosts[0];
-    if (rc.run->nhosts && set_validators(a, r, "run_tools", &h, 1, NULL, inm)) {
+    if (set_validators(a, r, "run_tools", &h, 1, NULL, inm)) {
         reqctx_release(&rc);
         return;
     }
-    xpv_buf key;
-    xpv_buf_init(&key);
-    xpv_buf_puts(&key, "T\x1f");
-    host_identity(&key, h);
-    xpv_buf_putc(&key, '\0');
-    struct tools_ctx ctx = {a, h};
-    xpv_centry *e = xpv_cache_get(a->cache, key.data, build_tool_list, &ctx, &err);
-    xpv_buf_free(&key);
+    xpv_centry *e = NULL;
+    xpv_err first;
+    xpv_err_clear(&first);
+    for (size_t i = 0; i < rc.run->nhosts && !e; i++) {
+        h = &rc.run->hosts[i];
+        if (h->kind) continue;   /* older formats are listed by legacy_run_tools */
+        xpv_buf key;
+        xpv_buf_init(&key);
+        xpv_buf_puts(&key, "T\x1f");
+        host_identity(&key, h);
+        xpv_buf_putc(&key, '\0');
+        struct tools_ctx ctx = {a, h};
+        xpv_err_clear(&err);
+        e = xpv_cache_get(a->cache, key.data, build_tool_list, &ctx, &err);
+        xpv_buf_free(&key);
+        if (!e && !first.status) first = err;
+    }
     if (!e) {
-        resp_error(r, &err);
+        resp_error(r, &first);
     } else {
         r->body = xpv_centry_value(e);
         r->len = strlen(r->body);

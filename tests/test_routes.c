@@ -297,6 +297,15 @@ static void test_routes__decode_error(void **state) {
     }
     expect(P "run_tools?run=bad", 422, NULL);
     expect(P "profile_info?run=bad", 422, NULL);
+    /* A readable host after the corrupt one: run_tools lists its tools
+     * instead of failing the whole run (rescanned on every request here). */
+    mkrun("plugins/profile/bad", "zz", cpu, 2);
+    expect(P "run_tools?run=bad", 200, NULL);
+    assert_non_null(strstr(body, "t_all"));
+    char d[4096];
+    snprintf(d, sizeof d, "%s/plugins/profile/bad/zz.xplane.pb", root);
+    assert_int_equal(unlink(d), 0);
+    expect(P "run_tools?run=bad", 422, NULL);
     /* Everything else keeps working. */
     expect(P "data?run=single&tag=t_single", 200, NULL);
 }
