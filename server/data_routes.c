@@ -1,0 +1,371 @@
+/*
+ * data_routes.c - the /data/plugin/profile/<route> handlers (XProf's API):
+ * runs, run_tools, hosts, data, data_csv, profile_info, version; /statz.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "arena.h"
+#include "assets.h"
+#include "discovery.h"
+#include "legacy_serve.h"
+#include "loader.h"
+#include "version.h"
+
+/* ==== Data routes ====================================================== */
+
+static void route_runs(xpv_app *a, const xpv_query *q, const char *inm,
+                        xpv_response *r) {
+    (void)inm;
+    (void)q;
+    xpv_runlist *rl = xpv_logdir_scan(a->ld, 0);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_buf_putc(&b, '[');
+    for (size_t i = 0; i < rl->nruns; i++) {
+        if (i) xpv_buf_putc(&b, ',');
+        xpv_buf_json_cstr(&b, rl->runs[i].name);
+    }
+    xpv_buf_putc(&b, ']');
+    xpv_runlist_release(rl);
+    resp_take_buf(r, &b);
+}
+
+
+static void route_run_tools(xpv_app *a, const xpv_query *q, const char *inm,
+                             xpv_response *r) {
+    reqctx rc;
+    xpv_err err;
+    xpv_err_clear(&err);
+    if (resolve_run(a, q, 0, &rc, &err) != 0) {
+        resp_error(r, &err);
+        reqctx_release(&rc);
+        return;
+    }
+    if (!rc.run->nhosts || rc.run->nlegacy || rc.run->hosts[0].kind) {   /* older formats */
+        legacy_run_tools(a, &rc, inm, r);
+        reqctx_release(&rc);
+        return;
+    }
+    /* XProf decides from the first host file; cached per file identity.  A
+     * host that cannot be read (corrupt, unreadable, gone) does not hide
+     * the run: the next one decides, and only when none can be read does
+     * run_tools answer the first host's error. */
+    const xpv_host *h = &rc.run->hosts[0];
+    if (set_validators(a, r, "run_tools", &h, 1, NULL, inm)) {
+        reqctx_release(&rc);
+        return;
+    }
+    xpv_centry *e = NULL;
+    xpv_err first;
+    xpv_err_clear(&first);
+    for (size_t i = 0; i < rc.run->nhosts && !e; i++) {
+        h = &rc.run->hosts[i];
+        if (h->kind) continue;   /* older formats are listed by legacy_run_tools */
+        xpv_err_clear(&err);
+        e = get_tool_list(a, h, &err);
+        if (!e && !first.status) first = err;
+    }
+    if (!e) {
+        resp_error(r, &first);
+    } else {
+        r->body = xpv_centry_value(e);
+        r->len = strlen(r->body);
+        r->pin = e;
+        r->pin_cache = a->cache;
+    }
+    reqctx_release(&rc);
+}
+
+static int cmp_cstr(const void *x, const void *y) {
+    return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+static void route_hosts(xpv_app *a, const xpv_query *q, const char *inm,
+                         xpv_response *r) {
+    if (legacy_hosts(a, q, r)) return;   /* older formats */
+    (void)inm;
+    reqctx rc;
+    xpv_err err;
+    xpv_err_clear(&err);
+    const char *tag = xpv_query_get(q, "tag");
+    int need_tool = tag && *tag;
+    if (resolve_run(a, q, need_tool, &rc, &err) != 0) {
+        resp_error(r, &err);
+        reqctx_release(&rc);
+        return;
+    }
+    size_t n = rc.run->nhosts;
+    const char **names = xpv_xcalloc(n + 1, sizeof *names);
+    size_t k = 0;
+    unsigned flags = rc.tool ? rc.tool->flags : 0;
+    if (n > 1 && (flags & XPV_TOOL_ALL_HOSTS_ONLY)) {
+        names[k++] = ALL_HOSTS;
+    } else {
+        for (size_t i = 0; i < n; i++) names[k++] = rc.run->hosts[i].name;
+        if (n > 1 && (flags & XPV_TOOL_ALL_HOSTS_OK)) names[k++] = ALL_HOSTS;
+        /* XProf adds ALL_HOSTS, then sorts. */
+        qsort(names, k, sizeof *names, cmp_cstr);
+    }
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_buf_putc(&b, '[');
+    for (size_t i = 0; i < k; i++) {
+        if (i) xpv_buf_putc(&b, ',');
+        xpv_buf_puts(&b, "{\"hostname\":");
+        xpv_buf_json_cstr(&b, names[i]);
+        xpv_buf_putc(&b, '}');
+    }
+    xpv_buf_putc(&b, ']');
+    free(names);
+    resp_take_buf(r, &b);
+    reqctx_release(&rc);
+}
+
+static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
+                       xpv_response *r, int csv) {
+    if (legacy_data(a, q, inm, r, csv)) return;   /* older formats */
+    reqctx rc;
+    xpv_err err;
+    xpv_err_clear(&err);
+    if (resolve_run(a, q, 1, &rc, &err) != 0 || resolve_hosts(q, &rc, &err) != 0) {
+        resp_error(r, &err);
+        reqctx_release(&rc);
+        return;
+    }
+    if (csv && !(rc.tool->flags & XPV_TOOL_TABLE)) {   /* before any work */
+        resp_errorf(r, 400, "%s has no tables: data_csv serves table tools only",
+                    rc.tool->name);
+        reqctx_release(&rc);
+        return;
+    }
+    if (set_validators(a, r, csv ? "data_csv" : "data", rc.hosts, rc.nhosts, q, inm)) {
+        reqctx_release(&rc);
+        return;
+    }
+    if (!csv && stream_body(a, &rc, q, r) == 0) {   /* the full trace */
+        reqctx_release(&rc);
+        return;
+    }
+    xpv_centry *e = get_rendered(a, &rc, q, &err);
+    if (!e) {
+        resp_error(r, &err);
+        reqctx_release(&rc);
+        return;
+    }
+    const rendered *out = xpv_centry_value(e);
+    if (!csv) {
+        r->body = out->body;
+        r->len = out->len;
+        r->gz = out->gz;
+        r->gz_len = out->gz_len;
+        r->compress = out->len > 512;
+        r->pin = e;
+        r->pin_cache = a->cache;
+        reqctx_release(&rc);
+        return;
+    }
+    size_t index = 0;
+    const char *t = xpv_query_get(q, "table");
+    if (t && *t) {
+        uint64_t v;
+        if (!xpv_parse_u64_strict(t, 100000, &v)) {
+            xpv_cache_release(a->cache, e);
+            resp_errorf(r, 400, "bad parameter table=%s", t);
+            reqctx_release(&rc);
+            return;
+        }
+        index = (size_t)v;
+    }
+    xpv_buf b;
+    xpv_buf_init(&b);
+    int rcode = xpv_datatable_to_csv(out->body, out->len, index, &b, &err);
+    xpv_cache_release(a->cache, e);
+    if (rcode != 0) {
+        xpv_buf_free(&b);
+        resp_error(r, &err);
+        reqctx_release(&rc);
+        return;
+    }
+    resp_take_buf(r, &b);
+    r->content_type = "text/csv; charset=utf-8";
+    /* filename="<tool>_<run>_<host>.csv", restricted to safe characters. */
+    char fname[200];
+    snprintf(fname, sizeof fname, "%s_%s_%s", rc.tool->name, rc.run->name,
+             rc.host_label ? rc.host_label : ALL_HOSTS);
+    for (char *p = fname; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+              (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
+            *p = '_';
+    snprintf(r->disposition, sizeof r->disposition,
+             "attachment; filename=\"%s.csv\"", fname);
+    reqctx_release(&rc);
+}
+
+static void json_str_array(xpv_buf *b, const xpv_str *s, uint32_t n) {
+    xpv_buf_putc(b, '[');
+    for (uint32_t i = 0; i < n; i++) {
+        if (i) xpv_buf_putc(b, ',');
+        xpv_buf_json_str(b, s[i].ptr, s[i].len);
+    }
+    xpv_buf_putc(b, ']');
+}
+
+static void route_profile_info(xpv_app *a, const xpv_query *q, const char *inm,
+                                xpv_response *r) {
+    reqctx rc;
+    xpv_err err;
+    xpv_err_clear(&err);
+    if (resolve_run(a, q, 0, &rc, &err) != 0) {
+        resp_error(r, &err);
+        reqctx_release(&rc);
+        return;
+    }
+    if (!rc.run->nhosts) {   /* older formats: per-tool files only */
+        legacy_profile_info(&rc, r);
+        reqctx_release(&rc);
+        return;
+    }
+    const char *hn = xpv_query_get(q, "host");
+    const xpv_host *h = (!hn || !*hn || !strcmp(hn, ALL_HOSTS))
+                            ? &rc.run->hosts[0] : xpv_run_find_host(rc.run, hn);
+    if (!h) {
+        resp_errorf(r, 404, "unknown host in run %s: %s", rc.run->name, hn);
+        reqctx_release(&rc);
+        return;
+    }
+    if (set_validators(a, r, "profile_info", &h, 1, NULL, inm)) {
+        reqctx_release(&rc);
+        return;
+    }
+    xpv_centry *e = get_profile(a, h, 0, &err);
+    if (!e) {
+        resp_error(r, &err);
+        reqctx_release(&rc);
+        return;
+    }
+    const xpv_profile *p = xpv_centry_value(e);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_buf_puts(&b, "{\"host\":");
+    xpv_buf_json_cstr(&b, h->name);
+    xpv_buf_puts(&b, ",\"file\":");
+    xpv_buf_json_cstr(&b, h->rel);
+    xpv_buf_printf(&b, ",\"size\":%llu,\"decoded_size\":%llu,\"memory\":%llu",
+                   (unsigned long long)h->size, (unsigned long long)p->file_size,
+                   (unsigned long long)p->mem_size);
+    xpv_buf_puts(&b, ",\"planes\":[");
+    for (uint32_t i = 0; i < p->nplanes; i++) {
+        const xpv_plane *pl = &p->planes[i];
+        if (i) xpv_buf_putc(&b, ',');
+        xpv_buf_printf(&b, "{\"id\":%lld,\"name\":", (long long)pl->id);
+        xpv_buf_json_str(&b, pl->name.ptr, pl->name.len);
+        xpv_buf_printf(&b, ",\"lines\":%u,\"events\":%llu,\"stats\":%u,"
+                       "\"event_metadata\":%u}",
+                       pl->nlines, (unsigned long long)pl->nevents,
+                       pl->nstat_meta ? pl->nstat_meta - 1 : 0,
+                       pl->nevent_meta ? pl->nevent_meta - 1 : 0);
+    }
+    xpv_buf_puts(&b, "],\"hostnames\":");
+    json_str_array(&b, p->hostnames, p->nhostnames);
+    xpv_buf_puts(&b, ",\"errors\":");
+    json_str_array(&b, p->errors, p->nerrors);
+    xpv_buf_puts(&b, ",\"warnings\":");
+    json_str_array(&b, p->warnings, p->nwarnings);
+    xpv_buf_printf(&b, ",\"events\":%llu}", (unsigned long long)p->nevents);
+    xpv_cache_release(a->cache, e);
+    resp_take_buf(r, &b);
+    reqctx_release(&rc);
+}
+
+static void route_version(xpv_app *a, const xpv_query *q, const char *inm,
+                           xpv_response *r) {
+    (void)inm;
+    (void)a;
+    (void)q;
+    r->content_type = "text/plain; charset=utf-8";
+    r->body = XPV_VERSION;
+    r->len = strlen(XPV_VERSION);
+}
+
+static void route_data_plain(xpv_app *a, const xpv_query *q, const char *inm,
+                              xpv_response *r) {
+    route_data(a, q, inm, r, 0);
+}
+
+static void route_data_csv(xpv_app *a, const xpv_query *q, const char *inm,
+                            xpv_response *r) {
+    route_data(a, q, inm, r, 1);
+}
+
+static const struct {
+    const char *name;
+    void (*fn)(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r);
+} data_routes[] = {
+    {"runs", route_runs},
+    {"run_tools", route_run_tools},
+    {"hosts", route_hosts},
+    {"data", route_data_plain},
+    {"data_csv", route_data_csv},
+    {"profile_info", route_profile_info},
+    {"version", route_version},
+};
+
+/* `r` is fresh from resp_init (r->ims already set by the caller). */
+void data_route(xpv_app *a, const char *route, const xpv_query *q,
+                const char *inm, xpv_response *r) {
+    for (size_t i = 0; i < sizeof data_routes / sizeof data_routes[0]; i++)
+        if (!strcmp(data_routes[i].name, route)) {
+            data_routes[i].fn(a, q, inm, r);
+            return;
+        }
+    resp_errorf(r, 404, "unknown route: %.200s", route);
+}
+
+void xpv_app_data_route(xpv_app *a, const char *route, const xpv_query *q,
+                        xpv_response *r) {
+    resp_init(r);
+    data_route(a, route, q, NULL, r);
+}
+
+void xpv_app_get_stats(xpv_app *a, xpv_app_stats *st) {
+    st->decodes = __atomic_load_n(&a->decodes, __ATOMIC_RELAXED);
+    st->decode_failures = __atomic_load_n(&a->decode_failures, __ATOMIC_RELAXED);
+    st->not_modified = __atomic_load_n(&a->not_modified, __ATOMIC_RELAXED);
+    xpv_cache_get_stats(a->cache, &st->cache);
+    st->has_disk = a->dc != NULL;
+    memset(&st->disk, 0, sizeof st->disk);
+    if (a->dc) xpv_diskcache_get_stats(a->dc, &st->disk);
+}
+
+void route_statz(xpv_app *a, xpv_response *r) {
+    xpv_app_stats st;
+    xpv_buf b;
+    xpv_app_get_stats(a, &st);
+    xpv_buf_init(&b);
+    xpv_buf_printf(&b, "{\"version\":\"%s\",\"decodes\":%llu,\"decode_failures\":%llu,"
+                   "\"not_modified\":%llu,\"cache\":{\"budget\":%llu,\"used\":%llu,"
+                   "\"entries\":%llu,\"hits\":%llu,\"misses\":%llu,\"evictions\":%llu,"
+                   "\"builds\":%llu}", XPV_VERSION,
+                   (unsigned long long)st.decodes, (unsigned long long)st.decode_failures,
+                   (unsigned long long)st.not_modified, (unsigned long long)st.cache.budget,
+                   (unsigned long long)st.cache.used, (unsigned long long)st.cache.entries,
+                   (unsigned long long)st.cache.hits, (unsigned long long)st.cache.misses,
+                   (unsigned long long)st.cache.evictions, (unsigned long long)st.cache.builds);
+    if (st.has_disk)
+        xpv_buf_printf(&b, ",\"disk_cache\":{\"hits\":%llu,\"misses\":%llu,\"rejected\":%llu,"
+                       "\"writes\":%llu,\"write_errors\":%llu,\"skipped\":%llu}",
+                       (unsigned long long)st.disk.hits, (unsigned long long)st.disk.misses,
+                       (unsigned long long)st.disk.rejected, (unsigned long long)st.disk.writes,
+                       (unsigned long long)st.disk.write_errors,
+                       (unsigned long long)st.disk.skipped);
+    xpv_buf_putc(&b, '}');
+    resp_take_buf(r, &b);
+    r->cache_control = "no-store";
+}

@@ -1,0 +1,485 @@
+/*
+ * pipeline.c - a data request's way through the cache: resolve run, tool
+ * and host set in a run-list snapshot (names are only looked up, never
+ * joined into paths), then profiles (cached per file identity), derived
+ * data (cached per host set, keeps its profiles alive) and the rendered
+ * answer (cached per tool + host identities + query; big answers are not
+ * kept).  The full trace is never rendered whole: its response carries a
+ * producer (the tool's stream) that pins profiles and trace index.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app.h"
+#include "arena.h"
+#include "assets.h"
+#include "discovery.h"
+#include "legacy_serve.h"
+#include "loader.h"
+#include "version.h"
+
+/* ==== Profiles, through the cache ====================================== */
+
+/* Identity of a host file: what makes a cached profile stale. */
+void host_identity(xpv_buf *b, const xpv_host *h) {
+    xpv_buf_printf(b, "%s\x1f%llu\x1f%lld\x1f%llu\x1e", h->path,
+                   (unsigned long long)h->size, (long long)h->mtime_ns,
+                   (unsigned long long)h->ino);
+}
+
+struct profile_ctx {
+    xpv_app *app;
+    const xpv_host *host;
+};
+
+static void free_profile(void *p) { xpv_profile_free(p); }
+
+static int build_profile(void *vctx, xpv_cache_val *v, xpv_err *err) {
+    struct profile_ctx *ctx = vctx;
+    __atomic_add_fetch(&ctx->app->decodes, 1, __ATOMIC_RELAXED);
+    xpv_profile *p = xpv_load_profile(ctx->host->path, ctx->host->rel,
+                                      &ctx->app->limits, err);
+    if (!p) {
+        __atomic_add_fetch(&ctx->app->decode_failures, 1, __ATOMIC_RELAXED);
+        return -1;
+    }
+    /* run_tools reads what a Chrome trace held without loading it again. */
+    if (p->trace_facts)
+        xpv_legacy_note_trace(ctx->host->ino, ctx->host->size, ctx->host->mtime_ns,
+                              p->trace_facts);
+    v->ptr = p;
+    v->size = p->mem_size ? p->mem_size : p->buf_len;
+    v->free = free_profile;
+    return 0;
+}
+
+/* The cached profile of `h` (a referenced entry), or NULL with `err`. */
+/* `holds`: whether the caller already holds cache entries (other hosts of
+ * its host set), for memory admission. */
+xpv_centry *get_profile(xpv_app *a, const xpv_host *h, int holds, xpv_err *err) {
+    xpv_buf key;
+    xpv_buf_init(&key);
+    xpv_buf_puts(&key, "P\x1f");
+    host_identity(&key, h);
+    xpv_buf_putc(&key, '\0');
+    struct profile_ctx ctx = {a, h};
+    /* Admission: a decode needs at least the file's bytes at once, so cold
+     * decodes of different profiles queue rather than overrun the budget. */
+    xpv_centry *e = xpv_cache_get_admit(a->cache, key.data, h->size, holds, h->rel,
+                                        build_profile, &ctx, err);
+    xpv_buf_free(&key);
+    if (!e && !err->file[0]) snprintf(err->file, sizeof err->file, "%s", h->rel);
+    return e;
+}
+
+/* ==== Tool lists, through the cache ==================================== */
+
+struct tools_ctx {
+    xpv_app *app;
+    const xpv_host *host;
+};
+
+static int build_tool_list(void *vctx, xpv_cache_val *v, xpv_err *err) {
+    struct tools_ctx *ctx = vctx;
+    xpv_centry *pe = get_profile(ctx->app, ctx->host, 0, err);
+    if (!pe) return -1;
+    const xpv_profile *p = xpv_centry_value(pe);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_buf_putc(&b, '[');
+    int first = 1;
+    for (const xpv_tool *const *t = ctx->app->tools; *t; t++) {
+        if ((*t)->available && !(*t)->available(p)) continue;
+        if (!first) xpv_buf_putc(&b, ',');
+        first = 0;
+        xpv_buf_json_cstr(&b, (*t)->name);
+    }
+    xpv_buf_putc(&b, ']');
+    xpv_buf_putc(&b, '\0');
+    xpv_cache_release(ctx->app->cache, pe);
+    size_t len;
+    v->ptr = xpv_buf_steal(&b, &len);
+    v->size = len;
+    v->free = free;
+    return 0;
+}
+
+xpv_centry *get_tool_list(xpv_app *a, const xpv_host *h, xpv_err *err) {
+    xpv_buf key;
+    xpv_buf_init(&key);
+    xpv_buf_puts(&key, "T\x1f");
+    host_identity(&key, h);
+    xpv_buf_putc(&key, '\0');
+    struct tools_ctx ctx = {a, h};
+    xpv_centry *e = xpv_cache_get(a->cache, key.data, build_tool_list, &ctx, err);
+    xpv_buf_free(&key);
+    return e;
+}
+
+/* ==== Request context: run, tool, host set ============================= */
+
+
+
+void reqctx_release(reqctx *c) {
+    free(c->hosts);
+    if (c->rl) xpv_runlist_release(c->rl);
+    memset(c, 0, sizeof *c);
+}
+
+/* Resolve `run` (and `tag` when need_tool) from the query. */
+int resolve_run(xpv_app *a, const xpv_query *q, int need_tool, reqctx *c,
+                xpv_err *err) {
+    const char *run = xpv_query_get(q, "run");
+    memset(c, 0, sizeof c[0]);
+    if (!run || !*run) return xpv_err_set(err, 400, "missing parameter: run");
+    c->rl = xpv_logdir_scan(a->ld, 0);
+    /* No forced rescan for unknown names: that would let any client make
+     * the server walk the logdir on every request.  New runs show up within
+     * the scan interval. */
+    c->run = xpv_runlist_find(c->rl, run);
+    if (!c->run) return xpv_err_set(err, 404, "unknown run: %s", run);
+    if (need_tool) {
+        const char *tag = xpv_query_get(q, "tag");
+        if (!tag || !*tag) return xpv_err_set(err, 400, "missing parameter: tag");
+        c->tool = find_tool(a, tag);
+        if (!c->tool) return xpv_err_set(err, 404, "unknown tool: %s", tag);
+    }
+    return 0;
+}
+
+/* Select hosts per XProf: hosts=a,b (trace viewer only), host=H, or
+ * host=ALL_HOSTS / no host = all of them. */
+int resolve_hosts(const xpv_query *q, reqctx *c, xpv_err *err) {
+    const xpv_run *run = c->run;
+    const char *host = xpv_query_get(q, "host");
+    const char *list = xpv_query_get(q, "hosts");
+    char *sel = xpv_xcalloc(run->nhosts, 1);
+    int explicit_list = 0;
+    if (c->tool && is_trace_tool(c->tool) && list && *list) {
+        explicit_list = 1;
+        const char *s = list;
+        while (*s) {
+            const char *e = strchr(s, ',');
+            size_t n = e ? (size_t)(e - s) : strlen(s);
+            if (n) {
+                size_t i;
+                for (i = 0; i < run->nhosts; i++)
+                    if (strlen(run->hosts[i].name) == n &&
+                        !strncmp(run->hosts[i].name, s, n))
+                        break;
+                if (i == run->nhosts) {
+                    free(sel);
+                    return xpv_err_set(err, 404, "unknown host in run %s: %.*s",
+                                       run->name, (int)(n > 200 ? 200 : n), s);
+                }
+                sel[i] = 1;
+            }
+            s += n;
+            if (*s == ',') s++;
+        }
+        c->host_label = "hosts";
+    } else if (!host || !*host || !strcmp(host, ALL_HOSTS)) {
+        memset(sel, 1, run->nhosts);
+        c->host_label = run->nhosts == 1 ? run->hosts[0].name : ALL_HOSTS;
+    } else {
+        const xpv_host *h = xpv_run_find_host(run, host);
+        if (!h) {
+            free(sel);
+            return xpv_err_set(err, 404, "unknown host in run %s: %s", run->name, host);
+        }
+        sel[h - run->hosts] = 1;
+        c->host_label = h->name;
+    }
+    c->hosts = xpv_xcalloc(run->nhosts ? run->nhosts : 1, sizeof *c->hosts);
+    for (size_t i = 0; i < run->nhosts; i++)
+        if (sel[i]) c->hosts[c->nhosts++] = &run->hosts[i];
+    free(sel);
+    if (!c->nhosts) return xpv_err_set(err, 404, "no host selected in run %s", run->name);
+    if (c->nhosts > 1 && c->tool && !explicit_list && !is_trace_tool(c->tool) &&
+        !(c->tool->flags & (XPV_TOOL_ALL_HOSTS_ONLY | XPV_TOOL_ALL_HOSTS_OK)))
+        return xpv_err_set(err, 400, "%s shows one host at a time: choose a host "
+                           "(host=NAME)", c->tool->name);
+    return 0;
+}
+
+/* ==== Rendering, through the cache ===================================== */
+
+
+
+static void free_rendered(void *p) {
+    rendered *r = p;
+    free(r->body);
+    free(r->gz);
+    free(r);
+}
+
+struct derived_ctx {
+    const xpv_derived_kind *kind;
+    const xpv_hostset *hs;
+    xpv_centry **entries;       /* the profiles: kept alive by the value */
+    size_t n;
+    xpv_cache *cache;
+    xpv_diskcache *dc;          /* persisted images, or NULL */
+    const xpv_host *const *hosts;   /* the files, for the disk key */
+};
+
+struct derived_val {
+    const xpv_derived_kind *kind;
+    void *d;
+};
+
+static void free_derived(void *p) {
+    struct derived_val *dv = p;
+    if (dv->kind->free) dv->kind->free(dv->d);
+    free(dv);
+}
+
+static int build_derived(void *vctx, xpv_cache_val *v, xpv_err *err) {
+    struct derived_ctx *ctx = vctx;
+    xpv_err terr;
+    memset(&terr, 0, sizeof terr);
+    void *d = NULL;
+    if (ctx->dc) d = xpv_diskcache_load_derived(ctx->dc, ctx->kind, ctx->hosts, ctx->hs);
+    if (!d) {
+        d = ctx->kind->build(ctx->hs, &terr);
+        if (d && ctx->dc) xpv_diskcache_save_derived(ctx->dc, ctx->kind, ctx->hosts, ctx->hs, d);
+    }
+    if (!d) {
+        xpv_err_set(err, terr.status ? terr.status : 500, "%s",
+                    terr.msg[0] ? terr.msg : "cannot build derived data");
+        return -1;
+    }
+    struct derived_val *dv = xpv_xmalloc(sizeof *dv);
+    dv->kind = ctx->kind;
+    dv->d = d;
+    v->ptr = dv;
+    v->size = ctx->kind->size ? ctx->kind->size(d) : 0;
+    v->free = free_derived;
+    v->deps = xpv_xmalloc(ctx->n * sizeof *v->deps);
+    for (size_t i = 0; i < ctx->n; i++) {
+        xpv_centry_ref(ctx->cache, ctx->entries[i]);
+        v->deps[i] = ctx->entries[i];
+    }
+    v->ndeps = ctx->n;
+    return 0;
+}
+
+/* The tool's derived data for the host set `hs` (whose profile entries
+ * are `entries`; `ids` = the files' identities): a referenced entry holding
+ * a `struct derived_val`, or NULL with `err`. */
+static xpv_centry *get_derived(xpv_app *a, const reqctx *rc, const char *ids,
+                               const xpv_hostset *hs, xpv_centry **entries, xpv_err *err) {
+    const xpv_derived_kind *k = rc->tool->derived;
+    xpv_buf key;
+    xpv_buf_init(&key);
+    xpv_buf_printf(&key, "D\x1f%s\x1f%s\x1f%s", k->name, rc->run->name, ids);
+    xpv_buf_putc(&key, '\0');
+    struct derived_ctx dctx = {k, hs, entries, hs->n, a->cache, a->dc, rc->hosts};
+    xpv_centry *e = xpv_cache_get(a->cache, key.data, build_derived, &dctx, err);
+    xpv_buf_free(&key);
+    return e;
+}
+
+struct render_ctx {
+    xpv_app *app;
+    reqctx *rc;
+    const xpv_query *q;
+    const char *ids;            /* host identities, for the derived key */
+};
+
+static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
+    struct render_ctx *ctx = vctx;
+    xpv_app *a = ctx->app;
+    reqctx *rc = ctx->rc;
+    size_t n = rc->nhosts;
+    xpv_centry **entries = xpv_xcalloc(n, sizeof *entries);
+    const xpv_profile **profiles = xpv_xcalloc(n, sizeof *profiles);
+    const char **names = xpv_xcalloc(n, sizeof *names);
+    xpv_centry *dentry = NULL;
+    xpv_buf out;
+    int ret = -1;
+    xpv_buf_init(&out);
+
+    for (size_t i = 0; i < n; i++) {
+        entries[i] = get_profile(a, rc->hosts[i], i > 0, err);
+        if (!entries[i]) goto done;
+        profiles[i] = xpv_centry_value(entries[i]);
+        names[i] = rc->hosts[i]->name;
+    }
+    xpv_hostset hs = {n, profiles, names};
+    const void *derived = NULL;
+    if (rc->tool->derived) {
+        dentry = get_derived(a, rc, ctx->ids, &hs, entries, err);
+        if (!dentry) goto done;
+        derived = ((struct derived_val *)xpv_centry_value(dentry))->d;
+    }
+    xpv_params params = xpv_query_params(ctx->q);
+    xpv_err terr;
+    memset(&terr, 0, sizeof terr);
+    if (rc->tool->render(&hs, derived, &params, &out, &terr) != 0) {
+        xpv_err_set(err, terr.status ? terr.status : 500, "%s",
+                    terr.msg[0] ? terr.msg : "the tool failed");
+        goto done;
+    }
+    rendered *r = xpv_xcalloc(1, sizeof *r);
+    r->body = xpv_buf_steal(&out, &r->len);
+    v->ptr = r;
+    v->free = free_rendered;
+    if (r->len > a->keep_max) {
+        v->transient = 1;       /* too big to keep: compress per request */
+    } else if (r->len > 512) {
+        r->gz = xpv_gzip(r->body, r->len, r->len <= (4u << 20) ? 6 : 1, &r->gz_len);
+    }
+    v->size = r->len + r->gz_len + sizeof *r;
+    ret = 0;
+
+done:
+    xpv_buf_free(&out);
+    if (dentry) xpv_cache_release(a->cache, dentry);
+    for (size_t i = 0; i < n; i++)
+        if (entries[i]) xpv_cache_release(a->cache, entries[i]);
+    free(entries);
+    free(profiles);
+    free(names);
+    return ret;
+}
+
+/* Append the query's pairs to `b` in a canonical order: stable-sorted by
+ * key (so "a=1&b=2" == "b=2&a=1", while duplicate keys keep their order,
+ * which decides which one is seen first). */
+void canonical_query(xpv_buf *b, const xpv_query *q) {
+    size_t idx[XPV_QUERY_MAX_PARAMS];
+    for (size_t i = 0; i < q->n; i++) idx[i] = i;
+    for (size_t i = 1; i < q->n; i++)
+        for (size_t j = i; j > 0 && strcmp(q->keys[idx[j - 1]], q->keys[idx[j]]) > 0; j--) {
+            size_t t = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = t;
+        }
+    for (size_t i = 0; i < q->n; i++) {
+        xpv_buf_puts(b, q->keys[idx[i]]);
+        xpv_buf_putc(b, '\x1f');
+        xpv_buf_puts(b, q->vals[idx[i]]);
+        xpv_buf_putc(b, '\x1e');
+    }
+}
+
+/* The rendered output of the request's tool (a referenced cache entry
+ * holding a `rendered`), or NULL with `err`. */
+xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_query *q,
+                                xpv_err *err) {
+    xpv_buf ids, key;
+    xpv_buf_init(&ids);
+    xpv_buf_init(&key);
+    for (size_t i = 0; i < rc->nhosts; i++) host_identity(&ids, rc->hosts[i]);
+    xpv_buf_putc(&ids, '\0');
+    xpv_buf_printf(&key, "R\x1f%s\x1f%s\x1f", rc->tool->name, ids.data);
+    canonical_query(&key, q);
+    xpv_buf_putc(&key, '\0');
+    struct render_ctx ctx = {a, rc, q, ids.data};
+    xpv_centry *e = xpv_cache_get(a->cache, key.data, build_rendered, &ctx, err);
+    xpv_buf_free(&ids);
+    xpv_buf_free(&key);
+    return e;
+}
+
+/* ==== Streamed bodies (the full trace) ================================= */
+
+#define STREAM_CHUNK (1u << 20)     /* bytes per produce() call, about */
+
+/* A body written chunk by chunk by the tool's stream (xpv_tool_stream),
+ * never held whole.  It owns one cache reference on each profile and on
+ * the derived data it reads, so an eviction while the body is being sent
+ * cannot free them; all are given back by body_stream_free(). */
+typedef struct body_stream {
+    xpv_cache *cache;
+    size_t n;
+    xpv_centry **entries;       /* the profiles' entries (referenced) */
+    const xpv_profile **profiles;
+    char **names;               /* host names, copied: the run list may go */
+    xpv_centry *dentry;         /* derived data (referenced), or NULL */
+    const xpv_tool_stream *ts;
+    void *st;                   /* the tool's writer, or NULL */
+} body_stream;
+
+static void body_stream_free(void *p) {
+    body_stream *bs = p;
+    if (!bs) return;
+    if (bs->st) bs->ts->free(bs->st);
+    if (bs->dentry) xpv_cache_release(bs->cache, bs->dentry);
+    for (size_t i = 0; i < bs->n; i++) {
+        if (bs->entries[i]) xpv_cache_release(bs->cache, bs->entries[i]);
+        free(bs->names[i]);
+    }
+    free(bs->entries);
+    free(bs->profiles);
+    free(bs->names);
+    free(bs);
+}
+
+static int body_stream_produce(void *p, xpv_buf *out) {
+    body_stream *bs = p;
+    return bs->ts->next(bs->st, out, STREAM_CHUNK);
+}
+
+/* Give `r` a streamed body for the request's tool.  Returns 0 (r->produce
+ * set, or an error response when the inputs fail to load) or -1 when the
+ * tool does not stream this query (r untouched: render it instead). */
+int stream_body(xpv_app *a, reqctx *rc, const xpv_query *q, xpv_response *r) {
+    const xpv_tool_stream *ts = rc->tool->stream;
+    xpv_params params = xpv_query_params(q);
+    if (!ts || !ts->wants(&params)) return -1;
+    xpv_err err;
+    xpv_err_clear(&err);
+    xpv_buf ids;
+    xpv_buf_init(&ids);
+    for (size_t i = 0; i < rc->nhosts; i++) host_identity(&ids, rc->hosts[i]);
+    xpv_buf_putc(&ids, '\0');
+    body_stream *bs = xpv_xcalloc(1, sizeof *bs);
+    bs->cache = a->cache;
+    bs->n = rc->nhosts;
+    bs->ts = ts;
+    bs->entries = xpv_xcalloc(bs->n, sizeof *bs->entries);
+    bs->profiles = xpv_xcalloc(bs->n, sizeof *bs->profiles);
+    bs->names = xpv_xcalloc(bs->n, sizeof *bs->names);
+    for (size_t i = 0; i < bs->n; i++) {
+        bs->names[i] = xpv_xstrdup(rc->hosts[i]->name);
+        bs->entries[i] = get_profile(a, rc->hosts[i], i > 0, &err);
+        if (!bs->entries[i]) goto fail;
+        bs->profiles[i] = xpv_centry_value(bs->entries[i]);
+    }
+    xpv_hostset hs = {bs->n, bs->profiles, (const char *const *)bs->names};
+    const void *derived = NULL;
+    if (rc->tool->derived) {
+        bs->dentry = get_derived(a, rc, ids.data, &hs, bs->entries, &err);
+        if (!bs->dentry) goto fail;
+        derived = ((struct derived_val *)xpv_centry_value(bs->dentry))->d;
+    }
+    xpv_err terr;
+    memset(&terr, 0, sizeof terr);
+    bs->st = ts->open(&hs, derived, &params, &terr);
+    if (!bs->st) {
+        xpv_err_set(&err, terr.status ? terr.status : 500, "%s",
+                    terr.msg[0] ? terr.msg : "the tool failed");
+        goto fail;
+    }
+    xpv_buf_free(&ids);
+    r->body = "";
+    r->len = 0;
+    r->compress = 1;
+    r->produce = body_stream_produce;
+    r->free_state = body_stream_free;
+    r->state = bs;
+    return 0;
+
+fail:
+    xpv_buf_free(&ids);
+    body_stream_free(bs);
+    resp_error(r, &err);
+    return 0;
+}
