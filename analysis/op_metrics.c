@@ -1026,6 +1026,7 @@ typedef struct dev_acc {
     memo hlo;                   /* (hlo op ptr, len, program id) -> row */
     memo kern_memo;             /* kernel key pointers -> ktab row */
     size_t tpu_ops;             /* (program, symbol) rows over TPU planes */
+    int64_t tpu_busy_ps, tpu_idle_ps; /* duty-cycle tracker, summed over cores */
 } dev_acc;
 
 /* Stat ids a GPU plane needs, resolved once. */
@@ -1395,6 +1396,81 @@ static void tpu_pop(tpu_acc *t, const xpv_plane *pl) {
     tpu_emit(t, pl, &o);
 }
 
+/* XProf IsOffDutyOp: categories whose time is not device activity. */
+static int tpu_off_duty(xpv_str cat) {
+    static const char *const off[] = {
+        "infeed", "outfeed", "host send", "host send-done", "host recv", "host recv-done",
+        "megacore fusion",
+    };
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
+        if (str_is(cat, off[i])) return 1;
+    return 0;
+}
+
+typedef struct tspan {
+    int64_t b, e;
+} tspan;
+
+static int cmp_span(const void *a, const void *b) {
+    const tspan *x = a, *y = b;
+    if (x->b != y->b) return x->b < y->b ? -1 : 1;
+    return (x->e > y->e) - (x->e < y->e);
+}
+
+/* XProf ConstructDutyCycleTracker for one core: active = union of the
+ * `XLA Ops` events of on-duty categories and of `Sparse Core Ops` events;
+ * the tracked span also covers the module lines' events; event timespans
+ * (not the device offset stats).  Adds the core's busy / idle time. */
+static void tpu_duty_cycle(dev_acc *d, const xpv_plane *pl, tpu_meta *meta) {
+    tspan *a = NULL;
+    size_t n = 0, cap = 0;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (uint32_t l = 0; l < pl->nlines; l++) {
+        const xpv_line *ln = &pl->lines[l];
+        int xla = str_is(ln->name, "XLA Ops"), sc = str_is(ln->name, "Sparse Core Ops");
+        int mod = str_is(ln->name, "XLA Modules") || str_is(ln->name, "Sparse Core Modules");
+        if (!xla && !sc && !mod) continue;
+        for (uint32_t k = 0; k < ln->nevents; k++) {
+            const xpv_event *ev = &ln->events[k];
+            int64_t b = ev->start_ps, e = ev->start_ps + ev->dur_ps;
+            if (b < lo) lo = b;
+            if (e > hi) hi = e;
+            if (mod) continue;
+            if (xla && ev->meta < pl->nevent_meta) {
+                tpu_meta *tm = &meta[ev->meta];
+                if (!tm->seen) tpu_read_meta(pl, ev->meta, tm);
+                if (tpu_off_duty(tm->category)) continue;
+            }
+            if (n == cap) {
+                cap = cap ? cap * 2 : 256;
+                a = xpv_xrealloc(a, cap * sizeof *a);
+            }
+            a[n].b = b;
+            a[n].e = e;
+            n++;
+        }
+    }
+    if (hi <= lo) {
+        free(a);
+        return;
+    }
+    if (n) qsort(a, n, sizeof *a, cmp_span);
+    int64_t busy = 0, cb = 0, ce = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        if (a[i].b > ce) { /* disjoint (or touching): close the run */
+            if (ce > cb) busy += ce - cb;
+            cb = a[i].b;
+            ce = a[i].e;
+        } else if (a[i].e > ce) {
+            ce = a[i].e;
+        }
+    }
+    if (ce > cb) busy += ce - cb;
+    d->tpu_busy_ps += busy;
+    d->tpu_idle_ps += (hi - lo) > busy ? (hi - lo) - busy : 0;
+    free(a);
+}
+
 static void tpu_plane(dev_acc *d, const xpv_plane *pl) {
     enum { S_OFF, S_DUR, S_MIN, S_OCC, S_FLOPS, S_MFLOPS, S_BYTES, S_N };
     int32_t ids[S_N] = {
@@ -1486,6 +1562,7 @@ static void tpu_plane(dev_acc *d, const xpv_plane *pl) {
     d->total_op_time_ps += op_time;
     d->idle_ps += span > op_time ? span - op_time : 0;
     d->tpu_ops += t.n;
+    tpu_duty_cycle(d, pl, t.meta);
     free(t.rows);
     free(t.meta);
     free(t.stack);
@@ -1611,6 +1688,8 @@ xpv_op_metrics *xpv_op_metrics_build(const xpv_hostset *hs, xpv_err *err) {
     optab_finish(&d.tab, &m->device, d.idle_ps, d.total_time_ps, d.total_op_time_ps);
     m->has_device_ops = d.tab.n > 0;
     m->has_tpu = has_tpu;
+    m->tpu_busy_ps = d.tpu_busy_ps;
+    m->tpu_idle_ps = d.tpu_idle_ps;
     build_device_tf(m);
 
     if (d.kern.n) qsort(d.kern.rows, d.kern.n, sizeof *d.kern.rows, cmp_kernel);

@@ -29,7 +29,9 @@
  *              occurrences (not custom-calls).  Span per core = last op
  *              (or `Steps` event) end - first start; rows of all cores
  *              combined by (program id, name).  Not done: SparseCore
- *              planes (offloaded children) and the duty-cycle tracker.
+ *              planes (offloaded children); the duty cycle unions cores
+ *              per core, not per chip (XProf reads the chip from the
+ *              core_details plane stat).
  *   device_tf  TF-level device db: device ops grouped by the framework op
  *              they came from (provenance); IDLE kept.
  *   kernels    kernel reports (§2.9), sorted by total duration, top 1000.
@@ -111,6 +113,10 @@ typedef struct xpv_op_metrics {
     uint64_t kernel_total_ns;
     int has_gpu;                  /* some plane is `/device:GPU:*` */
     int has_tpu;                  /* some plane is a `/device:TPU:N` core */
+    /* TPU duty cycle (XProf DutyCycleTracker, per core, summed): busy =
+     * union of on-duty op events (IsOffDutyOp categories excluded), idle =
+     * the span of op and module events minus busy. */
+    int64_t tpu_busy_ps, tpu_idle_ps;
     int has_device_ops;           /* device db has a non-idle op */
     char device_type[64];         /* "GPU", "CPU", "TPU" or a GPU model */
     xpv_perf_env perf;

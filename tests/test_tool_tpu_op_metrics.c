@@ -119,6 +119,8 @@ static void test_nesting_self_time_and_idle(void **state) {
     assert_int_equal(t->occurrences, 2);
     assert_string_equal(find_op(&m->device_tf, "jit(f)/jit(main)/add")->category, "add");
     assert_string_equal(find_op(&m->device_tf, "copy.2")->category, "Unknown");
+    assert_int_equal(m->tpu_busy_ps, 23 * MS);
+    assert_int_equal(m->tpu_idle_ps, 7 * MS);
     xpv_op_metrics_free(m);
     xpv_profile_free(p);
 }
@@ -203,6 +205,34 @@ static void test_device_timespan_display_name_two_cores(void **state) {
     xpv_profile_free(p);
 }
 
+/* Duty cycle (XProf DutyCycleTracker): off-duty categories are not busy;
+ * module events widen the span; overlapping ops count once. */
+static void test_duty_cycle_off_duty(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:TPU:0");
+    hlo(s, pl, "infeed.1", 1, "infeed", NULL);
+    hlo(s, pl, "fusion.2", 2, "loop fusion", NULL);
+    hlo(s, pl, "send.3", 3, "host send-done", NULL);
+    int ml = tx_line(s, pl, 2, "XLA Modules", 0);
+    tx_event(s, pl, ml, "jit_f(1)", 0, 20 * MS);
+    int ln = tx_line(s, pl, 3, "XLA Ops", 0);
+    tx_event(s, pl, ln, "infeed.1", 0, 10 * MS);
+    tx_event(s, pl, ln, "fusion.2", 10 * MS, 2 * MS);
+    tx_event(s, pl, ln, "fusion.2", 11 * MS, 3 * MS); /* overlaps: union 10..14 */
+    tx_event(s, pl, ln, "send.3", 15 * MS, 1 * MS);
+    xpv_profile *p = tx_decode(s);
+    assert_non_null(p);
+    xpv_op_metrics *m = build1(p);
+    assert_int_equal(m->tpu_busy_ps, 4 * MS);
+    assert_int_equal(m->tpu_idle_ps, 16 * MS);
+    /* The op db itself still counts the off-duty op (span 0..16). */
+    assert_int_equal(find_op(&m->device, "infeed.1")->self_time_ps, 10 * MS);
+    assert_int_equal(m->device.total_time_ps, 16 * MS);
+    xpv_op_metrics_free(m);
+    xpv_profile_free(p);
+}
+
 /* framework_op_stats and the overview on the constructed core. */
 static void test_tools_show_tpu_rows(void **state) {
     (void)state;
@@ -230,7 +260,9 @@ static void test_tools_show_tpu_rows(void **state) {
     j = dt_render_one(&xpv_tool_overview_page, p);
     json_t *a = json_array_get(j, 0);
     assert_string_equal(dt_pstr(a, "device_idle_time_percent"), "53.3%");
-    assert_string_equal(dt_pstr(a, "device_duty_cycle_percent"), "46.7%");
+    /* Duty cycle: the union of every XLA Ops event (dropped ones too:
+     * [0,10) [12,15) [20,30)) over the span 0..30. */
+    assert_string_equal(dt_pstr(a, "device_duty_cycle_percent"), "76.7%");
     assert_true(dt_nrows(a) == 4);
     assert_string_equal(dt_cell_str(a, 0, 3), "jit(f)/jit(main)/dot_general");
     assert_string_equal(dt_pstr(json_array_get(j, 2), "device_type"), "TPU");
@@ -483,6 +515,7 @@ int main(void) {
         cmocka_unit_test(test_nesting_self_time_and_idle),
         cmocka_unit_test(test_flops_times_occurrences),
         cmocka_unit_test(test_device_timespan_display_name_two_cores),
+        cmocka_unit_test(test_duty_cycle_off_duty),
         cmocka_unit_test(test_tools_show_tpu_rows),
         cmocka_unit_test(test_real_tpu_file),
     };
