@@ -1660,7 +1660,7 @@ xpv_op_metrics *xpv_op_metrics_build(const xpv_hostset *hs, xpv_err *err) {
     dev_acc d;
     memset(&d, 0, sizeof d);
     optab_init(&d.tab, &m->arena);
-    int has_tpu = 0;
+    int has_tpu = 0, has_mxu = 0;
 
     for (size_t i = 0; i < hs->n; i++) {
         const xpv_profile *p = hs->profiles[i];
@@ -1670,6 +1670,11 @@ xpv_op_metrics *xpv_op_metrics_build(const xpv_hostset *hs, xpv_err *err) {
             /* XProf reads the host threads plane "/host:CPU" only. */
             if (xpv_str_eq(pl->name, "/host:CPU")) {
                 host_plane(&h, pl);
+                xpv_stat st;
+                int32_t id = xpv_stat_id(pl, "matrix_unit_utilization_percent");
+                if (!has_mxu && id >= 0 && xpv_plane_stat(pl, id, &st) &&
+                    xpv_stat_as_double(&st, &m->mxu_utilization_percent))
+                    has_mxu = 1;
             } else if (xpv_str_has_prefix(pl->name, "/device:GPU:")) {
                 m->has_gpu = 1;
                 read_perf_env(m, pl);

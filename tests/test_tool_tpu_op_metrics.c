@@ -233,6 +233,24 @@ static void test_duty_cycle_off_duty(void **state) {
     xpv_profile_free(p);
 }
 
+/* XProf's ExtractTpuMxuUtilizationFromXSpace: the host plane's
+ * matrix_unit_utilization_percent stat is the overview's MXU use. */
+static void test_mxu_utilization_from_host_plane(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    tx_stat_t *st = tx_new_stat(s, pl, &s->space.planes[pl]->n_stats,
+                                &s->space.planes[pl]->stats, "matrix_unit_utilization_percent");
+    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_DOUBLE_VALUE;
+    st->double_value = 20.0;
+    xpv_profile *p = tx_decode(s);
+    assert_non_null(p);
+    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
+    assert_string_equal(dt_pstr(json_array_get(j, 0), "mxu_utilization_percent"), "20.0%");
+    json_decref(j);
+    xpv_profile_free(p);
+}
+
 /* framework_op_stats and the overview on the constructed core. */
 static void test_tools_show_tpu_rows(void **state) {
     (void)state;
@@ -516,6 +534,7 @@ int main(void) {
         cmocka_unit_test(test_flops_times_occurrences),
         cmocka_unit_test(test_device_timespan_display_name_two_cores),
         cmocka_unit_test(test_duty_cycle_off_duty),
+        cmocka_unit_test(test_mxu_utilization_from_host_plane),
         cmocka_unit_test(test_tools_show_tpu_rows),
         cmocka_unit_test(test_real_tpu_file),
     };

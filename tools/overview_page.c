@@ -106,7 +106,7 @@ static void write_analysis(xpv_buf *b, const xpv_op_stats *os) {
     kv_pct(b, &first, "host_tf_op_percent", 100.0 * safe_div(host_occ, host_occ + dev_occ));
     xpv_dt_kv(b, &first, "host_trace_level", "0");
     if (!gpu) kv_pct(b, &first, "memory_bw_utilization_relative_to_hw_limit", 0);
-    kv_pct(b, &first, "mxu_utilization_percent", 0);
+    kv_pct(b, &first, "mxu_utilization_percent", m->mxu_utilization_percent);
     xpv_dt_kv(b, &first, "remark_color", "");
     xpv_dt_kv(b, &first, "remark_text", "");
     xpv_buf_puts(b, "},\"rows\":[");
