@@ -1498,7 +1498,13 @@ static void tpu_plane(dev_acc *d, const xpv_plane *pl) {
             int64_t b = ev->start_ps, dur = ev->dur_ps, v;
             if ((got & 3) == 3 && xpv_stat_as_int(&sv[S_OFF], &b) &&
                 xpv_stat_as_int(&sv[S_DUR], &dur)) {
+                /* File values: clamped as the decoder clamps event times,
+                 * so that b + dur cannot overflow. */
+                const int64_t lim = INT64_MAX / 4;
+                if (b > lim) b = lim;
+                if (b < -lim) b = -lim;
                 if (dur < 0) dur = 0;
+                if (dur > lim) dur = lim;
             } else {
                 b = ev->start_ps;
                 dur = ev->dur_ps;

@@ -233,6 +233,31 @@ static void test_duty_cycle_off_duty(void **state) {
     xpv_profile_free(p);
 }
 
+/* Extreme device timespan stats are clamped (no overflow); negative
+ * durations count as 0. */
+static void test_extreme_device_stats(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:TPU:0");
+    hlo(s, pl, "a", 1, "copy", NULL);
+    int ln = tx_line(s, pl, 3, "XLA Ops", 0);
+    tx_event_t *e = tx_event(s, pl, ln, "a", 0, 1 * MS);
+    tx_ev_int(s, pl, e, "device_offset_ps", INT64_MAX);
+    tx_ev_int(s, pl, e, "device_duration_ps", INT64_MAX);
+    e = tx_event(s, pl, ln, "a", 0, 1 * MS);
+    tx_ev_int(s, pl, e, "device_offset_ps", INT64_MIN);
+    tx_ev_int(s, pl, e, "device_duration_ps", -5);
+    xpv_profile *p = tx_decode(s);
+    assert_non_null(p);
+    xpv_op_metrics *m = build1(p);
+    const xpv_op_metric *a = find_op(&m->device, "a");
+    assert_int_equal(a->occurrences, 2);
+    assert_int_equal(a->time_ps, INT64_MAX / 4);
+    assert_true(m->device.total_time_ps > 0);
+    xpv_op_metrics_free(m);
+    xpv_profile_free(p);
+}
+
 /* XProf's ExtractTpuMxuUtilizationFromXSpace: the host plane's
  * matrix_unit_utilization_percent stat is the overview's MXU use. */
 static void test_mxu_utilization_from_host_plane(void **state) {
@@ -534,6 +559,7 @@ int main(void) {
         cmocka_unit_test(test_flops_times_occurrences),
         cmocka_unit_test(test_device_timespan_display_name_two_cores),
         cmocka_unit_test(test_duty_cycle_off_duty),
+        cmocka_unit_test(test_extreme_device_stats),
         cmocka_unit_test(test_mxu_utilization_from_host_plane),
         cmocka_unit_test(test_tools_show_tpu_rows),
         cmocka_unit_test(test_real_tpu_file),
