@@ -17,6 +17,21 @@
  *              XLA kernels (hlo_op stat) -> innermost HLO op name, with
  *              consecutive events of the same HLO op merged into one
  *              occurrence.  Plus one IDLE row (plane span - sum of self).
+ *              TPU cores (`/device:TPU:N`, XProf
+ *              ConvertTensorCoreDeviceTraceXPlaneToOpMetricsDb): events of
+ *              the `XLA Ops` / `Framework Ops` / `Sparse Core Ops` lines,
+ *              keyed by their metadata's program_id + symbol_id (missing
+ *              either, or symbol_id 0: dropped); time from the
+ *              device_offset_ps / device_duration_ps stats when present;
+ *              self = time - direct children (ancestor stack); name = the
+ *              metadata's display name, category `hlo_category`,
+ *              provenance `tf_op`, flops / bytes from metadata stats times
+ *              occurrences (not custom-calls).  Span per core = last op
+ *              (or `Steps` event) end - first start; rows of all cores
+ *              combined by (program id, name).  Not done: SparseCore
+ *              planes (offloaded children); the duty cycle unions cores
+ *              per core, not per chip (XProf reads the chip from the
+ *              core_details plane stat).
  *   device_tf  TF-level device db: device ops grouped by the framework op
  *              they came from (provenance); IDLE kept.
  *   kernels    kernel reports (§2.9), sorted by total duration, top 1000.
@@ -97,6 +112,14 @@ typedef struct xpv_op_metrics {
     uint64_t kernel_events;
     uint64_t kernel_total_ns;
     int has_gpu;                  /* some plane is `/device:GPU:*` */
+    int has_tpu;                  /* some plane is a `/device:TPU:N` core */
+    /* TPU duty cycle (XProf DutyCycleTracker, per core, summed): busy =
+     * union of on-duty op events (IsOffDutyOp categories excluded), idle =
+     * the span of op and module events minus busy. */
+    int64_t tpu_busy_ps, tpu_idle_ps;
+    /* `/host:CPU` plane stat matrix_unit_utilization_percent (XProf's
+     * performance counter result; the first host with it), else 0. */
+    double mxu_utilization_percent;
     int has_device_ops;           /* device db has a non-idle op */
     char device_type[64];         /* "GPU", "CPU", "TPU" or a GPU model */
     xpv_perf_env perf;

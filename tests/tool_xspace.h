@@ -187,6 +187,38 @@ static inline void tx_plane_int(tx_space *s, int pl, const char *name, int64_t v
     st->int64_value = v;
 }
 
+/* The event metadata named `ev_name` in plane `pl` (created when new). */
+static inline Tensorflow__Profiler__XEventMetadata *tx_meta(tx_space *s, int pl,
+                                                             const char *ev_name) {
+    int64_t id = tx_event_meta(s, pl, ev_name);
+    tx_plane_t *p = s->space.planes[pl];
+    for (size_t i = 0; i < p->n_event_metadata; i++)
+        if (p->event_metadata[i]->key == id) return p->event_metadata[i]->value;
+    return NULL;
+}
+
+/* Metadata-level stats (XProf keeps program_id, symbol_id, hlo_category,
+ * tf_op, flops, bytes_accessed there for TPU ops). */
+static inline void tx_meta_int(tx_space *s, int pl, const char *ev_name, const char *name,
+                               int64_t v) {
+    Tensorflow__Profiler__XEventMetadata *m = tx_meta(s, pl, ev_name);
+    tx_stat_t *st = tx_new_stat(s, pl, &m->n_stats, &m->stats, name);
+    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_INT64_VALUE;
+    st->int64_value = v;
+}
+
+static inline void tx_meta_str(tx_space *s, int pl, const char *ev_name, const char *name,
+                               const char *v) {
+    Tensorflow__Profiler__XEventMetadata *m = tx_meta(s, pl, ev_name);
+    tx_stat_t *st = tx_new_stat(s, pl, &m->n_stats, &m->stats, name);
+    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_STR_VALUE;
+    st->str_value = tx_strdup(s, v);
+}
+
+static inline void tx_meta_display(tx_space *s, int pl, const char *ev_name, const char *disp) {
+    tx_meta(s, pl, ev_name)->display_name = tx_strdup(s, disp);
+}
+
 static inline void tx_buf_free(void *buf, size_t len) {
     (void)len;
     free(buf);

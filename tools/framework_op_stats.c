@@ -231,8 +231,9 @@ static void write_table(xpv_buf *b, const xpv_op_metrics *m, int exclude_idle) {
     for (int half = 0; half < 2; half++) {
         const xpv_op_metrics_db *db = dbs[half];
         int on_device = half == 0;
-        /* Without GPU planes XProf's device db is empty (not even IDLE). */
-        if (on_device && !m->has_gpu) continue;
+        /* Without GPU or TPU planes XProf's device db is empty (not even
+         * IDLE). */
+        if (on_device && !m->has_gpu && !m->has_tpu) continue;
         double total_us = (double)(exclude_idle ? db->total_op_time_ps : db->total_time_ps) / 1e6;
         size_t limit = db->n < MAX_OPS ? db->n : MAX_OPS;
         for (size_t i = 0; i < limit; i++) {

@@ -87,6 +87,11 @@ static void write_analysis(xpv_buf *b, const xpv_op_stats *os) {
         const xpv_op_metrics_db *d = &m->device;
         double busy = (double)d->total_op_time_ps;
         double idle = (double)(d->total_time_ps - d->total_op_time_ps);
+        if (m->has_tpu) {
+            /* XProf ComputeTpuAnalysisResult: the duty-cycle tracker's. */
+            busy = (double)m->tpu_busy_ps;
+            idle = (double)m->tpu_idle_ps;
+        }
         kv_pct(b, &first, "device_duty_cycle_percent", 100.0 * safe_div(busy, busy + idle));
         kv_pct(b, &first, "device_idle_time_percent", 100.0 * xpv_op_metrics_idle_ratio(d));
     }
@@ -101,7 +106,7 @@ static void write_analysis(xpv_buf *b, const xpv_op_stats *os) {
     kv_pct(b, &first, "host_tf_op_percent", 100.0 * safe_div(host_occ, host_occ + dev_occ));
     xpv_dt_kv(b, &first, "host_trace_level", "0");
     if (!gpu) kv_pct(b, &first, "memory_bw_utilization_relative_to_hw_limit", 0);
-    kv_pct(b, &first, "mxu_utilization_percent", 0);
+    kv_pct(b, &first, "mxu_utilization_percent", m->mxu_utilization_percent);
     xpv_dt_kv(b, &first, "remark_color", "");
     xpv_dt_kv(b, &first, "remark_text", "");
     xpv_buf_puts(b, "},\"rows\":[");
