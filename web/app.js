@@ -9,6 +9,8 @@
 
 import * as api from './lib/api.js';
 import { createTable } from './lib/table.js';
+import { el as h } from './lib/dom.js';
+import { formatBytes } from './lib/format.js';
 
 // Tool names as XProf's frontend shows them.
 const TOOL_LABELS = {
@@ -61,21 +63,6 @@ export function toolModule(tool) {
 
 const $ = (id) => document.getElementById(id);
 const ui = {};
-
-function h(tag, attrs, ...kids) {
-  const e = document.createElement(tag);
-  if (attrs) {
-    for (const [k, v] of Object.entries(attrs)) {
-      if (v === undefined || v === null || v === false) continue;
-      if (k === 'class') e.className = v;
-      else if (k === 'text') e.textContent = v;
-      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-      else e.setAttribute(k, v === true ? '' : v);
-    }
-  }
-  for (const k of kids) if (k !== null && k !== undefined) e.append(k);
-  return e;
-}
 
 // ---- URL hash ----------------------------------------------------------------
 
@@ -288,15 +275,6 @@ async function renderPage(sel, gen) {
 
 // ---- about panel -----------------------------------------------------------------
 
-function fmtBytes(n) {
-  if (n === null || n === undefined || Number.isNaN(Number(n))) return '';
-  n = Number(n);
-  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let i = 0;
-  while (n >= 1024 && i < u.length - 1) { n /= 1024; i++; }
-  return `${i ? n.toFixed(n >= 100 ? 0 : 1) : n} ${u[i]}`;
-}
-
 let aboutGen = 0;
 let aboutHost = null;
 
@@ -355,8 +333,8 @@ function aboutBody(run, info) {
   kv('Run', run);
   kv('Host', info.host);
   kv('File', info.file);
-  kv('File size', info.size !== undefined ? `${fmtBytes(info.size)} (${Number(info.size).toLocaleString('en-US')} bytes)` : '');
-  if (info.memory) kv('Memory used', fmtBytes(info.memory));
+  kv('File size', info.size !== undefined ? `${formatBytes(info.size)} (${Number(info.size).toLocaleString('en-US')} bytes)` : '');
+  if (info.memory) kv('Memory used', formatBytes(info.memory));
   kv('Planes', (info.planes || []).length);
   kv('Events', info.events !== undefined ? Number(info.events).toLocaleString('en-US') : '');
   kv('Hostnames', (info.hostnames || []).join(', ') || 'none recorded');

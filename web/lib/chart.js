@@ -27,6 +27,7 @@
 // Helpers: PALETTE, colorFor(name), niceTicks(min, max, count),
 //   formatNumber(v), downsampleMax(x, seriesValues, buckets).
 
+import { formatNumber } from './format.js';
 const SVGNS = 'http://www.w3.org/2000/svg';
 
 export const PALETTE = [
@@ -63,18 +64,6 @@ export function colorFor(name) {
   assigned.set(key, c);
   usedColors.set(c, (usedColors.get(c) || 0) + 1);
   return c;
-}
-
-export function formatNumber(v) {
-  if (v === null || v === undefined || Number.isNaN(v)) return '';
-  const a = Math.abs(v);
-  if (a >= 1e12) return (v / 1e12).toFixed(a >= 1e13 ? 0 : 1).replace(/\.0$/, '') + 'T';
-  if (a >= 1e9) return (v / 1e9).toFixed(a >= 1e10 ? 0 : 1).replace(/\.0$/, '') + 'G';
-  if (a >= 1e6) return (v / 1e6).toFixed(a >= 1e7 ? 0 : 1).replace(/\.0$/, '') + 'M';
-  if (a >= 1e4) return (v / 1e3).toFixed(a >= 1e5 ? 0 : 1).replace(/\.0$/, '') + 'k';
-  if (a >= 100 || Number.isInteger(v)) return String(Math.round(v));
-  if (a >= 1) return String(+v.toFixed(2));
-  return String(+v.toPrecision(3));
 }
 
 // Round tick values covering [min, max]: step = {1, 2, 5} x 10^k.
@@ -575,4 +564,5 @@ export function lineChart(parent, opts = {}) {
   });
 }
 
+export { formatNumber };
 export default { pieChart, barChart, lineChart, colorFor, niceTicks, formatNumber, downsampleMax, PALETTE };

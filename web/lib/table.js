@@ -38,23 +38,9 @@
 //     parseNumericFilter(text) -> fn(v)|null.
 
 import * as DT from './datatable.js';
+import { el as h } from './dom.js';
 
 let uid = 0;
-
-function h(tag, attrs, ...kids) {
-  const e = document.createElement(tag);
-  if (attrs) {
-    for (const [k, v] of Object.entries(attrs)) {
-      if (v === undefined || v === null || v === false) continue;
-      if (k === 'class') e.className = v;
-      else if (k === 'text') e.textContent = v;
-      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-      else e.setAttribute(k, v === true ? '' : v);
-    }
-  }
-  for (const k of kids) if (k !== null && k !== undefined) e.append(k);
-  return e;
-}
 
 export function defaultFormat(v, type) {
   if (v === null || v === undefined) return '';

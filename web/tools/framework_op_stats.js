@@ -10,26 +10,16 @@
 // filters the table), and the sortable, filterable, paginated table of ops
 // with "Export as CSV" (the rows shown, in the order shown).
 import { createTable } from '../lib/table.js';
-import { pieChart, formatNumber } from '../lib/chart.js';
+import { pieChart } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
-
-function el(tag, attrs, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === 'class') e.className = v;
-    else e.setAttribute(k, v);
-  }
-  for (const k of kids) if (k !== null && k !== undefined) e.append(k);
-  return e;
-}
+import { el } from '../lib/dom.js';
+import { formatNumber, pct } from '../lib/format.js';
 
 // Columns holding fractions (0..1) shown as percentages.
 const FRACTION_COLS = new Set(['device_total_self_time_percent',
   'device_cumulative_total_self_time_percent', 'host_total_self_time_percent',
   'Host_cumulative_total_self_time_percent', 'gpu_tensorcore_utilization']);
 
-const pct = (f) => `${(Number(f) * 100).toFixed(1)}%`;
 const us = (v) => `${formatNumber(v)} \u00b5s`;
 
 // DataTable restricted to rows whose host_or_device is `side` (or all).

@@ -11,7 +11,9 @@
 import { createTable } from '../lib/table.js';
 import { pieChart } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
-import { el, richText, stepChart, diagnosticsBox, STEP_SERIES, fmt } from './overview_page.js';
+import { el, richText } from '../lib/dom.js';
+import { fmt } from '../lib/format.js';
+import { stepChart, diagnosticsBox, STEP_SERIES } from '../lib/steps.js';
 
 // p key prefix of each stacked category (`<key>_time_ms_avg` / `_sdv`).
 const CAT_KEYS = {

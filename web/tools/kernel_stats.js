@@ -10,19 +10,10 @@
 // table), and the full sortable, filterable, paginated table with
 // "Export as CSV" (the rows shown, in the order shown).
 import { createTable } from '../lib/table.js';
-import { pieChart, formatNumber } from '../lib/chart.js';
+import { pieChart } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
-
-function el(tag, attrs, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === 'class') e.className = v;
-    else e.setAttribute(k, v);
-  }
-  for (const k of kids) if (k !== null && k !== undefined) e.append(k);
-  return e;
-}
+import { el } from '../lib/dom.js';
+import { formatNumber } from '../lib/format.js';
 
 const us = (v) => `${formatNumber(v)} \u00b5s`;
 

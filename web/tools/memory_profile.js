@@ -14,28 +14,14 @@
 //     name; like XProf it hides allocations under 0.001 GiB unless asked).
 import { lineChart } from '../lib/chart.js';
 import { createTable } from '../lib/table.js';
+import { el } from '../lib/dom.js';
+import { formatBytes } from '../lib/format.js';
 
 const GIB = 1024 * 1024 * 1024;
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 const num = (v) => Number(v) || 0;
 const psToMs = (ps) => num(ps) / 1e9;
 const toGiB = (b) => num(b) / GIB;
-
-// XProf's humanReadableText: binary units, two decimals.
-export function formatBytes(bytes) {
-  const b = num(bytes);
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = Math.abs(b), u = 0;
-  while (v >= 1024 && u < units.length - 1) { v /= 1024; u++; }
-  return `${(b < 0 ? -v : v).toFixed(u ? 2 : 0)} ${units[u]}`;
-}
 
 // Lines of the hover card for one snapshot (the fields XProf's tooltip
 // lists, in its order).

@@ -13,95 +13,9 @@
 import { createTable } from '../lib/table.js';
 import { barChart } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
-
-export function el(tag, attrs, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === 'class') e.className = v;
-    else if (k === 'text') e.textContent = v;
-    else e.setAttribute(k, v);
-  }
-  for (const k of kids) if (k !== null && k !== undefined) e.append(k);
-  return e;
-}
-
-// XProf texts carry <a href="..." target="_blank">..</a> anchors and nothing
-// else: build those as DOM nodes (never innerHTML), the rest as text.
-export function richText(parent, text) {
-  const re = /<a href="([^"]*)"[^>]*>(.*?)<\/a>/g;
-  let last = 0, m;
-  const s = String(text || '');
-  while ((m = re.exec(s)) !== null) {
-    if (m.index > last) parent.append(s.slice(last, m.index));
-    const a = el('a', { href: m[1], target: '_blank', rel: 'noopener noreferrer' }, m[2]);
-    parent.append(a);
-    last = re.lastIndex;
-  }
-  if (last < s.length) parent.append(s.slice(last));
-  return parent;
-}
-
-// Stacked series of the step-time graph, in XProf's column order.
-export const STEP_SERIES = [
-  { id: 'deviceComputeTimeMs', name: 'Device compute', color: '#0f9d58' },
-  { id: 'deviceToDeviceTimeMs', name: 'Device to device', color: '#00acc1' },
-  { id: 'deviceCollectivesTimeMs', name: 'Device collective communication', color: '#ab47bc' },
-  { id: 'hostComputeTimeMs', name: 'Host compute', color: '#4285f4' },
-  { id: 'kernelLaunchTimeMs', name: 'Kernel launch', color: '#f4b400' },
-  { id: 'infeedTimeMs', name: 'Input', color: '#db4437' },
-  { id: 'outfeedTimeMs', name: 'Output', color: '#ff7043' },
-  { id: 'compileTimeMs', name: 'Compilation', color: '#8d6e63' },
-  { id: 'otherTimeMs', name: 'All others', color: '#9e9e9e' },
-];
-
-export function stepRows(stepTable) {
-  return DT.toObjects(stepTable);
-}
-
-// The stacked step-time graph, or a sentence when there are no steps.
-export function stepChart(parent, stepTable, title) {
-  const rows = stepRows(stepTable);
-  if (!rows.length) {
-    parent.append(el('p', { class: 'xpv-empty-state xpv-no-steps' },
-      'No step was found in this profile, so there is no step-time graph. ' +
-      'See the diagnostics for why.'));
-    return null;
-  }
-  const series = STEP_SERIES
-    .map((s) => ({ name: s.name, color: s.color, values: rows.map((r) => Number(r[s.id]) || 0) }))
-    .filter((s) => s.values.some((v) => v > 0));
-  const box = el('div', { class: 'xpv-step-chart' });
-  parent.append(box);
-  return barChart(box, {
-    title, categories: rows.map((r) => String(r.stepnum)), series, stacked: true,
-    yLabel: 'Step time (ms)', yUnit: 'ms', xLabel: 'Step',
-    tooltipTitle: (i) => `Step ${rows[i].stepnum}: ${fmt(rows[i].stepTimeMs)} ms`,
-  });
-}
-
-export function diagnosticsBox(parent, diag) {
-  const rows = diag && diag.rows ? DT.toObjects(diag) : [];
-  if (!rows.length) return null;
-  const box = el('div', { class: 'xpv-card xpv-diagnostics', role: 'status' });
-  box.append(el('h3', {}, 'Diagnostics'));
-  const ul = el('ul');
-  for (const r of rows) {
-    const li = el('li', { class: 'xpv-diag-' + String(r.severity).toLowerCase() });
-    li.append(el('strong', {}, r.severity + ': '), String(r.message));
-    if (r.severity === 'ERROR') li.style.color = 'var(--error)';
-    else if (r.severity === 'WARNING') li.style.color = 'var(--warn)';
-    ul.append(li);
-  }
-  box.append(ul);
-  parent.append(box);
-  return box;
-}
-
-export function fmt(v, digits = 2) {
-  const n = Number(v);
-  return Number.isFinite(n) ? n.toFixed(digits) : String(v);
-}
+import { el, richText } from '../lib/dom.js';
+import { fmt } from '../lib/format.js';
+import { stepChart, diagnosticsBox } from '../lib/steps.js';
 
 function card(parent, title, value, sub, cls) {
   const c = el('div', { class: 'xpv-card' + (cls ? ' ' + cls : '') });

@@ -8,15 +8,8 @@
 // that worker's breakdown) and the same numbers as a table.
 import { barChart } from '../lib/chart.js';
 import { createTable } from '../lib/table.js';
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-const fmtUs = (v) => `${(+Number(v).toFixed(3)).toLocaleString('en-US')} us`;
+import { el } from '../lib/dom.js';
+import { fmtUs } from '../lib/format.js';
 
 // Columns of one step: [{core, rec}] sorted by core id (numerically).
 export function stepColumns(map) {

@@ -14,15 +14,10 @@
 // Server HTML (bottleneck / suggestion cells) is rebuilt through a tag
 // whitelist (b, u, br, code, a[href^=https:]) before it is shown.
 import { createTable } from '../lib/table.js';
+import { el } from '../lib/dom.js';
+import { fmtUs } from '../lib/format.js';
 
 const SVGNS = 'http://www.w3.org/2000/svg';
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
 
 function svg(tag, attrs) {
   const e = document.createElementNS(SVGNS, tag);
@@ -103,11 +98,6 @@ export function layoutTree(nodes) {
   const edges = [];
   for (const n of list) for (const k of n.kids) if (k.col !== undefined) edges.push([n, k]);
   return { nodes: list, edges, cols: Math.max(col, 1), rows: maxDepth + 1 };
-}
-
-function fmtUs(v) {
-  const n = Number(v) || 0;
-  return `${n.toLocaleString('en-US', { maximumFractionDigits: 3 })} us`;
 }
 
 function drawGraph(parent, nodes) {

@@ -18,6 +18,8 @@
 // one event per 2 px and refetches only when the view leaves that window or
 // zooms in past its resolution.
 
+import { el } from '../lib/dom.js';
+import { fmtDur } from '../lib/format.js';
 const LABEL_W = 220;
 const AXIS_H = 28;
 const LANE_H = 18;
@@ -27,22 +29,6 @@ const TRACK_PAD = 4;
 const FONT = '11px system-ui, sans-serif';
 const CHAR_W = 6.2;
 const MAX_FLOWS = 2000;
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-export function fmtDur(us) {
-  const a = Math.abs(us);
-  if (a === 0) return '0';
-  if (a < 1) return `${+(us * 1000).toFixed(3)} ns`;
-  if (a < 1000) return `${+us.toFixed(3)} \u00b5s`;
-  if (a < 1e6) return `${+(us / 1000).toFixed(3)} ms`;
-  return `${+(us / 1e6).toFixed(3)} s`;
-}
 
 // Stable color per name (FNV-1a hash -> hue).
 const colorCache = new Map();
