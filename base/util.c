@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zlib.h>
 
 #include "arena.h"
 
@@ -28,46 +27,6 @@ int xpv_err_set(xpv_err *e, int status, const char *fmt, ...) {
     return -1;
 }
 
-unsigned char *xpv_gzip(const void *data, size_t len, int level, size_t *out_len) {
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-        fprintf(stderr, "xpview: deflateInit2 failed\n");
-        abort();
-    }
-    size_t cap = deflateBound(&z, (uLong)len) + 64;
-    unsigned char *out = xpv_xmalloc(cap);
-    const unsigned char *in = data;
-    size_t left = len;
-    z.next_out = out;
-    z.avail_out = (uInt)(cap > UINT32_MAX ? UINT32_MAX : cap);
-    for (;;) {
-        if (z.avail_in == 0 && left) {
-            /* avail_in is 32-bit: feed the input in chunks. */
-            size_t chunk = left > (1u << 30) ? (1u << 30) : left;
-            z.next_in = (Bytef *)(uintptr_t)in;
-            z.avail_in = (uInt)chunk;
-            in += chunk;
-            left -= chunk;
-        }
-        if (z.avail_out == 0) {
-            size_t used = z.total_out;
-            cap *= 2;
-            out = xpv_xrealloc(out, cap);
-            z.next_out = out + used;
-            z.avail_out = (uInt)((cap - used) > UINT32_MAX ? UINT32_MAX : cap - used);
-        }
-        int rc = deflate(&z, left ? Z_NO_FLUSH : Z_FINISH);
-        if (rc == Z_STREAM_END) break;
-        if (rc != Z_OK && rc != Z_BUF_ERROR) {
-            fprintf(stderr, "xpview: deflate failed\n");
-            abort();
-        }
-    }
-    *out_len = z.total_out;
-    deflateEnd(&z);
-    return out;
-}
 
 int64_t xpv_now_ms(void) {
     struct timespec ts;

@@ -9,10 +9,7 @@
 #include <stdint.h>
 
 #include "err.h"
-
-/* gzip-compress `len` bytes at `level` (1..9) into a new malloc'ed buffer
- * whose length is stored in *out_len.  Never fails (OOM aborts). */
-unsigned char *xpv_gzip(const void *data, size_t len, int level, size_t *out_len);
+#include "gz.h"
 
 /* Strict parsing of request parameters: plain decimal digits only (no sign,
  * no spaces, no hex, no exponent), at most `max`.  Returns 1 with *out set,

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <zlib.h>
 
 #include "arena.h"
+#include "gz.h"
 #include "legacy_tools.pb-c.h"
 
 typedef Tensorflow__Profiler__LegacyAny Any;
@@ -673,52 +673,6 @@ static void write_kernel_stats(xpv_buf *b, const KernelDb *db) {
 
 /* ==== JSON files ========================================================= */
 
-static void *gunzip(const void *data, size_t len, size_t cap, size_t *out_len,
-                    xpv_err *err) {
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 15 + 32) != Z_OK) {
-        fail(err, 500, "%s", "zlib init failed");
-        return NULL;
-    }
-    size_t alloc = len * 4 + 4096, n = 0;
-    if (alloc > cap + 1) alloc = cap + 1;
-    char *o = xpv_xmalloc(alloc + 1);
-    z.next_in = (unsigned char *)data;
-    z.avail_in = (uInt)len;
-    for (;;) {
-        if (n == alloc) {
-            if (alloc > cap) {
-                inflateEnd(&z);
-                free(o);
-                fail(err, 413, "%s", "inflated file larger than the configured cap");
-                return NULL;
-            }
-            alloc = alloc * 2 > cap + 1 ? cap + 1 : alloc * 2;
-            o = xpv_xrealloc(o, alloc + 1);
-        }
-        z.next_out = (unsigned char *)o + n;
-        z.avail_out = (uInt)(alloc - n);
-        int r = inflate(&z, Z_NO_FLUSH);
-        n = alloc - z.avail_out;
-        if (r == Z_STREAM_END) break;
-        if (r != Z_OK && !(r == Z_BUF_ERROR && z.avail_out == 0)) {
-            inflateEnd(&z);
-            free(o);
-            fail(err, 422, "%s", "corrupt or truncated gzip data");
-            return NULL;
-        }
-    }
-    inflateEnd(&z);
-    if (n > cap) {
-        free(o);
-        fail(err, 413, "%s", "inflated file larger than the configured cap");
-        return NULL;
-    }
-    o[n] = 0;
-    *out_len = n;
-    return o;
-}
 
 static json_t *parse_json(const void *data, size_t len, xpv_err *err) {
     json_error_t je;
@@ -929,7 +883,7 @@ int xpv_legacy_render(enum xpv_legacy_kind kind, const void *data, size_t len,
         void *inflated = NULL;
         size_t n = len;
         if (len >= 2 && d[0] == 0x1f && d[1] == 0x8b) {
-            inflated = gunzip(d, len, max_inflated, &n, err);
+            inflated = xpv_gunzip(d, len, max_inflated, &n, err);
             if (!inflated) return -1;
             d = inflated;
         }

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "arena.h"
 #include "chrome_trace.h"
@@ -68,76 +67,6 @@ static int ends_mid_record(const unsigned char *p, size_t len) {
     return 0;
 }
 
-void *xpv_gunzip(const void *data, size_t len, uint64_t cap, size_t *out_len,
-                 xpv_err *err) {
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, MAX_WBITS + 32) != Z_OK) {
-        xpv_err_set(err, 500, "inflateInit2 failed");
-        return NULL;
-    }
-    size_t ocap = len < (64u << 20) ? len * 4 + 4096 : len * 2;
-    if (ocap > cap + 1) ocap = (size_t)cap + 1;
-    unsigned char *out = xpv_xmalloc(ocap);
-    const unsigned char *in = data;
-    size_t left = len;
-    int rc = Z_OK;
-    z.next_out = out;
-    z.avail_out = (uInt)(ocap > UINT32_MAX ? UINT32_MAX : ocap);
-    for (;;) {
-        if (z.avail_in == 0 && left) {
-            size_t chunk = left > (1u << 30) ? (1u << 30) : left;
-            z.next_in = (Bytef *)(uintptr_t)in;
-            z.avail_in = (uInt)chunk;
-            in += chunk;
-            left -= chunk;
-        }
-        if (z.avail_out == 0) {
-            size_t used = (size_t)(z.next_out - out);
-            if (used > cap) break;  /* over the cap: reported below */
-            size_t ncap = ocap * 2;
-            if (ncap > cap + 1) ncap = (size_t)cap + 1;
-            out = xpv_xrealloc(out, ncap);
-            ocap = ncap;
-            z.next_out = out + used;
-            z.avail_out = (uInt)((ocap - used) > UINT32_MAX ? UINT32_MAX : ocap - used);
-        }
-        rc = inflate(&z, Z_NO_FLUSH);
-        if (rc == Z_STREAM_END) {
-            /* Concatenated gzip members: keep going if more input follows. */
-            if (z.avail_in == 0 && left == 0) break;
-            if (inflateReset(&z) != Z_OK) break;
-            continue;
-        }
-        if (rc == Z_BUF_ERROR && z.avail_in == 0 && left == 0) break;
-        if (rc != Z_OK && rc != Z_BUF_ERROR) break;
-    }
-    /* total_out restarts with every member: measure with the pointer. */
-    size_t total = (size_t)(z.next_out - out);
-    uint64_t consumed = (uint64_t)(len - left - z.avail_in);
-    inflateEnd(&z);
-    if (total > cap) {
-        free(out);
-        err->offset = (int64_t)consumed;
-        xpv_err_set(err, 413, "gzip data inflates beyond the %llu-byte limit",
-                    (unsigned long long)cap);
-        return NULL;
-    }
-    if (rc != Z_STREAM_END) {
-        free(out);
-        err->offset = (int64_t)consumed;
-        if (rc == Z_BUF_ERROR || rc == Z_OK)
-            xpv_err_set(err, 422, "incomplete: the gzip stream ends early (after %llu "
-                        "compressed bytes; still being written?)",
-                        (unsigned long long)consumed);
-        else
-            xpv_err_set(err, 422, "corrupt gzip stream at compressed byte %llu: %s",
-                        (unsigned long long)consumed, z.msg ? z.msg : "data error");
-        return NULL;
-    }
-    *out_len = total;
-    return out;
-}
 
 /* ==== Confined open ==================================================== */
 

@@ -26,6 +26,7 @@
 
 #include "model.h"
 #include "xplane.h"
+#include "gz.h"
 #include "util.h"
 
 typedef struct xpv_load_limits {
@@ -64,11 +65,5 @@ int xpv_open_beneath(const char *root, const char *rel, const char *display,
 xpv_profile *xpv_load_profile(const char *path, const char *display,
                               const xpv_load_limits *lim, xpv_err *err);
 
-/* Gunzip `len` bytes into a new malloc'ed buffer of at most `cap` bytes.
- * Returns the buffer (length in *out_len) or NULL with `err` filled
- * (413 over the cap, 422 corrupt or truncated stream, offset = compressed
- * bytes consumed). */
-void *xpv_gunzip(const void *data, size_t len, uint64_t cap, size_t *out_len,
-                 xpv_err *err);
 
 #endif

@@ -3,8 +3,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
+#include "gz.h"
 #include "idmap.h"
 #include "model.h"
 #include "wire.h"
@@ -312,17 +312,7 @@ int xpv_stat_as_double(const xpv_stat *s, double *out) {
 
 long xpv_stat_gzstr(const xpv_stat *s, char *out, size_t cap) {
     if (s->kind != XPV_STAT_GZSTR) return -1;
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 15 + 32) != Z_OK) return -1;
-    z.next_in = (Bytef *)s->v.s.ptr;
-    z.avail_in = s->v.s.len;
-    z.next_out = (Bytef *)out;
-    z.avail_out = (uInt)cap;
-    int rc = inflate(&z, Z_FINISH);
-    long n = (long)z.total_out;
-    inflateEnd(&z);
-    return rc == Z_STREAM_END ? n : -1;
+    return xpv_gunzip_into(s->v.s.ptr, s->v.s.len, out, cap);
 }
 
 void xpv_profile_free(xpv_profile *p) {

@@ -1,0 +1,28 @@
+/*
+ * gz.h - gzip in one place (see gz.c).
+ */
+#ifndef XPV_GZ_H
+#define XPV_GZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+/* gzip-compress `len` bytes at `level` (1..9) into a new malloc'ed buffer
+ * whose length is stored in *out_len.  Never fails (OOM aborts). */
+unsigned char *xpv_gzip(const void *data, size_t len, int level, size_t *out_len);
+
+/* Gunzip `len` bytes (concatenated members too; input fed in 1 GiB chunks)
+ * into a new malloc'ed buffer of at most `cap` bytes, NUL-terminated after
+ * the data.  Returns the buffer (the caller frees it; length in *out_len)
+ * or NULL with `err` filled: 413 over the cap, 422 corrupt or truncated
+ * stream, offset = compressed bytes consumed. */
+void *xpv_gunzip(const void *data, size_t len, uint64_t cap, size_t *out_len,
+                 xpv_err *err);
+
+/* Inflate one small gzip/zlib stream into `out` (cap bytes).  Returns the
+ * length, or -1 when it is corrupt or does not fit. */
+long xpv_gunzip_into(const void *data, size_t len, void *out, size_t cap);
+
+#endif
