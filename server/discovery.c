@@ -5,6 +5,7 @@
 #include "discovery.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -363,6 +364,89 @@ xpv_logdir *xpv_logdir_new(const char *root, int min_interval_ms,
 xpv_logdir *xpv_logdir_new_session(const char *run_dir, char *err, size_t errlen) {
     /* A session is scanned once: its files are what the user pointed at. */
     return logdir_new(run_dir, 1, 1000, err, errlen);
+}
+
+/* Whether `name` is a profile file (an xplane or a trace). */
+static int is_profile_file(const char *name) {
+    int gz;
+    return host_name_len(name, &gz) || xpv_legacy_is_trace_file(name, 0, NULL) ||
+           (strlen(name) > 14 && !strcmp(name + strlen(name) - 14, ".trace.json.gz"));
+}
+
+/* Whether directory `dir` directly holds a profile file. */
+static int holds_profiles(const char *dir) {
+    size_t n;
+    char **names = list_dir(dir, &n);
+    int found = 0;
+    for (size_t i = 0; i < n && !found; i++) found = is_profile_file(names[i]);
+    free_names(names, n);
+    return found;
+}
+
+/* `path` with its last `up` components removed, into out. */
+static int strip_components(const char *path, int up, char *out, size_t cap) {
+    size_t n = strlen(path);
+    while (up-- > 0) {
+        while (n > 1 && path[n - 1] == '/') n--;
+        while (n > 0 && path[n - 1] != '/') n--;
+    }
+    while (n > 1 && path[n - 1] == '/') n--;
+    if (!n || n >= cap) return -1;
+    memcpy(out, path, n);
+    out[n] = 0;
+    return 0;
+}
+
+static int ends_with_dir(const char *path, const char *tail) {
+    size_t n = strlen(path), t = strlen(tail);
+    while (n > 1 && path[n - 1] == '/') n--;
+    return n > t && path[n - t - 1] == '/' && !strncmp(path + n - t, tail, t);
+}
+
+int xpv_logdir_resolve(const char *path, char *dir, size_t cap, int *session, char *err,
+                       size_t errlen) {
+    if (errlen) err[0] = 0;
+    char *real = realpath(path, NULL);
+    struct stat st;
+    if (!real || stat(real, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, real ? strerror(errno) : "no such file or directory");
+        free(real);
+        return -1;
+    }
+    int rc = 0;
+    *session = 0;
+    if (S_ISREG(st.st_mode)) {
+        const char *base = strrchr(real, '/');
+        if (!is_profile_file(base ? base + 1 : real)) {
+            snprintf(err, errlen, "%s: not a directory or a profile file (.xplane.pb, "
+                     ".xplane.pb.gz, .pt.trace.json[.gz])", path);
+            rc = -1;
+        } else {
+            *session = 1;
+            rc = strip_components(real, 1, dir, cap);
+        }
+    } else if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a directory or a profile file", path);
+        rc = -1;
+    } else if (ends_with_dir(real, "plugins/profile")) {
+        rc = strip_components(real, 2, dir, cap);      /* the TensorBoard run */
+    } else if (ends_with_dir(real, "plugins")) {
+        rc = strip_components(real, 1, dir, cap);
+    } else if (holds_profiles(real)) {
+        /* One profile run (plugins/profile/<run>, a PyTorch trace folder)
+         * unless the logdir walk finds runs there (trace folders of a
+         * logdir hold their own traces). */
+        char *pp = path_join(real, "plugins/profile");
+        struct stat pst;
+        *session = stat(pp, &pst) != 0;
+        free(pp);
+        rc = snprintf(dir, cap, "%s", real) < (int)cap ? 0 : -1;
+    } else {
+        rc = snprintf(dir, cap, "%s", real) < (int)cap ? 0 : -1;
+    }
+    if (rc && !err[0]) snprintf(err, errlen, "%s: path too long", path);
+    free(real);
+    return rc;
 }
 
 void xpv_logdir_free(xpv_logdir *ld) {

@@ -74,6 +74,18 @@ xpv_logdir *xpv_logdir_new(const char *root, int min_interval_ms,
  * *.xplane.pb files) is the only run, named by its basename. */
 xpv_logdir *xpv_logdir_new_session(const char *run_dir, char *err, size_t errlen);
 
+/* What a user pointed --logdir at, as XProf users do (tensorboard#6940):
+ * a logdir, a directory inside one (a TensorBoard run holding
+ * plugins/profile, plugins/profile itself, `plugins`, one profile run), or
+ * a single profile file (.xplane.pb[.gz], .pt.trace.json[.gz],
+ * .trace.json.gz).  Writes into `dir` (cap bytes) the directory to serve
+ * and sets *session: 0 = serve `dir` as a logdir, 1 = `dir` is the only
+ * run (a run directory, or the folder of the file given).  Returns 0, or
+ * -1 with a message in err when `path` is neither a directory nor a
+ * profile file. */
+int xpv_logdir_resolve(const char *path, char *dir, size_t cap, int *session, char *err,
+                       size_t errlen);
+
 void xpv_logdir_free(xpv_logdir *ld);
 
 /* Absolute, resolved path of the logdir root. */

@@ -26,6 +26,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "discovery.h"
 #include "http.h"
 #include "loader.h"
 #include "query.h"
@@ -34,7 +35,7 @@
 #include "version.h"
 
 static const char usage[] =
-    "usage: xpview [--logdir DIR] [--port 6006] [--host 127.0.0.1 | --bind_all]\n"
+    "usage: xpview [--logdir PATH | PATH] [--port 6006] [--host 127.0.0.1 | --bind_all]\n"
     "              [--path_prefix /sub/path] [--cache_dir DIR]\n"
     "              [--max_file_size BYTES] [--cache_mb N]\n"
     "              [--max_connections N] [--timeout SECONDS] [--help] [--version]\n"
@@ -49,7 +50,9 @@ static const char usage[] =
     "<dir>/plugins/profile/<run>/<host>.xplane.pb) at http://localhost:6006/.\n"
     "Without --logdir a synthetic demo logdir is generated and served.\n"
     "\n"
-    "  --logdir DIR         TensorBoard log directory to serve\n"
+    "  --logdir PATH        TensorBoard log directory to serve; also a directory\n"
+    "                       inside one (run, plugins/profile, one profile run) or\n"
+    "                       a single profile file; a bare PATH works the same\n"
     "  --port N             TCP port (default 6006; 0 = any free port)\n"
     "  --host ADDR          address to bind (default 127.0.0.1)\n"
     "  --bind_all           bind every interface (IPv6 and IPv4)\n"
@@ -466,10 +469,24 @@ static int cmd_serve(int argc, char **argv) {
             hc.conn_limit = (unsigned)parse_int(v, "--max_connections", 1, 100000);
         else if ((v = opt_value(argc, argv, &i, "--timeout")))
             hc.timeout_s = (unsigned)parse_int(v, "--timeout", 1, 86400);
+        else if (argv[i][0] != '-' && !logdir) logdir = argv[i];   /* xpview PATH */
         else {
             fprintf(stderr, "xpview: unknown argument %s\n%s", argv[i], usage);
             return 2;
         }
+    }
+
+    /* --logdir may name a logdir, a directory inside one or one profile
+     * file: serve what it holds. */
+    char resolved[4096];
+    if (logdir) {
+        char rerr[512];
+        if (xpv_logdir_resolve(logdir, resolved, sizeof resolved, &ac.session, rerr,
+                               sizeof rerr) != 0) {
+            fprintf(stderr, "xpview: --logdir %s\n", rerr);
+            return 1;
+        }
+        logdir = resolved;
     }
 
     char demo[4096] = "";

@@ -375,6 +375,26 @@ pids = {e['pid'] // 1000 for e in ev if e.get('ph') == 'X'}; \
 assert c['X'] == $sum_x and pids == {1, 2}, (dict(c), pids)"
 fi
 
+# ---- what users point --logdir at -----------------------------------------
+# A TensorBoard run, plugins/profile, one run directory, a single file and a
+# bare path argument each serve what they hold (not an empty dashboard).
+r2host=$(ls "$tmp/logdir/train/plugins/profile/r2" | head -1)
+for form in "--logdir $tmp/logdir/train:r2" "--logdir $tmp/logdir/train/plugins/profile:r2" \
+            "--logdir $tmp/logdir/train/plugins/profile/r2:r2" \
+            "--logdir $tmp/logdir/train/plugins/profile/r2/$r2host:r2" \
+            "$tmp/logdir/train/plugins/profile/r2:r2"; do
+    args=${form%:*}; want=${form##*:}
+    # shellcheck disable=SC2086
+    start $args
+    fetch "$BASE/data/plugin/profile/runs"
+    check "$args: runs = [$want]" json "assert d == ['$want'], d"
+    fetch "$BASE/data/plugin/profile/data?run=$want&tag=overview_page&host=ALL_HOSTS"
+    check "$args: overview 200" [ "$STATUS" = 200 ]
+    kill "$PID"; wait "$PID" 2>/dev/null || true
+done
+if "$BIN" --logdir /etc/hostname --port 0 >"$tmp/nf.out" 2>&1; then bad "a non-profile file is refused"
+else check "a non-profile file is refused with a message naming it" grep -q "/etc/hostname: not a directory or a profile file" "$tmp/nf.out"; fi
+
 echo
 if [ "$fails" -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
 echo "all checks passed"

@@ -201,12 +201,64 @@ static void test_discovery__session_and_errors(void **state) {
     free(root);
 }
 
+/* What users point --logdir at: each form resolves to what it holds. */
+static void resolve_case(const char *root, const char *rel, const char *want_rel,
+                         int want_session, int want_runs) {
+    char p[4096], dir[4096], err[512], want[4096];
+    snprintf(p, sizeof p, "%s%s%s", root, rel[0] ? "/" : "", rel);
+    int session = -1;
+    int rc = xpv_logdir_resolve(p, dir, sizeof dir, &session, err, sizeof err);
+    if (rc) print_message("%s: %s\n", rel, err);
+    assert_int_equal(rc, 0);
+    char *real = realpath(root, NULL);
+    snprintf(want, sizeof want, "%s%s%s", real, want_rel[0] ? "/" : "", want_rel);
+    free(real);
+    assert_string_equal(dir, want);
+    assert_int_equal(session, want_session);
+    xpv_logdir *ld = session ? xpv_logdir_new_session(dir, err, sizeof err)
+                             : xpv_logdir_new(dir, 0, err, sizeof err);
+    assert_non_null(ld);
+    xpv_runlist *rl = xpv_logdir_scan(ld, 0);
+    assert_int_equal(rl->nruns, want_runs);
+    xpv_runlist_release(rl);
+    xpv_logdir_free(ld);
+}
+
+static void test_discovery__resolve_forms(void **state) {
+    (void)state;
+    char *root = tu_mkdtemp();
+    host(root, "train/plugins/profile/r1", "h.xplane.pb");
+    host(root, "train/plugins/profile/r2", "h.xplane.pb.gz");
+    touch(root, "torch/run_a/w0.pt.trace.json", "[]");
+    resolve_case(root, "", "", 0, 3);                            /* the logdir */
+    resolve_case(root, "train", "train", 0, 2);                  /* a TB run */
+    resolve_case(root, "train/plugins", "train", 0, 2);
+    resolve_case(root, "train/plugins/profile", "train", 0, 2);
+    resolve_case(root, "train/plugins/profile/r1", "train/plugins/profile/r1", 1, 1);
+    resolve_case(root, "train/plugins/profile/r2/h.xplane.pb.gz",
+                 "train/plugins/profile/r2", 1, 1);              /* one file */
+    resolve_case(root, "torch/run_a", "torch/run_a", 1, 1);
+    resolve_case(root, "torch/run_a/w0.pt.trace.json", "torch/run_a", 1, 1);
+    char p[4096], dir[4096], err[512];
+    int session;
+    touch(root, "notes.txt", "x");
+    snprintf(p, sizeof p, "%s/notes.txt", root);
+    assert_int_equal(xpv_logdir_resolve(p, dir, sizeof dir, &session, err, sizeof err), -1);
+    assert_non_null(strstr(err, "not a directory or a profile file"));
+    snprintf(p, sizeof p, "%s/missing", root);
+    assert_int_equal(xpv_logdir_resolve(p, dir, sizeof dir, &session, err, sizeof err), -1);
+    assert_non_null(strstr(err, "missing"));
+    tu_rmrf(root);
+    free(root);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_discovery__layout),
         cmocka_unit_test(test_discovery__symlinks),
         cmocka_unit_test(test_discovery__rescan),
         cmocka_unit_test(test_discovery__session_and_errors),
+        cmocka_unit_test(test_discovery__resolve_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
