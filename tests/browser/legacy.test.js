@@ -69,6 +69,29 @@ test('legacy: TF 2.2 input_pipeline.pb', async (t) => {
   await t.assertClean(page);
 });
 
+test('legacy: Cloud TPU stored overview_page.json and input_pipeline.json', async (t) => {
+  if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
+  // 6 DataTables with TPU step columns and no diagnostics table: once
+  // "unexpected overview_page data" and a blank input pipeline page.
+  let page = await openTool(t, 'tensorflow-profiler/Cloud-TPU', 'overview_page', /Overview Page/);
+  let body = await text(page);
+  t.match(body, /313\.8 ms/, 'average step time 313.8 ms (3 steps)');
+  t.match(body, /3 steps/, 'three steps');
+  t.match(body, /MXU utilization\s*48\.8%/, 'MXU utilization card');
+  t.match(body, /NOT input-bound/, 'stored recommendation');
+  t.match(body, /Conv2DBackpropInput/, 'top TPU op');
+  t.ok(await page.locator('.xpv-step-chart').count() === 1, 'step-time graph drawn');
+  await t.assertClean(page);
+  page = await openTool(t, 'tensorflow-profiler/Cloud-TPU', 'input_pipeline_analyzer',
+                        /Input Pipeline Analyzer/);
+  body = await text(page);
+  t.match(body, /NOT input-bound/, 'stored verdict');
+  t.match(body, /313\.8 ms/, 'average step time card');
+  t.match(body, /Iterator::Prefetch::Generator/, 'stored input ops');
+  t.ok(await page.locator('.xpv-step-chart').count() === 1, 'step-time graph drawn');
+  await t.assertClean(page);
+});
+
 test('legacy: PyTorch trace kernel stats', async (t) => {
   if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
   const run = 'pytorch-kineto/pytorch/resnet50_num_workers_0';

@@ -18,8 +18,27 @@ export const STEP_SERIES = [
   { id: 'otherTimeMs', name: 'All others', color: '#9e9e9e' },
 ];
 
+// The older TPU layout (TF 2.2-era Cloud TPU tool files): compute, input
+// and idle per step.
+export const TPU_STEP_SERIES = [
+  { id: 'computeTimeMs', name: 'Compute', color: '#0f9d58' },
+  { id: 'inputTimeMs', name: 'Input', color: '#db4437' },
+  { id: 'idleTimeMs', name: 'Idle', color: '#9e9e9e' },
+];
+
+// Whether a step table has the older TPU columns.
+export function isTpuStepTable(t) {
+  return !!(t && (t.cols || []).some((c) => c.id === 'computeTimeMs'));
+}
+
 export function stepRows(stepTable) {
   return DT.toObjects(stepTable);
+}
+
+// A step's total: its stepTimeMs, else the sum of its stacked parts.
+function stepTime(r) {
+  if (r.stepTimeMs !== undefined) return r.stepTimeMs;
+  return [...STEP_SERIES, ...TPU_STEP_SERIES].reduce((a, s) => a + (Number(r[s.id]) || 0), 0);
 }
 
 // The stacked step-time graph, or a sentence when there are no steps.
@@ -31,7 +50,7 @@ export function stepChart(parent, stepTable, title) {
       'See the diagnostics for why.'));
     return null;
   }
-  const series = STEP_SERIES
+  const series = (isTpuStepTable(stepTable) ? TPU_STEP_SERIES : STEP_SERIES)
     .map((s) => ({ name: s.name, color: s.color, values: rows.map((r) => Number(r[s.id]) || 0) }))
     .filter((s) => s.values.some((v) => v > 0));
   const box = el('div', { class: 'xpv-step-chart' });
@@ -39,7 +58,7 @@ export function stepChart(parent, stepTable, title) {
   return barChart(box, {
     title, categories: rows.map((r) => String(r.stepnum)), series, stacked: true,
     yLabel: 'Step time (ms)', yUnit: 'ms', xLabel: 'Step',
-    tooltipTitle: (i) => `Step ${rows[i].stepnum}: ${fmt(rows[i].stepTimeMs)} ms`,
+    tooltipTitle: (i) => `Step ${rows[i].stepnum}: ${fmt(stepTime(rows[i]))} ms`,
   });
 }
 

@@ -13,7 +13,7 @@ import { pieChart } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
 import { el, richText } from '../lib/dom.js';
 import { fmt } from '../lib/format.js';
-import { stepChart, diagnosticsBox, STEP_SERIES } from '../lib/steps.js';
+import { stepChart, diagnosticsBox, STEP_SERIES, isTpuStepTable } from '../lib/steps.js';
 
 // p key prefix of each stacked category (`<key>_time_ms_avg` / `_sdv`).
 const CAT_KEYS = {
@@ -25,10 +25,14 @@ const CAT_KEYS = {
 
 export default async function render(root, ctx) {
   const data = await ctx.api.json('data', { run: ctx.run, tag: ctx.tool, host: ctx.host });
-  if (!Array.isArray(data) || data.length < 5 || !DT.isDataTable(data[1])) {
+  if (!Array.isArray(data) || data.length < 4 || !DT.isDataTable(data[1])) {
     throw new Error('unexpected input_pipeline_analyzer data');
   }
-  const [, steps, inputOps, recs, diag] = data;
+  // XProf's layout, or the TF 2.2-era stored Cloud TPU file: the step table
+  // first (TPU columns, summary in its properties), no diagnostics.
+  const tpu = isTpuStepTable(data[0]);
+  const [steps, inputOps, recs, diag] = tpu ? [data[0], data[2], data[3], null]
+    : [data[1], data[2], data[3], data[4]];
   const p = (t, k, d = '') => DT.prop(t, k, d);
   root.textContent = '';
   root.append(el('h2', {}, 'Input Pipeline Analyzer'));
@@ -38,7 +42,7 @@ export default async function render(root, ctx) {
   const sum = el('div', { class: 'xpv-card xpv-ipa-summary' });
   sum.append(el('h3', {}, 'Summary of input-pipeline analysis'));
   const verdict = el('p', { class: 'xpv-verdict' });
-  richText(verdict, p(steps, 'input_conclusion'));
+  richText(verdict, p(steps, 'input_conclusion') || p(steps, 'summary_conclusion'));
   if (/HIGHLY input-bound/.test(verdict.textContent)) verdict.style.color = 'var(--error)';
   verdict.style.fontWeight = '600';
   sum.append(verdict);
@@ -69,7 +73,18 @@ export default async function render(root, ctx) {
   }
   dev.append(stats);
   stepChart(dev, steps, 'Step time (ms), stacked by category');
-  if (nsteps) {
+  if (nsteps && tpu) {
+    const avgRows = [['Compute', 'compute_ms_average'], ['Input', 'input_ms_average'],
+      ['Idle', 'idle_ms_average']].map(([category, k]) => ({ category, avg: Number(p(steps, k, '0')) }));
+    createTable(dev, {
+      columns: [
+        { id: 'category', label: 'Category', type: 'string' },
+        { id: 'avg', label: 'Average (ms)', type: 'number', format: (v) => fmt(v, 2) },
+      ],
+      rows: avgRows, filter: false, pageSize: 0, csv: 'step_breakdown.csv',
+      caption: 'Step-time breakdown (average over steps)',
+    });
+  } else if (nsteps) {
     const avgRows = STEP_SERIES.map((s) => ({
       category: s.name,
       avg: Number(p(steps, CAT_KEYS[s.id] + '_time_ms_avg', '0')),

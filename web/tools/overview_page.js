@@ -15,7 +15,7 @@ import { barChart } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
 import { el, richText } from '../lib/dom.js';
 import { fmt } from '../lib/format.js';
-import { stepChart, diagnosticsBox } from '../lib/steps.js';
+import { stepChart, diagnosticsBox, isTpuStepTable } from '../lib/steps.js';
 
 function card(parent, title, value, sub, cls) {
   const c = el('div', { class: 'xpv-card' + (cls ? ' ' + cls : '') });
@@ -48,10 +48,13 @@ function tipItem(ctx, link) {
 
 export default async function render(root, ctx) {
   const data = await ctx.api.json('data', { run: ctx.run, tag: ctx.tool, host: ctx.host });
-  if (!Array.isArray(data) || data.length < 7 || !DT.isDataTable(data[1])) {
+  // XProf's 7 tables, or the 6 of TF 2.2-era stored overview_page.json
+  // files (Cloud TPU: no diagnostics table, TPU step columns).
+  if (!Array.isArray(data) || data.length < 6 || !DT.isDataTable(data[1])) {
     throw new Error('unexpected overview_page data');
   }
   const [analysis, steps, env, rec, , , diag] = data;
+  const tpuSteps = isTpuStepTable(steps);
   root.textContent = '';
   root.append(el('h2', {}, 'Overview Page'));
   diagnosticsBox(root, diag);
@@ -72,17 +75,36 @@ export default async function render(root, ctx) {
     const v = Number(p(steps, k, '0'));
     return stepAvg > 0 ? `${v.toFixed(1)} ms (${(100 * v / stepAvg).toFixed(1)}% of step)` : `${v.toFixed(1)} ms`;
   };
-  if (nsteps) {
+  if (nsteps && tpuSteps) {
+    card(cards, 'Input (waiting for input data)', share('input_ms_average'), null, 'xpv-card-input');
+    card(cards, 'Compute', share('compute_ms_average'), null, 'xpv-card-compute');
+    card(cards, 'Idle', share('idle_ms_average'));
+  } else if (nsteps) {
     card(cards, 'Input (waiting for input data)', share('infeed_time_ms_avg'), null, 'xpv-card-input');
     card(cards, 'Device compute', share('device_compute_time_ms_avg'), null, 'xpv-card-compute');
     card(cards, 'Kernel launch', share('kernel_launch_time_ms_avg'));
     card(cards, 'Host compute', share('host_compute_time_ms_avg'));
     card(cards, 'All others', share('other_time_ms_avg'));
   }
-  card(cards, 'TF op placement', `host ${p(analysis, 'host_tf_op_percent')}`,
-    `device ${p(analysis, 'device_tf_op_percent')} (share of op executions)`);
-  card(cards, 'Eager execution', `host ${p(analysis, 'host_op_time_eager_percent')}`,
-    `device ${p(analysis, 'device_op_time_eager_percent')} of op time`);
+  // TPU utilisation, when the profile has it.
+  for (const [label, key] of [['TPU duty cycle', 'device_duty_cycle_percent'],
+    ['MXU utilization', 'mxu_utilization_percent'],
+    ['FLOP rate (of roofline)', 'flop_rate_utilization_relative_to_roofline'],
+    ['Memory bandwidth (of limit)', 'memory_bw_utilization_relative_to_hw_limit'],
+    ['Device idle', 'device_idle_time_percent'], ['Host idle', 'host_idle_time_percent']]) {
+    const v = p(analysis, key, null);
+    if (v !== null && v !== '' && (tpuSteps || Number.parseFloat(v) > 0)) {
+      card(cards, label, /%$/.test(v) ? v : `${fmt(v, 1)}%`, null, 'xpv-card-' + key);
+    }
+  }
+  if (p(analysis, 'host_tf_op_percent', null) !== null) {
+    card(cards, 'TF op placement', `host ${p(analysis, 'host_tf_op_percent')}`,
+      `device ${p(analysis, 'device_tf_op_percent')} (share of op executions)`);
+  }
+  if (p(analysis, 'host_op_time_eager_percent', null) !== null) {
+    card(cards, 'Eager execution', `host ${p(analysis, 'host_op_time_eager_percent')}`,
+      `device ${p(analysis, 'device_op_time_eager_percent')} of op time`);
+  }
   if (p(analysis, 'device_compute_16bit_percent', null) !== null) {
     card(cards, 'Device compute precision', `16-bit ${p(analysis, 'device_compute_16bit_percent')}`,
       `32-bit ${p(analysis, 'device_compute_32bit_percent')}`);
