@@ -11,6 +11,7 @@ import * as api from './lib/api.js';
 import { createTable } from './lib/table.js';
 import { el as h } from './lib/dom.js';
 import { formatBytes } from './lib/format.js';
+import * as theme from './lib/theme.js';
 
 // Tool names as XProf's frontend shows them.
 const TOOL_LABELS = {
@@ -383,6 +384,22 @@ function toggleAbout(open) {
   }
 }
 
+// ---- theme -------------------------------------------------------------------------
+
+const THEME_LABEL = { auto: '\u25d0 Auto', dark: '\u263e Dark', light: '\u2600 Light' };
+
+// The header toggle: auto (the system's preference) -> dark -> light.
+function wireTheme(btn) {
+  const show = () => {
+    const m = theme.themeMode();
+    btn.textContent = THEME_LABEL[m];
+    btn.title = `Theme: ${m} (click for ${theme.nextMode(m)})`;
+    btn.dataset.mode = m;
+  };
+  btn.addEventListener('click', () => { theme.setThemeMode(theme.nextMode(theme.themeMode())); show(); });
+  show();
+}
+
 // ---- wiring --------------------------------------------------------------------------
 
 function init() {
@@ -410,6 +427,7 @@ function init() {
   });
   ui.aboutBtn.addEventListener('click', () => toggleAbout());
   $('xpv-reload').addEventListener('click', () => { state.runs = null; sync(true); });
+  wireTheme($('xpv-theme'));
   document.querySelector('.xpv-skip').addEventListener('click', (ev) => {
     ev.preventDefault();
     ui.page.focus();
@@ -421,5 +439,6 @@ function init() {
   sync();
 }
 
+theme.applyTheme();   // before the first paint of a page
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
 else init();

@@ -330,3 +330,42 @@ test('real profiles from XPV_SHARED', async (t) => {
   t.ok(checked > 0, 'at least one real run checked');
   await t.assertClean(page, { allowHttp: [missingPage] });
 });
+
+test('shell: dark theme follows the system, the toggle overrides it', async (t) => {
+  const page = await t.open(t.url('#tool=trace_viewer'));
+  await ready(t, page);
+  const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const light = await bg();
+  await page.emulateMedia({ colorScheme: 'dark' });
+  const dark = await bg();
+  t.ok(light !== dark, `prefers-color-scheme: dark changes the page (${light} -> ${dark})`);
+  const lum = (c) => c.match(/\d+/g).slice(0, 3).reduce((a, v) => a + Number(v), 0);
+  t.ok(lum(dark) < 150, `dark background is dark (${dark})`);
+  // The trace canvas is drawn in the theme's colours: its label column
+  // pixel matches the panel colour.
+  await page.waitForFunction(() => {
+    const r = document.querySelector('.xpv-tool-root');
+    return r && r.xpvTrace && r.xpvTrace.paintStats().boxes > 0;
+  }, null, { timeout: 20000 });
+  const px = () => page.evaluate(() => {
+    const c = document.querySelector('.xpv-trace-canvas');
+    const d = c.getContext('2d').getImageData(4, 4, 1, 1).data;   // axis corner
+    return d[0] + d[1] + d[2];
+  });
+  await page.waitForTimeout(100);
+  t.ok(await px() < 150, 'trace canvas redrawn dark');
+  const btn = page.locator('#xpv-theme');
+  t.eq(await btn.getAttribute('data-mode'), 'auto', 'toggle starts on auto');
+  await btn.click();                       // auto -> dark (stays dark)
+  t.eq(await btn.getAttribute('data-mode'), 'dark', 'toggle: dark');
+  await btn.click();                       // dark -> light, against the system
+  t.eq(await btn.getAttribute('data-mode'), 'light', 'toggle: light');
+  t.eq(await bg(), light, 'light theme forced while the system prefers dark');
+  await page.waitForTimeout(100);
+  t.ok(await px() > 600, 'trace canvas redrawn light');
+  await page.reload();
+  await ready(t, page);
+  t.eq(await page.locator('#xpv-theme').getAttribute('data-mode'), 'light', 'choice kept across reloads');
+  t.eq(await bg(), light, 'still light after reload');
+  await t.assertClean(page);
+});

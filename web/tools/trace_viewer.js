@@ -19,6 +19,7 @@
 // zooms in past its resolution.
 
 import { el } from '../lib/dom.js';
+import { palette, onThemeChange } from '../lib/theme.js';
 import { fmtDur } from '../lib/format.js';
 const LABEL_W = 220;
 const AXIS_H = 28;
@@ -98,7 +99,7 @@ export default async function render(root, ctx) {
     const sum = el('summary', 'xpv-btn xpv-trace-hosts-summary');
     const list = el('div', 'xpv-card');
     list.style.cssText = 'position:absolute;z-index:5;top:100%;left:0;padding:6px 10px;max-height:50vh;' +
-      'overflow:auto;background:#fff;white-space:nowrap';
+      'overflow:auto;background:var(--panel);white-space:nowrap';
     const boxes = allHosts.map((h) => {
       const lab = el('label');
       lab.style.cssText = 'display:block;padding:2px 0';
@@ -138,7 +139,7 @@ export default async function render(root, ctx) {
   const box = el('div', 'xpv-trace-box');
   box.tabIndex = 0;
   box.style.cssText = 'position:relative;height:68vh;min-height:320px;overflow-y:auto;overflow-x:hidden;' +
-    'border:1px solid var(--border,#ccc);border-radius:6px;background:#fff;outline:none';
+    'border:1px solid var(--border,#ccc);border-radius:6px;background:var(--panel);outline:none';
   const canvas = el('canvas', 'xpv-trace-canvas');
   canvas.style.cssText = 'position:sticky;top:0;left:0;display:block;cursor:grab';
   const spacer = el('div');
@@ -172,6 +173,8 @@ export default async function render(root, ctx) {
   };
   let dpr = window.devicePixelRatio || 1;
   const g = canvas.getContext('2d');
+  let P = palette();                  // theme colours (lib/theme.js)
+  onThemeChange(() => { P = palette(); draw(); }, ctx.signal);
 
   const plotW = () => Math.max(50, box.clientWidth - LABEL_W);
   const xOf = (t) => LABEL_W + (t - S.view[0]) * plotW() / (S.view[1] - S.view[0]);
@@ -360,7 +363,7 @@ export default async function render(root, ctx) {
     const matchUid = m ? m.uid : undefined;
 
     // step markers (behind everything)
-    g.fillStyle = 'rgba(26,115,232,0.05)';
+    g.fillStyle = P.band;
     S.steps.forEach((st, i) => {
       const x0 = LABEL_W + (st[0] - v0) * k, x1 = LABEL_W + (st[0] + st[1] - v0) * k;
       if (x1 < LABEL_W || x0 > W) return;
@@ -371,9 +374,9 @@ export default async function render(root, ctx) {
       const y = AXIS_H + row.y - scroll;
       if (y + row.h < AXIS_H || y > H) continue;
       if (row.kind === 'proc') {
-        g.fillStyle = '#eceff1';
+        g.fillStyle = P.surface2;
         g.fillRect(0, y, W, row.h);
-        g.fillStyle = '#263238';
+        g.fillStyle = P.text;
         g.font = 'bold ' + FONT;
         const col = S.collapsed.has(row.proc.pid);
         g.fillText(`${col ? '\u25b6' : '\u25bc'} ${row.proc.name}`, 6, y + row.h / 2);
@@ -381,7 +384,7 @@ export default async function render(root, ctx) {
         continue;
       }
       const t = row.track;
-      g.fillStyle = '#d8dce1';
+      g.fillStyle = P.border;
       g.fillRect(0, y + row.h - 1, W, 1);
       if (t.counter) {
         paintCounter(t, y, row.h, k, v0, W);
@@ -450,7 +453,7 @@ export default async function render(root, ctx) {
     g.lineWidth = 2;
     for (let i = 0; i < marks.length; i += 4) {
       const ev = marks[i], x0 = marks[i + 1], ey = marks[i + 2], w = marks[i + 3];
-      g.strokeStyle = ev.uid === matchUid && ev.uid !== selUid ? '#f4b400' : '#000';
+      g.strokeStyle = ev.uid === matchUid && ev.uid !== selUid ? '#f4b400' : P.text;
       g.strokeRect(x0 + 1, ey + 1, Math.max(1, w - 2), LANE_H - 4);
     }
     g.lineWidth = 1;
@@ -459,9 +462,9 @@ export default async function render(root, ctx) {
       if (row.kind !== 'track') continue;
       const y = AXIS_H + row.y - scroll;
       if (y + row.h < AXIS_H || y > H) continue;
-      g.fillStyle = '#fafbfc';
+      g.fillStyle = P.panel;
       g.fillRect(0, y, LABEL_W, row.h - 1);
-      g.fillStyle = '#1f2328';
+      g.fillStyle = P.text;
       const label = String(row.track.name);
       const max = Math.floor((LABEL_W - 24) / CHAR_W);
       g.fillText(label.length > max ? label.slice(0, max - 1) + '\u2026' : label, 16, y + Math.min(row.h, LANE_H + 4) / 2);
@@ -493,7 +496,7 @@ export default async function render(root, ctx) {
       const b = LABEL_W + (Math.max(S.range[0], S.range[1]) - v0) * k;
       g.fillStyle = 'rgba(26,115,232,0.12)';
       g.fillRect(Math.max(LABEL_W, a), AXIS_H, Math.min(W, b) - Math.max(LABEL_W, a), H);
-      g.strokeStyle = '#1a73e8';
+      g.strokeStyle = P.accent;
       g.beginPath();
       g.moveTo(a, AXIS_H); g.lineTo(a, H);
       g.moveTo(b, AXIS_H); g.lineTo(b, H);
@@ -525,20 +528,20 @@ export default async function render(root, ctx) {
     g.lineTo(W, base);
     g.closePath();
     g.fill();
-    g.fillStyle = '#5f6670';
+    g.fillStyle = P.muted;
     g.fillText(`max ${max.toLocaleString()}`, W - 120, y + 8);
   }
 
   function paintAxis(W, k, v0, v1) {
-    g.fillStyle = '#fff';
+    g.fillStyle = P.panel;
     g.fillRect(0, 0, W, AXIS_H);
-    g.fillStyle = '#d8dce1';
+    g.fillStyle = P.border;
     g.fillRect(0, AXIS_H - 1, W, 1);
     const step = niceStep((v1 - v0) / Math.max(2, plotW() / 110));
     const t0 = S.full[0];
     const first = Math.ceil((v0 - t0) / step) * step + t0;
-    g.fillStyle = '#5f6670';
-    g.strokeStyle = '#c7ccd1';
+    g.fillStyle = P.muted;
+    g.strokeStyle = P.border;
     for (let t = first; t <= v1; t += step) {
       const x = LABEL_W + (t - v0) * k;
       g.fillRect(x, AXIS_H - 8, 1, 7);
@@ -548,7 +551,7 @@ export default async function render(root, ctx) {
     for (const st of S.steps) {
       const x = LABEL_W + (st[0] - v0) * k;
       if (x < LABEL_W || x > W) continue;
-      g.fillStyle = '#1a73e8';
+      g.fillStyle = P.accent;
       g.fillRect(x, AXIS_H - 12, 1, 11);
       const x1 = LABEL_W + (st[0] + st[1] - v0) * k;
       if (x1 - x > 40) {
@@ -556,12 +559,12 @@ export default async function render(root, ctx) {
         g.fillText(String(st[2]).slice(0, n), x + 3, AXIS_H - 8);
       }
     }
-    g.fillStyle = '#fff';
+    g.fillStyle = P.panel;
     g.fillRect(0, 0, LABEL_W, AXIS_H - 1);
-    g.fillStyle = '#1f2328';
+    g.fillStyle = P.text;
     g.fillText(`${fmtDur(v1 - v0)} shown`, 6, 10);
     if (S.range) {
-      g.fillStyle = '#1a73e8';
+      g.fillStyle = P.accent;
       g.fillText(`range ${fmtDur(Math.abs(S.range[1] - S.range[0]))}`, 6, 22);
     }
   }
