@@ -178,6 +178,9 @@ async function sync(force = false) {
     if (!tools.length) throw new Error(`Run "${run}" has no tools (no readable .xplane.pb file?)`);
     const tool = tools.includes(want.tool) ? want.tool
       : tools.includes('overview_page') ? 'overview_page' : tools[0];
+    // A link to a tool this run lacks: say so on the page instead of
+    // silently showing another one.
+    state.missingTool = want.tool && toolModule(want.tool) !== toolModule(tool) ? want.tool : '';
     fillSelect(ui.tool, tools, tool, toolLabel);
     const hosts = (await api.json('hosts', { run, tag: tool })).map((x) => String(x && x.hostname !== undefined ? x.hostname : x));
     if (stale()) return;
@@ -208,6 +211,19 @@ async function sync(force = false) {
   }
 }
 
+// "This run has no X": why, and the tools it does have, as links.
+function missingToolNotice(tool, sel) {
+  const box = h('div', { class: 'xpv-card xpv-missing-tool', role: 'status' },
+    h('strong', { text: `Run "${sel.run}" has no ${toolLabel(tool)} (${tool}). ` }),
+    `Showing ${toolLabel(sel.tool)} instead. This run offers: `);
+  state.tools.forEach((t, i) => {
+    if (i) box.append(', ');
+    box.append(h('a', { href: hashFor({ run: sel.run, tool: t }), 'data-tool': t, text: toolLabel(t) }));
+  });
+  box.append('.');
+  return box;
+}
+
 function showPage(node) {
   ui.page.textContent = '';
   ui.page.append(node);
@@ -221,6 +237,7 @@ async function renderPage(sel, gen) {
   const root = h('div', { class: 'xpv-tool-root', 'data-tool': sel.tool });
   root.append(h('p', { class: 'xpv-placeholder', text: `Loading ${toolLabel(sel.tool)}\u2026` }));
   showPage(root);
+  if (state.missingTool) ui.page.prepend(missingToolNotice(state.missingTool, sel));
   const mod = toolModule(sel.tool);
   let m = null;
   setBusy(1);
@@ -248,7 +265,7 @@ async function renderPage(sel, gen) {
   }
   const ctx = {
     run: sel.run, tool: sel.tool, host: sel.host,
-    hosts: state.hosts.slice(), runs: state.runs.slice(),
+    hosts: state.hosts.slice(), runs: state.runs.slice(), tools: state.tools.slice(),
     signal: ctl.signal,
     api: {
       url: api.url,

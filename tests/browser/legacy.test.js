@@ -92,6 +92,21 @@ test('legacy: Cloud TPU stored overview_page.json and input_pipeline.json', asyn
   await t.assertClean(page);
 });
 
+test('legacy: a link to a tool the run lacks says so and offers the others', async (t) => {
+  if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
+  const run = 'pytorch-kineto/pytorch/resnet50_num_workers_0';
+  const page = await t.open(t.realBase + '#run=' + encodeURIComponent(run) + '&tool=memory_viewer');
+  await t.waitFor(page, '.xpv-missing-tool');
+  const note = await page.locator('.xpv-missing-tool').innerText();
+  t.match(note, /has no .*memory_viewer/, 'says the run has no memory_viewer');
+  const offered = await page.locator('.xpv-missing-tool a').evaluateAll((as) => as.map((a) => a.dataset.tool));
+  t.eq(offered, await toolsOf(t, run), 'offers exactly the run\'s tools');
+  await page.locator('.xpv-missing-tool a[data-tool="kernel_stats"]').click();
+  await t.waitText(page, '#xpv-page h2', /Kernel Stats/);
+  t.eq(await page.locator('.xpv-missing-tool').count(), 0, 'notice gone once a real tool is chosen');
+  await t.assertClean(page);
+});
+
 test('legacy: PyTorch trace kernel stats', async (t) => {
   if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
   const run = 'pytorch-kineto/pytorch/resnet50_num_workers_0';

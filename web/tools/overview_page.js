@@ -36,7 +36,8 @@ const KNOWN_TOOLS = ['input_pipeline_analyzer', 'trace_viewer', 'framework_op_st
 function tipItem(ctx, link) {
   const li = el('li');
   const m = /^([a-z_]+) (\(.*\))$/.exec(link);
-  if (m && KNOWN_TOOLS.includes(m[1])) {
+  // Only tools this run has become links (ctx.tools: its run_tools).
+  if (m && KNOWN_TOOLS.includes(m[1]) && (!ctx.tools || ctx.tools.includes(m[1]))) {
     const a = el('a', { href: '#', class: 'xpv-tool-link', 'data-tool': m[1] }, m[1]);
     a.addEventListener('click', (ev) => { ev.preventDefault(); ctx.navigate({ tool: m[1] }); });
     li.append(a, ' ' + m[2]);
