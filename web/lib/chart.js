@@ -334,6 +334,35 @@ function yAxis(g, ticks, scale, x, side, fmt, label, plotW, height, top) {
 
 // ---- stacked / grouped columns -------------------------------------------
 
+// Axis labels of at most `max` characters that stay distinguishable: a
+// prefix every label shares ("10.240.1.") is what gets cut, then the
+// middle of what is still too long, never the part that differs.
+export function shortLabels(labels, max) {
+  if (labels.every((l) => l.length <= max)) return labels.slice();
+  const first = labels[0] || '';
+  let p = first.length, q = first.length;
+  for (const l of labels) {
+    let i = 0;
+    while (i < p && i < l.length && l[i] === first[i]) i++;
+    p = i;
+    let j = 0;
+    while (j < q && j < l.length && l[l.length - 1 - j] === first[first.length - 1 - j]) j++;
+    q = j;
+  }
+  if (labels.length < 2) p = q = 0;
+  return labels.map((l) => {
+    if (l.length <= max) return l;
+    const sq = Math.min(q, l.length - p);       // suffix not overlapping the prefix
+    if (l.length - p <= max - 1) return '\u2026' + l.slice(-(max - 1));   // differs near the end
+    if (l.length - sq <= max - 1) return l.slice(0, max - 1) + '\u2026';  // differs near the start
+    if (p === 0) {                              // nothing shared: keep both ends
+      const tail = Math.ceil((max - 1) / 2);
+      return l.slice(0, max - 1 - tail) + '\u2026' + l.slice(-tail);
+    }
+    return '\u2026' + l.slice(p, p + max - 2) + '\u2026';
+  });
+}
+
 export function barChart(parent, opts = {}) {
   return frame(parent, 'bar', opts, ({ area, legend, tooltip, width, opts: o, hidden, redraw }) => {
     const cats = o.categories || [];
@@ -388,10 +417,13 @@ export function barChart(parent, opts = {}) {
     g.append(svg('line', { x1: m.l, x2: m.l + pw, y1: ys(0), y2: ys(0), class: 'xpv-axis' }));
     // x labels, thinned so they do not overlap
     const every = Math.max(1, Math.ceil(n / Math.max(1, Math.floor(pw / 56))));
+    const short = shortLabels(cats.map(String), 10);
     for (let i = 0; i < n; i += every) {
       const t = svg('text', { x: m.l + (i + 0.5) * band, y: m.t + ph + 16, 'text-anchor': 'middle', class: 'xpv-tick' });
-      const lab = String(cats[i]);
-      t.textContent = lab.length > 10 ? lab.slice(0, 9) + '\u2026' : lab;
+      t.textContent = short[i];
+      const full = svg('title', {});
+      full.textContent = String(cats[i]);
+      t.append(full);
       g.append(t);
     }
     if (o.xLabel) {
