@@ -187,8 +187,8 @@ async function podViewer(t, run, cores) {
   t.ok(series.length >= 2, `stacked categories from the stored fields (${series.join(', ')})`);
   t.match(await text(page), /TPU/, 'device type');
   // Worker labels share "10.240.1.50": the axis must still tell them apart.
-  const ticks = await page.$$eval('.pv-chart text.xpv-tick', (ts) => ts
-    .filter((x) => x.querySelector('title')).map((x) => [x.firstChild.textContent, x.querySelector('title').textContent]));
+  const ticks = await page.$$eval('.pv-chart g.xpv-tick-group', (gs) => gs
+    .map((x) => [x.querySelector('text').textContent, x.querySelector('title').textContent]));
   t.ok(ticks.length >= 2, `worker labels drawn (${ticks.map((x) => x[0]).join(' ')})`);
   t.eq(new Set(ticks.map((x) => x[0])).size, new Set(ticks.map((x) => x[1])).size,
     'distinct workers have distinct axis labels');

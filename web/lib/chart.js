@@ -422,9 +422,10 @@ export function barChart(parent, opts = {}) {
       const t = svg('text', { x: m.l + (i + 0.5) * band, y: m.t + ph + 16, 'text-anchor': 'middle', class: 'xpv-tick' });
       t.textContent = short[i];
       const full = svg('title', {});
-      full.textContent = String(cats[i]);
-      t.append(full);
-      g.append(t);
+      full.textContent = String(cats[i]);   // the whole label on hover
+      const tg = svg('g', { class: 'xpv-tick-group' });
+      tg.append(full, t);
+      g.append(tg);
     }
     if (o.xLabel) {
       const t = svg('text', { x: m.l + pw / 2, y: H - 6, 'text-anchor': 'middle', class: 'xpv-axis-label' });
