@@ -252,3 +252,116 @@ test('trace viewer: paint time of a dense frame', async (t) => {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// Interaction like XProf v2 and Perfetto: the wheel scrolls the tracks,
+// Ctrl+wheel zooms at the pointer, Shift+wheel pans; modes 1-4 change what
+// a drag does; select mode's box and Ctrl+click summarise the events
+// (occurrences, wall, self, average); F zooms to the selection, M marks
+// it, ? shows the keys.
+test('trace viewer: wheel, modes, box and multi-selection, F/M/?', async (t) => {
+  const page = await t.open(t.url(`#run=${RUN}&tool=trace_viewer`), { viewport: { width: 1400, height: 520 } });
+  await t.waitFor(page, '.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas');
+  await settle(t, page);
+  const cv = await page.$('canvas.xpv-trace-canvas');
+  const cb = await cv.boundingBox();
+  const v0 = await hook(page, 'view');
+  const span = (v) => v[1] - v[0];
+
+  // Wheel: tracks scroll, the time view stays.
+  await page.mouse.move(cb.x + 700, cb.y + 150);
+  await page.mouse.wheel(0, 120);
+  await settle(t, page);
+  t.ok(await hook(page, 'scrollTop') > 0, 'wheel scrolls the track list');
+  t.eq(await hook(page, 'view'), v0, 'wheel alone does not zoom');
+  // Ctrl+wheel zooms in at the pointer.
+  await page.keyboard.down('Control');
+  await page.mouse.wheel(0, -300);
+  await page.keyboard.up('Control');
+  await settle(t, page);
+  const v1 = await hook(page, 'view');
+  t.ok(span(v1) < span(v0) * 0.8, `Ctrl+wheel zooms in (${span(v0)} -> ${span(v1)})`);
+  // Shift+wheel pans: same span, later start.
+  await page.keyboard.down('Shift');
+  await page.mouse.wheel(0, 200);
+  await page.keyboard.up('Shift');
+  await settle(t, page);
+  const v2 = await hook(page, 'view');
+  t.ok(Math.abs(span(v2) - span(v1)) < 1e-6 * span(v1) && v2[0] > v1[0], 'Shift+wheel pans right');
+
+  // Modes from the keyboard and the toolbar.
+  await page.click('.xpv-trace-fit');
+  await settle(t, page);
+  for (const [k, m] of [['1', 'select'], ['3', 'zoom'], ['4', 'timing'], ['2', 'pan']]) {
+    await page.keyboard.press(k);
+    t.eq(await hook(page, 'mode'), m, `key ${k}: ${m} mode`);
+  }
+  t.eq(await page.getAttribute('.xpv-trace-mode[data-mode="pan"]', 'aria-pressed'), 'true', 'toolbar shows the mode');
+
+  // Zoom mode: a dragged range becomes the view.
+  await page.click('.xpv-trace-mode[data-mode="zoom"]');
+  const vz = await hook(page, 'view');
+  await page.mouse.move(cb.x + 500, cb.y + 100);
+  await page.mouse.down();
+  await page.mouse.move(cb.x + 800, cb.y + 100, { steps: 4 });
+  await page.mouse.up();
+  await settle(t, page);
+  const vz1 = await hook(page, 'view');
+  t.ok(span(vz1) < span(vz) * 0.4, `zoom mode: dragged range becomes the view (${span(vz)} -> ${span(vz1)})`);
+
+  // Select mode: a box over the tracks summarises the events in it.
+  await page.click('.xpv-trace-fit');
+  await settle(t, page);
+  await page.keyboard.press('1');
+  await page.mouse.move(cb.x + 300, cb.y + 40);
+  await page.mouse.down();
+  await page.mouse.move(cb.x + 1200, cb.y + 300, { steps: 6 });
+  await page.mouse.up();
+  await t.waitText(page, '.xpv-trace-summary', /Selection: /);
+  const heads = await page.$$eval('.xpv-trace-sel-agg th', (ths) => ths.map((th) => th.textContent));
+  t.eq(heads, ['Name', 'Occurrences', 'Wall duration', 'Self time', 'Average wall duration'], 'summary columns');
+  const nrows = await page.locator('.xpv-trace-sel-agg tr[data-name]').count();
+  t.ok(nrows > 1, `box summary lists ${nrows} names`);
+  t.match(await page.textContent('.xpv-trace-sel-count'), /^[\d,]+ events, [\d,]+ names/, 'event count');
+  // F zooms to the box, M marks it.
+  await page.keyboard.press('f');
+  await settle(t, page);
+  const vf = await hook(page, 'view');
+  t.ok(span(vf) < span(v0), 'F zooms to the selection');
+  await page.keyboard.press('m');
+  t.eq((await hook(page, 'marks')).length, 1, 'M marks the selection');
+
+  // Ctrl+click two events: the same summary over both.
+  await page.click('.xpv-trace-fit');
+  await settle(t, page);
+  await page.keyboard.press('2');
+  const boxes = (await hook(page, 'boxes')).filter((b) => b.w > 6 && b.y > 40 && b.y < 300);
+  t.ok(boxes.length >= 2, 'two events to pick');
+  await page.keyboard.down('Control');
+  await page.mouse.click(cb.x + boxes[0].x + 3, cb.y + boxes[0].y + 4);
+  await page.mouse.click(cb.x + boxes[boxes.length - 1].x + 3, cb.y + boxes[boxes.length - 1].y + 4);
+  await page.keyboard.up('Control');
+  await t.waitText(page, '.xpv-trace-summary', /2 events selected/);
+  t.eq((await hook(page, 'multi')).length, 2, 'multi-selection holds both');
+
+  // ? shows the keys, Esc clears.
+  t.ok(await page.locator('.xpv-trace-help').isHidden(), 'help hidden at first');
+  await page.keyboard.press('Shift+Slash');
+  t.ok(await page.locator('.xpv-trace-help').isVisible(), '? shows the key help');
+  await page.keyboard.press('Escape');
+  t.ok(await page.locator('.xpv-trace-help').isHidden(), 'Esc hides it');
+  t.eq((await hook(page, 'marks')).length, 0, 'Esc clears the marks');
+
+  // Flow arrows: the toggle hides them, categories are listed.
+  t.ok((await hook(page, 'paintStats')).arrows > 0, 'flow arrows drawn');
+  t.ok(await page.locator('.xpv-trace-flowcat input').count() >= 1, 'flow categories listed');
+  await page.click('.xpv-trace-flows-toggle input');
+  await settle(t, page);
+  t.eq((await hook(page, 'paintStats')).arrows, 0, 'Flows off: no arrows');
+  await page.click('.xpv-trace-flows-toggle input');
+  await page.click('.xpv-trace-flowcats summary');
+  t.ok((await hook(page, 'paintStats')).arrows > 0, 'Flows on again: arrows back');
+  for (const cb2 of await page.locator('.xpv-trace-flowcat input').all()) await cb2.uncheck();
+  await settle(t, page);
+  t.eq((await hook(page, 'paintStats')).arrows, 0, 'every category switched off: no arrows');
+  await t.assertClean(page);
+});

@@ -10,11 +10,15 @@
 //
 // Layout: one collapsible section per process, one track per thread (one
 // lane per nesting depth), counter tracks as step charts, a time axis
-// relative to the trace start with step markers.  Controls: wheel or W/S
-// zoom around the mouse, drag or A/D pan, click selects an event (details
-// pane with all args), shift+drag marks a range (duration + aggregates of
-// the events shown in it), search box with previous/next, flow arrows from
-// launches to kernels.  The page fetches a window 3x the viewport at about
+// relative to the trace start with step markers.  Controls (as XProf v2
+// and Perfetto): the wheel scrolls the tracks, Ctrl/Cmd+wheel or W/S zoom
+// around the mouse, Shift+wheel or A/D pan; modes 1-4 (select: a box
+// summarises its events with occurrences, wall, self and average time;
+// pan; zoom to a dragged range; timing), Shift+drag always measures a
+// range; click selects an event (details pane with all args), Ctrl/Cmd+
+// click builds a multi-selection; F zooms to the selection, M marks its
+// time range, ? lists the keys; search box with previous/next; flow
+// arrows with an on/off toggle and a category filter.  The page fetches a window 3x the viewport at about
 // one event per 2 px and refetches only when the view leaves that window or
 // zooms in past its resolution.
 
@@ -87,9 +91,33 @@ export default async function render(root, ctx) {
   setDownload();
   dl.title = 'The full trace (every event, all args) as Chrome trace-event JSON, for Perfetto UI or chrome://tracing';
   const fit = el('button', 'xpv-btn xpv-trace-fit', 'Fit');
-  const help = el('span', 'xpv-muted', 'Wheel/W/S zoom \u00b7 drag/A/D pan \u00b7 click select \u00b7 shift+drag measure');
+  // Tool modes (keys 1-4), as XProf's and Perfetto's trace viewers have.
+  const MODES = [['select', '1', 'Select: drag a box to summarise the events in it'],
+    ['pan', '2', 'Pan: drag to move along the time axis'],
+    ['zoom', '3', 'Zoom: drag a time range to zoom to it, click to zoom in'],
+    ['timing', '4', 'Timing: drag to measure a time range']];
+  const modeBar = el('div', { class: 'xpv-trace-modes', role: 'toolbar', 'aria-label': 'Mouse mode' });
+  const modeBtns = new Map();
+  for (const [m, key, tip] of MODES) {
+    const b = el('button', { class: 'xpv-btn xpv-trace-mode', 'data-mode': m, title: `${tip} (${key})`,
+      'aria-pressed': 'false' }, `${key} ${m[0].toUpperCase()}${m.slice(1)}`);
+    b.addEventListener('click', () => setMode(m));
+    modeBtns.set(m, b);
+    modeBar.append(b);
+  }
+  const flowsLab = el('label', { class: 'xpv-trace-flows-toggle', title: 'Show flow arrows (launch -> kernel, producer -> consumer)' });
+  const flowsBox = el('input', { type: 'checkbox', checked: true });
+  flowsLab.append(flowsBox, ' Flows');
+  const flowCatMenu = el('details', 'xpv-trace-flowcats');
+  flowCatMenu.style.cssText = 'position:relative';
+  flowCatMenu.append(el('summary', 'xpv-btn', 'Flow categories'));
+  const flowCatList = el('div', 'xpv-card');
+  flowCatList.style.cssText = 'position:absolute;z-index:5;top:100%;left:0;padding:6px 10px;white-space:nowrap;background:var(--panel)';
+  flowCatMenu.append(flowCatList);
+  const helpBtn = el('button', { class: 'xpv-btn xpv-trace-help-btn', title: 'Keyboard and mouse help (?)' }, '?');
+  const help = el('span', 'xpv-muted', 'Wheel scroll \u00b7 Ctrl+wheel or W/S zoom \u00b7 Shift+wheel or A/D pan \u00b7 1-4 modes \u00b7 ? help');
   help.style.fontSize = '12px';
-  head.append(title, search, prev, next, matchInfo, fit, dl, help);
+  head.append(title, search, prev, next, matchInfo, fit, modeBar, flowsLab, flowCatMenu, dl, helpBtn, help);
   if (allHosts.length > 1) head.insertBefore(hostMenu(), search);
 
   // The Hosts menu: one checkbox per host of the run, and "All".
@@ -149,7 +177,26 @@ export default async function render(root, ctx) {
   const details = el('div', 'xpv-card xpv-trace-details');
   details.style.cssText = 'margin-top:8px;padding:8px 12px;min-height:60px;overflow:auto;max-height:40vh';
   details.append(el('p', 'xpv-muted', 'Click an event to see its details; shift+drag to measure a range.'));
-  root.append(head, status, box, details);
+  const helpBox = el('div', { class: 'xpv-card xpv-trace-help', role: 'dialog', 'aria-label': 'Trace viewer keys' });
+  helpBox.hidden = true;
+  helpBox.style.cssText = 'position:fixed;z-index:30;top:90px;right:24px;max-width:460px;padding:10px 14px;' +
+    'background:var(--panel);box-shadow:0 4px 16px rgba(0,0,0,0.3)';
+  helpBox.append(el('h3', null, 'Trace viewer keys'));
+  const helpTbl = el('table');
+  for (const [k, v] of [['Wheel', 'scroll the tracks'], ['Ctrl/\u2318 + wheel, W / S', 'zoom in / out at the pointer'],
+    ['Shift + wheel, A / D', 'pan left / right'], ['1 2 3 4', 'mode: select, pan, zoom, timing'],
+    ['drag', 'what the mode does; Shift+drag always measures a range'],
+    ['click, Ctrl/\u2318 + click', 'select an event; add it to a multi-selection'],
+    ['F', 'zoom to the selection'], ['M', 'mark the selection\'s time range'],
+    ['Esc', 'clear selection and marks'], ['?', 'this help']]) {
+    const tr = el('tr');
+    const th = el('th', null, k);
+    th.style.cssText = 'text-align:left;padding:2px 14px 2px 0;white-space:nowrap';
+    tr.append(th, el('td', null, v));
+    helpTbl.append(tr);
+  }
+  helpBox.append(helpTbl);
+  root.append(head, status, box, details, helpBox);
 
   // ---- state ------------------------------------------------------------------
   const S = {
@@ -170,6 +217,11 @@ export default async function render(root, ctx) {
     contentH: 0,
     matches: [], matchTotal: 0, matchIdx: -1, matchPrefix: '',
     seq: 0, inflight: null, fetchTimer: 0, mouseX: null,
+    mode: 'pan',           // select | pan | zoom | timing
+    band: null,            // select mode: {t0, t1, y0, y1} (content y)
+    multi: [],             // Ctrl/Cmd-click selection
+    marks: [],             // marked time ranges [t0, t1]
+    flowsOn: true, flowCats: new Map(),   // flow arrows and their categories
   };
   let dpr = window.devicePixelRatio || 1;
   const g = canvas.getContext('2d');
@@ -206,8 +258,10 @@ export default async function render(root, ctx) {
         threadTrack(p, e.tid).events.push({
           ts: e.ts, dur: e.dur, name: e.name, uid: e.args ? e.args.uid : undefined,
           pid: e.pid, tid: e.tid, bind: e.bind_id, fin: !!e.flow_in, fout: !!e.flow_out, depth: 0,
+          fcat: e.bind_id !== undefined ? (e.cat || '') : undefined,
           group: e.args ? e.args.group_id : undefined,
         });
+        if (e.bind_id !== undefined && !S.flowCats.has(e.cat || '')) addFlowCat(e.cat || '');
       } else if (ph === 'C') {
         const p = proc(e.pid);
         const t = track(p, `c${e.name}`, () => ({ key: `${p.pid}/c${e.name}`, pid: p.pid, name: e.name,
@@ -401,7 +455,7 @@ export default async function render(root, ctx) {
           let x1 = x0 + ev.dur * k;
           if (x1 < LABEL_W) continue;
           const ey = y + 2 + ev.depth * LANE_H;
-          if (ev.bind !== undefined) {
+          if (ev.bind !== undefined && S.flowsOn && S.flowCats.get(ev.fcat) !== false) {
             const pt = fpt.length;
             fpt.push(Math.max(LABEL_W, x0), ey + (LANE_H - 2) / 2);
             if (ev.fout) flowOut.set(ev.bind, pt);
@@ -430,7 +484,9 @@ export default async function render(root, ctx) {
           xyw[3 * nBox + 2] = w;
           S.boxes[nBox++] = ev;
           if (w > 24) names.push(ev, x0, ey, w);
-          if (ev.uid !== undefined && (selUid === ev.uid || matchUid === ev.uid)) marks.push(ev, x0, ey, w);
+          if ((ev.uid !== undefined && (selUid === ev.uid || matchUid === ev.uid)) || (S.multi.length && S.multi.includes(ev))) {
+            marks.push(ev, x0, ey, w);
+          }
         }
       }
     }
@@ -490,6 +546,26 @@ export default async function render(root, ctx) {
       g.fill();
     }
 
+    // marked ranges (M)
+    for (const [ma, mb] of S.marks) {
+      const a = LABEL_W + (ma - v0) * k, b = LABEL_W + (mb - v0) * k;
+      if (b < LABEL_W || a > W) continue;
+      g.fillStyle = 'rgba(244,180,0,0.14)';
+      g.fillRect(Math.max(LABEL_W, a), AXIS_H, Math.min(W, b) - Math.max(LABEL_W, a), H);
+      g.fillStyle = '#f4b400';
+      g.fillRect(Math.max(LABEL_W, a), AXIS_H, 1, H);
+      g.fillRect(Math.min(W, b), AXIS_H, 1, H);
+    }
+    // select mode's box
+    if (S.band) {
+      const a = LABEL_W + (Math.min(S.band.t0, S.band.t1) - v0) * k;
+      const b = LABEL_W + (Math.max(S.band.t0, S.band.t1) - v0) * k;
+      const ya = AXIS_H + Math.min(S.band.y0, S.band.y1) - scroll, yb = AXIS_H + Math.max(S.band.y0, S.band.y1) - scroll;
+      g.fillStyle = 'rgba(26,115,232,0.12)';
+      g.fillRect(Math.max(LABEL_W, a), ya, Math.min(W, b) - Math.max(LABEL_W, a), yb - ya);
+      g.strokeStyle = P.accent;
+      g.strokeRect(Math.max(LABEL_W, a), ya, Math.min(W, b) - Math.max(LABEL_W, a), yb - ya);
+    }
     // range selection
     if (S.range) {
       const a = LABEL_W + (Math.min(S.range[0], S.range[1]) - v0) * k;
@@ -615,6 +691,7 @@ export default async function render(root, ctx) {
   async function select(ev) {
     S.selected = ev;
     S.range = null;
+    S.band = null;
     draw();
     details.textContent = '';
     if (!ev) {
@@ -763,14 +840,139 @@ export default async function render(root, ctx) {
     select(m);
   }
 
+  // ---- modes, multi-selection, summaries -------------------------------------------
+  function setMode(m) {
+    S.mode = m;
+    root.dataset.mode = m;
+    for (const [k, b] of modeBtns) b.setAttribute('aria-pressed', String(k === m));
+    canvas.style.cursor = { select: 'crosshair', pan: 'grab', zoom: 'zoom-in', timing: 'col-resize' }[m];
+  }
+  function addFlowCat(cat) {
+    S.flowCats.set(cat, true);
+    const lab = el('label', { class: 'xpv-trace-flowcat' });
+    lab.style.display = 'block';
+    const cb = el('input', { type: 'checkbox', checked: true, 'data-cat': cat });
+    cb.addEventListener('change', () => { S.flowCats.set(cat, cb.checked); draw(); });
+    lab.append(cb, ' ', cat || '(no category)');
+    flowCatList.append(lab);
+  }
+  flowsBox.addEventListener('change', () => { S.flowsOn = flowsBox.checked; draw(); });
+  helpBtn.addEventListener('click', () => { helpBox.hidden = !helpBox.hidden; });
+
+  // Self time of each event of `t`: its duration minus its direct children's
+  // (events one level deeper inside it), over the events loaded.
+  function selfTimes(t, out) {
+    const evs = t.events.slice().sort((x, y) => x.ts - y.ts || x.depth - y.depth);
+    const stack = [];
+    for (const ev of evs) {
+      while (stack.length && stack[stack.length - 1].ts + stack[stack.length - 1].dur <= ev.ts) stack.pop();
+      out.set(ev, ev.dur);
+      const top = stack[stack.length - 1];
+      if (top && top.depth === ev.depth - 1) out.set(top, out.get(top) - ev.dur);
+      stack.push(ev);
+    }
+  }
+  // The selection summary XProf shows: per name, occurrences, wall and self
+  // time, average.
+  function summarize(events, heading, note) {
+    details.textContent = '';
+    const h = el('h3', 'xpv-trace-summary', heading);
+    h.style.margin = '0 0 6px';
+    details.append(h);
+    if (note) details.append(el('p', 'xpv-muted', note));
+    const tracks = new Set(events.map((ev) => {
+      const p = S.procs.get(ev.pid);
+      return p && p.tracks.get(`t${ev.tid}`);
+    }).filter(Boolean));
+    const self = new Map();
+    for (const t of tracks) selfTimes(t, self);
+    const agg = new Map();
+    for (const ev of events) {
+      let r = agg.get(ev.name);
+      if (!r) { r = { n: 0, wall: 0, self: 0 }; agg.set(ev.name, r); }
+      r.n++;
+      r.wall += ev.dur;
+      r.self += self.has(ev) ? self.get(ev) : ev.dur;
+    }
+    const tbl = el('table', 'xpv-trace-sel-agg');
+    tbl.style.borderCollapse = 'collapse';
+    const hr = el('tr');
+    for (const c of ['Name', 'Occurrences', 'Wall duration', 'Self time', 'Average wall duration']) {
+      const th = el('th', null, c);
+      th.style.cssText = 'text-align:left;padding:2px 14px 2px 0';
+      hr.append(th);
+    }
+    tbl.append(hr);
+    const rows = [...agg.entries()].sort((x, y) => y[1].wall - x[1].wall).slice(0, 100);
+    for (const [name, r] of rows) {
+      const tr = el('tr', { 'data-name': name });
+      for (const v of [name, r.n.toLocaleString(), fmtDur(r.wall), fmtDur(r.self), fmtDur(r.wall / r.n)]) {
+        const td = el('td', null, v);
+        td.style.padding = '1px 14px 1px 0';
+        tr.append(td);
+      }
+      tbl.append(tr);
+    }
+    details.append(el('p', 'xpv-trace-sel-count', `${events.length.toLocaleString()} events, ` +
+      `${agg.size.toLocaleString()} names` + (agg.size > 100 ? ' (top 100 by wall duration)' : '')), tbl);
+  }
+  // Select mode's box: the events of the tracks it spans that overlap it.
+  function showBand() {
+    const b = S.band;
+    const t0 = Math.min(b.t0, b.t1), t1 = Math.max(b.t0, b.t1);
+    const y0 = Math.min(b.y0, b.y1), y1 = Math.max(b.y0, b.y1);
+    const evs = [];
+    for (const r of S.layout) {
+      if (r.kind !== 'track' || r.track.counter || r.y >= y1 || r.y + r.h <= y0) continue;
+      for (const ev of r.track.events) {
+        if (ev.ts > t1) break;
+        if (ev.ts + ev.dur >= t0) evs.push(ev);
+      }
+    }
+    summarize(evs, `Selection: ${fmtDur(t1 - t0)}`,
+      `${fmtDur(t0 - S.full[0])} to ${fmtDur(t1 - S.full[0])} on the tracks inside the box ` +
+      '(events loaded at the current level of detail).');
+  }
+  // The span of what is selected: event, multi-selection, box or range.
+  function selectionSpan() {
+    if (S.multi.length) {
+      return [Math.min(...S.multi.map((e) => e.ts)), Math.max(...S.multi.map((e) => e.ts + e.dur))];
+    }
+    if (S.selected) return [S.selected.ts, S.selected.ts + S.selected.dur];
+    if (S.band) return [Math.min(S.band.t0, S.band.t1), Math.max(S.band.t0, S.band.t1)];
+    if (S.range) return [Math.min(S.range[0], S.range[1]), Math.max(S.range[0], S.range[1])];
+    return null;
+  }
+  function zoomToSelection() {
+    const sp = selectionSpan();
+    if (!sp) return;
+    const pad = Math.max((sp[1] - sp[0]) * 0.1, 1e-3);
+    setView(sp[0] - pad, sp[1] + pad);
+  }
+  function markSelection() {
+    const sp = selectionSpan();
+    if (!sp) return;
+    S.marks.push(sp);
+    root.dataset.marks = String(S.marks.length);
+    draw();
+  }
+
   // ---- events -----------------------------------------------------------------
   let drag = null;
+  const contentY = (y) => y - AXIS_H + box.scrollTop;
   canvas.addEventListener('mousedown', (e) => {
     const r = canvas.getBoundingClientRect();
     const x = e.clientX - r.left, y = e.clientY - r.top;
-    drag = { x, y, x0: x, view: S.view.slice(), range: e.shiftKey && x >= LABEL_W, moved: false };
-    if (drag.range) S.range = [tOf(x), tOf(x)];
-    canvas.style.cursor = drag.range ? 'col-resize' : 'grabbing';
+    // Shift+drag measures whatever the mode (as before modes existed).
+    const mode = e.shiftKey ? 'timing' : S.mode;
+    drag = { x, y, x0: x, view: S.view.slice(), mode, moved: false, multi: e.ctrlKey || e.metaKey };
+    if (x >= LABEL_W && y >= AXIS_H) {
+      if (mode === 'timing' || mode === 'zoom') S.range = [tOf(x), tOf(x)];
+      if (mode === 'select') S.band = { t0: tOf(x), t1: tOf(x), y0: contentY(y), y1: contentY(y) };
+    } else if (mode !== 'pan') {
+      drag.mode = 'pan';
+    }
+    if (drag.mode === 'pan') canvas.style.cursor = 'grabbing';
     e.preventDefault();
     box.focus({ preventScroll: true });
   });
@@ -778,10 +980,14 @@ export default async function render(root, ctx) {
     const r = canvas.getBoundingClientRect();
     S.mouseX = e.clientX - r.left;
     if (!drag) return;
-    const x = e.clientX - r.left;
-    if (Math.abs(x - drag.x0) > 3) drag.moved = true;
-    if (drag.range) {
+    const x = e.clientX - r.left, y = e.clientY - r.top;
+    if (Math.abs(x - drag.x0) > 3 || Math.abs(y - drag.y) > 3) drag.moved = true;
+    if (drag.mode === 'timing' || drag.mode === 'zoom') {
       S.range[1] = tOf(x);
+      draw();
+    } else if (drag.mode === 'select') {
+      S.band.t1 = tOf(x);
+      S.band.y1 = contentY(y);
       draw();
     } else if (drag.moved) {
       const dt = (x - drag.x0) * (drag.view[1] - drag.view[0]) / plotW();
@@ -792,16 +998,31 @@ export default async function render(root, ctx) {
     if (!drag) return;
     const d = drag;
     drag = null;
-    canvas.style.cursor = 'grab';
-    if (d.range) {
+    setMode(S.mode);      // the mode's cursor
+    const r = canvas.getBoundingClientRect();
+    const x = e.clientX - r.left, y = e.clientY - r.top;
+    if (d.mode === 'timing') {
       if (d.moved) showRange();
       else S.range = null;
       draw();
+      if (d.moved) return;
+    } else if (d.mode === 'zoom') {
+      const rg = S.range;
+      S.range = null;
+      if (d.moved && rg[0] !== rg[1]) setView(Math.min(rg[0], rg[1]), Math.max(rg[0], rg[1]));
+      else zoom(1 / 1.4, x);
+      return;
+    } else if (d.mode === 'select' && d.moved) {
+      S.selected = null;
+      S.multi = [];
+      showBand();
+      draw();
+      return;
+    } else if (d.moved) {
       return;
     }
-    if (d.moved) return;
-    const r = canvas.getBoundingClientRect();
-    const x = e.clientX - r.left, y = e.clientY - r.top;
+    // A click.
+    S.band = null;
     if (y < AXIS_H) return;
     const row = rowAt(y);
     if (row && row.kind === 'proc') {
@@ -811,17 +1032,42 @@ export default async function render(root, ctx) {
       draw();
       return;
     }
-    select(x >= LABEL_W ? hit(x, y) : null);
+    const ev = x >= LABEL_W ? hit(x, y) : null;
+    if (d.multi && ev) {
+      const i = S.multi.indexOf(ev);
+      if (i >= 0) S.multi.splice(i, 1);
+      else S.multi.push(ev);
+      if (S.selected && !S.multi.includes(S.selected)) S.multi.unshift(S.selected);
+      S.selected = null;
+      S.range = null;
+      draw();
+      summarize(S.multi, `${S.multi.length} events selected`, 'Ctrl/\u2318+click adds or removes an event.');
+      return;
+    }
+    S.multi = [];
+    select(ev);
   };
   window.addEventListener('mousemove', onMove);
   window.addEventListener('mouseup', onUp);
+  // Wheel: scroll the tracks; Ctrl/Cmd+wheel (and pinch) zoom at the
+  // pointer; Shift+wheel or a horizontal swipe pans.
   box.addEventListener('wheel', (e) => {
-    if (e.shiftKey) return;          // vertical scrolling
-    e.preventDefault();
     const r = canvas.getBoundingClientRect();
-    zoom(Math.exp(Math.max(-3, Math.min(3, e.deltaY * 0.002))), e.clientX - r.left);
+    if (e.ctrlKey || e.metaKey) {
+      e.preventDefault();
+      zoom(Math.exp(Math.max(-3, Math.min(3, e.deltaY * 0.002))), e.clientX - r.left);
+      return;
+    }
+    const dx = e.shiftKey ? (e.deltaX || e.deltaY) : e.deltaX;
+    if (e.shiftKey || Math.abs(e.deltaX) > Math.abs(e.deltaY)) {
+      e.preventDefault();
+      const dt = dx * (S.view[1] - S.view[0]) / plotW();
+      setView(S.view[0] + dt, S.view[1] + dt);
+    }
+    // else: the default vertical scroll of the track list
   }, { passive: false });
   box.addEventListener('scroll', draw);
+  setMode('pan');
   const onKey = (e) => {
     const tgt = e.target;
     if (tgt && (tgt.tagName === 'INPUT' || tgt.tagName === 'SELECT' || tgt.tagName === 'TEXTAREA')) return;
@@ -831,8 +1077,19 @@ export default async function render(root, ctx) {
     else if (key === 's') zoom(1.4, S.mouseX);
     else if (key === 'a') pan(-0.2);
     else if (key === 'd') pan(0.2);
-    else if (key === 'escape') { S.range = null; select(null); }
-    else return;
+    else if (key >= '1' && key <= '4') setMode(MODES[Number(key) - 1][0]);
+    else if (key === 'f') zoomToSelection();
+    else if (key === 'm') markSelection();
+    else if (key === '?') helpBox.hidden = !helpBox.hidden;
+    else if (key === 'escape') {
+      S.range = null;
+      S.band = null;
+      S.multi = [];
+      S.marks = [];
+      root.dataset.marks = '0';
+      helpBox.hidden = true;
+      select(null);
+    } else return;
     e.preventDefault();
   };
   document.addEventListener('keydown', onKey);
@@ -859,6 +1116,11 @@ export default async function render(root, ctx) {
   // A small hook for tests and debugging: the current view and drawn boxes.
   root.xpvTrace = {
     view: () => S.view && S.view.slice(),
+    mode: () => S.mode,
+    marks: () => S.marks.map((m) => m.slice()),
+    multi: () => S.multi.map((ev) => ev.name),
+    scrollTop: () => box.scrollTop,
+    selected: () => (S.selected ? { name: S.selected.name, ts: S.selected.ts, dur: S.selected.dur } : null),
     full: () => S.full && S.full.slice(),
     fetched: () => S.fetched && Object.assign({}, S.fetched),
     boxes: () => S.boxes.map((ev, i) => ({ x: S.boxXYW[3 * i], y: S.boxXYW[3 * i + 1], w: S.boxXYW[3 * i + 2],
