@@ -12,6 +12,7 @@ import { createTable } from './lib/table.js';
 import { el as h } from './lib/dom.js';
 import { formatBytes } from './lib/format.js';
 import * as theme from './lib/theme.js';
+import * as pagestate from './lib/pagestate.js';
 
 // Tool names as XProf's frontend shows them.
 const TOOL_LABELS = {
@@ -73,6 +74,9 @@ function parseHash() {
   const q = new URLSearchParams(raw);
   const out = {};
   for (const k of ['run', 'tool', 'host']) if (q.get(k)) out[k] = q.get(k);
+  // The rest belongs to the page (lib/pagestate.js).
+  for (const k of ['run', 'tool', 'host']) q.delete(k);
+  out.extra = q.toString();
   return out;
 }
 
@@ -191,7 +195,12 @@ async function sync(force = false) {
     const sel = { run, tool, host };
     state.sel = sel;
     const hash = hashFor(sel);
-    if (hash !== location.hash) history.replaceState(null, '', hash);
+    // The page's own keys survive only while the selection is the linked one.
+    const same = want.run === run && want.tool === tool && (!want.host || want.host === host);
+    const extra = same && want.extra ? want.extra : '';
+    const full = extra ? `${hash}&${extra}` : hash;
+    if (full !== location.hash) history.replaceState(null, '', full);
+    state.extra = extra;
     ui.aboutBtn.disabled = false;
     clearError();
     document.title = `${toolLabel(tool)} \u00b7 ${run} \u00b7 xpview`;
@@ -234,6 +243,12 @@ async function renderPage(sel, gen) {
   const ctl = new AbortController();
   state.pageAbort = ctl;
   const stale = () => gen !== state.gen || ctl.signal.aborted;
+  pagestate.bind(state.extra || '', (q) => {
+    if (gen !== state.gen) return;
+    const qs = q.toString();
+    state.extra = qs;
+    history.replaceState(null, '', qs ? `${hashFor(sel)}&${qs}` : hashFor(sel));
+  });
   const root = h('div', { class: 'xpv-tool-root', 'data-tool': sel.tool });
   root.append(h('p', { class: 'xpv-placeholder', text: `Loading ${toolLabel(sel.tool)}\u2026` }));
   showPage(root);

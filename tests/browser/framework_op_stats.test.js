@@ -225,3 +225,25 @@ test('tf stats: a profile without ops says so', async (t) => {
   t.eq(await page.locator('#xpv-page .xpv-chart').count(), 0, 'no empty chart');
   await t.assertClean(page);
 });
+
+// Deep links: the table's sort and filter are in the URL and survive a reload.
+test('framework op stats: sort and filter kept in the link', async (t) => {
+  const page = await t.open(t.url('#tool=framework_op_stats'));
+  await t.waitFor(page, '.xpv-table-el tbody tr');
+  await t.waitIdle(page);
+  const table = page.locator('.xpv-table').last();
+  await table.locator('th[data-col="operation"] button').click();
+  await table.locator('.xpv-table-filter').fill('Conv');
+  await page.waitForTimeout(300);
+  const hash = new URLSearchParams(new URL(page.url()).hash.slice(1));
+  t.eq([hash.get('ops.sort'), hash.get('ops.q')], ['operation', 'Conv'], 'hash carries sort and filter');
+  const rowsBefore = await table.locator('tbody tr').count();
+  await page.reload();
+  await t.waitFor(page, '.xpv-table-el tbody tr');
+  await t.waitIdle(page);
+  const t2 = page.locator('.xpv-table').last();
+  t.eq(await t2.locator('.xpv-table-filter').inputValue(), 'Conv', 'filter restored');
+  t.eq(await t2.locator('th[data-col="operation"]').getAttribute('aria-sort'), 'ascending', 'sort restored');
+  t.eq(await t2.locator('tbody tr').count(), rowsBefore, 'same rows shown');
+  await t.assertClean(page);
+});

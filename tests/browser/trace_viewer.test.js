@@ -365,3 +365,33 @@ test('trace viewer: wheel, modes, box and multi-selection, F/M/?', async (t) => 
   t.eq((await hook(page, 'paintStats')).arrows, 0, 'every category switched off: no arrows');
   await t.assertClean(page);
 });
+
+// Deep links: the time range, the selected event and collapsed sections are
+// in the URL; reloading it opens the same view.
+test('trace viewer: a reloaded link keeps the view and the selection', async (t) => {
+  const page = await t.open(t.url(`#run=${RUN}&tool=trace_viewer`), { viewport: { width: 1400, height: 900 } });
+  await t.waitFor(page, '.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas');
+  await settle(t, page);
+  const cv = await page.$('canvas.xpv-trace-canvas');
+  const cb = await cv.boundingBox();
+  await page.mouse.click(cb.x + 600, cb.y + 10);
+  for (let i = 0; i < 3; i++) await page.keyboard.press('w');
+  await settle(t, page);
+  const boxes = (await hook(page, 'boxes')).filter((b) => b.w > 8 && b.uid !== undefined);
+  t.ok(boxes.length > 0, 'an event to select');
+  await page.mouse.click(cb.x + boxes[0].x + 4, cb.y + boxes[0].y + 4);
+  await t.waitFor(page, '.xpv-trace-details-name');
+  const selName = await page.textContent('.xpv-trace-details-name');
+  await page.waitForTimeout(400);                          // link write is debounced
+  const view = await hook(page, 'view');
+  const hash = new URLSearchParams(new URL(page.url()).hash.slice(1));
+  t.ok(hash.get('tv.t0') && hash.get('tv.t1') && hash.get('tv.sel'), `hash carries the view and selection (${page.url().split('#')[1]})`);
+  await page.reload();
+  await t.waitFor(page, '.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas');
+  await settle(t, page);
+  const v2 = await hook(page, 'view');
+  t.ok(Math.abs(v2[0] - view[0]) < 0.01 && Math.abs(v2[1] - view[1]) < 0.01, `same view after reload (${view} vs ${v2})`);
+  await t.waitText(page, '.xpv-trace-details-name', new RegExp(selName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+  t.eq((await hook(page, 'selected')).name, selName, 'same event selected after reload');
+  await t.assertClean(page);
+});

@@ -39,6 +39,7 @@
 
 import * as DT from './datatable.js';
 import { el as h } from './dom.js';
+import * as pagestate from './pagestate.js';
 
 let uid = 0;
 
@@ -106,6 +107,24 @@ export function createTable(parent, opts = {}) {
     pageSize: opts.pageSize === undefined ? 25 : opts.pageSize,
     view: [],                          // indices into rows after filter+sort
   };
+  // opts.persist: a key under which sort and filters live in the URL hash
+  // (lib/pagestate.js), so a link reopens the table as it was.
+  const pkey = opts.persist || null;
+  if (pkey) {
+    const so = pagestate.get(`${pkey}.sort`);
+    if (so) state.sort = { id: so.replace(/^-/, ''), dir: so.startsWith('-') ? -1 : 1 };
+    state.filter = pagestate.get(`${pkey}.q`) || '';
+    try { state.colFilters = JSON.parse(pagestate.get(`${pkey}.cf`) || '{}') || {}; } catch (e) { /* bad link */ }
+  }
+  const saveState = () => {
+    if (!pkey) return;
+    const cf = Object.fromEntries(Object.entries(state.colFilters).filter(([, v]) => v));
+    pagestate.set({
+      [`${pkey}.sort`]: state.sort ? `${state.sort.dir < 0 ? '-' : ''}${state.sort.id}` : null,
+      [`${pkey}.q`]: state.filter || null,
+      [`${pkey}.cf`]: Object.keys(cf).length ? JSON.stringify(cf) : null,
+    });
+  };
   const pageSizes = opts.pageSizes || [10, 25, 50, 100, 0];
   if (!pageSizes.includes(state.pageSize)) pageSizes.push(state.pageSize);
   const hidden = new Set(opts.hideColumns || []);
@@ -118,6 +137,7 @@ export function createTable(parent, opts = {}) {
     'aria-label': opts.filterPlaceholder || 'Filter rows',
   });
   if (opts.filter !== false) bar.append(filterBox);
+  filterBox.value = state.filter;
   const count = h('span', { class: 'xpv-table-count', 'aria-live': 'polite' });
   bar.append(count);
   const spacer = h('span', { class: 'xpv-spacer' });
@@ -179,6 +199,7 @@ export function createTable(parent, opts = {}) {
         if (state.sort && state.sort.id === c.id) state.sort.dir = -state.sort.dir;
         else state.sort = { id: c.id, dir: c.type === 'number' ? -1 : 1 };
         state.page = 0;
+        saveState();
         apply();
       });
       const th = h('th', { scope: 'col', 'data-col': c.id, class: c.type === 'number' ? 'num' : null }, btn);
@@ -194,7 +215,7 @@ export function createTable(parent, opts = {}) {
           placeholder: c.type === 'number' ? '>, <, =' : 'filter',
         });
         inp.value = state.colFilters[c.id] || '';
-        inp.addEventListener('input', () => { state.colFilters[c.id] = inp.value; state.page = 0; apply(); });
+        inp.addEventListener('input', () => { state.colFilters[c.id] = inp.value; state.page = 0; saveState(); apply(); });
         fr.append(h('th', null, c.filter === false ? null : inp));
       }
       thead.append(fr);
@@ -302,7 +323,7 @@ export function createTable(parent, opts = {}) {
   let filterTimer = 0;
   filterBox.addEventListener('input', () => {
     clearTimeout(filterTimer);
-    filterTimer = setTimeout(() => { state.filter = filterBox.value; state.page = 0; apply(); },
+    filterTimer = setTimeout(() => { state.filter = filterBox.value; state.page = 0; saveState(); apply(); },
       state.rows.length > 5000 ? 150 : 0);
   });
   sizeSel.addEventListener('change', () => { state.pageSize = Number(sizeSel.value); state.page = 0; apply(); });

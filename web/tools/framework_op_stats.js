@@ -116,6 +116,7 @@ export default async function render(root, ctx) {
   for (const id of FRACTION_COLS) overrides[id] = { format: (v) => (v === null || v === undefined ? '' : pct(v)) };
   overrides.operation = { maxWidth: '30em' };
   const table = createTable(tableCard, {
+    persist: 'ops',
     data: withoutIdle,
     columnOverrides: overrides,
     filterColumns: ['type', 'operation'],

@@ -87,6 +87,7 @@ export default async function render(root, ctx) {
   // ---- table ----
   root.append(tableBox);
   table = createTable(tableBox, {
+    persist: 'kernels',
     data: t,
     columnOverrides: {
       kernel_name: { maxWidth: '22em' },

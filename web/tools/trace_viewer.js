@@ -24,6 +24,7 @@
 
 import { el } from '../lib/dom.js';
 import { palette, onThemeChange } from '../lib/theme.js';
+import * as pagestate from '../lib/pagestate.js';
 import { fmtDur } from '../lib/format.js';
 const LABEL_W = 220;
 const AXIS_H = 28;
@@ -61,7 +62,10 @@ export default async function render(root, ctx) {
   // Hosts shown: the selected one, or several picked in the Hosts menu
   // (`hosts=a,b`: XProf's multi-host trace, pids offset by 1000 per host).
   const allHosts = (ctx.hosts || []).filter((h) => h !== 'ALL_HOSTS');
-  let chosen = [ctx.host];
+  // Deep links (lib/pagestate.js): tv.t0/tv.t1 view (µs), tv.hosts, tv.col
+  // (collapsed pids), tv.sel/tv.selts (selected event uid and start).
+  const linkedHosts = (pagestate.get('tv.hosts') || '').split(',').filter((h) => allHosts.includes(h));
+  let chosen = linkedHosts.length ? linkedHosts : [ctx.host];
   const baseFor = (hs) => (hs.length > 1 ? { run: ctx.run, hosts: hs.join(',') } : { run: ctx.run, host: hs[0] });
   let base = baseFor(chosen);
   const api = (extra, signal) => ctx.api.json('data', Object.assign({ tag: 'trace_viewer@' }, base, extra),
@@ -149,6 +153,7 @@ export default async function render(root, ctx) {
       if (!hs.length) { hs = [ctx.host]; boxes.forEach((b) => { b.checked = b.value === ctx.host; }); }
       chosen = hs;
       base = baseFor(chosen);
+      saveLink();
       label();
       setDownload();
       reload();
@@ -304,6 +309,13 @@ export default async function render(root, ctx) {
     S.steps = d.steps || [];
     S.nEvents = n;
     S.filtered = !!d.filteredByVisibility;
+    if (S.pendingSel !== undefined) {      // a linked selection, once loaded
+      for (const p of procs.values()) for (const t of p.tracks.values()) {
+        if (t.counter) continue;
+        for (const ev of t.events) if (ev.uid === S.pendingSel) { S.selected = ev; S.pendingSel = undefined; }
+      }
+      if (S.selected) setTimeout(() => select(S.selected), 0);
+    }
     if (S.selected) {
       // keep the selection object in sync with the new data when present
       for (const p of procs.values()) for (const t of p.tracks.values())
@@ -657,6 +669,24 @@ export default async function render(root, ctx) {
     S.view = [a, a + span];
     draw();
     scheduleFetch();
+    saveLink();
+  }
+  // The view in the URL (debounced), so a reload or a shared link opens it.
+  let linkTimer = 0;
+  function saveLink() {
+    clearTimeout(linkTimer);
+    linkTimer = setTimeout(() => {
+      if (!S.full || ctx.signal.aborted) return;
+      const whole = S.view[0] <= S.full[0] && S.view[1] >= S.full[1];
+      pagestate.set({
+        'tv.t0': whole ? null : +S.view[0].toFixed(3),
+        'tv.t1': whole ? null : +S.view[1].toFixed(3),
+        'tv.hosts': chosen.length === 1 && chosen[0] === ctx.host ? null : chosen.join(','),
+        'tv.col': S.collapsed.size ? [...S.collapsed].join(',') : null,
+        'tv.sel': S.selected && S.selected.uid !== undefined ? S.selected.uid : null,
+        'tv.selts': S.selected && S.selected.uid !== undefined ? S.selected.ts : null,
+      });
+    }, 250);
   }
   function zoom(factor, atX) {
     const x = atX === undefined || atX === null || atX < LABEL_W ? LABEL_W + plotW() / 2 : atX;
@@ -692,6 +722,7 @@ export default async function render(root, ctx) {
     S.selected = ev;
     S.range = null;
     S.band = null;
+    saveLink();
     draw();
     details.textContent = '';
     if (!ev) {
@@ -1028,6 +1059,7 @@ export default async function render(root, ctx) {
     if (row && row.kind === 'proc') {
       if (S.collapsed.has(row.proc.pid)) S.collapsed.delete(row.proc.pid);
       else S.collapsed.add(row.proc.pid);
+      saveLink();
       layout();
       draw();
       return;
@@ -1177,6 +1209,12 @@ export default async function render(root, ctx) {
     S.full = [fs[0] * 1000, Math.max(fs[1] * 1000, fs[0] * 1000 + 1e-3)];
     S.view = S.full.slice();
     S.fetched = { s: S.full[0], e: S.full[1], resUs: (S.full[1] - S.full[0]) / resolution, filtered: !!d.filteredByVisibility };
+    if (!linkApplied) {                     // the first load follows the link
+      linkApplied = true;
+      for (const pid of (pagestate.get('tv.col') || '').split(',')) if (pid !== '') S.collapsed.add(Number(pid));
+      const sel = pagestate.get('tv.sel');
+      if (sel !== null && sel !== '') S.pendingSel = Number(sel);
+    }
     ingest(d);
     if (!S.nEvents) {
       details.textContent = '';
@@ -1186,6 +1224,14 @@ export default async function render(root, ctx) {
       (chosen.length > 1 ? ` from ${chosen.length} hosts` : '');
     root.dataset.ready = '1';
     paint();
+    const t0 = Number(pagestate.get('tv.t0')), t1 = Number(pagestate.get('tv.t1'));
+    if (!viewApplied && pagestate.get('tv.t0') && t1 > t0) setView(t0, t1);
+    else if (!viewApplied && S.pendingSel !== undefined) {
+      const ts = Number(pagestate.get('tv.selts'));
+      if (Number.isFinite(ts)) setView(ts - 50, ts + 50);
+    }
+    viewApplied = true;
   }
+  let linkApplied = false, viewApplied = false;
   await load();
 }
