@@ -191,3 +191,24 @@ test('kernel stats: a profile without kernels says so', async (t) => {
   t.eq(await page.locator('#xpv-page .xpv-chart').count(), 0, 'no empty chart');
   await t.assertClean(page);
 });
+
+// At 1600 px every column, the durations included, is in view without
+// scrolling sideways; occupancy the profile did not record reads "n/a".
+test('kernel stats: all columns visible at 1600 px, occupancy n/a', async (t) => {
+  if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
+  const run = 'tensorflow-profiler/GPU-multi-worker';
+  const page = await t.open(`${t.realBase}#run=${encodeURIComponent(run)}&tool=kernel_stats`,
+    { viewport: { width: 1600, height: 1000 } });
+  await t.waitFor(page, '.xpv-table-el tbody tr');
+  await t.waitIdle(page);
+  const fit = await page.evaluate(() => {
+    const sc = document.querySelector('.xpv-table-scroll');
+    const ths = [...document.querySelectorAll('.xpv-table-el thead tr:first-child th')];
+    return { over: sc.scrollWidth - sc.clientWidth, cols: ths.map((th) => th.dataset.col) };
+  });
+  t.ok(fit.cols.includes('total_duration_us') && fit.cols.includes('max_duration_us'), 'duration columns present');
+  t.ok(fit.over <= 1, `no sideways scrolling (${fit.over} px over)`);
+  const occ = await page.$$eval('.xpv-table-el tbody td[data-col="occupancy_pct"]', (tds) => tds.map((td) => td.textContent));
+  t.ok(occ.length > 0 && occ.every((v) => v === 'n/a'), 'occupancy not recorded: n/a');
+  await t.assertClean(page);
+});

@@ -295,7 +295,7 @@ export function createTable(parent, opts = {}) {
       for (const c of cols) {
         const j = state.columns.indexOf(c);
         const txt = cellDisplay(c, j, row, i);
-        const td = h('td', { class: c.type === 'number' ? 'num' : null, text: txt });
+        const td = h('td', { class: c.type === 'number' ? 'num' : null, 'data-col': c.id, text: txt });
         if (txt.length > 40) td.title = txt;
         if (c.maxWidth) td.style.maxWidth = c.maxWidth;
         tr.append(td);

@@ -86,13 +86,17 @@ export default async function render(root, ctx) {
 
   // ---- table ----
   root.append(tableBox);
+  // Occupancy is 0 in every row of profiles whose writer did not record it:
+  // say "n/a" then rather than 0%.
+  const occ = DT.column(t, 'occupancy_pct') || [];
+  const noOcc = !occ.some((v) => Number(v) > 0);
   table = createTable(tableBox, {
     persist: 'kernels',
     data: t,
     columnOverrides: {
-      kernel_name: { maxWidth: '22em' },
-      op_name: { maxWidth: '18em' },
-      occupancy_pct: { format: (v) => (v === null || v === undefined ? '' : `${formatNumber(v)}%`) },
+      kernel_name: { maxWidth: '16em' },
+      op_name: { maxWidth: '14em' },
+      occupancy_pct: { format: (v) => (noOcc ? 'n/a' : v === null || v === undefined ? '' : `${formatNumber(v)}%`) },
     },
     filterColumns: ['kernel_name', 'op_name'],
     filterPlaceholder: 'Filter by kernel or op name',

@@ -85,6 +85,12 @@ export default async function render(root, ctx) {
     card(cards, 'Device compute', share('device_compute_time_ms_avg'), null, 'xpv-card-compute');
     card(cards, 'Kernel launch', share('kernel_launch_time_ms_avg'));
     card(cards, 'Host compute', share('host_compute_time_ms_avg'));
+    card(cards, 'Device to device', share('device_to_device_time_ms_avg'), null, 'xpv-card-d2d');
+    if (p(steps, 'device_collectives_time_ms_avg', null) !== null) {
+      card(cards, 'Device collective communication', share('device_collectives_time_ms_avg'));
+    }
+    card(cards, 'Output', share('outfeed_time_ms_avg'), null, 'xpv-card-output');
+    card(cards, 'Compilation', share('compile_time_ms_avg'), null, 'xpv-card-compile');
     card(cards, 'All others', share('other_time_ms_avg'));
   }
   // TPU utilisation, when the profile has it.
@@ -141,8 +147,6 @@ export default async function render(root, ctx) {
   root.append(rc);
 
   // ---- run environment + top ops ----
-  const grid = el('div', { class: 'xpv-grid2' });
-  root.append(grid);
   const envBox = el('div', { class: 'xpv-card xpv-run-env' });
   envBox.append(el('h3', {}, 'Run Environment'));
   const dl = el('dl', { class: 'xpv-kv' });
@@ -152,14 +156,14 @@ export default async function render(root, ctx) {
     dl.append(el('dt', {}, label), el('dd', { 'data-key': key }, p(env, key, 'unknown')));
   }
   envBox.append(dl);
-  grid.append(envBox);
+  root.append(envBox);
 
   const opsBox = el('div', { class: 'xpv-card xpv-top-ops' });
   opsBox.append(el('h3', {}, 'Top 10 TensorFlow operations on device'));
   if (!(analysis.rows || []).length) {
     opsBox.append(el('p', { class: 'xpv-muted' }, 'No device operation was captured.'));
   }
-  grid.append(opsBox);
+  root.append(opsBox);   // full width: the TensorCore and FLOP columns stay in view
   const pct = (v) => (Number(v) * 100).toFixed(1) + '%';
   createTable(opsBox, {
     data: analysis, filter: false, pageSize: 0, csv: 'overview_top_ops.csv',
