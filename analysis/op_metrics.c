@@ -1744,3 +1744,68 @@ double xpv_op_metrics_idle_ratio(const xpv_op_metrics_db *db) {
     return 1.0 - (double)db->total_op_time_ps / (double)db->total_time_ps;
 }
 
+/* ==== Training or inference (XProf's ModelTracker) ====================== */
+
+static int jax_type(xpv_str t) {
+    /* [a-z_][a-z0-9_]*, optionally followed by [..] (already cut) */
+    if (!t.len) return 0;
+    char c = t.ptr[0];
+    if (!((c >= 'a' && c <= 'z') || c == '_')) return 0;
+    for (uint32_t i = 1; i < t.len; i++) {
+        c = t.ptr[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return 0;
+    }
+    return 1;
+}
+
+static int tf_type(xpv_str t) {
+    if (!t.len) return 0;
+    char c = t.ptr[0];
+    if (!((c >= 'A' && c <= 'Z') || c == '_')) return 0;
+    for (uint32_t i = 1; i < t.len; i++) {
+        c = t.ptr[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_'))
+            return 0;
+    }
+    return 1;
+}
+
+static int op_is_gradient(const char *name, const char *type) {
+    xpv_str t = xpv_cstr(type);
+    size_t n = strlen(name);
+    if (tf_type(t)) {
+        /* Name scopes = every '/' component but the last. */
+        const char *p = name, *end = name + n;
+        while (p < end) {
+            const char *slash = memchr(p, '/', (size_t)(end - p));
+            if (!slash) break;
+            size_t len = (size_t)(slash - p);
+            if (len >= 8 && !memcmp(p, "gradient", 8)) {
+                if ((len == 13 && !memcmp(p + 8, "_tape", 5)) || (len > 8 && p[8] == 's'))
+                    return 1;
+            }
+            p = slash + 1;
+        }
+    } else if (jax_type(t) || t.len == 0) {
+        const char *p = name, *end = name + n;
+        while (p < end) {
+            const char *slash = memchr(p, '/', (size_t)(end - p));
+            size_t len = slash ? (size_t)(slash - p) : (size_t)(end - p);
+            if (len >= 10 && !memcmp(p, "transpose(", 10)) return 1;
+            if (!slash) break;
+            p = slash + 1;
+        }
+    }
+    return 0;
+}
+
+int xpv_op_metrics_is_training(const xpv_op_metrics *m) {
+    const xpv_op_metrics_db *dbs[2] = {&m->device_tf, &m->host};
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < dbs[k]->n; i++)
+            if (!dbs[k]->ops[i].is_idle &&
+                op_is_gradient(dbs[k]->ops[i].name, dbs[k]->ops[i].category))
+                return 1;
+    return 0;
+}

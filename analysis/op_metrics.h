@@ -126,6 +126,12 @@ typedef struct xpv_op_metrics {
     xpv_arena arena;              /* every string and array above */
 } xpv_op_metrics;
 
+/* Whether the profile looks like training (XProf's ModelTracker over op
+ * names): a TF name scope "gradients"/"gradient_tape" or a JAX scope
+ * "transpose(" in some framework op of the host or device db.  The
+ * overview's is_training and TF stats' task_type both read it. */
+int xpv_op_metrics_is_training(const xpv_op_metrics *m);
+
 /* Build every db for the hosts of `hs` (n >= 1).  Never fails on odd
  * data (unknown events are skipped); returns NULL only when `hs` is empty,
  * filling err.  The result owns no reference to the profiles. */

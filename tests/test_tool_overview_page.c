@@ -17,6 +17,7 @@
 #include "testutil.h"
 
 extern const xpv_tool xpv_tool_overview_page;
+extern const xpv_tool xpv_tool_framework_op_stats;
 
 static void test_golden(void **state) {
     (void)state;
@@ -282,6 +283,13 @@ static void test_real_files(void **state) {
         if (db.n == 0) assert_true(dt_nrows(json_array_get(j, 6)) >= 1);
         print_message("%s: %zu steps, device %s\n", *f, db.n,
                       dt_pstr(json_array_get(j, 2), "device_type"));
+        /* Training or not: the overview and TF stats give one answer. */
+        json_t *tf = dt_render_one(&xpv_tool_framework_op_stats, p);
+        const char *task = dt_pstr(json_array_get(tf, 0), "task_type");
+        const char *training = dt_pstr(json_array_get(j, 2), "is_training");
+        print_message("  task_type %s, is_training %s\n", task, training);
+        assert_string_equal(training, !strcmp(task, "Training") ? "true" : "false");
+        json_decref(tf);
         xpv_arena_free(&a);
         json_decref(j);
         xpv_profile_free(p);

@@ -17,65 +17,6 @@
 
 #define MAX_OPS 500
 
-/* XProf's ModelTracker: "Training" when gradient name scopes exist. */
-typedef struct model_tracker {
-    int has_gradients;
-} model_tracker;
-
-static int jax_type(xpv_str t) {
-    /* [a-z_][a-z0-9_]*, optionally followed by [..] (already cut) */
-    if (!t.len) return 0;
-    char c = t.ptr[0];
-    if (!((c >= 'a' && c <= 'z') || c == '_')) return 0;
-    for (uint32_t i = 1; i < t.len; i++) {
-        c = t.ptr[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return 0;
-    }
-    return 1;
-}
-
-static int tf_type(xpv_str t) {
-    if (!t.len) return 0;
-    char c = t.ptr[0];
-    if (!((c >= 'A' && c <= 'Z') || c == '_')) return 0;
-    for (uint32_t i = 1; i < t.len; i++) {
-        c = t.ptr[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_'))
-            return 0;
-    }
-    return 1;
-}
-
-static void track_op(model_tracker *mt, const char *name, const char *type) {
-    if (mt->has_gradients) return;
-    xpv_str t = xpv_cstr(type);
-    size_t n = strlen(name);
-    if (tf_type(t)) {
-        /* Name scopes = every '/' component but the last. */
-        const char *p = name, *end = name + n;
-        while (p < end) {
-            const char *slash = memchr(p, '/', (size_t)(end - p));
-            if (!slash) break;
-            size_t len = (size_t)(slash - p);
-            if (len >= 8 && !memcmp(p, "gradient", 8)) {
-                if ((len == 13 && !memcmp(p + 8, "_tape", 5)) || (len > 8 && p[8] == 's'))
-                    mt->has_gradients = 1;
-            }
-            p = slash + 1;
-        }
-    } else if (jax_type(t) || t.len == 0) {
-        const char *p = name, *end = name + n;
-        while (p < end) {
-            const char *slash = memchr(p, '/', (size_t)(end - p));
-            size_t len = slash ? (size_t)(slash - p) : (size_t)(end - p);
-            if (len >= 10 && !memcmp(p, "transpose(", 10)) mt->has_gradients = 1;
-            if (!slash) break;
-            p = slash + 1;
-        }
-    }
-}
-
 /* TensorCore utilization of a device op: kernel time using TensorCores /
  * kernel time, over the kernel reports whose op name matches. */
 static double tensorcore_util(const xpv_op_metrics *m, const char *op) {
@@ -222,7 +163,6 @@ static void write_row(xpv_buf *b, const xpv_op_metrics *m, const xpv_op_metric *
 
 static void write_table(xpv_buf *b, const xpv_op_metrics *m, int exclude_idle) {
     int gpu = strstr(m->device_type, "GPU") != NULL;
-    model_tracker mt = {0};
     table_state ts = {0, 0, 0, 0};
     xpv_buf_putc(b, '{');
     write_cols(b, gpu);
@@ -240,11 +180,10 @@ static void write_table(xpv_buf *b, const xpv_op_metrics *m, int exclude_idle) {
             const xpv_op_metric *op = &db->ops[i];
             if (exclude_idle && op->is_idle) continue;
             write_row(b, m, op, on_device, total_us, &ts, gpu);
-            track_op(&mt, op->name, op->category);
         }
     }
     xpv_buf_puts(b, "],\"p\":{\"architecture_type\":\"Unknown\",\"task_type\":");
-    xpv_buf_json_cstr(b, mt.has_gradients ? "Training" : "Inference");
+    xpv_buf_json_cstr(b, xpv_op_metrics_is_training(m) ? "Training" : "Inference");
     xpv_buf_puts(b, "}}");
 }
 

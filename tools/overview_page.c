@@ -161,7 +161,8 @@ static void write_run_environment(xpv_buf *b, const xpv_op_stats *os) {
     xpv_dt_kvf(b, &first, "device_core_count", "%d", os->device_core_count);
     xpv_dt_kv(b, &first, "device_type", os->device_type);
     xpv_dt_kvf(b, &first, "host_count", "%d", os->host_count);
-    xpv_dt_kv(b, &first, "is_training", "false");
+    /* The same verdict TF stats shows (task_type), so the pages agree. */
+    xpv_dt_kv(b, &first, "is_training", xpv_op_metrics_is_training(os->ops) ? "true" : "false");
     if (os->task_count > 0 && os->host_count > 0)
         xpv_dt_kvf(b, &first, "task_count", "%d (num tasks per host = %d)", os->task_count,
                    os->task_count / os->host_count);
