@@ -1590,6 +1590,10 @@ static void build_device_tf(xpv_op_metrics *m) {
         if (!d->provenance[0]) {
             name = xpv_cstr(d->name);
             type = xpv_cstr("Unknown");
+        } else if (strstr(d->provenance, "::")) {
+            /* A PyTorch (or other C++-qualified) op, "aten::addmm": not a
+             * TF "name:Type"; the op is its own type, as on the host. */
+            name = type = xpv_cstr(d->provenance);
         } else {
             xpv_tf_op op = xpv_parse_tf_op(xpv_cstr(d->provenance));
             name = op.name;
@@ -1772,6 +1776,13 @@ static int tf_type(xpv_str t) {
 }
 
 static int op_is_gradient(const char *name, const char *type) {
+    /* PyTorch (not XProf's rule, which knows TF and JAX only): backward
+     * ops ("aten::convolution_backward", "autograd::engine::...") or an
+     * optimizer step mean training. */
+    if (strstr(name, "::") || !strncmp(name, "Optimizer.step", 14)) {
+        return strstr(name, "backward") != NULL || strstr(name, "Backward") != NULL ||
+               !strncmp(name, "autograd::", 10) || !strncmp(name, "Optimizer.step", 14);
+    }
     xpv_str t = xpv_cstr(type);
     size_t n = strlen(name);
     if (tf_type(t)) {

@@ -241,11 +241,58 @@ static void test_run_tools(void **state) {
     free(root);
 }
 
+/* A real PyTorch training trace (backward ops, an optimizer step): TF
+ * stats calls it training, and device rows carry the launching aten op as
+ * their type instead of "Unknown". */
+static void test_pytorch_training_op_types(void **state) {
+    (void)state;
+    TU_SKIP_NO_SHARED();
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/testdata/real/pytorch-kineto", tu_shared_dir());
+    xpv_app_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.logdir = dir;
+    cfg.path_prefix = "";
+    cfg.cache_bytes = 256 << 20;
+    xpv_err err;
+    xpv_app *a = xpv_app_new(&cfg, &err);
+    if (!a) skip();
+    int st;
+    char *b = get(a, "/data/plugin/profile/data?run=pytorch/resnet50_num_workers_0"
+                     "&tag=framework_op_stats&host=worker0", &st);
+    if (st == 404) { free(b); xpv_app_free(a); skip(); }
+    assert_int_equal(st, 200);
+    json_error_t je;
+    json_t *j = json_loads(b, 0, &je);
+    assert_non_null(j);
+    json_t *t = json_array_get(j, 0);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(t, "p"), "task_type")),
+                        "Training");
+    size_t i, ndev = 0;
+    json_t *row;
+    json_array_foreach(json_object_get(t, "rows"), i, row) {
+        json_t *c = json_object_get(row, "c");
+        const char *side = json_string_value(json_object_get(json_array_get(c, 1), "v"));
+        const char *type = json_string_value(json_object_get(json_array_get(c, 2), "v"));
+        const char *op = json_string_value(json_object_get(json_array_get(c, 3), "v"));
+        if (strcmp(side, "Device") || !strcmp(type, "IDLE")) continue;
+        ndev++;
+        assert_string_not_equal(type, "Unknown");
+        if (!strncmp(op, "aten::", 6)) assert_string_equal(type, op);
+    }
+    print_message("%zu device rows, all typed\n", ndev);
+    assert_true(ndev > 5);
+    json_decref(j);
+    free(b);
+    xpv_app_free(a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loader_streams),
         cmocka_unit_test(test_loader_errors),
         cmocka_unit_test(test_run_tools),
+        cmocka_unit_test(test_pytorch_training_op_types),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,7 @@ async function openTool(t, base, run, host) {
   let url = base + '#run=' + encodeURIComponent(run) + '&tool=framework_op_stats';
   if (host) url += '&host=' + encodeURIComponent(host);
   const page = await t.open(url);
-  await t.waitText(page, '#xpv-page h2', /TensorFlow Stats/);
+  await t.waitText(page, '#xpv-page h2', /TensorFlow Stats|Framework Op Stats/);
   await t.waitIdle(page);
   await t.waitFor(page, '.xpv-tfstats-table tbody tr');
   return page;
@@ -204,7 +204,9 @@ test('tf stats: real profiles', async (t) => {
   t.eq(await columnTexts(page, 'occurrences'), ['176'], 'its occurrences');
   t.match(await page.locator('[data-key="device_idle"] .xpv-card-value').innerText(), /^\d+\.\d%$/, 'device idle share');
   await t.assertClean(page);
+  t.eq(await page.textContent('#xpv-page h2'), 'TensorFlow Stats', 'a TF profile: TensorFlow Stats');
   const p2 = await openTool(t, t.realBase, 'AMD-AGI-TraceLens/jax08_gemm');
+  t.eq(await p2.textContent('#xpv-page h2'), 'Framework Op Stats', 'a JAX profile: Framework Op Stats');
   t.ok(await p2.locator('.xpv-tfstats-pie[data-side="Device"] path.xpv-slice').count() >= 1, 'JAX device ops charted');
   await t.assertClean(p2);
 });

@@ -125,8 +125,9 @@ test('legacy: PyTorch trace kernel stats', async (t) => {
 test('legacy: PyTorch trace op stats', async (t) => {
   if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
   const run = 'pytorch-kineto/pytorch/resnet50_num_workers_0';
-  const page = await openTool(t, run, 'framework_op_stats', /Framework Op Stats|TensorFlow Stats/);
+  const page = await openTool(t, run, 'framework_op_stats', /Framework Op Stats/);
   await t.waitText(page, '#xpv-page', /aten::cudnn_convolution_backward_weight/);
+  t.match(await text(page), /Task type: Training/, 'a training run (backward ops) says Training');
   t.match(await text(page), /Device/, 'device-side rows');
   await t.assertClean(page);
 });

@@ -50,7 +50,11 @@ export default async function render(root, ctx) {
   }
   const [withIdle, withoutIdle] = data;
   root.textContent = '';
-  root.append(el('h2', {}, 'TensorFlow Stats'));
+  // "TensorFlow Stats" only for TensorFlow profiles: PyTorch (aten::...)
+  // and JAX (jit(...)) ops get the neutral name.
+  const allOps = DT.toObjects(withIdle);
+  const notTf = allOps.some((o) => /^(aten|autograd|c10d|nccl)::|^ProfilerStep#|^p?jit\(/.test(String(o.operation)));
+  root.append(el('h2', {}, notTf ? 'Framework Op Stats' : 'TensorFlow Stats'));
   root.append(el('p', { class: 'xpv-muted xpv-tfstats-meta' },
     `Task type: ${DT.prop(withIdle, 'task_type', 'Unknown')} \u00b7 ` +
     `Architecture: ${DT.prop(withIdle, 'architecture_type', 'Unknown')} \u00b7 ` +
