@@ -881,6 +881,17 @@ static void td_bottleneck_table(xpv_buf *b, const td_host *hosts, size_t nh) {
     xpv_buf_free(&tmp);
 
     int64_t max_ps = ns ? hosts[slow[0].host].pipes[slow[0].pipe].max_ps : 0;
+    /* Device-side pipelines (prefetch to device) are in the tables above
+     * but not in the bottleneck analysis, which XProf runs on host
+     * pipelines only: say so instead of "no tf.data activity". */
+    int64_t dev_max_ps = 0, dev_slow = 0;
+    for (size_t h = 0; h < nh; h++)
+        for (size_t pi = 0; pi < hosts[h].npipes; pi++)
+            if (hosts[h].pipes[pi].is_device) {
+                if (hosts[h].pipes[pi].max_ps > dev_max_ps) dev_max_ps = hosts[h].pipes[pi].max_ps;
+                dev_slow += hosts[h].pipes[pi].num_slow;
+            }
+    char dev_msg[400];
     const char *msg;
     int bound = 0;
     if (max_ps > TD_SLOW_CALL_PS) {
@@ -892,6 +903,14 @@ static void td_bottleneck_table(xpv_buf *b, const td_host *hosts, size_t nh) {
         msg = "Your profile does not have any tf.data input pipeline slower than 50 us. "
               "Your job could be still input bound if this profile didn't capture all "
               "workers.";
+    } else if (dev_max_ps > 0) {
+        snprintf(dev_msg, sizeof dev_msg,
+                 "Only device-side tf.data input pipelines (prefetch to device) were captured: "
+                 "their slowest call took %lld us (%lld calls slower than 50 us; see the "
+                 "tables below). The bottleneck analysis covers host-side pipelines, and this "
+                 "profile has none.",
+                 (long long)td_us(dev_max_ps), (long long)dev_slow);
+        msg = dev_msg;
     } else {
         msg = "No tf.data activity captured in your profile. If your job uses tf.data, try "
               "to capture a longer profile.";

@@ -207,10 +207,17 @@ export default async function render(root, ctx) {
   const sumCard = el('div', 'xpv-card td-summary');
   sumCard.append(el('h3', null, 'Performance Analysis Summary'));
   const bound = p.is_input_bound === 'true';
+  // Slow calls the bottleneck analysis does not cover (device-side
+  // pipelines): the verdict must not say "nothing slow" above them.
+  const slowCol = (summary.cols || []).findIndex((c) => c.id === 'num_slow_calls');
+  const slowCalls = slowCol < 0 ? 0 : (summary.rows || [])
+    .reduce((a, r) => a + (Number(r.c[slowCol] && r.c[slowCol].v) || 0), 0);
   const verdict = el('p', 'td-verdict', bound ? 'Your program is input bound (tf.data).'
-    : 'No slow tf.data input pipeline found.');
+    : slowCalls ? `${slowCalls.toLocaleString()} slow tf.data call${slowCalls === 1 ? '' : 's'} ` +
+      'in device-side pipelines (not covered by the bottleneck analysis).'
+      : 'No slow tf.data input pipeline found.');
   verdict.style.fontWeight = 'bold';
-  verdict.style.color = bound ? '#d93025' : '#188038';
+  verdict.style.color = bound ? '#d93025' : slowCalls ? 'var(--warn)' : '#188038';
   sumCard.append(verdict, el('p', 'td-summary-message', p.summary_message || ''));
   root.append(sumCard);
 
