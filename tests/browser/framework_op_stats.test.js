@@ -249,3 +249,24 @@ test('framework op stats: sort and filter kept in the link', async (t) => {
   t.eq(await t2.locator('tbody tr').count(), rowsBefore, 'same rows shown');
   await t.assertClean(page);
 });
+
+// The pies' percentages are the table's: ops beyond the top 500 listed get
+// their own slice, so a slice is a share of the whole device time.
+test('tf stats: pie and table percentages agree', async (t) => {
+  if (!t.realBase) t.skip('XPV_REAL_URL not set (no ../shared/testdata/real)');
+  const page = await openTool(t, t.realBase, 'tensorflow-profiler/GPU-multi-worker');
+  const pie = page.locator('.xpv-tfstats-pie[data-side="Device"][data-by="operation"]');
+  await pie.locator('.xpv-pie-legend-label').first().waitFor();
+  const first = pie.locator('li').filter({ hasNotText: /^(ops not listed|Other)/ }).first();
+  const label = await first.locator('.xpv-pie-legend-label').textContent();
+  const piePct = await first.locator('.xpv-pie-legend-pct').textContent();
+  const data = await page.evaluate(async () => (await fetch(
+    `data/plugin/profile/data?${location.hash.slice(1).replace('tool=', 'tag=')}`)).json());
+  const cols = data[1].cols.map((c) => c.id);
+  const row = data[1].rows.map((r) => Object.fromEntries(cols.map((c, i) => [c, r.c[i] && r.c[i].v])))
+    .find((o) => o.host_or_device === 'Device' && o.operation === label);
+  t.ok(row, `the top pie slice is an op of the table (${label})`);
+  t.eq(piePct, `${(row.device_total_self_time_percent * 100).toFixed(1)}%`,
+    `slice ${piePct} = table ${(row.device_total_self_time_percent * 100).toFixed(1)}%`);
+  await t.assertClean(page);
+});

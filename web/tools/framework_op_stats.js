@@ -132,6 +132,21 @@ export default async function render(root, ctx) {
 
   const current = () => (idleBox.checked ? withIdle : withoutIdle);
 
+  // The table lists at most 500 ops per side, while its percentages are of
+  // the side's whole time: a slice for the ops not listed keeps the pie's
+  // percentages equal to the table's.
+  function withUnlisted(items, t, side) {
+    const col = side === 'Device' ? 'device_total_self_time_percent' : 'host_total_self_time_percent';
+    const rows = DT.toObjects(t).filter((o) => o.host_or_device === side);
+    const ref = rows.find((o) => Number(o[col]) > 0 && Number(o.total_self_time) > 0);
+    if (!ref) return items;
+    const total = Number(ref.total_self_time) / Number(ref[col]);
+    const listed = items.reduce((a, it) => a + it.value, 0);
+    const rest = total - listed;
+    if (!(rest > total * 1e-6)) return items;
+    return items.concat([{ label: 'ops not listed (beyond the top 500)', value: rest }]);
+  }
+
   function drawPies() {
     pies.textContent = '';
     const t = current();
@@ -144,7 +159,7 @@ export default async function render(root, ctx) {
         pies.append(box);
         pieChart(box, {
           title: `${side}: total self-time ${what}`,
-          data: DT.sumBy(t, by, 'total_self_time', pred),
+          data: withUnlisted(DT.sumBy(t, by, 'total_self_time', pred), t, side),
           format: us,
           height: 200,
           emptyText: `No ${side.toLowerCase()} op time.`,
