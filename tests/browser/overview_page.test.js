@@ -65,6 +65,8 @@ test('overview: real profiles', async (t) => {
   const p2 = await openTool(t, t.realBase, jax, 'overview_page');
   await t.waitFor(p2, '.xpv-no-steps');
   t.match(await p2.locator('.xpv-diagnostics').innerText(), /No step marker observed/, 'diagnostic');
+  t.match(await p2.locator('.xpv-card-precision').innerText(), /n\/a/, 'no step compute: precision n/a, not 0% and 0%');
+  t.match(await page.locator('.xpv-card-precision').innerText(), /16-bit \d/, 'TF run: the precision split');
   await t.assertClean(p2);
 });
 

@@ -113,8 +113,16 @@ export default async function render(root, ctx) {
       `device ${p(analysis, 'device_op_time_eager_percent')} of op time`);
   }
   if (p(analysis, 'device_compute_16bit_percent', null) !== null) {
-    card(cards, 'Device compute precision', `16-bit ${p(analysis, 'device_compute_16bit_percent')}`,
-      `32-bit ${p(analysis, 'device_compute_32bit_percent')}`);
+    // Both 0: no device compute was attributed to steps (e.g. no step
+    // marker), so the split is unknown, not "0% and 0%".
+    const p16 = Number.parseFloat(p(analysis, 'device_compute_16bit_percent')) || 0;
+    const p32 = Number.parseFloat(p(analysis, 'device_compute_32bit_percent')) || 0;
+    if (p16 + p32 > 0) {
+      card(cards, 'Device compute precision', `16-bit ${p(analysis, 'device_compute_16bit_percent')}`,
+        `32-bit ${p(analysis, 'device_compute_32bit_percent')}`, 'xpv-card-precision');
+    } else {
+      card(cards, 'Device compute precision', 'n/a', 'no device compute time in steps', 'xpv-card-precision');
+    }
   }
 
   // ---- step-time graph ----
