@@ -145,7 +145,8 @@ static void test_summary_and_peak(void **state) {
     assert_int_equal(iget(peak, "freeMemoryBytes"), 520);
     assert_int_equal(iget(sum, "peakStatsTimePs"), 30 * US);
     assert_int_equal(iget(sum, "memoryCapacity"), 1520);
-    /* Lifetime peak = the last event in FILE order (line 1's dealloc). */
+    /* Lifetime peak = the largest allocator peak seen, never below the
+     * in-profile peak (XProf keeps the last one in file order). */
     assert_int_equal(iget(sum, "peakBytesUsageLifetime"), 1000);
 
     /* Timeline: all 5 events, time-sorted, step ids repaired. */
@@ -398,6 +399,11 @@ static void test_real_files(void **state) {
             long long want = (long long)model_peak(p, id);
             if (got != want)
                 fail_msg("%s allocator %s: peak %lld, max stack+heap %lld", *f, id, got, want);
+            /* The allocator's lifetime peak is never below what the profile
+             * itself saw (the audit found 5.0 GB under a 6.2 GB peak). */
+            long long life = iget(json_object_get(a, "profileSummary"), "peakBytesUsageLifetime");
+            if (life < got)
+                fail_msg("%s allocator %s: lifetime peak %lld < in-profile peak %lld", *f, id, life, got);
             assert_true(json_array_size(json_object_get(a, "sampledTimelineSnapshots")) <= 1000);
             /* Every breakdown row resolves to a snapshot or special entry. */
             json_t *rows = json_object_get(a, "activeAllocations");

@@ -166,9 +166,14 @@ static mp_alloc *mp_allocator(mp_profile *mp, const char *id, size_t len) {
     return a;
 }
 
-/* XProf UpdateProfileSummary: runs in file order, before sorting. */
+/* XProf UpdateProfileSummary: runs in file order, before sorting.  XProf
+ * keeps the last snapshot's allocator peak_bytes_in_use as the lifetime
+ * peak; in file order that can be an earlier, lower value (the audit saw
+ * 5.0 GB "lifetime" under a 6.2 GB in-profile peak).  A lifetime peak is
+ * the largest seen, and never below the peak observed in the profile. */
 static void mp_update_summary(mp_alloc *a, const mp_snap *s) {
-    a->peak_lifetime = s->peak_in_use;
+    if (s->peak_in_use > a->peak_lifetime) a->peak_lifetime = s->peak_in_use;
+    if (s->stack + s->heap > a->peak_lifetime) a->peak_lifetime = s->stack + s->heap;
     if (s->stack + s->heap >= a->peak.peak_in_use) {
         a->peak.stack = s->stack;
         a->peak.heap = s->heap;
