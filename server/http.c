@@ -44,6 +44,8 @@ struct conn {
     int64_t since_ms;           /* connected / previous response done */
     struct req *pending;        /* this connection's request context until
                                  * MHD's completion callback takes it back */
+    unsigned served;            /* responses completed on it */
+    unsigned char addr[16];     /* client address (IPv4 mapped into IPv6) */
     struct conn *prev, *next;
 };
 
@@ -52,6 +54,10 @@ struct xpv_http {
     xpv_app *app;
     int port;
     unsigned timeout_s, grace_s;
+    unsigned head_timeout_s;    /* a fresh connection's first request head */
+    unsigned conn_limit, per_ip_limit;
+    unsigned nconns;            /* in the list */
+    uint64_t evicted, refused;  /* admission counters (logged) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct conn *conns;         /* open connections */
@@ -246,6 +252,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (cn) {
         cn->busy = 0;
         cn->since_ms = xpv_now_ms();
+        if (rq && rq->counted) cn->served++;
         if (cn->pending == rq) cn->pending = NULL;
     }
     if (rq && rq->counted) {
@@ -257,6 +264,18 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
+/* A client address as 16 bytes (IPv4 as ::ffff:a.b.c.d) for per-address
+ * counting. */
+static void addr_key(const struct sockaddr *sa, unsigned char out[16]) {
+    memset(out, 0, 16);
+    if (sa->sa_family == AF_INET) {
+        out[10] = out[11] = 0xff;
+        memcpy(out + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+    } else if (sa->sa_family == AF_INET6) {
+        memcpy(out, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+    }
+}
+
 static void notify_conn(void *cls, struct MHD_Connection *c, void **socket_context,
                         enum MHD_ConnectionNotificationCode code) {
     struct xpv_http *srv = cls;
@@ -266,7 +285,11 @@ static void notify_conn(void *cls, struct MHD_Connection *c, void **socket_conte
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
         cn->fd = ci ? ci->connect_fd : -1;
         cn->since_ms = xpv_now_ms();
+        const union MHD_ConnectionInfo *ai =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        if (ai && ai->client_addr) addr_key(ai->client_addr, cn->addr);
         pthread_mutex_lock(&srv->mu);
+        srv->nconns++;
         cn->next = srv->conns;
         if (srv->conns) srv->conns->prev = cn;
         srv->conns = cn;
@@ -279,11 +302,68 @@ static void notify_conn(void *cls, struct MHD_Connection *c, void **socket_conte
         if (cn->prev) cn->prev->next = cn->next;
         else srv->conns = cn->next;
         if (cn->next) cn->next->prev = cn->prev;
+        srv->nconns--;
         pthread_mutex_unlock(&srv->mu);
         req_free(cn->pending);   /* a request MHD rejected before the handler */
         free(cn);
         *socket_context = NULL;
     }
+}
+
+/* Closes one connection that is doing nothing for anyone (not in a
+ * request): one that never completed a request head first (a stalled or
+ * slowloris client), the oldest of them, else the oldest idle keep-alive.
+ * `addr` non-NULL: only connections from that address.  Caller holds mu.
+ * Returns whether one was closed. */
+static int evict_idle(struct xpv_http *srv, const unsigned char *addr) {
+    struct conn *best = NULL;
+    for (struct conn *cn = srv->conns; cn; cn = cn->next) {
+        if (cn->busy || cn->killed || cn->fd < 0) continue;
+        if (addr && memcmp(cn->addr, addr, 16)) continue;
+        if (!best || (cn->served == 0 && best->served != 0) ||
+            ((cn->served == 0) == (best->served == 0) && cn->since_ms < best->since_ms))
+            best = cn;
+    }
+    if (!best) return 0;
+    shutdown(best->fd, SHUT_RDWR);
+    best->killed = 1;
+    srv->evicted++;
+    return 1;
+}
+
+/* MHD's accept policy: at the global cap, or at the per-address cap, a
+ * connection doing nothing is closed to make room (stalled clients never
+ * lock others out); only when every connection is in a request is the new
+ * one refused.  MHD's own limit is set higher, so that closed connections
+ * still being torn down do not count. */
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t addrlen) {
+    struct xpv_http *srv = cls;
+    (void)addrlen;
+    unsigned char key[16];
+    addr_key(addr, key);
+    enum MHD_Result ok = MHD_YES;
+    pthread_mutex_lock(&srv->mu);
+    unsigned total = 0, same = 0;
+    for (struct conn *cn = srv->conns; cn; cn = cn->next) {
+        if (cn->killed) continue;
+        total++;
+        if (!memcmp(cn->addr, key, 16)) same++;
+    }
+    if (same >= srv->per_ip_limit && !evict_idle(srv, key)) ok = MHD_NO;
+    else if (ok == MHD_YES && total >= srv->conn_limit && !evict_idle(srv, NULL)) ok = MHD_NO;
+    if (ok == MHD_NO) srv->refused++;
+    uint64_t ev = srv->evicted, rf = srv->refused;
+    pthread_mutex_unlock(&srv->mu);
+    /* Log the first time and then every 100th, not once per connection. */
+    if (ok == MHD_NO && (rf == 1 || rf % 100 == 0))
+        fprintf(stderr, "xpview: connection cap reached (%u, %u per address) with every "
+                "connection busy: refused %llu so far\n", srv->conn_limit, srv->per_ip_limit,
+                (unsigned long long)rf);
+    if (ok == MHD_YES && ev && (total >= srv->conn_limit || same >= srv->per_ip_limit) &&
+        (ev == 1 || ev % 100 == 0))
+        fprintf(stderr, "xpview: connection cap reached: closed %llu idle or stalled "
+                "connection(s) so far to admit new ones\n", (unsigned long long)ev);
+    return ok;
 }
 
 /* Closes connections that have not delivered a complete request head
@@ -294,11 +374,14 @@ static void notify_conn(void *cls, struct MHD_Connection *c, void **socket_conte
 static void *watchdog_main(void *arg) {
     struct xpv_http *srv = arg;
     int64_t limit = (int64_t)srv->timeout_s * 1000;
+    int64_t head_limit = (int64_t)srv->head_timeout_s * 1000;
+    if (head_limit > limit) head_limit = limit;
     pthread_mutex_lock(&srv->mu);
     while (!srv->stopping) {
         int64_t now = xpv_now_ms();
         for (struct conn *cn = srv->conns; cn; cn = cn->next)
-            if (!cn->busy && !cn->killed && cn->fd >= 0 && now - cn->since_ms > limit) {
+            if (!cn->busy && !cn->killed && cn->fd >= 0 &&
+                now - cn->since_ms > (cn->served ? limit : head_limit)) {
                 shutdown(cn->fd, SHUT_RDWR);
                 cn->killed = 1;
             }
@@ -476,17 +559,24 @@ xpv_http *xpv_http_start(xpv_app *app, const xpv_http_config *cfg,
     struct xpv_http *srv = xpv_xcalloc(1, sizeof *srv);
     srv->app = app;
     srv->timeout_s = cfg->timeout_s ? cfg->timeout_s : 30u;
+    srv->head_timeout_s = cfg->head_timeout_s ? cfg->head_timeout_s : 10u;
     srv->grace_s = cfg->grace_s ? cfg->grace_s : 10u;
     unsigned conn_limit = cfg->conn_limit ? cfg->conn_limit : 512u;
+    srv->conn_limit = conn_limit;
+    srv->per_ip_limit = cfg->per_ip_limit ? cfg->per_ip_limit
+                                          : (conn_limit / 2 ? conn_limit / 2 : 1);
+    if (srv->per_ip_limit > conn_limit) srv->per_ip_limit = conn_limit;
+    /* MHD's own cap leaves room for evicted connections still closing. */
+    unsigned mhd_limit = conn_limit + 64;
     pthread_mutex_init(&srv->mu, NULL);
     pthread_cond_init(&srv->cv, NULL);
 #define START_DAEMON()                                                          \
     MHD_start_daemon(                                                           \
-        flags, (uint16_t)cfg->port, NULL, NULL, handler, srv,                   \
+        flags, (uint16_t)cfg->port, accept_policy, srv, handler, srv,           \
         MHD_OPTION_EXTERNAL_LOGGER, log_mhd, NULL,                              \
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,                           \
         MHD_OPTION_THREAD_POOL_SIZE, threads,                                   \
-        MHD_OPTION_CONNECTION_LIMIT, conn_limit,                                \
+        MHD_OPTION_CONNECTION_LIMIT, mhd_limit,                                 \
         MHD_OPTION_CONNECTION_TIMEOUT, srv->timeout_s,                          \
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MEMORY_LIMIT,               \
         MHD_OPTION_URI_LOG_CALLBACK, uri_logger, srv,                           \

@@ -7,10 +7,15 @@
  * the security headers to every response and enforces connection limits
  * and timeouts:
  *   - request line + headers must fit in 32 KiB (else 414/431, by MHD);
- *   - at most `conn_limit` connections (more are closed on accept);
- *   - a connection must deliver a complete request head within
- *     `timeout_s` of connecting (or of its previous response), and is
- *     closed after `timeout_s` without any traffic (slowloris);
+ *   - at most `conn_limit` connections, `per_ip_limit` from one address:
+ *     at a cap, a connection doing nothing (stalled before its first
+ *     request head, else the oldest idle keep-alive) is closed to admit
+ *     the new one; only when all are in requests is the new one refused
+ *     (both logged);
+ *   - a new connection must deliver its first request head within
+ *     `head_timeout_s` (10 s), a kept-alive one its next within
+ *     `timeout_s` of its previous response, and any connection is closed
+ *     after `timeout_s` without traffic (slowloris);
  *   - xpv_http_stop() stops accepting, lets the requests in flight finish
  *     (up to `grace_s`), then closes everything.
  */
@@ -31,6 +36,9 @@ typedef struct xpv_http_config {
     unsigned conn_limit;     /* 0 = default (512) */
     unsigned timeout_s;      /* idle / request-head timeout; 0 = default (30) */
     unsigned grace_s;        /* shutdown: wait for in-flight requests; 0 = 10 */
+    unsigned head_timeout_s; /* a new connection's first complete request head;
+                              * 0 = default (10), at most timeout_s */
+    unsigned per_ip_limit;   /* connections per client address; 0 = conn_limit/2 */
 } xpv_http_config;
 
 /* Start serving `app` (borrowed; it must outlive the server).  Returns

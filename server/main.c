@@ -38,7 +38,8 @@ static const char usage[] =
     "usage: xpview [--logdir PATH | PATH] [--port 6006] [--host 127.0.0.1 | --bind_all]\n"
     "              [--path_prefix /sub/path] [--cache_dir DIR]\n"
     "              [--max_file_size BYTES] [--cache_mb N]\n"
-    "              [--max_connections N] [--timeout SECONDS] [--help] [--version]\n"
+    "              [--max_connections N] [--max_connections_per_ip N]\n"
+    "              [--timeout SECONDS] [--head_timeout SECONDS] [--help] [--version]\n"
     "       xpview export --tool NAME [--host H] [--param k=v]... [--route data]\n"
     "              RUN_DIR\n"
     "       xpview synth [--size BYTES] [--hosts N] [--steps N] [--gpus N]\n"
@@ -67,7 +68,11 @@ static const char usage[] =
     "                       bytes; K/M/G suffixes allowed (default 4G)\n"
     "  --cache_mb N         memory budget for decoded profiles and results\n"
     "                       (default: half the RAM, at most 8192)\n"
-    "  --max_connections N  open connections at most (default 512)\n"
+    "  --max_connections N  open connections at most (default 512); at the cap an\n"
+    "                       idle or stalled connection is closed to admit a new one\n"
+    "  --max_connections_per_ip N  from one client address (default half the cap)\n"
+    "  --head_timeout S     a new connection's first request head must arrive\n"
+    "                       within S seconds (default 10; at most --timeout)\n"
     "  --timeout SECONDS    a connection must send a complete request head\n"
     "                       within this time and is closed when idle this\n"
     "                       long (default 30)\n"
@@ -469,6 +474,10 @@ static int cmd_serve(int argc, char **argv) {
             hc.conn_limit = (unsigned)parse_int(v, "--max_connections", 1, 100000);
         else if ((v = opt_value(argc, argv, &i, "--timeout")))
             hc.timeout_s = (unsigned)parse_int(v, "--timeout", 1, 86400);
+        else if ((v = opt_value(argc, argv, &i, "--head_timeout")))
+            hc.head_timeout_s = (unsigned)parse_int(v, "--head_timeout", 1, 86400);
+        else if ((v = opt_value(argc, argv, &i, "--max_connections_per_ip")))
+            hc.per_ip_limit = (unsigned)parse_int(v, "--max_connections_per_ip", 1, 100000);
         else if (argv[i][0] != '-' && !logdir) logdir = argv[i];   /* xpview PATH */
         else {
             fprintf(stderr, "xpview: unknown argument %s\n%s", argv[i], usage);

@@ -37,7 +37,7 @@ static int setup(void **state) {
     xpv_err err;
     app = xpv_app_new(&cfg, &err);
     assert_non_null(app);
-    xpv_http_config hc = {"127.0.0.1", 0, 0, 2, 16, 5, 1};
+    xpv_http_config hc = {"127.0.0.1", 0, 0, 2, 16, 5, 1, 2, 8};
     char msg[256];
     srv = xpv_http_start(app, &hc, msg, sizeof msg);
     if (!srv) print_message("start: %s\n", msg);
@@ -155,11 +155,55 @@ static void test_early_rejects(void **state) {
     assert_int_equal(get("/healthz"), 200);
 }
 
+/* A connection that sends half a request head and stalls. */
+static int stalled(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in sa = {0};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    static const char half[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+    assert_true(send(fd, half, sizeof half - 1, MSG_NOSIGNAL) > 0);
+    return fd;
+}
+
+/* Whether the server closed `fd` within `ms` milliseconds. */
+static int closed_within(int fd, int ms) {
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, ms) <= 0) return 0;
+    char c;
+    return recv(fd, &c, 1, MSG_DONTWAIT) <= 0;
+}
+
+/* Stalled clients never lock others out: at the per-address cap (8 here,
+ * 16 overall) a stalled connection is closed to admit a new one, so 30
+ * stalled connections later /healthz still answers at once; and a new
+ * connection that sends no complete head is closed after the head
+ * timeout (2 s here), long before the idle timeout (5 s). */
+static void test_stalled_clients(void **state) {
+    (void)state;
+    int fds[30];
+    for (int i = 0; i < 30; i++) fds[i] = stalled();
+    assert_int_equal(get("/healthz"), 200);
+    int closed = 0;
+    for (int i = 0; i < 30; i++) closed += closed_within(fds[i], 0);
+    print_message("%d of 30 stalled connections closed to admit others\n", closed);
+    assert_true(closed >= 30 - 8);
+    for (int i = 0; i < 30; i++) close(fds[i]);
+    int fd = stalled();
+    assert_true(closed_within(fd, 4500));      /* head timeout 2 s < idle 5 s */
+    close(fd);
+    assert_int_equal(get("/healthz"), 200);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_healthz),
         cmocka_unit_test(test_many_parameters),
         cmocka_unit_test(test_early_rejects),
+        cmocka_unit_test(test_stalled_clients),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
