@@ -488,7 +488,7 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, xpv_dl_pl
                 ln->nevents = (uint32_t)d->n;
                 sp->nevents += d->n;
             }
-            pos += XPV_DL_PER_STREAM - 4;
+            pos += 1; /* the Source code slot (not derived here) */
         }
     }
     for (size_t q = 0; q < nall; q++) {

@@ -30,12 +30,17 @@
  * stream, in XProf's stream order (names containing "Compute" first, then
  * by event count descending; ties keep file order), + 0 name scope, 1
  * framework ops, 2 modules, 3 ops.  Display ids (the trace viewer's tid)
- * are re-numbered as XProf does: 1.. over [stream, its derived lines by
- * id] per stream in that order; empty derived lines are dropped after
+ * are re-numbered as XProf does: 1.. over [stream, name scope, framework
+ * ops, modules, ops, source] per stream in that order; empty derived lines are dropped after
  * numbering.
  *
  * Planes that already hold derived lines (ids 0xdeadbeef ..
  * 0xdeadbeef + 389 as int32: TF 2.4 GPU profiles) are left alone.
+ * Not done: the scope_range_id tree is read only where its plane stats
+ * name defined stat metadata (the model drops undefined metadata ids, so
+ * on JAX 0.11 files each kernel's own scope_range_id is the module key and
+ * XLA Modules do not merge); Source code, Steps, Launch Stats lines; the
+ * HLO proto's op_name for XLA kernels' framework ops.
  * Derived events carry no stats (XProf adds group_id when the kernels had
  * one).
  */
