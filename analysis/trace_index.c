@@ -10,6 +10,7 @@
  * rule re-applied at the exact resolution.
  */
 #include "trace_index.h"
+#include "derived_lines.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -168,7 +169,7 @@ static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
  * `correlation_id`. */
 static void flow_set_init(xpv_stat_set *set, const xpv_hostset *hs, const xpv_trace_row *r) {
     int32_t ids[2] = {r->st_flow, r->st_corr};
-    xpv_stat_set_init(set, &hs->profiles[r->host]->planes[r->plane], ids, 2);
+    xpv_stat_set_init(set, r->pl, ids, 2);
 }
 
 /* Flow key of an event (0: none), as trace_viewer.c binds it: a `flow`
@@ -180,9 +181,9 @@ static uint64_t flow_key(const xpv_hostset *hs, const xpv_trace_row *r, const xp
                          const xpv_event *e, int *starter) {
     *starter = 0;
     if (r->is_counter || e->wire == XPV_NO_STATS || (r->st_flow < 0 && r->st_corr < 0)) return 0;
-    const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
+    const xpv_plane *pl = r->pl;
     xpv_stat st[2];
-    uint32_t m = xpv_event_stats_in(pl, &pl->lines[r->line], e, set, st, NULL);
+    uint32_t m = xpv_event_stats_in(pl, r->ln, e, set, st, NULL);
     if ((m & 1) && (st[0].kind == XPV_STAT_UINT || st[0].kind == XPV_STAT_INT)) {
         uint64_t v = st[0].v.u;
         unsigned dir = (unsigned)(v & 3);
@@ -426,7 +427,7 @@ static void promote_flows(xpv_trace_index *ix, const xpv_hostset *hs) {
         for (uint32_t ri = 0; ri < ix->nrows; ri++) {
             const xpv_trace_row *r = &ix->rows[ri];
             if (!r->ngroups || !(pass ? row_receives(r) : row_launches(r))) continue;
-            const xpv_line *ln = &hs->profiles[r->host]->planes[r->plane].lines[r->line];
+            const xpv_line *ln = &(*r->ln);
             size_t n = ln->nevents;
             if (n > mcap) {
                 size_t c = mcap;
@@ -648,6 +649,12 @@ static uint64_t layout(builder *bd, const xpv_hostset *hs) {
         if (!p || !p->nplanes) continue;
         int64_t *pids = xpv_xcalloc(p->nplanes, sizeof *pids);
         plane_pids(p, pids);
+        if (!ix->derived) {
+            ix->derived = xpv_xcalloc(hs->n, sizeof *ix->derived);
+            ix->nderived = hs->n;
+        }
+        ix->derived[h] = xpv_derived_lines_build(p);
+        const xpv_derived_lines *dl = ix->derived[h];
         const char *hname = xpv_arena_strndup(&ix->arena, hs->hostnames ? hs->hostnames[h] : "",
                                               hs->hostnames ? strlen(hs->hostnames[h]) : 0);
         for (uint32_t pi = 0; pi < p->nplanes; pi++) {
@@ -664,8 +671,20 @@ static uint64_t layout(builder *bd, const xpv_hostset *hs) {
             json_names(&ix->arena, pl, &ix->procs[proc]);
             ix->nprocs++;
             int host = has_prefix(pl->name, "/host:");
-            for (uint32_t li = 0; li < pl->nlines; li++) {
-                const xpv_line *ln = &pl->lines[li];
+            const xpv_dl_plane *dlp = xpv_derived_lines_plane(dl, pi);
+            const char *const *djname = NULL;
+            const uint32_t *djname_len = NULL;
+            if (dlp) {
+                xpv_trace_proc tmp;
+                json_names(&ix->arena, &dlp->synth, &tmp);
+                djname = tmp.jname;
+                djname_len = tmp.jname_len;
+            }
+            uint32_t nall = pl->nlines + (dlp ? dlp->synth.nlines : 0);
+            for (uint32_t li = 0; li < nall; li++) {
+                int der = li >= pl->nlines;
+                const xpv_plane *rpl = der ? &dlp->synth : pl;
+                const xpv_line *ln = der ? &dlp->synth.lines[li - pl->nlines] : &pl->lines[li];
                 if (!ln->nevents || has_prefix(ln->name, "counters_")) continue;
                 ix->rows = grow(ix->rows, &bd->cap_rows, (size_t)ix->nrows + 1, sizeof *ix->rows);
                 xpv_trace_row *r = &ix->rows[ix->nrows++];
@@ -676,13 +695,18 @@ static uint64_t layout(builder *bd, const xpv_hostset *hs) {
                 r->proc = proc;
                 r->pid = pid;
                 r->tid = ln->display_id;
+                if (dlp && !der) r->tid = dlp->line_display_id[li];
+                r->pl = rpl;
+                r->ln = ln;
+                r->jname = der ? djname : (const char *const *)ix->procs[proc].jname;
+                r->jname_len = der ? djname_len : ix->procs[proc].jname_len;
                 r->name = dup_str(&ix->arena, ln->display_name);
                 r->is_counter = xpv_str_eq(ln->name, "_counters_");
                 r->is_host = host;
-                r->st_step_name = xpv_stat_id(pl, "step_name");
-                r->st_group_id = xpv_stat_id(pl, "group_id");
-                r->st_corr = xpv_stat_id(pl, "correlation_id");
-                r->st_flow = xpv_stat_id(pl, "flow");
+                r->st_step_name = xpv_stat_id(rpl, "step_name");
+                r->st_group_id = xpv_stat_id(rpl, "group_id");
+                r->st_corr = xpv_stat_id(rpl, "correlation_id");
+                r->st_flow = xpv_stat_id(rpl, "flow");
                 ix->procs[proc].nthreads++;
                 total += ln->nevents;
             }
@@ -733,11 +757,19 @@ static uint64_t layout(builder *bd, const xpv_hostset *hs) {
     return total;
 }
 
+static size_t derived_bytes(const xpv_trace_index *ix) {
+    size_t n = ix->nderived * sizeof *ix->derived;
+    for (size_t h = 0; h < ix->nderived; h++)
+        if (ix->derived[h]) n += ix->derived[h]->bytes;
+    return n;
+}
+
 /* Memory held by an index (for the cache budget). */
 static size_t index_bytes(const xpv_trace_index *ix) {
     return sizeof *ix + ix->arena.total + ix->nidx * sizeof *ix->idx +
            (size_t)ix->ngroups * sizeof *ix->groups + (size_t)ix->nrows * sizeof *ix->rows +
-           (size_t)ix->nprocs * sizeof *ix->procs + (size_t)ix->nsteps * sizeof *ix->steps;
+           (size_t)ix->nprocs * sizeof *ix->procs + (size_t)ix->nsteps * sizeof *ix->steps +
+           derived_bytes(ix);
 }
 
 xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs) {
@@ -757,14 +789,14 @@ xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs) {
     const xpv_plane *last_pl = NULL;
     for (uint32_t ri = 0; ri < ix->nrows; ri++) {
         xpv_trace_row *r = &ix->rows[ri];
-        const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
+        const xpv_plane *pl = r->pl;
         if (pl != last_pl) {
             dropped = grow(dropped, &cap_dropped, pl->nevent_meta + 1, 1);
             for (uint32_t k = 0; k < pl->nevent_meta; k++)
                 dropped[k] = (uint8_t)xpv_trace_is_internal(pl->event_meta[k].name);
             last_pl = pl;
         }
-        index_row(&b, ri, pl, &pl->lines[r->line], dropped);
+        index_row(&b, ri, pl, r->ln, dropped);
     }
     free(dropped);
 
@@ -773,11 +805,11 @@ xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs) {
         for (uint32_t ri = 0; ri < ix->nrows; ri++) {
             xpv_trace_row *r = &ix->rows[ri];
             if (!r->is_host || r->is_counter || !r->ngroups) continue;
-            const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
+            const xpv_plane *pl = r->pl;
             int32_t sr = xpv_stat_id(pl, "_r");
             const xpv_trace_group *g = &ix->groups[r->group0];
             if (sr < 0 || g->key != 0) continue;
-            const xpv_line *ln = &pl->lines[r->line];
+            const xpv_line *ln = r->ln;
             uint64_t n = g->seg[LV];
             for (uint64_t i = 0; i < n; i++) {
                 uint32_t ev = ix->idx[g->off + i];
@@ -813,6 +845,8 @@ void xpv_trace_index_free(xpv_trace_index *ix) {
     free(ix->groups);
     free(ix->idx);
     free(ix->steps);
+    for (size_t h = 0; h < ix->nderived; h++) xpv_derived_lines_free(ix->derived[h]);
+    free(ix->derived);
     xpv_arena_free(&ix->arena);
     free(ix);
 }
@@ -980,7 +1014,7 @@ static uint64_t get64(img_rd *r) {
 }
 
 static uint32_t row_line_events(const xpv_hostset *hs, const xpv_trace_row *r) {
-    return hs->profiles[r->host]->planes[r->plane].lines[r->line].nevents;
+    return (*r->ln).nevents;
 }
 
 xpv_trace_index *xpv_trace_index_load(const xpv_hostset *hs, const void *data, size_t len) {
@@ -1056,7 +1090,7 @@ xpv_trace_index *xpv_trace_index_load(const xpv_hostset *hs, const void *data, s
             if (g->seg[L + 1] < g->seg[L]) goto bad;
         if (g->off > nidx || g->seg[LV] > nidx - g->off) goto bad;
         if (row->is_counter &&
-            g->key >= hs->profiles[row->host]->planes[row->plane].nevent_meta)
+            g->key >= row->pl->nevent_meta)
             goto bad;
         covered += g->seg[LV];
     }
@@ -1090,7 +1124,7 @@ xpv_trace_index *xpv_trace_index_load(const xpv_hostset *hs, const void *data, s
         uint32_t over = 0;
         for (uint64_t i = 0; i < g->seg[LV]; i++) over |= v[i] >= lim;
         if (over) goto bad;
-        const xpv_event *evs = hs->profiles[row->host]->planes[row->plane].lines[row->line].events;
+        const xpv_event *evs = (*row->ln).events;
         for (int L = 0; L < LV; L++) {
             if (g->seg[L] == g->seg[L + 1]) continue;
             const xpv_event *first = &evs[v[g->seg[L]]], *last = &evs[v[g->seg[L + 1] - 1]];
@@ -1416,7 +1450,7 @@ size_t xpv_trace_query(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t
     for (uint32_t gi = 0; gi < ix->ngroups; gi++) {
         const xpv_trace_group *g = &ix->groups[gi];
         const xpv_trace_row *r = &ix->rows[g->row];
-        const xpv_event *evs = hs->profiles[r->host]->planes[r->plane].lines[r->line].events;
+        const xpv_event *evs = (*r->ln).events;
         const uint32_t *idx = ix->idx;
         int counter = r->is_counter;
         size_t nc = 0, nseg = 0;
@@ -1504,8 +1538,8 @@ int xpv_trace_uid_decode(const xpv_hostset *hs, const xpv_trace_index *ix, uint6
     const xpv_trace_row *r = &ix->rows[row];
     if (r->host >= hs->n) return 0;
     const xpv_profile *p = hs->profiles[r->host];
-    if (r->plane >= p->nplanes || r->line >= p->planes[r->plane].nlines) return 0;
-    if (ev >= p->planes[r->plane].lines[r->line].nevents) return 0;
+    if (r->plane >= p->nplanes) return 0;
+    if (ev >= r->ln->nevents) return 0;
     out->row = (uint32_t)row;
     out->ev = ev;
     return 1;
@@ -1573,7 +1607,7 @@ size_t xpv_trace_search(const xpv_hostset *hs, const xpv_trace_index *ix, const 
     for (uint32_t ri = 0; ri < ix->nrows; ri++) {
         const xpv_trace_row *r = &ix->rows[ri];
         if (r->is_counter) continue;
-        const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
+        const xpv_plane *pl = r->pl;
         if (pl != last_pl) {
             match = grow(match, &cap_match, pl->nevent_meta + 1, 1);
             for (uint32_t k = 0; k < pl->nevent_meta; k++) {
@@ -1583,7 +1617,7 @@ size_t xpv_trace_search(const xpv_hostset *hs, const xpv_trace_index *ix, const 
             }
             last_pl = pl;
         }
-        const xpv_line *ln = &pl->lines[r->line];
+        const xpv_line *ln = r->ln;
         const xpv_event *evs = ln->events;
         for (uint32_t gi = r->group0; gi < r->group0 + r->ngroups; gi++) {
             const xpv_trace_group *g = &ix->groups[gi];

@@ -68,6 +68,13 @@ typedef struct xpv_trace_row {
     uint64_t nevents;               /* events indexed (dropped ones excluded) */
     /* Stat ids (dense, per plane) the renderer needs, or -1. */
     int32_t st_step_name, st_group_id, st_corr, st_flow;
+    /* Where the events live: the profile's plane and line, or for a
+     * derived row (line >= the plane's nlines) the derived plane and line
+     * (derived_lines.h); and the JSON names of their event metadata. */
+    const xpv_plane *pl;
+    const xpv_line *ln;
+    const char *const *jname;
+    const uint32_t *jname_len;
 } xpv_trace_row;
 
 typedef struct xpv_trace_proc {
@@ -102,6 +109,8 @@ typedef struct xpv_trace_index {
     uint64_t ndropped;              /* internal events left out */
     uint64_t ncounter;              /* counter samples indexed */
     size_t bytes;                   /* memory held */
+    struct xpv_derived_lines **derived; /* per host: derived GPU lines */
+    size_t nderived;
     xpv_arena arena;
 } xpv_trace_index;
 
@@ -114,7 +123,7 @@ void xpv_trace_index_free(xpv_trace_index *ix);
 
 /* Version of the persisted image (xpv_trace_index_save); bump it on any
  * change of the image layout or of what a build computes. */
-#define XPV_TRACE_INDEX_FORMAT 1
+#define XPV_TRACE_INDEX_FORMAT 2
 
 /* Append a persistent image of `ix` (built for `hs`) to `out`: a compact
  * binary layout holding only numbers (rows, groups, event indices, steps,
@@ -139,7 +148,8 @@ void xpv_trace_index_seal(void *img, size_t len);
 /* The event of row `r` at index `ev` of its line. */
 static inline const xpv_event *xpv_trace_event(const xpv_hostset *hs,
                                                const xpv_trace_row *r, uint32_t ev) {
-    return &hs->profiles[r->host]->planes[r->plane].lines[r->line].events[ev];
+    (void)hs;
+    return &r->ln->events[ev];
 }
 
 /* 1 when the event name is one the trace viewer hides. */

@@ -216,8 +216,8 @@ static void write_flow(xpv_buf *b, const xpv_trace_row *r, const ev_info *info) 
 /* One complete event.  `full`: all args; else args {uid, group_id}. */
 static void write_event(xpv_buf *b, const xpv_hostset *hs, const xpv_trace_index *ix,
                         const xpv_trace_row *r, uint32_t ri, uint32_t ev, int full, xpv_buf *args) {
-    const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
-    const xpv_line *ln = &pl->lines[r->line];
+    const xpv_plane *pl = r->pl;
+    const xpv_line *ln = r->ln;
     const xpv_event *e = &ln->events[ev];
     ev_info info;
     xpv_buf_reset(args);
@@ -235,8 +235,7 @@ static void write_event(xpv_buf *b, const xpv_hostset *hs, const xpv_trace_index
     if (info.has_step_name && info.step_name.len) {
         xpv_buf_json_str(b, name.ptr, name.len);
     } else {
-        const xpv_trace_proc *pr = &ix->procs[r->proc];
-        xpv_buf_add(b, pr->jname[e->meta], pr->jname_len[e->meta]);
+        xpv_buf_add(b, r->jname[e->meta], r->jname_len[e->meta]);
     }
     write_flow(b, r, &info);
     xpv_buf_puts(b, ",\"args\":{");
@@ -260,8 +259,8 @@ static void write_event(xpv_buf *b, const xpv_hostset *hs, const xpv_trace_index
  * returns 0 (nothing written) when it has no numeric stat. */
 static int write_counter(xpv_buf *b, const xpv_hostset *hs, const xpv_trace_row *r, uint32_t ev,
                          xpv_buf *args) {
-    const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
-    const xpv_line *ln = &pl->lines[r->line];
+    const xpv_plane *pl = r->pl;
+    const xpv_line *ln = r->ln;
     const xpv_event *e = &ln->events[ev];
     xpv_stat_iter it;
     xpv_stat st;
@@ -408,8 +407,8 @@ static int full_next(full_writer *w, xpv_buf *out, size_t max) {
             break;
         }
         const xpv_trace_row *r = &ix->rows[w->ri];
-        const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
-        const xpv_line *ln = &pl->lines[r->line];
+        const xpv_plane *pl = r->pl;
+        const xpv_line *ln = r->ln;
         if (pl != w->last_pl) {
             if (pl->nevent_meta + 1 > w->cap) {
                 w->cap = pl->nevent_meta + 1;
@@ -532,8 +531,8 @@ static int render_stream(const xpv_hostset *hs, const xpv_trace_index *ix, const
         const xpv_trace_step *st = &ix->steps[i];
         if (st->start_ps > we || st->start_ps + st->dur_ps < ws) continue;
         const xpv_trace_row *r = &ix->rows[st->row];
-        const xpv_plane *pl = &hs->profiles[r->host]->planes[r->plane];
-        const xpv_line *ln = &pl->lines[r->line];
+        const xpv_plane *pl = r->pl;
+        const xpv_line *ln = r->ln;
         ev_info info;
         scan_event(pl, ln, r, &ln->events[st->ev], &info, NULL);
         xpv_str name = shown_name(pl, &ln->events[st->ev], &info);

@@ -1,0 +1,87 @@
+/*
+ * derived_lines.h - XProf's derived timeline lines for GPU planes
+ * (xprof/utils/derived_timeline.cc, DeriveEventsFromAnnotations), built
+ * from a const profile into a separate structure (the profile is never
+ * modified).
+ *
+ * Per GPU stream line (every non-derived line of a `/device:GPU:*` plane),
+ * from its kernel events (events with a `kernel_details` stat), in
+ * (start asc, duration desc) order:
+ *   - `XLA Modules - from #<line id>`: one event per `hlo_module`, named
+ *     `module(program_id)` (just `module` without program_id);
+ *   - `XLA Ops - from #<line id>`: one level per `::` part of `hlo_op`,
+ *     metadata name `<program_id>/<part>` (or `<module>/<part>`), shown as
+ *     `<part>`;
+ *   - `Framework Name Scope` / `Framework Ops - from #<line id>`: from the
+ *     `tf_op` stat of kernels WITHOUT `hlo_op` (for XLA kernels XProf takes
+ *     the framework op from the HLO proto's instruction metadata, which is
+ *     not read here yet); name scopes only for TF and JAX ops, the op event
+ *     shown as the op type.
+ * Merge (ExpandOrAddLevelEvent): the previous event of the same level is
+ * extended when it has the same metadata, the same group_id (both absent
+ * or equal) and a compatible scope_range_id (either absent or equal; the
+ * module level uses the root of the `/host:__ScopeRangeCallStack__` chain);
+ * otherwise it and the deeper levels are closed (stacked events with equal
+ * spans are shrunk by 1 ns per level, AdjustDurationForTraceViewer) and a
+ * new event starts.  Closing level 0 of XLA Modules also closes XLA Ops and
+ * the name scopes; closing the name scopes closes Framework Ops.
+ *
+ * Line ids: kThreadIdDeviceDerivedMin (0xdeadbeef + 290, as int32) + 6 per
+ * stream, in XProf's stream order (names containing "Compute" first, then
+ * by event count descending; ties keep file order), + 0 name scope, 1
+ * framework ops, 2 modules, 3 ops.  Display ids (the trace viewer's tid)
+ * are re-numbered as XProf does: 1.. over [stream, name scope, framework
+ * ops, modules, ops, source] per stream in that order; empty derived lines are dropped after
+ * numbering.
+ *
+ * Planes that already hold derived lines (ids 0xdeadbeef ..
+ * 0xdeadbeef + 389 as int32: TF 2.4 GPU profiles) are left alone.
+ * Not done: the scope_range_id tree is read only where its plane stats
+ * name defined stat metadata (the model drops undefined metadata ids, so
+ * on JAX 0.11 files each kernel's own scope_range_id is the module key and
+ * XLA Modules do not merge); Source code, Steps, Launch Stats lines; the
+ * HLO proto's op_name for XLA kernels' framework ops.
+ * Derived events carry no stats (XProf adds group_id when the kernels had
+ * one).
+ */
+#ifndef XPV_DERIVED_LINES_H
+#define XPV_DERIVED_LINES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+#define XPV_DL_BASE ((int64_t)(int32_t)0xdeadbeefu)
+#define XPV_DL_DEVICE_MIN (XPV_DL_BASE + 290)
+#define XPV_DL_PER_STREAM 6
+enum { XPV_DL_NAME_SCOPE = 0, XPV_DL_TF_OP = 1, XPV_DL_MODULE = 2, XPV_DL_HLO_OP = 3 };
+
+typedef struct xpv_dl_plane {
+    uint32_t plane;            /* index of the GPU plane in the profile */
+    /* The derived lines (non-empty ones, in display order) and the event
+     * metadata their events refer to; no stat metadata, no stats.  Events
+     * have wire == XPV_NO_STATS. */
+    xpv_plane synth;
+    uint32_t *src_line;        /* per synth line: the stream line it derives from */
+    int64_t *line_display_id;  /* per line of the source plane: XProf's display id */
+} xpv_dl_plane;
+
+typedef struct xpv_derived_lines {
+    xpv_dl_plane *planes;      /* only planes that got derived lines */
+    uint32_t nplanes;
+    size_t bytes;
+    xpv_arena arena;
+} xpv_derived_lines;
+
+/* 1 when the line id is in XProf's derived range (host or device). */
+int xpv_dl_is_derived_id(int64_t id);
+
+/* Derive the lines of every GPU plane of `p` that lacks derived lines.
+ * Never fails; returns an empty structure when nothing is derived. */
+xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p);
+void xpv_derived_lines_free(xpv_derived_lines *d);
+/* The derived lines of plane `plane`, or NULL. */
+const xpv_dl_plane *xpv_derived_lines_plane(const xpv_derived_lines *d, uint32_t plane);
+
+#endif
