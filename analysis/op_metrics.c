@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "op_metrics.h"
+#include "checked.h"
 
 #define KERNEL_TOP_K 1000
 
@@ -586,11 +587,11 @@ static inline void optab_add(optab *t, uint32_t row, xpv_str category, xpv_str p
     /* The first non-empty category / provenance sticks (XProf). */
     if (!r->category[0] && category.len) r->category = arena_str(t->arena, category);
     if (!r->provenance[0] && provenance.len) r->provenance = arena_str(t->arena, provenance);
-    int64_t self = time_ps - children_ps;
+    int64_t self = xpv_sub_i64(time_ps, children_ps, NULL);
     if (self < 0) self = 0;
-    r->occurrences += occurrences;
-    r->time_ps += time_ps;
-    r->self_time_ps += self;
+    r->occurrences = xpv_add_i64(r->occurrences, occurrences, NULL);
+    r->time_ps = xpv_add_i64(r->time_ps, time_ps, NULL);
+    r->self_time_ps = xpv_add_i64(r->self_time_ps, self, NULL);
     if (time_ps < r->min_time_ps) r->min_time_ps = time_ps;
     r->flops += flops;
     r->model_flops += model_flops;
@@ -708,14 +709,15 @@ static inline void host_end(host_acc *h, uint32_t op, int64_t ts) {
     }
     int64_t start = h->stack[d - 1].start, children = h->stack[d - 1].children;
     h->depth = d - 1;
-    int64_t dur = ts - start;
+    int64_t dur = xpv_sub_i64(ts, start, NULL);
     const host_op *ho = &h->ops[op];
-    int64_t self = dur - children;
+    int64_t self = xpv_sub_i64(dur, children, NULL);
     if (self < 0) self = 0;
     optab_add(&h->tab, ho->row, ho->type, mkstr("", 0), ho->is_eager, 1, dur, children, 0, 0,
               0);
-    h->line_op_time += self;
-    if (h->depth > 0) h->stack[h->depth - 1].children += dur;
+    h->line_op_time = xpv_add_i64(h->line_op_time, self, NULL);
+    if (h->depth > 0)
+        h->stack[h->depth - 1].children = xpv_add_i64(h->stack[h->depth - 1].children, dur, NULL);
 }
 
 static inline int act_less(const activity *x, const activity *y) {
@@ -804,10 +806,10 @@ static void host_process_line(host_acc *h) {
         first = h->acts[0].ts;
         last = h->acts[na - 1].ts;
     }
-    int64_t span = last - first;
-    h->total_time_ps += span;
-    h->total_op_time_ps += h->line_op_time;
-    h->idle_ps += span > h->line_op_time ? span - h->line_op_time : 0;
+    int64_t span = xpv_sub_i64(last, first, NULL);
+    h->total_time_ps = xpv_add_i64(h->total_time_ps, span, NULL);
+    h->total_op_time_ps = xpv_add_i64(h->total_op_time_ps, h->line_op_time, NULL);
+    h->idle_ps = xpv_add_i64(h->idle_ps, span > h->line_op_time ? span - h->line_op_time : 0, NULL);
 }
 
 static void host_plane(host_acc *h, const xpv_plane *pl) {
@@ -863,7 +865,7 @@ static void host_plane(host_acc *h, const xpv_plane *pl) {
                     has_tf_op = 1 + st.is_ref;
                 }
             }
-            int64_t b = ev->start_ps, e = ev->start_ps + ev->dur_ps;
+            int64_t b = ev->start_ps, e = xpv_add_i64(ev->start_ps, ev->dur_ps, NULL);
             if (by_name) {
                 if (!meta_row[mi]) meta_row[mi] = optab_row(&h->tab, 0, meta_ops[mi].name) + 1;
                 host_push_op(h, meta_row[mi] - 1, meta_ops[mi].type, is_eager != 0, b, e);
@@ -946,8 +948,8 @@ static int cstr_is(const char *c, xpv_str s) {
 /* Fold `k` (one or more occurrences) into row `i`. */
 static inline void ktab_bump(ktab *t, size_t i, const xpv_kernel_report *k) {
     xpv_kernel_report *r = &t->rows[i];
-    r->occurrences += k->occurrences;
-    r->total_duration_ns += k->total_duration_ns;
+    r->occurrences = xpv_add_u64(r->occurrences, k->occurrences, NULL);
+    r->total_duration_ns = xpv_add_u64(r->total_duration_ns, k->total_duration_ns, NULL);
     if (k->min_duration_ns < r->min_duration_ns) r->min_duration_ns = k->min_duration_ns;
     if (k->max_duration_ns > r->max_duration_ns) r->max_duration_ns = k->max_duration_ns;
 }
@@ -1134,7 +1136,7 @@ static void hlo_flush(dev_acc *d, hlo_cur *c, int64_t *line_op_time) {
     }
     optab_add(&d->tab, row, c->category, c->provenance, c->is_eager, 1, c->dur, 0, c->flops,
               c->model_flops, c->bytes);
-    *line_op_time += c->dur;
+    *line_op_time = xpv_add_i64(*line_op_time, c->dur, NULL);
     memset(c, 0, sizeof *c);
 }
 
@@ -1163,7 +1165,8 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
         for (uint32_t k = 0; k < ln->nevents; k++) {
             const xpv_event *ev = &ln->events[k];
             if (ev->start_ps < first) first = ev->start_ps;
-            if (ev->start_ps + ev->dur_ps > last) last = ev->start_ps + ev->dur_ps;
+            int64_t ev_end = xpv_add_i64(ev->start_ps, ev->dur_ps, NULL);
+            if (ev_end > last) last = ev_end;
             dev_ev s;
             dev_read_stats(pl, ln, ev, &ids, &s);
             if (s.bytes <= 0 && s.memcpy_details.len) {
@@ -1193,7 +1196,7 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
                     cur.model_flops = s.model_flops;
                     cur.bytes = s.bytes;
                 }
-                cur.dur += ev->dur_ps;
+                cur.dur = xpv_add_i64(cur.dur, ev->dur_ps, NULL);
                 cur.is_eager = s.is_eager != 0;
                 /* XProf takes the HLO instruction's framework op name from
                  * the module proto; the `name` stat carries the same text. */
@@ -1225,7 +1228,7 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
                 }
                 optab_add(&d->tab, v->row, v->a, s.tf_op, s.is_eager != 0, 1, ev->dur_ps, 0,
                           s.flops, s.model_flops, s.bytes);
-                plane_op_time += ev->dur_ps;
+                plane_op_time = xpv_add_i64(plane_op_time, ev->dur_ps, NULL);
                 kernel_op = v->b;
             }
             /* Kernel stats: whole-ns duration > 0 and kernel_details. */
@@ -1236,7 +1239,7 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
             kr.occurrences = 1;
             kr.total_duration_ns = kr.min_duration_ns = kr.max_duration_ns = dur_ns;
             d->kernel_events++;
-            d->kernel_total_ns += dur_ns;
+            d->kernel_total_ns = xpv_add_u64(d->kernel_total_ns, dur_ns, NULL);
             /* Every field of the kernel key is a function of these: a memo
              * hit skips parsing kernel_details and hashing the names. */
             uint64_t occ_bits = 0;
@@ -1270,10 +1273,10 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
         hlo_flush(d, &cur, &plane_op_time);
     }
     free(uses_tc);
-    int64_t span = last > first ? last - first : 0;
-    d->total_time_ps += span;
-    d->total_op_time_ps += plane_op_time;
-    d->idle_ps += span > plane_op_time ? span - plane_op_time : 0;
+    int64_t span = last > first ? xpv_sub_i64(last, first, NULL) : 0;
+    d->total_time_ps = xpv_add_i64(d->total_time_ps, span, NULL);
+    d->total_op_time_ps = xpv_add_i64(d->total_op_time_ps, plane_op_time, NULL);
+    d->idle_ps = xpv_add_i64(d->idle_ps, span > plane_op_time ? span - plane_op_time : 0, NULL);
 }
 
 /* ==== TPU device op metrics ============================================== *
@@ -1583,7 +1586,7 @@ static void build_device_tf(xpv_op_metrics *m) {
     for (size_t i = 0; i < m->device.n; i++) {
         const xpv_op_metric *d = &m->device.ops[i];
         if (d->is_idle) {
-            idle += d->self_time_ps;
+            idle = xpv_add_i64(idle, d->self_time_ps, NULL);
             continue;
         }
         xpv_str name, type;
@@ -1618,8 +1621,8 @@ static void build_device_tf(xpv_op_metrics *m) {
             r->min_time_ps = d->min_time_ps;
         }
         if (d->occurrences > r->occurrences) r->occurrences = d->occurrences;
-        r->time_ps += d->time_ps;
-        r->self_time_ps += d->self_time_ps;
+        r->time_ps = xpv_add_i64(r->time_ps, d->time_ps, NULL);
+        r->self_time_ps = xpv_add_i64(r->self_time_ps, d->self_time_ps, NULL);
         if (d->min_time_ps < r->min_time_ps) r->min_time_ps = d->min_time_ps;
         r->flops += d->flops;
         r->model_flops += d->model_flops;

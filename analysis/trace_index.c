@@ -134,7 +134,7 @@ static void assign_levels(const xpv_event *evs, const uint32_t *in, size_t n,
 
 typedef struct builder {
     xpv_trace_index *ix;
-    size_t cap_rows, cap_groups, cap_steps;
+    size_t cap_rows, cap_groups, cap_steps, cap_procs;
     /* scratch, reused across rows */
     ord_ev *ord;
     uint32_t *keep, *depth, *tmp;
@@ -617,7 +617,35 @@ typedef struct row_key {
     uint32_t order;
 } row_key;
 
-static char *dup_str(xpv_arena *a, xpv_str s) { return xpv_arena_strndup(a, s.ptr, s.len); }
+/* An absent string (a line or plane with no name field: NULL, 0) is "". */
+static char *dup_str(xpv_arena *a, xpv_str s) {
+    return xpv_arena_strndup(a, s.len ? s.ptr : "", s.len);
+}
+
+/* Comparisons made by the layout sorts (qsort has no context argument;
+ * per thread, as several threads build indexes). */
+static _Thread_local uint64_t *layout_cmp_count;
+
+/* (pid, tid), then original order: a total order, so qsort is stable. */
+static int cmp_row_key(const void *a, const void *b) {
+    const row_key *x = a, *y = b;
+    if (layout_cmp_count) ++*layout_cmp_count;
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+typedef struct proc_key {
+    int64_t pid;
+    uint32_t order;
+} proc_key;
+
+static int cmp_proc_key(const void *a, const void *b) {
+    const proc_key *x = a, *y = b;
+    if (layout_cmp_count) ++*layout_cmp_count;
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
 
 /* Escape every event metadata's shown name once (the renderer copies). */
 static void json_names(xpv_arena *a, const xpv_plane *pl, xpv_trace_proc *pr) {
@@ -662,10 +690,8 @@ static uint64_t layout(builder *bd, const xpv_hostset *hs) {
             const xpv_plane *pl = &p->planes[pi];
             int64_t pid = pids[pi] + (hs->n > 1 ? 1000 * (int64_t)(h + 1) : 0);
             uint32_t proc = ix->nprocs;
-            size_t cap = ix->nprocs;
-            ix->procs = grow(ix->procs, &cap, (size_t)ix->nprocs + 1, sizeof *ix->procs);
-            /* grow() with cap == count always reallocs to a power of two:
-             * fine for a few hundred planes. */
+            ix->procs = grow(ix->procs, &bd->cap_procs, (size_t)ix->nprocs + 1,
+                             sizeof *ix->procs);
             ix->procs[proc] = (xpv_trace_proc){pid, (uint32_t)h, pi, dup_str(&ix->arena, pl->name),
                                                hname, 0, NULL, NULL};
             json_names(&ix->arena, pl, &ix->procs[proc]);
@@ -719,28 +745,24 @@ static uint64_t layout(builder *bd, const xpv_hostset *hs) {
         xpv_trace_row *sorted = xpv_xcalloc(ix->nrows ? ix->nrows : 1, sizeof *sorted);
         for (uint32_t i = 0; i < ix->nrows; i++)
             keys[i] = (row_key){ix->rows[i].pid, ix->rows[i].tid, i};
-        /* insertion sort keeps it stable; rows number in the thousands */
-        for (uint32_t i = 1; i < ix->nrows; i++)
-            for (uint32_t j = i; j > 0; j--) {
-                row_key *x = &keys[j - 1], *y = &keys[j];
-                if (x->pid < y->pid || (x->pid == y->pid && x->tid <= y->tid)) break;
-                row_key t = *x;
-                *x = *y;
-                *y = t;
-            }
+        /* One sort, O(n log n) whatever the file order (lines in
+         * descending id order used to make an insertion sort quadratic). */
+        layout_cmp_count = &ix->build_work;
+        qsort(keys, ix->nrows, sizeof *keys, cmp_row_key);
         for (uint32_t i = 0; i < ix->nrows; i++) sorted[i] = ix->rows[keys[i].order];
+        ix->build_work += ix->nrows;
         free(ix->rows);
         ix->rows = sorted;
         free(keys);
         /* procs: sort by pid, remap rows' proc */
+        proc_key *pk = xpv_xcalloc(ix->nprocs ? ix->nprocs : 1, sizeof *pk);
+        for (uint32_t i = 0; i < ix->nprocs; i++) pk[i] = (proc_key){ix->procs[i].pid, i};
+        qsort(pk, ix->nprocs, sizeof *pk, cmp_proc_key);
+        layout_cmp_count = NULL;
         uint32_t *perm = xpv_xcalloc(ix->nprocs ? ix->nprocs : 1, sizeof *perm);
-        for (uint32_t i = 0; i < ix->nprocs; i++) perm[i] = i;
-        for (uint32_t i = 1; i < ix->nprocs; i++)
-            for (uint32_t j = i; j > 0 && ix->procs[perm[j - 1]].pid > ix->procs[perm[j]].pid; j--) {
-                uint32_t t = perm[j - 1];
-                perm[j - 1] = perm[j];
-                perm[j] = t;
-            }
+        for (uint32_t i = 0; i < ix->nprocs; i++) perm[i] = pk[i].order;
+        free(pk);
+        ix->build_work += ix->nprocs;
         xpv_trace_proc *np = xpv_xcalloc(ix->nprocs ? ix->nprocs : 1, sizeof *np);
         uint32_t *inv = xpv_xcalloc(ix->nprocs ? ix->nprocs : 1, sizeof *inv);
         for (uint32_t i = 0; i < ix->nprocs; i++) {

@@ -111,6 +111,9 @@ typedef struct xpv_trace_index {
     size_t bytes;                   /* memory held */
     struct xpv_derived_lines **derived; /* per host: derived GPU lines */
     size_t nderived;
+    uint64_t build_work;            /* comparisons + steps of the row/proc
+                                     * ordering (tests check it grows
+                                     * n log n); 0 for a loaded index */
     xpv_arena arena;
 } xpv_trace_index;
 

@@ -101,7 +101,7 @@ void *xpv_arena_calloc(xpv_arena *a, size_t count, size_t size) {
 
 char *xpv_arena_strndup(xpv_arena *a, const char *s, size_t n) {
     char *d = xpv_arena_alloc(a, n + 1);
-    memcpy(d, s, n);
+    if (n) memcpy(d, s, n); /* s may be NULL when n is 0 */
     d[n] = 0;
     return d;
 }

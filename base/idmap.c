@@ -11,8 +11,10 @@ xpv_idmap *xpv_idmap_build(xpv_arena *a, const int64_t *ids, uint32_t n) {
         if (ids[i] < 0) neg = 1;
         else if (ids[i] > max) max = ids[i];
     }
-    if (!neg && (uint64_t)(max + 1) <= 4 * (uint64_t)n + 1024) {
-        m->ndirect = (uint64_t)(max + 1);
+    /* (uint64_t)max + 1 cannot overflow (max <= INT64_MAX); an id of
+     * INT64_MAX is far past the dense bound and takes the hash path. */
+    if (!neg && (uint64_t)max + 1 <= 4 * (uint64_t)n + 1024) {
+        m->ndirect = (uint64_t)max + 1;
         m->direct = xpv_arena_calloc(a, m->ndirect ? m->ndirect : 1, sizeof(uint32_t));
         for (uint32_t i = 0; i < n; i++) m->direct[ids[i]] = i + 1;
         return m;

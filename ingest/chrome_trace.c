@@ -19,6 +19,7 @@
 #include <zlib.h>
 
 #include "arena.h"
+#include "checked.h"
 
 #define JIN_CHUNK (256 * 1024)
 #define MAX_NEST 512              /* nesting accepted inside skipped values */
@@ -1264,10 +1265,15 @@ static int tid_number(const char *s, int64_t *v) {
     return 1;
 }
 
-static uint32_t plane_index(plane_out **pl, size_t *n, size_t *cap, const char *name,
-                            int64_t device) {
-    for (size_t i = 0; i < *n; i++)
-        if (!strcmp((*pl)[i].name, name)) return (uint32_t)i;
+/* Index of the plane named `name`, created when new; `ix` maps plane names
+ * to index + 1, so N distinct pids cost O(N), not O(N^2). */
+static uint32_t plane_index(ct *c, smap *ix, plane_out **pl, size_t *n, size_t *cap,
+                            const char *name, int64_t device) {
+    int found;
+    struct sent *e = smap_put(ix, &c->arena, name, strlen(name), &found);
+    c->sum.work++;
+    if (found) return e->val - 1;
+    e->val = (uint32_t)*n + 1;
     if (*n == *cap) {
         *cap = *cap ? *cap * 2 : 8;
         *pl = xpv_xrealloc(*pl, *cap * sizeof **pl);
@@ -1279,7 +1285,9 @@ static uint32_t plane_index(plane_out **pl, size_t *n, size_t *cap, const char *
     return (uint32_t)(*n)++;
 }
 
-static const ctev *sort_base;
+/* qsort has no context argument: per thread, as several threads convert. */
+static _Thread_local const ctev *sort_base;
+static _Thread_local uint64_t *plane_cmp_count;
 static int cmp_ev(const void *a, const void *b) {
     const ctev *x = &sort_base[*(const uint32_t *)a], *y = &sort_base[*(const uint32_t *)b];
     if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
@@ -1287,8 +1295,14 @@ static int cmp_ev(const void *a, const void *b) {
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int cmp_plane(const void *a, const void *b) {
     const plane_out *x = a, *y = b;
+    if (plane_cmp_count) ++*plane_cmp_count;
     int hx = !strncmp(x->name, "/host:", 6), hy = !strncmp(y->name, "/host:", 6);
     if (hx != hy) return hy - hx;
     if (x->device >= 0 && y->device >= 0 && x->device != y->device)
@@ -1298,14 +1312,16 @@ static int cmp_plane(const void *a, const void *b) {
 
 /* Hostile traces can carry any ts/dur: saturate instead of overflowing
  * (the decoder clamps times again). */
-static inline int64_t sat_add(int64_t a, int64_t b) {
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
-static inline int64_t ns_to_ps(int64_t ns) {
-    int64_t r;
-    if (__builtin_mul_overflow(ns, 1000, &r)) return ns > 0 ? INT64_MAX : INT64_MIN;
+/* The XPlane decoder keeps |start| and dur within INT64_MAX / 4 ps (so
+ * start + dur never overflows); write at most that, counting what had to
+ * be clamped (sum.clamped, and an XSpace warning). */
+#define CT_MAX_PS (INT64_MAX / 4)
+static inline int64_t ns_to_ps(ct *c, int64_t ns) {
+    int cl = 0;
+    int64_t r = xpv_mul_i64(ns, 1000, &cl);
+    if (r > CT_MAX_PS) { r = CT_MAX_PS; cl = 1; }
+    if (r < -CT_MAX_PS) { r = -CT_MAX_PS; cl = 1; }
+    if (cl) c->sum.clamped++;
     return r;
 }
 
@@ -1313,6 +1329,7 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
     /* Planes and line names. */
     plane_out *pl = NULL;
     size_t npl = 0, cappl = 0;
+    smap plane_ix = {0};
     for (size_t i = 0; i < c->nlines; i++) {
         ctline *ln = &c->lines[i];
         const char *pname = name_map_get(c, &c->proc_names, ln->pid, strlen(ln->pid));
@@ -1328,22 +1345,23 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
         } else {
             snprintf(buf, sizeof buf, "/host:CPU");
         }
-        ln->plane = plane_index(&pl, &npl, &cappl, buf, dev);
+        ln->plane = plane_index(c, &plane_ix, &pl, &npl, &cappl, buf, dev);
         if (ln->gpu && !(pname && (!strncmp(pname, "/host:", 6) ||
                                    !strncmp(pname, "/device:", 8))))
             pl[ln->plane].kineto = 1;
     }
-    /* Sort planes (host first, then GPUs by ordinal); remap. */
+    free(plane_ix.slots);
+    /* Sort planes (host first, then GPUs by ordinal; names are unique, so
+     * the order is total) and remap the lines: one sort, no search.  The
+     * new index travels in `id` during the sort. */
     uint32_t *remap = xpv_xcalloc(npl ? npl : 1, sizeof *remap);
-    plane_out *sorted = xpv_xmalloc((npl ? npl : 1) * sizeof *sorted);
-    if (npl) memcpy(sorted, pl, npl * sizeof *pl);   /* pl is NULL when empty */
-    qsort(sorted, npl, sizeof *sorted, cmp_plane);
-    for (size_t i = 0; i < npl; i++)
-        for (size_t k = 0; k < npl; k++)
-            if (!strcmp(pl[i].name, sorted[k].name)) remap[i] = (uint32_t)k;
+    for (size_t i = 0; i < npl; i++) pl[i].id = (int64_t)i;
+    plane_cmp_count = &c->sum.work;
+    if (npl) qsort(pl, npl, sizeof *pl, cmp_plane);   /* pl is NULL when empty */
+    plane_cmp_count = NULL;
+    for (size_t k = 0; k < npl; k++) remap[pl[k].id] = (uint32_t)k;
     for (size_t i = 0; i < c->nlines; i++) c->lines[i].plane = remap[c->lines[i].plane];
-    free(pl);
-    pl = sorted;
+    c->sum.work += npl + c->nlines;
     for (size_t i = 0; i < npl; i++)
         pl[i].id = pl[i].device >= 0 ? pl[i].device + 1 : (int64_t)(i == 0 ? 0 : 1000 + i);
 
@@ -1372,16 +1390,39 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
     uint32_t sid_vendor = stat_id(c, "device_vendor", 13);
     uint32_t sid_occ_kind = stat_id(c, "occupancy_kind", 14);
 
+    /* Lines grouped by plane (counting sort, line order kept), the first
+     * deviceProperties entry of each GPU ordinal, and a list of the event
+     * metadata each plane uses: each plane visits only its own. */
+    size_t *pstart_ln = xpv_xcalloc(npl + 1, sizeof *pstart_ln);
+    for (size_t i = 0; i < c->nlines; i++) pstart_ln[c->lines[i].plane + 1]++;
+    for (size_t p = 0; p < npl; p++) pstart_ln[p + 1] += pstart_ln[p];
+    uint32_t *plines = xpv_xmalloc((c->nlines ? c->nlines : 1) * sizeof *plines);
+    {
+        size_t *fill = xpv_xmalloc((npl + 1) * sizeof *fill);
+        memcpy(fill, pstart_ln, (npl + 1) * sizeof *fill);
+        for (size_t i = 0; i < c->nlines; i++) plines[fill[c->lines[i].plane]++] = (uint32_t)i;
+        free(fill);
+    }
+    imap devix = {0};                 /* GPU ordinal -> index into c->dev + 1 */
+    for (size_t d = 0; d < c->ndev; d++) {
+        uint32_t *slot = imap_slot(&devix, c->dev[d].id);
+        if (!*slot) *slot = (uint32_t)d + 1;
+    }
+    uint32_t *pmeta = xpv_xmalloc(((size_t)nmeta + 1) * sizeof *pmeta);
+    c->sum.work += c->nlines + npl + c->ndev;
+
     for (size_t p = 0; p < npl; p++) {
+        size_t npmeta = 0;
         size_t pstart = msg_open(out, 1);
         put_int(out, 1, pl[p].id);
         put_bytes(out, 2, pl[p].name, strlen(pl[p].name));
         /* Line ids: numeric tid when unique in the plane. */
         int64_t next_id = LINE_ID_BASE;
         imap ids = {0};
-        for (size_t i = 0; i < c->nlines; i++) {
-            ctline *ln = &c->lines[i];
-            if (ln->plane != p || !ln->nev) continue;
+        for (size_t li = pstart_ln[p]; li < pstart_ln[p + 1]; li++) {
+            ctline *ln = &c->lines[plines[li]];
+            c->sum.work++;
+            if (!ln->nev) continue;
             int64_t num;
             int is_num = ln->gpu && !ln->annot ? tid_number(ln->tid, &num)
                                                : parse_i64(ln->tid, &num);
@@ -1417,27 +1458,35 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
         }
         free(ids.slots);
 
-        for (size_t i = 0; i < c->nlines; i++) {
+        for (size_t li = pstart_ln[p]; li < pstart_ln[p + 1]; li++) {
+            size_t i = plines[li];
             ctline *ln = &c->lines[i];
-            if (ln->plane != p || !ln->nev) continue;
+            c->sum.work++;
+            if (!ln->nev) continue;
             c->sum.lines++;
             size_t lstart = msg_open(out, 3);
             put_int(out, 1, ln->id);
             put_bytes(out, 2, ln->name, strlen(ln->name));
+            /* Events are sorted by ts: t0 is the smallest, so offsets are
+             * >= 0; each is saturated, never wrapped. */
             int64_t t0 = c->ev[order[start[i]]].ts, t1 = t0;
             for (size_t k = start[i]; k < start[i + 1]; k++) {
                 const ctev *e = &c->ev[order[k]];
-                if (sat_add(e->ts, e->dur) > t1) t1 = sat_add(e->ts, e->dur);
+                int64_t end = xpv_add_i64(e->ts, e->dur, NULL);
+                if (end > t1) t1 = end;
             }
             put_int(out, 3, t0);
-            put_int(out, 9, ns_to_ps(sat_add(t1, -t0)));
+            put_int(out, 9, ns_to_ps(c, xpv_sub_i64(t1, t0, NULL)));
             for (size_t k = start[i]; k < start[i + 1]; k++) {
                 const ctev *e = &c->ev[order[k]];
-                used[e->meta] = (uint32_t)p + 1;
+                if (used[e->meta] != (uint32_t)p + 1) {
+                    used[e->meta] = (uint32_t)p + 1;
+                    pmeta[npmeta++] = e->meta;
+                }
                 xpv_buf_reset(&evb);
                 put_int(&evb, 1, e->meta);
-                put_int(&evb, 2, ns_to_ps(sat_add(e->ts, -t0)));
-                put_int(&evb, 3, ns_to_ps(e->dur));
+                put_int(&evb, 2, ns_to_ps(c, xpv_sub_i64(e->ts, t0, NULL)));
+                put_int(&evb, 3, ns_to_ps(c, e->dur));
                 if (e->st_len) xpv_buf_add(&evb, c->blob.data + e->st_off, e->st_len);
                 uint32_t op;
                 if (e->ext && (op = imap_get(&c->ext_op, e->ext)))
@@ -1453,9 +1502,11 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
             }
             msg_close(out, lstart);
         }
-        /* Event metadata used by this plane. */
-        for (uint32_t m = 1; m <= nmeta; m++) {
-            if (used[m] != p + 1) continue;
+        /* Event metadata used by this plane, by id. */
+        qsort(pmeta, npmeta, sizeof *pmeta, cmp_u32);
+        c->sum.work += npmeta;
+        for (size_t mi = 0; mi < npmeta; mi++) {
+            uint32_t m = pmeta[mi];
             xpv_buf_reset(&tmp);
             put_int(&tmp, 1, m);
             put_bytes(&tmp, 2, c->ev_name_tab[m], c->ev_name_len[m]);
@@ -1475,9 +1526,9 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
             put_msg(out, 5, &evb);
         }
         /* Device capabilities. */
-        for (size_t d = 0; pl[p].device >= 0 && d < c->ndev; d++) {
+        uint32_t dix = pl[p].device >= 0 ? imap_get(&devix, pl[p].device) : 0;
+        for (size_t d = dix ? dix - 1 : c->ndev; d < c->ndev; d++) {
             const devprop *dp = &c->dev[d];
-            if (dp->id != pl[p].device) continue;
             if (dp->name)
                 put_stat(out, 6, sid_device_name, SV_STR, 0, 0, dp->name, strlen(dp->name));
             if (dp->has_major) {
@@ -1504,6 +1555,12 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
                  (unsigned long long)c->sum.json_bytes, (unsigned long long)c->nev);
         put_bytes(out, 3, w, strlen(w));
     }
+    if (c->sum.clamped) {
+        snprintf(w, sizeof w, "%llu event times or durations beyond the int64 picosecond range "
+                 "(e.g. dur of 1e15 us) were clamped to %lld ps",
+                 (unsigned long long)c->sum.clamped, (long long)CT_MAX_PS);
+        put_bytes(out, 3, w, strlen(w));
+    }
     if (c->sum.skipped) {
         snprintf(w, sizeof w, "%llu trace events of unsupported phases (B/E, C, b/e...) skipped",
                  (unsigned long long)c->sum.skipped);
@@ -1516,6 +1573,10 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
     xpv_buf_free(&evb);
     xpv_buf_free(&tmp);
     free(used);
+    free(pmeta);
+    free(plines);
+    free(pstart_ln);
+    free(devix.slots);
     free(order);
     free(start);
     free(remap);

@@ -61,6 +61,10 @@ typedef struct xpv_ct_summary {
     uint64_t input_bytes;        /* bytes read from the source (the gzip
                                   * size for gzip input); set by the
                                   * _mem and _fd variants */
+    uint64_t clamped;            /* event times / durations clamped to the
+                                  * int64 ps range the decoder accepts */
+    uint64_t work;               /* steps of plane/line/metadata grouping
+                                  * (tests check it grows linearly) */
     uint32_t planes, lines, devices;
     int bare_array;              /* top level was an array of events */
     int truncated;               /* input ended inside traceEvents */

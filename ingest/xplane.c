@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked.h"
 #include "idmap.h"
 #include "model.h"
 #include "wire.h"
@@ -34,6 +35,7 @@ typedef struct dec {
     int failed;
     xpv_event *scratch;        /* events of the line being decoded */
     size_t scratch_cap;
+    uint64_t nclamped;         /* lines/events whose times were clamped */
 } dec;
 
 static int fail(dec *d, const uint8_t *at, const char *fmt, ...) {
@@ -347,13 +349,14 @@ static inline int decode_event(dec *d, const xpv_plane *pl, const uint8_t *p,
     return 1;
 }
 
-/* Clamp so that start + dur never overflows in converters. */
-static inline void clamp_times(int64_t *start, int64_t *dur) {
+/* Clamp so that start + dur never overflows in converters (|start| and
+ * dur <= INT64_MAX / 4, dur >= 0); sets *clamped when it changed either. */
+static inline void clamp_times(int64_t *start, int64_t *dur, int *clamped) {
     const int64_t lim = INT64_MAX / 4;
-    if (*start > lim) *start = lim;
-    if (*start < -lim) *start = -lim;
-    if (*dur < 0) *dur = 0;
-    if (*dur > lim) *dur = lim;
+    if (*start > lim) { *start = lim; *clamped = 1; }
+    if (*start < -lim) { *start = -lim; *clamped = 1; }
+    if (*dur < 0) { *dur = 0; *clamped = 1; }
+    if (*dur > lim) { *dur = lim; *clamped = 1; }
 }
 
 /* Decode one XLine in a single pass.  Events go to the decoder's scratch
@@ -423,18 +426,24 @@ static int decode_line(dec *d, xpv_plane *pl, const uint8_t *p, const uint8_t *e
     } else {
         ln->events = nev ? xpv_arena_alloc(d->arena, nev * sizeof(xpv_event)) : NULL;
     }
-    /* Base in ps; int64 arithmetic is safe once base_ns was normalized. */
-    int64_t ts = ln->timestamp_ns - base_ns;
+    /* Base in ps.  A timestamp far from base_ns (extreme or corrupt
+     * values) saturates instead of wrapping; the file gets a warning.
+     * Keep in step with mp_line_base_ps (tools/memory_profile.c). */
+    int clamped = 0;
+    int64_t ts = xpv_sub_i64(ln->timestamp_ns, base_ns, &clamped);
     const int64_t lim = INT64_MAX / 4000;
-    if (ts > lim) ts = lim;
-    if (ts < -lim) ts = -lim;
-    int64_t base_ps = ts * 1000;
+    if (ts > lim) { ts = lim; clamped = 1; }
+    if (ts < -lim) { ts = -lim; clamped = 1; }
+    int64_t base_ps = ts * 1000; /* |ts| <= INT64_MAX / 4000: exact */
+    if (clamped && nev) d->nclamped++; /* an empty line has no times to clamp */
     for (size_t i = 0; i < nev; i++) {
         xpv_event e = ev[i];
         int64_t off = e.start_ps;
-        if (off > INT64_MAX / 4) off = INT64_MAX / 4;
-        e.start_ps = base_ps + off;
-        clamp_times(&e.start_ps, &e.dur_ps);
+        int ec = 0;
+        if (off > INT64_MAX / 4) { off = INT64_MAX / 4; ec = 1; }
+        e.start_ps = xpv_add_i64(base_ps, off, &ec);
+        clamp_times(&e.start_ps, &e.dur_ps, &ec);
+        d->nclamped += (uint64_t)ec;
         ln->events[i] = e;
     }
     return 1;
@@ -636,6 +645,14 @@ xpv_profile *xpv_decode(void *buf, size_t len, void (*buf_free)(void *, size_t),
     }
     free(d.scratch);
     prof->base_ns = base_ns;
+    if (d.nclamped) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "%llu line timestamps / event times or durations were out of range "
+                 "(negative or past int64 picoseconds) and were clamped",
+                 (unsigned long long)d.nclamped);
+        xpv_profile_add_warning(prof, msg);
+    }
     prof->mem_size = len + prof->arena.total + sizeof *prof;
     return prof;
 bad:

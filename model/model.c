@@ -315,6 +315,16 @@ long xpv_stat_gzstr(const xpv_stat *s, char *out, size_t cap) {
     return xpv_gunzip_into(s->v.s.ptr, s->v.s.len, out, cap);
 }
 
+void xpv_profile_add_warning(xpv_profile *p, const char *msg) {
+    size_t len = strlen(msg);
+    xpv_str *w = xpv_arena_alloc(&p->arena, ((size_t)p->nwarnings + 1) * sizeof *w);
+    if (p->nwarnings) memcpy(w, p->warnings, p->nwarnings * sizeof *w);
+    w[p->nwarnings].ptr = xpv_arena_strndup(&p->arena, msg, len);
+    w[p->nwarnings].len = (uint32_t)len;
+    p->warnings = w;
+    p->nwarnings++;
+}
+
 void xpv_profile_free(xpv_profile *p) {
     if (!p) return;
     xpv_arena_free(&p->arena);

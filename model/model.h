@@ -145,6 +145,11 @@ typedef struct xpv_profile {
 /* Release everything the profile holds.  NULL is allowed. */
 void xpv_profile_free(xpv_profile *p);
 
+/* Append a warning (copied into the profile's arena) to p->warnings, shown
+ * with the file's own XSpace warnings (profile_info, overview diagnostics).
+ * Importers use it for values they had to clamp or drop. */
+void xpv_profile_add_warning(xpv_profile *p, const char *msg);
+
 /* ==== Lookups =========================================================== */
 
 /* First plane with exactly this name, or NULL. */

@@ -467,6 +467,102 @@ static const char small_trace[] =
  * before a string pid made the append reallocate under the copy.  Names of
  * every length around the buffer's first capacity make one key straddle
  * it; ASan reports the read of the freed block. */
+/* Issue 10 item 4: PyTorch traces with `dur` 1e15 us (1e21 ps) or extreme
+ * ts: every duration is clamped to the decoder's range, none is negative,
+ * start + dur never overflows, and the file says what was clamped. */
+static void test_extreme_times(void **state) {
+    (void)state;
+    const char *json =
+        "{\"traceEvents\":["
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"huge\",\"pid\":1,\"tid\":1,"
+        "\"ts\":1,\"dur\":1e15},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"huge2\",\"pid\":1,\"tid\":1,"
+        "\"ts\":2,\"dur\":1000000000000000},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"far\",\"pid\":1,\"tid\":2,"
+        "\"ts\":-9000000000000000,\"dur\":5},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"far\",\"pid\":1,\"tid\":2,"
+        "\"ts\":9000000000000000,\"dur\":9000000000000000},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"neg\",\"pid\":1,\"tid\":3,"
+        "\"ts\":5,\"dur\":-7},"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"ok\",\"pid\":1,\"tid\":3,"
+        "\"ts\":6,\"dur\":1.5}]}";
+    xpv_ct_summary sum;
+    xpv_profile *p = convert(json, strlen(json), &sum);
+    assert_true(sum.clamped >= 2);
+    uint32_t nev = 0;
+    int64_t ok_dur = -1;
+    for (uint32_t pi = 0; pi < p->nplanes; pi++)
+        for (uint32_t l = 0; l < p->planes[pi].nlines; l++)
+            for (uint32_t k = 0; k < p->planes[pi].lines[l].nevents; k++) {
+                const xpv_plane *pl = &p->planes[pi];
+                const xpv_event *e = &pl->lines[l].events[k];
+                int64_t end;
+                assert_true(e->dur_ps >= 0);
+                assert_false(__builtin_add_overflow(e->start_ps, e->dur_ps, &end));
+                if (xpv_str_eq(pl->event_meta[e->meta].name, "ok")) ok_dur = e->dur_ps;
+                if (xpv_str_eq(pl->event_meta[e->meta].name, "huge"))
+                    assert_true(e->dur_ps >= INT64_MAX / 8);  /* clamped, not wrapped */
+                nev++;
+            }
+    assert_int_equal(nev, 6);
+    assert_int_equal(ok_dur, 1500000);   /* ordinary events keep exact values */
+    int warned = 0;
+    for (uint32_t i = 0; i < p->nwarnings; i++)
+        warned += strstr(p->warnings[i].ptr, "clamped") != NULL;
+    assert_true(warned >= 1);
+    release(p);
+}
+
+/* Issue 10 item 5: N distinct pids (each its own GPU plane) cost O(N log N)
+ * steps, not O(N^2): 10x the pids must take ~10x the work (the converter's
+ * own step counter, never a timing). */
+static uint64_t pid_work(size_t npids) {
+    xpv_buf j;
+    xpv_buf_init(&j);
+    xpv_buf_puts(&j, "{\"deviceProperties\":[{\"id\":3,\"name\":\"H100\"}],\"traceEvents\":[");
+    for (size_t i = 0; i < npids; i++) {
+        char ev[160];
+        int n = snprintf(ev, sizeof ev,
+                         "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%zu\",\"pid\":%zu,"
+                         "\"tid\":7,\"ts\":%zu,\"dur\":1}",
+                         i ? "," : "", i % 97, npids - i, i);
+        xpv_buf_add(&j, ev, (size_t)n);
+    }
+    xpv_buf_puts(&j, "]}");
+    xpv_buf out;
+    xpv_buf_init(&out);
+    xpv_ct_summary sum;
+    xpv_ct_error err;
+    assert_int_equal(xpv_ct_convert_mem(j.data, j.len, NULL, &out, &sum, &err), 0);
+    assert_int_equal(sum.planes, npids);
+    assert_int_equal(sum.lines, npids);
+    assert_int_equal(sum.events_out, npids);
+    /* The planes come out sorted by ordinal: decode and check a few. */
+    size_t n;
+    void *bytes = xpv_buf_steal(&out, &n);
+    xpv_decode_error derr;
+    xpv_profile *p = xpv_decode(bytes, n, free_bytes, &derr);
+    assert_non_null(p);
+    assert_int_equal(p->nplanes, npids);
+    assert_true(xpv_str_eq(p->planes[0].name, "/device:GPU:1"));
+    char last[64];
+    snprintf(last, sizeof last, "/device:GPU:%zu", npids);
+    assert_true(xpv_str_eq(p->planes[npids - 1].name, last));
+    release(p);
+    xpv_buf_free(&j);
+    return sum.work;
+}
+
+static void test_many_pids_linear(void **state) {
+    (void)state;
+    uint64_t w1 = pid_work(5000), w2 = pid_work(50000);
+    print_message("work: 5k pids %llu, 50k pids %llu (x%.2f)\n", (unsigned long long)w1,
+                  (unsigned long long)w2, (double)w2 / (double)w1);
+    /* n log n sorting: ~12x; quadratic would be ~100x. */
+    assert_true(w2 >= 9 * w1);
+    assert_true(w2 <= 14 * w1);
+}
+
 static void test_long_name_string_pid(void **state) {
     (void)state;
     size_t cap = 5200;
@@ -695,6 +791,8 @@ int main(void) {
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_interned_strings),
         cmocka_unit_test(test_long_name_string_pid),
+        cmocka_unit_test(test_extreme_times),
+        cmocka_unit_test(test_many_pids_linear),
         cmocka_unit_test(test_fd_source),
         cmocka_unit_test(test_fd_memory_bound),
         cmocka_unit_test(test_real_traces),

@@ -17,6 +17,7 @@
 #include "xplane.h"
 #include "synth.h"
 #include "xplane.pb-c.h"
+#include "tool_xspace.h"
 
 typedef Tensorflow__Profiler__XSpace PbSpace;
 typedef Tensorflow__Profiler__XPlane PbPlane;
@@ -327,6 +328,73 @@ static uint8_t *build_edge_space(size_t *len) {
     return buf;
 }
 
+/* Issue 10 item 4: extreme line timestamps, offsets and durations (as a
+ * hostile or broken writer could put there) saturate instead of wrapping:
+ * no event gets a negative duration, start + dur never overflows, the file
+ * gets one warning saying values were clamped; an event-metadata key of
+ * INT64_MAX (once `max + 1` in the id map) is found through the hash path. */
+static void test_extreme_times_and_keys(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:GPU:0");
+    int l1 = tx_line(s, pl, 1, "far future", INT64_MAX);
+    tx_event(s, pl, l1, "a", INT64_MAX, -1);           /* dur UINT64_MAX on the wire */
+    tx_event(s, pl, l1, "b", -1, INT64_MAX);
+    int l2 = tx_line(s, pl, 2, "far past", INT64_MIN + 1);
+    tx_event(s, pl, l2, "a", INT64_MIN, INT64_MIN);
+    tx_event(s, pl, l2, "big key", 5, 7);
+    int l3 = tx_line(s, pl, 3, "zero", 0);
+    tx_event(s, pl, l3, "b", 1000, 2000);
+    /* Event metadata "big key" gets id/key INT64_MAX. */
+    tx_plane_t *tp = s->space.planes[pl];
+    for (size_t i = 0; i < tp->n_event_metadata; i++)
+        if (!strcmp(tp->event_metadata[i]->value->name, "big key")) {
+            int64_t old = tp->event_metadata[i]->key;
+            tp->event_metadata[i]->key = INT64_MAX;
+            tp->event_metadata[i]->value->id = INT64_MAX;
+            for (size_t l = 0; l < tp->n_lines; l++)
+                for (size_t e = 0; e < tp->lines[l]->n_events; e++)
+                    if (tp->lines[l]->events[e]->metadata_id == old)
+                        tp->lines[l]->events[e]->metadata_id = INT64_MAX;
+        }
+    xpv_profile *p = tx_decode(s);
+    assert_non_null(p);
+    const xpv_plane *xp = &p->planes[0];
+    uint32_t nev = 0;
+    for (uint32_t l = 0; l < xp->nlines; l++)
+        for (uint32_t k = 0; k < xp->lines[l].nevents; k++) {
+            const xpv_event *e = &xp->lines[l].events[k];
+            int64_t end;
+            assert_true(e->dur_ps >= 0);
+            assert_false(__builtin_add_overflow(e->start_ps, e->dur_ps, &end));
+            assert_true(end <= INT64_MAX / 2 && e->start_ps >= -(INT64_MAX / 2));
+            nev++;
+        }
+    assert_int_equal(nev, 5);
+    int warned = 0;
+    for (uint32_t i = 0; i < p->nwarnings; i++)
+        warned += strstr(p->warnings[i].ptr, "clamped") != NULL &&
+                  p->warnings[i].len == strlen(p->warnings[i].ptr);
+    assert_int_equal(warned, 1);
+    /* The INT64_MAX key resolves, and the event that uses it points at it. */
+    uint32_t mi = xpv_event_meta_index(xp, INT64_MAX);
+    assert_true(mi > 0);
+    assert_true(str_is(xp->event_meta[mi].name, "big key"));
+    assert_int_equal(xp->lines[1].events[1].meta, mi);
+    xpv_profile_free(p);
+
+    /* An ordinary file gets no such warning. */
+    s = tx_new();
+    pl = tx_plane(s, "/host:CPU");
+    l1 = tx_line(s, pl, 1, "t", 1700000000000000000LL); /* epoch ns: rebased */
+    tx_event(s, pl, l1, "a", 10, 20);
+    l2 = tx_line(s, pl, 2, "empty", 0);
+    p = tx_decode(s);
+    assert_non_null(p);
+    assert_int_equal(p->nwarnings, 0);
+    xpv_profile_free(p);
+}
+
 static void test_edge_cases(void **state) {
     (void)state;
     size_t len;
@@ -437,6 +505,7 @@ static void test_corrupt_real(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_edge_cases),
+        cmocka_unit_test(test_extreme_times_and_keys),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_synth_files),
         cmocka_unit_test(test_real_files),

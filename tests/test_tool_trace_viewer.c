@@ -706,8 +706,47 @@ static void test_stream_chunks(void **state) {
     assert_true(checked >= 3);
 }
 
+/* Issue 10: a line with no name field (NULL name) is an empty string, and
+ * lines in descending id order are ordered by one sort: 10x the lines take
+ * ~10x the ordering work (the index's step counter, never a timing). */
+static uint64_t desc_lines_work(uint32_t nlines, int check_names) {
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    for (uint32_t i = 0; i < nlines; i++) {
+        int l = tx_line(s, pl, (int64_t)(nlines - i), "t", 0);
+        s->space.planes[pl]->lines[l]->name = NULL;   /* no name field */
+        tx_event(s, pl, l, "e", 1000 * (int64_t)i, 10);
+    }
+    xpv_profile *p = tx_decode(s);
+    assert_non_null(p);
+    const xpv_profile *ps[1] = {p};
+    const char *hn[1] = {"h"};
+    xpv_hostset hs = {1, ps, hn};
+    xpv_trace_index *ix = xpv_trace_index_build(&hs);
+    assert_non_null(ix);
+    assert_int_equal(ix->nrows, nlines);
+    for (uint32_t i = 0; i < ix->nrows; i++) {
+        assert_int_equal(ix->rows[i].tid, (int64_t)i + 1);  /* ascending */
+        if (check_names) assert_string_equal(ix->rows[i].name, "");
+    }
+    uint64_t w = ix->build_work;
+    xpv_trace_index_free(ix);
+    xpv_profile_free(p);
+    return w;
+}
+
+static void test_desc_lines_no_name(void **state) {
+    (void)state;
+    uint64_t w1 = desc_lines_work(5000, 1), w2 = desc_lines_work(50000, 0);
+    print_message("work: 5k lines %llu, 50k lines %llu\n", (unsigned long long)w1,
+                  (unsigned long long)w2);
+    assert_true(w2 >= 9 * w1);
+    assert_true(w2 <= 14 * w1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_desc_lines_no_name),
         cmocka_unit_test(test_stream_chunks),
         cmocka_unit_test(test_full_trace),
         cmocka_unit_test(test_multi_host),

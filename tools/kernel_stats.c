@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "op_metrics.h"
+#include "checked.h"
 #include "opstats.h"
 #include "tool.h"
 
@@ -28,7 +29,7 @@ static void num_cell(xpv_buf *b, double v) {
 
 static void ns_cell(xpv_buf *b, uint64_t ns, int last) {
     xpv_buf_puts(b, "{\"v\":");
-    xpv_buf_ps_as_us(b, (int64_t)ns * 1000);
+    xpv_buf_ps_as_us(b, xpv_ns_to_ps_u64(ns, NULL));
     xpv_buf_puts(b, last ? "}" : "},");
 }
 

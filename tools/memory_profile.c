@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked.h"
 #include "tool.h"
 
 #define MP_MAX_TIMELINE 1000   /* XProf's default max_num_snapshots */
@@ -172,23 +173,24 @@ static mp_alloc *mp_allocator(mp_profile *mp, const char *id, size_t len) {
  * 5.0 GB "lifetime" under a 6.2 GB in-profile peak).  A lifetime peak is
  * the largest seen, and never below the peak observed in the profile. */
 static void mp_update_summary(mp_alloc *a, const mp_snap *s) {
+    int64_t in_use = xpv_add_i64(s->stack, s->heap, NULL);
     if (s->peak_in_use > a->peak_lifetime) a->peak_lifetime = s->peak_in_use;
-    if (s->stack + s->heap > a->peak_lifetime) a->peak_lifetime = s->stack + s->heap;
-    if (s->stack + s->heap >= a->peak.peak_in_use) {
+    if (in_use > a->peak_lifetime) a->peak_lifetime = in_use;
+    if (in_use >= a->peak.peak_in_use) {
         a->peak.stack = s->stack;
         a->peak.heap = s->heap;
         a->peak.free_bytes = s->free_bytes;
         a->peak.frag = s->frag;
-        a->peak.peak_in_use = s->stack + s->heap;
+        a->peak.peak_in_use = in_use;
         a->peak_time_ps = s->time_ps;
-        a->capacity = s->stack + s->heap + s->free_bytes;
+        a->capacity = xpv_add_i64(in_use, s->free_bytes, NULL);
     }
 }
 
 /* Line base in ps exactly as the decoder computed it, so that
  * start_ps - base gives the event's offset_ps back. */
 static int64_t mp_line_base_ps(const xpv_profile *p, const xpv_line *ln) {
-    int64_t ts = ln->timestamp_ns - p->base_ns;
+    int64_t ts = xpv_sub_i64(ln->timestamp_ns, p->base_ns, NULL);
     const int64_t lim = INT64_MAX / 4000;
     if (ts > lim) ts = lim;
     if (ts < -lim) ts = -lim;
@@ -310,7 +312,7 @@ static void mp_collect(const xpv_profile *p, const xpv_plane *pl, mp_profile *mp
             s.op = s.region = s.shape = xpv_cstr("");
             s.activity = t;
             s.step = MP_INVALID_STEP;
-            s.time_ps = e->start_ps - base;
+            s.time_ps = xpv_sub_i64(e->start_ps, base, NULL);
             s.order = order++;
             size_t idlen = 0;
             mp_read_event(pl, ln, e, sid, &set, &s, idbuf, sizeof idbuf, &idlen);
@@ -332,7 +334,7 @@ static void mp_collect(const xpv_profile *p, const xpv_plane *pl, mp_profile *mp
 static void mp_update_step_ids(mp_alloc *a) {
     int64_t last = -1;
     for (size_t i = 0; i < a->n; i++) {
-        if (a->snaps[i].step == MP_INVALID_STEP) a->snaps[i].step = last + 1;
+        if (a->snaps[i].step == MP_INVALID_STEP) a->snaps[i].step = xpv_add_i64(last, 1, NULL);
         else last = a->snaps[i].step;
     }
 }
@@ -425,7 +427,7 @@ static void mp_update_deallocations(mp_alloc *a) {
     mp_map_free(&m);
 }
 
-static int64_t mp_in_use(const mp_snap *s) { return s->stack + s->heap; }
+static int64_t mp_in_use(const mp_snap *s) { return xpv_add_i64(s->stack, s->heap, NULL); }
 
 /* Max box filter down to MP_MAX_TIMELINE points (or all of them). */
 static void mp_sample_timeline(mp_alloc *a) {
@@ -522,18 +524,18 @@ static void mp_active_allocations(mp_alloc *a, int64_t peak_step) {
         if (s->activity == MP_ALLOCATION) {
             if (mp_map_get(&m, s->address) < 0) nlive++;
             mp_map_put(&m, s->address, (int64_t)i);
-            unmapped -= s->allocated;
+            unmapped = xpv_sub_i64(unmapped, s->allocated, NULL);
         } else {
             if (mp_map_get(&m, s->address) >= 0) {
                 mp_map_put(&m, s->address, -1);
                 nlive--;
             } else {
-                unmapped_dealloc += s->allocated;
+                unmapped_dealloc = xpv_add_i64(unmapped_dealloc, s->allocated, NULL);
             }
-            unmapped += s->allocated;
+            unmapped = xpv_add_i64(unmapped, s->allocated, NULL);
         }
     }
-    unmapped -= unmapped_dealloc;
+    unmapped = xpv_sub_i64(unmapped, unmapped_dealloc, NULL);
 
     mp_row *rows = xpv_xmalloc((nlive + 2) * sizeof *rows);
     size_t nrows = 0;
