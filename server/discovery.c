@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "arena.h"
@@ -31,6 +32,11 @@ struct xpv_logdir {
     xpv_runlist *cur;           /* latest snapshot (one reference held) */
     int64_t last_ms;            /* when `cur` was scanned */
     int scanning;               /* a thread is scanning right now */
+    /* Background rescans (xpv_logdir_start_background): requests then
+     * only read `cur`, never walk the logdir themselves. */
+    int background, stop;
+    pthread_t scanner;
+    pthread_cond_t cv;
 };
 
 /* ==== Small helpers ==================================================== */
@@ -353,6 +359,7 @@ static xpv_logdir *logdir_new(const char *root, int session, int min_interval_ms
     ld->session = session;
     ld->min_interval_ms = min_interval_ms < 0 ? 0 : min_interval_ms;
     pthread_mutex_init(&ld->mu, NULL);
+    pthread_cond_init(&ld->cv, NULL);
     return ld;
 }
 
@@ -451,6 +458,14 @@ int xpv_logdir_resolve(const char *path, char *dir, size_t cap, int *session, ch
 
 void xpv_logdir_free(xpv_logdir *ld) {
     if (!ld) return;
+    if (ld->background) {
+        pthread_mutex_lock(&ld->mu);
+        ld->stop = 1;
+        pthread_cond_broadcast(&ld->cv);
+        pthread_mutex_unlock(&ld->mu);
+        pthread_join(ld->scanner, NULL);
+    }
+    pthread_cond_destroy(&ld->cv);
     if (ld->cur) xpv_runlist_release(ld->cur);
     pthread_mutex_destroy(&ld->mu);
     free(ld->root);
@@ -462,8 +477,8 @@ const char *xpv_logdir_root(const xpv_logdir *ld) { return ld->root; }
 xpv_runlist *xpv_logdir_scan(xpv_logdir *ld, int force) {
     pthread_mutex_lock(&ld->mu);
     int64_t now = xpv_now_ms();
-    if (ld->cur && ((!force && now - ld->last_ms < ld->min_interval_ms) ||
-                    (!force && ld->scanning))) {
+    if (ld->cur && !force && (ld->background || now - ld->last_ms < ld->min_interval_ms ||
+                              ld->scanning)) {
         /* Fresh enough, or another thread is refreshing it right now. */
         xpv_runlist *rl = ld->cur;
         __atomic_add_fetch(&rl->refs, 1, __ATOMIC_RELAXED);
@@ -484,6 +499,45 @@ xpv_runlist *xpv_logdir_scan(xpv_logdir *ld, int force) {
     pthread_mutex_unlock(&ld->mu);
     if (old) xpv_runlist_release(old);
     return fresh;
+}
+
+/* The scanner thread: one rescan per interval until stopped.  A rescan of
+ * a huge logdir costs what it costs, but on this thread, not a request's. */
+static void *scanner_main(void *arg) {
+    xpv_logdir *ld = arg;
+    pthread_mutex_lock(&ld->mu);
+    while (!ld->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t ns = (int64_t)ts.tv_nsec + (int64_t)ld->min_interval_ms * 1000000;
+        ts.tv_sec += (time_t)(ns / 1000000000);
+        ts.tv_nsec = (long)(ns % 1000000000);
+        pthread_cond_timedwait(&ld->cv, &ld->mu, &ts);
+        if (ld->stop) break;
+        ld->scanning++;
+        pthread_mutex_unlock(&ld->mu);
+        xpv_runlist *fresh = scan_now(ld);
+        pthread_mutex_lock(&ld->mu);
+        ld->scanning--;
+        xpv_runlist *old = ld->cur;
+        ld->cur = fresh;
+        ld->last_ms = xpv_now_ms();
+        pthread_mutex_unlock(&ld->mu);
+        if (old) xpv_runlist_release(old);
+        pthread_mutex_lock(&ld->mu);
+    }
+    pthread_mutex_unlock(&ld->mu);
+    return NULL;
+}
+
+int xpv_logdir_start_background(xpv_logdir *ld) {
+    if (ld->min_interval_ms <= 0 || ld->background) return 0;
+    xpv_runlist_release(xpv_logdir_scan(ld, 1));     /* the first snapshot */
+    pthread_mutex_lock(&ld->mu);
+    ld->background = pthread_create(&ld->scanner, NULL, scanner_main, ld) == 0;
+    int ok = ld->background;
+    pthread_mutex_unlock(&ld->mu);
+    return ok ? 0 : -1;
 }
 
 void xpv_runlist_release(xpv_runlist *rl) {

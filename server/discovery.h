@@ -86,6 +86,13 @@ xpv_logdir *xpv_logdir_new_session(const char *run_dir, char *err, size_t errlen
 int xpv_logdir_resolve(const char *path, char *dir, size_t cap, int *session, char *err,
                        size_t errlen);
 
+/* Rescan on a background thread once per interval from now on, so that
+ * xpv_logdir_scan() without `force` only returns the last snapshot and no
+ * request ever walks the logdir (a huge tree costs the scanner, not the
+ * users).  Scans once before returning.  No-op with a 0 interval.
+ * Returns 0, or -1 when the thread cannot start (scans stay inline). */
+int xpv_logdir_start_background(xpv_logdir *ld);
+
 void xpv_logdir_free(xpv_logdir *ld);
 
 /* Absolute, resolved path of the logdir root. */

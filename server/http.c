@@ -560,7 +560,7 @@ xpv_http *xpv_http_start(xpv_app *app, const xpv_http_config *cfg,
     srv->app = app;
     srv->timeout_s = cfg->timeout_s ? cfg->timeout_s : 30u;
     srv->head_timeout_s = cfg->head_timeout_s ? cfg->head_timeout_s : 10u;
-    srv->grace_s = cfg->grace_s ? cfg->grace_s : 10u;
+    srv->grace_s = cfg->grace_s ? cfg->grace_s : 60u;
     unsigned conn_limit = cfg->conn_limit ? cfg->conn_limit : 512u;
     srv->conn_limit = conn_limit;
     srv->per_ip_limit = cfg->per_ip_limit ? cfg->per_ip_limit

@@ -35,7 +35,7 @@ typedef struct xpv_http_config {
     unsigned threads;        /* 0 = default (2 x cores, at least 4) */
     unsigned conn_limit;     /* 0 = default (512) */
     unsigned timeout_s;      /* idle / request-head timeout; 0 = default (30) */
-    unsigned grace_s;        /* shutdown: wait for in-flight requests; 0 = 10 */
+    unsigned grace_s;        /* shutdown: wait for in-flight requests; 0 = 60 */
     unsigned head_timeout_s; /* a new connection's first complete request head;
                               * 0 = default (10), at most timeout_s */
     unsigned per_ip_limit;   /* connections per client address; 0 = conn_limit/2 */

@@ -39,7 +39,8 @@ static const char usage[] =
     "              [--path_prefix /sub/path] [--cache_dir DIR]\n"
     "              [--max_file_size BYTES] [--cache_mb N]\n"
     "              [--max_connections N] [--max_connections_per_ip N]\n"
-    "              [--timeout SECONDS] [--head_timeout SECONDS] [--help] [--version]\n"
+    "              [--timeout SECONDS] [--head_timeout SECONDS] [--grace SECONDS]\n"
+    "              [--help] [--version]\n"
     "       xpview export --tool NAME [--host H] [--param k=v]... [--route data]\n"
     "              RUN_DIR\n"
     "       xpview synth [--size BYTES] [--hosts N] [--steps N] [--gpus N]\n"
@@ -71,6 +72,8 @@ static const char usage[] =
     "  --max_connections N  open connections at most (default 512); at the cap an\n"
     "                       idle or stalled connection is closed to admit a new one\n"
     "  --max_connections_per_ip N  from one client address (default half the cap)\n"
+    "  --grace S            on SIGTERM/SIGINT, let responses in flight (full trace\n"
+    "                       downloads too) finish for up to S seconds (default 60)\n"
     "  --head_timeout S     a new connection's first request head must arrive\n"
     "                       within S seconds (default 10; at most --timeout)\n"
     "  --timeout SECONDS    a connection must send a complete request head\n"
@@ -474,6 +477,8 @@ static int cmd_serve(int argc, char **argv) {
             hc.conn_limit = (unsigned)parse_int(v, "--max_connections", 1, 100000);
         else if ((v = opt_value(argc, argv, &i, "--timeout")))
             hc.timeout_s = (unsigned)parse_int(v, "--timeout", 1, 86400);
+        else if ((v = opt_value(argc, argv, &i, "--grace")))
+            hc.grace_s = (unsigned)parse_int(v, "--grace", 1, 86400);
         else if ((v = opt_value(argc, argv, &i, "--head_timeout")))
             hc.head_timeout_s = (unsigned)parse_int(v, "--head_timeout", 1, 86400);
         else if ((v = opt_value(argc, argv, &i, "--max_connections_per_ip")))

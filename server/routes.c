@@ -129,6 +129,10 @@ xpv_app *xpv_app_new(const xpv_app_config *cfg, xpv_err *err) {
         xpv_err_set(err, 404, "%s", msg);
         return NULL;
     }
+    /* The logdir is rescanned on a thread of its own: requests read the
+     * last run list and never walk the tree (a 30k-folder logdir once cost
+     * every request seconds). */
+    if (!cfg->session && interval > 0) xpv_logdir_start_background(ld);
     xpv_app *a = xpv_xcalloc(1, sizeof *a);
     a->ld = ld;
     uint64_t budget = cfg->cache_bytes ? cfg->cache_bytes : default_cache_bytes();

@@ -230,9 +230,13 @@ check "NUL in query: 400" [ "$STATUS" = 400 ]
 
 # ---- a run written while serving shows up ----------------------------------
 "$BIN" synth --size 100000 --steps 2 --run r0_late "$tmp/logdir/late" >/dev/null
-sleep 1.2   # rescans are rate-limited to one a second
-fetch "$P/runs"
-check "new run listed without restart" json "assert 'late/r0_late' in d, d"
+# The logdir is rescanned in the background once a second: poll a while.
+for _ in $(seq 1 30); do
+    fetch "$P/runs"
+    json "assert 'late/r0_late' in d" 2>/dev/null && break
+    sleep 0.2
+done
+check "new run listed without restart (background rescan)" json "assert 'late/r0_late' in d, d"
 
 # ---- graceful stop ---------------------------------------------------------
 kill -TERM "$PID"

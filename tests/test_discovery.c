@@ -201,6 +201,48 @@ static void test_discovery__session_and_errors(void **state) {
     free(root);
 }
 
+/* Background rescans: requests read the snapshot and never walk the tree
+ * themselves (a long interval proves no inline scan happens); a forced
+ * scan still sees new runs; with a short interval they appear on their own. */
+static void test_discovery__background(void **state) {
+    (void)state;
+    char *root = tu_mkdtemp();
+    char err[256];
+    host(root, "plugins/profile/r1", "h.xplane.pb");
+    xpv_logdir *ld = xpv_logdir_new(root, 60000, err, sizeof err);
+    assert_non_null(ld);
+    assert_int_equal(xpv_logdir_start_background(ld), 0);
+    xpv_runlist *rl = xpv_logdir_scan(ld, 0);
+    assert_int_equal(rl->nruns, 1);
+    xpv_runlist_release(rl);
+    host(root, "plugins/profile/r2", "h.xplane.pb");
+    for (int i = 0; i < 50; i++) {
+        rl = xpv_logdir_scan(ld, 0);
+        assert_int_equal(rl->nruns, 1);       /* no request-time walk */
+        xpv_runlist_release(rl);
+    }
+    rl = xpv_logdir_scan(ld, 1);
+    assert_int_equal(rl->nruns, 2);
+    xpv_runlist_release(rl);
+    xpv_logdir_free(ld);
+
+    ld = xpv_logdir_new(root, 50, err, sizeof err);
+    assert_non_null(ld);
+    assert_int_equal(xpv_logdir_start_background(ld), 0);
+    host(root, "plugins/profile/r3", "h.xplane.pb");
+    size_t n = 0;
+    for (int i = 0; i < 200 && n != 3; i++) {
+        rl = xpv_logdir_scan(ld, 0);
+        n = rl->nruns;
+        xpv_runlist_release(rl);
+        if (n != 3) usleep(20000);
+    }
+    assert_int_equal(n, 3);                   /* found by the scanner thread */
+    xpv_logdir_free(ld);
+    tu_rmrf(root);
+    free(root);
+}
+
 /* What users point --logdir at: each form resolves to what it holds. */
 static void resolve_case(const char *root, const char *rel, const char *want_rel,
                          int want_session, int want_runs) {
@@ -259,6 +301,7 @@ int main(void) {
         cmocka_unit_test(test_discovery__rescan),
         cmocka_unit_test(test_discovery__session_and_errors),
         cmocka_unit_test(test_discovery__resolve_forms),
+        cmocka_unit_test(test_discovery__background),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
