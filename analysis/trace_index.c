@@ -1618,9 +1618,38 @@ static int cmp_heap(const void *a, const void *b) {
     return heap_less(x, y) ? -1 : heap_less(y, x);
 }
 
-size_t xpv_trace_search(const xpv_hostset *hs, const xpv_trace_index *ix, const char *prefix,
-                        int64_t from_ps, size_t limit, xpv_trace_hit **out, uint64_t *total) {
-    size_t pn = strlen(prefix), nh = 0;
+/* Case-insensitive substring (n > 0). */
+static int contains_ci(xpv_str s, const char *p, size_t n) {
+    if (s.len < n) return 0;
+    for (size_t i = 0; i + n <= s.len; i++) {
+        size_t k = 0;
+        while (k < n && tolower((unsigned char)s.ptr[i + k]) == tolower((unsigned char)p[k])) k++;
+        if (k == n) return 1;
+    }
+    return 0;
+}
+
+/* Whether an event's own args (string stats, ref_values resolved) hold the
+ * text. */
+static int args_contain(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
+                        const char *text, size_t tn) {
+    if (e->wire == XPV_NO_STATS) return 0;
+    xpv_stat_iter it;
+    xpv_stat st;
+    xpv_stat_iter_init(&it, pl, ln, e);
+    while (xpv_stat_next(&it, &st))
+        if (st.kind == XPV_STAT_STR && contains_ci(st.v.s, text, tn)) return 1;
+    return 0;
+}
+
+/* One search over every indexed event: mode 0 = the shown name starts
+ * with `text`, mode 1 = the shown name or a string arg (event or metadata
+ * stat) contains it. */
+static size_t trace_search(const xpv_hostset *hs, const xpv_trace_index *ix, const char *text,
+                           int mode, int64_t from_ps, size_t limit, xpv_trace_hit **out,
+                           uint64_t *total) {
+    (void)hs;
+    size_t pn = strlen(text), nh = 0;
     heap_item *heap = xpv_xmalloc((limit ? limit : 1) * sizeof *heap);
     uint8_t *match = NULL;
     size_t cap_match = 0;
@@ -1631,11 +1660,19 @@ size_t xpv_trace_search(const xpv_hostset *hs, const xpv_trace_index *ix, const 
         if (r->is_counter) continue;
         const xpv_plane *pl = r->pl;
         if (pl != last_pl) {
+            /* Per event metadata, once per plane: 1 = the name matches,
+             * 2 = (substring mode) one of its metadata stats does. */
             match = grow(match, &cap_match, pl->nevent_meta + 1, 1);
             for (uint32_t k = 0; k < pl->nevent_meta; k++) {
                 const xpv_event_meta *m = &pl->event_meta[k];
-                match[k] = (uint8_t)(prefix_ci(m->display_name.len ? m->display_name : m->name,
-                                               prefix, pn));
+                xpv_str nm = m->display_name.len ? m->display_name : m->name;
+                uint8_t v = (uint8_t)(mode ? contains_ci(nm, text, pn) : prefix_ci(nm, text, pn));
+                if (!v && mode)
+                    for (uint32_t si = 0; si < m->nstats && !v; si++)
+                        if (m->stats[si].kind == XPV_STAT_STR &&
+                            contains_ci(m->stats[si].v.s, text, pn))
+                            v = 2;
+                match[k] = v;
             }
             last_pl = pl;
         }
@@ -1651,13 +1688,17 @@ size_t xpv_trace_search(const xpv_hostset *hs, const xpv_trace_index *ix, const 
                 /* The shown name: a non-empty `step_name` stat replaces the
                  * metadata name (as the renderer does), so match that. */
                 xpv_stat st;
+                int hit;
                 if (r->st_step_name >= 0 && e->wire != XPV_NO_STATS &&
                     xpv_event_stat(pl, ln, e, r->st_step_name, &st) &&
                     st.kind == XPV_STAT_STR && st.v.s.len) {
-                    if (!prefix_ci(st.v.s, prefix, pn)) continue;
-                } else if (!match[e->meta]) {
-                    continue;
+                    hit = mode ? contains_ci(st.v.s, text, pn) || match[e->meta] == 2 ||
+                                     args_contain(pl, ln, e, text, pn)
+                               : prefix_ci(st.v.s, text, pn);
+                } else {
+                    hit = match[e->meta] || (mode && args_contain(pl, ln, e, text, pn));
                 }
+                if (!hit) continue;
                 (*total)++;
                 if (limit) heap_push(heap, &nh, limit, (heap_item){e->start_ps, ((uint64_t)ri << 32) | ev});
             }
@@ -1671,4 +1712,20 @@ size_t xpv_trace_search(const xpv_hostset *hs, const xpv_trace_index *ix, const 
     free(heap);
     *out = hits;
     return nh;
+}
+
+size_t xpv_trace_search(const xpv_hostset *hs, const xpv_trace_index *ix, const char *prefix,
+                        int64_t from_ps, size_t limit, xpv_trace_hit **out, uint64_t *total) {
+    return trace_search(hs, ix, prefix, 0, from_ps, limit, out, total);
+}
+
+size_t xpv_trace_search_text(const xpv_hostset *hs, const xpv_trace_index *ix, const char *text,
+                             int64_t from_ps, size_t limit, xpv_trace_hit **out,
+                             uint64_t *total) {
+    if (!*text) {
+        *total = 0;
+        *out = xpv_xmalloc(sizeof **out);
+        return 0;
+    }
+    return trace_search(hs, ix, text, 1, from_ps, limit, out, total);
 }

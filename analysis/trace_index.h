@@ -187,4 +187,11 @@ size_t xpv_trace_search(const xpv_hostset *hs, const xpv_trace_index *ix,
                         const char *prefix, int64_t from_ps, size_t limit,
                         xpv_trace_hit **out, uint64_t *total);
 
+/* The same over a case-insensitive substring of the shown name or of any
+ * string arg (the event's stats, its metadata's stats, ref_values
+ * resolved): "philox" finds "void tensorflow::functor::FillPhiloxRandom...". */
+size_t xpv_trace_search_text(const xpv_hostset *hs, const xpv_trace_index *ix,
+                             const char *text, int64_t from_ps, size_t limit,
+                             xpv_trace_hit **out, uint64_t *total);
+
 #endif

@@ -454,6 +454,49 @@ static void test_search_step_name(void **state) {
     xpv_profile_free(p);
 }
 
+/* search=TEXT: a case-insensitive substring of the shown name or of any
+ * string arg (event stat, ref_value, metadata stat), not only a prefix. */
+static void test_search_substring(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int h = tx_plane(s, "/host:CPU");
+    int t = tx_line(s, h, 1, "main", 0);
+    tx_event(s, h, t, "void tensorflow::functor::FillPhiloxRandom<GPU>", 0, 10 * US);
+    tx_event_t *e = tx_event(s, h, t, "MatMul", 20 * US, 10 * US);
+    tx_ev_str(s, h, e, "long_name", "model/dense/philox_seed:MatMul");
+    e = tx_event(s, h, t, "Conv2D", 40 * US, 10 * US);
+    tx_ev_ref(s, h, e, "tf_op", "rng/PHILOX/op");
+    tx_event(s, h, t, "Relu", 60 * US, 10 * US);
+    tx_meta_str(s, h, "Relu", "kernel_details", "uses philox4x32");
+    tx_event(s, h, t, "Unrelated", 80 * US, 10 * US);
+    xpv_profile *p = tx_decode(s);
+    assert_non_null(p);
+    const xpv_profile *ps[1] = {p};
+    out o;
+    xpv_err err;
+    const char *k1[] = {"tag", "trace_viewer@", "search", "philox"};
+    assert_int_equal(run_tool(ps, 1, k1, 2, &o, &err), 0);
+    assert_int_equal(json_integer_value(json_object_get(o.j, "totalMatches")), 4);
+    json_t *evs = events(&o);
+    assert_int_equal(json_array_size(evs), 4);
+    static const char *const want[] = {"void tensorflow::functor::FillPhiloxRandom<GPU>",
+                                       "MatMul", "Conv2D", "Relu"};
+    for (size_t i = 0; i < 4; i++)   /* in time order */
+        assert_string_equal(json_string_value(json_object_get(json_array_get(evs, i), "name")),
+                            want[i]);
+    out_free(&o);
+    /* the prefix search still means a prefix */
+    const char *k2[] = {"tag", "trace_viewer@", "search_prefix", "philox"};
+    assert_int_equal(run_tool(ps, 1, k2, 2, &o, &err), 0);
+    assert_int_equal(json_integer_value(json_object_get(o.j, "totalMatches")), 0);
+    out_free(&o);
+    const char *k3[] = {"tag", "trace_viewer@", "search", ""};
+    assert_int_equal(run_tool(ps, 1, k3, 2, &o, &err), 0);
+    assert_int_equal(json_integer_value(json_object_get(o.j, "totalMatches")), 0);
+    out_free(&o);
+    xpv_profile_free(p);
+}
+
 static void test_empty_profile(void **state) {
     (void)state;
     tx_space *s = tx_new();
@@ -752,6 +795,7 @@ int main(void) {
         cmocka_unit_test(test_multi_host),
         cmocka_unit_test(test_streaming_details_search),
         cmocka_unit_test(test_search_step_name),
+        cmocka_unit_test(test_search_substring),
         cmocka_unit_test(test_empty_profile),
         cmocka_unit_test(test_real_profiles),
     };

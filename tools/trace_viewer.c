@@ -17,9 +17,10 @@
  *              A flow is decided by its launching end: when that is
  *              visible, its other ends in the window come with it.
  *   details    unique_id=N (or uid=N): one event with all its args.
- *   search     search_prefix=P [search_limit=N] [search_start_ms=T]:
- *              events whose name starts with P (case-insensitive), in time
- *              order, with totalMatches.
+ *   search     search=TEXT or search_prefix=P [search_limit=N]
+ *              [search_start_ms=T]: events whose name or string args
+ *              contain TEXT (case-insensitive), or whose name starts with
+ *              P, in time order, with totalMatches.
  *
  * Event JSON: {"pid","tid","ts","dur","ph":"X","name"[,"bind_id","cat",
  * "flow_in"|"flow_out"],"args"}; ts/dur are exact microseconds (ps / 1e6,
@@ -590,7 +591,7 @@ static int render_details(const xpv_hostset *hs, const xpv_trace_index *ix, cons
 }
 
 static int render_search(const xpv_hostset *hs, const xpv_trace_index *ix, const xpv_params *q,
-                         const char *prefix, xpv_buf *out, xpv_err *err) {
+                         const char *prefix, int substring, xpv_buf *out, xpv_err *err) {
     const char *s_lim = xpv_param(q, "search_limit");
     const char *s_from = xpv_param(q, "search_start_ms");
     uint64_t limit = 1000, total = 0;
@@ -600,12 +601,13 @@ static int render_search(const xpv_hostset *hs, const xpv_trace_index *ix, const
     if (s_from && *s_from && !parse_ms(s_from, &from)) return bad(err, "search_start_ms", s_from);
     if (!*prefix) limit = 0;
     xpv_trace_hit *hits = NULL;
-    size_t n = xpv_trace_search(hs, ix, prefix, from, limit, &hits, &total);
+    size_t n = substring ? xpv_trace_search_text(hs, ix, prefix, from, limit, &hits, &total)
+                         : xpv_trace_search(hs, ix, prefix, from, limit, &hits, &total);
     if (!*prefix) total = 0;
     xpv_buf args;
     xpv_buf_init(&args);
     xpv_buf_puts(out, HEADER);
-    xpv_buf_puts(out, ",\"searchPrefix\":");
+    xpv_buf_puts(out, substring ? ",\"search\":" : ",\"searchPrefix\":");
     xpv_buf_json_cstr(out, prefix);
     xpv_buf_puts(out, ",\"totalMatches\":");
     xpv_buf_u64(out, total);
@@ -642,8 +644,10 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     const char *uid = xpv_param(q, "unique_id");
     if (!uid || !*uid) uid = xpv_param(q, "uid");
     if (uid && *uid) return render_details(hs, ix, uid, out, err);
+    const char *text = xpv_param(q, "search");
+    if (text) return render_search(hs, ix, q, text, 1, out, err);
     const char *prefix = xpv_param(q, "search_prefix");
-    if (prefix) return render_search(hs, ix, q, prefix, out, err);
+    if (prefix) return render_search(hs, ix, q, prefix, 0, out, err);
     if (is_windowed(q)) return render_stream(hs, ix, q, out, err);
     return render_full(hs, ix, out);
 }
@@ -654,7 +658,7 @@ static int stream_wants(const xpv_params *q) {
     const char *uid = xpv_param(q, "unique_id");
     if (!uid || !*uid) uid = xpv_param(q, "uid");
     if (uid && *uid) return 0;
-    if (xpv_param(q, "search_prefix")) return 0;
+    if (xpv_param(q, "search_prefix") || xpv_param(q, "search")) return 0;
     return !is_windowed(q);
 }
 

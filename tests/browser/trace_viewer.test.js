@@ -96,12 +96,25 @@ test('trace viewer: draw, keyboard zoom/pan, select, search, range', async (t) =
   await t.waitText(page, '.xpv-trace-matches', /^1 of \d/);
   const total = Number((await page.textContent('.xpv-trace-matches')).replace(/[^\d ]/g, '').trim().split(/\s+/).pop());
   t.ok(total >= 1, `search found ${total} matches`);
-  await t.waitText(page, '.xpv-trace-details-name', new RegExp('^' + prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i'));
+  // The match holds the text in its name or one of its args.
+  const esc = (x) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  await t.waitText(page, '.xpv-trace-details', new RegExp(esc(prefix), 'i'));
   if (total > 1) {
     await page.click('.xpv-trace-next');
     await t.waitText(page, '.xpv-trace-matches', /^2 of /);
     await page.click('.xpv-trace-prev');
     await t.waitText(page, '.xpv-trace-matches', /^1 of /);
+  }
+  // A substring from the middle of a name (not a prefix) finds it too.
+  const longName = (await hook(page, 'boxes')).map((b) => b.name).find((n) => n.length >= 10);
+  t.ok(longName, 'a long event name to search inside');
+  if (longName) {
+    const mid = longName.slice(3, 10).toUpperCase();
+    await page.fill('.xpv-trace-search', mid);
+    await page.press('.xpv-trace-search', 'Enter');
+    await t.waitText(page, '.xpv-trace-matches', /^1 of \d/);
+    await t.waitText(page, '.xpv-trace-details', new RegExp(esc(mid), 'i'));
+    t.ok(true, `substring "${mid}" (case-insensitive, mid-name) found`);
   }
   await settle(t, page);
 

@@ -4,7 +4,8 @@
 // Data: `data?tag=trace_viewer@&start_time_ms&end_time_ms&resolution` ->
 // {fullTimespan:[ms,ms], window, resolutionPs, steps:[[ts,dur,name]],
 //  traceEvents:[M..., X {pid,tid,ts,dur,name,args:{uid}}, C...]} (µs);
-// `unique_id=N` -> one event with all its args; `search_prefix=P` ->
+// `unique_id=N` -> one event with all its args; `search=TEXT` (substring of
+// names and args, case-insensitive; `search_prefix=P` also works) ->
 // matching events in time order + totalMatches.  The full trace for
 // Perfetto / chrome://tracing is `tag=trace_viewer` (download button).
 //
@@ -79,7 +80,7 @@ export default async function render(root, ctx) {
   title.style.margin = '0 12px 0 0';
   const search = el('input', 'xpv-trace-search');
   search.type = 'search';
-  search.placeholder = 'Search events by name prefix (Enter)';
+  search.placeholder = 'Search names and args (Enter)';
   search.setAttribute('aria-label', 'Search events by name');
   search.style.minWidth = '240px';
   const prev = el('button', 'xpv-btn xpv-trace-prev', '\u25c0 Prev');
@@ -836,7 +837,7 @@ export default async function render(root, ctx) {
     if (!q) { matchInfo.textContent = ''; draw(); return; }
     matchInfo.textContent = 'Searching\u2026';
     try {
-      const d = await api({ search_prefix: q, search_limit: 1000 });
+      const d = await api({ search: q, search_limit: 1000 });
       if (S.matchPrefix !== q) return;
       S.matches = (d.traceEvents || []).map((e) => ({ ts: e.ts, dur: e.dur, name: e.name, uid: e.args.uid,
         pid: e.pid, tid: e.tid }));
@@ -851,7 +852,7 @@ export default async function render(root, ctx) {
   async function gotoMatch(i) {
     if (i >= S.matches.length && S.matches.length < S.matchTotal) {
       const last = S.matches[S.matches.length - 1];
-      const d = await api({ search_prefix: S.matchPrefix, search_limit: 1000, search_start_ms: last.ts / 1000 });
+      const d = await api({ search: S.matchPrefix, search_limit: 1000, search_start_ms: last.ts / 1000 });
       const seen = new Set(S.matches.map((m) => m.uid));
       for (const e of d.traceEvents || [])
         if (!seen.has(e.args.uid)) S.matches.push({ ts: e.ts, dur: e.dur, name: e.name, uid: e.args.uid, pid: e.pid, tid: e.tid });
