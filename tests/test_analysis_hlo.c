@@ -1,0 +1,373 @@
+/*
+ * test_analysis_hlo.c - the HLO proto index and lazy decoding (analysis/
+ * hlo.c) on a constructed module and on the real JAX profiles of
+ * ../shared (TPU, AMD GPU) and tests/data/device (H100): every `Hlo Proto`
+ * stat found (counted here straight from the planes), each decodes, known
+ * instructions are found; a proto that does not decode gives an error
+ * naming its program.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hlo.h"
+#include "hlo.pb-c.h"
+#include "testutil.h"
+#include "tool_xspace.h"
+
+#define TPU_FILE "/testdata/real/openxla-xprof/plugins/profile/tpu_inference_2/tpu_inference_2.xplane.pb"
+#define AMD_DIR "/testdata/real/AMD-AGI-TraceLens/plugins/profile"
+
+/* ---- a constructed module: entry computation with a fusion ------------- */
+
+typedef struct mod_builder {
+    Xla__HloInstructionProto ins[8];
+    Xla__HloInstructionProto *pins[8];
+    Xla__ShapeProto shape[8];
+    int64_t dims[8][2];
+    int64_t operands[8][2];
+    int64_t called[8][1];
+    Xla__OpMetadata md[8];
+    Xla__HloComputationProto comp[2];
+    Xla__HloComputationProto *pcomp[2];
+    Xla__HloModuleProto mod;
+    Xla__HloProto proto;
+} mod_builder;
+
+static void mk_ins(mod_builder *b, int i, const char *name, const char *opcode, int64_t id,
+                   int64_t d0, int64_t d1, const int64_t *ops, size_t nops) {
+    Xla__HloInstructionProto ii = XLA__HLO_INSTRUCTION_PROTO__INIT;
+    Xla__ShapeProto sh = XLA__SHAPE_PROTO__INIT;
+    Xla__OpMetadata md = XLA__OP_METADATA__INIT;
+    b->shape[i] = sh;
+    b->shape[i].element_type = 11; /* F32 */
+    b->dims[i][0] = d0;
+    b->dims[i][1] = d1;
+    b->shape[i].dimensions = b->dims[i];
+    b->shape[i].n_dimensions = 2;
+    b->md[i] = md;
+    b->md[i].op_name = (char *)"jit(f)/jit(main)/mul";
+    b->md[i].source_file = (char *)"model.py";
+    b->md[i].source_line = 12;
+    b->ins[i] = ii;
+    b->ins[i].name = (char *)name;
+    b->ins[i].opcode = (char *)opcode;
+    b->ins[i].id = id;
+    b->ins[i].shape = &b->shape[i];
+    b->ins[i].metadata = &b->md[i];
+    for (size_t k = 0; k < nops; k++) b->operands[i][k] = ops[k];
+    b->ins[i].operand_ids = b->operands[i];
+    b->ins[i].n_operand_ids = nops;
+    b->pins[i] = &b->ins[i];
+}
+
+/* fused computation (id 1): p0, p1 -> multiply.1 -> exp.2 (root)
+ * entry (id 2): Arg_0, Arg_1 -> fusion.3 (kLoop, calls 1) (root) */
+static uint8_t *pack_module(size_t *len) {
+    mod_builder *b = calloc(1, sizeof *b);
+    int64_t two[2] = {10, 11}, one[1] = {12}, args[2] = {20, 21};
+    mk_ins(b, 0, "p0", "parameter", 10, 4, 8, NULL, 0);
+    mk_ins(b, 1, "p1", "parameter", 11, 4, 8, NULL, 0);
+    b->ins[1].parameter_number = 1;
+    mk_ins(b, 2, "multiply.1", "multiply", 12, 4, 8, two, 2);
+    mk_ins(b, 3, "exp.2", "exponential", 13, 4, 8, one, 1);
+    mk_ins(b, 4, "Arg_0", "parameter", 20, 4, 8, NULL, 0);
+    mk_ins(b, 5, "Arg_1", "parameter", 21, 4, 8, NULL, 0);
+    b->ins[5].parameter_number = 1;
+    mk_ins(b, 6, "fusion.3", "fusion", 22, 4, 8, args, 2);
+    b->ins[6].fusion_kind = (char *)"kLoop";
+    b->called[6][0] = 1;
+    b->ins[6].called_computation_ids = b->called[6];
+    b->ins[6].n_called_computation_ids = 1;
+    Xla__HloComputationProto c = XLA__HLO_COMPUTATION_PROTO__INIT;
+    b->comp[0] = c;
+    b->comp[0].name = (char *)"fused_computation";
+    b->comp[0].id = 1;
+    b->comp[0].root_id = 13;
+    b->comp[0].instructions = &b->pins[0];
+    b->comp[0].n_instructions = 4;
+    b->comp[1] = c;
+    b->comp[1].name = (char *)"main.4";
+    b->comp[1].id = 2;
+    b->comp[1].root_id = 22;
+    b->comp[1].instructions = &b->pins[4];
+    b->comp[1].n_instructions = 3;
+    b->pcomp[0] = &b->comp[0];
+    b->pcomp[1] = &b->comp[1];
+    Xla__HloModuleProto m = XLA__HLO_MODULE_PROTO__INIT;
+    b->mod = m;
+    b->mod.name = (char *)"jit_f";
+    b->mod.entry_computation_name = (char *)"main.4";
+    b->mod.entry_computation_id = 2;
+    b->mod.id = 77;
+    b->mod.computations = b->pcomp;
+    b->mod.n_computations = 2;
+    Xla__HloProto p = XLA__HLO_PROTO__INIT;
+    b->proto = p;
+    b->proto.hlo_module = &b->mod;
+    *len = xla__hlo_proto__get_packed_size(&b->proto);
+    uint8_t *out = malloc(*len);
+    xla__hlo_proto__pack(&b->proto, out);
+    free(b);
+    return out;
+}
+
+/* A bytes stat on a /host:metadata event metadata. */
+static void meta_bytes(tx_space *s, int pl, const char *ev, const char *stat, const uint8_t *p,
+                       size_t n) {
+    Tensorflow__Profiler__XEventMetadata *m = tx_meta(s, pl, ev);
+    tx_stat_t *st = tx_new_stat(s, pl, &m->n_stats, &m->stats, stat);
+    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_BYTES_VALUE;
+    uint8_t *copy = tx_alloc(s, n ? n : 1);
+    memcpy(copy, p, n);
+    st->bytes_value.data = copy;
+    st->bytes_value.len = n;
+}
+
+static xpv_hostset one_host(const xpv_profile **ps, const char **hn, xpv_profile *p) {
+    ps[0] = p;
+    hn[0] = "host";
+    xpv_hostset hs = {1, ps, hn};
+    return hs;
+}
+
+static void test_constructed_module(void **state) {
+    (void)state;
+    size_t len;
+    uint8_t *bytes = pack_module(&len);
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:metadata");
+    meta_bytes(s, pl, "jit_f(77)", "Hlo Proto", bytes, len);
+    tx_meta_int(s, pl, "jit_f(77)", "program_id", 77);
+    /* the legacy spelling, program id from the metadata id */
+    meta_bytes(s, pl, "jit_g", "HLO Proto", bytes, len);
+    /* a proto that does not decode */
+    static const uint8_t junk[] = {0x0a, 0x05, 0x1a, 0x03, 0xff, 0xff, 0xff};
+    meta_bytes(s, pl, "jit_bad(99)", "Hlo Proto", junk, sizeof junk);
+    tx_meta_int(s, pl, "jit_bad(99)", "program_id", 99);
+    free(bytes);
+    xpv_profile *p = tx_decode(s);
+    assert_non_null(p);
+    assert_int_equal(xpv_hlo_count_protos(p), 3);
+    const xpv_profile *ps[1];
+    const char *hn[1];
+    xpv_hostset hs = one_host(ps, hn, p);
+    xpv_hlo_map *m = xpv_hlo_map_build(&hs);
+    assert_int_equal(m->n, 3);
+    xpv_err err;
+    memset(&err, 0, sizeof err);
+    const xpv_hlo_program *prog = xpv_hlo_decode(m, &hs, xpv_hlo_find(m, 77), &err);
+    assert_non_null(prog);
+    assert_string_equal(prog->module->name, "jit_f");
+    xpv_hlo_instr f = xpv_hlo_instr_by_name(prog, "fusion.3", 8);
+    assert_non_null(f.ins);
+    assert_string_equal(f.comp->name, "main.4");
+    assert_string_equal(xpv_hlo_category(f.ins), "loop fusion");
+    const Xla__HloComputationProto *fc = xpv_hlo_computation(prog, f.ins->called_computation_ids[0]);
+    assert_non_null(fc);
+    assert_string_equal(fc->name, "fused_computation");
+    xpv_hlo_instr mul = xpv_hlo_instr_by_name(prog, "%multiply.1", 11);
+    assert_non_null(mul.ins);
+    assert_ptr_equal(mul.comp, fc);
+    assert_string_equal(xpv_hlo_category(mul.ins), "non-fusion elementwise");
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_hlo_expression(&b, prog, f);
+    xpv_buf_putc(&b, 0);
+    assert_string_equal(b.data, "%fusion.3 = f32[4,8] fusion(f32[4,8] %Arg_0, f32[4,8] %Arg_1), "
+                                "kind=kLoop, calls=%fused_computation");
+    xpv_buf_reset(&b);
+    xpv_hlo_expression(&b, prog, xpv_hlo_instr_by_name(prog, "p1", 2));
+    xpv_buf_putc(&b, 0);
+    assert_string_equal(b.data, "%p1 = f32[4,8] parameter(1)");
+    xpv_buf_free(&b);
+    assert_null(xpv_hlo_instr_by_name(prog, "nope", 4).ins);
+    /* legacy spelling: program id = the metadata id */
+    size_t found = 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (!strcmp(m->progs[i].meta_name, "jit_g")) {
+            found++;
+            assert_non_null(xpv_hlo_decode(m, &hs, &m->progs[i], &err));
+        }
+    assert_int_equal(found, 1);
+    /* the bad one: an error naming it, twice (remembered), others fine */
+    assert_null(xpv_hlo_decode(m, &hs, xpv_hlo_find(m, 99), &err));
+    assert_int_equal(err.status, 422);
+    assert_non_null(strstr(err.msg, "jit_bad(99)"));
+    memset(&err, 0, sizeof err);
+    assert_null(xpv_hlo_decode(m, &hs, xpv_hlo_find(m, 99), &err));
+    assert_non_null(strstr(err.msg, "jit_bad(99)"));
+    assert_non_null(xpv_hlo_decode(m, &hs, xpv_hlo_find(m, 77), &err));
+    xpv_hlo_map_free(m);
+    xpv_profile_free(p);
+}
+
+/* A shape nested deeper than the decoder allows is refused, not recursed. */
+static void test_deep_shape_refused(void **state) {
+    (void)state;
+    enum { DEPTH = 5000 };
+    /* innermost: empty ShapeProto; each level wraps it as field 4 */
+    size_t cap = DEPTH * 8 + 64, n = 0;
+    uint8_t *buf = malloc(cap), *tmp = malloc(cap);
+    for (int d = 0; d < DEPTH; d++) {
+        size_t k = 0;
+        tmp[k++] = (4 << 3) | 2;
+        size_t v = n;
+        do {
+            uint8_t c = v & 0x7f;
+            v >>= 7;
+            tmp[k++] = c | (v ? 0x80 : 0);
+        } while (v);
+        memcpy(tmp + k, buf, n);
+        memcpy(buf, tmp, k + n);
+        n += k;
+    }
+    /* wrap: Instruction.3 <- Computation.2 <- Module.3 <- HloProto.1 */
+    static const unsigned fields[] = {3, 2, 3, 1};
+    for (int l = 0; l < 4; l++) {
+        size_t k = 0;
+        tmp[k++] = (uint8_t)((fields[l] << 3) | 2);
+        size_t v = n;
+        do {
+            uint8_t c = v & 0x7f;
+            v >>= 7;
+            tmp[k++] = c | (v ? 0x80 : 0);
+        } while (v);
+        memcpy(tmp + k, buf, n);
+        memcpy(buf, tmp, k + n);
+        n += k;
+    }
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:metadata");
+    meta_bytes(s, pl, "jit_deep(5)", "Hlo Proto", buf, n);
+    free(buf);
+    free(tmp);
+    xpv_profile *p = tx_decode(s);
+    const xpv_profile *ps[1];
+    const char *hn[1];
+    xpv_hostset hs = one_host(ps, hn, p);
+    xpv_hlo_map *m = xpv_hlo_map_build(&hs);
+    assert_int_equal(m->n, 1);
+    xpv_err err;
+    memset(&err, 0, sizeof err);
+    assert_null(xpv_hlo_decode(m, &hs, &m->progs[0], &err));
+    assert_non_null(strstr(err.msg, "jit_deep(5)"));
+    xpv_hlo_map_free(m);
+    xpv_profile_free(p);
+}
+
+/* ---- real files ---------------------------------------------------------- */
+
+/* Independent count: event metadata of /host:metadata planes with a stat
+ * whose metadata is named `Hlo Proto` or `HLO Proto`. */
+static size_t count_hlo_stats(const xpv_profile *p) {
+    size_t n = 0;
+    for (uint32_t i = 0; i < p->nplanes; i++) {
+        const xpv_plane *pl = &p->planes[i];
+        if (pl->name.len != 14 || memcmp(pl->name.ptr, "/host:metadata", 14)) continue;
+        int32_t a = xpv_stat_id(pl, "Hlo Proto"), b = xpv_stat_id(pl, "HLO Proto");
+        for (uint32_t k = 1; k < pl->nevent_meta; k++)
+            for (uint32_t s = 0; s < pl->event_meta[k].nstats; s++) {
+                int32_t id = pl->event_meta[k].stats[s].meta;
+                if (id >= 0 && (id == a || id == b)) n++;
+            }
+    }
+    return n;
+}
+
+/* Decodes every program of `path`; checks the count, returns the map via
+ * out params.  `want_ins` names an instruction expected in program `pid`. */
+static void check_file(const char *path, uint64_t pid, const char *want_ins,
+                       const char *want_opcode) {
+    if (access(path, R_OK) != 0) {
+        print_message("SKIP: %s not present\n", path);
+        return;
+    }
+    xpv_profile *p = tx_decode_file(path);
+    size_t want = count_hlo_stats(p);
+    const xpv_profile *ps[1];
+    const char *hn[1];
+    xpv_hostset hs = one_host(ps, hn, p);
+    xpv_hlo_map *m = xpv_hlo_map_build(&hs);
+    assert_int_equal(xpv_hlo_count_protos(p), want);
+    assert_int_equal(m->n, want); /* program ids are distinct in these files */
+    assert_true(want > 0);
+    size_t ninstr = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        xpv_err err;
+        memset(&err, 0, sizeof err);
+        const xpv_hlo_program *prog = xpv_hlo_decode(m, &hs, &m->progs[i], &err);
+        if (!prog) fail_msg("%s: %s", path, err.msg);
+        assert_non_null(prog->module);
+        assert_non_null(prog->module->name);
+        assert_true(prog->module->n_computations > 0);
+        for (size_t c = 0; c < prog->module->n_computations; c++)
+            ninstr += prog->module->computations[c]->n_instructions;
+    }
+    print_message("%s: %zu HLO protos (%zu bytes), all decode, %zu instructions\n",
+                  strrchr(path, '/') + 1, m->n, m->total_bytes, ninstr);
+    if (want_ins) {
+        const xpv_hlo_program *prog = xpv_hlo_find(m, pid);
+        /* pid 0: the program named jit_train_step */
+        for (size_t i = 0; !pid && i < m->n; i++)
+            if (!strncmp(m->progs[i].meta_name, "jit_train_step(", 15)) prog = &m->progs[i];
+        assert_non_null(prog);
+        xpv_hlo_instr in = xpv_hlo_instr_by_name(prog, want_ins, strlen(want_ins));
+        if (!in.ins) fail_msg("%s: %s not found in program %llu", path, want_ins,
+                              (unsigned long long)pid);
+        assert_string_equal(in.ins->opcode, want_opcode);
+        xpv_buf b;
+        xpv_buf_init(&b);
+        xpv_hlo_expression(&b, prog, in);
+        print_message("  %s (%s): %.*s\n", prog->meta_name, xpv_hlo_category(in.ins),
+                      (int)b.len, b.data);
+        xpv_buf_free(&b);
+    }
+    xpv_hlo_map_free(m);
+    xpv_profile_free(p);
+}
+
+static void test_real_tpu(void **state) {
+    (void)state;
+    TU_SKIP_NO_SHARED();
+    char path[4096];
+    snprintf(path, sizeof path, "%s%s", tu_shared_dir(), TPU_FILE);
+    /* jit_broadcast_in_dim's broadcast.2 (the profile's XLA Ops name it) */
+    check_file(path, 11287434908481120160ULL, "broadcast.2", "broadcast");
+}
+
+static void test_real_amd(void **state) {
+    (void)state;
+    TU_SKIP_NO_SHARED();
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s%s", tu_shared_dir(), AMD_DIR);
+    char **files = tu_find_files(dir, ".xplane.pb");
+    size_t n = 0;
+    for (char **f = files; f && *f; f++, n++) check_file(*f, 0, NULL, NULL);
+    tu_free_list(files);
+    print_message("%zu AMD files\n", n);
+}
+
+static void test_real_h100(void **state) {
+    (void)state;
+    const char *src = getenv("XPV_SRC");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/data/device/jax_gpu_mlp.xplane.pb", src ? src : ".");
+    check_file(path, 0, NULL, NULL);
+    snprintf(path, sizeof path, "%s/tests/data/device/jax_gpu_mlp_nocmdbuf.xplane.pb",
+             src ? src : ".");
+    /* the profile's kernels name gemm_fusion_dot.2 (hlo_op stat) */
+    check_file(path, 0, "gemm_fusion_dot.2", "fusion");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_constructed_module),
+        cmocka_unit_test(test_deep_shape_refused),
+        cmocka_unit_test(test_real_tpu),
+        cmocka_unit_test(test_real_amd),
+        cmocka_unit_test(test_real_h100),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
