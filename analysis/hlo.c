@@ -480,3 +480,28 @@ const char *xpv_hlo_category(const Xla__HloInstructionProto *ins) {
     if (in_list(op, elementwise)) return "non-fusion elementwise";
     return op;
 }
+
+/* ==== Device ops ========================================================= */
+
+xpv_str xpv_hlo_op_name(const xpv_op_metric *op) {
+    const char *t = op->long_name && op->long_name[0] ? op->long_name : op->name;
+    const char *eq = strstr(t, " = ");
+    size_t n = eq ? (size_t)(eq - t) : strlen(t);
+    if (n && t[0] == '%') t++, n--;
+    xpv_str s = {t, (uint32_t)n};
+    return s;
+}
+
+int xpv_hlo_resolve(xpv_hlo_map *m, const xpv_hostset *hs, const xpv_op_metric *op,
+                    xpv_hlo_op *out, xpv_err *err) {
+    memset(out, 0, sizeof *out);
+    if (op->is_idle) return 0;
+    const xpv_hlo_program *p = xpv_hlo_find(m, (uint64_t)op->program_id);
+    if (!p) return 0;
+    p = xpv_hlo_decode(m, hs, p, err);
+    if (!p) return -1;
+    out->prog = p;
+    xpv_str n = xpv_hlo_op_name(op);
+    out->in = xpv_hlo_instr_by_name(p, n.ptr, n.len);
+    return 0;
+}

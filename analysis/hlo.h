@@ -93,4 +93,24 @@ void xpv_hlo_expression(xpv_buf *b, const xpv_hlo_program *p, xpv_hlo_instr in);
  * "non-fusion elementwise", else the opcode). */
 const char *xpv_hlo_category(const Xla__HloInstructionProto *ins);
 
+/* ==== What the HLO tools show for one device op ========================= */
+
+#include "op_metrics.h"
+
+typedef struct xpv_hlo_op {
+    const xpv_hlo_program *prog;  /* decoded program, or NULL (none indexed) */
+    xpv_hlo_instr in;             /* its instruction, or {NULL, NULL} */
+} xpv_hlo_op;
+
+/* The HLO instruction name of a device op: the name in its HLO text
+ * ("%fusion.3 = ..." -> "fusion.3") when it has one, else its name. */
+xpv_str xpv_hlo_op_name(const xpv_op_metric *op);
+
+/* Resolve `op` (program id + instruction name) in the map, decoding its
+ * program when needed.  Returns 0 (out->in.ins NULL when the program or
+ * instruction is not there), or -1 with err filled when the op's program
+ * has a proto that does not decode. */
+int xpv_hlo_resolve(xpv_hlo_map *m, const xpv_hostset *hs, const xpv_op_metric *op,
+                    xpv_hlo_op *out, xpv_err *err);
+
 #endif /* XPV_HLO_H */

@@ -11,10 +11,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "hlo.h"
 #include "hlo.pb-c.h"
+#include "opstats.h"
 #include "testutil.h"
+#include "tool.h"
 #include "tool_xspace.h"
+
+extern const xpv_tool xpv_tool_hlo_stats;
+extern const xpv_tool xpv_tool_op_profile;
 
 #define TPU_FILE "/testdata/real/openxla-xprof/plugins/profile/tpu_inference_2/tpu_inference_2.xplane.pb"
 #define AMD_DIR "/testdata/real/AMD-AGI-TraceLens/plugins/profile"
@@ -361,6 +368,218 @@ static void test_real_h100(void **state) {
     check_file(path, 0, "gemm_fusion_dot.2", "fusion");
 }
 
+/* ---- tools on the real files -------------------------------------------- */
+
+static json_t *render_tool(const xpv_tool *t, const xpv_hostset *hs, void *derived,
+                           const char *k, const char *v) {
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_err err;
+    memset(&err, 0, sizeof err);
+    const char *keys[1] = {k}, *vals[1] = {v};
+    xpv_params q = {k ? 1 : 0, keys, vals};
+    if (t->render(hs, derived, &q, &b, &err) != 0) fail_msg("%s: %s", t->name, err.msg);
+    json_error_t jerr;
+    json_t *j = json_loadb(b.data, b.len, 0, &jerr);
+    if (!j) fail_msg("%s: bad JSON: %s", t->name, jerr.text);
+    xpv_buf_free(&b);
+    return j;
+}
+
+static int col_index(json_t *dt, const char *id) {
+    json_t *cols = json_object_get(dt, "cols");
+    for (size_t i = 0; i < json_array_size(cols); i++)
+        if (!strcmp(json_string_value(json_object_get(json_array_get(cols, i), "id")), id))
+            return (int)i;
+    fail_msg("no column %s", id);
+    return -1;
+}
+
+static json_t *cell(json_t *dt, size_t r, int c) {
+    return json_object_get(
+        json_array_get(json_object_get(json_array_get(json_object_get(dt, "rows"), r), "c"), c),
+        "v");
+}
+
+typedef struct totals {
+    int64_t occ;
+    double self_us;
+    size_t rows;
+} totals;
+
+/* Sum the non-IDLE rows of an hlo_stats table. */
+static totals hlo_stats_totals(json_t *dt) {
+    totals t = {0, 0, 0};
+    int ccat = col_index(dt, "category"), cocc = col_index(dt, "occurrences"),
+        cself = col_index(dt, "total_self_time");
+    json_t *rows = json_object_get(dt, "rows");
+    for (size_t r = 0; r < json_array_size(rows); r++) {
+        if (!strcmp(json_string_value(cell(dt, r, ccat)), "IDLE")) continue;
+        t.rows++;
+        t.occ += (int64_t)json_number_value(cell(dt, r, cocc));
+        t.self_us += json_number_value(cell(dt, r, cself));
+    }
+    return t;
+}
+
+static int meta_int(const xpv_plane *pl, const xpv_event_meta *m, const char *name, int64_t *v) {
+    for (uint32_t i = 0; i < m->nstats; i++) {
+        const xpv_stat *st = &m->stats[i];
+        if (st->meta < 0 || (uint32_t)st->meta >= pl->nstat_meta) continue;
+        if (xpv_str_eq(pl->stat_meta[st->meta].name, name)) return xpv_stat_as_int(st, v);
+    }
+    return 0;
+}
+
+/* Independent count on TPU: events of the XLA Ops / Framework Ops /
+ * Sparse Core Ops lines whose metadata has program_id and a non-zero
+ * symbol_id; self time = duration minus the direct children on the line
+ * (an event's time span is its device_offset_ps / device_duration_ps
+ * stats when it has both, as XProf reads it, else its own). */
+static void count_tpu(const xpv_profile *p, int64_t *occ, int64_t *self_ps) {
+    *occ = *self_ps = 0;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (!xpv_str_has_prefix(pl->name, "/device:TPU:")) continue;
+        for (uint32_t l = 0; l < pl->nlines; l++) {
+            const xpv_line *ln = &pl->lines[l];
+            if (!xpv_str_eq(ln->name, "XLA Ops") && !xpv_str_eq(ln->name, "Framework Ops") &&
+                !xpv_str_eq(ln->name, "Sparse Core Ops"))
+                continue;
+            uint32_t n = ln->nevents;
+            int64_t *kids = calloc(n + 1, sizeof *kids);
+            int64_t *b = calloc(n + 1, sizeof *b), *d = calloc(n + 1, sizeof *d);
+            uint32_t *stack = calloc(n + 1, sizeof *stack);
+            uint32_t depth = 0;
+            int32_t s_off = xpv_stat_id(pl, "device_offset_ps");
+            int32_t s_dur = xpv_stat_id(pl, "device_duration_ps");
+            for (uint32_t i = 0; i < n; i++) {
+                const xpv_event *e = &ln->events[i];
+                xpv_stat so, sd;
+                b[i] = e->start_ps;
+                d[i] = e->dur_ps;
+                if (xpv_event_stat(pl, ln, e, s_off, &so) &&
+                    xpv_event_stat(pl, ln, e, s_dur, &sd)) {
+                    xpv_stat_as_int(&so, &b[i]);
+                    xpv_stat_as_int(&sd, &d[i]);
+                }
+                while (depth) {
+                    uint32_t t = stack[depth - 1];
+                    if (b[t] <= b[i] && b[i] + d[i] <= b[t] + d[t]) break;
+                    depth--;
+                }
+                if (depth) kids[stack[depth - 1]] += d[i];
+                stack[depth++] = i;
+            }
+            for (uint32_t i = 0; i < n; i++) {
+                const xpv_event *e = &ln->events[i];
+                int64_t pid, sym;
+                const xpv_event_meta *m = &pl->event_meta[e->meta];
+                if (!meta_int(pl, m, "program_id", &pid) || !meta_int(pl, m, "symbol_id", &sym) ||
+                    sym == 0)
+                    continue;
+                (*occ)++;
+                *self_ps += d[i] - kids[i];
+            }
+            free(b);
+            free(d);
+            free(kids);
+            free(stack);
+        }
+    }
+}
+
+static void near_us(double got_us, double want_us) {
+    double tol = 1e-9 * (want_us > 1 ? want_us : 1) + 1e-6;
+    if (got_us < want_us - tol || got_us > want_us + tol)
+        fail_msg("got %.6f us, want %.6f us", got_us, want_us);
+}
+
+/* hlo_stats totals on TPU equal the count from the file and the device op
+ * db; op_profile (once registered) agrees. */
+static void check_tools(const char *path, int tpu, int all_hlo) {
+    if (access(path, R_OK) != 0) {
+        print_message("SKIP: %s not present\n", path);
+        return;
+    }
+    xpv_profile *p = tx_decode_file(path);
+    const xpv_profile *ps[1];
+    const char *hn[1];
+    xpv_hostset hs = one_host(ps, hn, p);
+    xpv_err err;
+    memset(&err, 0, sizeof err);
+    xpv_op_stats *os = xpv_op_stats_build(&hs, &err);
+    assert_non_null(os);
+    /* the device op db (what framework_op_stats and the overview read) */
+    int64_t db_occ = 0, db_self = 0;
+    size_t db_rows = 0;
+    for (size_t i = 0; i < os->ops->device.n; i++) {
+        const xpv_op_metric *o = &os->ops->device.ops[i];
+        if (o->is_idle) continue;
+        db_rows++;
+        db_occ += o->occurrences;
+        db_self += o->self_time_ps;
+    }
+    json_t *hsj = render_tool(&xpv_tool_hlo_stats, &hs, os, NULL, NULL);
+    totals t = hlo_stats_totals(hsj);
+    assert_int_equal(t.rows, db_rows);
+    assert_int_equal(t.occ, db_occ);
+    near_us(t.self_us, (double)db_self / 1e6);
+    if (tpu) {
+        int64_t occ, self_ps;
+        count_tpu(p, &occ, &self_ps);
+        assert_int_equal(t.occ, occ);
+        near_us(t.self_us, (double)self_ps / 1e6);
+    }
+    /* every row of a program with an HLO proto found its instruction: its
+     * text starts with "%<name> = " */
+    int cexpr = col_index(hsj, "hlo_op_expression"), cname = col_index(hsj, "hlo_op_name"),
+        cpid = col_index(hsj, "program_id");
+    size_t with_hlo = 0;
+    for (size_t r = 0; r < json_array_size(json_object_get(hsj, "rows")); r++) {
+        const char *pid = json_string_value(cell(hsj, r, cpid));
+        if (!strcmp(json_string_value(cell(hsj, r, cname)), "IDLE")) continue;
+        if (!xpv_hlo_find(os->hlo, strtoull(pid, NULL, 10))) continue;
+        const char *ex = json_string_value(cell(hsj, r, cexpr));
+        const char *nm = json_string_value(cell(hsj, r, cname));
+        if (!strcmp(ex, nm)) continue; /* not an instruction (a command buffer) */
+        if (ex[0] != '%' || strncmp(ex + 1, nm, strlen(nm))) fail_msg("row %zu: %s / %s", r, nm, ex);
+        with_hlo++;
+    }
+    if (all_hlo) assert_int_equal(with_hlo, t.rows);
+    print_message("%s: hlo_stats %zu ops (%zu with HLO text), %lld occurrences, self %.3f us\n",
+                  strrchr(path, '/') + 1, t.rows, with_hlo, (long long)t.occ, t.self_us);
+    json_decref(hsj);
+    xpv_op_stats_free(os);
+    xpv_profile_free(p);
+}
+
+static void test_tools_tpu(void **state) {
+    (void)state;
+    TU_SKIP_NO_SHARED();
+    char path[4096];
+    snprintf(path, sizeof path, "%s%s", tu_shared_dir(), TPU_FILE);
+    check_tools(path, 1, 1);
+}
+
+static void test_tools_gpu(void **state) {
+    (void)state;
+    const char *src = getenv("XPV_SRC");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/data/device/jax_gpu_mlp_nocmdbuf.xplane.pb",
+             src ? src : ".");
+    check_tools(path, 0, 1);
+    snprintf(path, sizeof path, "%s/tests/data/device/jax_gpu_mlp.xplane.pb", src ? src : ".");
+    check_tools(path, 0, 0);
+    if (tu_shared_dir()) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s%s", tu_shared_dir(), AMD_DIR);
+        char **files = tu_find_files(dir, ".xplane.pb");
+        for (char **f = files; f && *f; f++) check_tools(*f, 0, 0);
+        tu_free_list(files);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_constructed_module),
@@ -368,6 +587,8 @@ int main(void) {
         cmocka_unit_test(test_real_tpu),
         cmocka_unit_test(test_real_amd),
         cmocka_unit_test(test_real_h100),
+        cmocka_unit_test(test_tools_tpu),
+        cmocka_unit_test(test_tools_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
