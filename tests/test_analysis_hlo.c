@@ -550,6 +550,54 @@ static void check_tools(const char *path, int tpu, int all_hlo) {
     print_message("%s: hlo_stats %zu ops (%zu with HLO text), %lld occurrences, self %.3f us\n",
                   strrchr(path, '/') + 1, t.rows, with_hlo, (long long)t.occ, t.self_us);
     json_decref(hsj);
+
+    /* op_profile: program nodes sum the self times; category nodes the
+     * occurrences and times of the ops without nested ops (all of them in
+     * these files); totals equal hlo_stats. */
+    int64_t leaf_occ = 0, leaf_ps = 0;
+    for (size_t i = 0; i < os->ops->device.n; i++) {
+        const xpv_op_metric *o = &os->ops->device.ops[i];
+        if (o->is_idle || o->time_ps > o->self_time_ps || !strncmp(o->name, "region", 6)) continue;
+        leaf_occ += o->occurrences;
+        leaf_ps += o->time_ps;
+    }
+    json_t *op = render_tool(&xpv_tool_op_profile, &hs, os, NULL, NULL);
+    json_t *root = json_object_get(op, "byProgramExcludeIdle");
+    double prog_ps = 0, cat_ps = 0;
+    int64_t cat_occ = 0;
+    json_t *progs = json_object_get(root, "children");
+    for (size_t i = 0; i < json_array_size(progs); i++) {
+        json_t *pn = json_array_get(progs, i);
+        prog_ps += json_number_value(json_object_get(json_object_get(pn, "metrics"), "rawTime"));
+        json_t *cats = json_object_get(pn, "children");
+        for (size_t c = 0; c < json_array_size(cats); c++) {
+            json_t *mt = json_object_get(json_array_get(cats, c), "metrics");
+            cat_ps += json_number_value(json_object_get(mt, "rawTime"));
+            cat_occ += json_integer_value(json_object_get(mt, "occurrences"));
+        }
+    }
+    near_us(prog_ps / 1e6, t.self_us);
+    near_us(cat_ps / 1e6, (double)leaf_ps / 1e6);
+    assert_int_equal(cat_occ, leaf_occ);
+    if (leaf_occ == db_occ) assert_int_equal(cat_occ, t.occ);
+    assert_string_equal(json_string_value(json_object_get(op, "deviceType")), tpu ? "TPU" : "GPU");
+    size_t nprogs = json_array_size(progs);
+    json_decref(op);
+    op = render_tool(&xpv_tool_op_profile, &hs, os, "group_by", "category");
+    root = json_object_get(op, "byCategoryExcludeIdle");
+    cat_occ = 0;
+    cat_ps = 0;
+    json_t *cats = json_object_get(root, "children");
+    for (size_t c = 0; c < json_array_size(cats); c++) {
+        json_t *mt = json_object_get(json_array_get(cats, c), "metrics");
+        cat_ps += json_number_value(json_object_get(mt, "rawTime"));
+        cat_occ += json_integer_value(json_object_get(mt, "occurrences"));
+    }
+    assert_int_equal(cat_occ, leaf_occ);
+    near_us(cat_ps / 1e6, (double)leaf_ps / 1e6);
+    print_message("  op_profile: %zu programs, %lld occurrences in categories, %.3f us\n",
+                  nprogs, (long long)cat_occ, cat_ps / 1e6);
+    json_decref(op);
     xpv_op_stats_free(os);
     xpv_profile_free(p);
 }
