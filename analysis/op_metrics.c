@@ -565,6 +565,8 @@ static uint32_t optab_row(optab *t, int64_t pid, xpv_str name) {
     r->name = xpv_arena_strndup(t->arena, name.ptr ? name.ptr : "", name.len);
     r->category = "";
     r->provenance = "";
+    r->long_name = "";
+    r->program_id = pid;
     r->min_time_ps = INT64_MAX;
     t->hash[i] = h;
     t->pid[i] = pid;
@@ -622,6 +624,7 @@ static void optab_finish(optab *t, xpv_op_metrics_db *db, int64_t idle_ps,
     idle->name = "IDLE";
     idle->category = "IDLE";
     idle->provenance = "";
+    idle->long_name = "";
     idle->time_ps = idle->self_time_ps = idle_ps > 0 ? idle_ps : 0;
     idle->is_idle = 1;
     qsort(db->ops, db->n, sizeof *db->ops, cmp_metric); /* n >= 1 */
@@ -1290,6 +1293,7 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
 typedef struct tpu_row {
     int64_t pid, sym;
     xpv_str name, category, provenance;   /* slices of the profile */
+    xpv_str long_name;          /* the metadata name when name is its display name */
     int64_t occurrences, time_ps, self_time_ps, min_time_ps;
     double flops, model_flops, bytes;
 } tpu_row;
@@ -1371,6 +1375,7 @@ static void tpu_emit(tpu_acc *t, const xpv_plane *pl, const tpu_open *o) {
         r->pid = tm->pid;
         r->sym = tm->sym;
         r->name = m->display_name.len ? m->display_name : m->name;
+        if (m->display_name.len) r->long_name = m->name;
         r->category = tm->category;
         r->provenance = tm->provenance;
         r->flops = tm->flops;
@@ -1558,6 +1563,8 @@ static void tpu_plane(dev_acc *d, const xpv_plane *pl) {
         if (!m->category[0] && r->category.len) m->category = arena_str(d->tab.arena, r->category);
         if (!m->provenance[0] && r->provenance.len)
             m->provenance = arena_str(d->tab.arena, r->provenance);
+        if (!m->long_name[0] && r->long_name.len)
+            m->long_name = arena_str(d->tab.arena, r->long_name);
         m->occurrences += r->occurrences;
         m->time_ps += r->time_ps;
         m->self_time_ps += r->self_time_ps;

@@ -58,6 +58,10 @@ typedef struct xpv_op_metric {
     const char *category;    /* op type ("IDLE", "MatMul", "Dataset", ...) */
     const char *provenance;  /* device ops: the full framework op
                               * ("scope/op:Type"), or "" */
+    const char *long_name;   /* TPU ops: the HLO text (the event metadata's
+                              * name when it has a display name), or "" */
+    int64_t program_id;      /* device XLA ops: the program (HLO module) id
+                              * (an unsigned value kept in 64 bits), or 0 */
     int64_t occurrences;     /* 0 for IDLE */
     int64_t time_ps;         /* inclusive time, summed over occurrences */
     int64_t self_time_ps;    /* time minus direct children */

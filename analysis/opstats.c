@@ -139,6 +139,7 @@ xpv_op_stats *xpv_op_stats_build(const xpv_hostset *hs, xpv_err *err) {
     if (ndb == 1) s->steps = dbs[0];
     else if (ndb > 1) xpv_steps_intersect(pdbs, ndb, &s->arena, &s->steps);
     free(pdbs);
+    s->hlo = xpv_hlo_map_build(hs); /* index only: metadata stats, no decoding */
     if (threaded) pthread_join(th, NULL);
     s->ops = job.ops;
     if (!s->ops) {
@@ -152,12 +153,17 @@ xpv_op_stats *xpv_op_stats_build(const xpv_hostset *hs, xpv_err *err) {
 void xpv_op_stats_free(xpv_op_stats *s) {
     if (!s) return;
     xpv_op_metrics_free(s->ops);
+    xpv_hlo_map_free(s->hlo);
     xpv_arena_free(&s->arena);
     free(s);
 }
 
 size_t xpv_op_stats_size(const xpv_op_stats *s) {
-    return s ? sizeof *s + s->arena.total + xpv_op_metrics_size(s->ops) : 0;
+    /* Decoded HLO protos take a few times their wire size: counted up
+     * front (decoding happens after the cache has sized the entry). */
+    return s ? sizeof *s + s->arena.total + xpv_op_metrics_size(s->ops) +
+                   (s->hlo ? s->hlo->n * sizeof *s->hlo->progs + 4 * s->hlo->total_bytes : 0)
+             : 0;
 }
 
 static void *derived_build(const xpv_hostset *hs, xpv_err *err) {

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "hlo.h"
 #include "op_metrics.h"
 #include "steps.h"
 #include "analysis.h"
@@ -24,6 +25,9 @@
 typedef struct xpv_op_stats {
     xpv_step_db steps;           /* combined over the hosts */
     xpv_op_metrics *ops;         /* never NULL after a successful build */
+    /* The HLO protos of the hosts, indexed (decoded lazily by the tools
+     * that read them; never NULL after a successful build). */
+    xpv_hlo_map *hlo;
     /* Run environment (XProf RunEnvironment). */
     int host_count;
     int task_count;

@@ -15,6 +15,8 @@ extern const xpv_tool xpv_tool_memory_profile __attribute__((weak));
 extern const xpv_tool xpv_tool_pod_viewer __attribute__((weak));
 extern const xpv_tool xpv_tool_framework_op_stats __attribute__((weak));
 extern const xpv_tool xpv_tool_tf_data_bottleneck_analysis __attribute__((weak));
+extern const xpv_tool xpv_tool_op_profile __attribute__((weak));
+extern const xpv_tool xpv_tool_hlo_stats __attribute__((weak));
 
 const xpv_tool *const *xpv_tools(void) {
     static const xpv_tool *list[16];
@@ -25,6 +27,7 @@ const xpv_tool *const *xpv_tools(void) {
             &xpv_tool_input_pipeline_analyzer, &xpv_tool_kernel_stats,
             &xpv_tool_memory_profile, &xpv_tool_pod_viewer,
             &xpv_tool_framework_op_stats, &xpv_tool_tf_data_bottleneck_analysis,
+            &xpv_tool_op_profile, &xpv_tool_hlo_stats,
         };
         size_t k = 0;
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)

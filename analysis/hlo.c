@@ -1,0 +1,507 @@
+/*
+ * hlo.c - index and lazy decoding of the HLO protos of a profile (hlo.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arena.h"
+#include "hlo.h"
+#include "wire.h"
+
+/* ==== Index ============================================================== */
+
+static int is_hlo_stat_name(xpv_str n) {
+    return xpv_str_eq(n, "Hlo Proto") || xpv_str_eq(n, "HLO Proto");
+}
+
+/* Calls fn for each HLO bytes stat of the profile's metadata plane. */
+typedef void (*proto_fn)(void *ctx, const xpv_plane *pl, uint32_t plane, uint32_t meta,
+                         uint32_t stat);
+
+static void each_proto(const xpv_profile *p, proto_fn fn, void *ctx) {
+    for (uint32_t pi = 0; pi < p->nplanes; pi++) {
+        const xpv_plane *pl = &p->planes[pi];
+        if (!xpv_str_eq(pl->name, "/host:metadata")) continue;
+        for (uint32_t mi = 1; mi < pl->nevent_meta; mi++) {
+            const xpv_event_meta *em = &pl->event_meta[mi];
+            for (uint32_t si = 0; si < em->nstats; si++) {
+                const xpv_stat *st = &em->stats[si];
+                if (st->meta < 0 || (uint32_t)st->meta >= pl->nstat_meta) continue;
+                if (st->kind != XPV_STAT_BYTES && st->kind != XPV_STAT_STR) continue;
+                if (!is_hlo_stat_name(pl->stat_meta[st->meta].name)) continue;
+                fn(ctx, pl, pi, mi, si);
+            }
+        }
+    }
+}
+
+static void count_fn(void *ctx, const xpv_plane *pl, uint32_t plane, uint32_t meta,
+                     uint32_t stat) {
+    (void)pl, (void)plane, (void)meta, (void)stat;
+    (*(size_t *)ctx)++;
+}
+
+size_t xpv_hlo_count_protos(const xpv_profile *p) {
+    size_t n = 0;
+    if (p) each_proto(p, count_fn, &n);
+    return n;
+}
+
+typedef struct index_ctx {
+    xpv_hlo_map *m;
+    size_t cap;
+    uint32_t host;
+} index_ctx;
+
+static uint64_t meta_program_id(const xpv_plane *pl, const xpv_event_meta *em) {
+    for (uint32_t i = 0; i < em->nstats; i++) {
+        const xpv_stat *st = &em->stats[i];
+        if (st->meta < 0 || (uint32_t)st->meta >= pl->nstat_meta) continue;
+        if (!xpv_str_eq(pl->stat_meta[st->meta].name, "program_id")) continue;
+        int64_t v;
+        if (xpv_stat_as_int(st, &v)) return (uint64_t)v;
+    }
+    return (uint64_t)(em->id ? em->id : em->key);
+}
+
+static void index_fn(void *vctx, const xpv_plane *pl, uint32_t plane, uint32_t meta,
+                     uint32_t stat) {
+    index_ctx *c = vctx;
+    xpv_hlo_map *m = c->m;
+    const xpv_event_meta *em = &pl->event_meta[meta];
+    uint64_t pid = meta_program_id(pl, em);
+    for (size_t i = 0; i < m->n; i++)
+        if (m->progs[i].program_id == pid) return; /* first host wins */
+    if (m->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 16;
+        m->progs = xpv_xrealloc(m->progs, c->cap * sizeof *m->progs);
+    }
+    xpv_hlo_program *p = &m->progs[m->n++];
+    memset(p, 0, sizeof *p);
+    p->program_id = pid;
+    p->meta_name = strndup(em->name.ptr ? em->name.ptr : "", em->name.len);
+    p->host = c->host;
+    p->plane = plane;
+    p->meta = meta;
+    p->stat = stat;
+    p->nbytes = em->stats[stat].v.s.len;
+    m->total_bytes += p->nbytes;
+}
+
+static int cmp_prog(const void *a, const void *b) {
+    const xpv_hlo_program *x = a, *y = b;
+    return (x->program_id > y->program_id) - (x->program_id < y->program_id);
+}
+
+xpv_hlo_map *xpv_hlo_map_build(const xpv_hostset *hs) {
+    xpv_hlo_map *m = xpv_xcalloc(1, sizeof *m);
+    pthread_mutex_init(&m->mu, NULL);
+    index_ctx c = {m, 0, 0};
+    for (size_t h = 0; hs && h < hs->n; h++) {
+        c.host = (uint32_t)h;
+        each_proto(hs->profiles[h], index_fn, &c);
+    }
+    if (m->n) qsort(m->progs, m->n, sizeof *m->progs, cmp_prog);
+    return m;
+}
+
+void xpv_hlo_map_free(xpv_hlo_map *m) {
+    if (!m) return;
+    for (size_t i = 0; i < m->n; i++) {
+        xpv_hlo_program *p = &m->progs[i];
+        free(p->meta_name);
+        if (p->proto) xla__hlo_proto__free_unpacked(p->proto, NULL);
+        free(p->slots);
+        free(p->id_slots);
+    }
+    free(m->progs);
+    pthread_mutex_destroy(&m->mu);
+    free(m);
+}
+
+const xpv_hlo_program *xpv_hlo_find(const xpv_hlo_map *m, uint64_t program_id) {
+    size_t lo = 0, hi = m ? m->n : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint64_t v = m->progs[mid].program_id;
+        if (v == program_id) return &m->progs[mid];
+        if (v < program_id) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
+
+/* ==== Decoding =========================================================== */
+
+/* protobuf-c unpacks nested messages recursively; the only recursive
+ * message of the schema is ShapeProto (tuple_shapes).  Walk the path
+ * HloProto.hlo_module -> computations -> instructions -> shape and refuse a
+ * shape nested deeper than this before handing the bytes to protobuf-c. */
+#define MAX_SHAPE_DEPTH 64
+
+static int shape_ok(const uint8_t *p, const uint8_t *end, int depth) {
+    if (depth > MAX_SHAPE_DEPTH) return 0;
+    while (p < end) {
+        uint64_t tag;
+        if (!wire_varint(&p, end, &tag)) return 0;
+        if (tag == ((4u << 3) | WT_LEN)) {
+            const uint8_t *s;
+            uint64_t n;
+            if (!wire_len(&p, end, &s, &n) || !shape_ok(s, s + n, depth + 1)) return 0;
+        } else if (!wire_skip(&p, end, (unsigned)(tag & 7))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Fields (by level) that lead to shapes: HloProto.1, Module.3,
+ * Computation.2, Instruction.3 (shape). */
+static int depth_ok(const uint8_t *p, const uint8_t *end, int level) {
+    static const unsigned path[] = {1, 3, 2, 3};
+    while (p < end) {
+        uint64_t tag;
+        if (!wire_varint(&p, end, &tag)) return 0;
+        if ((tag & 7) == WT_LEN && (tag >> 3) == path[level]) {
+            const uint8_t *s;
+            uint64_t n;
+            if (!wire_len(&p, end, &s, &n)) return 0;
+            int ok = level == 3 ? shape_ok(s, s + n, 1) : depth_ok(s, s + n, level + 1);
+            if (!ok) return 0;
+        } else if (!wire_skip(&p, end, (unsigned)(tag & 7))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static uint64_t hash_name(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+static uint64_t hash_id(int64_t id) {
+    uint64_t x = (uint64_t)id * 0x9E3779B97F4A7C15ULL;
+    return x ^ (x >> 29);
+}
+
+static void index_instructions(xpv_hlo_program *p) {
+    const Xla__HloModuleProto *mod = p->module;
+    size_t n = 0;
+    for (size_t c = 0; c < mod->n_computations; c++)
+        if (mod->computations[c]) n += mod->computations[c]->n_instructions;
+    size_t ns = 16;
+    while (ns < n * 2) ns *= 2;
+    p->slots = xpv_xcalloc(ns, sizeof *p->slots);
+    p->id_slots = xpv_xcalloc(ns, sizeof *p->id_slots);
+    p->nslots = ns;
+    for (size_t c = 0; c < mod->n_computations; c++) {
+        const Xla__HloComputationProto *comp = mod->computations[c];
+        if (!comp) continue;
+        for (size_t i = 0; i < comp->n_instructions; i++) {
+            const Xla__HloInstructionProto *ins = comp->instructions[i];
+            if (!ins || !ins->name) continue;
+            size_t len = strlen(ins->name);
+            size_t j = hash_name(ins->name, len) & (ns - 1);
+            int dup = 0;
+            while (p->slots[j].ins) {
+                if (!strcmp(p->slots[j].ins->name, ins->name)) {
+                    dup = 1; /* first one wins */
+                    break;
+                }
+                j = (j + 1) & (ns - 1);
+            }
+            if (!dup) p->slots[j] = (xpv_hlo_instr){ins, comp};
+            j = hash_id(ins->id) & (ns - 1);
+            dup = 0;
+            while (p->id_slots[j].ins) {
+                if (p->id_slots[j].ins->id == ins->id) {
+                    dup = 1;
+                    break;
+                }
+                j = (j + 1) & (ns - 1);
+            }
+            if (!dup) p->id_slots[j] = (xpv_hlo_instr){ins, comp};
+        }
+    }
+}
+
+const xpv_hlo_program *xpv_hlo_decode(xpv_hlo_map *m, const xpv_hostset *hs,
+                                      const xpv_hlo_program *cprog, xpv_err *err) {
+    if (!m || !cprog) {
+        xpv_err_set(err, 404, "no such HLO program");
+        return NULL;
+    }
+    xpv_hlo_program *p = (xpv_hlo_program *)cprog;
+    pthread_mutex_lock(&m->mu);
+    if (p->state == 0) {
+        const uint8_t *bytes = NULL;
+        size_t len = 0;
+        const xpv_profile *pr = hs && p->host < hs->n ? hs->profiles[p->host] : NULL;
+        if (pr && p->plane < pr->nplanes && p->meta < pr->planes[p->plane].nevent_meta &&
+            p->stat < pr->planes[p->plane].event_meta[p->meta].nstats) {
+            const xpv_stat *st = &pr->planes[p->plane].event_meta[p->meta].stats[p->stat];
+            bytes = (const uint8_t *)st->v.s.ptr;
+            len = st->v.s.len;
+        }
+        if (!bytes || len != p->nbytes) {
+            snprintf(p->error, sizeof p->error,
+                     "program %s: its HLO proto is no longer in the profile", p->meta_name);
+        } else if (pr->file_size && len > pr->file_size) {
+            snprintf(p->error, sizeof p->error,
+                     "program %s: HLO proto of %zu bytes is larger than its file", p->meta_name,
+                     len);
+        } else if (!depth_ok(bytes, bytes + len, 0)) {
+            snprintf(p->error, sizeof p->error,
+                     "program %s: HLO proto (%zu bytes) is malformed or nests shapes "
+                     "deeper than %d",
+                     p->meta_name, len, MAX_SHAPE_DEPTH);
+        } else {
+            p->proto = xla__hlo_proto__unpack(NULL, len, bytes);
+            if (!p->proto)
+                snprintf(p->error, sizeof p->error,
+                         "program %s: HLO proto (%zu bytes) does not decode", p->meta_name, len);
+            else if (!p->proto->hlo_module)
+                snprintf(p->error, sizeof p->error, "program %s: HLO proto has no module",
+                         p->meta_name);
+        }
+        if (p->proto && p->proto->hlo_module) {
+            p->module = p->proto->hlo_module;
+            index_instructions(p);
+            p->state = 1;
+            m->decoded_bytes += len;
+        } else {
+            p->state = -1;
+        }
+    }
+    int ok = p->state == 1;
+    pthread_mutex_unlock(&m->mu);
+    if (!ok) {
+        xpv_err_set(err, 422, "%s", p->error);
+        return NULL;
+    }
+    return p;
+}
+
+/* ==== Lookups ============================================================ */
+
+xpv_hlo_instr xpv_hlo_instr_by_name(const xpv_hlo_program *p, const char *name, size_t len) {
+    xpv_hlo_instr none = {NULL, NULL};
+    if (!p || p->state != 1 || !p->nslots) return none;
+    if (len && name[0] == '%') name++, len--;
+    size_t j = hash_name(name, len) & (p->nslots - 1);
+    while (p->slots[j].ins) {
+        const char *n = p->slots[j].ins->name;
+        if (strlen(n) == len && !memcmp(n, name, len)) return p->slots[j];
+        j = (j + 1) & (p->nslots - 1);
+    }
+    return none;
+}
+
+xpv_hlo_instr xpv_hlo_instr_by_id(const xpv_hlo_program *p, int64_t id) {
+    xpv_hlo_instr none = {NULL, NULL};
+    if (!p || p->state != 1 || !p->nslots) return none;
+    size_t j = hash_id(id) & (p->nslots - 1);
+    while (p->id_slots[j].ins) {
+        if (p->id_slots[j].ins->id == id) return p->id_slots[j];
+        j = (j + 1) & (p->nslots - 1);
+    }
+    return none;
+}
+
+const Xla__HloComputationProto *xpv_hlo_computation(const xpv_hlo_program *p, int64_t id) {
+    if (!p || !p->module) return NULL;
+    for (size_t c = 0; c < p->module->n_computations; c++)
+        if (p->module->computations[c] && p->module->computations[c]->id == id)
+            return p->module->computations[c];
+    return NULL;
+}
+
+/* ==== Text =============================================================== */
+
+static const char *type_name(int t) {
+    static const char *const names[] = {
+        "invalid", "pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
+        "f16", "f32", "f64", "tuple", "opaque", "c64", "bf16", "token", "c128", "f8e5m2",
+        "f8e4m3fn", "s4", "u4", "f8e4m3b11fnuz", "f8e5m2fnuz", "f8e4m3fnuz", "s2", "u2",
+        "f8e4m3", "f8e3m4", "f4e2m1fn", "f8e8m0fnu", "s1", "u1", "buffer",
+    };
+    if (t >= 0 && (size_t)t < sizeof names / sizeof names[0]) return names[t];
+    return "unknown";
+}
+
+static void shape_text(xpv_buf *b, const Xla__ShapeProto *s, int depth) {
+    if (!s) {
+        xpv_buf_puts(b, "()");
+        return;
+    }
+    if (s->element_type == 13 /* TUPLE */) {
+        xpv_buf_putc(b, '(');
+        for (size_t i = 0; i < s->n_tuple_shapes && depth < MAX_SHAPE_DEPTH; i++) {
+            if (i) xpv_buf_puts(b, ", ");
+            shape_text(b, s->tuple_shapes[i], depth + 1);
+        }
+        xpv_buf_putc(b, ')');
+        return;
+    }
+    xpv_buf_puts(b, type_name(s->element_type));
+    xpv_buf_putc(b, '[');
+    for (size_t i = 0; i < s->n_dimensions; i++) {
+        if (i) xpv_buf_putc(b, ',');
+        if (i < s->n_is_dynamic_dimension && s->is_dynamic_dimension[i]) xpv_buf_puts(b, "<=");
+        xpv_buf_i64(b, s->dimensions[i]);
+    }
+    xpv_buf_putc(b, ']');
+}
+
+void xpv_hlo_shape_text(xpv_buf *b, const Xla__ShapeProto *s) { shape_text(b, s, 0); }
+
+static void comp_ref(xpv_buf *b, const xpv_hlo_program *p, int64_t id) {
+    const Xla__HloComputationProto *c = xpv_hlo_computation(p, id);
+    xpv_buf_putc(b, '%');
+    if (c && c->name) xpv_buf_puts(b, c->name);
+    else xpv_buf_i64(b, id);
+}
+
+void xpv_hlo_expression(xpv_buf *b, const xpv_hlo_program *p, xpv_hlo_instr in) {
+    const Xla__HloInstructionProto *ins = in.ins;
+    if (!ins) return;
+    xpv_buf_putc(b, '%');
+    xpv_buf_puts(b, ins->name ? ins->name : "");
+    xpv_buf_puts(b, " = ");
+    shape_text(b, ins->shape, 0);
+    xpv_buf_putc(b, ' ');
+    xpv_buf_puts(b, ins->opcode ? ins->opcode : "");
+    xpv_buf_putc(b, '(');
+    for (size_t i = 0; i < ins->n_operand_ids; i++) {
+        if (i) xpv_buf_puts(b, ", ");
+        xpv_hlo_instr op = xpv_hlo_instr_by_id(p, ins->operand_ids[i]);
+        if (op.ins) {
+            shape_text(b, op.ins->shape, 0);
+            xpv_buf_puts(b, " %");
+            xpv_buf_puts(b, op.ins->name ? op.ins->name : "");
+        } else {
+            xpv_buf_puts(b, "%<id ");
+            xpv_buf_i64(b, ins->operand_ids[i]);
+            xpv_buf_putc(b, '>');
+        }
+    }
+    xpv_buf_putc(b, ')');
+    const char *opc = ins->opcode ? ins->opcode : "";
+    if (!strcmp(opc, "parameter")) {
+        /* "parameter(0)": the number replaces the empty operand list */
+        b->len -= 1;
+        xpv_buf_i64(b, ins->parameter_number);
+        xpv_buf_putc(b, ')');
+    }
+    if (!strcmp(opc, "get-tuple-element")) {
+        xpv_buf_puts(b, ", index=");
+        xpv_buf_i64(b, ins->tuple_index);
+    }
+    if (ins->n_dimensions && strcmp(opc, "fusion")) {
+        xpv_buf_puts(b, ", dimensions={");
+        for (size_t i = 0; i < ins->n_dimensions; i++) {
+            if (i) xpv_buf_putc(b, ',');
+            xpv_buf_i64(b, ins->dimensions[i]);
+        }
+        xpv_buf_putc(b, '}');
+    }
+    if (ins->comparison_direction && ins->comparison_direction[0]) {
+        xpv_buf_puts(b, ", direction=");
+        xpv_buf_puts(b, ins->comparison_direction);
+    }
+    if (!strcmp(opc, "fusion")) {
+        if (ins->fusion_kind && ins->fusion_kind[0]) {
+            xpv_buf_puts(b, ", kind=");
+            xpv_buf_puts(b, ins->fusion_kind);
+        }
+        for (size_t i = 0; i < ins->n_called_computation_ids; i++) {
+            xpv_buf_puts(b, i ? ", " : ", calls=");
+            comp_ref(b, p, ins->called_computation_ids[i]);
+        }
+    } else if (!strcmp(opc, "while") && ins->n_called_computation_ids == 2) {
+        /* XLA keeps the body first, the condition second */
+        xpv_buf_puts(b, ", condition=");
+        comp_ref(b, p, ins->called_computation_ids[1]);
+        xpv_buf_puts(b, ", body=");
+        comp_ref(b, p, ins->called_computation_ids[0]);
+    } else if (ins->n_called_computation_ids == 1) {
+        xpv_buf_puts(b, ", to_apply=");
+        comp_ref(b, p, ins->called_computation_ids[0]);
+    } else if (ins->n_called_computation_ids > 1) {
+        xpv_buf_puts(b, ", calls={");
+        for (size_t i = 0; i < ins->n_called_computation_ids; i++) {
+            if (i) xpv_buf_puts(b, ", ");
+            comp_ref(b, p, ins->called_computation_ids[i]);
+        }
+        xpv_buf_putc(b, '}');
+    }
+    if (ins->custom_call_target && ins->custom_call_target[0]) {
+        xpv_buf_puts(b, ", custom_call_target=\"");
+        xpv_buf_puts(b, ins->custom_call_target);
+        xpv_buf_putc(b, '"');
+    }
+}
+
+static int in_list(const char *s, const char *const *list) {
+    for (; *list; list++)
+        if (!strcmp(s, *list)) return 1;
+    return 0;
+}
+
+const char *xpv_hlo_category(const Xla__HloInstructionProto *ins) {
+    static const char *const formatting[] = {
+        "bitcast", "broadcast", "concatenate", "copy", "copy-start", "copy-done",
+        "dynamic-slice", "dynamic-update-slice", "pad", "reshape", "reverse", "slice",
+        "transpose", "gather", "scatter", "iota", "bitcast-convert", NULL,
+    };
+    static const char *const elementwise[] = {
+        "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "convert", "cosine",
+        "divide", "exponential", "exponential-minus-one", "floor", "imag", "is-finite", "log",
+        "log-plus-one", "logistic", "maximum", "minimum", "multiply", "negate", "not", "or",
+        "popcnt", "power", "real", "remainder", "round-nearest-afz", "round-nearest-even",
+        "rsqrt", "select", "shift-left", "shift-right-arithmetic", "shift-right-logical",
+        "sign", "sine", "sqrt", "subtract", "tan", "tanh", "xor", "erf", NULL,
+    };
+    if (!ins || !ins->opcode) return "unknown";
+    const char *op = ins->opcode;
+    if (!strcmp(op, "fusion")) {
+        const char *k = ins->fusion_kind ? ins->fusion_kind : "";
+        if (!strcmp(k, "kLoop")) return "loop fusion";
+        if (!strcmp(k, "kInput")) return "input fusion";
+        if (!strcmp(k, "kOutput")) return "output fusion";
+        if (!strcmp(k, "kCustom")) return "custom fusion";
+        return "fusion";
+    }
+    if (!strcmp(op, "convolution")) return "convolution";
+    if (in_list(op, formatting)) return "data formatting";
+    if (in_list(op, elementwise)) return "non-fusion elementwise";
+    return op;
+}
+
+/* ==== Device ops ========================================================= */
+
+xpv_str xpv_hlo_op_name(const xpv_op_metric *op) {
+    const char *t = op->long_name && op->long_name[0] ? op->long_name : op->name;
+    const char *eq = strstr(t, " = ");
+    size_t n = eq ? (size_t)(eq - t) : strlen(t);
+    if (n && t[0] == '%') t++, n--;
+    xpv_str s = {t, (uint32_t)n};
+    return s;
+}
+
+int xpv_hlo_resolve(xpv_hlo_map *m, const xpv_hostset *hs, const xpv_op_metric *op,
+                    xpv_hlo_op *out, xpv_err *err) {
+    memset(out, 0, sizeof *out);
+    if (op->is_idle) return 0;
+    const xpv_hlo_program *p = xpv_hlo_find(m, (uint64_t)op->program_id);
+    if (!p) return 0;
+    p = xpv_hlo_decode(m, hs, p, err);
+    if (!p) return -1;
+    out->prog = p;
+    xpv_str n = xpv_hlo_op_name(op);
+    out->in = xpv_hlo_instr_by_name(p, n.ptr, n.len);
+    return 0;
+}

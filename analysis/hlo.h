@@ -1,0 +1,116 @@
+/*
+ * hlo.h - the HLO protos of a run's profiles (XProf hlo_proto_map.cc).
+ *
+ * JAX and TF/XLA profiles carry each compiled program as an `Hlo Proto`
+ * (older spelling `HLO Proto`) bytes stat on an event metadata of the
+ * `/host:metadata` plane; the program id is that metadata's `program_id`
+ * stat, else the metadata id read as unsigned.  xpv_hlo_map_build() only
+ * indexes them (no decoding); a program's proto is decoded with protobuf-c
+ * (proto/hlo.proto, XLA's field numbers) the first time a tool asks for it
+ * and kept until the map is freed.  The map is shared by concurrent
+ * requests: decoding is serialised by its mutex.
+ *
+ * The map keeps no pointer into the profiles: a decode is handed the same
+ * host set the map was built from.
+ */
+#ifndef XPV_HLO_H
+#define XPV_HLO_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis.h"
+#include "buf.h"
+#include "err.h"
+#include "hlo.pb-c.h"
+#include "model.h"
+
+/* One instruction with the computation holding it. */
+typedef struct xpv_hlo_instr {
+    const Xla__HloInstructionProto *ins;
+    const Xla__HloComputationProto *comp;
+} xpv_hlo_instr;
+
+typedef struct xpv_hlo_program {
+    uint64_t program_id;
+    char *meta_name;            /* the metadata's name, "jit_f(123)" */
+    uint32_t host, plane, meta; /* where the bytes are: hs->profiles[host] */
+    uint32_t stat;              /* index into the metadata's stats */
+    size_t nbytes;
+    /* Lazily decoded (state: 0 not yet, 1 decoded, -1 failed). */
+    int state;
+    char error[200];
+    Xla__HloProto *proto;
+    const Xla__HloModuleProto *module;   /* proto->hlo_module, or NULL */
+    /* instruction name -> instruction, open addressing */
+    xpv_hlo_instr *slots;
+    size_t nslots;
+    /* instruction id -> instruction, same layout */
+    xpv_hlo_instr *id_slots;
+} xpv_hlo_program;
+
+typedef struct xpv_hlo_map {
+    xpv_hlo_program *progs;     /* sorted by program id */
+    size_t n;
+    size_t total_bytes;         /* sum of nbytes */
+    size_t decoded_bytes;       /* proto bytes decoded so far */
+    pthread_mutex_t mu;
+} xpv_hlo_map;
+
+/* Index the HLO protos of every host of `hs` (the first host holding a
+ * program wins).  Never fails; an empty map when there are none. */
+xpv_hlo_map *xpv_hlo_map_build(const xpv_hostset *hs);
+void xpv_hlo_map_free(xpv_hlo_map *m);
+
+/* Number of `Hlo Proto` / `HLO Proto` bytes stats on the profile's
+ * /host:metadata plane. */
+size_t xpv_hlo_count_protos(const xpv_profile *p);
+
+/* The program with this id, or NULL. */
+const xpv_hlo_program *xpv_hlo_find(const xpv_hlo_map *m, uint64_t program_id);
+
+/* Decode `prog` now if it was not yet.  Returns the program (decoded), or
+ * NULL with err filled (422, naming the program) when its proto does not
+ * decode; a failure is remembered.  `hs` must be the map's host set. */
+const xpv_hlo_program *xpv_hlo_decode(xpv_hlo_map *m, const xpv_hostset *hs,
+                                      const xpv_hlo_program *prog, xpv_err *err);
+
+/* Instruction by name ("fusion.3", a leading '%' is ignored) or by id in a
+ * decoded program; {NULL, NULL} when absent. */
+xpv_hlo_instr xpv_hlo_instr_by_name(const xpv_hlo_program *p, const char *name, size_t len);
+xpv_hlo_instr xpv_hlo_instr_by_id(const xpv_hlo_program *p, int64_t id);
+/* Computation by id, or NULL. */
+const Xla__HloComputationProto *xpv_hlo_computation(const xpv_hlo_program *p, int64_t id);
+
+/* XLA's text of a shape: "f32[256,128]", "(f32[2], s32[])" (no layout). */
+void xpv_hlo_shape_text(xpv_buf *b, const Xla__ShapeProto *s);
+/* XLA's one-line text of an instruction (no layouts):
+ * "%fusion.1 = f32[8]{...} fusion(f32[8] %p.0, ...), kind=kLoop, calls=%c". */
+void xpv_hlo_expression(xpv_buf *b, const xpv_hlo_program *p, xpv_hlo_instr in);
+/* Op category of an instruction, as XProf names HLO categories
+ * ("loop fusion", "convolution", "data formatting",
+ * "non-fusion elementwise", else the opcode). */
+const char *xpv_hlo_category(const Xla__HloInstructionProto *ins);
+
+/* ==== What the HLO tools show for one device op ========================= */
+
+#include "op_metrics.h"
+
+typedef struct xpv_hlo_op {
+    const xpv_hlo_program *prog;  /* decoded program, or NULL (none indexed) */
+    xpv_hlo_instr in;             /* its instruction, or {NULL, NULL} */
+} xpv_hlo_op;
+
+/* The HLO instruction name of a device op: the name in its HLO text
+ * ("%fusion.3 = ..." -> "fusion.3") when it has one, else its name. */
+xpv_str xpv_hlo_op_name(const xpv_op_metric *op);
+
+/* Resolve `op` (program id + instruction name) in the map, decoding its
+ * program when needed.  Returns 0 (out->in.ins NULL when the program or
+ * instruction is not there), or -1 with err filled when the op's program
+ * has a proto that does not decode. */
+int xpv_hlo_resolve(xpv_hlo_map *m, const xpv_hostset *hs, const xpv_op_metric *op,
+                    xpv_hlo_op *out, xpv_err *err);
+
+#endif /* XPV_HLO_H */

@@ -1,0 +1,189 @@
+/*
+ * hlo_stats.c - the HLO Op Stats tool (XProf hlo_stats,
+ * xprof/convert/op_stats_to_hlo_stats.cc).
+ *
+ * Output: one DataTable, one row per op of the device op database (the
+ * same rows framework_op_stats regroups, IDLE included as XProf's sorted
+ * db holds it), sorted by self time.  Category, HLO text, framework op and
+ * source come from the op's HLO instruction when its program's proto is in
+ * the profile (GPU; TPU rows keep the hlo_category / tf_op stats and the
+ * HLO text of their event metadata).  Columns are XProf's, in its order.
+ * Not done: dma_stall (no DMA stall stats read), the memory breakdown (HBM
+ * BW = measured BW, CMEM 0), autotuned and VDD energy (always No / 0).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hlo.h"
+#include "op_metrics.h"
+#include "opstats.h"
+#include "tool.h"
+
+#define GIB_PER_GB (1073741824.0 / 1e9)
+
+static double safe_div(double a, double b) { return b != 0 ? a / b : 0.0; }
+
+static const char *bound_by(const xpv_op_metrics *m, double flop_rate, double bw_gib) {
+    const char *res = "Unknown";
+    double best = 0;
+    double u = safe_div(flop_rate, m->perf.peak_tera_flops_per_second * 1000.0);
+    if (u > best) {
+        best = u;
+        res = "Compute";
+    }
+    u = safe_div(bw_gib, m->perf.peak_hbm_bw_giga_bytes_per_second / GIB_PER_GB);
+    if (u > best) res = "HBM";
+    return res;
+}
+
+static int contains(const char *s, const char *needle) { return s && strstr(s, needle); }
+
+static void write_row(xpv_buf *b, const xpv_op_metrics *m, const xpv_op_metric *op,
+                      const xpv_hlo_op *h, int rank, double total_us, double *cum) {
+    double time_us = (double)op->time_ps / 1e6, self_us = (double)op->self_time_ps / 1e6;
+    double occ = (double)op->occurrences;
+    double frac = safe_div(self_us, total_us);
+    *cum += frac;
+    double time_ns = (double)op->time_ps / 1000.0;
+    double flop_rate = safe_div(op->flops, time_ns);            /* GFLOP/s */
+    double model_rate = safe_div(op->model_flops, time_ns);
+    double bw_gib = safe_div(op->bytes_accessed, time_ns) / GIB_PER_GB;
+    double intensity = safe_div(op->flops, op->bytes_accessed);
+
+    xpv_buf expr;
+    xpv_buf_init(&expr);
+    if (op->long_name[0]) xpv_buf_puts(&expr, op->long_name);
+    else if (h->in.ins) xpv_hlo_expression(&expr, h->prog, h->in);
+    else xpv_buf_puts(&expr, op->name);
+    xpv_buf_putc(&expr, 0);
+    const char *category = op->category;
+    if (h->in.ins && (!m->has_tpu || !category[0])) category = xpv_hlo_category(h->in.ins);
+    const char *prov = op->provenance;
+    const Xla__OpMetadata *md = h->in.ins ? h->in.ins->metadata : NULL;
+    if (!prov[0] && md && md->op_name) prov = md->op_name;
+    char src[512] = "";
+    if (md && md->source_file && md->source_file[0])
+        snprintf(src, sizeof src, "%s:%d", md->source_file, (int)md->source_line);
+    xpv_str hname = xpv_hlo_op_name(op);
+    char pid[32];
+    snprintf(pid, sizeof pid, "%llu", (unsigned long long)(uint64_t)op->program_id);
+
+    xpv_buf_puts(b, "{\"c\":[");
+    xpv_dt_cell_num(b, rank, 0);
+    xpv_dt_cell_str(b, pid, 0);
+    xpv_dt_cell_str(b, category, 0);
+    xpv_buf_puts(b, "{\"v\":");
+    xpv_buf_json_str(b, hname.ptr, hname.len);
+    xpv_buf_puts(b, "},");
+    xpv_dt_cell_str(b, expr.data, 0);
+    xpv_dt_cell_str(b, prov, 0);
+    xpv_dt_cell_num(b, occ, 0);
+    xpv_dt_cell_num(b, time_us, 0);
+    xpv_dt_cell_num(b, safe_div(time_us, occ), 0);
+    xpv_dt_cell_num(b, self_us, 0);
+    xpv_dt_cell_num(b, safe_div(self_us, occ), 0);
+    xpv_dt_cell_num(b, frac * 100.0, 0);
+    xpv_dt_cell_num(b, *cum * 100.0, 0);
+    xpv_dt_cell_num(b, 0, 0);                 /* dma_stall_percent */
+    xpv_dt_cell_num(b, model_rate, 0);
+    xpv_dt_cell_num(b, flop_rate, 0);
+    xpv_dt_cell_num(b, bw_gib, 0);
+    xpv_dt_cell_num(b, bw_gib, 0);            /* hbm_bw */
+    xpv_dt_cell_num(b, 0, 0);                 /* cmem_read_bw */
+    xpv_dt_cell_num(b, 0, 0);                 /* cmem_write_bw */
+    xpv_dt_cell_num(b, intensity, 0);
+    xpv_dt_cell_str(b, op->is_idle ? "Unknown" : bound_by(m, flop_rate, bw_gib), 0);
+    int remat = contains(expr.data, "remat") || contains(prov, "remat");
+    int outside = contains(prov, "outside_compilation") || contains(prov, "OutsideCompilation");
+    xpv_dt_cell_str(b, remat ? "Yes" : "No", 0);
+    xpv_dt_cell_str(b, outside ? "Yes" : "No", 0);
+    xpv_dt_cell_str(b, "No", 0);              /* autotuned */
+    xpv_dt_cell_str(b, src, 0);
+    xpv_dt_cell_str(b, m->has_tpu && !op->is_idle ? "TensorCore" : "", 0);
+    xpv_dt_cell_str(b, "", 0);                /* parent_op_name */
+    xpv_dt_cell_num(b, 0, 1);                 /* vdd_energy */
+    xpv_buf_puts(b, "]}");
+    xpv_buf_free(&expr);
+}
+
+static const xpv_dt_col cols[] = {
+    {"rank", "Rank", "number", NULL},
+    {"program_id", "Program id", "string", NULL},
+    {"category", "HLO op category", "string", NULL},
+    {"hlo_op_name", "HLO op name", "string", NULL},
+    {"hlo_op_expression", "HLO op text", "string", NULL},
+    {"tf_op_name", "Framework op name", "string", NULL},
+    {"occurrences", "#Occurrences", "number", NULL},
+    {"total_time", "Total time (us)", "number", NULL},
+    {"avg_time", "Avg. time (us)", "number", NULL},
+    {"total_self_time", "Total self time (us)", "number", NULL},
+    {"avg_self_time", "Avg. self time (us)", "number", NULL},
+    {"total_self_time_percent", "Total self time (%)", "number", NULL},
+    {"cumulative_total_self_time_percent", "Cumulative total self time (%)", "number", NULL},
+    {"dma_stall_percent", "%time stalled by DMA", "number", NULL},
+    {"model_flop_rate", "Model GFLOP/s", "number", NULL},
+    {"normalized_flop_rate", "Normalized GFLOP/s", "number", NULL},
+    {"measured_memory_bw", "Measured memory BW (GiB/s)", "number", NULL},
+    {"hbm_bw", "HBM BW (GiB/s)", "number", NULL},
+    {"cmem_read_bw", "CMEM Read BW (GiB/s)", "number", NULL},
+    {"cmem_write_bw", "CMEM Write BW (GiB/s)", "number", NULL},
+    {"operational_intensity", "Operational intensity (FLOPS/Byte)", "number", NULL},
+    {"bound_by", "Bound by", "string", NULL},
+    {"hlo_rematerialization", "Rematerialization", "string", NULL},
+    {"outside_compilation", "Outside Compilation", "string", NULL},
+    {"autotuned", "Autotuned", "string", NULL},
+    {"source_info", "Source Info", "string", NULL},
+    {"core_type", "TPU core type", "string", NULL},
+    {"parent_op_name", "Parent op name", "string", NULL},
+    {"vdd_energy", "VDD Energy (J)", "number", NULL},
+};
+
+static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                  xpv_buf *out, xpv_err *err) {
+    (void)q;
+    const xpv_op_stats *os = derived;
+    const xpv_op_metrics *m = os->ops;
+    const xpv_op_metrics_db *db = &m->device;
+    xpv_buf rows;
+    xpv_buf_init(&rows);
+    double total_us = (double)db->total_time_ps / 1e6, cum = 0;
+    int rank = 0;
+    /* XProf's device db is empty (no IDLE either) without device planes. */
+    for (size_t i = 0; (m->has_gpu || m->has_tpu) && i < db->n; i++) {
+        const xpv_op_metric *op = &db->ops[i];
+        if (op->occurrences == 0 && !op->is_idle) continue;
+        xpv_hlo_op h;
+        if (xpv_hlo_resolve(os->hlo, hs, op, &h, err) < 0) {
+            xpv_buf_free(&rows);
+            return -1;
+        }
+        if (rank) xpv_buf_putc(&rows, ',');
+        write_row(&rows, m, op, &h, ++rank, total_us, &cum);
+    }
+    xpv_buf_putc(out, '{');
+    xpv_dt_cols(out, cols, sizeof cols / sizeof cols[0]);
+    xpv_buf_puts(out, ",\"rows\":[");
+    xpv_buf_add(out, rows.data, rows.len);
+    xpv_buf_puts(out, "]}");
+    xpv_buf_free(&rows);
+    return 0;
+}
+
+static int available(const xpv_profile *p) {
+    for (uint32_t i = 0; i < p->nplanes; i++)
+        if (xpv_str_has_prefix(p->planes[i].name, "/device:GPU:") ||
+            xpv_str_has_prefix(p->planes[i].name, "/device:TPU:"))
+            return 1;
+    return 0;
+}
+
+const xpv_tool xpv_tool_hlo_stats = {
+    .name = "hlo_stats",
+    .alias = NULL,
+    .title = "HLO Op Stats",
+    .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
+    .available = available,
+    .derived = &xpv_derived_op_stats,
+    .render = render,
+};
