@@ -287,7 +287,12 @@ async function renderPage(sel, gen) {
       json: (route, params, o) => api.json(route, params, Object.assign({ signal: ctl.signal }, o)),
       text: (route, params, o) => api.text(route, params, Object.assign({ signal: ctl.signal }, o)),
     },
-    navigate: (to) => { location.hash = hashFor(Object.assign({}, state.sel, to)); },
+    // `page`: the target page's own state (lib/pagestate.js keys), e.g. a
+    // table filter: {'hlo.q': 'fusion.3'}.
+    navigate: (to, page) => {
+      const extra = page ? new URLSearchParams(page).toString() : '';
+      location.hash = hashFor(Object.assign({}, state.sel, to)) + (extra ? `&${extra}` : '');
+    },
   };
   setBusy(1);
   try {

@@ -13,17 +13,7 @@
 import { createTable } from '../lib/table.js';
 import { pieChart, formatNumber } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
-
-function el(tag, attrs, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === 'class') e.className = v;
-    else e.setAttribute(k, v);
-  }
-  for (const k of kids) if (k !== null && k !== undefined) e.append(k);
-  return e;
-}
+import { el } from '../lib/dom.js';
 
 const us = (v) => `${formatNumber(v)} \u00b5s`;
 
@@ -87,6 +77,7 @@ export default async function render(root, ctx) {
   root.append(tableCard);
   const pctFmt = { format: (v) => (v === null || v === undefined ? '' : `${Number(v).toFixed(2)}%`) };
   const table = createTable(tableCard, {
+    persist: 'hlo',
     data: withoutIdle(data),
     columnOverrides: {
       hlo_op_expression: { maxWidth: '40em' },

@@ -10,17 +10,7 @@
 // programs / categories / ops with time share, FLOPS and HBM utilisation
 // bars; a click on a row expands it and shows the op's details.
 import { formatNumber } from '../lib/chart.js';
-
-function el(tag, attrs, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === 'class') e.className = v;
-    else e.setAttribute(k, v);
-  }
-  for (const k of kids) if (k !== null && k !== undefined) e.append(k);
-  return e;
-}
+import { el } from '../lib/dom.js';
 
 const KEYS = { program: 'byProgram', category: 'byCategory', provenance: 'byProvenance' };
 
@@ -101,6 +91,16 @@ export default async function render(root, ctx) {
         `time: ${formatNumber(t / 1e6)} \u00b5s, occurrences: ${m.occurrences || 0}`,
         x ? `category: ${x.category}\nprogram: ${x.programId}\nframework op: ${x.provenance}\n${x.expression}` : '']
         .filter(Boolean).join('\n');
+      // Click-through: the op's row in HLO Op Stats (filtered to it).
+      if (x && (!ctx.tools || ctx.tools.includes('hlo_stats'))) {
+        const a = el('a', { href: '#', class: 'xpv-op-to-hlo-stats', 'data-op': node.name },
+          'Show in HLO Op Stats');
+        a.addEventListener('click', (ev) => {
+          ev.preventDefault();
+          ctx.navigate({ tool: 'hlo_stats' }, { 'hlo.q': node.name });
+        });
+        details.append('\n', a);
+      }
     });
     return box;
   }
