@@ -433,46 +433,67 @@ typedef struct scan_out {
     i64map tfdata_ids;
 } scan_out;
 
+/* Values by GS_* index; `has` bit i when value i is present (GS_ASYNC: a
+ * non-zero `_a`; GS_GT: a string graph_type). */
 typedef struct ev_stats {
-    int64_t r, step, iter, pt, p, ct, c, id, corr, async;
-    int has_r, has_step, has_iter, has_pt, has_p, has_ct, has_c, has_id, has_corr, has_gt;
+    uint32_t has;
+    int64_t v[GS_COUNT];
 } ev_stats;
 
+/* Set field `i` of `s` from stat value `v`. */
+static void set_stat(ev_stats *s, int i, const xpv_stat *v) {
+    int ok;
+    if (i == GS_GT) ok = v->kind == XPV_STAT_STR;
+    else ok = xpv_stat_as_int(v, &s->v[i]) && (i != GS_ASYNC || s->v[i] != 0);
+    if (ok) s->has |= 1u << i;
+    else s->has &= ~(1u << i);
+}
+
+/* The event's grouping stats over those of its metadata (`dflt`, may be
+ * NULL): XProf's event visitor sees both. */
 static void read_stats(const xpv_plane *pl, const xpv_line *ln, const xpv_event *ev,
-                       const xpv_stat_set *set, ev_stats *s) {
-    memset(s, 0, sizeof *s);
+                       const xpv_stat_set *set, const ev_stats *dflt, ev_stats *s) {
+    if (dflt) *s = *dflt;
+    else s->has = 0;
     if (ev->wire == XPV_NO_STATS) return;
     xpv_stat sv[GS_COUNT];
     uint32_t got = xpv_event_stats_in(pl, ln, ev, set, sv, NULL);
-    if (!got) return;
-    if (got & (1u << GS_R)) s->has_r = xpv_stat_as_int(&sv[GS_R], &s->r);
-    if (got & (1u << GS_STEP)) s->has_step = xpv_stat_as_int(&sv[GS_STEP], &s->step);
-    if (got & (1u << GS_ITER)) s->has_iter = xpv_stat_as_int(&sv[GS_ITER], &s->iter);
-    if (got & (1u << GS_PT)) s->has_pt = xpv_stat_as_int(&sv[GS_PT], &s->pt);
-    if (got & (1u << GS_P)) s->has_p = xpv_stat_as_int(&sv[GS_P], &s->p);
-    if (got & (1u << GS_CT)) s->has_ct = xpv_stat_as_int(&sv[GS_CT], &s->ct);
-    if (got & (1u << GS_C)) s->has_c = xpv_stat_as_int(&sv[GS_C], &s->c);
-    if (got & (1u << GS_ID)) s->has_id = xpv_stat_as_int(&sv[GS_ID], &s->id);
-    if (got & (1u << GS_CORR)) s->has_corr = xpv_stat_as_int(&sv[GS_CORR], &s->corr);
-    if (got & (1u << GS_ASYNC)) xpv_stat_as_int(&sv[GS_ASYNC], &s->async);
-    if (got & (1u << GS_GT)) s->has_gt = sv[GS_GT].kind == XPV_STAT_STR;
+    for (; got; got &= got - 1) {
+        int i = __builtin_ctz(got);
+        set_stat(s, i, &sv[i]);
+    }
+}
+
+/* Per event metadata, its grouping stats; NULL when no metadata has any. */
+static ev_stats *meta_stats(const xpv_plane *pl, const int32_t *sids) {
+    ev_stats *m = NULL;
+    for (uint32_t i = 0; i < pl->nevent_meta; i++) {
+        const xpv_event_meta *em = &pl->event_meta[i];
+        for (uint32_t k = 0; k < em->nstats; k++)
+            for (int j = 0; j < GS_COUNT; j++)
+                if (sids[j] >= 0 && em->stats[k].meta == sids[j]) {
+                    if (!m) m = xpv_xcalloc(pl->nevent_meta, sizeof *m);
+                    set_stat(&m[i], j, &em->stats[k]);
+                }
+    }
+    return m;
 }
 
 static void add_ctx(scan_out *o, const ev_stats *s, int64_t pid, uint32_t node) {
-    if (s->has_pt && s->has_p) {
+    if ((s->has & (1u << GS_PT)) && (s->has & (1u << GS_P))) {
         ctx_key *c = vec_push(&o->prod);
-        *c = (ctx_key){s->pt, s->p, pid, node};
+        *c = (ctx_key){s->v[GS_PT], s->v[GS_P], pid, node};
     }
-    if (s->has_ct && s->has_c) {
+    if ((s->has & (1u << GS_CT)) && (s->has & (1u << GS_C))) {
         ctx_key *c = vec_push(&o->cons);
-        *c = (ctx_key){s->ct, s->c, pid, node};
+        *c = (ctx_key){s->v[GS_CT], s->v[GS_C], pid, node};
     }
 }
 
 static void add_vals(builder *b, const ev_stats *s, uint32_t node) {
-    if (s->has_iter) *(node_val *)vec_push(&b->iters) = (node_val){node, s->iter};
-    if (s->has_step) *(node_val *)vec_push(&b->steps) = (node_val){node, s->step};
-    if (s->has_gt) *(node_val *)vec_push(&b->gtypes) = (node_val){node, 1};
+    if ((s->has & (1u << GS_ITER))) *(node_val *)vec_push(&b->iters) = (node_val){node, s->v[GS_ITER]};
+    if ((s->has & (1u << GS_STEP))) *(node_val *)vec_push(&b->steps) = (node_val){node, s->v[GS_STEP]};
+    if ((s->has & (1u << GS_GT))) *(node_val *)vec_push(&b->gtypes) = (node_val){node, 1};
 }
 
 enum { MK_NONE, MK_TRACE_CONTEXT, MK_EXECUTOR, MK_ITERATOR, MK_TFDATA, MK_ALLOC };
@@ -548,6 +569,7 @@ static void scan_plane(builder *b, uint32_t k, scan_out *o, ord_rec **ord, size_
     }
     uint32_t l0 = b->g->plane_line0[k];
     uint8_t *mk = meta_kinds(pl);
+    ev_stats *mdef = meta_stats(pl, sids);
     ev_stats s;
 
     if (tpu) {
@@ -560,11 +582,11 @@ static void scan_plane(builder *b, uint32_t k, scan_out *o, ord_rec **ord, size_
                 b->end[lr->base + j] = (uint32_t)(lr->base + j + 1);
             }
         }
-        if (gline < 0 || !any_stat) goto done;
+        if (gline < 0 || (!any_stat && !mdef)) goto done;
         const xpv_line *gl = &pl->lines[gline];
         uint64_t gbase = b->lines[l0 + (uint32_t)gline].base;
         for (uint32_t j = 0; j < gl->nevents; j++) {
-            read_stats(pl, gl, &gl->events[j], &set, &s);
+            read_stats(pl, gl, &gl->events[j], &set, mdef ? &mdef[gl->events[j].meta] : NULL, &s);
             add_ctx(o, &s, pid, (uint32_t)(gbase + j));
             add_vals(b, &s, (uint32_t)(gbase + j));
         }
@@ -582,12 +604,10 @@ static void scan_plane(builder *b, uint32_t k, scan_out *o, ord_rec **ord, size_
                 if (!(pe->start_ps <= ev->start_ps &&
                       ev->start_ps + ev->dur_ps <= pe->start_ps + pe->dur_ps))
                     continue;
-                if (ev->wire == XPV_NO_STATS) continue;
-                read_stats(pl, ln, ev, &set, &s);
-                ev_stats only = {0};
-                only.pt = s.pt, only.p = s.p, only.ct = s.ct, only.c = s.c;
-                only.has_pt = s.has_pt, only.has_p = s.has_p;
-                only.has_ct = s.has_ct, only.has_c = s.has_c;
+                if (ev->wire == XPV_NO_STATS && !mdef) continue;
+                read_stats(pl, ln, ev, &set, mdef ? &mdef[ev->meta] : NULL, &s);
+                ev_stats only = s;
+                only.has &= (1u << GS_PT) | (1u << GS_P) | (1u << GS_CT) | (1u << GS_C);
                 add_ctx(o, &only, pid, (uint32_t)(gbase + pi));
             }
         }
@@ -614,9 +634,13 @@ static void scan_plane(builder *b, uint32_t k, scan_out *o, ord_rec **ord, size_
             uint32_t node = base + j;
             int64_t e = ev->start_ps + ev->dur_ps;
             uint8_t kind = ev->meta < pl->nevent_meta ? mk[ev->meta] : MK_NONE;
-            if (any_stat && kind != MK_ALLOC) read_stats(pl, ln, ev, &set, &s);
-            else memset(&s, 0, sizeof s);
-            if (!s.async) {
+            if (any_stat && kind != MK_ALLOC)
+                read_stats(pl, ln, ev, &set, mdef ? &mdef[ev->meta] : NULL, &s);
+            else if (mdef)
+                s = mdef[ev->meta];
+            else
+                s.has = 0;
+            if (!(s.has & (1u << GS_ASYNC))) {
                 /* The parent is the innermost open event that ends no
                  * earlier; popped events end here. */
                 while (sp > 0 && !(st_end[sp - 1] >= e)) b->end[st[--sp]] = node;
@@ -631,28 +655,29 @@ static void scan_plane(builder *b, uint32_t k, scan_out *o, ord_rec **ord, size_
             }
             add_ctx(o, &s, pid, node);
             add_vals(b, &s, node);
-            if (kind == MK_EXECUTOR && s.has_id && s.has_iter) {
-                *(ctx_key *)vec_push(&o->prod) = (ctx_key){TYPE_EXECUTOR, s.id, s.iter, node};
-                *(exec_rec *)vec_push(&o->execs) = (exec_rec){s.id, s.iter, ev->start_ps, node};
+            if (kind == MK_EXECUTOR && (s.has & (1u << GS_ID)) && (s.has & (1u << GS_ITER))) {
+                *(ctx_key *)vec_push(&o->prod) = (ctx_key){TYPE_EXECUTOR, s.v[GS_ID], s.v[GS_ITER], node};
+                *(exec_rec *)vec_push(&o->execs) = (exec_rec){s.v[GS_ID], s.v[GS_ITER], ev->start_ps, node};
             }
-            if (kind == MK_ITERATOR && s.has_id && s.has_iter)
-                *(ctx_key *)vec_push(&o->cons) = (ctx_key){TYPE_EXECUTOR, s.id, s.iter, node};
-            if (kind == MK_TFDATA && s.has_id) i64map_put(&o->tfdata_ids, s.id, 1);
-            int64_t level = s.has_r ? s.r : kind == MK_TRACE_CONTEXT ? 1 : 0;
+            if (kind == MK_ITERATOR && (s.has & (1u << GS_ID)) && (s.has & (1u << GS_ITER)))
+                *(ctx_key *)vec_push(&o->cons) = (ctx_key){TYPE_EXECUTOR, s.v[GS_ID], s.v[GS_ITER], node};
+            if (kind == MK_TFDATA && (s.has & (1u << GS_ID))) i64map_put(&o->tfdata_ids, s.v[GS_ID], 1);
+            int64_t level = (s.has & (1u << GS_R)) ? s.v[GS_R] : kind == MK_TRACE_CONTEXT ? 1 : 0;
             if (level > 0) {
                 root_rec *rr = vec_push(&o->roots);
                 rr->node = node;
                 rr->level = (int32_t)(level > INT32_MAX ? INT32_MAX : level);
                 rr->start = ev->start_ps;
             }
-            if (s.has_corr)
+            if ((s.has & (1u << GS_CORR)))
                 *(corr_rec *)vec_push(is_host ? &o->launches : &o->kernels) =
-                    (corr_rec){s.corr, node};
+                    (corr_rec){s.v[GS_CORR], node};
         }
         while (sp > 0) b->end[st[--sp]] = base + ne;
     }
 done:
     free(mk);
+    free(mdef);
 }
 
 /* ==== Edges =============================================================== */
@@ -975,18 +1000,28 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
 
     /* Per-event ids: nodes back to event order; TPU lines other than the
      * grouping line take the overlapping grouping event's group. */
-    g->gid = xpv_xmalloc((g->nevents ? g->nevents : 1) * sizeof *g->gid);
-    if (!nn) memset(g->gid, 0xff, (g->nevents ? g->nevents : 1) * sizeof *g->gid);
+    if (!nn) {
+        g->gid = xpv_xmalloc((g->nevents ? g->nevents : 1) * sizeof *g->gid);
+        memset(g->gid, 0xff, (g->nevents ? g->nevents : 1) * sizeof *g->gid);
+    } else {
+        g->gid = b->group; /* node order is event order on most lines */
+        b->group = NULL;
+    }
+    int32_t *tmp = NULL;
+    size_t tmp_cap = 0;
     for (uint32_t li = 0; li < b->nlines && nn; li++) {
         const line_ref *lr = &b->lines[li];
-        const xpv_line *ln = &p->planes[lr->plane].lines[lr->line];
-        int32_t *dst = g->gid + lr->base;
-        const int32_t *src = b->group + lr->base;
-        if (lr->pos)
-            for (uint32_t i = 0; i < ln->nevents; i++) dst[i] = src[lr->pos[i]];
-        else
-            memcpy(dst, src, ln->nevents * sizeof *dst);
+        if (!lr->pos) continue;
+        uint32_t ne = p->planes[lr->plane].lines[lr->line].nevents;
+        if (tmp_cap < ne) {
+            tmp_cap = ne;
+            tmp = xpv_xrealloc(tmp, tmp_cap * sizeof *tmp);
+        }
+        int32_t *seg = g->gid + lr->base;
+        memcpy(tmp, seg, ne * sizeof *tmp);
+        for (uint32_t i = 0; i < ne; i++) seg[i] = tmp[lr->pos[i]];
     }
+    free(tmp);
     for (uint32_t k = 0; k < p->nplanes && nn; k++) {
         const xpv_plane *pl = &p->planes[k];
         if (!is_tpu_plane(pl)) continue;

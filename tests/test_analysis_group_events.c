@@ -391,6 +391,27 @@ static void test_tpu_module_line(void **state) {
     xpv_profile_free(p);
 }
 
+/* Stats of the event metadata count as the event's (XProf's visitor sees
+ * both): a root by a metadata-level `_r`. */
+static void test_metadata_stats(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int h = tx_plane(s, "/host:CPU");
+    int ln = tx_line(s, h, 0, "t", 0);
+    tx_event(s, h, ln, "step", 0, 100);
+    tx_event(s, h, ln, "op", 10, 10);
+    tx_event(s, h, ln, "step", 200, 100);
+    tx_meta_int(s, h, "step", "_r", 1);
+    xpv_profile *p = tx_decode(s);
+    xpv_groups *g = xpv_group_events(p);
+    assert_int_equal(g->ngroups, 2);
+    assert_string_equal(g->groups[1].name, "step 1");
+    assert_int_equal(gid_of(p, g, "/host:CPU", 0, 1), 0);
+    assert_int_equal(gid_of(p, g, "/host:CPU", 0, 2), 1);
+    xpv_groups_free(g);
+    xpv_profile_free(p);
+}
+
 /* Files with `group_id` stats (TF 2.4 GPU) are grouped already: kept. */
 static void test_file_grouped(void **state) {
     (void)state;
@@ -554,6 +575,7 @@ int main(void) {
         cmocka_unit_test(test_launch_kernel_levels),
         cmocka_unit_test(test_tpu_module_root),
         cmocka_unit_test(test_tpu_module_line),
+        cmocka_unit_test(test_metadata_stats),
         cmocka_unit_test(test_file_grouped),
         cmocka_unit_test(test_loop_ops),
         cmocka_unit_test(test_jax_gpu_mlp),
