@@ -9,6 +9,7 @@
  * binary searches in the level segments the resolution needs, then the
  * rule re-applied at the exact resolution.
  */
+#include "group_events.h"
 #include "trace_index.h"
 
 #include <ctype.h>
@@ -733,9 +734,26 @@ static uint64_t layout(builder *bd, const xpv_hostset *hs) {
     return total;
 }
 
+/* The grouping of each host whose file carries no group ids: the trace
+ * shows computed group ids and step names (XProf groups before drawing). */
+static void attach_groups(xpv_trace_index *ix, const xpv_hostset *hs) {
+    ix->nhosts = (uint32_t)hs->n;
+    ix->hgroups = xpv_xcalloc(hs->n ? hs->n : 1, sizeof *ix->hgroups);
+    for (size_t h = 0; h < hs->n; h++) {
+        xpv_groups *g = xpv_group_events(hs->profiles[h]);
+        if (g->source != XPV_GROUPS_COMPUTED) {
+            xpv_groups_free(g);
+            g = NULL;
+        }
+        ix->hgroups[h] = g;
+    }
+}
+
 /* Memory held by an index (for the cache budget). */
 static size_t index_bytes(const xpv_trace_index *ix) {
-    return sizeof *ix + ix->arena.total + ix->nidx * sizeof *ix->idx +
+    size_t gb = 0;
+    for (uint32_t h = 0; h < ix->nhosts; h++) gb += xpv_groups_size(ix->hgroups[h]);
+    return gb + sizeof *ix + ix->arena.total + ix->nidx * sizeof *ix->idx +
            (size_t)ix->ngroups * sizeof *ix->groups + (size_t)ix->nrows * sizeof *ix->rows +
            (size_t)ix->nprocs * sizeof *ix->procs + (size_t)ix->nsteps * sizeof *ix->steps;
 }
@@ -800,6 +818,7 @@ xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs) {
     free(b.stack);
     free(b.gcount);
     promote_flows(ix, hs);
+    attach_groups(ix, hs);
     ix->bytes = index_bytes(ix);
     /* Give back the unused tail of idx (dropped events). */
     if (ix->nidx < total) ix->idx = xpv_xrealloc(ix->idx, (ix->nidx ? ix->nidx : 1) * sizeof *ix->idx);
@@ -813,6 +832,8 @@ void xpv_trace_index_free(xpv_trace_index *ix) {
     free(ix->groups);
     free(ix->idx);
     free(ix->steps);
+    for (uint32_t h = 0; h < ix->nhosts; h++) xpv_groups_free(ix->hgroups[h]);
+    free(ix->hgroups);
     xpv_arena_free(&ix->arena);
     free(ix);
 }
@@ -1112,6 +1133,7 @@ xpv_trace_index *xpv_trace_index_load(const xpv_hostset *hs, const void *data, s
     if (ix->min_ps != lo || ix->max_ps != hi || ix->ndropped != dropped ||
         ix->ncounter != counter)
         goto bad;
+    attach_groups(ix, hs);
     ix->bytes = index_bytes(ix);
     return ix;
 bad:
@@ -1585,6 +1607,7 @@ size_t xpv_trace_search(const xpv_hostset *hs, const xpv_trace_index *ix, const 
         }
         const xpv_line *ln = &pl->lines[r->line];
         const xpv_event *evs = ln->events;
+        const xpv_groups *hg = r->host < ix->nhosts ? ix->hgroups[r->host] : NULL;
         for (uint32_t gi = r->group0; gi < r->group0 + r->ngroups; gi++) {
             const xpv_trace_group *g = &ix->groups[gi];
             uint64_t n = g->seg[LV];
@@ -1595,10 +1618,14 @@ size_t xpv_trace_search(const xpv_hostset *hs, const xpv_trace_index *ix, const 
                 /* The shown name: a non-empty `step_name` stat replaces the
                  * metadata name (as the renderer does), so match that. */
                 xpv_stat st;
+                const char *sn;
                 if (r->st_step_name >= 0 && e->wire != XPV_NO_STATS &&
                     xpv_event_stat(pl, ln, e, r->st_step_name, &st) &&
                     st.kind == XPV_STAT_STR && st.v.s.len) {
                     if (!prefix_ci(st.v.s, prefix, pn)) continue;
+                } else if (hg && (sn = xpv_groups_step_name(hg, r->plane, r->line, ev))) {
+                    /* a computed group's root (group_events.h) */
+                    if (!prefix_ci(xpv_cstr(sn), prefix, pn)) continue;
                 } else if (!match[e->meta]) {
                     continue;
                 }
