@@ -24,11 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collections.h"
+#include "group_events.h"
 #include "op_metrics.h"
 #include "steps.h"
 
 #define DERIVED_STEPS_LINE ((int32_t)0xdeadbeef)
-#define CONTEXT_EDGE_LIMIT 64
 
 /* ==== Small helpers ====================================================== */
 
@@ -55,126 +56,6 @@ static int str_contains(xpv_str s, const char *needle) {
 
 static int str_has_char(xpv_str s, char c) {
     return s.len && memchr(s.ptr, c, s.len) != NULL;
-}
-
-/* Growable array of fixed-size records. */
-typedef struct vec {
-    void *p;
-    size_t n, cap, sz;
-} vec;
-
-static void *vec_push(vec *v) {
-    if (v->n == v->cap) {
-        v->cap = v->cap ? v->cap * 2 : 256;
-        v->p = xpv_xrealloc(v->p, v->cap * v->sz);
-    }
-    return (char *)v->p + v->sz * v->n++;
-}
-
-/* int64 -> uint32 open-addressing map (keys are any int64). */
-typedef struct i64map {
-    int64_t *keys;
-    uint32_t *vals;
-    uint8_t *used;
-    size_t cap, n;
-} i64map;
-
-static uint64_t mix64(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
-static void i64map_free(i64map *m) {
-    free(m->keys);
-    free(m->vals);
-    free(m->used);
-    memset(m, 0, sizeof *m);
-}
-
-static void i64map_put(i64map *m, int64_t k, uint32_t v);
-
-static void i64map_grow(i64map *m) {
-    i64map old = *m;
-    m->cap = old.cap ? old.cap * 2 : 64;
-    m->n = 0;
-    m->keys = xpv_xmalloc(m->cap * sizeof *m->keys);
-    m->vals = xpv_xmalloc(m->cap * sizeof *m->vals);
-    m->used = xpv_xcalloc(m->cap, 1);
-    for (size_t i = 0; i < old.cap; i++)
-        if (old.used[i]) i64map_put(m, old.keys[i], old.vals[i]);
-    i64map_free(&old);
-}
-
-static void i64map_put(i64map *m, int64_t k, uint32_t v) {
-    if ((m->n + 1) * 2 > m->cap) i64map_grow(m);
-    size_t mask = m->cap - 1, i = mix64((uint64_t)k) & mask;
-    while (m->used[i]) {
-        if (m->keys[i] == k) {
-            m->vals[i] = v;
-            return;
-        }
-        i = (i + 1) & mask;
-    }
-    m->used[i] = 1;
-    m->keys[i] = k;
-    m->vals[i] = v;
-    m->n++;
-}
-
-/* Returns 1 and fills *v when present. */
-static int i64map_get(const i64map *m, int64_t k, uint32_t *v) {
-    if (!m->cap) return 0;
-    size_t mask = m->cap - 1, i = mix64((uint64_t)k) & mask;
-    while (m->used[i]) {
-        if (m->keys[i] == k) {
-            *v = m->vals[i];
-            return 1;
-        }
-        i = (i + 1) & mask;
-    }
-    return 0;
-}
-
-/* LSD radix sort of uint64 keys (11-bit digits up to the highest set bit,
- * constant digits skipped). */
-static void radix_sort_u64(uint64_t *a, uint64_t *tmp, size_t n) {
-    if (n < 64) {
-        for (size_t i = 1; i < n; i++) {
-            uint64_t x = a[i];
-            size_t j = i;
-            while (j > 0 && a[j - 1] > x) {
-                a[j] = a[j - 1];
-                j--;
-            }
-            a[j] = x;
-        }
-        return;
-    }
-    uint64_t maxk = 0;
-    for (size_t i = 0; i < n; i++)
-        if (a[i] > maxk) maxk = a[i];
-    uint64_t *src = a, *dst = tmp;
-    size_t cnt[2048];
-    for (int shift = 0; shift < 64 && (maxk >> shift) != 0; shift += 11) {
-        memset(cnt, 0, sizeof cnt);
-        for (size_t i = 0; i < n; i++) cnt[(src[i] >> shift) & 2047]++;
-        if (cnt[(src[0] >> shift) & 2047] == n) continue;
-        size_t pos = 0;
-        for (int d = 0; d < 2048; d++) {
-            size_t c = cnt[d];
-            cnt[d] = pos;
-            pos += c;
-        }
-        for (size_t i = 0; i < n; i++) dst[cnt[(src[i] >> shift) & 2047]++] = src[i];
-        uint64_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a) memcpy(a, src, n * sizeof *a);
 }
 
 /* ==== Classification (§2.3) ============================================== */
@@ -233,677 +114,18 @@ static int is_real_cpu_compute(xpv_str name) {
              xpv_str_has_prefix(name, "FunctionRun") || is_explicit_host_marker(name));
 }
 
-static int is_host_like_plane(const xpv_plane *pl) {
-    return xpv_str_has_prefix(pl->name, "/host:") && !xpv_str_eq(pl->name, "/host:metadata") &&
-           !xpv_str_eq(pl->name, "/host:tfstreamz") &&
-           !xpv_str_has_prefix(pl->name, "/host:__");
-}
-
 static int is_gpu_plane(const xpv_plane *pl) {
     return xpv_str_has_prefix(pl->name, "/device:GPU:");
 }
 
-/* ==== Grouping (§2.2) ==================================================== */
-
-typedef struct ctx_key {
-    int64_t type, id, id2;
-    uint32_t node;
-} ctx_key;
-
-typedef struct root_rec {
-    uint32_t node;
-    int32_t level;
-    int64_t start;
-    int64_t id;
-    int has_id;
-} root_rec;
-
-typedef struct launch_rec {
-    int64_t corr;
-    uint32_t node;
-} launch_rec;
-
-enum {
-    NODE_NAMED_ROOT = 1,       /* root whose host events are step markers */
-    NODE_HAS_CORR = 2,         /* carries a correlation_id */
-    NODE_ASYNC = 4,            /* `_a` event: neither parent nor child */
-    NODE_OUT_EDGE = 8,         /* producer of a producer -> consumer edge */
-    NODE_IN_EDGE = 16,         /* consumer of such an edge */
-};
-
-#define NO_NODE UINT32_MAX
-
-/* Nodes of one line: node = base + visit position.  Lines in visit order
- * (start, then longer first: what capture writes) need no mapping. */
-typedef struct line_nodes {
-    uint32_t base;
-    uint32_t *pos;             /* event index -> visit position, or NULL */
-    uint32_t *ev;              /* visit position -> event index, or NULL */
-} line_nodes;
-
-/* correlation_id -> group: a dense array when the ids are dense (CUPTI
- * numbers them in order), else a hash map. */
-typedef struct corrmap {
-    int64_t lo;
-    uint64_t n;
-    int32_t *dense;            /* [corr - lo] -> group or -1 */
-    i64map hash;
-} corrmap;
-
-static int corrmap_get(const corrmap *m, int64_t corr, uint32_t *v) {
-    if (m->dense) {
-        uint64_t k = (uint64_t)corr - (uint64_t)m->lo;
-        if (k >= m->n || m->dense[k] < 0) return 0;
-        *v = (uint32_t)m->dense[k];
-        return 1;
-    }
-    return i64map_get(&m->hash, corr, v);
-}
+/* ==== Grouping (§2.2): group_events.c ================================== */
 
 typedef struct grouping {
     int file_grouped;          /* group ids come from `group_id` stats */
     int loops;
-    /* computed grouping */
-    uint32_t nnodes;
-    uint32_t nplanes;
-    line_nodes **lines;        /* [plane][line]; NULL for other planes */
-    int32_t *group;            /* per node, -1 = none */
-    uint8_t *flags;            /* per node: NODE_* */
-    corrmap corr_group;        /* correlation_id -> group (computed mode) */
-    const char **group_names;  /* per group (arena strings) */
+    const xpv_groups *gr;      /* computed grouping */
     uint32_t ngroups;
 } grouping;
-
-static inline uint32_t node_of(const line_nodes *ln, uint32_t i) {
-    return ln->base + (ln->pos ? ln->pos[i] : i);
-}
-
-/* Keep the `(corr, group)` of grouped launches, the last one per id. */
-static void corrmap_build(corrmap *m, const launch_rec *L, size_t n, const int32_t *group) {
-    uint64_t cnt = 0;
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t i = 0; i < n; i++) {
-        if (group[L[i].node] < 0) continue;
-        cnt++;
-        if (L[i].corr < lo) lo = L[i].corr;
-        if (L[i].corr > hi) hi = L[i].corr;
-    }
-    if (!cnt) return;
-    uint64_t range = (uint64_t)hi - (uint64_t)lo;
-    if (range < 4 * cnt + 4096) {
-        m->lo = lo;
-        m->n = range + 1;
-        m->dense = xpv_xmalloc(m->n * sizeof *m->dense);
-        memset(m->dense, 0xff, m->n * sizeof *m->dense);
-        for (size_t i = 0; i < n; i++)
-            if (group[L[i].node] >= 0)
-                m->dense[(uint64_t)L[i].corr - (uint64_t)lo] = group[L[i].node];
-    } else {
-        for (size_t i = 0; i < n; i++)
-            if (group[L[i].node] >= 0) i64map_put(&m->hash, L[i].corr, (uint32_t)group[L[i].node]);
-    }
-}
-
-static int cmp_ctx_key(const void *a, const void *b) {
-    const ctx_key *x = a, *y = b;
-    if (x->type != y->type) return x->type < y->type ? -1 : 1;
-    if (x->id != y->id) return x->id < y->id ? -1 : 1;
-    if (x->id2 != y->id2) return x->id2 < y->id2 ? -1 : 1;
-    return (x->node > y->node) - (x->node < y->node);
-}
-
-static int cmp_root(const void *a, const void *b) {
-    const root_rec *x = a, *y = b;
-    if (x->level != y->level) return x->level > y->level ? -1 : 1;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    return (x->node > y->node) - (x->node < y->node);
-}
-
-typedef struct ord_rec {
-    int64_t start, neg_dur;
-    uint32_t idx;
-} ord_rec;
-
-static int cmp_ord(const void *a, const void *b) {
-    const ord_rec *x = a, *y = b;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    if (x->neg_dur != y->neg_dur) return x->neg_dur < y->neg_dur ? -1 : 1;
-    return (x->idx > y->idx) - (x->idx < y->idx);
-}
-
-static int plane_has_stat_name(const xpv_plane *pl, const char *name) {
-    return xpv_stat_id(pl, name) >= 0;
-}
-
-static int plane_has_loop_ops(const xpv_plane *pl) {
-    static const char *const loops[] = {"WhileOp-EvalCond", "WhileOp-StartBody", "ForOp",
-                                        "ParallelForOp", "ForeverOp"};
-    for (uint32_t i = 0; i < pl->nevent_meta; i++)
-        for (size_t k = 0; k < sizeof loops / sizeof loops[0]; k++)
-            if (xpv_str_eq(pl->event_meta[i].name, loops[k])) return 1;
-    return 0;
-}
-
-/* Producer -> consumer edges (few: the nesting edges are implicit). */
-typedef struct edge {
-    uint32_t from, to, seq;    /* seq: creation order */
-} edge;
-
-static int cmp_edge_from(const void *a, const void *b) {
-    const edge *x = a, *y = b;
-    if (x->from != y->from) return x->from < y->from ? -1 : 1;
-    return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-static int cmp_edge_to(const void *a, const void *b) {
-    const edge *x = a, *y = b;
-    if (x->to != y->to) return x->to < y->to ? -1 : 1;
-    return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-/* First edge of `node` in an array sorted by `from` (by_to = 0) or `to`. */
-static size_t edge_first(const edge *E, size_t n, uint32_t node, int by_to) {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        uint32_t k = by_to ? E[mid].to : E[mid].from;
-        if (k < node) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
-/* Stat ids used by grouping, resolved once per plane. */
-typedef struct grp_sids {
-    int32_t r, step_num, iter_num, pt, p, ct, c, id, corr, async, graph_type;
-} grp_sids;
-
-static void grp_sids_init(grp_sids *s, const xpv_plane *pl) {
-    s->r = xpv_stat_id(pl, "_r");
-    s->step_num = xpv_stat_id(pl, "step_num");
-    s->iter_num = xpv_stat_id(pl, "iter_num");
-    s->pt = xpv_stat_id(pl, "_pt");
-    s->p = xpv_stat_id(pl, "_p");
-    s->ct = xpv_stat_id(pl, "_ct");
-    s->c = xpv_stat_id(pl, "_c");
-    s->id = xpv_stat_id(pl, "id");
-    s->corr = xpv_stat_id(pl, "correlation_id");
-    s->async = xpv_stat_id(pl, "_a");
-    s->graph_type = xpv_stat_id(pl, "graph_type");
-}
-
-/* The same, as indices into the array given to xpv_event_stats. */
-enum {
-    GS_R, GS_STEP, GS_ITER, GS_PT, GS_P, GS_CT, GS_C, GS_ID, GS_CORR, GS_ASYNC, GS_GT, GS_COUNT
-};
-
-/* Per-node values read during the scan and needed later (sparse). */
-typedef struct node_num {
-    uint32_t node;
-    int64_t num;               /* iter_num, else step_num */
-} node_num;
-
-static int cmp_node_num(const void *a, const void *b) {
-    const node_num *x = a, *y = b;
-    return (x->node > y->node) - (x->node < y->node);
-}
-
-static const node_num *find_node_num(const vec *v, uint32_t node) {
-    size_t lo = 0, hi = v->n;
-    const node_num *arr = v->p;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (arr[mid].node < node) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < v->n && arr[lo].node == node ? &arr[lo] : NULL;
-}
-
-/* Give the ungrouped nodes reachable from `x` by producer -> consumer
- * edges the group `gid` and queue them (their subtrees come next). */
-static void follow_out_edges(grouping *g, const edge *E, size_t ne, uint32_t x, int32_t gid,
-                             vec *work) {
-    for (size_t k = edge_first(E, ne, x, 0); k < ne && E[k].from == x; k++) {
-        uint32_t y = E[k].to;
-        if (g->group[y] >= 0) continue;
-        g->group[y] = gid;
-        *(uint32_t *)vec_push(work) = y;
-    }
-}
-
-/* The graph: one node per event of the host-like planes.  Same-line
- * nesting is a tree kept as `parent` and `end` (the nodes of a line are
- * numbered in visit order, so a node's subtree is the range (node, end)
- * less the `_a` events in it); the few producer -> consumer edges are
- * listed.  Group propagation from a root reaches what XProf's
- * breadth-first walk reaches: every node joined to the root by a path of
- * nodes no earlier root has grouped. */
-static void group_compute(const xpv_profile *p, xpv_arena *a, grouping *g) {
-    g->nplanes = p->nplanes;
-    g->lines = xpv_xcalloc(p->nplanes ? p->nplanes : 1, sizeof *g->lines);
-    uint64_t total = 0;
-    for (uint32_t k = 0; k < p->nplanes; k++) {
-        const xpv_plane *pl = &p->planes[k];
-        if (!is_host_like_plane(pl)) continue;
-        g->lines[k] = xpv_xcalloc(pl->nlines ? pl->nlines : 1, sizeof(line_nodes));
-        for (uint32_t l = 0; l < pl->nlines; l++) {
-            g->lines[k][l].base = (uint32_t)total;
-            total += pl->lines[l].nevents;
-        }
-    }
-    if (total >= INT32_MAX) total = 0; /* absurd: give up grouping */
-    g->nnodes = (uint32_t)total;
-    uint32_t nn = g->nnodes;
-    g->group = xpv_xmalloc((nn ? nn : 1) * sizeof *g->group);
-    memset(g->group, 0xff, (nn ? nn : 1) * sizeof *g->group);
-    g->flags = xpv_xcalloc(nn ? nn : 1, 1);
-    uint32_t *parent = xpv_xmalloc((nn ? nn : 1) * sizeof *parent);
-    uint32_t *end = xpv_xmalloc((nn ? nn : 1) * sizeof *end);
-
-    vec edges = {0, 0, 0, sizeof(edge)};
-    vec prod = {0, 0, 0, sizeof(ctx_key)}, cons = {0, 0, 0, sizeof(ctx_key)};
-    vec roots = {0, 0, 0, sizeof(root_rec)}, launches = {0, 0, 0, sizeof(launch_rec)};
-    vec nums = {0, 0, 0, sizeof(node_num)};
-    vec gtypes = {0, 0, 0, sizeof(node_num)}; /* nodes with a graph_type */
-    i64map tfdata_ids = {0};
-    uint32_t *stack = NULL;
-    int64_t *stack_end = NULL;
-    size_t stack_cap = 0;
-    ord_rec *ord = NULL;
-    size_t ord_cap = 0;
-
-    for (uint32_t k = 0; k < p->nplanes && nn; k++) {
-        const xpv_plane *pl = &p->planes[k];
-        if (!is_host_like_plane(pl)) continue;
-        grp_sids s;
-        grp_sids_init(&s, pl);
-        const int32_t sids[GS_COUNT] = {s.r,  s.step_num, s.iter_num, s.pt,    s.p,         s.ct,
-                                        s.c,  s.id,       s.corr,     s.async, s.graph_type};
-        xpv_stat_set sset;
-        xpv_stat_set_init(&sset, pl, sids, GS_COUNT);
-        xpv_stat sv[GS_COUNT];
-        int any_stat = s.r >= 0 || s.step_num >= 0 || s.iter_num >= 0 || s.pt >= 0 ||
-                       s.ct >= 0 || s.id >= 0 || s.corr >= 0 || s.async >= 0;
-        /* Metadata-level facts, once per plane. */
-        uint8_t *mkind = xpv_xcalloc(pl->nevent_meta ? pl->nevent_meta : 1, 1);
-        for (uint32_t i = 0; i < pl->nevent_meta; i++) {
-            xpv_str nm = pl->event_meta[i].name;
-            if (xpv_str_eq(nm, "TraceContext")) mkind[i] = 1;
-            else if (xpv_str_eq(nm, "ExecutorState::Process")) mkind[i] = 2;
-            else if (xpv_str_eq(nm, "IteratorGetNextOp::DoCompute") ||
-                     xpv_str_eq(nm, "IteratorGetNextAsOptionalOp::DoCompute"))
-                mkind[i] = 3;
-            else if (xpv_str_has_prefix(nm, "InstantiatedCapturedFunction::Run"))
-                mkind[i] = 4;
-            else if (xpv_str_eq(nm, "MemoryAllocation") || xpv_str_eq(nm, "MemoryDeallocation"))
-                mkind[i] = 5; /* allocator TraceMes: many stats, none for grouping */
-        }
-        for (uint32_t l = 0; l < pl->nlines; l++) {
-            const xpv_line *ln = &pl->lines[l];
-            line_nodes *lnn = &g->lines[k][l];
-            uint32_t base = lnn->base;
-            uint32_t ne = ln->nevents;
-            /* Visit order: by (start, -duration); file order when sorted. */
-            int sorted = 1;
-            for (uint32_t i = 1; i < ne && sorted; i++) {
-                const xpv_event *x = &ln->events[i - 1], *y = &ln->events[i];
-                if (y->start_ps < x->start_ps ||
-                    (y->start_ps == x->start_ps && y->dur_ps > x->dur_ps))
-                    sorted = 0;
-            }
-            if (!sorted) {
-                if (ord_cap < ne) {
-                    ord_cap = ne;
-                    ord = xpv_xrealloc(ord, ord_cap * sizeof *ord);
-                }
-                for (uint32_t i = 0; i < ne; i++) {
-                    ord[i].start = ln->events[i].start_ps;
-                    ord[i].neg_dur = -ln->events[i].dur_ps;
-                    ord[i].idx = i;
-                }
-                qsort(ord, ne, sizeof *ord, cmp_ord);
-                lnn->ev = xpv_xmalloc(ne * sizeof *lnn->ev);
-                lnn->pos = xpv_xmalloc(ne * sizeof *lnn->pos);
-                for (uint32_t j = 0; j < ne; j++) {
-                    lnn->ev[j] = ord[j].idx;
-                    lnn->pos[ord[j].idx] = j;
-                }
-            }
-            if (stack_cap < ne) {
-                stack_cap = ne;
-                stack = xpv_xrealloc(stack, stack_cap * sizeof *stack);
-                stack_end = xpv_xrealloc(stack_end, stack_cap * sizeof *stack_end);
-            }
-            size_t sp = 0;
-            for (uint32_t j = 0; j < ne; j++) {
-                uint32_t i = sorted ? j : ord[j].idx;
-                const xpv_event *ev = &ln->events[i];
-                uint32_t node = base + j;
-                int64_t b = ev->start_ps, e = ev->start_ps + ev->dur_ps;
-                int64_t r = 0, step_num = 0, iter_num = 0, pt = 0, pv = 0, ct = 0, cv = 0;
-                int64_t id = 0, corr = 0, async = 0;
-                int has_step = 0, has_iter = 0, has_pt = 0, has_p = 0, has_ct = 0, has_c = 0;
-                int has_id = 0, has_corr = 0, has_gt = 0;
-                uint8_t mk = ev->meta < pl->nevent_meta ? mkind[ev->meta] : 0;
-                uint32_t multi = 0, got = 0;
-                if (any_stat && ev->wire != XPV_NO_STATS && mk != 5)
-                    got = xpv_event_stats_in(pl, ln, ev, &sset, sv, &multi);
-                if (got && !multi) {
-                    if (got & (1u << GS_R)) xpv_stat_as_int(&sv[GS_R], &r);
-                    if (got & (1u << GS_STEP)) has_step = xpv_stat_as_int(&sv[GS_STEP], &step_num);
-                    if (got & (1u << GS_ITER)) has_iter = xpv_stat_as_int(&sv[GS_ITER], &iter_num);
-                    if (got & (1u << GS_PT)) has_pt = xpv_stat_as_int(&sv[GS_PT], &pt);
-                    if (got & (1u << GS_P)) has_p = xpv_stat_as_int(&sv[GS_P], &pv);
-                    if (got & (1u << GS_CT)) has_ct = xpv_stat_as_int(&sv[GS_CT], &ct);
-                    if (got & (1u << GS_C)) has_c = xpv_stat_as_int(&sv[GS_C], &cv);
-                    if (got & (1u << GS_ID)) has_id = xpv_stat_as_int(&sv[GS_ID], &id);
-                    if (got & (1u << GS_CORR)) has_corr = xpv_stat_as_int(&sv[GS_CORR], &corr);
-                    if (got & (1u << GS_ASYNC)) xpv_stat_as_int(&sv[GS_ASYNC], &async);
-                    if (got & (1u << GS_GT)) has_gt = sv[GS_GT].kind == XPV_STAT_STR;
-                } else if (multi) {
-                    /* A stat given twice: every occurrence counts. */
-                    xpv_stat_iter it;
-                    xpv_stat st;
-                    xpv_stat_iter_init(&it, pl, ln, ev);
-                    while (xpv_stat_next(&it, &st)) {
-                        int32_t m = st.meta;
-                        if (m < 0) continue;
-                        if (m == s.r) xpv_stat_as_int(&st, &r);
-                        else if (m == s.step_num) has_step = xpv_stat_as_int(&st, &step_num);
-                        else if (m == s.iter_num) has_iter = xpv_stat_as_int(&st, &iter_num);
-                        else if (m == s.pt) has_pt = xpv_stat_as_int(&st, &pt);
-                        else if (m == s.p) has_p = xpv_stat_as_int(&st, &pv);
-                        else if (m == s.ct) has_ct = xpv_stat_as_int(&st, &ct);
-                        else if (m == s.c) has_c = xpv_stat_as_int(&st, &cv);
-                        else if (m == s.id) has_id = xpv_stat_as_int(&st, &id);
-                        else if (m == s.corr) has_corr = xpv_stat_as_int(&st, &corr);
-                        else if (m == s.async) xpv_stat_as_int(&st, &async);
-                        else if (m == s.graph_type && st.kind == XPV_STAT_STR) has_gt = 1;
-                    }
-                }
-                /* Same-line nesting: the parent is the innermost open
-                 * event that ends no earlier; popped events end here. */
-                if (!async) {
-                    while (sp > 0 && !(stack_end[sp - 1] >= e)) end[stack[--sp]] = node;
-                    parent[node] = sp > 0 ? stack[sp - 1] : NO_NODE;
-                    stack[sp] = node;
-                    stack_end[sp] = e;
-                    sp++;
-                } else {
-                    g->flags[node] |= NODE_ASYNC;
-                    parent[node] = NO_NODE;
-                    end[node] = node + 1;
-                }
-                if (has_pt && has_p) {
-                    ctx_key *c = vec_push(&prod);
-                    c->type = pt;
-                    c->id = pv;
-                    c->id2 = 0;
-                    c->node = node;
-                }
-                if (has_ct && has_c) {
-                    ctx_key *c = vec_push(&cons);
-                    c->type = ct;
-                    c->id = cv;
-                    c->id2 = 0;
-                    c->node = node;
-                }
-                if (mk == 2 && has_id && has_iter) {
-                    ctx_key *c = vec_push(&prod);
-                    c->type = -1000;
-                    c->id = id;
-                    c->id2 = iter_num;
-                    c->node = node;
-                }
-                if (mk == 3 && has_id && has_iter) {
-                    ctx_key *c = vec_push(&cons);
-                    c->type = -1000;
-                    c->id = id;
-                    c->id2 = iter_num;
-                    c->node = node;
-                }
-                if (mk == 4 && has_id) i64map_put(&tfdata_ids, id, 1);
-                if (r > 0 || mk == 1) {
-                    root_rec *rr = vec_push(&roots);
-                    rr->node = node;
-                    rr->level = r > 0 ? (int32_t)(r > INT32_MAX ? INT32_MAX : r) : 1;
-                    rr->start = b;
-                    rr->id = id;
-                    rr->has_id = has_id;
-                }
-                if (has_corr) {
-                    g->flags[node] |= NODE_HAS_CORR;
-                    launch_rec *lr = vec_push(&launches);
-                    lr->corr = corr;
-                    lr->node = node;
-                }
-                if (has_iter || has_step) {
-                    node_num *nm = vec_push(&nums);
-                    nm->node = node;
-                    nm->num = has_iter ? iter_num : step_num;
-                }
-                if (has_gt) {
-                    node_num *nm = vec_push(&gtypes);
-                    nm->node = node;
-                    nm->num = 1;
-                }
-            }
-            while (sp > 0) end[stack[--sp]] = base + ne;
-        }
-        free(mkind);
-    }
-    free(stack);
-    free(stack_end);
-    free(ord);
-
-    /* Producer -> consumer edges on equal (type, id). */
-    if (prod.n && cons.n) {
-        qsort(prod.p, prod.n, sizeof(ctx_key), cmp_ctx_key);
-        qsort(cons.p, cons.n, sizeof(ctx_key), cmp_ctx_key);
-        ctx_key *P = prod.p, *C = cons.p;
-        size_t i = 0, j = 0;
-        while (i < prod.n && j < cons.n) {
-            int c = cmp_ctx_key(&(ctx_key){P[i].type, P[i].id, P[i].id2, 0},
-                                &(ctx_key){C[j].type, C[j].id, C[j].id2, 0});
-            if (c < 0) {
-                i++;
-                continue;
-            }
-            if (c > 0) {
-                j++;
-                continue;
-            }
-            size_t i2 = i, j2 = j;
-            while (i2 < prod.n && P[i2].type == P[i].type && P[i2].id == P[i].id &&
-                   P[i2].id2 == P[i].id2)
-                i2++;
-            while (j2 < cons.n && C[j2].type == C[j].type && C[j2].id == C[j].id &&
-                   C[j2].id2 == C[j].id2)
-                j2++;
-            if (!(i2 - i >= CONTEXT_EDGE_LIMIT && j2 - j >= CONTEXT_EDGE_LIMIT)) {
-                for (size_t x = i; x < i2; x++)
-                    for (size_t y = j; y < j2; y++) {
-                        if (P[x].node == C[y].node) continue;
-                        edge *ed = vec_push(&edges);
-                        ed->from = P[x].node;
-                        ed->to = C[y].node;
-                        ed->seq = (uint32_t)(edges.n - 1);
-                        g->flags[ed->from] |= NODE_OUT_EDGE;
-                        g->flags[ed->to] |= NODE_IN_EDGE;
-                    }
-            }
-            i = i2;
-            j = j2;
-        }
-    }
-    free(prod.p);
-    free(cons.p);
-    /* Two copies: by source (propagation) and by target in creation order
-     * (the ancestor walk visits parents in XProf's order: the nesting
-     * parent, then the producers). */
-    size_t nedges = edges.n;
-    edge *out_e = edges.p;
-    edge *in_e = xpv_xmalloc((nedges ? nedges : 1) * sizeof *in_e);
-    if (nedges) {
-        memcpy(in_e, out_e, nedges * sizeof *in_e);
-        qsort(out_e, nedges, sizeof *out_e, cmp_edge_from);
-        qsort(in_e, nedges, sizeof *in_e, cmp_edge_to);
-    }
-
-    if (nums.n) qsort(nums.p, nums.n, sizeof(node_num), cmp_node_num);
-    if (gtypes.n) qsort(gtypes.p, gtypes.n, sizeof(node_num), cmp_node_num);
-
-    /* Roots, highest level first, then by time. */
-    if (roots.n) qsort(roots.p, roots.n, sizeof(root_rec), cmp_root);
-    vec queue = {0, 0, 0, sizeof(uint32_t)};
-    vec work = {0, 0, 0, sizeof(uint32_t)};
-    vec pars = {0, 0, 0, sizeof(uint32_t)};
-    i64map seen = {0}; /* node -> BFS stamp (ancestor walks are short) */
-    uint32_t stamp = 0;
-    vec names = {0, 0, 0, sizeof(const char *)};
-    /* node -> root level, for the "ancestor of the same level" test. */
-    i64map level_of = {0};
-    for (size_t i = 0; i < roots.n; i++) {
-        const root_rec *rr = &((root_rec *)roots.p)[i];
-        i64map_put(&level_of, rr->node, (uint32_t)rr->level);
-    }
-
-    for (size_t ri = 0; ri < roots.n; ri++) {
-        const root_rec *rr = &((root_rec *)roots.p)[ri];
-        uint32_t root = rr->node;
-        uint32_t sv;
-        if (rr->has_id && i64map_get(&tfdata_ids, rr->id, &sv)) continue;
-        if (g->group[root] >= 0) continue;
-        /* Skip when an ancestor has the same root level (BFS over parents),
-         * and find the nearest iter_num/step_num on the way. */
-        int skip = 0;
-        const node_num *num = find_node_num(&nums, root);
-        size_t qh = 0;
-        queue.n = 0;
-        stamp++;
-        i64map_put(&seen, root, stamp);
-        *(uint32_t *)vec_push(&queue) = root;
-        while (qh < queue.n && !skip) {
-            uint32_t x = ((uint32_t *)queue.p)[qh++];
-            pars.n = 0;
-            if (parent[x] != NO_NODE) *(uint32_t *)vec_push(&pars) = parent[x];
-            if (g->flags[x] & NODE_IN_EDGE)
-                for (size_t k = edge_first(in_e, nedges, x, 1); k < nedges && in_e[k].to == x;
-                     k++)
-                    *(uint32_t *)vec_push(&pars) = in_e[k].from;
-            for (size_t k = 0; k < pars.n; k++) {
-                uint32_t y = ((uint32_t *)pars.p)[k];
-                if (i64map_get(&seen, y, &sv) && sv == stamp) continue;
-                i64map_put(&seen, y, stamp);
-                uint32_t lv;
-                if (i64map_get(&level_of, y, &lv) && (int32_t)lv == rr->level) {
-                    skip = 1;
-                    break;
-                }
-                if (!num) num = find_node_num(&nums, y);
-                *(uint32_t *)vec_push(&queue) = y;
-            }
-        }
-        if (skip) continue;
-        int32_t gid = (int32_t)g->ngroups++;
-        /* Propagation to the ungrouped descendants: a queued node's
-         * subtree is scanned as a range, skipping grouped subtrees. */
-        work.n = 0;
-        g->group[root] = gid;
-        *(uint32_t *)vec_push(&work) = root;
-        while (work.n) {
-            uint32_t x = ((uint32_t *)work.p)[--work.n];
-            if (g->flags[x] & NODE_OUT_EDGE) follow_out_edges(g, out_e, nedges, x, gid, &work);
-            if (g->flags[x] & NODE_ASYNC) continue;
-            uint32_t y = x + 1, stop = end[x];
-            while (y < stop) {
-                if (g->group[y] >= 0) {
-                    y = end[y];
-                    continue;
-                }
-                if (g->flags[y] & NODE_ASYNC) {
-                    y++;
-                    continue;
-                }
-                g->group[y] = gid;
-                if (g->flags[y] & NODE_OUT_EDGE) follow_out_edges(g, out_e, nedges, y, gid, &work);
-                y++;
-            }
-        }
-        /* Step name: "<graph_type or root name> <N>". */
-        uint32_t pk = 0, li = 0;
-        for (uint32_t k = 0; k < p->nplanes; k++) {
-            if (!g->lines[k]) continue;
-            const xpv_plane *pl = &p->planes[k];
-            for (uint32_t l = 0; l < pl->nlines; l++)
-                if (g->lines[k][l].base <= root &&
-                    root < g->lines[k][l].base + pl->lines[l].nevents) {
-                    pk = k;
-                    li = l;
-                }
-        }
-        const xpv_plane *pl = &p->planes[pk];
-        const xpv_line *ln = &pl->lines[li];
-        const line_nodes *lnn = &g->lines[pk][li];
-        uint32_t vpos = root - lnn->base;
-        const xpv_event *ev = &ln->events[lnn->ev ? lnn->ev[vpos] : vpos];
-        xpv_str rname = pl->event_meta[ev->meta].name;
-        const node_num *gt = find_node_num(&gtypes, root);
-        if (gt) {
-            xpv_stat st;
-            int32_t sid = xpv_stat_id(pl, "graph_type");
-            if (sid >= 0 && xpv_event_stat(pl, ln, ev, sid, &st) && st.kind == XPV_STAT_STR)
-                rname = st.v.s;
-        }
-        char buf[512];
-        snprintf(buf, sizeof buf, "%.*s %lld", (int)(rname.len > 400 ? 400 : rname.len),
-                 rname.ptr ? rname.ptr : "", (long long)(num ? num->num : gid));
-        *(const char **)vec_push(&names) = xpv_arena_strndup(a, buf, strlen(buf));
-        xpv_str nm = pl->event_meta[ev->meta].name;
-        int implicit = xpv_str_eq(nm, "FunctionRun") || xpv_str_eq(nm, "SessionRun") ||
-                       xpv_str_eq(nm, "RunGraph") || xpv_str_eq(nm, "ExecutorState::Process");
-        if (!implicit) g->flags[root] |= NODE_NAMED_ROOT;
-    }
-    g->group_names = xpv_arena_alloc(a, (names.n ? names.n : 1) * sizeof(const char *));
-    if (names.n) memcpy(g->group_names, names.p, names.n * sizeof(const char *));
-    free(names.p);
-
-    /* correlation_id of grouped host launches -> group. */
-    corrmap_build(&g->corr_group, launches.p, launches.n, g->group);
-
-    free(queue.p);
-    free(work.p);
-    free(pars.p);
-    free(parent);
-    free(end);
-    free(out_e);
-    free(in_e);
-    i64map_free(&seen);
-    i64map_free(&level_of);
-    i64map_free(&tfdata_ids);
-    free(roots.p);
-    free(launches.p);
-    free(nums.p);
-    free(gtypes.p);
-}
-
-static void grouping_free(grouping *g, const xpv_profile *p) {
-    free(g->group);
-    free(g->flags);
-    if (g->lines) {
-        for (uint32_t k = 0; k < g->nplanes; k++) {
-            if (!g->lines[k]) continue;
-            for (uint32_t l = 0; l < p->planes[k].nlines; l++) {
-                free(g->lines[k][l].pos);
-                free(g->lines[k][l].ev);
-            }
-            free(g->lines[k]);
-        }
-        free(g->lines);
-    }
-    free(g->corr_group.dense);
-    i64map_free(&g->corr_group.hash);
-}
 
 /* ==== Step events ======================================================== */
 
@@ -1078,7 +300,8 @@ typedef struct shape_memo {
 /* One GPU plane: events with a correlation id and a group, and markers
  * (the file's derived Steps line, else the span of each group's events);
  * only groups with both are kept (XProf intersects per plane). */
-static void gpu_plane_events(sctx *c, const xpv_plane *pl, const grouping *g) {
+static void gpu_plane_events(sctx *c, const xpv_profile *p, uint32_t pk, const grouping *g) {
+    const xpv_plane *pl = &p->planes[pk];
     int32_t sid_corr = xpv_stat_id(pl, "correlation_id");
     int32_t sid_group = xpv_stat_id(pl, "group_id");
     int32_t sid_shape = xpv_stat_id(pl, "shape");
@@ -1130,9 +353,7 @@ static void gpu_plane_events(sctx *c, const xpv_plane *pl, const grouping *g) {
             if (g->file_grouped) {
                 if (!(got & 2) || !xpv_stat_as_int(&gsv[1], &grp)) continue;
             } else {
-                uint32_t v;
-                if (!corrmap_get(&g->corr_group, corr, &v)) continue;
-                grp = v;
+                grp = xpv_group_of(g->gr, pk, l, k);
             }
             if (grp < 0) continue;
             int type = mcls[ev->meta];
@@ -1246,8 +467,8 @@ static void host_plane_events(sctx *c, const xpv_profile *p, uint32_t k, const g
     for (uint32_t l = 0; l < pl->nlines; l++) {
         const xpv_line *ln = &pl->lines[l];
         if (xpv_line_is_derived(ln)) continue;
-        const line_nodes *lnn = g->lines && g->lines[k] ? &g->lines[k][l] : NULL;
-        if (!g->file_grouped && !lnn) continue;
+        const int32_t *lgid = g->file_grouped ? NULL : xpv_groups_line(g->gr, k, l);
+        if (!g->file_grouped && !lgid) continue;
         for (uint32_t i = 0; i < ln->nevents; i++) {
             const xpv_event *ev = &ln->events[i];
             int64_t grp = -1, corr = 0;
@@ -1267,11 +488,14 @@ static void host_plane_events(sctx *c, const xpv_profile *p, uint32_t k, const g
                 }
                 stage = (got & 8) != 0;
             } else {
-                uint32_t node = node_of(lnn, i);
-                if (node >= g->nnodes || g->group[node] < 0) continue;
-                grp = g->group[node];
-                named = (g->flags[node] & NODE_NAMED_ROOT) != 0;
-                has_corr = (g->flags[node] & NODE_HAS_CORR) != 0;
+                if (lgid[i] < 0) continue;
+                grp = lgid[i];
+                named = xpv_groups_step_name(g->gr, k, l, i) != NULL;
+                uint8_t m = ev->meta < pl->nevent_meta ? ev->meta : 0;
+                if (cls[0][m] != cls[1][m] && ev->wire != XPV_NO_STATS && sid_corr >= 0) {
+                    xpv_stat st;
+                    has_corr = xpv_event_stat(pl, ln, ev, sid_corr, &st) != 0;
+                }
             }
             if (grp < 0) continue;
             uint32_t gi;
@@ -1303,7 +527,8 @@ static void host_plane_events(sctx *c, const xpv_profile *p, uint32_t k, const g
                 if (g->file_grouped)
                     ga->name = xpv_arena_strndup(c->a, step_name.ptr, step_name.len);
                 else if ((uint64_t)grp < g->ngroups)
-                    ga->name = g->group_names[grp];
+                    ga->name = xpv_arena_strndup(c->a, g->gr->groups[grp].name,
+                                                 strlen(g->gr->groups[grp].name));
             }
         }
         flush_events(c);
@@ -1337,7 +562,7 @@ static void sctx_free(sctx *c) {
 
 static void collect_events(sctx *c, const xpv_profile *p, const grouping *g, int has_gpu) {
     for (uint32_t k = 0; k < p->nplanes; k++)
-        if (is_gpu_plane(&p->planes[k])) gpu_plane_events(c, &p->planes[k], g);
+        if (is_gpu_plane(&p->planes[k])) gpu_plane_events(c, p, k, g);
     for (uint32_t k = 0; k < p->nplanes; k++)
         if (xpv_str_eq(p->planes[k].name, "/host:CPU")) host_plane_events(c, p, k, g, has_gpu);
 }
@@ -1407,30 +632,33 @@ static void sort_keys(uint64_t *a, uint64_t *tmp, size_t n, size_t **bounds, siz
 #define TMAX_REL (UINT64_C(1) << 57)
 
 void xpv_steps_build(const xpv_profile *p, xpv_arena *a, xpv_step_db *out) {
+    xpv_groups *gr = xpv_group_events(p);
+    xpv_steps_build_grouped(p, gr, a, out);
+    xpv_groups_free(gr);
+}
+
+void xpv_steps_build_grouped(const xpv_profile *p, const xpv_groups *gr, xpv_arena *a,
+                             xpv_step_db *out) {
     memset(out, 0, sizeof *out);
     grouping g;
     memset(&g, 0, sizeof g);
     int has_gpu = 0;
-    for (uint32_t k = 0; k < p->nplanes; k++) {
-        const xpv_plane *pl = &p->planes[k];
-        if (is_gpu_plane(pl)) has_gpu = 1;
-        if (plane_has_stat_name(pl, "group_id")) g.file_grouped = 1;
-        if (plane_has_loop_ops(pl)) g.loops = 1;
-    }
+    for (uint32_t k = 0; k < p->nplanes; k++)
+        if (is_gpu_plane(&p->planes[k])) has_gpu = 1;
     out->has_device = has_gpu;
+    g.gr = gr;
+    g.file_grouped = gr->source == XPV_GROUPS_FILE;
+    g.loops = gr->source == XPV_GROUPS_LOOP_OPS;
     if (g.file_grouped) {
         out->grouping = XPV_GROUPING_FILE;
     } else if (g.loops) {
         out->grouping = XPV_GROUPING_LOOPS;
         return;
     } else {
-        group_compute(p, a, &g);
+        g.ngroups = gr->ngroups;
         out->grouping = g.ngroups ? XPV_GROUPING_COMPUTED : XPV_GROUPING_NONE;
         out->groups = g.ngroups;
-        if (!g.ngroups) {
-            grouping_free(&g, p);
-            return;
-        }
+        if (!g.ngroups) return;
     }
 
     /* On a GPU profile a step is well formed when device compute covers
@@ -1448,7 +676,6 @@ void xpv_steps_build(const xpv_profile *p, xpv_arena *a, xpv_step_db *out) {
         collect_events(&c, p, &g, has_gpu);
     }
     if (g.file_grouped) out->groups = c.groups.n;
-    grouping_free(&g, p);
 
     /* Bucket events by group (counting sort of their indices). */
     size_t ng = c.groups.n, nev = c.evs.n;

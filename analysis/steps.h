@@ -100,8 +100,13 @@ typedef struct xpv_step_db {
     int64_t compute_32bit_ps;
 } xpv_step_db;
 
-/* Analyse one host profile.  All memory comes from `a`. */
+/* Analyse one host profile.  All memory comes from `a`.  Groups the
+ * events first (group_events.h). */
 void xpv_steps_build(const xpv_profile *p, xpv_arena *a, xpv_step_db *out);
+/* The same with the profile's grouping already made (xpv_group_events). */
+struct xpv_groups;
+void xpv_steps_build_grouped(const xpv_profile *p, const struct xpv_groups *gr, xpv_arena *a,
+                             xpv_step_db *out);
 
 /* Multi-host intersection (XProf StepIntersection): aligns every host's
  * steps with the host of the shortest step span, keeps the common index

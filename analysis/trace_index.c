@@ -9,6 +9,7 @@
  * binary searches in the level segments the resolution needs, then the
  * rule re-applied at the exact resolution.
  */
+#include "group_events.h"
 #include "trace_index.h"
 #include "derived_lines.h"
 
@@ -786,9 +787,26 @@ static size_t derived_bytes(const xpv_trace_index *ix) {
     return n;
 }
 
+/* The grouping of each host whose file carries no group ids: the trace
+ * shows computed group ids and step names (XProf groups before drawing). */
+static void attach_groups(xpv_trace_index *ix, const xpv_hostset *hs) {
+    ix->nhosts = (uint32_t)hs->n;
+    ix->hgroups = xpv_xcalloc(hs->n ? hs->n : 1, sizeof *ix->hgroups);
+    for (size_t h = 0; h < hs->n; h++) {
+        xpv_groups *g = xpv_group_events(hs->profiles[h]);
+        if (g->source != XPV_GROUPS_COMPUTED) {
+            xpv_groups_free(g);
+            g = NULL;
+        }
+        ix->hgroups[h] = g;
+    }
+}
+
 /* Memory held by an index (for the cache budget). */
 static size_t index_bytes(const xpv_trace_index *ix) {
-    return sizeof *ix + ix->arena.total + ix->nidx * sizeof *ix->idx +
+    size_t gb = 0;
+    for (uint32_t h = 0; h < ix->nhosts; h++) gb += xpv_groups_size(ix->hgroups[h]);
+    return gb + sizeof *ix + ix->arena.total + ix->nidx * sizeof *ix->idx +
            (size_t)ix->ngroups * sizeof *ix->groups + (size_t)ix->nrows * sizeof *ix->rows +
            (size_t)ix->nprocs * sizeof *ix->procs + (size_t)ix->nsteps * sizeof *ix->steps +
            derived_bytes(ix);
@@ -854,6 +872,7 @@ xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs) {
     free(b.stack);
     free(b.gcount);
     promote_flows(ix, hs);
+    attach_groups(ix, hs);
     ix->bytes = index_bytes(ix);
     /* Give back the unused tail of idx (dropped events). */
     if (ix->nidx < total) ix->idx = xpv_xrealloc(ix->idx, (ix->nidx ? ix->nidx : 1) * sizeof *ix->idx);
@@ -869,6 +888,8 @@ void xpv_trace_index_free(xpv_trace_index *ix) {
     free(ix->steps);
     for (size_t h = 0; h < ix->nderived; h++) xpv_derived_lines_free(ix->derived[h]);
     free(ix->derived);
+    for (uint32_t h = 0; h < ix->nhosts; h++) xpv_groups_free(ix->hgroups[h]);
+    free(ix->hgroups);
     xpv_arena_free(&ix->arena);
     free(ix);
 }
@@ -1168,6 +1189,7 @@ xpv_trace_index *xpv_trace_index_load(const xpv_hostset *hs, const void *data, s
     if (ix->min_ps != lo || ix->max_ps != hi || ix->ndropped != dropped ||
         ix->ncounter != counter)
         goto bad;
+    attach_groups(ix, hs);
     ix->bytes = index_bytes(ix);
     return ix;
 bad:
@@ -1678,6 +1700,7 @@ static size_t trace_search(const xpv_hostset *hs, const xpv_trace_index *ix, con
         }
         const xpv_line *ln = r->ln;
         const xpv_event *evs = ln->events;
+        const xpv_groups *hg = r->host < ix->nhosts ? ix->hgroups[r->host] : NULL;
         for (uint32_t gi = r->group0; gi < r->group0 + r->ngroups; gi++) {
             const xpv_trace_group *g = &ix->groups[gi];
             uint64_t n = g->seg[LV];
@@ -1689,12 +1712,19 @@ static size_t trace_search(const xpv_hostset *hs, const xpv_trace_index *ix, con
                  * metadata name (as the renderer does), so match that. */
                 xpv_stat st;
                 int hit;
+                const char *sn;
                 if (r->st_step_name >= 0 && e->wire != XPV_NO_STATS &&
                     xpv_event_stat(pl, ln, e, r->st_step_name, &st) &&
                     st.kind == XPV_STAT_STR && st.v.s.len) {
                     hit = mode ? contains_ci(st.v.s, text, pn) || match[e->meta] == 2 ||
                                      args_contain(pl, ln, e, text, pn)
                                : prefix_ci(st.v.s, text, pn);
+                } else if (hg && (sn = xpv_groups_step_name(hg, r->plane, r->line, ev))) {
+                    /* a computed group's root (group_events.h) is shown
+                     * under its group name */
+                    hit = mode ? contains_ci(xpv_cstr(sn), text, pn) || match[e->meta] == 2 ||
+                                     args_contain(pl, ln, e, text, pn)
+                               : prefix_ci(xpv_cstr(sn), text, pn);
                 } else {
                     hit = match[e->meta] || (mode && args_contain(pl, ln, e, text, pn));
                 }

@@ -108,6 +108,10 @@ typedef struct xpv_trace_index {
     int64_t min_ps, max_ps;         /* span of the indexed events */
     uint64_t ndropped;              /* internal events left out */
     uint64_t ncounter;              /* counter samples indexed */
+    /* Per host: the computed event grouping (group_events.h) when the file
+     * has no group ids of its own, else NULL.  Re-derived on load. */
+    struct xpv_groups **hgroups;
+    uint32_t nhosts;
     size_t bytes;                   /* memory held */
     struct xpv_derived_lines **derived; /* per host: derived GPU lines */
     size_t nderived;

@@ -497,6 +497,72 @@ static void test_search_substring(void **state) {
     xpv_profile_free(p);
 }
 
+/* A JAX capture (no group ids in the file): the computed groups show as
+ * `group_id` args, each train root under its group name "train N" (full
+ * trace, streaming, details, search), its 15 kernels with its group. */
+static void test_jax_computed_groups(void **state) {
+    (void)state;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/data/device/jax_gpu_mlp.xplane.pb", getenv("XPV_SRC"));
+    xpv_profile *p = tx_decode_file(path);
+    const xpv_profile *ps[1] = {p};
+    out o;
+    xpv_err err;
+    const char *k0[] = {"tag", "trace_viewer"};
+    assert_int_equal(run_tool(ps, 1, k0, 1, &o, &err), 0);
+    json_t *evs = events(&o);
+    size_t i;
+    json_t *e;
+    int trains = 0, kernels[5] = {0};
+    json_array_foreach(evs, i, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        json_t *args = json_object_get(e, "args");
+        json_t *gid = json_object_get(args, "group_id");
+        if (name && !strncmp(name, "train", 5)) {
+            char want[32];
+            snprintf(want, sizeof want, "train %d", trains);
+            assert_string_equal(name, want);
+            assert_int_equal(json_integer_value(gid), trains);
+            assert_string_equal(json_string_value(json_object_get(args, "step_name")), want);
+            trains++;
+        }
+        /* the kernels (derived XLA rows on the same device carry none) */
+        if (json_integer_value(json_object_get(e, "pid")) == 1 &&
+            !strcmp(json_string_value(json_object_get(e, "ph")), "X") &&
+            json_object_get(args, "correlation_id")) {
+            assert_true(json_is_integer(gid));
+            json_int_t g = json_integer_value(gid);
+            assert_true(g >= 0 && g < 5);
+            kernels[g]++;
+        }
+    }
+    assert_int_equal(trains, 5);
+    for (int g = 0; g < 5; g++) assert_int_equal(kernels[g], 15);
+    out_free(&o);
+
+    const char *k1[] = {"tag", "trace_viewer@", "resolution", "0"};
+    assert_int_equal(run_tool(ps, 1, k1, 2, &o, &err), 0);
+    evs = events(&o);
+    trains = 0;
+    json_array_foreach(evs, i, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        if (!name || strncmp(name, "train", 5)) continue;
+        json_t *args = json_object_get(e, "args");
+        assert_int_equal(json_integer_value(json_object_get(args, "group_id")), name[6] - '0');
+        trains++;
+    }
+    assert_int_equal(trains, 5);
+    out_free(&o);
+
+    const char *k2[] = {"tag", "trace_viewer@", "search_prefix", "train 3"};
+    assert_int_equal(run_tool(ps, 1, k2, 2, &o, &err), 0);
+    assert_int_equal(json_integer_value(json_object_get(o.j, "totalMatches")), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(events(&o), 0), "name")),
+                        "train 3");
+    out_free(&o);
+    xpv_profile_free(p);
+}
+
 static void test_empty_profile(void **state) {
     (void)state;
     tx_space *s = tx_new();
@@ -797,6 +863,7 @@ int main(void) {
         cmocka_unit_test(test_search_step_name),
         cmocka_unit_test(test_search_substring),
         cmocka_unit_test(test_empty_profile),
+        cmocka_unit_test(test_jax_computed_groups),
         cmocka_unit_test(test_real_profiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "group_events.h"
 #include "tool.h"
 #include "trace_index.h"
 #include "util.h"
@@ -175,6 +176,35 @@ static void scan_event(const xpv_plane *pl, const xpv_line *ln, const xpv_trace_
     }
 }
 
+/* scan_event, then the computed grouping of the host (files without group
+ * ids): the event's group_id and, on a root, its step_name, as XProf adds
+ * them before drawing; with `args` they are appended there too. */
+static void scan_event_grouped(const xpv_trace_index *ix, const xpv_plane *pl,
+                               const xpv_line *ln, const xpv_trace_row *r, uint32_t ev,
+                               ev_info *info, xpv_buf *args) {
+    scan_event(pl, ln, r, &ln->events[ev], info, args);
+    const xpv_groups *g = r->host < ix->nhosts ? ix->hgroups[r->host] : NULL;
+    if (!g) return;
+    int32_t gid = xpv_group_of(g, r->plane, r->line, ev);
+    if (gid < 0 || info->has_group_id) return;
+    info->group_id = gid;
+    info->has_group_id = 1;
+    const char *sn = info->has_step_name ? NULL : xpv_groups_step_name(g, r->plane, r->line, ev);
+    if (sn) {
+        info->step_name = xpv_cstr(sn);
+        info->has_step_name = 1;
+    }
+    if (args) {
+        if (args->len) xpv_buf_putc(args, ',');
+        xpv_buf_puts(args, "\"group_id\":");
+        write_int_value(args, gid);
+        if (sn) {
+            xpv_buf_puts(args, ",\"step_name\":");
+            xpv_buf_json_cstr(args, sn);
+        }
+    }
+}
+
 static xpv_str shown_name(const xpv_plane *pl, const xpv_event *e, const ev_info *info) {
     if (info->has_step_name && info->step_name.len) return info->step_name;
     return xpv_event_display_name(pl, e);
@@ -222,7 +252,7 @@ static void write_event(xpv_buf *b, const xpv_hostset *hs, const xpv_trace_index
     const xpv_event *e = &ln->events[ev];
     ev_info info;
     xpv_buf_reset(args);
-    scan_event(pl, ln, r, e, &info, full ? args : NULL);
+    scan_event_grouped(ix, pl, ln, r, ev, &info, full ? args : NULL);
     xpv_str name = shown_name(pl, e, &info);
     xpv_buf_puts(b, "{\"pid\":");
     xpv_buf_i64(b, r->pid);
@@ -535,7 +565,7 @@ static int render_stream(const xpv_hostset *hs, const xpv_trace_index *ix, const
         const xpv_plane *pl = r->pl;
         const xpv_line *ln = r->ln;
         ev_info info;
-        scan_event(pl, ln, r, &ln->events[st->ev], &info, NULL);
+        scan_event_grouped(ix, pl, ln, r, st->ev, &info, NULL);
         xpv_str name = shown_name(pl, &ln->events[st->ev], &info);
         if (ns++) xpv_buf_putc(out, ',');
         xpv_buf_putc(out, '[');

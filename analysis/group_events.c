@@ -1,0 +1,1121 @@
+/*
+ * group_events.c - XLA's event grouping as a pure function of a const
+ * profile.  See group_events.h for the rules.
+ *
+ * The graph has one node per event (flat over planes and lines; a line's
+ * nodes are numbered in visit order: start, then longer first, which is
+ * file order for captured lines).  Same-line nesting is a tree kept as
+ * `parent` and `end` (a node's subtree is the node range (node, end) less
+ * the `_a` events in it), so propagation spreads by range scans; the other
+ * edges (producer -> consumer, executor -> iterator, TF loop iterations)
+ * are few and listed, and launch -> kernel links are a sorted array.
+ * Propagation from a root reaches every node joined to it by a path of
+ * nodes no earlier root has grouped, which is what XProf's breadth-first
+ * walk reaches.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collections.h"
+#include "group_events.h"
+
+#define CONTEXT_EDGE_LIMIT 64
+#define NO_NODE UINT32_MAX
+#define TYPE_EXECUTOR (-1000)  /* executor -> iterator: (id, iter_num) */
+#define NO_PID INT64_MIN
+
+enum {
+    NODE_ASYNC = 1,            /* `_a` event: neither parent nor child */
+    NODE_OUT_EDGE = 2,         /* source of a listed edge */
+    NODE_IN_EDGE = 4,          /* target of a listed edge */
+    NODE_LAUNCH = 8,           /* host launch with kernels */
+    NODE_KERNEL = 16,          /* kernel with a launch */
+};
+
+typedef struct ctx_key {
+    int64_t type, id, id2;
+    uint32_t node;
+} ctx_key;
+
+typedef struct root_rec {
+    uint32_t node;
+    int32_t level;
+    int64_t start;
+} root_rec;
+
+typedef struct corr_rec {
+    int64_t corr;
+    uint32_t node;
+} corr_rec;
+
+typedef struct edge {
+    uint32_t from, to, seq;    /* seq: creation order */
+} edge;
+
+typedef struct node_val {
+    uint32_t node;
+    int64_t v;
+} node_val;
+
+typedef struct exec_rec {
+    int64_t step_id, iter;
+    int64_t start;
+    uint32_t node;
+} exec_rec;
+
+/* Where a node lives. */
+typedef struct line_ref {
+    uint32_t plane, line;
+    uint64_t base;
+    uint32_t *pos;             /* event index -> visit position, or NULL */
+    uint32_t *ev;              /* visit position -> event index, or NULL */
+} line_ref;
+
+typedef struct builder {
+    const xpv_profile *p;
+    xpv_groups *g;
+    uint32_t nn;
+    line_ref *lines;           /* flat, in line_off order */
+    uint32_t nlines;
+    int32_t *group;            /* per node */
+    uint8_t *flags;
+    uint32_t *parent, *end;
+    edge *out_e, *in_e;
+    size_t nedges;
+    uint64_t *kl_by_launch;    /* launch << 32 | kernel, sorted */
+    size_t nkl;
+    corr_rec *kernels;         /* kernel node -> launch node (in .corr), by node */
+    size_t nkernels;
+    vec iters, steps, gtypes;  /* node_val, sorted by node */
+    i64map seen;
+    uint32_t stamp;
+    vec queue, pars;
+} builder;
+
+/* ==== Small helpers ====================================================== */
+
+static int cmp_ctx_key(const void *a, const void *b) {
+    const ctx_key *x = a, *y = b;
+    if (x->type != y->type) return x->type < y->type ? -1 : 1;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    if (x->id2 != y->id2) return x->id2 < y->id2 ? -1 : 1;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+static int same_key(const ctx_key *x, const ctx_key *y) {
+    return x->type == y->type && x->id == y->id && x->id2 == y->id2;
+}
+
+static int cmp_root(const void *a, const void *b) {
+    const root_rec *x = a, *y = b;
+    if (x->level != y->level) return x->level > y->level ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+static int cmp_edge_from(const void *a, const void *b) {
+    const edge *x = a, *y = b;
+    if (x->from != y->from) return x->from < y->from ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int cmp_edge_to(const void *a, const void *b) {
+    const edge *x = a, *y = b;
+    if (x->to != y->to) return x->to < y->to ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int cmp_node_val(const void *a, const void *b) {
+    const node_val *x = a, *y = b;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+static int cmp_exec(const void *a, const void *b) {
+    const exec_rec *x = a, *y = b;
+    if (x->step_id != y->step_id) return x->step_id < y->step_id ? -1 : 1;
+    if (x->iter != y->iter) return x->iter < y->iter ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+typedef struct ord_rec {
+    int64_t start, neg_dur;
+    uint32_t idx;
+} ord_rec;
+
+static int cmp_ord(const void *a, const void *b) {
+    const ord_rec *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->neg_dur != y->neg_dur) return x->neg_dur < y->neg_dur ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static size_t edge_first(const edge *E, size_t n, uint32_t node, int by_to) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        uint32_t k = by_to ? E[mid].to : E[mid].from;
+        if (k < node) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static const node_val *find_val(const vec *v, uint32_t node) {
+    size_t lo = 0, hi = v->n;
+    const node_val *arr = v->p;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (arr[mid].node < node) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < v->n && arr[lo].node == node ? &arr[lo] : NULL;
+}
+
+/* Timespans overlap (XProf's Timespan::Overlaps). */
+static int overlaps(const xpv_event *c, int64_t b0, int64_t e0) {
+    return c->start_ps < e0 && b0 < c->start_ps + c->dur_ps;
+}
+
+static int is_tpu_plane(const xpv_plane *pl) {
+    return xpv_str_has_prefix(pl->name, "/device:TPU:");
+}
+
+/* TensorCore planes are "/device:TPU:<digits>". */
+static int is_tensor_core_plane(const xpv_plane *pl) {
+    if (!is_tpu_plane(pl)) return 0;
+    uint32_t n = (uint32_t)strlen("/device:TPU:");
+    if (pl->name.len == n) return 0;
+    for (uint32_t i = n; i < pl->name.len; i++)
+        if (pl->name.ptr[i] < '0' || pl->name.ptr[i] > '9') return 0;
+    return 1;
+}
+
+/* The plane's grouping line for TPU: `Steps` when it has events, else
+ * `XLA Modules`; -1 when neither. */
+static int tpu_grouping_line(const xpv_plane *pl) {
+    int steps = -1, modules = -1;
+    for (uint32_t l = 0; l < pl->nlines; l++) {
+        xpv_str nm = pl->lines[l].name;
+        if (xpv_str_eq(nm, "Steps") || xpv_str_eq(nm, "Sparse Core Steps")) steps = (int)l;
+        else if (xpv_str_eq(nm, "XLA Modules") || xpv_str_eq(nm, "Sparse Core Modules"))
+            modules = (int)l;
+    }
+    if (steps >= 0 && pl->lines[steps].nevents) return steps;
+    if (modules >= 0 && pl->lines[modules].nevents) return modules;
+    return -1;
+}
+
+static int space_has_loop_ops(const xpv_profile *p) {
+    static const char *const loops[] = {"WhileOp-EvalCond", "WhileOp-StartBody", "ForOp",
+                                        "ParallelForOp", "ForeverOp"};
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        for (uint32_t i = 0; i < pl->nevent_meta; i++)
+            for (size_t j = 0; j < sizeof loops / sizeof loops[0]; j++)
+                if (xpv_str_eq(pl->event_meta[i].name, loops[j])) return 1;
+    }
+    return 0;
+}
+
+/* The line holding node `x` (binary search over line bases). */
+static const line_ref *line_of(const builder *b, uint32_t x) {
+    uint32_t lo = 0, hi = b->nlines;
+    while (hi - lo > 1) {
+        uint32_t mid = (lo + hi) / 2;
+        if (b->lines[mid].base <= x) lo = mid;
+        else hi = mid;
+    }
+    return &b->lines[lo];
+}
+
+static uint32_t event_of(const line_ref *lr, uint32_t x) {
+    uint32_t v = (uint32_t)(x - lr->base);
+    return lr->ev ? lr->ev[v] : v;
+}
+
+/* Parents of `x` in XProf's order: nesting, launch, listed edges. */
+static void parents_of(builder *b, uint32_t x) {
+    b->pars.n = 0;
+    if (b->parent[x] != NO_NODE) *(uint32_t *)vec_push(&b->pars) = b->parent[x];
+    if (b->flags[x] & NODE_KERNEL) {
+        size_t lo = 0, hi = b->nkernels;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (b->kernels[mid].node < x) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < b->nkernels && b->kernels[lo].node == x)
+            *(uint32_t *)vec_push(&b->pars) = (uint32_t)b->kernels[lo].corr;
+    }
+    if (b->flags[x] & NODE_IN_EDGE)
+        for (size_t k = edge_first(b->in_e, b->nedges, x, 1); k < b->nedges && b->in_e[k].to == x;
+             k++)
+            *(uint32_t *)vec_push(&b->pars) = b->in_e[k].from;
+}
+
+/* Breadth-first over `x` and its ancestors: the first node found in the
+ * sorted list `v` (XProf's GetContextStat). */
+static const node_val *context_val(builder *b, const vec *v, uint32_t x) {
+    if (!v->n) return NULL;
+    const node_val *hit = find_val(v, x);
+    if (hit) return hit;
+    size_t qh = 0;
+    b->queue.n = 0;
+    b->stamp++;
+    i64map_put(&b->seen, x, b->stamp);
+    *(uint32_t *)vec_push(&b->queue) = x;
+    while (qh < b->queue.n) {
+        uint32_t y = ((uint32_t *)b->queue.p)[qh++];
+        parents_of(b, y);
+        for (size_t k = 0; k < b->pars.n; k++) {
+            uint32_t z = ((uint32_t *)b->pars.p)[k];
+            uint32_t sv;
+            if (i64map_get(&b->seen, z, &sv) && sv == b->stamp) continue;
+            i64map_put(&b->seen, z, b->stamp);
+            if ((hit = find_val(v, z))) return hit;
+            *(uint32_t *)vec_push(&b->queue) = z;
+        }
+    }
+    return NULL;
+}
+
+/* Whether an ancestor of `x` is a root of level `level` (level_of: node
+ * -> root level). */
+static int ancestor_with_level(builder *b, const i64map *level_of, uint32_t x, int32_t level) {
+    size_t qh = 0;
+    b->queue.n = 0;
+    b->stamp++;
+    i64map_put(&b->seen, x, b->stamp);
+    *(uint32_t *)vec_push(&b->queue) = x;
+    while (qh < b->queue.n) {
+        uint32_t y = ((uint32_t *)b->queue.p)[qh++];
+        parents_of(b, y);
+        for (size_t k = 0; k < b->pars.n; k++) {
+            uint32_t z = ((uint32_t *)b->pars.p)[k];
+            uint32_t sv, lv;
+            if (i64map_get(&b->seen, z, &sv) && sv == b->stamp) continue;
+            i64map_put(&b->seen, z, b->stamp);
+            if (i64map_get(level_of, z, &lv) && (int32_t)lv == level) return 1;
+            *(uint32_t *)vec_push(&b->queue) = z;
+        }
+    }
+    return 0;
+}
+
+/* ==== Propagation ========================================================= */
+
+static void push_child(builder *b, vec *work, uint32_t y, int32_t gid) {
+    if (b->group[y] >= 0) return;
+    b->group[y] = gid;
+    *(uint32_t *)vec_push(work) = y;
+}
+
+/* The listed children and kernels of `x`. */
+static void push_edge_children(builder *b, vec *work, uint32_t x, int32_t gid) {
+    if (b->flags[x] & NODE_OUT_EDGE)
+        for (size_t k = edge_first(b->out_e, b->nedges, x, 0);
+             k < b->nedges && b->out_e[k].from == x; k++)
+            push_child(b, work, b->out_e[k].to, gid);
+    if (b->flags[x] & NODE_LAUNCH) {
+        uint64_t key = (uint64_t)x << 32;
+        size_t lo = 0, hi = b->nkl;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (b->kl_by_launch[mid] < key) lo = mid + 1;
+            else hi = mid;
+        }
+        for (; lo < b->nkl && (b->kl_by_launch[lo] >> 32) == x; lo++)
+            push_child(b, work, (uint32_t)(b->kl_by_launch[lo] & 0xffffffffu), gid);
+    }
+}
+
+/* Give `gid` to the root and every node reachable through ungrouped nodes.
+ * Returns 0 when the root was grouped already (nothing spreads). */
+static int propagate(builder *b, uint32_t root, int32_t gid, vec *work) {
+    if (b->group[root] >= 0) return 0;
+    work->n = 0;
+    b->group[root] = gid;
+    *(uint32_t *)vec_push(work) = root;
+    while (work->n) {
+        uint32_t x = ((uint32_t *)work->p)[--work->n];
+        push_edge_children(b, work, x, gid);
+        if (b->flags[x] & NODE_ASYNC) continue;
+        uint32_t y = x + 1, stop = b->end[x];
+        while (y < stop) {
+            if (b->group[y] >= 0) {
+                y = b->end[y];
+                continue;
+            }
+            if (b->flags[y] & NODE_ASYNC) {
+                y++;
+                continue;
+            }
+            b->group[y] = gid;
+            if (b->flags[y] & (NODE_OUT_EDGE | NODE_LAUNCH)) push_edge_children(b, work, y, gid);
+            y++;
+        }
+    }
+    return 1;
+}
+
+static int is_implicit_root(const xpv_plane *pl, const xpv_line *ln, const xpv_event *ev) {
+    xpv_str nm = pl->event_meta[ev->meta].name;
+    if (xpv_str_eq(nm, "FunctionRun") || xpv_str_eq(nm, "SessionRun") ||
+        xpv_str_eq(nm, "RunGraph") || xpv_str_eq(nm, "ExecutorState::Process"))
+        return 1;
+    if (is_tpu_plane(pl))
+        return xpv_str_eq(ln->name, "Steps") || xpv_str_eq(ln->name, "Sparse Core Steps") ||
+               xpv_str_eq(ln->name, "XLA Modules") ||
+               xpv_str_eq(ln->name, "Sparse Core Modules");
+    return 0;
+}
+
+/* Record group `gid` rooted at `root` with its name (XProf's
+ * ProcessRootEvent; a later root of the same id renames it). */
+static void name_group(builder *b, uint32_t root, int32_t gid) {
+    xpv_groups *g = b->g;
+    const line_ref *lr = line_of(b, root);
+    uint32_t ei = event_of(lr, root);
+    const xpv_plane *pl = &b->p->planes[lr->plane];
+    const xpv_line *ln = &pl->lines[lr->line];
+    const xpv_event *ev = &ln->events[ei];
+    int implicit = is_implicit_root(pl, ln, ev);
+    char buf[512];
+    size_t n = 0;
+    const node_val *gt = context_val(b, &b->gtypes, root);
+    xpv_str label = {"", 0};
+    if (gt) {
+        const line_ref *gl = line_of(b, gt->node);
+        const xpv_plane *gp = &b->p->planes[gl->plane];
+        const xpv_line *gln = &gp->lines[gl->line];
+        xpv_stat st;
+        int32_t sid = xpv_stat_id(gp, "graph_type");
+        if (sid >= 0 && xpv_event_stat(gp, gln, &gln->events[event_of(gl, gt->node)], sid, &st) &&
+            st.kind == XPV_STAT_STR)
+            label = st.v.s;
+        n = (size_t)snprintf(buf, sizeof buf, "%.*s ", (int)(label.len > 400 ? 400 : label.len),
+                             label.ptr ? label.ptr : "");
+    } else if (!implicit) {
+        xpv_str nm = pl->event_meta[ev->meta].name;
+        n = (size_t)snprintf(buf, sizeof buf, "%.*s ", (int)(nm.len > 400 ? 400 : nm.len),
+                             nm.ptr ? nm.ptr : "");
+    }
+    int64_t num = gid;
+    const node_val *it = context_val(b, &b->iters, root);
+    if (!it) it = context_val(b, &b->steps, root);
+    if (it) num = it->v;
+    snprintf(buf + n, sizeof buf - n, "%lld", (long long)num);
+    if ((uint32_t)gid >= g->ngroups) {
+        uint32_t old = g->ngroups;
+        g->ngroups = (uint32_t)gid + 1;
+        g->groups = xpv_xrealloc(g->groups, g->ngroups * sizeof *g->groups);
+        memset(g->groups + old, 0, (g->ngroups - old) * sizeof *g->groups);
+    }
+    xpv_group_info *gi = &g->groups[gid];
+    gi->name = xpv_arena_strndup(&g->arena, buf, strlen(buf));
+    gi->plane = lr->plane;
+    gi->line = lr->line;
+    gi->event = ei;
+    gi->step_name = !implicit;
+}
+
+/* ==== The scan ============================================================ */
+
+/* Stat ids read per event, as indices into the stat set. */
+enum {
+    GS_R, GS_STEP, GS_ITER, GS_PT, GS_P, GS_CT, GS_C, GS_ID, GS_CORR, GS_ASYNC, GS_GT, GS_COUNT
+};
+
+typedef struct scan_out {
+    vec prod, cons, roots, launches, kernels, execs;
+    i64map tfdata_ids;
+} scan_out;
+
+/* Values by GS_* index; `has` bit i when value i is present (GS_ASYNC: a
+ * non-zero `_a`; GS_GT: a string graph_type). */
+typedef struct ev_stats {
+    uint32_t has;
+    int64_t v[GS_COUNT];
+} ev_stats;
+
+/* Set field `i` of `s` from stat value `v`. */
+static void set_stat(ev_stats *s, int i, const xpv_stat *v) {
+    int ok;
+    if (i == GS_GT) ok = v->kind == XPV_STAT_STR;
+    else ok = xpv_stat_as_int(v, &s->v[i]) && (i != GS_ASYNC || s->v[i] != 0);
+    if (ok) s->has |= 1u << i;
+    else s->has &= ~(1u << i);
+}
+
+/* The event's grouping stats over those of its metadata (`dflt`, may be
+ * NULL): XProf's event visitor sees both. */
+static void read_stats(const xpv_plane *pl, const xpv_line *ln, const xpv_event *ev,
+                       const xpv_stat_set *set, const ev_stats *dflt, ev_stats *s) {
+    if (dflt) *s = *dflt;
+    else s->has = 0;
+    if (ev->wire == XPV_NO_STATS) return;
+    xpv_stat sv[GS_COUNT];
+    uint32_t got = xpv_event_stats_in(pl, ln, ev, set, sv, NULL);
+    for (; got; got &= got - 1) {
+        int i = __builtin_ctz(got);
+        set_stat(s, i, &sv[i]);
+    }
+}
+
+/* Per event metadata, its grouping stats; NULL when no metadata has any. */
+static ev_stats *meta_stats(const xpv_plane *pl, const int32_t *sids) {
+    ev_stats *m = NULL;
+    for (uint32_t i = 0; i < pl->nevent_meta; i++) {
+        const xpv_event_meta *em = &pl->event_meta[i];
+        for (uint32_t k = 0; k < em->nstats; k++)
+            for (int j = 0; j < GS_COUNT; j++)
+                if (sids[j] >= 0 && em->stats[k].meta == sids[j]) {
+                    if (!m) m = xpv_xcalloc(pl->nevent_meta, sizeof *m);
+                    set_stat(&m[i], j, &em->stats[k]);
+                }
+    }
+    return m;
+}
+
+static void add_ctx(scan_out *o, const ev_stats *s, int64_t pid, uint32_t node) {
+    if ((s->has & (1u << GS_PT)) && (s->has & (1u << GS_P))) {
+        ctx_key *c = vec_push(&o->prod);
+        *c = (ctx_key){s->v[GS_PT], s->v[GS_P], pid, node};
+    }
+    if ((s->has & (1u << GS_CT)) && (s->has & (1u << GS_C))) {
+        ctx_key *c = vec_push(&o->cons);
+        *c = (ctx_key){s->v[GS_CT], s->v[GS_C], pid, node};
+    }
+}
+
+static void add_vals(builder *b, const ev_stats *s, uint32_t node) {
+    if ((s->has & (1u << GS_ITER))) *(node_val *)vec_push(&b->iters) = (node_val){node, s->v[GS_ITER]};
+    if ((s->has & (1u << GS_STEP))) *(node_val *)vec_push(&b->steps) = (node_val){node, s->v[GS_STEP]};
+    if ((s->has & (1u << GS_GT))) *(node_val *)vec_push(&b->gtypes) = (node_val){node, 1};
+}
+
+enum { MK_NONE, MK_TRACE_CONTEXT, MK_EXECUTOR, MK_ITERATOR, MK_TFDATA, MK_ALLOC };
+
+static uint8_t *meta_kinds(const xpv_plane *pl) {
+    uint8_t *mk = xpv_xcalloc(pl->nevent_meta ? pl->nevent_meta : 1, 1);
+    for (uint32_t i = 0; i < pl->nevent_meta; i++) {
+        xpv_str nm = pl->event_meta[i].name;
+        if (xpv_str_eq(nm, "TraceContext")) mk[i] = MK_TRACE_CONTEXT;
+        else if (xpv_str_eq(nm, "ExecutorState::Process")) mk[i] = MK_EXECUTOR;
+        else if (xpv_str_eq(nm, "IteratorGetNextOp::DoCompute") ||
+                 xpv_str_eq(nm, "IteratorGetNextAsOptionalOp::DoCompute"))
+            mk[i] = MK_ITERATOR;
+        else if (xpv_str_has_prefix(nm, "InstantiatedCapturedFunction::Run"))
+            mk[i] = MK_TFDATA;
+        else if (xpv_str_eq(nm, "MemoryAllocation") || xpv_str_eq(nm, "MemoryDeallocation"))
+            mk[i] = MK_ALLOC; /* allocator TraceMes: many stats, none for grouping */
+    }
+    return mk;
+}
+
+/* Visit order of a line; sets lr->pos/ev when it is not file order. */
+static void visit_order(line_ref *lr, const xpv_line *ln, ord_rec **ord, size_t *ord_cap) {
+    uint32_t ne = ln->nevents;
+    int sorted = 1;
+    for (uint32_t i = 1; i < ne && sorted; i++) {
+        const xpv_event *x = &ln->events[i - 1], *y = &ln->events[i];
+        if (y->start_ps < x->start_ps || (y->start_ps == x->start_ps && y->dur_ps > x->dur_ps))
+            sorted = 0;
+    }
+    if (sorted) return;
+    if (*ord_cap < ne) {
+        *ord_cap = ne;
+        *ord = xpv_xrealloc(*ord, *ord_cap * sizeof **ord);
+    }
+    ord_rec *o = *ord;
+    for (uint32_t i = 0; i < ne; i++) {
+        o[i].start = ln->events[i].start_ps;
+        o[i].neg_dur = -ln->events[i].dur_ps;
+        o[i].idx = i;
+    }
+    qsort(o, ne, sizeof *o, cmp_ord);
+    lr->ev = xpv_xmalloc(ne * sizeof *lr->ev);
+    lr->pos = xpv_xmalloc(ne * sizeof *lr->pos);
+    for (uint32_t j = 0; j < ne; j++) {
+        lr->ev[j] = o[j].idx;
+        lr->pos[o[j].idx] = j;
+    }
+}
+
+static void scan_plane(builder *b, uint32_t k, scan_out *o, ord_rec **ord, size_t *ord_cap,
+                       uint32_t **stack, int64_t **stack_end, size_t *stack_cap) {
+    const xpv_plane *pl = &b->p->planes[k];
+    int is_host = xpv_str_eq(pl->name, "/host:CPU");
+    int tpu = is_tpu_plane(pl);
+    int gline = tpu ? tpu_grouping_line(pl) : -1;
+    const int32_t sids[GS_COUNT] = {
+        xpv_stat_id(pl, "_r"),  xpv_stat_id(pl, "step_num"),       xpv_stat_id(pl, "iter_num"),
+        xpv_stat_id(pl, "_pt"), xpv_stat_id(pl, "_p"),             xpv_stat_id(pl, "_ct"),
+        xpv_stat_id(pl, "_c"),  xpv_stat_id(pl, "id"),             xpv_stat_id(pl, "correlation_id"),
+        xpv_stat_id(pl, "_a"),  xpv_stat_id(pl, "graph_type")};
+    int any_stat = 0;
+    for (int i = 0; i < GS_COUNT; i++)
+        if (sids[i] >= 0 && i != GS_GT) any_stat = 1;
+    xpv_stat_set set;
+    xpv_stat_set_init(&set, pl, sids, GS_COUNT);
+    int64_t pid = NO_PID;
+    int32_t sid_pid = xpv_stat_id(pl, "process_id");
+    xpv_stat pst;
+    if (sid_pid >= 0 && xpv_plane_stat(pl, sid_pid, &pst)) {
+        int64_t v;
+        if (xpv_stat_as_int(&pst, &v)) pid = (int32_t)v;
+    }
+    uint32_t l0 = b->g->plane_line0[k];
+    uint8_t *mk = meta_kinds(pl);
+    ev_stats *mdef = meta_stats(pl, sids);
+    ev_stats s;
+
+    if (tpu) {
+        /* Only the grouping line's events are nodes; the context stats of
+         * the events they cover (other lines) are theirs. */
+        for (uint32_t l = 0; l < pl->nlines; l++) {
+            line_ref *lr = &b->lines[l0 + l];
+            for (uint32_t j = 0; j < pl->lines[l].nevents; j++) {
+                b->parent[lr->base + j] = NO_NODE;
+                b->end[lr->base + j] = (uint32_t)(lr->base + j + 1);
+            }
+        }
+        if (gline < 0 || (!any_stat && !mdef)) goto done;
+        const xpv_line *gl = &pl->lines[gline];
+        uint64_t gbase = b->lines[l0 + (uint32_t)gline].base;
+        for (uint32_t j = 0; j < gl->nevents; j++) {
+            read_stats(pl, gl, &gl->events[j], &set, mdef ? &mdef[gl->events[j].meta] : NULL, &s);
+            add_ctx(o, &s, pid, (uint32_t)(gbase + j));
+            add_vals(b, &s, (uint32_t)(gbase + j));
+        }
+        for (uint32_t l = 0; l < pl->nlines; l++) {
+            if ((int)l == gline) continue;
+            const xpv_line *ln = &pl->lines[l];
+            uint32_t pi = 0;
+            for (uint32_t j = 0; j < ln->nevents; j++) {
+                const xpv_event *ev = &ln->events[j];
+                while (pi < gl->nevents &&
+                       gl->events[pi].start_ps + gl->events[pi].dur_ps <= ev->start_ps)
+                    pi++;
+                if (pi == gl->nevents) break;
+                const xpv_event *pe = &gl->events[pi];
+                if (!(pe->start_ps <= ev->start_ps &&
+                      ev->start_ps + ev->dur_ps <= pe->start_ps + pe->dur_ps))
+                    continue;
+                if (ev->wire == XPV_NO_STATS && !mdef) continue;
+                read_stats(pl, ln, ev, &set, mdef ? &mdef[ev->meta] : NULL, &s);
+                ev_stats only = s;
+                only.has &= (1u << GS_PT) | (1u << GS_P) | (1u << GS_CT) | (1u << GS_C);
+                add_ctx(o, &only, pid, (uint32_t)(gbase + pi));
+            }
+        }
+        goto done;
+    }
+
+    for (uint32_t l = 0; l < pl->nlines; l++) {
+        const xpv_line *ln = &pl->lines[l];
+        line_ref *lr = &b->lines[l0 + l];
+        uint32_t ne = ln->nevents;
+        visit_order(lr, ln, ord, ord_cap);
+        if (*stack_cap < ne) {
+            *stack_cap = ne;
+            *stack = xpv_xrealloc(*stack, *stack_cap * sizeof **stack);
+            *stack_end = xpv_xrealloc(*stack_end, *stack_cap * sizeof **stack_end);
+        }
+        uint32_t *st = *stack;
+        int64_t *st_end = *stack_end;
+        size_t sp = 0;
+        uint32_t base = (uint32_t)lr->base;
+        for (uint32_t j = 0; j < ne; j++) {
+            uint32_t i = lr->ev ? lr->ev[j] : j;
+            const xpv_event *ev = &ln->events[i];
+            uint32_t node = base + j;
+            int64_t e = ev->start_ps + ev->dur_ps;
+            uint8_t kind = ev->meta < pl->nevent_meta ? mk[ev->meta] : MK_NONE;
+            if (any_stat && kind != MK_ALLOC)
+                read_stats(pl, ln, ev, &set, mdef ? &mdef[ev->meta] : NULL, &s);
+            else if (mdef)
+                s = mdef[ev->meta];
+            else
+                s.has = 0;
+            if (!(s.has & (1u << GS_ASYNC))) {
+                /* The parent is the innermost open event that ends no
+                 * earlier; popped events end here. */
+                while (sp > 0 && !(st_end[sp - 1] >= e)) b->end[st[--sp]] = node;
+                b->parent[node] = sp > 0 ? st[sp - 1] : NO_NODE;
+                st[sp] = node;
+                st_end[sp] = e;
+                sp++;
+            } else {
+                b->flags[node] |= NODE_ASYNC;
+                b->parent[node] = NO_NODE;
+                b->end[node] = node + 1;
+            }
+            add_ctx(o, &s, pid, node);
+            add_vals(b, &s, node);
+            if (kind == MK_EXECUTOR && (s.has & (1u << GS_ID)) && (s.has & (1u << GS_ITER))) {
+                *(ctx_key *)vec_push(&o->prod) = (ctx_key){TYPE_EXECUTOR, s.v[GS_ID], s.v[GS_ITER], node};
+                *(exec_rec *)vec_push(&o->execs) = (exec_rec){s.v[GS_ID], s.v[GS_ITER], ev->start_ps, node};
+            }
+            if (kind == MK_ITERATOR && (s.has & (1u << GS_ID)) && (s.has & (1u << GS_ITER)))
+                *(ctx_key *)vec_push(&o->cons) = (ctx_key){TYPE_EXECUTOR, s.v[GS_ID], s.v[GS_ITER], node};
+            if (kind == MK_TFDATA && (s.has & (1u << GS_ID))) i64map_put(&o->tfdata_ids, s.v[GS_ID], 1);
+            int64_t level = (s.has & (1u << GS_R)) ? s.v[GS_R] : kind == MK_TRACE_CONTEXT ? 1 : 0;
+            if (level > 0) {
+                root_rec *rr = vec_push(&o->roots);
+                rr->node = node;
+                rr->level = (int32_t)(level > INT32_MAX ? INT32_MAX : level);
+                rr->start = ev->start_ps;
+            }
+            if ((s.has & (1u << GS_CORR)))
+                *(corr_rec *)vec_push(is_host ? &o->launches : &o->kernels) =
+                    (corr_rec){s.v[GS_CORR], node};
+        }
+        while (sp > 0) b->end[st[--sp]] = base + ne;
+    }
+done:
+    free(mk);
+    free(mdef);
+}
+
+/* ==== Edges =============================================================== */
+
+static void add_edge(builder *b, vec *edges, uint32_t from, uint32_t to) {
+    if (from == to) return;
+    edge *ed = vec_push(edges);
+    ed->from = from;
+    ed->to = to;
+    ed->seq = (uint32_t)(edges->n - 1);
+    b->flags[from] |= NODE_OUT_EDGE;
+    b->flags[to] |= NODE_IN_EDGE;
+}
+
+/* Producer -> consumer edges on equal keys.  Executor -> iterator keys link
+ * the last producer only (XProf's inter-thread map); context keys link
+ * every pair unless both sides have CONTEXT_EDGE_LIMIT or more. */
+static void context_edges(builder *b, scan_out *o, vec *edges, int executor_pass) {
+    ctx_key *P = o->prod.p, *C = o->cons.p;
+    size_t i = 0, j = 0;
+    while (i < o->prod.n && j < o->cons.n) {
+        ctx_key pk = P[i], ck = C[j];
+        pk.node = ck.node = 0;
+        int c = cmp_ctx_key(&pk, &ck);
+        if (c < 0) {
+            i++;
+            continue;
+        }
+        if (c > 0) {
+            j++;
+            continue;
+        }
+        size_t i2 = i, j2 = j;
+        while (i2 < o->prod.n && same_key(&P[i2], &P[i])) i2++;
+        while (j2 < o->cons.n && same_key(&C[j2], &C[j])) j2++;
+        int exec = P[i].type == TYPE_EXECUTOR;
+        if (exec == executor_pass) {
+            if (exec) {
+                for (size_t y = j; y < j2; y++) add_edge(b, edges, P[i2 - 1].node, C[y].node);
+            } else if (!(i2 - i >= CONTEXT_EDGE_LIMIT && j2 - j >= CONTEXT_EDGE_LIMIT)) {
+                for (size_t x = i; x < i2; x++)
+                    for (size_t y = j; y < j2; y++) add_edge(b, edges, P[x].node, C[y].node);
+            }
+        }
+        i = i2;
+        j = j2;
+    }
+}
+
+/* Launch -> kernel links on correlation_id (the last launch of an id). */
+static void kernel_links(builder *b, scan_out *o) {
+    if (!o->launches.n || !o->kernels.n) return;
+    const corr_rec *L = o->launches.p;
+    i64map last = {0};
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < o->launches.n; i++) {
+        if (L[i].corr < lo) lo = L[i].corr;
+        if (L[i].corr > hi) hi = L[i].corr;
+    }
+    uint64_t range = (uint64_t)hi - (uint64_t)lo;
+    uint32_t *dense = NULL;
+    if (range < 4 * (uint64_t)o->launches.n + 4096) {
+        dense = xpv_xmalloc((range + 1) * sizeof *dense);
+        memset(dense, 0xff, (range + 1) * sizeof *dense);
+        for (size_t i = 0; i < o->launches.n; i++)
+            dense[(uint64_t)L[i].corr - (uint64_t)lo] = L[i].node;
+    } else {
+        for (size_t i = 0; i < o->launches.n; i++) i64map_put(&last, L[i].corr, L[i].node);
+    }
+    corr_rec *K = o->kernels.p; /* in node order */
+    size_t nk = 0;
+    uint64_t *pairs = xpv_xmalloc(o->kernels.n * sizeof *pairs);
+    for (size_t i = 0; i < o->kernels.n; i++) {
+        uint32_t ln = NO_NODE;
+        if (dense) {
+            uint64_t d = (uint64_t)K[i].corr - (uint64_t)lo;
+            if (d <= range) ln = dense[d];
+        } else {
+            uint32_t v;
+            if (i64map_get(&last, K[i].corr, &v)) ln = v;
+        }
+        if (ln == NO_NODE) continue;
+        b->flags[ln] |= NODE_LAUNCH;
+        b->flags[K[i].node] |= NODE_KERNEL;
+        pairs[nk] = (uint64_t)ln << 32 | K[i].node;
+        K[nk].node = K[i].node;
+        K[nk].corr = ln; /* now: the launch node */
+        nk++;
+    }
+    free(dense);
+    i64map_free(&last);
+    uint64_t *tmp = xpv_xmalloc((nk ? nk : 1) * sizeof *tmp);
+    radix_sort_u64(pairs, tmp, nk);
+    free(tmp);
+    b->kl_by_launch = pairs;
+    b->nkl = nk;
+    b->kernels = K;
+    b->nkernels = nk;
+    o->kernels.p = NULL; /* owned by the builder now */
+}
+
+/* TF loops (XProf's ProcessTensorFlowLoop): executor events by (id,
+ * iter_num); ids with only iteration 0 are not loops.  Fills `roots` with
+ * the first event of each iteration, by time, and links the others. */
+static void tf_loops(builder *b, scan_out *o, vec *edges, vec *loop_roots) {
+    if (!o->execs.n) return;
+    exec_rec *X = o->execs.p;
+    size_t w = 0;
+    for (size_t i = 0; i < o->execs.n; i++) {
+        uint32_t v;
+        if (i64map_get(&o->tfdata_ids, X[i].step_id, &v)) continue;
+        X[w++] = X[i];
+    }
+    qsort(X, w, sizeof *X, cmp_exec);
+    vec firsts = {0, 0, 0, sizeof(exec_rec)};
+    for (size_t i = 0; i < w;) {
+        size_t j = i;
+        int only_zero = 1;
+        while (j < w && X[j].step_id == X[i].step_id) {
+            if (X[j].iter != 0) only_zero = 0;
+            j++;
+        }
+        if (!only_zero) {
+            for (size_t a = i; a < j;) {
+                size_t c = a;
+                while (c < j && X[c].iter == X[a].iter) c++;
+                *(exec_rec *)vec_push(&firsts) = X[a]; /* earliest of the iteration */
+                for (size_t d = a + 1; d < c; d++) add_edge(b, edges, X[a].node, X[d].node);
+                a = c;
+            }
+        }
+        i = j;
+    }
+    /* By the first event's time. */
+    exec_rec *F = firsts.p;
+    for (size_t i = 0; i < firsts.n; i++) {
+        root_rec *rr = vec_push(loop_roots);
+        rr->node = F[i].node;
+        rr->level = 0;
+        rr->start = F[i].start;
+    }
+    free(firsts.p);
+    if (loop_roots->n) {
+        root_rec *R = loop_roots->p;
+        for (size_t i = 1; i < loop_roots->n; i++) { /* insertion sort by start */
+            root_rec x = R[i];
+            size_t j = i;
+            while (j > 0 && (R[j - 1].start > x.start ||
+                             (R[j - 1].start == x.start && R[j - 1].node > x.node))) {
+                R[j] = R[j - 1];
+                j--;
+            }
+            R[j] = x;
+        }
+    }
+}
+
+/* ==== Entry =============================================================== */
+
+static xpv_groups *groups_new(const xpv_profile *p, int source) {
+    xpv_groups *g = xpv_xcalloc(1, sizeof *g);
+    g->source = source;
+    g->nplanes = p->nplanes;
+    xpv_arena_init(&g->arena, 4096);
+    return g;
+}
+
+xpv_groups *xpv_group_events(const xpv_profile *p) {
+    for (uint32_t k = 0; k < p->nplanes; k++)
+        if (xpv_stat_id(&p->planes[k], "group_id") >= 0) return groups_new(p, XPV_GROUPS_FILE);
+    if (space_has_loop_ops(p)) return groups_new(p, XPV_GROUPS_LOOP_OPS);
+    xpv_groups *g = groups_new(p, XPV_GROUPS_NONE);
+
+    builder B;
+    memset(&B, 0, sizeof B);
+    builder *b = &B;
+    b->p = p;
+    b->g = g;
+    b->iters.sz = b->steps.sz = b->gtypes.sz = sizeof(node_val);
+    b->queue.sz = b->pars.sz = sizeof(uint32_t);
+
+    /* Flat layout. */
+    g->plane_line0 = xpv_xmalloc((p->nplanes + 1) * sizeof *g->plane_line0);
+    uint32_t nlines = 0;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        g->plane_line0[k] = nlines;
+        nlines += p->planes[k].nlines;
+    }
+    g->plane_line0[p->nplanes] = nlines;
+    g->line_off = xpv_xmalloc((nlines ? nlines : 1) * sizeof *g->line_off);
+    b->lines = xpv_xcalloc(nlines ? nlines : 1, sizeof *b->lines);
+    b->nlines = nlines;
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < p->nplanes; k++)
+        for (uint32_t l = 0; l < p->planes[k].nlines; l++) {
+            uint32_t li = g->plane_line0[k] + l;
+            g->line_off[li] = total;
+            b->lines[li] = (line_ref){k, l, total, NULL, NULL};
+            total += p->planes[k].lines[l].nevents;
+        }
+    g->nevents = total;
+    if (total >= INT32_MAX) total = 0; /* absurd: give up grouping */
+    uint32_t nn = b->nn = (uint32_t)total;
+    b->group = xpv_xmalloc((nn ? nn : 1) * sizeof *b->group);
+    memset(b->group, 0xff, (nn ? nn : 1) * sizeof *b->group);
+    b->flags = xpv_xcalloc(nn ? nn : 1, 1);
+    b->parent = xpv_xmalloc((nn ? nn : 1) * sizeof *b->parent);
+    b->end = xpv_xmalloc((nn ? nn : 1) * sizeof *b->end);
+
+    scan_out o;
+    memset(&o, 0, sizeof o);
+    o.prod.sz = o.cons.sz = sizeof(ctx_key);
+    o.roots.sz = sizeof(root_rec);
+    o.launches.sz = o.kernels.sz = sizeof(corr_rec);
+    o.execs.sz = sizeof(exec_rec);
+    ord_rec *ord = NULL;
+    size_t ord_cap = 0, stack_cap = 0;
+    uint32_t *stack = NULL;
+    int64_t *stack_end = NULL;
+    for (uint32_t k = 0; k < p->nplanes && nn; k++)
+        scan_plane(b, k, &o, &ord, &ord_cap, &stack, &stack_end, &stack_cap);
+    free(ord);
+    free(stack);
+    free(stack_end);
+
+    /* Edges in XProf's order: inter-thread, context, then TF loops. */
+    vec edges = {0, 0, 0, sizeof(edge)};
+    if (o.prod.n && o.cons.n) {
+        qsort(o.prod.p, o.prod.n, sizeof(ctx_key), cmp_ctx_key);
+        qsort(o.cons.p, o.cons.n, sizeof(ctx_key), cmp_ctx_key);
+        context_edges(b, &o, &edges, 1);
+        context_edges(b, &o, &edges, 0);
+    }
+    kernel_links(b, &o);
+    vec loop_roots = {0, 0, 0, sizeof(root_rec)};
+    tf_loops(b, &o, &edges, &loop_roots);
+    b->nedges = edges.n;
+    b->out_e = edges.p;
+    b->in_e = xpv_xmalloc((b->nedges ? b->nedges : 1) * sizeof *b->in_e);
+    if (b->nedges) {
+        memcpy(b->in_e, b->out_e, b->nedges * sizeof *b->in_e);
+        qsort(b->out_e, b->nedges, sizeof *b->out_e, cmp_edge_from);
+        qsort(b->in_e, b->nedges, sizeof *b->in_e, cmp_edge_to);
+    }
+    qsort(b->iters.p, b->iters.n, sizeof(node_val), cmp_node_val);
+    qsort(b->steps.p, b->steps.n, sizeof(node_val), cmp_node_val);
+    qsort(b->gtypes.p, b->gtypes.n, sizeof(node_val), cmp_node_val);
+
+    /* Groups. */
+    vec work = {0, 0, 0, sizeof(uint32_t)};
+    int32_t next = 0;
+    if (loop_roots.n) {
+        const root_rec *R = loop_roots.p;
+        for (size_t i = 0; i < loop_roots.n; i++) {
+            int32_t gid = next++;
+            propagate(b, R[i].node, gid, &work);
+            name_group(b, R[i].node, gid);
+        }
+    } else if (o.roots.n) {
+        i64map level_of = {0};
+        root_rec *R = o.roots.p;
+        size_t nr = 0;
+        for (size_t i = 0; i < o.roots.n; i++) {
+            /* Roots tied to a tf.data step id are not steps. */
+            const line_ref *lr = line_of(b, R[i].node);
+            const xpv_plane *pl = &p->planes[lr->plane];
+            const xpv_line *ln = &pl->lines[lr->line];
+            int32_t sid = xpv_stat_id(pl, "id");
+            xpv_stat st;
+            int64_t id;
+            uint32_t v;
+            if (o.tfdata_ids.n && sid >= 0 &&
+                xpv_event_stat(pl, ln, &ln->events[event_of(lr, R[i].node)], sid, &st) &&
+                xpv_stat_as_int(&st, &id) && id != INT64_MIN && i64map_get(&o.tfdata_ids, id, &v))
+                continue;
+            R[nr++] = R[i];
+        }
+        for (size_t i = 0; i < nr; i++) i64map_put(&level_of, R[i].node, (uint32_t)R[i].level);
+        qsort(R, nr, sizeof *R, cmp_root);
+        for (size_t i = 0; i < nr; i++) {
+            if (b->group[R[i].node] >= 0) continue;
+            if (ancestor_with_level(b, &level_of, R[i].node, R[i].level)) continue;
+            int32_t gid = next++;
+            propagate(b, R[i].node, gid, &work);
+            name_group(b, R[i].node, gid);
+        }
+        i64map_free(&level_of);
+    }
+    /* TPU cores: when no grouping-line event was grouped from the host,
+     * each core's grouping events become groups in order. */
+    int any_tpu = 0, tpu_grouped = 0;
+    for (uint32_t k = 0; k < p->nplanes && nn; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (!is_tensor_core_plane(pl)) continue;
+        int gl = tpu_grouping_line(pl);
+        if (gl < 0) continue;
+        any_tpu = 1;
+        const line_ref *lr = &b->lines[g->plane_line0[k] + (uint32_t)gl];
+        for (uint32_t j = 0; j < pl->lines[gl].nevents; j++)
+            if (b->group[lr->base + j] >= 0) tpu_grouped = 1;
+    }
+    if (any_tpu && !tpu_grouped) {
+        for (uint32_t k = 0; k < p->nplanes; k++) {
+            const xpv_plane *pl = &p->planes[k];
+            if (!is_tensor_core_plane(pl)) continue;
+            int gl = tpu_grouping_line(pl);
+            if (gl < 0) continue;
+            const line_ref *lr = &b->lines[g->plane_line0[k] + (uint32_t)gl];
+            int32_t id = next;
+            for (uint32_t j = 0; j < pl->lines[gl].nevents; j++) {
+                uint32_t node = (uint32_t)(lr->base + j);
+                if (b->group[node] >= 0) continue;
+                int32_t gid = id++;
+                propagate(b, node, gid, &work);
+                name_group(b, node, gid);
+            }
+        }
+    }
+    free(work.p);
+
+    /* Per-event ids: nodes back to event order; TPU lines other than the
+     * grouping line take the overlapping grouping event's group. */
+    if (!nn) {
+        g->gid = xpv_xmalloc((g->nevents ? g->nevents : 1) * sizeof *g->gid);
+        memset(g->gid, 0xff, (g->nevents ? g->nevents : 1) * sizeof *g->gid);
+    } else {
+        g->gid = b->group; /* node order is event order on most lines */
+        b->group = NULL;
+    }
+    int32_t *tmp = NULL;
+    size_t tmp_cap = 0;
+    for (uint32_t li = 0; li < b->nlines && nn; li++) {
+        const line_ref *lr = &b->lines[li];
+        if (!lr->pos) continue;
+        uint32_t ne = p->planes[lr->plane].lines[lr->line].nevents;
+        if (tmp_cap < ne) {
+            tmp_cap = ne;
+            tmp = xpv_xrealloc(tmp, tmp_cap * sizeof *tmp);
+        }
+        int32_t *seg = g->gid + lr->base;
+        memcpy(tmp, seg, ne * sizeof *tmp);
+        for (uint32_t i = 0; i < ne; i++) seg[i] = tmp[lr->pos[i]];
+    }
+    free(tmp);
+    for (uint32_t k = 0; k < p->nplanes && nn; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (!is_tpu_plane(pl)) continue;
+        int gl = tpu_grouping_line(pl);
+        for (uint32_t l = 0; l < pl->nlines; l++) {
+            if ((int)l == gl) continue;
+            const xpv_line *ln = &pl->lines[l];
+            int32_t *dst = g->gid + g->line_off[g->plane_line0[k] + l];
+            if (gl < 0) {
+                memset(dst, 0xff, ln->nevents * sizeof *dst);
+                continue;
+            }
+            const xpv_line *gln = &pl->lines[gl];
+            const int32_t *ggid = g->gid + g->line_off[g->plane_line0[k] + (uint32_t)gl];
+            /* XProf's GroupQueue: keep the current grouping event while it
+             * overlaps, else look forward for one that does. */
+            int64_t cur = -1;
+            for (uint32_t j = 0; j < ln->nevents; j++) {
+                const xpv_event *ev = &ln->events[j];
+                int64_t b0 = ev->start_ps, e0 = ev->start_ps + ev->dur_ps;
+                int32_t v = -1;
+                if (cur >= 0 && overlaps(&gln->events[cur], b0, e0)) {
+                    v = ggid[cur];
+                } else {
+                    for (uint32_t i = (uint32_t)(cur + 1); i < gln->nevents; i++) {
+                        const xpv_event *c = &gln->events[i];
+                        if (c->start_ps > e0) break;
+                        if (c->start_ps + c->dur_ps < b0) continue;
+                        cur = i;
+                        if (overlaps(c, b0, e0)) v = ggid[i];
+                        break;
+                    }
+                }
+                dst[j] = v;
+            }
+        }
+    }
+    g->source = g->ngroups ? XPV_GROUPS_COMPUTED : XPV_GROUPS_NONE;
+
+    for (uint32_t li = 0; li < b->nlines; li++) {
+        free(b->lines[li].pos);
+        free(b->lines[li].ev);
+    }
+    free(b->lines);
+    free(b->group);
+    free(b->flags);
+    free(b->parent);
+    free(b->end);
+    free(b->out_e);
+    free(b->in_e);
+    free(b->kl_by_launch);
+    free(b->kernels);
+    free(b->iters.p);
+    free(b->steps.p);
+    free(b->gtypes.p);
+    free(b->queue.p);
+    free(b->pars.p);
+    i64map_free(&b->seen);
+    free(o.prod.p);
+    free(o.cons.p);
+    free(o.roots.p);
+    free(o.launches.p);
+    free(o.kernels.p);
+    free(o.execs.p);
+    i64map_free(&o.tfdata_ids);
+    free(loop_roots.p);
+    return g;
+}
+
+void xpv_groups_free(xpv_groups *g) {
+    if (!g) return;
+    free(g->plane_line0);
+    free(g->line_off);
+    free(g->gid);
+    free(g->groups);
+    xpv_arena_free(&g->arena);
+    free(g);
+}
+
+size_t xpv_groups_size(const xpv_groups *g) {
+    if (!g) return 0;
+    size_t n = sizeof *g + g->ngroups * sizeof *g->groups + (g->nplanes + 1) * sizeof(uint32_t);
+    if (g->gid) n += g->nevents * sizeof *g->gid;
+    if (g->plane_line0) n += g->plane_line0[g->nplanes] * sizeof *g->line_off;
+    for (uint32_t i = 0; i < g->ngroups; i++)
+        if (g->groups[i].name) n += strlen(g->groups[i].name) + 1;
+    return n;
+}
+
+const char *xpv_groups_step_name(const xpv_groups *g, uint32_t plane, uint32_t line,
+                                 uint32_t ev) {
+    int32_t id = xpv_group_of(g, plane, line, ev);
+    if (id < 0 || (uint32_t)id >= g->ngroups) return NULL;
+    const xpv_group_info *gi = &g->groups[id];
+    if (!gi->step_name || gi->plane != plane || gi->line != line || gi->event != ev) return NULL;
+    return gi->name;
+}
