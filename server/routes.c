@@ -24,6 +24,7 @@
 
 #include "arena.h"
 #include "assets.h"
+#include "capture_route.h"
 #include "discovery.h"
 #include "legacy_serve.h"
 #include "loader.h"
@@ -1210,6 +1211,7 @@ static const struct {
     {"data_csv", route_data_csv},
     {"profile_info", route_profile_info},
     {"version", route_version},
+    {"capture_profile", xpv_capture_route},
 };
 
 /* `r` is fresh from resp_init (r->ims already set by the caller). */
