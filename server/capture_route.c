@@ -26,7 +26,7 @@ typedef struct cjob {
     xpv_capture_target *t;
     size_t n;
     xpv_capture_opts o;
-    int64_t started_ms;
+    int64_t started_ms, finished_ms;
     uint64_t expected_ms;
     int done;
 } cjob;
@@ -84,7 +84,8 @@ static void job_json(const cjob *j, xpv_buf *b, int *status) {
     for (size_t i = 0; i < j->n; i++) ok += j->done && j->t[i].ok;
     xpv_buf_json_cstr(b, !j->done || ok ? j->run : "");
     xpv_buf_printf(b, ",\"running\":%s,\"elapsed_ms\":%lld,\"expected_ms\":%llu",
-                   j->done ? "false" : "true", (long long)(xpv_now_ms() - j->started_ms),
+                   j->done ? "false" : "true",
+                   (long long)((j->done ? j->finished_ms : xpv_now_ms()) - j->started_ms),
                    (unsigned long long)j->expected_ms);
     xpv_buf_puts(b, ",\"targets\":[");
     for (size_t i = 0; i < j->n; i++) {
@@ -138,6 +139,7 @@ static void *job_main(void *arg) {
     xpv_capture_run(j->logdir, j->run, j->t, j->n, &j->o);
     pthread_mutex_lock(&mu);
     j->done = 1;
+    j->finished_ms = xpv_now_ms();
     pthread_mutex_unlock(&mu);
     return NULL;
 }
@@ -303,6 +305,7 @@ void xpv_capture_route(xpv_app *a, const xpv_query *q, const char *inm, xpv_resp
     pthread_attr_destroy(&attr);
     if (!started) {
         j->done = 1;
+        j->finished_ms = j->started_ms;
         for (size_t i = 0; i < j->n; i++)
             snprintf(j->t[i].err, sizeof j->t[i].err, "%.300s: cannot start a thread",
                      j->t[i].addr);

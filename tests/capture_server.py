@@ -20,7 +20,7 @@ encoded and decoded by hand below):
 
 plus "http", a plain HTTP/1.x server, "silent", a TCP port that accepts
 and never sends a byte, and "closed", a port nobody listens on.  Prints one JSON object {mode: port} on stdout, then serves until
-stdin closes or SIGTERM.  Every Profile request is appended to --log as a
+SIGTERM or SIGINT.  Every Profile request is appended to --log as a
 JSON line with its decoded fields.
 """
 import argparse
@@ -28,7 +28,6 @@ import http.server
 import json
 import os
 import socket
-import sys
 import threading
 import time
 from concurrent import futures
@@ -189,7 +188,8 @@ def main():
             keep.append(srv)
     print(json.dumps(ports), flush=True)
     try:
-        sys.stdin.read()
+        while True:                     # until SIGTERM / SIGINT
+            time.sleep(3600)
     except KeyboardInterrupt:
         pass
     for s in keep:
