@@ -156,13 +156,16 @@ static int param_u64(const xpv_query *q, const char *name, uint64_t max, uint64_
                      xpv_response *r) {
     const char *v = xpv_query_get(q, name);
     if (!v || !*v) return 0;
-    if (!xpv_parse_u64_strict(v, max, out)) {
+    uint64_t x;
+    /* (parse wide, then compare: the parser's own bound wraps for max < 9) */
+    if (!xpv_parse_u64_strict(v, UINT64_MAX, &x) || x > max) {
         char msg[300];
         snprintf(msg, sizeof msg, "%s: expected an integer in [0, %llu]: %.100s", name,
                  (unsigned long long)max, v);
         answer_error(r, 400, msg);
         return -1;
     }
+    *out = x;
     return 0;
 }
 
