@@ -9,6 +9,7 @@
 
 import * as api from './lib/api.js';
 import { createTable } from './lib/table.js';
+import { openCaptureDialog } from './lib/capture.js';
 
 // Tool names as XProf's frontend shows them.
 const TOOL_LABELS = {
@@ -432,6 +433,10 @@ function init() {
   });
   ui.aboutBtn.addEventListener('click', () => toggleAbout());
   $('xpv-reload').addEventListener('click', () => { state.runs = null; sync(true); });
+  $('xpv-capture-btn').addEventListener('click', () => openCaptureDialog({
+    // A captured run: list it and open it.
+    onDone: (run) => { state.runs = null; location.hash = hashFor({ run, tool: state.sel.tool }); },
+  }));
   document.querySelector('.xpv-skip').addEventListener('click', (ev) => {
     ev.preventDefault();
     ui.page.focus();
