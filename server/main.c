@@ -444,8 +444,8 @@ static int cmd_capture(int argc, char **argv) {
         return 1;
     }
     /* Absolute: the server resolves repository_root in its own cwd. */
-    char *abs = realpath(logdir, NULL);
-    if (abs) logdir = abs;
+    char *absdir = realpath(logdir, NULL);
+    if (absdir) logdir = absdir;
     int failed = xpv_capture_run(logdir, run, t, (size_t)n, &o);
     for (int i = 0; i < n; i++) {
         if (t[i].ok)
@@ -458,7 +458,7 @@ static int cmd_capture(int argc, char **argv) {
             fprintf(stderr, "xpview capture: %s\n", t[i].err);
     }
     fflush(stdout);
-    free(abs);
+    free(absdir);
     return failed ? 1 : 0;
 }
 
