@@ -281,6 +281,28 @@ static int write_all(int fd, const uint8_t *p, size_t n, int64_t deadline) {
     return 0;
 }
 
+/* The first bytes a server sent, when they are not HTTP/2 (whose first
+ * frame is SETTINGS): 1 with the reason in `err`, else 0. */
+static int not_h2(const uint8_t *b, size_t n, char *err, size_t errlen) {
+    if (n >= 5 && !memcmp(b, "HTTP/", 5)) {
+        size_t l = 0;
+        while (l < n && l < 60 && b[l] != '\r' && b[l] != '\n') l++;
+        set_err(err, errlen, "not a gRPC server: it answered HTTP/1 (\"%.*s\")", (int)l,
+                (const char *)b);
+        return 1;
+    }
+    if (n >= 4 && b[3] != NGHTTP2_SETTINGS) {
+        char shown[41];
+        size_t k = 0;
+        for (size_t i = 0; i < n && k < sizeof shown - 1; i++)
+            shown[k++] = b[i] >= 32 && b[i] < 127 ? (char)b[i] : '.';
+        shown[k] = '\0';
+        set_err(err, errlen, "not a gRPC server: its answer is not HTTP/2 (\"%s\")", shown);
+        return 1;
+    }
+    return 0;
+}
+
 /* ---- the call ------------------------------------------------------------------ */
 
 int xpv_grpc_unary(const xpv_grpc_call *c, int *grpc_status, char *err, size_t errlen) {
@@ -383,7 +405,18 @@ int xpv_grpc_unary(const xpv_grpc_call *c, int *grpc_status, char *err, size_t e
                 goto out;
             }
             if (w < 0) {
-                set_err(err, errlen, "connection lost while sending: %s", strerror(errno));
+                int e2 = errno;
+                if (!st.got_frames) {
+                    /* The peer answered and closed before reading it all:
+                     * what did it say? */
+                    ssize_t k = recv(fd, rbuf, RECV_CHUNK, MSG_DONTWAIT);
+                    if (got_bytes == 0 && k > 0 && not_h2(rbuf, (size_t)k, err, errlen))
+                        goto out;
+                    set_err(err, errlen, "the connection was closed before any HTTP/2 "
+                            "answer (%s; not a gRPC server?)", strerror(e2));
+                    goto out;
+                }
+                set_err(err, errlen, "connection lost while sending: %s", strerror(e2));
                 rc = XPV_GRPC_CONNECT;
                 goto out;
             }
@@ -419,23 +452,7 @@ int xpv_grpc_unary(const xpv_grpc_call *c, int *grpc_status, char *err, size_t e
             rc = st.got_frames ? XPV_GRPC_PROTOCOL : XPV_GRPC_CONNECT;
             goto out;
         }
-        if (got_bytes == 0 && n >= 5 && !memcmp(rbuf, "HTTP/", 5)) {
-            size_t l = strcspn((char *)rbuf, "\r\n");
-            if (l > 60 || l > (size_t)n) l = (size_t)n < 60 ? (size_t)n : 60;
-            set_err(err, errlen, "not a gRPC server: it answered HTTP/1 (\"%.*s\")", (int)l,
-                    (char *)rbuf);
-            goto out;
-        }
-        if (got_bytes == 0 && n >= 4 && rbuf[3] != NGHTTP2_SETTINGS) {
-            /* An HTTP/2 server's first frame is SETTINGS. */
-            char shown[41];
-            size_t k = 0;
-            for (ssize_t i = 0; i < n && k < sizeof shown - 1; i++)
-                shown[k++] = rbuf[i] >= 32 && rbuf[i] < 127 ? (char)rbuf[i] : '.';
-            shown[k] = '\0';
-            set_err(err, errlen, "not a gRPC server: its answer is not HTTP/2 (\"%s\")", shown);
-            goto out;
-        }
+        if (got_bytes == 0 && not_h2(rbuf, (size_t)n, err, errlen)) goto out;
         got_bytes += n;
         ssize_t used = nghttp2_session_mem_recv(s, rbuf, (size_t)n);
         if (used < 0) {
