@@ -50,7 +50,7 @@ int xpv_parse_u64_strict(const char *s, uint64_t max, uint64_t *out) {
     for (const char *p = s; *p; p++) {
         if (*p < '0' || *p > '9') return 0;
         unsigned d = (unsigned)(*p - '0');
-        if (v > (max - d) / 10) return 0;   /* v * 10 + d > max */
+        if (d > max || v > (max - d) / 10) return 0;   /* v * 10 + d > max */
         v = v * 10 + d;
     }
     *out = v;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "capture_route.h"
 #include "arena.h"
 #include "assets.h"
 #include "discovery.h"
@@ -315,6 +316,7 @@ static const struct {
     {"data_csv", route_data_csv},
     {"profile_info", route_profile_info},
     {"version", route_version},
+    {"capture_profile", xpv_capture_route},
 };
 
 /* `r` is fresh from resp_init (r->ims already set by the caller). */

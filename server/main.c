@@ -9,6 +9,8 @@
  *                [--seed N] [--run NAME] OUT_DIR
  *   xpview info FILE
  *   xpview healthcheck [URL]      (exit 0 when URL answers 200)
+ *   xpview capture --logdir DIR [--duration_ms N] [--num_retry N] [...]
+ *                  ADDR[,ADDR...]  (remote capture into a new run)
  *
  * Without --logdir the server generates the bundled demo logdir (synthetic
  * TF-GPU profiles) and serves it.  Signals: SIGINT/SIGTERM stop gracefully.
@@ -27,6 +29,8 @@
 #include <unistd.h>
 
 #include "discovery.h"
+#include "capture.h"
+#include "capture_route.h"
 #include "http.h"
 #include "loader.h"
 #include "query.h"
@@ -40,6 +44,7 @@ static const char usage[] =
     "              [--max_file_size BYTES] [--cache_mb N]\n"
     "              [--max_connections N] [--max_connections_per_ip N]\n"
     "              [--timeout SECONDS] [--head_timeout SECONDS] [--grace SECONDS]\n"
+    "              [--allow_capture] [--capture_allow HOST[:PORT],...]\n"
     "              [--help] [--version]\n"
     "       xpview export --tool NAME [--host H] [--param k=v]... [--route data]\n"
     "              RUN_DIR\n"
@@ -47,6 +52,10 @@ static const char usage[] =
     "              [--seed N] [--run NAME] OUT_DIR\n"
     "       xpview info FILE\n"
     "       xpview healthcheck [http://127.0.0.1:6006/healthz]\n"
+    "       xpview capture --logdir DIR [--duration_ms 1000] [--num_retry 3]\n"
+    "              [--host_tracer_level 2] [--device_tracer_level 1]\n"
+    "              [--python_tracer_level 0] [--delay_ms 0] [--timeout_ms N]\n"
+    "              ADDR[,ADDR...]\n"
     "\n"
     "Serves the TensorBoard profile runs under --logdir (every\n"
     "<dir>/plugins/profile/<run>/<host>.xplane.pb) at http://localhost:6006/.\n"
@@ -79,11 +88,22 @@ static const char usage[] =
     "  --timeout SECONDS    a connection must send a complete request head\n"
     "                       within this time and is closed when idle this\n"
     "                       long (default 30)\n"
+    "  --allow_capture      allow Capture Profile (the capture_profile route)\n"
+    "                       with --bind_all or a non-loopback --host; it is\n"
+    "                       always on for a loopback server\n"
+    "  --capture_allow L    capture only from these targets: HOST[:PORT],...\n"
     "\n"
     "  export               print the JSON the /data route returns for a run\n"
     "                       directory (a plugins/profile/<run> directory)\n"
     "  synth                write a synthetic TF-GPU logdir\n"
     "  info                 print the planes, lines and event counts of a file\n"
+    "  capture              take a profile from running jobs (ADDR =\n"
+    "                       grpc://HOST:PORT or HOST:PORT of\n"
+    "                       jax.profiler.start_server / tf.profiler.experimental.\n"
+    "                       server.start) into DIR/plugins/profile/<new run>/\n"
+    "                       <host>.xplane.pb, one file per address, in parallel;\n"
+    "                       deadline per address: --timeout_ms (default 30 s +\n"
+    "                       delay + duration)\n"
     "  healthcheck          GET the URL (default http://127.0.0.1:6006/healthz);\n"
     "                       exit 0 on HTTP 200, 1 otherwise (for containers)\n";
 
@@ -388,6 +408,70 @@ static int cmd_healthcheck(int argc, char **argv) {
     return 0;
 }
 
+/* xpview capture: one new run, a file per address, captured in parallel. */
+static int cmd_capture(int argc, char **argv) {
+    const char *logdir = NULL, *addrs = NULL, *v;
+    xpv_capture_opts o;
+    xpv_capture_defaults(&o);
+    for (int i = 2; i < argc; i++) {
+        if ((v = opt_value(argc, argv, &i, "--logdir"))) logdir = v;
+        else if ((v = opt_value(argc, argv, &i, "--duration_ms")))
+            o.duration_ms = (uint64_t)parse_int(v, "--duration_ms", 1, 86400000L);
+        else if ((v = opt_value(argc, argv, &i, "--num_retry")))
+            o.num_retry = (int)parse_int(v, "--num_retry", 0, 100);
+        else if ((v = opt_value(argc, argv, &i, "--host_tracer_level")))
+            o.host_tracer_level = (int)parse_int(v, "--host_tracer_level", 0, 3);
+        else if ((v = opt_value(argc, argv, &i, "--device_tracer_level")))
+            o.device_tracer_level = (int)parse_int(v, "--device_tracer_level", 0, 2);
+        else if ((v = opt_value(argc, argv, &i, "--python_tracer_level")))
+            o.python_tracer_level = (int)parse_int(v, "--python_tracer_level", 0, 1);
+        else if ((v = opt_value(argc, argv, &i, "--delay_ms")))
+            o.delay_ms = (uint64_t)parse_int(v, "--delay_ms", 0, 86400000L);
+        else if ((v = opt_value(argc, argv, &i, "--timeout_ms")))
+            o.timeout_ms = (uint64_t)parse_int(v, "--timeout_ms", 1, 86400000L);
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "xpview capture: unknown option %s\n%s", argv[i], usage);
+            return 2;
+        } else if (!addrs) addrs = argv[i];
+        else {
+            fprintf(stderr, "xpview capture: one ADDR[,ADDR...] list only\n");
+            return 2;
+        }
+    }
+    if (!logdir || !addrs) {
+        fprintf(stderr, "xpview capture: --logdir DIR and ADDR are required\n%s", usage);
+        return 2;
+    }
+    static xpv_capture_target t[XPV_CAPTURE_MAX_TARGETS];
+    char err[1024], run[128];
+    int n = xpv_capture_parse_targets(addrs, t, XPV_CAPTURE_MAX_TARGETS, err, sizeof err);
+    if (n < 0) {
+        fprintf(stderr, "xpview capture: %s\n", err);
+        return 2;
+    }
+    if (xpv_capture_make_run(logdir, run, sizeof run, err, sizeof err) != 0) {
+        fprintf(stderr, "xpview capture: %s\n", err);
+        return 1;
+    }
+    /* Absolute: the server resolves repository_root in its own cwd. */
+    char *absdir = realpath(logdir, NULL);
+    if (absdir) logdir = absdir;
+    int failed = xpv_capture_run(logdir, run, t, (size_t)n, &o);
+    for (int i = 0; i < n; i++) {
+        if (t[i].ok)
+            printf("wrote %s (%llu bytes, %s, from %s)\n", t[i].path,
+                   (unsigned long long)t[i].bytes,
+                   !strcmp(t[i].how, "response") ? "XSpace in the response"
+                                                 : "saved by the server under repository_root",
+                   t[i].addr);
+        else
+            fprintf(stderr, "xpview capture: %s\n", t[i].err);
+    }
+    fflush(stdout);
+    free(absdir);
+    return failed ? 1 : 0;
+}
+
 /* Write the demo logdir into `dir`: a single-host run (newest, shown
  * first) and a two-host run. */
 static int write_demo(const char *dir, char *err, size_t errlen) {
@@ -442,7 +526,8 @@ fail:
 /* ==== Server =========================================================== */
 
 static int cmd_serve(int argc, char **argv) {
-    const char *logdir = NULL, *prefix = "", *cache_dir = NULL, *v;
+    const char *logdir = NULL, *prefix = "", *cache_dir = NULL, *capture_allow = NULL, *v;
+    int allow_capture = 0;
     xpv_http_config hc;
     xpv_app_config ac;
     memset(&hc, 0, sizeof hc);
@@ -463,12 +548,17 @@ static int cmd_serve(int argc, char **argv) {
             hc.bind_all = 1;
             continue;
         }
+        if (!strcmp(argv[i], "--allow_capture")) {
+            allow_capture = 1;
+            continue;
+        }
         if ((v = opt_value(argc, argv, &i, "--logdir"))) logdir = v;
         else if ((v = opt_value(argc, argv, &i, "--port")))
             hc.port = (int)parse_int(v, "--port", 0, 65535);
         else if ((v = opt_value(argc, argv, &i, "--host"))) hc.host = v;
         else if ((v = opt_value(argc, argv, &i, "--path_prefix"))) prefix = v;
         else if ((v = opt_value(argc, argv, &i, "--cache_dir"))) cache_dir = v;
+        else if ((v = opt_value(argc, argv, &i, "--capture_allow"))) capture_allow = v;
         else if ((v = opt_value(argc, argv, &i, "--max_file_size")))
             ac.max_file_size = parse_size(v, "--max_file_size");
         else if ((v = opt_value(argc, argv, &i, "--cache_mb")))
@@ -540,6 +630,17 @@ static int cmd_serve(int argc, char **argv) {
         return 1;
     }
 
+    /* Capture Profile writes into the logdir and connects where a user
+     * says: on for a loopback-only server, else only with --allow_capture. */
+    int loopback = !hc.bind_all && xpv_capture_route_is_loopback(hc.host);
+    xpv_capture_route_configure(loopback || allow_capture,
+                                loopback ? NULL
+                                         : "Capture Profile is off on a server reachable from "
+                                           "other machines (--bind_all or a non-loopback "
+                                           "--host); restart xpview with --allow_capture "
+                                           "(and --capture_allow HOST[:PORT],...) to allow it",
+                                capture_allow);
+
     /* Block the stop signals in every thread (MHD's inherit this mask) and
      * wait for them here. */
     sigset_t set;
@@ -585,5 +686,6 @@ int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "synth")) return cmd_synth(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "info")) return cmd_info(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "healthcheck")) return cmd_healthcheck(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "capture")) return cmd_capture(argc, argv);
     return cmd_serve(argc, argv);
 }

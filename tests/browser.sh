@@ -10,7 +10,11 @@
 #   XPV_URL         the demo: a logdir written by `xpview synth` (1 host run,
 #                   2 host run, and a corrupt run);
 #   XPV_PREFIX_URL  the same logdir under --path_prefix /team/profile;
-#   XPV_REAL_URL    --logdir $XPV_SHARED/testdata/real, only when it exists.
+#   XPV_REAL_URL    --logdir $XPV_SHARED/testdata/real, only when it exists;
+#   XPV_CAPTURE_URL a logdir of its own for Capture Profile, with a stand-in
+#                   profiler server (tests/capture_server.py) at
+#                   XPV_CAPTURE_TARGET (and one answering an error at
+#                   XPV_CAPTURE_ERROR_TARGET), when python3-grpcio is there.
 # Then runs every tests/browser/*.test.js with node (XPV_BROWSER_ONLY=name
 # runs one), each with those URLs in its environment.  Servers are killed on
 # exit.  Exit status: 0 when every test file passed.
@@ -86,6 +90,24 @@ if [ -n "${XPV_SHARED:-}" ] && [ -d "$XPV_SHARED/testdata/real" ]; then
 else
     echo "note: XPV_SHARED/testdata/real absent; tests of real profiles will skip"
     unset XPV_REAL_URL
+fi
+# Capture Profile (capture.test.js): a logdir of its own (captures add runs)
+# and a stand-in profiler server (tests/capture_server.py, python3-grpcio).
+if /usr/bin/python3 -c 'import grpc' 2>/dev/null; then
+    caplog=$tmp/capture_logdir
+    "$BIN" synth --size 300000 --hosts 1 --steps 4 --run 2024_01_01_00_00_00 "$caplog" >/dev/null
+    /usr/bin/python3 "$here/capture_server.py" --modes xspace,error \
+        --xplane "$caplog/plugins/profile/2024_01_01_00_00_00/$(ls "$caplog/plugins/profile/2024_01_01_00_00_00" | head -1)" \
+        --log "$tmp/capture_server.log" >"$tmp/capture_ports" 2>"$tmp/capture_server.err" &
+    pids+=("$!")
+    for _ in $(seq 1 200); do [ -s "$tmp/capture_ports" ] && break; sleep 0.05; done
+    export XPV_CAPTURE_TARGET=127.0.0.1:$(/usr/bin/python3 -c "import json; print(json.load(open('$tmp/capture_ports'))['xspace'])")
+    export XPV_CAPTURE_ERROR_TARGET=127.0.0.1:$(/usr/bin/python3 -c "import json; print(json.load(open('$tmp/capture_ports'))['error'])")
+    start capture --logdir "$caplog"
+    export XPV_CAPTURE_URL=$URL
+else
+    echo "note: python3-grpcio absent; the Capture Profile browser test will skip"
+    unset XPV_CAPTURE_URL
 fi
 export XPV_CHROMIUM=$CHROMIUM
 echo "demo $XPV_URL  prefix $XPV_PREFIX_URL  real ${XPV_REAL_URL:-none}"

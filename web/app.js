@@ -13,6 +13,7 @@ import { el as h } from './lib/dom.js';
 import { formatBytes } from './lib/format.js';
 import * as theme from './lib/theme.js';
 import * as pagestate from './lib/pagestate.js';
+import { openCaptureDialog } from './lib/capture.js';
 
 // Tool names as XProf's frontend shows them.
 const TOOL_LABELS = {
@@ -465,6 +466,10 @@ function init() {
   ui.aboutBtn.addEventListener('click', () => toggleAbout());
   $('xpv-reload').addEventListener('click', () => { state.runs = null; sync(true); });
   wireTheme($('xpv-theme'));
+  $('xpv-capture-btn').addEventListener('click', () => openCaptureDialog({
+    // A captured run: list it and open it.
+    onDone: (run) => { state.runs = null; location.hash = hashFor({ run, tool: state.sel.tool }); },
+  }));
   document.querySelector('.xpv-skip').addEventListener('click', (ev) => {
     ev.preventDefault();
     ui.page.focus();

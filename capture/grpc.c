@@ -1,0 +1,500 @@
+/*
+ * grpc.c - a unary gRPC client on libnghttp2 (see grpc.h).
+ *
+ * One connection per call: connect (non-blocking, bounded by the
+ * deadline), send the HTTP/2 preface and SETTINGS, one POST stream whose
+ * body is the length-prefixed request, then read until the stream closes.
+ * The socket is driven by poll() with the time left to the deadline, so a
+ * server that accepts and never answers costs exactly the deadline.
+ */
+#include "grpc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <nghttp2/nghttp2.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define RECV_CHUNK 65536
+#define WINDOW (16 << 20)       /* stream + connection receive window */
+
+static const char *const status_names[] = {
+    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
+    "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL",
+    "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+};
+
+const char *xpv_grpc_status_name(int code) {
+    if (code < 0 || code >= (int)(sizeof status_names / sizeof status_names[0]))
+        return "UNKNOWN";
+    return status_names[code];
+}
+
+typedef struct call_state {
+    const xpv_grpc_call *c;
+    int32_t stream_id;
+    /* request body: 5-byte prefix + message */
+    uint8_t prefix[5];
+    size_t sent;                /* bytes of prefix+message handed to nghttp2 */
+    /* response */
+    int http_status;            /* :status, 0 = none yet */
+    char content_type[128];
+    int grpc_status;            /* -1 = no grpc-status header yet */
+    char grpc_message[384];
+    int got_frames;             /* any HTTP/2 frame received */
+    int closed;                 /* our stream closed */
+    uint32_t close_code;        /* its RST_STREAM / close error code */
+    int goaway;
+    /* gRPC message deframing */
+    uint8_t hdr[5];
+    size_t hdr_got;
+    uint64_t msg_left;          /* bytes of the current message still due */
+    int in_msg;
+    int nmsgs;
+    int compressed;
+    /* a sink failure */
+    int sink_failed;
+    char sink_err[512];
+} call_state;
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- nghttp2 callbacks ---------------------------------------------------- */
+
+static ssize_t read_body(nghttp2_session *s, int32_t sid, uint8_t *buf, size_t len,
+                         uint32_t *flags, nghttp2_data_source *src, void *user) {
+    (void)s;
+    (void)sid;
+    (void)src;
+    call_state *st = user;
+    size_t total = 5 + st->c->req_len, n = 0;
+    while (n < len && st->sent < total) {
+        if (st->sent < 5) {
+            buf[n++] = st->prefix[st->sent++];
+            continue;
+        }
+        size_t off = st->sent - 5, k = st->c->req_len - off;
+        if (k > len - n) k = len - n;
+        memcpy(buf + n, (const uint8_t *)st->c->req + off, k);
+        n += k;
+        st->sent += k;
+    }
+    if (st->sent == total) *flags |= NGHTTP2_DATA_FLAG_EOF;
+    return (ssize_t)n;
+}
+
+static int on_header(nghttp2_session *s, const nghttp2_frame *frame, const uint8_t *name,
+                     size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
+                     void *user) {
+    (void)s;
+    (void)flags;
+    call_state *st = user;
+    if (frame->hd.type != NGHTTP2_HEADERS || frame->hd.stream_id != st->stream_id) return 0;
+    char v[384];
+    size_t vl = valuelen < sizeof v - 1 ? valuelen : sizeof v - 1;
+    memcpy(v, value, vl);
+    v[vl] = '\0';
+    if (namelen == 7 && !memcmp(name, ":status", 7)) {
+        st->http_status = atoi(v);
+    } else if (namelen == 12 && !memcmp(name, "content-type", 12)) {
+        snprintf(st->content_type, sizeof st->content_type, "%.120s", v);
+    } else if (namelen == 11 && !memcmp(name, "grpc-status", 11)) {
+        st->grpc_status = atoi(v);
+    } else if (namelen == 12 && !memcmp(name, "grpc-message", 12)) {
+        /* percent-encoded; decode what decodes, keep the rest */
+        size_t o = 0;
+        for (size_t i = 0; i < vl && o < sizeof st->grpc_message - 1; i++) {
+            unsigned hx;
+            if (v[i] == '%' && i + 2 < vl && sscanf(v + i + 1, "%2x", &hx) == 1) {
+                st->grpc_message[o++] = (char)hx;
+                i += 2;
+            } else {
+                st->grpc_message[o++] = v[i];
+            }
+        }
+        st->grpc_message[o] = '\0';
+    }
+    return 0;
+}
+
+static int on_data(nghttp2_session *s, uint8_t flags, int32_t sid, const uint8_t *data,
+                   size_t len, void *user) {
+    (void)s;
+    (void)flags;
+    call_state *st = user;
+    if (sid != st->stream_id) return 0;
+    while (len > 0) {
+        if (!st->in_msg) {
+            size_t k = 5 - st->hdr_got;
+            if (k > len) k = len;
+            memcpy(st->hdr + st->hdr_got, data, k);
+            st->hdr_got += k;
+            data += k;
+            len -= k;
+            if (st->hdr_got < 5) break;
+            st->hdr_got = 0;
+            st->compressed = st->hdr[0] & 1;
+            st->msg_left = (uint64_t)st->hdr[1] << 24 | (uint64_t)st->hdr[2] << 16 |
+                           (uint64_t)st->hdr[3] << 8 | st->hdr[4];
+            st->in_msg = 1;
+            st->nmsgs++;
+            if (st->compressed || st->nmsgs > 1) {
+                st->sink_failed = 1;
+                snprintf(st->sink_err, sizeof st->sink_err, "%s",
+                         st->compressed ? "the answer is compressed (not requested)"
+                                        : "more than one message in a unary answer");
+                return NGHTTP2_ERR_CALLBACK_FAILURE;
+            }
+        }
+        size_t k = st->msg_left < len ? (size_t)st->msg_left : len;
+        if (k && st->c->sink(st->c->sink_ctx, data, k, st->sink_err, sizeof st->sink_err)) {
+            st->sink_failed = 1;
+            return NGHTTP2_ERR_CALLBACK_FAILURE;
+        }
+        data += k;
+        len -= k;
+        st->msg_left -= k;
+        if (st->msg_left == 0) st->in_msg = 0;
+    }
+    return 0;
+}
+
+static int on_frame(nghttp2_session *s, const nghttp2_frame *frame, void *user) {
+    (void)s;
+    call_state *st = user;
+    st->got_frames = 1;
+    if (frame->hd.type == NGHTTP2_GOAWAY) st->goaway = 1;
+    return 0;
+}
+
+static int on_close(nghttp2_session *s, int32_t sid, uint32_t code, void *user) {
+    (void)s;
+    call_state *st = user;
+    if (sid == st->stream_id) {
+        st->closed = 1;
+        st->close_code = code;
+    }
+    return 0;
+}
+
+/* ---- socket ------------------------------------------------------------------ */
+
+static int wait_fd(int fd, short ev, int64_t deadline) {
+    for (;;) {
+        int64_t left = deadline - xpv_now_ms();
+        if (left <= 0) return 0;
+        struct pollfd p = {fd, ev, 0};
+        int r = poll(&p, 1, left > 1000 ? 1000 : (int)left);
+        if (r > 0) return 1;
+        if (r < 0 && errno != EINTR) return -1;
+    }
+}
+
+static int dial(const xpv_grpc_call *c, char *err, size_t errlen) {
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_socktype = SOCK_STREAM;
+    int gai = getaddrinfo(c->host, c->port, &hints, &res);
+    if (gai != 0) {
+        set_err(err, errlen, "cannot resolve %s: %s", c->host, gai_strerror(gai));
+        return -1;
+    }
+    int fd = -1, last = 0, timed_out = 0;
+    for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                    ai->ai_protocol);
+        if (fd < 0) {
+            last = errno;
+            continue;
+        }
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+            if (errno != EINPROGRESS) {
+                last = errno;
+                close(fd);
+                fd = -1;
+                continue;
+            }
+            int w = wait_fd(fd, POLLOUT, c->deadline_ms);
+            int soerr = 0;
+            socklen_t sl = sizeof soerr;
+            if (w <= 0) {
+                timed_out = w == 0;
+                last = w == 0 ? ETIMEDOUT : errno;
+            } else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0 || soerr) {
+                last = soerr ? soerr : errno;
+            } else {
+                break;
+            }
+            close(fd);
+            fd = -1;
+            if (timed_out) break;
+        }
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        if (timed_out)
+            set_err(err, errlen, "cannot connect: no answer before the deadline");
+        else
+            set_err(err, errlen, "cannot connect: %s", strerror(last));
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
+/* Write all of p[0..n) before the deadline. */
+static int write_all(int fd, const uint8_t *p, size_t n, int64_t deadline) {
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w > 0) {
+            p += w;
+            n -= (size_t)w;
+            continue;
+        }
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            int r = wait_fd(fd, POLLOUT, deadline);
+            if (r <= 0) return r == 0 ? -2 : -1;
+            continue;
+        }
+        return -1;
+    }
+    return 0;
+}
+
+/* The first bytes a server sent, when they are not HTTP/2 (whose first
+ * frame is SETTINGS): 1 with the reason in `err`, else 0. */
+static int not_h2(const uint8_t *b, size_t n, char *err, size_t errlen) {
+    if (n >= 5 && !memcmp(b, "HTTP/", 5)) {
+        size_t l = 0;
+        while (l < n && l < 60 && b[l] != '\r' && b[l] != '\n') l++;
+        set_err(err, errlen, "not a gRPC server: it answered HTTP/1 (\"%.*s\")", (int)l,
+                (const char *)b);
+        return 1;
+    }
+    if (n >= 4 && b[3] != NGHTTP2_SETTINGS) {
+        char shown[41];
+        size_t k = 0;
+        for (size_t i = 0; i < n && k < sizeof shown - 1; i++)
+            shown[k++] = b[i] >= 32 && b[i] < 127 ? (char)b[i] : '.';
+        shown[k] = '\0';
+        set_err(err, errlen, "not a gRPC server: its answer is not HTTP/2 (\"%s\")", shown);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- the call ------------------------------------------------------------------ */
+
+int xpv_grpc_unary(const xpv_grpc_call *c, int *grpc_status, char *err, size_t errlen) {
+    call_state st;
+    memset(&st, 0, sizeof st);
+    st.c = c;
+    st.grpc_status = -1;
+    *grpc_status = -1;
+    err[0] = '\0';
+    if (c->req_len > 0xffffffffu) {
+        set_err(err, errlen, "request too large");
+        return XPV_GRPC_PROTOCOL;
+    }
+    st.prefix[1] = (uint8_t)(c->req_len >> 24);
+    st.prefix[2] = (uint8_t)(c->req_len >> 16);
+    st.prefix[3] = (uint8_t)(c->req_len >> 8);
+    st.prefix[4] = (uint8_t)c->req_len;
+
+    int fd = dial(c, err, errlen);
+    if (fd < 0) return xpv_now_ms() >= c->deadline_ms ? XPV_GRPC_DEADLINE : XPV_GRPC_CONNECT;
+
+    nghttp2_session_callbacks *cbs;
+    nghttp2_session *s = NULL;
+    int rc = XPV_GRPC_PROTOCOL;
+    uint8_t *rbuf = NULL;
+    if (nghttp2_session_callbacks_new(&cbs) != 0) {
+        close(fd);
+        set_err(err, errlen, "out of memory");
+        return XPV_GRPC_PROTOCOL;
+    }
+    nghttp2_session_callbacks_set_on_header_callback(cbs, on_header);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, on_data);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, on_frame);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_close);
+    int e = nghttp2_session_client_new(&s, cbs, &st);
+    nghttp2_session_callbacks_del(cbs);
+    if (e != 0) {
+        close(fd);
+        set_err(err, errlen, "nghttp2: %s", nghttp2_strerror(e));
+        return XPV_GRPC_PROTOCOL;
+    }
+
+    nghttp2_settings_entry iv[] = {
+        {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+        {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, WINDOW},
+    };
+    nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, iv, sizeof iv / sizeof iv[0]);
+    nghttp2_session_set_local_window_size(s, NGHTTP2_FLAG_NONE, 0, WINDOW);
+
+    char authority[300], timeout[32];
+    int v6 = strchr(c->host, ':') != NULL;
+    snprintf(authority, sizeof authority, "%s%s%s:%s", v6 ? "[" : "", c->host, v6 ? "]" : "",
+             c->port);
+    int64_t left = c->deadline_ms - xpv_now_ms();
+    if (left < 1) left = 1;
+    if (left > 99999999) left = 99999999;          /* grpc-timeout: at most 8 digits */
+    snprintf(timeout, sizeof timeout, "%lldm", (long long)left);
+#define NV(n, v) {(uint8_t *)(n), (uint8_t *)(v), strlen(n), strlen(v), NGHTTP2_NV_FLAG_NONE}
+    nghttp2_nv hdrs[] = {
+        NV(":method", "POST"),
+        NV(":scheme", "http"),
+        NV(":path", c->path),
+        NV(":authority", authority),
+        NV("content-type", "application/grpc"),
+        NV("te", "trailers"),
+        NV("grpc-timeout", timeout),
+        NV("user-agent", "xpview-capture"),
+    };
+#undef NV
+    nghttp2_data_provider prd;
+    prd.source.ptr = NULL;
+    prd.read_callback = read_body;
+    st.stream_id = nghttp2_submit_request(s, NULL, hdrs, sizeof hdrs / sizeof hdrs[0], &prd,
+                                          NULL);
+    if (st.stream_id < 0) {
+        set_err(err, errlen, "nghttp2: %s", nghttp2_strerror(st.stream_id));
+        goto out;
+    }
+
+    rbuf = malloc(RECV_CHUNK);
+    if (!rbuf) {
+        set_err(err, errlen, "out of memory");
+        goto out;
+    }
+    int64_t got_bytes = 0;
+    for (;;) {
+        /* Flush what nghttp2 has to send. */
+        for (;;) {
+            const uint8_t *out;
+            ssize_t n = nghttp2_session_mem_send(s, &out);
+            if (n < 0) {
+                set_err(err, errlen, "HTTP/2: %s", nghttp2_strerror((int)n));
+                goto out;
+            }
+            if (n == 0) break;
+            int w = write_all(fd, out, (size_t)n, c->deadline_ms);
+            if (w == -2) {
+                set_err(err, errlen, "the request could not be sent before the deadline");
+                rc = XPV_GRPC_DEADLINE;
+                goto out;
+            }
+            if (w < 0) {
+                int e2 = errno;
+                if (!st.got_frames) {
+                    /* The peer answered and closed before reading it all:
+                     * what did it say? */
+                    ssize_t k = recv(fd, rbuf, RECV_CHUNK, MSG_DONTWAIT);
+                    if (got_bytes == 0 && k > 0 && not_h2(rbuf, (size_t)k, err, errlen))
+                        goto out;
+                    set_err(err, errlen, "the connection was closed before any HTTP/2 "
+                            "answer (%s; not a gRPC server?)", strerror(e2));
+                    goto out;
+                }
+                set_err(err, errlen, "connection lost while sending: %s", strerror(e2));
+                rc = XPV_GRPC_CONNECT;
+                goto out;
+            }
+        }
+        if (st.closed || st.sink_failed) break;
+        if (!nghttp2_session_want_read(s) && !nghttp2_session_want_write(s)) break;
+        int r = wait_fd(fd, POLLIN, c->deadline_ms);
+        if (r == 0) {
+            set_err(err, errlen, "no %s within the deadline (%.1f s)",
+                    st.http_status ? "complete answer" : "answer",
+                    (double)left / 1000.0);
+            rc = XPV_GRPC_DEADLINE;
+            goto out;
+        }
+        if (r < 0) {
+            set_err(err, errlen, "poll: %s", strerror(errno));
+            goto out;
+        }
+        ssize_t n = recv(fd, rbuf, RECV_CHUNK, 0);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+        if (n < 0) {
+            set_err(err, errlen, "connection lost: %s", strerror(errno));
+            rc = got_bytes ? XPV_GRPC_PROTOCOL : XPV_GRPC_CONNECT;
+            goto out;
+        }
+        if (n == 0) {
+            if (!st.got_frames)
+                set_err(err, errlen, "the connection was closed without an HTTP/2 answer "
+                        "(not a gRPC server?)");
+            else
+                set_err(err, errlen, "the connection was closed before the answer was "
+                        "complete");
+            rc = st.got_frames ? XPV_GRPC_PROTOCOL : XPV_GRPC_CONNECT;
+            goto out;
+        }
+        if (got_bytes == 0 && not_h2(rbuf, (size_t)n, err, errlen)) goto out;
+        got_bytes += n;
+        ssize_t used = nghttp2_session_mem_recv(s, rbuf, (size_t)n);
+        if (used < 0) {
+            if (st.sink_failed) break;
+            set_err(err, errlen, "%s: %s",
+                    st.got_frames ? "HTTP/2 protocol error"
+                                  : "not a gRPC server (no HTTP/2 answer)",
+                    nghttp2_strerror((int)used));
+            goto out;
+        }
+    }
+
+    *grpc_status = st.grpc_status;
+    if (st.sink_failed) {
+        set_err(err, errlen, "%s", st.sink_err);
+        rc = XPV_GRPC_SINK;
+    } else if (!st.closed) {
+        set_err(err, errlen, st.got_frames ? "the server ended the connection (GOAWAY) "
+                "before answering" : "not a gRPC server (no HTTP/2 answer)");
+    } else if (st.http_status == 0) {
+        set_err(err, errlen, "the server reset the stream (HTTP/2 error %u, %s)",
+                st.close_code, nghttp2_http2_strerror(st.close_code));
+    } else if (st.http_status != 200) {
+        set_err(err, errlen, "not a gRPC answer: HTTP status %d", st.http_status);
+    } else if (st.grpc_status < 0) {
+        if (strncmp(st.content_type, "application/grpc", 16) != 0)
+            set_err(err, errlen, "not a gRPC server (content-type \"%s\")", st.content_type);
+        else
+            set_err(err, errlen, "the answer has no grpc-status (truncated?)");
+    } else if (st.grpc_status != 0) {
+        set_err(err, errlen, "the server answered gRPC status %d %s%s%s", st.grpc_status,
+                xpv_grpc_status_name(st.grpc_status), st.grpc_message[0] ? ": " : "",
+                st.grpc_message);
+        rc = XPV_GRPC_STATUS;
+    } else if (st.in_msg || st.hdr_got) {
+        set_err(err, errlen, "the answer message is truncated");
+    } else {
+        rc = XPV_GRPC_OK;
+    }
+out:
+    free(rbuf);
+    nghttp2_session_del(s);
+    close(fd);
+    return rc;
+}

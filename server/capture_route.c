@@ -1,0 +1,322 @@
+/*
+ * capture_route.c - the capture_profile route (see capture_route.h).
+ *
+ * Jobs live in a small table guarded by one mutex; each runs in a detached
+ * thread and only marks itself done at the end, so a request never waits
+ * for a capture.  Finished jobs stay queryable until their slot is reused.
+ */
+#include "capture_route.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "arena.h"
+#include "buf.h"
+#include "capture.h"
+
+#define MAX_JOBS 16
+
+typedef struct cjob {
+    uint64_t id;
+    char logdir[4096];
+    char run[128];
+    xpv_capture_target *t;
+    size_t n;
+    xpv_capture_opts o;
+    int64_t started_ms, finished_ms;
+    uint64_t expected_ms;
+    int done;
+} cjob;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static cjob *jobs[MAX_JOBS];
+static uint64_t next_id = 1;
+static int enabled;
+static char why_off[512] = "Capture Profile is not enabled on this server";
+static char *allow_list;
+
+void xpv_capture_route_configure(int on, const char *why, const char *allow) {
+    pthread_mutex_lock(&mu);
+    enabled = on;
+    if (why) snprintf(why_off, sizeof why_off, "%s", why);
+    free(allow_list);
+    allow_list = allow && *allow ? strdup(allow) : NULL;
+    pthread_mutex_unlock(&mu);
+}
+
+int xpv_capture_route_is_loopback(const char *h) {
+    if (!h) return 0;
+    return !strncmp(h, "127.", 4) || !strcmp(h, "::1") || !strcmp(h, "[::1]") ||
+           !strcasecmp(h, "localhost");
+}
+
+/* ---- responses ----------------------------------------------------------- */
+
+static void take(xpv_response *r, int status, xpv_buf *b) {
+    size_t len;
+    char *d = xpv_buf_steal(b, &len);
+    free(r->owned);
+    r->owned = d;
+    r->body = d;
+    r->len = len;
+    r->status = status;
+    r->content_type = "application/json";
+    r->cache_control = "no-store";
+}
+
+static void answer_error(xpv_response *r, int status, const char *msg) {
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_buf_puts(&b, "{\"error\":");
+    xpv_buf_json_cstr(&b, msg);
+    xpv_buf_putc(&b, '}');
+    take(r, status, &b);
+}
+
+/* The job's state as JSON (mu held). */
+static void job_json(const cjob *j, xpv_buf *b, int *status) {
+    *status = 200;
+    xpv_buf_printf(b, "{\"capture_id\":\"%llu\",\"run\":", (unsigned long long)j->id);
+    int ok = 0;
+    for (size_t i = 0; i < j->n; i++) ok += j->done && j->t[i].ok;
+    xpv_buf_json_cstr(b, !j->done || ok ? j->run : "");
+    xpv_buf_printf(b, ",\"running\":%s,\"elapsed_ms\":%lld,\"expected_ms\":%llu",
+                   j->done ? "false" : "true",
+                   (long long)((j->done ? j->finished_ms : xpv_now_ms()) - j->started_ms),
+                   (unsigned long long)j->expected_ms);
+    xpv_buf_puts(b, ",\"targets\":[");
+    for (size_t i = 0; i < j->n; i++) {
+        if (i) xpv_buf_putc(b, ',');
+        xpv_buf_json_cstr(b, j->t[i].addr);
+    }
+    xpv_buf_putc(b, ']');
+    if (!j->done) {
+        xpv_buf_putc(b, '}');
+        return;
+    }
+    xpv_buf_puts(b, ",\"files\":[");
+    int first = 1;
+    for (size_t i = 0; i < j->n; i++) {
+        if (!j->t[i].ok) continue;
+        if (!first) xpv_buf_putc(b, ',');
+        first = 0;
+        xpv_buf_puts(b, "{\"addr\":");
+        xpv_buf_json_cstr(b, j->t[i].addr);
+        xpv_buf_puts(b, ",\"file\":");
+        const char *slash = strrchr(j->t[i].path, '/');
+        xpv_buf_json_cstr(b, slash ? slash + 1 : j->t[i].path);
+        xpv_buf_printf(b, ",\"bytes\":%llu,\"delivery\":", (unsigned long long)j->t[i].bytes);
+        xpv_buf_json_cstr(b, j->t[i].how);
+        xpv_buf_putc(b, '}');
+    }
+    xpv_buf_putc(b, ']');
+    if ((size_t)ok == j->n) {
+        xpv_buf_puts(b, ",\"result\":\"Capture profile successfully. Please refresh.\"}");
+        return;
+    }
+    xpv_buf e;
+    xpv_buf_init(&e);
+    if (ok) xpv_buf_printf(&e, "%d of %zu captures failed: ", (int)(j->n - (size_t)ok), j->n);
+    for (size_t i = 0, k = 0; i < j->n; i++) {
+        if (j->t[i].ok) continue;
+        if (k++) xpv_buf_puts(&e, "; ");
+        xpv_buf_puts(&e, j->t[i].err);
+    }
+    xpv_buf_putc(&e, '\0');
+    xpv_buf_puts(b, ",\"error\":");
+    xpv_buf_json_cstr(b, e.data);
+    xpv_buf_putc(b, '}');
+    xpv_buf_free(&e);
+}
+
+/* ---- the job thread -------------------------------------------------------------- */
+
+static void *job_main(void *arg) {
+    cjob *j = arg;
+    xpv_capture_run(j->logdir, j->run, j->t, j->n, &j->o);
+    pthread_mutex_lock(&mu);
+    j->done = 1;
+    j->finished_ms = xpv_now_ms();
+    pthread_mutex_unlock(&mu);
+    return NULL;
+}
+
+static void job_free(cjob *j) {
+    if (!j) return;
+    free(j->t);
+    free(j);
+}
+
+/* ---- parameters ----------------------------------------------------------------- */
+
+static int param_u64(const xpv_query *q, const char *name, uint64_t max, uint64_t *out,
+                     xpv_response *r) {
+    const char *v = xpv_query_get(q, name);
+    if (!v || !*v) return 0;
+    uint64_t x;
+    /* (parse wide, then compare: the parser's own bound wraps for max < 9) */
+    if (!xpv_parse_u64_strict(v, UINT64_MAX, &x) || x > max) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "%s: expected an integer in [0, %llu]: %.100s", name,
+                 (unsigned long long)max, v);
+        answer_error(r, 400, msg);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* ---- the route ------------------------------------------------------------------ */
+
+static void status_route(const char *id, xpv_response *r) {
+    xpv_buf b;
+    xpv_buf_init(&b);
+    int status = 404;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < MAX_JOBS; i++)
+        if (jobs[i]) {
+            char s[32];
+            snprintf(s, sizeof s, "%llu", (unsigned long long)jobs[i]->id);
+            if (!strcmp(s, id)) {
+                job_json(jobs[i], &b, &status);
+                break;
+            }
+        }
+    pthread_mutex_unlock(&mu);
+    if (status == 404) {
+        xpv_buf_free(&b);
+        answer_error(r, 404, "unknown capture_id (finished captures are kept for a while "
+                             "only)");
+        return;
+    }
+    take(r, status, &b);
+}
+
+void xpv_capture_route(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r) {
+    (void)inm;
+    const char *id = xpv_query_get(q, "capture_id");
+    if (id) {
+        status_route(id, r);
+        return;
+    }
+    pthread_mutex_lock(&mu);
+    int on = enabled;
+    char why[512];
+    snprintf(why, sizeof why, "%s", why_off);
+    pthread_mutex_unlock(&mu);
+    if (!on) {
+        answer_error(r, 403, why);
+        return;
+    }
+
+    xpv_capture_opts o;
+    xpv_capture_defaults(&o);
+    uint64_t v;
+    if (param_u64(q, "duration", 86400000ULL, &o.duration_ms, r) ||
+        param_u64(q, "delay", 86400000ULL, &o.delay_ms, r) ||
+        param_u64(q, "timeout_ms", 86400000ULL, &o.timeout_ms, r))
+        return;
+    if (o.duration_ms == 0) o.duration_ms = 1000;
+    v = (uint64_t)o.num_retry;
+    if (param_u64(q, "num_retry", 100, &v, r)) return;
+    o.num_retry = (int)v;
+    v = (uint64_t)o.host_tracer_level;
+    if (param_u64(q, "host_tracer_level", 3, &v, r)) return;
+    o.host_tracer_level = (int)v;
+    v = (uint64_t)o.device_tracer_level;
+    if (param_u64(q, "device_tracer_level", 2, &v, r)) return;
+    o.device_tracer_level = (int)v;
+    v = (uint64_t)o.python_tracer_level;
+    if (param_u64(q, "python_tracer_level", 1, &v, r)) return;
+    o.python_tracer_level = (int)v;
+
+    const char *list = xpv_query_get(q, "worker_list");
+    if (!list || !*list) list = xpv_query_get(q, "service_addr");
+    if (!list || !*list) {
+        answer_error(r, 400, "missing parameter: service_addr");
+        return;
+    }
+    xpv_capture_target *t = xpv_xcalloc(XPV_CAPTURE_MAX_TARGETS, sizeof *t);
+    char err[1024];
+    int n = xpv_capture_parse_targets(list, t, XPV_CAPTURE_MAX_TARGETS, err, sizeof err);
+    if (n < 0) {
+        free(t);
+        answer_error(r, 400, err);
+        return;
+    }
+
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < n; i++)
+        if (!xpv_capture_allowed(allow_list, &t[i])) {
+            snprintf(err, sizeof err, "%.300s: not an allowed capture target on this server "
+                     "(--capture_allow %.500s)", t[i].addr, allow_list);
+            pthread_mutex_unlock(&mu);
+            free(t);
+            answer_error(r, 403, err);
+            return;
+        }
+    /* At most one capture per target; a free slot for the job. */
+    int slot = -1;
+    for (int k = 0; k < MAX_JOBS; k++) {
+        cjob *j = jobs[k];
+        if (!j || j->done) {
+            if (slot < 0 || (jobs[slot] && (!j || j->id < jobs[slot]->id))) slot = k;
+            continue;
+        }
+        for (size_t x = 0; x < j->n; x++)
+            for (int i = 0; i < n; i++)
+                if (!strcasecmp(j->t[x].host, t[i].host) && !strcmp(j->t[x].port, t[i].port)) {
+                    snprintf(err, sizeof err, "%.300s: a capture from this address is already "
+                             "running (capture_id %llu)", t[i].addr,
+                             (unsigned long long)j->id);
+                    pthread_mutex_unlock(&mu);
+                    free(t);
+                    answer_error(r, 409, err);
+                    return;
+                }
+    }
+    if (slot < 0) {
+        pthread_mutex_unlock(&mu);
+        free(t);
+        answer_error(r, 503, "too many captures are running; try again later");
+        return;
+    }
+    cjob *j = xpv_xcalloc(1, sizeof *j);
+    j->t = t;
+    j->n = (size_t)n;
+    j->o = o;
+    snprintf(j->logdir, sizeof j->logdir, "%s", xpv_app_logdir(a));
+    if (xpv_capture_make_run(j->logdir, j->run, sizeof j->run, err, sizeof err) != 0) {
+        pthread_mutex_unlock(&mu);
+        job_free(j);
+        answer_error(r, 500, err);
+        return;
+    }
+    j->id = next_id++;
+    j->started_ms = xpv_now_ms();
+    j->expected_ms = o.delay_ms + o.duration_ms;
+    job_free(jobs[slot]);
+    jobs[slot] = j;
+    pthread_attr_t attr;
+    pthread_t th;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int started = pthread_create(&th, &attr, job_main, j) == 0;
+    pthread_attr_destroy(&attr);
+    if (!started) {
+        j->done = 1;
+        j->finished_ms = j->started_ms;
+        for (size_t i = 0; i < j->n; i++)
+            snprintf(j->t[i].err, sizeof j->t[i].err, "%.300s: cannot start a thread",
+                     j->t[i].addr);
+    }
+    xpv_buf b;
+    xpv_buf_init(&b);
+    int status;
+    job_json(j, &b, &status);
+    pthread_mutex_unlock(&mu);
+    take(r, status, &b);
+}

@@ -1,0 +1,301 @@
+#!/usr/bin/env bash
+# tests/capture.sh - remote capture end to end: `xpview capture` and the
+# capture_profile route against stand-in profiler servers
+# (tests/capture_server.py on Debian's python3-grpcio): the XSpace in the
+# response, the XSpace saved by the server under repository_root, both at
+# once in parallel, a large XSpace streamed with bounded memory, and every
+# failure (grpc-status error, OK with nothing delivered, empty traces,
+# plain HTTP, a silent TCP port, a hanging gRPC server, a closed port)
+# reported with the address and within its deadline.  The captured runs
+# must open in the tools.  Then the route: non-blocking, one capture per
+# target, 403 off loopback unless --allow_capture, --capture_allow.
+#
+# Env: XPV_BIN (the xpview binary; set by ctest), default build/xpview.
+set -euo pipefail
+
+BIN=${XPV_BIN:-build/xpview}
+HERE=$(cd "$(dirname "$0")" && pwd)
+PY=/usr/bin/python3     # Debian's python, where python3-grpcio lives
+[ -x "$BIN" ] || { echo "FAIL: xpview binary not found: $BIN"; exit 1; }
+command -v curl >/dev/null || { echo "FAIL: curl is needed"; exit 1; }
+"$PY" -c 'import grpc' 2>/dev/null ||
+    { echo "FAIL: python3-grpcio is needed (apt-get install python3-grpcio; .ci/setup does)"; exit 1; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/xpv-capture.XXXXXX")
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do
+        kill "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+fails=0
+ok()   { echo "ok   $*"; }
+bad()  { echo "FAIL $*"; fails=$((fails + 1)); }
+check() { # check DESC COND...
+    local d=$1; shift
+    if "$@"; then ok "$d"; else bad "$d"; fi
+}
+now_ms() { date +%s%3N; }
+
+# ---- stand-in servers ------------------------------------------------------
+"$BIN" synth --size 300000 --steps 3 --run src "$tmp/src" >/dev/null
+"$BIN" synth --size 24M --steps 3 --run big "$tmp/bigsrc" >/dev/null
+XPLANE=$(ls "$tmp"/src/plugins/profile/src/*.xplane.pb | head -1)
+BIGXPLANE=$(ls "$tmp"/bigsrc/plugins/profile/big/*.xplane.pb | head -1)
+
+# serve NAME XPLANE [--modes M] -> ports in $tmp/NAME.ports
+serve() {
+    local name=$1 x=$2; shift 2
+    "$PY" "$HERE/capture_server.py" --xplane "$x" --log "$tmp/$name.log" "$@" \
+        >"$tmp/$name.ports" 2>"$tmp/$name.err" &
+    pids+=("$!")
+    for _ in $(seq 1 200); do
+        [ -s "$tmp/$name.ports" ] && return 0
+        sleep 0.05
+    done
+    echo "FAIL capture_server did not start: $(cat "$tmp/$name.err")"
+    exit 1
+}
+serve main "$XPLANE"
+serve big "$BIGXPLANE" --modes xspace
+port() { "$PY" -c "import json; print(json.load(open('$tmp/$1.ports'))['$2'])"; }
+XS=$(port main xspace); REPO=$(port main repo); ERR=$(port main error)
+HANG=$(port main hang); NOTHING=$(port main nothing); EMPTY=$(port main emptytrace)
+HTTP=$(port main http); SILENT=$(port main silent); CLOSED=$(port main closed)
+BIG=$(port big xspace)
+
+# The default deadline (30 s + duration) against a silent port, in the
+# background while the rest runs.
+t_def0=$(now_ms)
+( rc=0
+  "$BIN" capture --logdir "$tmp/ld_def" --duration_ms 500 --num_retry 0 "127.0.0.1:$SILENT" \
+      >"$tmp/def.out" 2>"$tmp/def.err" || rc=$?
+  now_ms >"$tmp/def.end"; echo "$rc" >"$tmp/def.rc" ) &
+pids+=("$!")
+
+# cap NAME ARGS... -> RC, OUT ($tmp/NAME.out), ERR ($tmp/NAME.err), MS
+cap() {
+    local name=$1; shift
+    local t0; t0=$(now_ms)
+    set +e
+    "$BIN" capture "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+    RC=$?
+    set -e
+    MS=$(( $(now_ms) - t0 ))
+}
+runs_of() { ls "$1/plugins/profile" 2>/dev/null || true; }
+
+# ---- both delivery modes ---------------------------------------------------
+L="$tmp/logdir"
+cap xs --logdir "$L" --duration_ms 200 "grpc://127.0.0.1:$XS"
+check "xspace in the response: exit 0" [ "$RC" = 0 ]
+RUN1=$(runs_of "$L" | head -1)
+F1="$L/plugins/profile/$RUN1/127.0.0.1.xplane.pb"
+check "xspace: run name is YYYY_MM_DD_HH_MM_SS ($RUN1)" \
+    grep -Eq '^[0-9]{4}(_[0-9]{2}){5}$' <<<"$RUN1"
+check "xspace: file is the server's XSpace" cmp -s "$F1" "$XPLANE"
+check "xspace: prints what it wrote" grep -q "wrote .*$RUN1/127.0.0.1.xplane.pb .*XSpace in the response" "$tmp/xs.out"
+check "xspace: no .part left" [ -z "$(ls -A "$L/plugins/profile/$RUN1" | grep part || true)" ]
+req=$(tail -1 "$tmp/main.log")
+field() { "$PY" -c "import json,sys; d=json.loads(sys.argv[1]); v=($2); print(v)" "$req"; }
+check "request: emit_xspace set" [ "$(field "$req" "d['emit_xspace']")" = 1 ]
+check "request: repository_root is the logdir's plugins/profile (absolute)" \
+    [ "$(field "$req" "d['repository_root']")" = "$(cd "$L" && pwd -P)/plugins/profile" ]
+check "request: session_id is the run" [ "$(field "$req" "d['session_id']")" = "$RUN1" ]
+check "request: host_name, tools, duration, default levels" \
+    [ "$(field "$req" "d['host_name'],d['tools'],d['duration_ms'],d['opts']['duration_ms'],d['opts']['host_tracer_level'],d['opts']['device_tracer_level'],d['opts']['python_tracer_level'],d['opts']['version']")" \
+      = "('127.0.0.1', ['xplane.pb'], 200, 200, 2, 1, 0, 1)" ]
+
+sleep 1.1   # a new second: a new run name
+cap repo --logdir "$L" --duration_ms 100 --host_tracer_level 3 --device_tracer_level 0 \
+    --python_tracer_level 1 --delay_ms 50 "localhost:$REPO"
+check "saved under repository_root: exit 0" [ "$RC" = 0 ]
+RUN2=$(runs_of "$L" | grep -v "^$RUN1\$" | head -1)
+check "repository_root: file accepted ($RUN2/localhost.xplane.pb)" \
+    cmp -s "$L/plugins/profile/$RUN2/localhost.xplane.pb" "$XPLANE"
+check "repository_root: says how it came" grep -q "saved by the server under repository_root" "$tmp/repo.out"
+req=$(tail -1 "$tmp/main.log")
+check "request: tracer levels and delay passed" \
+    [ "$(field "$req" "d['opts']['host_tracer_level'],d['opts']['device_tracer_level'],d['opts']['python_tracer_level'],d['opts']['start_timestamp_ns']>0")" = "(3, 0, 1, True)" ]
+
+sleep 1.1
+cap both --logdir "$L" --duration_ms 1000 "127.0.0.1:$XS,127.0.0.1:$REPO"
+RUN3=$(runs_of "$L" | grep -v "^$RUN1\$" | grep -v "^$RUN2\$" | head -1)
+check "two addresses: exit 0" [ "$RC" = 0 ]
+check "two addresses: one file each, host_port names" \
+    [ -s "$L/plugins/profile/$RUN3/127.0.0.1_$XS.xplane.pb" -a -s "$L/plugins/profile/$RUN3/127.0.0.1_$REPO.xplane.pb" ]
+check "two addresses: captured in parallel (${MS} ms < 1900)" [ "$MS" -lt 1900 ]
+
+# ---- a large XSpace streams through a bounded buffer --------------------------
+rss=$("$PY" -c '
+import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
+print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
+    "$BIN" capture --logdir "$tmp/bigld" --duration_ms 10 "127.0.0.1:$BIG")
+size_kb=$(( $(stat -c %s "$BIGXPLANE") / 1024 ))
+check "large XSpace: exit 0" [ "${rss% *}" = 0 ]
+check "large XSpace: peak RSS ${rss#* } KB < half the file ($size_kb KB)" [ "${rss#* }" -lt $((size_kb / 2)) ]
+check "large XSpace: bytes intact" cmp -s "$(ls "$tmp"/bigld/plugins/profile/*/127.0.0.1.xplane.pb)" "$BIGXPLANE"
+
+# ---- the captured runs open in the tools ------------------------------------------
+"$BIN" --port 0 --logdir "$L" >"$tmp/srv.out" 2>"$tmp/srv.err" &
+pids+=("$!")
+for _ in $(seq 1 200); do grep -q ' at http://' "$tmp/srv.out" && break; sleep 0.05; done
+B="http://127.0.0.1:$(sed -n 's|.*:\([0-9]*\)/$|\1|p' "$tmp/srv.out")/data/plugin/profile"
+for r in "$RUN1" "$RUN2" "$RUN3"; do
+    tools=$(curl -s "$B/run_tools?run=$r")
+    check "run $r: run_tools lists overview_page" grep -q overview_page <<<"$tools"
+    for t in $("$PY" -c 'import json,sys; print(" ".join(t.rstrip("@^") for t in json.loads(sys.argv[1])))' "$tools"); do
+        [ "$t" = trace_viewer ] && continue    # the full trace is tested elsewhere; the viewport:
+        h=$(curl -s "$B/hosts?run=$r&tag=$t" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)[0]["hostname"])')
+        s=$(curl -s -o /dev/null -w '%{http_code}' "$B/data?run=$r&tag=$t&host=$h")
+        check "run $r: $t answers 200" [ "$s" = 200 ]
+    done
+    s=$(curl -s -o /dev/null -w '%{http_code}' "$B/data?run=$r&tag=trace_viewer@&resolution=1000")
+    check "run $r: trace_viewer@ answers 200" [ "$s" = 200 ]
+done
+
+# ---- failures: named, within the deadline ------------------------------------------
+F="$tmp/fail"
+cap err --logdir "$F" --duration_ms 100 "127.0.0.1:$ERR"
+check "grpc error: exit 1, status and message, address named (${MS} ms)" \
+    [ "$RC" = 1 -a "$MS" -lt 5000 ]
+check "grpc error: text" grep -q "127.0.0.1:$ERR: .*FAILED_PRECONDITION: another profiling session is active" "$tmp/err.err"
+cap nothing --logdir "$F" --duration_ms 100 "127.0.0.1:$NOTHING"
+check "nothing delivered: exit 1" [ "$RC" = 1 ]
+check "nothing delivered: says neither mode delivered" \
+    grep -q "127.0.0.1:$NOTHING: .*no XSpace in the response.*repository_root" "$tmp/nothing.err"
+n0=$(grep -c emptytrace "$tmp/main.log" || true)
+cap empty --logdir "$F" --duration_ms 100 --num_retry 2 "127.0.0.1:$EMPTY"
+n1=$(grep -c emptytrace "$tmp/main.log" || true)
+check "empty trace: exit 1, retried num_retry times ($((n1 - n0)) attempts)" [ "$RC" = 1 -a $((n1 - n0)) = 3 ]
+check "empty trace: text" grep -q "127.0.0.1:$EMPTY: .*empty trace" "$tmp/empty.err"
+cap http --logdir "$F" --duration_ms 100 "127.0.0.1:$HTTP"
+check "plain HTTP server: exit 1 in ${MS} ms" [ "$RC" = 1 -a "$MS" -lt 5000 ]
+check "plain HTTP server: not a gRPC server" grep -q "127.0.0.1:$HTTP: not a gRPC server" "$tmp/http.err"
+cap closed --logdir "$F" --duration_ms 100 --num_retry 2 "127.0.0.1:$CLOSED"
+check "closed port: exit 1 in ${MS} ms" [ "$RC" = 1 -a "$MS" -lt 5000 ]
+check "closed port: refused" grep -q "127.0.0.1:$CLOSED: cannot connect: Connection refused" "$tmp/closed.err"
+cap silent --logdir "$F" --duration_ms 100 --timeout_ms 2000 "127.0.0.1:$SILENT"
+check "silent port: exit 1 at the deadline (${MS} ms in [1900, 4000))" \
+    [ "$RC" = 1 -a "$MS" -ge 1900 -a "$MS" -lt 4000 ]
+check "silent port: text" grep -q "127.0.0.1:$SILENT: no answer within the deadline" "$tmp/silent.err"
+cap hang --logdir "$F" --duration_ms 100 --timeout_ms 2000 "127.0.0.1:$HANG"
+check "hanging gRPC server: exit 1 at the deadline (${MS} ms in [1900, 4000))" \
+    [ "$RC" = 1 -a "$MS" -ge 1900 -a "$MS" -lt 4000 ]
+check "hanging gRPC server: text" grep -Eq "127.0.0.1:$HANG: .*(DEADLINE_EXCEEDED|deadline)" "$tmp/hang.err"
+cap mixed --logdir "$F" --duration_ms 100 "127.0.0.1:$XS,127.0.0.1:$CLOSED"
+check "one of two fails: exit 1, the good file kept, the bad address named" \
+    [ "$RC" = 1 -a -n "$(ls "$F"/plugins/profile/*/127.0.0.1_"$XS".xplane.pb 2>/dev/null)" ]
+check "one of two fails: text" grep -q "127.0.0.1:$CLOSED: cannot connect" "$tmp/mixed.err"
+check "failed captures leave no empty run" [ "$(runs_of "$F" | wc -l)" = 1 ]
+cap badaddr --logdir "$F" "no-port-here"
+check "bad ADDR: exit 2 naming it" [ "$RC" = 2 ] && grep -q "no-port-here" "$tmp/badaddr.err"
+
+# ---- the route ---------------------------------------------------------------------
+# start NAME ARGS... -> BASE_NAME
+start() {
+    local name=$1; shift
+    "$BIN" --port 0 "$@" >"$tmp/$name.srv" 2>"$tmp/$name.srverr" &
+    pids+=("$!")
+    for _ in $(seq 1 200); do grep -q ' at http://' "$tmp/$name.srv" && break; sleep 0.05; done
+    local p; p=$(sed -n 's|.*:\([0-9]*\)/$|\1|p' "$tmp/$name.srv")
+    [ -n "$p" ] || { echo "FAIL server $name did not start: $(cat "$tmp/$name.srverr")"; exit 1; }
+    eval "BASE_$name=http://127.0.0.1:$p/data/plugin/profile"
+}
+jget() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); v=($2); print(v)" "$1"; }
+# get URL -> STATUS, body in $tmp/body
+get() { STATUS=$(curl -s -o "$tmp/body" -w '%{http_code}' "$1"); }
+# poll BASE ID -> body of the finished job in $tmp/body
+poll() {
+    for _ in $(seq 1 300); do
+        get "$1/capture_profile?capture_id=$2"
+        [ "$(jget "$tmp/body" "d.get('running')")" = False ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+R="$tmp/routeld"
+mkdir -p "$R"
+start lo --logdir "$R"
+get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$XS&duration=300&num_retry=1&host_tracer_level=2&device_tracer_level=1&python_tracer_level=0&delay=0"
+check "route: start answers 200 at once" [ "$STATUS" = 200 ]
+check "route: running with a capture_id" [ "$(jget "$tmp/body" "d['running'], bool(d['capture_id'])")" = "(True, True)" ]
+ID=$(jget "$tmp/body" "d['capture_id']"); RUNR=$(jget "$tmp/body" "d['run']")
+poll "$BASE_lo" "$ID"
+check "route: done with XProf's result" \
+    [ "$(jget "$tmp/body" "d.get('result')")" = "Capture profile successfully. Please refresh." ]
+check "route: names the run and file" \
+    [ "$(jget "$tmp/body" "d['run'], d['files'][0]['file'], d['files'][0]['delivery']")" = "('$RUNR', '127.0.0.1.xplane.pb', 'response')" ]
+for _ in $(seq 1 40); do curl -s "$BASE_lo/runs" | grep -q "$RUNR" && break; sleep 0.1; done
+check "route: the new run is listed" grep -q "$RUNR" <(curl -s "$BASE_lo/runs")
+check "route: run_tools 200" [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE_lo/run_tools?run=$RUNR")" = 200 ]
+check "route: overview_page 200" [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE_lo/data?run=$RUNR&tag=overview_page")" = 200 ]
+
+# A capture in flight blocks neither other requests nor other targets, and
+# a second capture from the same target is refused.
+get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$SILENT&duration=100&timeout_ms=3000"
+check "route: silent target started" [ "$STATUS" = 200 ]
+IDS=$(jget "$tmp/body" "d['capture_id']")
+t0=$(now_ms)
+for _ in 1 2 3 4 5 6 7 8; do curl -s -o /dev/null "$BASE_lo/runs"; done
+check "route: 8 other requests while it runs take $(( $(now_ms) - t0 )) ms (< 1000)" [ $(( $(now_ms) - t0 )) -lt 1000 ]
+get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$SILENT&duration=100"
+check "route: same target again -> 409" [ "$STATUS" = 409 ]
+check "route: 409 says a capture is running" grep -q "already running" "$tmp/body"
+get "$BASE_lo/capture_profile?worker_list=127.0.0.1:$ERR&service_addr=ignored:1&duration=100"
+check "route: another target meanwhile -> 200 (worker_list used)" [ "$STATUS" = 200 ]
+IDE=$(jget "$tmp/body" "d['capture_id']")
+poll "$BASE_lo" "$IDE"
+check "route: grpc error reported" grep -q "127.0.0.1:$ERR: .*FAILED_PRECONDITION" "$tmp/body"
+poll "$BASE_lo" "$IDS"
+check "route: silent target fails at its deadline naming it" grep -q "127.0.0.1:$SILENT: no answer within the deadline" "$tmp/body"
+get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$CLOSED&duration=100&num_retry=0"
+poll "$BASE_lo" "$(jget "$tmp/body" "d['capture_id']")"
+check "route: closed port -> error, no run" [ "$(jget "$tmp/body" "d['run'], 'Connection refused' in d['error']")" = "('', True)" ]
+get "$BASE_lo/capture_profile?duration=100"
+check "route: no service_addr -> 400" [ "$STATUS" = 400 ]
+get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$XS&duration=12x"
+check "route: bad duration -> 400" [ "$STATUS" = 400 ]
+get "$BASE_lo/capture_profile?capture_id=999999"
+check "route: unknown capture_id -> 404" [ "$STATUS" = 404 ]
+
+# Off loopback: 403 unless --allow_capture; --capture_allow restricts.
+start all --logdir "$R" --bind_all
+get "$BASE_all/capture_profile?service_addr=127.0.0.1:$XS&duration=100"
+check "--bind_all: 403" [ "$STATUS" = 403 ]
+check "--bind_all: says how to allow it" grep -q -- "--allow_capture" "$tmp/body"
+start host --logdir "$R" --host 0.0.0.0
+get "$BASE_host/capture_profile?service_addr=127.0.0.1:$XS&duration=100"
+check "--host 0.0.0.0: 403" [ "$STATUS" = 403 ]
+start allowed --logdir "$R" --bind_all --allow_capture --capture_allow "127.0.0.1:$XS,localhost"
+get "$BASE_allowed/capture_profile?service_addr=127.0.0.1:$REPO&duration=100"
+check "--capture_allow: other target 403" [ "$STATUS" = 403 ]
+check "--capture_allow: names the target" grep -q "127.0.0.1:$REPO: not an allowed capture target" "$tmp/body"
+get "$BASE_allowed/capture_profile?service_addr=127.0.0.1:$XS&duration=100"
+check "--allow_capture + allowed target: 200" [ "$STATUS" = 200 ]
+poll "$BASE_allowed" "$(jget "$tmp/body" "d['capture_id']")"
+check "--allow_capture: captured" grep -q "Capture profile successfully" "$tmp/body"
+get "$BASE_allowed/capture_profile?service_addr=localhost:$REPO&duration=100"
+check "--capture_allow: a bare HOST allows any port" [ "$STATUS" = 200 ]
+poll "$BASE_allowed" "$(jget "$tmp/body" "d['capture_id']")"
+
+# ---- the default deadline ------------------------------------------------------------
+for _ in $(seq 1 400); do [ -s "$tmp/def.rc" ] && break; sleep 0.1; done
+sleep 0.2
+def_ms=$(( $(cat "$tmp/def.end") - t_def0 ))
+echo "     (default deadline run: started $t_def0, ended $(cat "$tmp/def.end"))"
+check "default deadline 30 s + duration against a silent port: exit 1 after ${def_ms} ms (30500..33500)" \
+    [ "$(cat "$tmp/def.rc" 2>/dev/null)" = 1 -a "$def_ms" -ge 30500 -a "$def_ms" -lt 33500 ]
+check "default deadline: names the address" grep -q "127.0.0.1:$SILENT: no answer within the deadline (30.5 s)" "$tmp/def.err"
+
+if [ "$fails" -ne 0 ]; then
+    echo "capture.sh: $fails check(s) failed"
+    exit 1
+fi
+echo "capture.sh: all checks passed"

@@ -1,0 +1,287 @@
+/*
+ * test_capture.c - capture/ without a profiler server: address parsing and
+ * file names, --capture_allow matching, run directory names, and the gRPC
+ * client's failures against in-process sockets (closed port, an HTTP/1
+ * answer, silence until the deadline), each naming the address, plus the
+ * route's refusals (off, bad parameters, not allowed).
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "capture_route.h"
+#include "testutil.h"
+#include "util.h"
+
+static void test_capture__targets(void **state) {
+    (void)state;
+    xpv_capture_target t[8];
+    char err[512];
+    int n = xpv_capture_parse_targets(" grpc://worker-0:9999, 10.0.0.2:8466 ,[::1]:7000/", t, 8,
+                                      err, sizeof err);
+    assert_int_equal(n, 3);
+    assert_string_equal(t[0].host, "worker-0");
+    assert_string_equal(t[0].port, "9999");
+    assert_string_equal(t[0].stem, "worker-0");
+    assert_string_equal(t[0].addr, "grpc://worker-0:9999");
+    assert_string_equal(t[1].host, "10.0.0.2");
+    assert_string_equal(t[2].host, "::1");
+    assert_string_equal(t[2].port, "7000");
+    assert_string_equal(t[2].stem, "__1");
+    /* Several ports on one host: host_port file names. */
+    n = xpv_capture_parse_targets("localhost:1,LOCALHOST:2", t, 8, err, sizeof err);
+    assert_int_equal(n, 2);
+    assert_string_equal(t[0].stem, "localhost_1");
+    assert_string_equal(t[1].stem, "LOCALHOST_2");
+    const char *bad[] = {"", " , ", "host", "host:", ":80", "host:0", "host:65536", "h:1x",
+                         "::1:80", "a b:1", "h/x:1", "grpc://", NULL};
+    for (int i = 0; bad[i]; i++) {
+        err[0] = '\0';
+        assert_int_equal(xpv_capture_parse_targets(bad[i], t, 8, err, sizeof err), -1);
+        assert_true(err[0] != '\0');
+    }
+    assert_int_equal(xpv_capture_parse_targets("a:1,a:1", t, 8, err, sizeof err), -1);
+    assert_non_null(strstr(err, "twice"));
+    assert_int_equal(xpv_capture_parse_targets("a:1,b:1,c:1", t, 2, err, sizeof err), -1);
+    assert_non_null(strstr(err, "too many"));
+}
+
+static void test_capture__allow(void **state) {
+    (void)state;
+    xpv_capture_target t[2];
+    char err[256];
+    assert_int_equal(xpv_capture_parse_targets("Worker:9999,[::1]:80", t, 2, err, sizeof err), 2);
+    assert_true(xpv_capture_allowed(NULL, &t[0]));
+    assert_true(xpv_capture_allowed("", &t[0]));
+    assert_true(xpv_capture_allowed("worker", &t[0]));
+    assert_true(xpv_capture_allowed("x:1, worker:9999", &t[0]));
+    assert_false(xpv_capture_allowed("worker:9998", &t[0]));
+    assert_false(xpv_capture_allowed("work", &t[0]));
+    assert_false(xpv_capture_allowed("worker2", &t[0]));
+    assert_true(xpv_capture_allowed("[::1]:80", &t[1]));
+    assert_true(xpv_capture_allowed("[::1]", &t[1]));
+    assert_false(xpv_capture_allowed("[::1]:81", &t[1]));
+    assert_true(xpv_capture_route_is_loopback("127.0.0.1"));
+    assert_true(xpv_capture_route_is_loopback("127.1.2.3"));
+    assert_true(xpv_capture_route_is_loopback("::1"));
+    assert_true(xpv_capture_route_is_loopback("localhost"));
+    assert_false(xpv_capture_route_is_loopback("0.0.0.0"));
+    assert_false(xpv_capture_route_is_loopback("10.1.2.3"));
+    assert_false(xpv_capture_route_is_loopback("::"));
+}
+
+static void test_capture__run_dir(void **state) {
+    (void)state;
+    char *root = tu_mkdtemp();
+    char run[128], run2[128], err[512], path[4096];
+    assert_int_equal(xpv_capture_make_run(root, run, sizeof run, err, sizeof err), 0);
+    assert_int_equal(strlen(run), 19);                       /* YYYY_MM_DD_HH_MM_SS */
+    for (int i = 0; i < 19; i++)
+        assert_true((i % 3 == 1 && i > 4) || i == 4 ? run[i] == '_' : (run[i] >= '0' && run[i] <= '9'));
+    assert_int_equal(xpv_capture_make_run(root, run2, sizeof run2, err, sizeof err), 0);
+    assert_string_not_equal(run, run2);                      /* same second: _2 */
+    snprintf(path, sizeof path, "%s/plugins/profile/%s", root, run2);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    /* A logdir that cannot be written. */
+    snprintf(path, sizeof path, "%s/file", root);
+    FILE *f = fopen(path, "w");
+    fclose(f);
+    assert_int_equal(xpv_capture_make_run(path, run, sizeof run, err, sizeof err), -1);
+    assert_non_null(strstr(err, "cannot create"));
+    tu_rmrf(root);
+    free(root);
+}
+
+/* ---- in-process peers ---------------------------------------------------- */
+
+typedef struct peer {
+    int lfd;
+    int port;
+    int mode;                   /* 0 silent, 1 HTTP/1 answer */
+    pthread_t th;
+} peer;
+
+static void *peer_main(void *arg) {
+    peer *p = arg;
+    int c = accept(p->lfd, NULL, NULL);
+    if (c < 0) return NULL;
+    char buf[4096];
+    if (p->mode == 1) {
+        ssize_t r = read(c, buf, sizeof buf);
+        (void)r;
+        const char ans[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+        ssize_t w = write(c, ans, sizeof ans - 1);
+        (void)w;
+        close(c);
+        return NULL;
+    }
+    while (read(c, buf, sizeof buf) > 0) {
+    }                                                     /* until the client leaves */
+    close(c);
+    return NULL;
+}
+
+static void peer_start(peer *p, int mode) {
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    p->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(p->lfd >= 0);
+    assert_int_equal(bind(p->lfd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(p->lfd, 4), 0);
+    socklen_t l = sizeof a;
+    getsockname(p->lfd, (struct sockaddr *)&a, &l);
+    p->port = ntohs(a.sin_port);
+    p->mode = mode;
+    assert_int_equal(pthread_create(&p->th, NULL, peer_main, p), 0);
+}
+
+static void peer_stop(peer *p) {
+    pthread_join(p->th, NULL);
+    close(p->lfd);
+}
+
+static int closed_port(void) {
+    peer p;
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    p.lfd = socket(AF_INET, SOCK_STREAM, 0);
+    bind(p.lfd, (struct sockaddr *)&a, sizeof a);
+    socklen_t l = sizeof a;
+    getsockname(p.lfd, (struct sockaddr *)&a, &l);
+    close(p.lfd);
+    return ntohs(a.sin_port);
+}
+
+static void capture_one(const char *root, int port, uint64_t timeout_ms, xpv_capture_target *t,
+                        int64_t *ms) {
+    char list[64], err[256], run[128];
+    snprintf(list, sizeof list, "127.0.0.1:%d", port);
+    assert_int_equal(xpv_capture_parse_targets(list, t, 1, err, sizeof err), 1);
+    assert_int_equal(xpv_capture_make_run(root, run, sizeof run, err, sizeof err), 0);
+    xpv_capture_opts o;
+    xpv_capture_defaults(&o);
+    o.duration_ms = 10;
+    o.num_retry = 0;
+    o.timeout_ms = timeout_ms;
+    int64_t t0 = xpv_now_ms();
+    assert_int_equal(xpv_capture_run(root, run, t, 1, &o), 1);
+    *ms = xpv_now_ms() - t0;
+    assert_false(t->ok);
+    assert_non_null(strstr(t->err, list));                  /* names the address */
+    char dir[4096];
+    struct stat st;
+    snprintf(dir, sizeof dir, "%s/plugins/profile/%s", root, run);
+    assert_int_not_equal(stat(dir, &st), 0);                /* the empty run is gone */
+}
+
+static void test_capture__failures(void **state) {
+    (void)state;
+    char *root = tu_mkdtemp();
+    xpv_capture_target t;
+    int64_t ms;
+
+    capture_one(root, closed_port(), 5000, &t, &ms);
+    assert_non_null(strstr(t.err, "cannot connect"));
+    assert_true(ms < 2000);
+
+    peer p;
+    peer_start(&p, 1);
+    capture_one(root, p.port, 5000, &t, &ms);
+    peer_stop(&p);
+    assert_non_null(strstr(t.err, "not a gRPC server"));
+    assert_true(ms < 2000);
+
+    peer_start(&p, 0);
+    capture_one(root, p.port, 400, &t, &ms);
+    peer_stop(&p);
+    assert_non_null(strstr(t.err, "no answer within the deadline"));
+    assert_true(ms >= 390 && ms < 2000);
+    tu_rmrf(root);
+    free(root);
+}
+
+/* ---- the route's refusals (no job starts) ----------------------------------- */
+
+static void route(xpv_app *app, const char *uri, xpv_response *r) {
+    xpv_app_route(app, "GET", uri, NULL, r);
+}
+
+static void test_capture__route_refusals(void **state) {
+    (void)state;
+    char *root = tu_mkdtemp();
+    xpv_app_config cfg = {root, 0, "", 0, 0, -1};
+    xpv_err e;
+    xpv_app *app = xpv_app_new(&cfg, &e);
+    assert_non_null(app);
+    xpv_response r;
+    const char *start = "/data/plugin/profile/capture_profile?service_addr=127.0.0.1:1&duration=10";
+
+    route(app, start, &r);                   /* off until configured */
+    assert_int_equal(r.status, 403);
+    xpv_response_release(&r);
+    xpv_capture_route_configure(0, "capture is off here: use --allow_capture", NULL);
+    route(app, start, &r);
+    assert_int_equal(r.status, 403);
+    assert_non_null(strstr(r.body, "--allow_capture"));
+    xpv_response_release(&r);
+
+    xpv_capture_route_configure(1, NULL, "10.0.0.1:9999");
+    route(app, start, &r);
+    assert_int_equal(r.status, 403);
+    assert_non_null(strstr(r.body, "127.0.0.1:1: not an allowed capture target"));
+    xpv_response_release(&r);
+    route(app, "/data/plugin/profile/capture_profile?duration=10", &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "service_addr"));
+    xpv_response_release(&r);
+    const char *bad[] = {"duration=-1", "duration=1e3", "num_retry=101", "host_tracer_level=4",
+                         "device_tracer_level=3", "python_tracer_level=2", "delay=x",
+                         "timeout_ms=99999999999", NULL};
+    for (int i = 0; bad[i]; i++) {
+        char uri[256];
+        snprintf(uri, sizeof uri, "/data/plugin/profile/capture_profile?service_addr=a:1&%s",
+                 bad[i]);
+        route(app, uri, &r);
+        assert_int_equal(r.status, 400);
+        xpv_response_release(&r);
+    }
+    route(app, "/data/plugin/profile/capture_profile?service_addr=nope", &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "nope: not an address"));
+    xpv_response_release(&r);
+    route(app, "/data/plugin/profile/capture_profile?capture_id=12345", &r);
+    assert_int_equal(r.status, 404);
+    xpv_response_release(&r);
+    /* Nothing was written into the logdir. */
+    char p[4096];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/plugins", root);
+    assert_int_not_equal(stat(p, &st), 0);
+    xpv_capture_route_configure(0, NULL, NULL);
+    xpv_app_free(app);
+    tu_rmrf(root);
+    free(root);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_capture__targets),
+        cmocka_unit_test(test_capture__allow),
+        cmocka_unit_test(test_capture__run_dir),
+        cmocka_unit_test(test_capture__failures),
+        cmocka_unit_test(test_capture__route_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
