@@ -354,7 +354,7 @@ void xpv_compare_write_csv(const xpv_compare *c, size_t top, xpv_buf *b) {
 
 static void fmt_val(char *out, size_t n, double v) {
     if (isnan(v)) snprintf(out, n, "-");
-    else if (fabs(v) >= 1e7) snprintf(out, n, "%.4g", v);
+    else if (fabs(v) >= 1e7) snprintf(out, n, "%.0f", v);
     else snprintf(out, n, "%.3f", v);
 }
 

@@ -315,6 +315,8 @@ static const struct {
     {"data_csv", route_data_csv},
     {"profile_info", route_profile_info},
     {"version", route_version},
+    {"diff", route_diff},            /* diff_route.c */
+    {"diff_csv", route_diff_csv},
 };
 
 /* `r` is fresh from resp_init (r->ims already set by the caller). */
