@@ -10,6 +10,7 @@
 // filters the table), and the sortable, filterable, paginated table of ops
 // with "Export as CSV" (the rows shown, in the order shown).
 import { createTable } from '../lib/table.js';
+import { compareSection } from '../lib/compare.js';
 import { pieChart } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
 import { el } from '../lib/dom.js';
@@ -51,6 +52,7 @@ export default async function render(root, ctx) {
   const [withIdle, withoutIdle] = data;
   root.textContent = '';
   root.append(el('h2', {}, 'TensorFlow Stats'));
+  compareSection(root, ctx);
   root.append(el('p', { class: 'xpv-muted xpv-tfstats-meta' },
     `Task type: ${DT.prop(withIdle, 'task_type', 'Unknown')} \u00b7 ` +
     `Architecture: ${DT.prop(withIdle, 'architecture_type', 'Unknown')} \u00b7 ` +
