@@ -94,16 +94,12 @@ static double pct_change(double base, double cur) {
     return cur == 0 ? 0.0 : NAN;
 }
 
-static const xpv_compare_kind *sort_kind;   /* for cmp_pairs (qsort has no context) */
-
 static int cmp_pairs(const void *x, const void *y) {
     const xpv_cmp_pair *a = x, *b = y;
     const xpv_cmp_row *ra = a->cur ? a->cur : a->base, *rb = b->cur ? b->cur : b->base;
     /* Rows in the kind's unit first (the overview's percentages after its
      * times), then by absolute change, then by key. */
-    int ua = strcmp(row_unit(sort_kind, ra), sort_kind->unit) != 0;
-    int ub = strcmp(row_unit(sort_kind, rb), sort_kind->unit) != 0;
-    if (ua != ub) return ua - ub;
+    if (a->other_unit != b->other_unit) return a->other_unit - b->other_unit;
     double da = fabs(a->delta), db = fabs(b->delta);
     if (da != db) return da > db ? -1 : 1;
     double ma = fabs(a->base_v) > fabs(a->new_v) ? fabs(a->base_v) : fabs(a->new_v);
@@ -146,8 +142,9 @@ xpv_compare *xpv_compare_sides(const xpv_compare_kind *k, xpv_cmp_side *base,
         p->new_v = p->cur ? p->cur->v[0] : 0;
         p->delta = p->new_v - p->base_v;
         p->delta_pct = pct_change(p->base_v, p->new_v);
+        const xpv_cmp_row *r = p->cur ? p->cur : p->base;
+        p->other_unit = strcmp(row_unit(k, r), k->unit) != 0;
     }
-    sort_kind = k;
     qsort(c->pairs, c->n, sizeof *c->pairs, cmp_pairs);
     c->base_total = c->base.total;
     c->new_total = c->cur.total;

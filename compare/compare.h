@@ -96,6 +96,8 @@ typedef struct xpv_cmp_pair {
     double delta_pct;                 /* 100 * delta / base_v; NaN when base_v == 0
                                        * and new_v != 0 */
     int status;                       /* XPV_CMP_COMMON / ADDED / REMOVED */
+    int other_unit;                   /* 1: the row's unit is not the kind's
+                                       * (sorted after the others) */
 } xpv_cmp_pair;
 
 typedef struct xpv_compare {

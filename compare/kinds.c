@@ -19,6 +19,7 @@
  */
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,17 +328,20 @@ static const xpv_compare_kind kinds[] = {
      * xpv_cmp_extract_datatable, -1, "hlo_op_name", 1}. */
 };
 
+static const xpv_compare_kind *kind_list[sizeof kinds / sizeof kinds[0] + 1];
+static pthread_once_t kind_once = PTHREAD_ONCE_INIT;
+
+/* The kinds whose tool is built in (the server may run without some). */
+static void init_kinds(void) {
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (xpv_tool_find(kinds[i].tool)) kind_list[n++] = &kinds[i];
+    kind_list[n] = NULL;
+}
+
 const xpv_compare_kind *const *xpv_compare_kinds(void) {
-    static const xpv_compare_kind *list[sizeof kinds / sizeof kinds[0] + 1];
-    static int done;
-    if (!done) {
-        size_t n = 0;
-        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-            if (xpv_tool_find(kinds[i].tool)) list[n++] = &kinds[i];
-        list[n] = NULL;
-        done = 1;
-    }
-    return list;
+    pthread_once(&kind_once, init_kinds);
+    return kind_list;
 }
 
 const xpv_compare_kind *xpv_compare_find(const char *tool) {
