@@ -11,7 +11,7 @@
 # Every measurement is a fresh process, so nothing is cached in memory
 # ("cold"); the files are read once first so that every measurement finds
 # them in the OS page cache alike.  Reported per run (median of REPEAT,
-# wall seconds and peak RSS):
+# wall seconds, user+system CPU seconds and peak RSS):
 #   load BASE  `xpview export --tool TOOL BASE`: load + decode + the tool's
 #              derived data + render
 #   load NEW   the same for NEW
@@ -32,7 +32,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 run() {
     local name=$1; shift
-    /usr/bin/time -f '%e %M' -o "$tmp/t" "$@" >/dev/null
+    /usr/bin/time -f '%e %M %U %S' -o "$tmp/t" "$@" >/dev/null
     cat "$tmp/t" >>"$tmp/$name"
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -45,13 +45,15 @@ done
 lb=$(cut -d' ' -f1 "$tmp/load_base" | median)
 ln=$(cut -d' ' -f1 "$tmp/load_new" | median)
 df=$(cut -d' ' -f1 "$tmp/diff" | median)
+cpu() { awk '{print $3 + $4}' "$tmp/$1" | median; }
+cb=$(cpu load_base); cn=$(cpu load_new); cd_=$(cpu diff)
 rb=$(cut -d' ' -f2 "$tmp/load_base" | median)
 rn=$(cut -d' ' -f2 "$tmp/load_new" | median)
 rd=$(cut -d' ' -f2 "$tmp/diff" | median)
 echo "tool $tool, $repeat runs each (median), files:"
 du -b $(find "$base" "$new" -type f) | awk '{printf "  %s %.0f MB\n", $2, $1 / 1e6}'
-printf '  load BASE  %7.2f s  peak RSS %6.0f MB\n' "$lb" "$(echo "$rb / 1024" | bc -l)"
-printf '  load NEW   %7.2f s  peak RSS %6.0f MB\n' "$ln" "$(echo "$rn / 1024" | bc -l)"
-printf '  diff       %7.2f s  peak RSS %6.0f MB\n' "$df" "$(echo "$rd / 1024" | bc -l)"
-printf '  ratio diff / (load BASE + load NEW) = %.3f (target <= 1.10)\n' \
-    "$(echo "$df / ($lb + $ln)" | bc -l)"
+printf '  load BASE  %7.2f s wall  %7.2f s CPU  peak RSS %6.0f MB\n' "$lb" "$cb" "$(echo "$rb / 1024" | bc -l)"
+printf '  load NEW   %7.2f s wall  %7.2f s CPU  peak RSS %6.0f MB\n' "$ln" "$cn" "$(echo "$rn / 1024" | bc -l)"
+printf '  diff       %7.2f s wall  %7.2f s CPU  peak RSS %6.0f MB\n' "$df" "$cd_" "$(echo "$rd / 1024" | bc -l)"
+printf '  ratio diff / (load BASE + load NEW): wall %.3f, CPU %.3f (target <= 1.10)\n' \
+    "$(echo "$df / ($lb + $ln)" | bc -l)" "$(echo "$cd_ / ($cb + $cn)" | bc -l)"

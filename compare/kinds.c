@@ -116,13 +116,13 @@ static int extract_overview(const xpv_compare_kind *k, const xpv_hostset *hs,
         r->v[2] = ipa.cat[c].min * 1000.0;
         r->v[3] = (double)os->steps.n;
     }
-    pct_row(out, "Input (% of step time)", ipa.input_pct);
-    pct_row(out, "Output (% of step time)", ipa.output_pct);
-    pct_row(out, "Compute (% of step time)", ipa.compute_pct);
-    pct_row(out, "Idle (% of step time)", ipa.idle_pct);
-    pct_row(out, "Kernel launch (% of step time)", ipa.kernel_launch_pct);
-    pct_row(out, "All others (% of step time)", ipa.all_other_pct);
-    pct_row(out, "Collectives (% of step time)", ipa.collectives_pct);
+    pct_row(out, "Input share of step time", ipa.input_pct);
+    pct_row(out, "Output share of step time", ipa.output_pct);
+    pct_row(out, "Compute share of step time", ipa.compute_pct);
+    pct_row(out, "Idle share of step time", ipa.idle_pct);
+    pct_row(out, "Kernel launch share of step time", ipa.kernel_launch_pct);
+    pct_row(out, "All others share of step time", ipa.all_other_pct);
+    pct_row(out, "Collectives share of step time", ipa.collectives_pct);
     pct_row(out, "Device idle time", 100.0 * xpv_op_metrics_idle_ratio(&os->ops->device));
     pct_row(out, "Host idle time", 100.0 * xpv_op_metrics_idle_ratio(&os->ops->host));
     const xpv_step_db *db = &os->steps;
