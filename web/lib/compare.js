@@ -114,7 +114,7 @@ export function compareSection(root, ctx, opts = {}) {
     if (dc) change.classList.add(dc);
     totals.append(el('span', {}, `${s.total || 'total'}: baseline ${val(s.base_total_us)}, ` +
       `this run ${val(s.new_total_us)}, change `), change,
-    el('span', { class: 'xpv-muted' }, ` \u00b7 ${s.rows_common || 0} rows in both, ` +
+    el('span', { class: 'xpv-muted' }, ` \u00b7 rows: ${s.rows_common || 0} common, ` +
       `${s.rows_added || 0} added, ${s.rows_removed || 0} removed`));
     out.append(totals);
     if (d.steps && opts.steps !== false) stepOverlay(out, d.steps.base || [], d.steps.new || []);
