@@ -10,6 +10,7 @@
  *   data_routes.c    /data/plugin/profile/<route> handlers
  *   legacy_routes.c  TF 2.2-era per-tool files on the same routes
  *   csv.c            DataTable JSON -> CSV (data_csv)
+ *   diff_route.c     /data/plugin/profile/diff: two runs compared (compare/)
  */
 #ifndef XPV_APP_H
 #define XPV_APP_H
@@ -88,6 +89,19 @@ xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_query *q, xpv_err *er
  * else the answer is rendered as usual. */
 int stream_body(xpv_app *a, reqctx *rc, const xpv_query *q, xpv_response *r);
 
+/* The profiles and derived data rc's tool works on, referenced. */
+typedef struct tool_input {
+    size_t n;
+    xpv_centry **entries;       /* the profiles' cache entries */
+    const xpv_profile **profiles;
+    const char **names;
+    xpv_centry *dentry;         /* derived data, or NULL */
+    xpv_hostset hs;             /* over profiles / names */
+    const void *derived;        /* the tool's derived data, or NULL */
+} tool_input;
+int get_tool_input(xpv_app *a, const reqctx *rc, int holds, tool_input *in, xpv_err *err);
+void tool_input_release(xpv_app *a, tool_input *in);
+
 /* ---- validators.c ---- */
 /* Seconds since the epoch of an HTTP-date (any of RFC 9110's three
  * forms, GMT), or -1. */
@@ -100,6 +114,10 @@ int set_validators(xpv_app *a, xpv_response *r, const char *route,
 void data_route(xpv_app *a, const char *route, const xpv_query *q, const char *inm,
                 xpv_response *r);
 void route_statz(xpv_app *a, xpv_response *r);
+
+/* ---- diff_route.c: diff (JSON) and diff_csv ---- */
+void route_diff(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r);
+void route_diff_csv(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r);
 
 /* ---- legacy_routes.c: each returns 1 when it answered `r` ---- */
 void legacy_run_tools(xpv_app *a, const reqctx *rc, const char *inm, xpv_response *r);

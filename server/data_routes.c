@@ -317,6 +317,8 @@ static const struct {
     {"profile_info", route_profile_info},
     {"version", route_version},
     {"capture_profile", xpv_capture_route},
+    {"diff", route_diff},            /* diff_route.c */
+    {"diff_csv", route_diff_csv},
 };
 
 /* `r` is fresh from resp_init (r->ims already set by the caller). */

@@ -8,6 +8,8 @@
  *   xpview synth [--size BYTES] [--hosts N] [--steps N] [--gpus N]
  *                [--seed N] [--run NAME] OUT_DIR
  *   xpview info FILE
+ *   xpview diff [--tool T] [--host H] [--base_host H] [--format text|json|csv]
+ *               [--fail_if_slower PCT] [--top N] BASE NEW
  *   xpview healthcheck [URL]      (exit 0 when URL answers 200)
  *   xpview capture --logdir DIR [--duration_ms N] [--num_retry N] [...]
  *                  ADDR[,ADDR...]  (remote capture into a new run)
@@ -31,6 +33,7 @@
 #include "discovery.h"
 #include "capture.h"
 #include "capture_route.h"
+#include "compare.h"
 #include "http.h"
 #include "loader.h"
 #include "query.h"
@@ -51,6 +54,9 @@ static const char usage[] =
     "       xpview synth [--size BYTES] [--hosts N] [--steps N] [--gpus N]\n"
     "              [--seed N] [--run NAME] OUT_DIR\n"
     "       xpview info FILE\n"
+    "       xpview diff [--tool overview_page] [--host H] [--base_host H]\n"
+    "              [--format text|json|csv] [--fail_if_slower PCT] [--top N]\n"
+    "              BASE NEW\n"
     "       xpview healthcheck [http://127.0.0.1:6006/healthz]\n"
     "       xpview capture --logdir DIR [--duration_ms 1000] [--num_retry 3]\n"
     "              [--host_tracer_level 2] [--device_tracer_level 1]\n"
@@ -104,6 +110,13 @@ static const char usage[] =
     "                       <host>.xplane.pb, one file per address, in parallel;\n"
     "                       deadline per address: --timeout_ms (default 30 s +\n"
     "                       delay + duration)\n"
+    "  diff                 compare two profiles (run directories or profile\n"
+    "                       files) in one tool: per-row base, new and change,\n"
+    "                       sorted by change (tools: overview_page, kernel_stats,\n"
+    "                       memory_profile, framework_op_stats); exit 0, 3 when\n"
+    "                       --fail_if_slower PCT is given and the new total is\n"
+    "                       slower by more than PCT percent, 2 on usage or load\n"
+    "                       errors\n"
     "  healthcheck          GET the URL (default http://127.0.0.1:6006/healthz);\n"
     "                       exit 0 on HTTP 200, 1 otherwise (for containers)\n";
 
@@ -315,6 +328,164 @@ static int cmd_info(int argc, char **argv) {
     }
     xpv_profile_free(p);
     return 0;
+}
+
+/* One side of `xpview diff`: an app over the run directory holding PATH
+ * (a run directory, or a profile file whose directory is the run) and the
+ * run / host to pick in it. */
+typedef struct diff_side {
+    xpv_app *app;
+    char run[1024];
+    char host[1024];             /* "" = the option's host */
+} diff_side;
+
+/* Host name of a profile file: its name minus the profile suffix. */
+static void host_of_file(const char *file, char *out, size_t n) {
+    static const char *const suffixes[] = {
+        ".xplane.pb.gz", ".xplane.pb", ".pt.trace.json.gz", ".pt.trace.json",
+        ".trace.json.gz", ".json.gz", ".json",
+    };
+    const char *b = strrchr(file, '/');
+    b = b ? b + 1 : file;
+    snprintf(out, n, "%s", b);
+    size_t len = strlen(out);
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        size_t sl = strlen(suffixes[i]);
+        if (len > sl && !strcmp(out + len - sl, suffixes[i])) {
+            out[len - sl] = '\0';
+            return;
+        }
+    }
+}
+
+static int diff_open(const char *path, diff_side *s) {
+    struct stat st;
+    memset(s, 0, sizeof *s);
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "xpview diff: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char dir[4096];
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(dir, sizeof dir, "%s", path);
+    } else {
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash == dir) slash[1] = '\0';
+        else if (slash) *slash = '\0';
+        else snprintf(dir, sizeof dir, ".");
+        host_of_file(path, s->host, sizeof s->host);
+    }
+    xpv_app_config cfg = {dir, 1, "", 0, 0, -1};
+    xpv_err err;
+    s->app = xpv_app_new(&cfg, &err);
+    if (!s->app) {
+        fprintf(stderr, "xpview diff: %s: %s\n", path, err.msg);
+        return -1;
+    }
+    const char *root = xpv_app_logdir(s->app);
+    const char *b = strrchr(root, '/');
+    snprintf(s->run, sizeof s->run, "%s", b && b[1] ? b + 1 : root);
+    return 0;
+}
+
+static int cmd_diff(int argc, char **argv) {
+    const char *tool = "overview_page", *host = NULL, *base_host = NULL, *format = "text";
+    const char *paths[2] = {NULL, NULL}, *v;
+    double fail_pct = 0;
+    int gate = 0;
+    long top = 0;
+    size_t np = 0;
+    for (int i = 2; i < argc; i++) {
+        if ((v = opt_value(argc, argv, &i, "--tool"))) tool = v;
+        else if ((v = opt_value(argc, argv, &i, "--host"))) host = v;
+        else if ((v = opt_value(argc, argv, &i, "--base_host"))) base_host = v;
+        else if ((v = opt_value(argc, argv, &i, "--format"))) format = v;
+        else if ((v = opt_value(argc, argv, &i, "--top")))
+            top = parse_int(v, "--top", 0, 100000000);
+        else if ((v = opt_value(argc, argv, &i, "--fail_if_slower"))) {
+            char *end;
+            errno = 0;
+            fail_pct = strtod(v, &end);
+            if (errno || end == v || *end || fail_pct != fail_pct) {
+                fprintf(stderr, "xpview diff: --fail_if_slower: not a percentage: %s\n", v);
+                return 2;
+            }
+            gate = 1;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "xpview diff: unknown option %s\n%s", argv[i], usage);
+            return 2;
+        } else if (np < 2) paths[np++] = argv[i];
+        else {
+            fprintf(stderr, "xpview diff: BASE and NEW only\n");
+            return 2;
+        }
+    }
+    if (np != 2) {
+        fprintf(stderr, "xpview diff: BASE and NEW are required\n%s", usage);
+        return 2;
+    }
+    if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "csv")) {
+        fprintf(stderr, "xpview diff: --format is text, json or csv: %s\n", format);
+        return 2;
+    }
+    diff_side sb, sn;
+    if (diff_open(paths[0], &sb) != 0) return 2;
+    if (diff_open(paths[1], &sn) != 0) {
+        xpv_app_free(sb.app);
+        return 2;
+    }
+    xpv_query q = XPV_QUERY_INIT;
+    xpv_query_add(&q, "tag", tool);
+    xpv_query_add(&q, "run", sn.run);
+    xpv_query_add(&q, "base_run", sb.run);
+    const char *nh = sn.host[0] ? sn.host : host;
+    const char *bh = sb.host[0] ? sb.host : base_host ? base_host : host;
+    xpv_query_add(&q, "host", nh ? nh : "ALL_HOSTS");
+    xpv_query_add(&q, "base_host", bh ? bh : "ALL_HOSTS");
+    xpv_compare *c = NULL;
+    xpv_err err;
+    xpv_err_clear(&err);
+    int rc = 0;
+    if (xpv_app_diff(sb.app, sn.app, &q, &c, &err) != 0) {
+        /* Name the side the error is about. */
+        const char *side = "";
+        if (err.file[0]) side = strstr(err.msg, err.file) ? "" : err.file;
+        else if (strstr(err.msg, sb.run) && !strstr(err.msg, sn.run)) side = paths[0];
+        else if (strstr(err.msg, sn.run)) side = paths[1];
+        fprintf(stderr, "xpview diff: %s%s%s\n", side, *side ? ": " : "", err.msg);
+        rc = 2;
+    } else {
+        xpv_buf b;
+        xpv_buf_init(&b);
+        if (!strcmp(format, "json")) {
+            xpv_compare_write_json(c, (size_t)top, &b);
+            xpv_buf_putc(&b, '\n');
+        } else if (!strcmp(format, "csv")) {
+            xpv_compare_write_csv(c, (size_t)top, &b);
+        } else {
+            char bl[4200], nl[4200];
+            snprintf(bl, sizeof bl, "%s%s%s", paths[0], bh ? " host " : "", bh ? bh : "");
+            snprintf(nl, sizeof nl, "%s%s%s", paths[1], nh ? " host " : "", nh ? nh : "");
+            xpv_compare_write_text(c, (size_t)(top ? top : 0), bl, nl, &b);
+        }
+        if (fwrite(b.data, 1, b.len, stdout) != b.len || fflush(stdout) != 0) {
+            fprintf(stderr, "xpview diff: write error: %s\n", strerror(errno));
+            rc = 2;
+        }
+        xpv_buf_free(&b);
+        if (!rc && gate && xpv_compare_slower(c, fail_pct)) {
+            fprintf(stderr, "xpview diff: %s: new total %.3f %s is %+.1f%% against base "
+                    "%.3f %s: slower by more than %g%%\n", c->kind->tool, c->new_total,
+                    c->kind->unit, c->delta_pct, c->base_total, c->kind->unit, fail_pct);
+            rc = 3;
+        }
+        xpv_compare_free(c);
+    }
+    xpv_query_release(&q);
+    xpv_app_free(sn.app);
+    xpv_app_free(sb.app);
+    return rc;
 }
 
 /* A plain-socket HTTP/1.0 GET (the runtime image has no curl).  Returns
@@ -685,6 +856,7 @@ int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "export")) return cmd_export(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "synth")) return cmd_synth(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "info")) return cmd_info(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "diff")) return cmd_diff(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "healthcheck")) return cmd_healthcheck(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "capture")) return cmd_capture(argc, argv);
     return cmd_serve(argc, argv);

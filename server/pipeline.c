@@ -285,6 +285,52 @@ static xpv_centry *get_derived(xpv_app *a, const reqctx *rc, const char *ids,
     return e;
 }
 
+/* The inputs of rc's tool (its hosts' profiles and its derived data, all
+ * referenced), for work on the tool's results other than rendering (the
+ * compare layer).  `holds`: whether the caller already holds cache
+ * entries.  Returns 0, or -1 with `err` (nothing held). */
+int get_tool_input(xpv_app *a, const reqctx *rc, int holds, tool_input *in, xpv_err *err) {
+    size_t n = rc->nhosts;
+    memset(in, 0, sizeof *in);
+    in->n = n;
+    in->entries = xpv_xcalloc(n ? n : 1, sizeof *in->entries);
+    in->profiles = xpv_xcalloc(n ? n : 1, sizeof *in->profiles);
+    in->names = xpv_xcalloc(n ? n : 1, sizeof *in->names);
+    for (size_t i = 0; i < n; i++) {
+        in->entries[i] = get_profile(a, rc->hosts[i], holds || i > 0, err);
+        if (!in->entries[i]) goto fail;
+        in->profiles[i] = xpv_centry_value(in->entries[i]);
+        in->names[i] = rc->hosts[i]->name;
+    }
+    in->hs.n = n;
+    in->hs.profiles = in->profiles;
+    in->hs.hostnames = in->names;
+    if (rc->tool->derived) {
+        xpv_buf ids;
+        xpv_buf_init(&ids);
+        for (size_t i = 0; i < n; i++) host_identity(&ids, rc->hosts[i]);
+        xpv_buf_putc(&ids, '\0');
+        in->dentry = get_derived(a, rc, ids.data, &in->hs, in->entries, err);
+        xpv_buf_free(&ids);
+        if (!in->dentry) goto fail;
+        in->derived = ((struct derived_val *)xpv_centry_value(in->dentry))->d;
+    }
+    return 0;
+fail:
+    tool_input_release(a, in);
+    return -1;
+}
+
+void tool_input_release(xpv_app *a, tool_input *in) {
+    if (in->dentry) xpv_cache_release(a->cache, in->dentry);
+    for (size_t i = 0; i < in->n && in->entries; i++)
+        if (in->entries[i]) xpv_cache_release(a->cache, in->entries[i]);
+    free(in->entries);
+    free(in->profiles);
+    free(in->names);
+    memset(in, 0, sizeof *in);
+}
+
 struct render_ctx {
     xpv_app *app;
     reqctx *rc;

@@ -127,6 +127,16 @@ void xpv_app_data_route(xpv_app *app, const char *route, const xpv_query *q,
 
 void xpv_response_release(xpv_response *r);
 
+/* Two runs compared in one tool (server/diff_route.c, compare/compare.h).
+ * `q`: run, host (the new side, looked up in `new_app`), base_run,
+ * base_host (default: host; looked up in `base_app`), tag (default
+ * overview_page).  Host to host or ALL_HOSTS to ALL_HOSTS.  Returns 0 with
+ * *out (free with xpv_compare_free), or -1 with `err` (err->file names a
+ * profile that could not be loaded). */
+struct xpv_compare;
+int xpv_app_diff(xpv_app *base_app, xpv_app *new_app, const xpv_query *q,
+                 struct xpv_compare **out, xpv_err *err);
+
 /* Server counters (for /statz and tests). */
 typedef struct xpv_app_stats {
     uint64_t decodes;           /* profile files loaded and decoded */

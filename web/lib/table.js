@@ -11,6 +11,7 @@
 //                maxWidth?: CSS max-width of the cells (long text is cut
 //                           with an ellipsis; the full text is the cell title),
 //                filter?: false,    // exclude from the text filter
+//                cellClass(v, row)?, // extra CSS class of a cell (colours)
 //                csv?: false}]      // exclude from CSV export
 //     rows:    [{colId: v, ...}] or [[v, ...]] (arrays follow columns order)
 //     data:    an XProf DataTable (instead of columns/rows; "f" cells are
@@ -296,6 +297,10 @@ export function createTable(parent, opts = {}) {
         const j = state.columns.indexOf(c);
         const txt = cellDisplay(c, j, row, i);
         const td = h('td', { class: c.type === 'number' ? 'num' : null, 'data-col': c.id, text: txt });
+        if (c.cellClass) {
+          const cc = c.cellClass(row[c.id], row);
+          if (cc) td.classList.add(cc);
+        }
         if (txt.length > 40) td.title = txt;
         if (c.maxWidth) td.style.maxWidth = c.maxWidth;
         tr.append(td);

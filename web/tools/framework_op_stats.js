@@ -10,6 +10,7 @@
 // filters the table), and the sortable, filterable, paginated table of ops
 // with "Export as CSV" (the rows shown, in the order shown).
 import { createTable } from '../lib/table.js';
+import { compareSection } from '../lib/compare.js';
 import { pieChart } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
 import { el } from '../lib/dom.js';
@@ -55,6 +56,7 @@ export default async function render(root, ctx) {
   const allOps = DT.toObjects(withIdle);
   const notTf = allOps.some((o) => /^(aten|autograd|c10d|nccl)::|^ProfilerStep#|^p?jit\(/.test(String(o.operation)));
   root.append(el('h2', {}, notTf ? 'Framework Op Stats' : 'TensorFlow Stats'));
+  compareSection(root, ctx);
   root.append(el('p', { class: 'xpv-muted xpv-tfstats-meta' },
     `Task type: ${DT.prop(withIdle, 'task_type', 'Unknown')} \u00b7 ` +
     `Architecture: ${DT.prop(withIdle, 'architecture_type', 'Unknown')} \u00b7 ` +

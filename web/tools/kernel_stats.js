@@ -10,6 +10,7 @@
 // table), and the full sortable, filterable, paginated table with
 // "Export as CSV" (the rows shown, in the order shown).
 import { createTable } from '../lib/table.js';
+import { compareSection } from '../lib/compare.js';
 import { pieChart } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
 import { el } from '../lib/dom.js';
@@ -33,6 +34,7 @@ export default async function render(root, ctx) {
   if (!DT.isDataTable(t)) throw new Error('unexpected kernel_stats data: want a DataTable');
   root.textContent = '';
   root.append(el('h2', {}, 'GPU Kernel Stats'));
+  compareSection(root, ctx);
   const rows = DT.toObjects(t);
   if (!rows.length) {
     root.append(el('p', { class: 'xpv-empty-state' },

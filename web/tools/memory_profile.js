@@ -14,6 +14,7 @@
 //     name; like XProf it hides allocations under 0.001 GiB unless asked).
 import { lineChart } from '../lib/chart.js';
 import { createTable } from '../lib/table.js';
+import { compareSection } from '../lib/compare.js';
 import { el } from '../lib/dom.js';
 import { formatBytes } from '../lib/format.js';
 
@@ -214,6 +215,7 @@ export default async function render(root, ctx) {
   }
   root.textContent = '';
   root.append(el('h2', null, 'Memory Profile'));
+  compareSection(root, ctx);
   const ids = data.memoryIds || [];
   if (!ids.length) {
     root.append(el('p', 'xpv-empty-state',

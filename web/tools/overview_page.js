@@ -11,6 +11,7 @@
 // Shared with input_pipeline_analyzer.js: el, richText, stepChart,
 // stepRows, diagnosticsBox, STEP_SERIES.
 import { createTable } from '../lib/table.js';
+import { compareSection } from '../lib/compare.js';
 import { barChart } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
 import { el, richText } from '../lib/dom.js';
@@ -58,6 +59,7 @@ export default async function render(root, ctx) {
   const tpuSteps = isTpuStepTable(steps);
   root.textContent = '';
   root.append(el('h2', {}, 'Overview Page'));
+  compareSection(root, ctx);
   diagnosticsBox(root, diag);
 
   // ---- performance summary ----
