@@ -15,7 +15,7 @@
  *                       peak, in bytes
  *
  * A DataTable tool needs only an entry with xpv_cmp_extract_datatable and
- * its column ids (hlo_stats, when it exists: program + op).
+ * its column ids (hlo_stats: program + op).
  */
 #include <jansson.h>
 #include <math.h>
@@ -322,10 +322,9 @@ static const xpv_compare_kind kinds[] = {
     {"framework_op_stats", "us", "total self time without IDLE (us)",
      {"host_or_device", "type"}, {"total_self_time", "occurrences", "total_time"},
      extract_op_stats, 0, NULL, 0},
-    /* hlo_stats (program + op) and op_profile: add here when the tools
-     * exist, e.g. {"hlo_stats", "us", "total self time without IDLE (us)",
-     * {"program_id", "category"}, {"total_self_time", "occurrences"},
-     * xpv_cmp_extract_datatable, -1, "hlo_op_name", 1}. */
+    {"hlo_stats", "us", "total self time without IDLE (us)",
+     {"program_id", "category"}, {"total_self_time", "occurrences"},
+     xpv_cmp_extract_datatable, -1, "hlo_op_name", 1},
 };
 
 static const xpv_compare_kind *kind_list[sizeof kinds / sizeof kinds[0] + 1];

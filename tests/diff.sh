@@ -155,7 +155,7 @@ check "diff bad top: 400" [ "$STATUS" = 400 ]
 
 # ---- HTTP: real runs -------------------------------------------------------
 if [ $have_real = 1 ]; then
-    for t in framework_op_stats kernel_stats; do
+    for t in framework_op_stats kernel_stats hlo_stats; do
         fetch "$P/diff?run=gemm2x&base_run=gemm&tag=$t"
         check "diff $t gemm x2 vs gemm: total +100%, no row added/removed" json "
 assert abs(s['delta_pct'] - 100) < 0.5, s
