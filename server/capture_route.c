@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <strings.h>
 
 #include "arena.h"
@@ -35,6 +36,11 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static cjob *jobs[MAX_JOBS];
 static uint64_t next_id = 1;
 static int enabled;
+/* A random token the dashboard reads from capture_token: a page of another
+ * origin can make the browser send a GET here but cannot read the token
+ * (no CORS), so it cannot start a capture (cross-site request forgery). */
+static char token[33];
+static pthread_once_t token_once = PTHREAD_ONCE_INIT;
 static char why_off[512] = "Capture Profile is not enabled on this server";
 static char *allow_list;
 
@@ -46,6 +52,20 @@ void xpv_capture_route_configure(int on, const char *why, const char *allow) {
     allow_list = allow && *allow ? strdup(allow) : NULL;
     pthread_mutex_unlock(&mu);
 }
+
+static void make_token(void) {
+    unsigned char raw[16] = {0};
+    FILE *f = fopen("/dev/urandom", "rb");
+    size_t n = f ? fread(raw, 1, sizeof raw, f) : 0;
+    if (f) fclose(f);
+    if (n != sizeof raw) {   /* no urandom: time and address bits, weaker */
+        uint64_t x = (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)&raw ^ 0x9E3779B97F4A7C15ull;
+        for (size_t i = 0; i < sizeof raw; i++, x = x * 6364136223846793005ull + 1)
+            raw[i] = (unsigned char)(x >> 56);
+    }
+    for (size_t i = 0; i < sizeof raw; i++) snprintf(token + 2 * i, 3, "%02x", raw[i]);
+}
+
 
 int xpv_capture_route_is_loopback(const char *h) {
     if (!h) return 0;
@@ -64,6 +84,19 @@ static void take(xpv_response *r, int status, xpv_buf *b) {
     r->len = len;
     r->status = status;
     r->content_type = "application/json";
+    r->cache_control = "no-store";
+}
+
+void xpv_capture_token_route(xpv_app *a, const xpv_query *q, const char *inm,
+                             xpv_response *r) {
+    (void)a;
+    (void)q;
+    (void)inm;
+    pthread_once(&token_once, make_token);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_buf_printf(&b, "{\"token\":\"%s\"}", token);
+    take(r, 200, &b);
     r->cache_control = "no-store";
 }
 
@@ -209,6 +242,14 @@ void xpv_capture_route(xpv_app *a, const xpv_query *q, const char *inm, xpv_resp
     pthread_mutex_unlock(&mu);
     if (!on) {
         answer_error(r, 403, why);
+        return;
+    }
+    pthread_once(&token_once, make_token);
+    const char *tk = xpv_query_get(q, "token");
+    if (!tk || strcmp(tk, token)) {
+        answer_error(r, 403, "capture_profile needs token=<the value of capture_token> "
+                     "(the dashboard sends it; it keeps other web sites from starting "
+                     "captures through your browser)");
         return;
     }
 

@@ -35,4 +35,9 @@ int xpv_capture_route_is_loopback(const char *host);
 /* The route, in routes.c's data-route table. */
 void xpv_capture_route(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r);
 
+/* GET capture_token: {"token": T}, the per-process value capture_profile
+ * requires as token=T (against cross-site request forgery). */
+void xpv_capture_token_route(xpv_app *a, const xpv_query *q, const char *inm,
+                             xpv_response *r);
+
 #endif

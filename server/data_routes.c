@@ -317,6 +317,7 @@ static const struct {
     {"profile_info", route_profile_info},
     {"version", route_version},
     {"capture_profile", xpv_capture_route},
+    {"capture_token", xpv_capture_token_route},
     {"diff", route_diff},            /* diff_route.c */
     {"diff_csv", route_diff_csv},
 };

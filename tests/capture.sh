@@ -210,7 +210,20 @@ start() {
 }
 jget() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); v=($2); print(v)" "$1"; }
 # get URL -> STATUS, body in $tmp/body
-get() { STATUS=$(curl -s -o "$tmp/body" -w '%{http_code}' "$1"); }
+# (a capture_profile start gets the server's capture_token, as the
+# dashboard does; raw_get sends the URL as it is)
+raw_get() { STATUS=$(curl -s -o "$tmp/body" -w '%{http_code}' "$1"); }
+get() {
+    local u=$1
+    case "$u" in
+        */capture_profile\?*capture_id=*) ;;
+        */capture_profile\?*)
+            local tk
+            tk=$(curl -s "${u%%/capture_profile*}/capture_token" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['token'])")
+            u="${u%%capture_profile\?*}capture_profile?token=$tk&${u#*capture_profile\?}" ;;
+    esac
+    raw_get "$u"
+}
 # poll BASE ID -> body of the finished job in $tmp/body
 poll() {
     for _ in $(seq 1 300); do
@@ -260,6 +273,13 @@ poll "$BASE_lo" "$(jget "$tmp/body" "d['capture_id']")"
 check "route: closed port -> error, no run" [ "$(jget "$tmp/body" "d['run'], 'Connection refused' in d['error']")" = "('', True)" ]
 get "$BASE_lo/capture_profile?duration=100"
 check "route: no service_addr -> 400" [ "$STATUS" = 400 ]
+# Cross-site request forgery: without the per-process token (which another
+# origin cannot read) nothing starts.
+raw_get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$XS&duration=100"
+check "route: no token -> 403" [ "$STATUS" = 403 ]
+check "route: 403 names capture_token" grep -q "capture_token" "$tmp/body"
+raw_get "$BASE_lo/capture_profile?token=0123&service_addr=127.0.0.1:$XS&duration=100"
+check "route: wrong token -> 403" [ "$STATUS" = 403 ]
 get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$XS&duration=12x"
 check "route: bad duration -> 400" [ "$STATUS" = 400 ]
 get "$BASE_lo/capture_profile?capture_id=999999"

@@ -214,8 +214,30 @@ static void test_capture__failures(void **state) {
 
 /* ---- the route's refusals (no job starts) ----------------------------------- */
 
+/* GET `uri`; a capture_profile start carries the server's capture_token
+ * (as the dashboard sends it) unless `raw`. */
+static void route_tok(xpv_app *app, const char *uri, xpv_response *r, int raw) {
+    const char *q = strstr(uri, "capture_profile?");
+    if (raw || !q || strstr(uri, "capture_id=")) {
+        xpv_app_route(app, "GET", uri, NULL, r);
+        return;
+    }
+    xpv_response t;
+    xpv_app_route(app, "GET", "/data/plugin/profile/capture_token", NULL, &t);
+    assert_int_equal(t.status, 200);
+    const char *v = strstr(t.body, "\"token\":\"");
+    assert_non_null(v);
+    char tok[64] = "";
+    sscanf(v + 9, "%63[0-9a-f]", tok);
+    xpv_response_release(&t);
+    char full[1024];
+    size_t at = (size_t)(q - uri) + strlen("capture_profile?");
+    snprintf(full, sizeof full, "%.*stoken=%s&%s", (int)at, uri, tok, uri + at);
+    xpv_app_route(app, "GET", full, NULL, r);
+}
+
 static void route(xpv_app *app, const char *uri, xpv_response *r) {
-    xpv_app_route(app, "GET", uri, NULL, r);
+    route_tok(app, uri, r, 0);
 }
 
 static void test_capture__route_refusals(void **state) {
@@ -241,6 +263,14 @@ static void test_capture__route_refusals(void **state) {
     route(app, start, &r);
     assert_int_equal(r.status, 403);
     assert_non_null(strstr(r.body, "127.0.0.1:1: not an allowed capture target"));
+    xpv_response_release(&r);
+    /* no or a wrong token: refused before anything else */
+    route_tok(app, start, &r, 1);
+    assert_int_equal(r.status, 403);
+    assert_non_null(strstr(r.body, "capture_token"));
+    xpv_response_release(&r);
+    route_tok(app, "/data/plugin/profile/capture_profile?token=00&service_addr=a:1", &r, 1);
+    assert_int_equal(r.status, 403);
     xpv_response_release(&r);
     route(app, "/data/plugin/profile/capture_profile?duration=10", &r);
     assert_int_equal(r.status, 400);

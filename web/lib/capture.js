@@ -134,7 +134,8 @@ export function openCaptureDialog({ onDone } = {}) {
     bar.removeAttribute('value');
     setStatus(`Starting a capture from ${params.service_addr}\u2026`);
     try {
-      let job = await getJson('capture_profile', params);
+      const { token } = await getJson('capture_token', {});
+      let job = await getJson('capture_profile', Object.assign({ token }, params));
       const id = job.capture_id;
       while (job.running) {
         const exp = Math.max(1, Number(job.expected_ms) || 1);
