@@ -377,6 +377,16 @@ assert c['X'] == $want_x and c['C'] <= $want_c, (dict(c), $want_x, $want_c)"
         json "import collections; ev = d['traceEvents']; c = collections.Counter(e.get('ph') for e in ev); \
 pids = {e['pid'] // 1000 for e in ev if e.get('ph') == 'X'}; \
 assert c['X'] == $sum_x and pids == {1, 2}, (dict(c), pids)"
+    # Substring search over names and args (issue: "Philox" found nothing
+    # with the prefix search): at least every event whose name holds it.
+    h1=34.83.195.179_6003
+    fetch "$P/data?run=gpu&tag=trace_viewer&host=$h1"
+    names=$(json "print(sum(1 for e in d['traceEvents'] if e.get('ph') == 'X' and 'philox' in e.get('name', '').lower()))")
+    fetch "$P/data?run=gpu&tag=trace_viewer@&host=$h1&search=PHILOX&search_limit=5"
+    check "search=PHILOX: >= $names matches (names holding it, any case), 5 returned" json "
+assert $names > 0 and d['totalMatches'] >= $names and len([e for e in d['traceEvents'] if e.get('ph') == 'X']) == 5, d['totalMatches']"
+    fetch "$P/data?run=gpu&tag=trace_viewer@&host=$h1&search_prefix=philox"
+    check "search_prefix=philox: still a prefix (no name starts with it)" json "assert d['totalMatches'] == 0, d['totalMatches']"
 fi
 
 # ---- what users point --logdir at -----------------------------------------

@@ -17,6 +17,7 @@
 
 #include "capture.h"
 #include "capture_route.h"
+#include "loader.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -305,6 +306,33 @@ static void test_capture__route_refusals(void **state) {
     free(root);
 }
 
+/* What xpview capture wrote from a real jax.profiler.start_server on an
+ * H100 (tests/data/device/README.md): it loads, and holds the JAX job's
+ * timeline: 1,440 kernels on the GPU stream, the host threads, the HLO
+ * protos of its 15 programs. */
+static void test_capture__real_jax_capture(void **state) {
+    (void)state;
+    const char *src = getenv("XPV_SRC");
+    if (!src) skip();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/data/device/jax_gpu_xpview_capture.xplane.pb.gz", src);
+    xpv_err err;
+    xpv_profile *p = xpv_load_profile(path, NULL, NULL, &err);
+    if (!p) print_message("%s\n", err.msg);
+    assert_non_null(p);
+    const xpv_plane *gpu = xpv_find_plane(p, "/device:GPU:0");
+    assert_non_null(gpu);
+    uint64_t kernels = 0;
+    for (uint32_t i = 0; i < gpu->nlines; i++) kernels += gpu->lines[i].nevents;
+    assert_int_equal(kernels, 1440);
+    const xpv_plane *meta = xpv_find_plane(p, "/host:metadata");
+    assert_non_null(meta);
+    assert_int_equal(meta->nevent_meta >= 15, 1);
+    assert_non_null(xpv_find_plane(p, "/host:CPU"));
+    assert_int_equal(p->nevents, 6644);
+    xpv_profile_free(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_capture__targets),
@@ -312,6 +340,7 @@ int main(void) {
         cmocka_unit_test(test_capture__run_dir),
         cmocka_unit_test(test_capture__failures),
         cmocka_unit_test(test_capture__route_refusals),
+        cmocka_unit_test(test_capture__real_jax_capture),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

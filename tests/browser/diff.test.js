@@ -36,7 +36,7 @@ async function serverDiff(page, q) {
 test('compare: two real JAX runs on framework op stats and kernel stats', async (t) => {
   if (!t.realBase) t.skip('XPV_REAL_URL not set (no ../shared/testdata/real)');
   const page = await t.open(t.realBase + '#run=' + encodeURIComponent(NEW) + '&tool=framework_op_stats');
-  await t.waitText(page, '#xpv-page h2', /TensorFlow Stats/);
+  await t.waitText(page, '#xpv-page h2', /TensorFlow Stats|Framework Op Stats/);
   await t.waitIdle(page);
   const runs = (await t.selectOptions(page, '#xpv-compare-run')).map((o) => o.value);
   t.ok(runs.includes(BASE), 'the baseline run is offered');
