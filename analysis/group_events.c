@@ -805,7 +805,9 @@ static void tf_loops(builder *b, scan_out *o, vec *edges, vec *loop_roots) {
                 size_t c = a;
                 while (c < j && X[c].iter == X[a].iter) c++;
                 *(exec_rec *)vec_push(&firsts) = X[a]; /* earliest of the iteration */
-                for (size_t d = a + 1; d < c; d++) add_edge(b, edges, X[a].node, X[d].node);
+                /* (pointer loop: gcc -O3 misjudged an indexed one as overflowing) */
+                for (const exec_rec *q = X + a + 1, *qe = X + c; q < qe; q++)
+                    add_edge(b, edges, X[a].node, q->node);
                 a = c;
             }
         }

@@ -436,7 +436,7 @@ static void *capture_one(void *arg) {
         }
     }
     free(fbuf);
-    if (!t->ok) snprintf(t->err, sizeof t->err, "%s: %s", t->addr, why);
+    if (!t->ok) snprintf(t->err, sizeof t->err, "%.299s: %.880s", t->addr, why);
     return NULL;
 }
 
