@@ -333,7 +333,7 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, xpv_dl_pl
     sline *sl = xpv_xcalloc(pl->nlines ? pl->nlines : 1, sizeof *sl);
     for (uint32_t li = 0; li < pl->nlines; li++)
         sl[li] = (sline){str_has(pl->lines[li].name, "Compute"), pl->lines[li].nevents, li};
-    qsort(sl, pl->nlines, sizeof *sl, cmp_sline);
+    if (pl->nlines) qsort(sl, pl->nlines, sizeof *sl, cmp_sline);
 
     size_t nall = (size_t)pl->nlines * XPV_DL_PER_STREAM;
     dline *lines = xpv_xcalloc(nall ? nall : 1, sizeof *lines);
@@ -354,7 +354,7 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, xpv_dl_pl
         }
         for (uint32_t i = 0; i < ln->nevents; i++)
             o[i] = (ord){ln->events[i].start_ps, -ln->events[i].dur_ps, i};
-        qsort(o, ln->nevents, sizeof *o, cmp_ord);
+        if (ln->nevents) qsort(o, ln->nevents, sizeof *o, cmp_ord);
         for (uint32_t j = 0; j < ln->nevents; j++) {
             const xpv_event *e = &ln->events[o[j].i];
             xpv_stat st[S_N];
@@ -454,7 +454,7 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, xpv_dl_pl
         sp->id = pl->id;
         sp->name = pl->name;
         sp->event_meta = xpv_arena_calloc(arena, c->tab.n, sizeof *sp->event_meta);
-        memcpy(sp->event_meta, c->tab.m, c->tab.n * sizeof *sp->event_meta);
+        if (c->tab.n) memcpy(sp->event_meta, c->tab.m, c->tab.n * sizeof *sp->event_meta);
         sp->nevent_meta = c->tab.n;
         sp->stat_meta = xpv_arena_calloc(arena, 1, sizeof *sp->stat_meta);
         sp->nstat_meta = 1;
@@ -484,7 +484,7 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, xpv_dl_pl
                 ln->display_name = ln->name;
                 ln->timestamp_ns = src->timestamp_ns;
                 ln->events = xpv_arena_alloc(arena, d->n * sizeof *ln->events);
-                memcpy(ln->events, d->ev, d->n * sizeof *ln->events);
+                if (d->n) memcpy(ln->events, d->ev, d->n * sizeof *ln->events);
                 ln->nevents = (uint32_t)d->n;
                 sp->nevents += d->n;
             }
@@ -520,7 +520,7 @@ xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p) {
                 continue;
             c.edges[c.nedges++] = (scope_edge){tree->stat_meta[st->meta].id, v};
         }
-        qsort(c.edges, c.nedges, sizeof *c.edges, cmp_edge);
+        if (c.nedges) qsort(c.edges, c.nedges, sizeof *c.edges, cmp_edge);
     }
     for (uint32_t pi = 0; pi < p->nplanes; pi++) {
         const xpv_plane *pl = &p->planes[pi];

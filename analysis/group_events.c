@@ -535,7 +535,7 @@ static void visit_order(line_ref *lr, const xpv_line *ln, ord_rec **ord, size_t 
         o[i].neg_dur = -ln->events[i].dur_ps;
         o[i].idx = i;
     }
-    qsort(o, ne, sizeof *o, cmp_ord);
+    if (ne) qsort(o, ne, sizeof *o, cmp_ord);
     lr->ev = xpv_xmalloc(ne * sizeof *lr->ev);
     lr->pos = xpv_xmalloc(ne * sizeof *lr->pos);
     for (uint32_t j = 0; j < ne; j++) {
@@ -791,7 +791,7 @@ static void tf_loops(builder *b, scan_out *o, vec *edges, vec *loop_roots) {
         if (i64map_get(&o->tfdata_ids, X[i].step_id, &v)) continue;
         X[w++] = X[i];
     }
-    qsort(X, w, sizeof *X, cmp_exec);
+    if (w) qsort(X, w, sizeof *X, cmp_exec);
     vec firsts = {0, 0, 0, sizeof(exec_rec)};
     for (size_t i = 0; i < w;) {
         size_t j = i;
@@ -924,9 +924,10 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
         qsort(b->out_e, b->nedges, sizeof *b->out_e, cmp_edge_from);
         qsort(b->in_e, b->nedges, sizeof *b->in_e, cmp_edge_to);
     }
-    qsort(b->iters.p, b->iters.n, sizeof(node_val), cmp_node_val);
-    qsort(b->steps.p, b->steps.n, sizeof(node_val), cmp_node_val);
-    qsort(b->gtypes.p, b->gtypes.n, sizeof(node_val), cmp_node_val);
+    /* (empty vectors hold NULL: qsort must not see it) */
+    if (b->iters.n) qsort(b->iters.p, b->iters.n, sizeof(node_val), cmp_node_val);
+    if (b->steps.n) qsort(b->steps.p, b->steps.n, sizeof(node_val), cmp_node_val);
+    if (b->gtypes.n) qsort(b->gtypes.p, b->gtypes.n, sizeof(node_val), cmp_node_val);
 
     /* Groups. */
     vec work = {0, 0, 0, sizeof(uint32_t)};
@@ -958,7 +959,7 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
             R[nr++] = R[i];
         }
         for (size_t i = 0; i < nr; i++) i64map_put(&level_of, R[i].node, (uint32_t)R[i].level);
-        qsort(R, nr, sizeof *R, cmp_root);
+        if (nr) qsort(R, nr, sizeof *R, cmp_root);
         for (size_t i = 0; i < nr; i++) {
             if (b->group[R[i].node] >= 0) continue;
             if (ancestor_with_level(b, &level_of, R[i].node, R[i].level)) continue;
@@ -1020,7 +1021,7 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
             tmp = xpv_xrealloc(tmp, tmp_cap * sizeof *tmp);
         }
         int32_t *seg = g->gid + lr->base;
-        memcpy(tmp, seg, ne * sizeof *tmp);
+        if (ne) memcpy(tmp, seg, ne * sizeof *tmp);
         for (uint32_t i = 0; i < ne; i++) seg[i] = tmp[lr->pos[i]];
     }
     free(tmp);

@@ -77,7 +77,7 @@ static int cmp_rows(const void *x, const void *y) {
 /* Sort a side by key and sum rows with equal keys. */
 static void coalesce(xpv_cmp_side *s) {
     if (!s->n) return;
-    qsort(s->rows, s->n, sizeof *s->rows, cmp_rows);
+    if (s->n) qsort(s->rows, s->n, sizeof *s->rows, cmp_rows);
     size_t k = 0;
     for (size_t i = 1; i < s->n; i++) {
         if (!cmp_key(&s->rows[k], &s->rows[i])) {
