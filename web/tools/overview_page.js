@@ -100,6 +100,7 @@ export default async function render(root, ctx) {
     ['MXU utilization', 'mxu_utilization_percent'],
     ['FLOP rate (of roofline)', 'flop_rate_utilization_relative_to_roofline'],
     ['Memory bandwidth (of limit)', 'memory_bw_utilization_relative_to_hw_limit'],
+    ['HBM utilization', 'hbm_utilization_percent'],
     ['Device idle', 'device_idle_time_percent'], ['Host idle', 'host_idle_time_percent']]) {
     const v = p(analysis, key, null);
     if (v !== null && v !== '' && (tpuSteps || Number.parseFloat(v) > 0)) {
