@@ -124,5 +124,7 @@ void legacy_run_tools(xpv_app *a, const reqctx *rc, const char *inm, xpv_respons
 int legacy_hosts(xpv_app *a, const xpv_query *q, xpv_response *r);
 int legacy_data(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r, int csv);
 void legacy_profile_info(const reqctx *rc, xpv_response *r);
+/* Whether a Chrome-trace run's run_tools lists canonical tool `name`. */
+int legacy_trace_run_offers(xpv_app *a, const reqctx *rc, const char *name);
 
 #endif

@@ -140,6 +140,15 @@ static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
         reqctx_release(&rc);
         return;
     }
+    /* A Chrome-trace run (PyTorch) answers only the tools its run_tools
+     * lists; the others are 404, not an empty page. */
+    if (rc.run->nhosts && rc.run->hosts[0].kind && !is_trace_tool(rc.tool) &&
+        !legacy_trace_run_offers(a, &rc, rc.tool->name)) {
+        resp_errorf(r, 404, "run %.200s has no %s (see run_tools for what it offers)",
+                    rc.run->name, rc.tool->name);
+        reqctx_release(&rc);
+        return;
+    }
     if (csv && !(rc.tool->flags & XPV_TOOL_TABLE)) {   /* before any work */
         resp_errorf(r, 400, "%s has no tables: data_csv serves table tools only",
                     rc.tool->name);

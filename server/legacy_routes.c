@@ -46,6 +46,29 @@ void legacy_run_tools(xpv_app *a, const reqctx *rc, const char *inm,
     resp_take_buf(r, &b);
 }
 
+/* Whether a Chrome-trace run (PyTorch, TF 2.2 trace.json.gz) offers the
+ * canonical tool `name`: the same list run_tools answers for it. */
+int legacy_trace_run_offers(xpv_app *a, const reqctx *rc, const char *name) {
+    const xpv_run *run = rc->run;
+    xpv_centry *e = NULL;
+    xpv_err err;
+    xpv_err_clear(&err);
+    if (run->nhosts) e = get_tool_list(a, &run->hosts[0], &err);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_legacy_tool_list(run, a->tools, e ? (const char *)xpv_centry_value(e) : NULL, &b);
+    if (e) xpv_cache_release(a->cache, e);
+    xpv_buf q;
+    xpv_buf_init(&q);
+    xpv_buf_json_cstr(&q, name);
+    xpv_buf_putc(&q, '\0');
+    xpv_buf_putc(&b, '\0');
+    int found = strstr(b.data, q.data) != NULL;
+    xpv_buf_free(&q);
+    xpv_buf_free(&b);
+    return found;
+}
+
 /* hosts?tag=T for a tool served from per-tool files.  Returns 1 when it
  * answered. */
 int legacy_hosts(xpv_app *a, const xpv_query *q, xpv_response *r) {

@@ -201,6 +201,20 @@ static void check_tools(xpv_app *a, const char *run, int op_stats, int kernel_st
     assert_false(has(b, "overview_page"));
     assert_false(has(b, "input_pipeline_analyzer"));
     free(b);
+    /* What is not offered answers 404, not an empty page. */
+    snprintf(uri, sizeof uri, "/data/plugin/profile/data?run=%s&tag=overview_page&host=worker0",
+             run);
+    b = get(a, uri, &st);
+    assert_int_equal(st, 404);
+    assert_non_null(strstr(b, "run_tools"));
+    free(b);
+    if (!kernel_stats) {
+        snprintf(uri, sizeof uri, "/data/plugin/profile/data?run=%s&tag=kernel_stats&host=worker0",
+                 run);
+        b = get(a, uri, &st);
+        assert_int_equal(st, 404);
+        free(b);
+    }
     if (op_stats) {
         /* What is offered has rows. */
         snprintf(uri, sizeof uri, "/data/plugin/profile/data?run=%s&tag=framework_op_stats"
