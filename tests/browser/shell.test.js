@@ -337,6 +337,7 @@ test('shell: dark theme follows the system, the toggle overrides it', async (t) 
   const bg = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
   const light = await bg();
   await page.emulateMedia({ colorScheme: 'dark' });
+  await page.waitForFunction(() => document.documentElement.dataset.theme === 'dark', null, { timeout: 5000 });
   const dark = await bg();
   t.ok(light !== dark, `prefers-color-scheme: dark changes the page (${light} -> ${dark})`);
   const lum = (c) => c.match(/\d+/g).slice(0, 3).reduce((a, v) => a + Number(v), 0);

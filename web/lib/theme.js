@@ -23,10 +23,18 @@ export function setThemeMode(mode) {
   window.dispatchEvent(new Event('xpv-theme'));
 }
 
+// data-theme is always set (dark or light), so style.css needs one dark
+// rule; in auto mode it follows the system.
 export function applyTheme() {
-  const m = themeMode();
-  if (m === 'auto') delete document.documentElement.dataset.theme;
-  else document.documentElement.dataset.theme = m;
+  document.documentElement.dataset.theme = isDark() ? 'dark' : 'light';
+}
+
+if (media) {
+  media.addEventListener('change', () => {
+    if (themeMode() !== 'auto') return;
+    applyTheme();
+    window.dispatchEvent(new Event('xpv-theme'));
+  });
 }
 
 export function isDark() {
@@ -53,7 +61,6 @@ export function palette() {
 // Calls fn whenever the theme changes (toggle or system); stops on `signal`.
 export function onThemeChange(fn, signal) {
   window.addEventListener('xpv-theme', fn, { signal });
-  if (media) media.addEventListener('change', fn, { signal });
 }
 
 export default { themeMode, setThemeMode, applyTheme, isDark, nextMode, palette, onThemeChange };

@@ -31,7 +31,7 @@ function card(parent, title, value, sub, cls) {
 }
 
 const KNOWN_TOOLS = ['input_pipeline_analyzer', 'trace_viewer', 'framework_op_stats',
-  'kernel_stats', 'memory_profile'];
+  'kernel_stats', 'memory_profile', 'op_profile', 'hlo_stats'];
 
 // A tip "tool_name (explanation)": the tool name becomes a link to that page.
 function tipItem(ctx, link) {
