@@ -66,6 +66,13 @@ void xpv_arena_init(xpv_arena *a, size_t chunk_size) {
 }
 
 void *xpv_arena_alloc(xpv_arena *a, size_t n) {
+    void *p = xpv_arena_try_alloc(a, n);
+    if (!p) oom(n);
+    return p;
+}
+
+void *xpv_arena_try_alloc(xpv_arena *a, size_t n) {
+    if (n > SIZE_MAX - 15 - sizeof(xpv_arena_chunk)) return NULL;
     n = (n + 15) & ~(size_t)15;
     xpv_arena_chunk *c = a->head;
     if (!c || c->cap - c->used < n) {
@@ -73,7 +80,7 @@ void *xpv_arena_alloc(xpv_arena *a, size_t n) {
          * in use is not abandoned half full. */
         size_t cap = n > a->chunk_size / 4 ? n : a->chunk_size;
         xpv_arena_chunk *nc = malloc(sizeof(*nc) + cap);
-        if (!nc) oom(cap);
+        if (!nc) return NULL;
         nc->cap = cap;
         nc->used = 0;
         a->total += sizeof(*nc) + cap;

@@ -1,8 +1,10 @@
 /*
  * arena.h - bump allocator.  Everything a profile (or a converter's derived
  * data) allocates comes from one arena and is released in one call.
- * Allocation failure aborts the process (like Redis' zmalloc): the server
- * bounds memory before decoding, by the configured size caps.
+ * Allocation failure aborts the process (like Redis' zmalloc), except in
+ * xpv_arena_try_alloc(): the decoder, whose sizes come from the file,
+ * checks them against its memory budget first and fails the file (not the
+ * server) when memory still runs out.
  */
 #ifndef XPV_ARENA_H
 #define XPV_ARENA_H
@@ -23,6 +25,9 @@ typedef struct xpv_arena {
 void xpv_arena_init(xpv_arena *a, size_t chunk_size);
 /* Uninitialised memory, aligned to 16 bytes. */
 void *xpv_arena_alloc(xpv_arena *a, size_t n);
+/* xpv_arena_alloc() that returns NULL instead of aborting when memory
+ * runs out (allocations sized by untrusted input: the decoder). */
+void *xpv_arena_try_alloc(xpv_arena *a, size_t n);
 /* Zeroed memory. */
 void *xpv_arena_calloc(xpv_arena *a, size_t count, size_t size);
 /* Copy `n` bytes and append a NUL. */

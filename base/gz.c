@@ -3,6 +3,14 @@
  * (ingest/chrome_trace.c, which inflates from a file descriptor chunk by
  * chunk): compressing responses, inflating whole files within a cap, and
  * inflating small gzip-compressed strings of the model.
+ *
+ * Inflating a file is bounded twice: by a byte cap (the caller passes the
+ * smaller of --max_file_size and what the memory budget admits), and by
+ * the compression ratio: past XPV_GZ_RATIO_FLOOR inflated bytes, more than
+ * XPV_GZ_MAX_RATIO:1 is refused at once (a 6 MB gzip of 6 GB of zeros is
+ * refused after 64 MiB, not after the cap).  Output is produced in 8 MiB
+ * steps so both checks run often, and allocation failures fail the file
+ * (503), never the process.
  */
 #include "gz.h"
 
@@ -55,22 +63,40 @@ unsigned char *xpv_gzip(const void *data, size_t len, int level, size_t *out_len
     return out;
 }
 
-void *xpv_gunzip(const void *data, size_t len, uint64_t cap, size_t *out_len,
-                 xpv_err *err) {
+/* Room for the next inflate() call: at most XPV_GZ_STEP bytes, so the
+ * ratio and cap checks run every few MiB whatever the buffer's size. */
+#define XPV_GZ_STEP (8u << 20)
+
+static uInt out_room(size_t cap, size_t used) {
+    size_t room = cap - used;
+    return (uInt)(room > XPV_GZ_STEP ? XPV_GZ_STEP : room);
+}
+
+void *xpv_gunzip_limited(const void *data, size_t len, uint64_t cap, const char *cap_name,
+                         size_t *out_len, xpv_err *err) {
     z_stream z;
     memset(&z, 0, sizeof z);
+    if (!cap_name) cap_name = "limit";
     if (inflateInit2(&z, MAX_WBITS + 32) != Z_OK) {
         xpv_err_set(err, 500, "inflateInit2 failed");
         return NULL;
     }
     size_t ocap = len < (64u << 20) ? len * 4 + 4096 : len * 2;
     if (ocap > cap + 1) ocap = (size_t)cap + 1;
-    unsigned char *out = xpv_xmalloc(ocap + 1);   /* + the NUL after the data */
+    /* + the NUL after the data.  Allocation failures fail this file only:
+     * the buffer is sized by the input, so it must never abort the server. */
+    unsigned char *out = malloc(ocap + 1);
+    if (!out) {
+        inflateEnd(&z);
+        xpv_err_set(err, 503, "out of memory: cannot allocate %zu bytes to inflate; "
+                    "retry later", ocap + 1);
+        return NULL;
+    }
     const unsigned char *in = data;
     size_t left = len;
-    int rc = Z_OK;
+    int rc = Z_OK, bomb = 0;
     z.next_out = out;
-    z.avail_out = (uInt)(ocap > UINT32_MAX ? UINT32_MAX : ocap);
+    z.avail_out = out_room(ocap, 0);
     for (;;) {
         if (z.avail_in == 0 && left) {
             size_t chunk = left > (1u << 30) ? (1u << 30) : left;
@@ -79,15 +105,32 @@ void *xpv_gunzip(const void *data, size_t len, uint64_t cap, size_t *out_len,
             in += chunk;
             left -= chunk;
         }
+        size_t used = (size_t)(z.next_out - out);
+        /* A ratio no real profile has: refuse now instead of inflating
+         * (and holding) gigabytes of one repeated byte pattern. */
+        uint64_t consumed = (uint64_t)(len - left - z.avail_in);
+        if (used > XPV_GZ_RATIO_FLOOR && used / XPV_GZ_MAX_RATIO > consumed) {
+            bomb = 1;
+            break;
+        }
         if (z.avail_out == 0) {
-            size_t used = (size_t)(z.next_out - out);
             if (used > cap) break;  /* over the cap: reported below */
-            size_t ncap = ocap * 2;
-            if (ncap > cap + 1) ncap = (size_t)cap + 1;
-            out = xpv_xrealloc(out, ncap + 1);
-            ocap = ncap;
-            z.next_out = out + used;
-            z.avail_out = (uInt)((ocap - used) > UINT32_MAX ? UINT32_MAX : ocap - used);
+            if (used == ocap) {
+                size_t ncap = ocap * 2;
+                if (ncap > cap + 1) ncap = (size_t)cap + 1;
+                unsigned char *grown = realloc(out, ncap + 1);
+                if (!grown) {
+                    free(out);
+                    inflateEnd(&z);
+                    xpv_err_set(err, 503, "out of memory: cannot grow the inflate buffer "
+                                "to %zu bytes; retry later", ncap + 1);
+                    return NULL;
+                }
+                out = grown;
+                ocap = ncap;
+                z.next_out = out + used;
+            }
+            z.avail_out = out_room(ocap, used);
         }
         rc = inflate(&z, Z_NO_FLUSH);
         if (rc == Z_STREAM_END) {
@@ -103,11 +146,20 @@ void *xpv_gunzip(const void *data, size_t len, uint64_t cap, size_t *out_len,
     size_t total = (size_t)(z.next_out - out);
     uint64_t consumed = (uint64_t)(len - left - z.avail_in);
     inflateEnd(&z);
+    if (bomb) {
+        free(out);
+        err->offset = (int64_t)consumed;
+        xpv_err_set(err, 413, "gzip bomb: %llu compressed bytes inflate to over %llu MiB "
+                    "(more than %u:1; no real profile compresses that well)",
+                    (unsigned long long)consumed, (unsigned long long)(total >> 20),
+                    (unsigned)XPV_GZ_MAX_RATIO);
+        return NULL;
+    }
     if (total > cap) {
         free(out);
         err->offset = (int64_t)consumed;
-        xpv_err_set(err, 413, "gzip data inflates beyond the %llu-byte limit",
-                    (unsigned long long)cap);
+        xpv_err_set(err, 413, "gzip data inflates beyond the %llu-byte %s",
+                    (unsigned long long)cap, cap_name);
         return NULL;
     }
     if (rc != Z_STREAM_END) {
@@ -125,6 +177,11 @@ void *xpv_gunzip(const void *data, size_t len, uint64_t cap, size_t *out_len,
     out[total] = 0;
     *out_len = total;
     return out;
+}
+
+void *xpv_gunzip(const void *data, size_t len, uint64_t cap, size_t *out_len,
+                 xpv_err *err) {
+    return xpv_gunzip_limited(data, len, cap, NULL, out_len, err);
 }
 
 long xpv_gunzip_into(const void *data, size_t len, void *out, size_t cap) {

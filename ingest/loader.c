@@ -214,7 +214,7 @@ static unsigned char *load_trace_json(int fd, const struct stat *st0, const char
 
 xpv_profile *xpv_load_profile(const char *path, const char *display,
                               const xpv_load_limits *lim, xpv_err *err) {
-    xpv_load_limits def = {XPV_DEFAULT_MAX_FILE, XPV_DEFAULT_MAX_FILE, NULL};
+    xpv_load_limits def = {XPV_DEFAULT_MAX_FILE, XPV_DEFAULT_MAX_FILE, NULL, 0};
     unsigned char *buf = NULL;
     int fd = -1;
     struct stat st0, st1;
@@ -286,7 +286,14 @@ xpv_profile *xpv_load_profile(const char *path, const char *display,
 
     if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
         size_t ilen = 0;
-        unsigned char *inflated = xpv_gunzip(buf, len, lim->max_inflated, &ilen, err);
+        /* The smaller of --max_file_size and the memory budget. */
+        uint64_t cap = lim->max_inflated;
+        const char *cap_name = "limit (--max_file_size)";
+        if (lim->max_mem && lim->max_mem < cap) {
+            cap = lim->max_mem;
+            cap_name = "memory budget (--cache_mb)";
+        }
+        unsigned char *inflated = xpv_gunzip_limited(buf, len, cap, cap_name, &ilen, err);
         free(buf);
         buf = NULL;
         if (!inflated) {
@@ -309,11 +316,14 @@ decode:;
     memset(&de, 0, sizeof de);
     /* Cheap (top-level fields only), decided before xpv_decode owns buf. */
     int cut = ends_mid_record(buf, len);
-    xpv_profile *p = xpv_decode(buf, len, free_buf, &de);
+    xpv_profile *p = xpv_decode_limited(buf, len, free_buf, lim->max_mem, &de);
     buf = NULL;  /* owned by xpv_decode now, also on failure */
     if (!p) {
         err->offset = (int64_t)de.offset;
-        if (cut)
+        if (de.status == 413 || de.status == 503)
+            xpv_err_set(err, de.status, "%s: %s (at byte offset %llu of %zu)", display,
+                        de.msg, (unsigned long long)de.offset, len);
+        else if (cut)
             xpv_err_set(err, 422, "%s: incomplete: the file ends in the middle of a "
                         "record (byte offset %llu of %zu; still being written?); retry "
                         "when the profiler has finished writing it", display,

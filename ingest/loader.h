@@ -8,6 +8,10 @@
  * an XSpace straight from the fd, inflated chunk by chunk
  * (xpv_ct_convert_fd), and that XSpace is decoded.  Every failure becomes
  * an xpv_err naming the file and, for decoding failures, the byte offset.
+ * With lim->max_mem set, gunzip stops at that many bytes (and at any ratio
+ * no real profile has, see gz.h), and the decoder checks every allocation
+ * sized by the file's counts against it before making it: 413 naming the
+ * file, in bounded memory.
  * A file that changes size or mtime while it is read, or whose bytes stop
  * in the middle of a record (both: still being written) yields a 422
  * "incomplete ... still being written?" error, never a crash.
@@ -34,6 +38,9 @@ typedef struct xpv_load_limits {
     uint64_t max_inflated;   /* bytes after gunzip (default 4 GiB) */
     const char *root;        /* resolved directory files must stay in
                               * (borrowed); NULL = no confinement */
+    uint64_t max_mem;        /* bytes one XPlane decode may hold at once
+                              * (inflated bytes + model; the server passes
+                              * its memory budget); 0 = no limit */
 } xpv_load_limits;
 
 #define XPV_DEFAULT_MAX_FILE (4ULL << 30)

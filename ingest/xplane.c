@@ -15,6 +15,13 @@
  *
  * Every read is bounds-checked; malformed input yields an error with the
  * byte offset at which decoding failed.
+ *
+ * Memory budget (xpv_decode_limited): every allocation sized by counts in
+ * the file (planes, lines, events, metadata, stats, strings) is charged to
+ * the budget before it is made, the file's own bytes included, so a small
+ * file declaring millions of empty planes is refused (413) after counting
+ * them, never allocated.  Allocations that still fail (memory exhausted by
+ * other work) fail the file with a 503, never the process.
  */
 #include <limits.h>
 #include <stdarg.h>
@@ -36,7 +43,14 @@ typedef struct dec {
     xpv_event *scratch;        /* events of the line being decoded */
     size_t scratch_cap;
     uint64_t nclamped;         /* lines/events whose times were clamped */
+    uint64_t budget;           /* bytes the decode may hold; 0 = no limit */
+    uint64_t charged;          /* bytes charged so far (the file included) */
 } dec;
+
+static int fail(dec *d, const uint8_t *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail_status(dec *d, const uint8_t *at, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 static int fail(dec *d, const uint8_t *at, const char *fmt, ...) {
     if (d->failed) return 0;
@@ -52,6 +66,60 @@ static int fail(dec *d, const uint8_t *at, const char *fmt, ...) {
 }
 
 #define TRUNC(d, at, what) fail(d, at, "truncated or malformed %s", what)
+
+/* fail() with an HTTP status other than the default 422. */
+static int fail_status(dec *d, const uint8_t *at, int status, const char *fmt, ...) {
+    if (d->failed) return 0;
+    d->failed = 1;
+    if (d->err) {
+        d->err->offset = (uint64_t)(at - d->base);
+        d->err->status = status;
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(d->err->msg, sizeof d->err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return 0;
+}
+
+/* Whether `bytes` more fit in the budget (nothing charged).  Fails the
+ * decode with a 413 naming `what` when they do not. */
+static int fits(dec *d, const uint8_t *at, uint64_t bytes, const char *what) {
+    if (!d->budget || (bytes <= d->budget && d->charged <= d->budget - bytes)) return 1;
+    return fail_status(d, at, 413, "decoding needs more than the %llu MiB memory budget "
+                       "(%s: %llu MiB more; raise --cache_mb)",
+                       (unsigned long long)(d->budget >> 20), what,
+                       (unsigned long long)(bytes >> 20));
+}
+
+/* Charge `bytes` to the budget (see fits()). */
+static int charge(dec *d, const uint8_t *at, uint64_t bytes, const char *what) {
+    if (!fits(d, at, bytes, what)) return 0;
+    d->charged += bytes;
+    return 1;
+}
+
+/* `count` zeroed elements of `size` bytes from the arena, charged to the
+ * budget first; NULL (decode failed: 413 over budget, 503 out of memory)
+ * otherwise.  A count of 0 gives a valid pointer too. */
+static void *dalloc(dec *d, const uint8_t *at, uint64_t count, size_t size,
+                    const char *what) {
+    uint64_t n = size && count > UINT64_MAX / size ? UINT64_MAX : count * size;
+    if (n > SIZE_MAX / 2) {
+        fail_status(d, at, 413, "%s: %llu elements cannot be held in memory", what,
+                    (unsigned long long)count);
+        return NULL;
+    }
+    if (!charge(d, at, n, what)) return NULL;
+    void *p = xpv_arena_try_alloc(d->arena, (size_t)n);
+    if (!p) {
+        fail_status(d, at, 503, "out of memory decoding %s (%llu bytes); retry later",
+                    what, (unsigned long long)n);
+        return NULL;
+    }
+    memset(p, 0, (size_t)n);
+    return p;
+}
 
 static inline xpv_str mkstr(const uint8_t *p, uint64_t n) {
     xpv_str s = {(const char *)p, (uint32_t)n};
@@ -160,7 +228,8 @@ static int decode_stat_list(dec *d, const xpv_plane *pl, const uint8_t *p,
         if ((tag >> 3) == field && (tag & 7) == WT_LEN) n++;
     }
     *nout = n;
-    *out = n ? xpv_arena_alloc(d->arena, n * sizeof(xpv_stat)) : NULL;
+    *out = NULL;
+    if (n && !(*out = dalloc(d, p, n, sizeof(xpv_stat), "stats"))) return 0;
     uint32_t i = 0;
     const uint8_t *s = NULL;
     uint64_t len = 0;
@@ -257,7 +326,8 @@ static int decode_event_meta(dec *d, const xpv_plane *pl, const uint8_t *p,
     }
     if (!decode_stat_list(d, pl, start, end, 5, &m->stats, &m->nstats)) return 0;
     if (nchild) {
-        m->child_ids = xpv_arena_alloc(d->arena, nchild * sizeof(int64_t));
+        m->child_ids = dalloc(d, start, nchild, sizeof(int64_t), "child ids");
+        if (!m->child_ids) return 0;
         m->nchildren = 0;
         for (p = start; p < end;) {
             uint64_t tag = 0, v = 0;
@@ -380,8 +450,16 @@ static int decode_line(dec *d, xpv_plane *pl, const uint8_t *p, const uint8_t *e
             if (!wire_len(&p, end, &s, &v)) return TRUNC(d, at, "event");
             if (nev == d->scratch_cap) {
                 if (nev >= UINT32_MAX - 1) return fail(d, at, "too many events in one line");
-                d->scratch_cap = d->scratch_cap ? d->scratch_cap * 2 : 4096;
-                d->scratch = xpv_xrealloc(d->scratch, d->scratch_cap * sizeof(xpv_event));
+                size_t ncap = d->scratch_cap ? d->scratch_cap * 2 : 4096;
+                /* The line's events are charged when it ends; the scratch
+                 * array only has to fit beside what is charged. */
+                if (!fits(d, at, ncap * sizeof(xpv_event), "events of one line")) return 0;
+                xpv_event *grown = realloc(d->scratch, ncap * sizeof(xpv_event));
+                if (!grown)
+                    return fail_status(d, at, 503, "out of memory decoding a line (%zu "
+                                       "events); retry later", ncap);
+                d->scratch = grown;
+                d->scratch_cap = ncap;
                 ev = d->scratch;
             }
             int64_t mid, off, dur;
@@ -416,15 +494,20 @@ static int decode_line(dec *d, xpv_plane *pl, const uint8_t *p, const uint8_t *e
     ln->wire = start;
     ln->nevents = (uint32_t)nev;
     if (nev * sizeof(xpv_event) >= (1u << 20)) {
-        /* A big line: hand the scratch array itself over (shrunk in place)
-         * instead of copying it, so peak memory stays file + model. */
-        ln->events = xpv_xrealloc(d->scratch, nev * sizeof(xpv_event));
+        /* A big line: hand the scratch array itself over (shrunk in place:
+         * realloc cannot fail when shrinking, but keep the old block if it
+         * does) instead of copying it, so peak memory stays file + model. */
+        if (!charge(d, start, nev * sizeof(xpv_event), "events")) return 0;
+        ln->events = realloc(d->scratch, nev * sizeof(xpv_event));
+        if (!ln->events) ln->events = d->scratch;
         xpv_arena_adopt(d->arena, ln->events, nev * sizeof(xpv_event));
         ev = ln->events;
         d->scratch = NULL;
         d->scratch_cap = 0;
     } else {
-        ln->events = nev ? xpv_arena_alloc(d->arena, nev * sizeof(xpv_event)) : NULL;
+        ln->events = NULL;
+        if (nev && !(ln->events = dalloc(d, start, nev, sizeof(xpv_event), "events")))
+            return 0;
     }
     /* Base in ps.  A timestamp far from base_ns (extreme or corrupt
      * values) saturates instead of wrapping; the file gets a warning.
@@ -479,24 +562,43 @@ static int decode_plane(dec *d, const uint8_t *p, const uint8_t *end, xpv_plane 
         }
     }
 
+    /* Everything this plane's counts ask for, checked before any of it
+     * is allocated (id maps: at most 64 bytes per entry, see idmap.c). */
+    uint64_t nmax = nsm > nem ? nsm : nem;
+    uint64_t want = ((uint64_t)nsm + 1) * sizeof(xpv_stat_meta) +
+                    ((uint64_t)nem + 1) * sizeof(xpv_event_meta) +
+                    (uint64_t)nlines * sizeof(xpv_line) + 64 * ((uint64_t)nsm + nem) +
+                    128 + (nmax + 1) * sizeof(int64_t);
+    if (!fits(d, start, want, "plane metadata and lines")) return 0;
+
     /* Stat metadata first: refs and stat names resolve through it. */
-    pl->stat_meta = xpv_arena_calloc(d->arena, (size_t)nsm + 1, sizeof(xpv_stat_meta));
+    pl->stat_meta = dalloc(d, start, (uint64_t)nsm + 1, sizeof(xpv_stat_meta), "stat metadata");
+    if (!pl->stat_meta) return 0;
     pl->nstat_meta = nsm + 1;
-    int64_t *ids = xpv_xmalloc(((size_t)(nsm > nem ? nsm : nem) + 1) * sizeof(int64_t));
+    int64_t *ids = malloc((size_t)(nmax + 1) * sizeof(int64_t));
+    if (!ids)
+        return fail_status(d, start, 503, "out of memory decoding metadata (%llu ids); "
+                           "retry later", (unsigned long long)nmax);
     if (!decode_metadata_map(d, pl, start, end, 5, ids)) {
         free(ids);
         return 0;
     }
     /* ids[i] belongs to dense index i + 1, which is what the map returns
      * (index 0 is the synthetic empty entry). */
+    d->charged += 64 * (uint64_t)nsm + 64;   /* within `want` above */
     pl->stat_meta_ids = xpv_idmap_build(d->arena, ids, nsm);
 
-    pl->event_meta = xpv_arena_calloc(d->arena, (size_t)nem + 1, sizeof(xpv_event_meta));
+    pl->event_meta = dalloc(d, start, (uint64_t)nem + 1, sizeof(xpv_event_meta), "event metadata");
+    if (!pl->event_meta) {
+        free(ids);
+        return 0;
+    }
     pl->nevent_meta = nem + 1;
     if (!decode_metadata_map(d, pl, start, end, 4, ids)) {
         free(ids);
         return 0;
     }
+    d->charged += 64 * (uint64_t)nem + 64;
     pl->event_meta_ids = xpv_idmap_build(d->arena, ids, nem);
     free(ids);
 
@@ -504,7 +606,8 @@ static int decode_plane(dec *d, const uint8_t *p, const uint8_t *end, xpv_plane 
     if (!decode_stat_list(d, pl, start, end, 6, &pl->stats, &pl->nstats)) return 0;
 
     /* Lines. */
-    pl->lines = nlines ? xpv_arena_calloc(d->arena, nlines, sizeof(xpv_line)) : NULL;
+    pl->lines = NULL;
+    if (nlines && !(pl->lines = dalloc(d, start, nlines, sizeof(xpv_line), "lines"))) return 0;
     pl->nlines = nlines;
     uint32_t k = 0;
     const uint8_t *s = NULL;
@@ -564,7 +667,8 @@ static int64_t find_base_ns(const uint8_t *p, const uint8_t *end) {
 
 static int read_str_list(dec *d, const uint8_t *p, const uint8_t *end, unsigned field,
                          uint32_t n, xpv_str **out) {
-    *out = n ? xpv_arena_alloc(d->arena, n * sizeof(xpv_str)) : NULL;
+    *out = NULL;
+    if (n && !(*out = dalloc(d, p, n, sizeof(xpv_str), "strings"))) return 0;
     const uint8_t *s = NULL;
     uint64_t len = 0;
     for (uint32_t i = 0; wire_next_len(&p, end, field, &s, &len); i++) {
@@ -576,6 +680,11 @@ static int read_str_list(dec *d, const uint8_t *p, const uint8_t *end, unsigned 
 
 xpv_profile *xpv_decode(void *buf, size_t len, void (*buf_free)(void *, size_t),
                         xpv_decode_error *err) {
+    return xpv_decode_limited(buf, len, buf_free, 0, err);
+}
+
+xpv_profile *xpv_decode_limited(void *buf, size_t len, void (*buf_free)(void *, size_t),
+                                uint64_t budget, xpv_decode_error *err) {
     xpv_profile *prof = xpv_xcalloc(1, sizeof *prof);
     prof->buf = buf;
     prof->buf_len = len;
@@ -584,9 +693,11 @@ xpv_profile *xpv_decode(void *buf, size_t len, void (*buf_free)(void *, size_t),
     xpv_arena_init(&prof->arena, 1 << 20);
     if (err) {
         err->offset = 0;
+        err->status = 0;
         err->msg[0] = 0;
     }
-    dec d = {.base = buf, .arena = &prof->arena, .err = err, .failed = 0, .scratch = NULL, .scratch_cap = 0};
+    dec d = {.base = buf, .arena = &prof->arena, .err = err, .failed = 0, .scratch = NULL,
+             .scratch_cap = 0, .budget = budget, .charged = len};
     const uint8_t *p = buf, *end = p + len;
     if (len == 0) {
         fail(&d, p, "empty file");
@@ -634,7 +745,11 @@ xpv_profile *xpv_decode(void *buf, size_t len, void (*buf_free)(void *, size_t),
     prof->nwarnings = nwarn;
     prof->nhostnames = nhost;
     int64_t base_ns = find_base_ns(start, end);
-    prof->planes = nplanes ? xpv_arena_calloc(&prof->arena, nplanes, sizeof(xpv_plane)) : NULL;
+    /* Counted, not allocated yet: 512M empty planes (1 GiB of "0a 00")
+     * stop here with a 413 instead of asking for 60 GB. */
+    prof->planes = NULL;
+    if (nplanes && !(prof->planes = dalloc(&d, start, nplanes, sizeof(xpv_plane), "planes")))
+        goto bad;
     prof->nplanes = nplanes;
     uint32_t k = 0;
     const uint8_t *s = NULL;

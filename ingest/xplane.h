@@ -12,6 +12,8 @@
 /* Decoding errors carry the byte offset at which decoding failed. */
 typedef struct xpv_decode_error {
     uint64_t offset;
+    int status;      /* 0: malformed (422); 413: over the memory budget;
+                      * 503: out of memory */
     char msg[160];
 } xpv_decode_error;
 
@@ -23,5 +25,13 @@ typedef struct xpv_decode_error {
 xpv_profile *xpv_decode(void *buf, size_t len,
                         void (*buf_free)(void *buf, size_t len),
                         xpv_decode_error *err);
+
+/* xpv_decode() within a memory budget: the file's bytes plus everything
+ * the model allocates stay under `budget` bytes (0 = no limit), checked
+ * before each allocation sized by the file's counts.  Over it: NULL with
+ * err->status 413; an allocation failing anyway: err->status 503. */
+xpv_profile *xpv_decode_limited(void *buf, size_t len,
+                                void (*buf_free)(void *buf, size_t len),
+                                uint64_t budget, xpv_decode_error *err);
 
 #endif

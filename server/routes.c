@@ -140,6 +140,10 @@ xpv_app *xpv_app_new(const xpv_app_config *cfg, xpv_err *err) {
     a->keep_max = budget / 8 < (64ULL << 20) ? budget / 8 : (64ULL << 20);
     a->limits.max_file = cfg->max_file_size ? cfg->max_file_size : XPV_DEFAULT_MAX_FILE;
     a->limits.max_inflated = a->limits.max_file;
+    /* One decode never holds more than the whole budget (file, inflated
+     * bytes and model together): past it, the file is refused with a 413
+     * naming it, before the memory is allocated. */
+    a->limits.max_mem = budget;
     a->limits.root = xpv_logdir_root(ld);   /* loads stay inside the logdir */
     a->tools = xpv_tools();
     a->build_id = binary_hash();

@@ -1,6 +1,7 @@
 /*
  * test_ingest_loader.c - loading host files (ingest/loader.c): plain, gzip, empty,
- * truncated, garbage, size caps, gzip bombs, the real corrupt file, and
+ * truncated, garbage, size caps, gzip bombs (byte cap, memory budget and
+ * compression ratio), decoding budgets, the real corrupt file, and
  * confinement to the logdir (symlinks swapped in after the scan).
  */
 #include <fcntl.h>
@@ -153,7 +154,7 @@ static void test_loader__caps(void **state) {
     xpv_buf_init(&b);
     fx_xspace(&b, planes, 100, "h");
     fx_write(path_of("big.xplane.pb"), b.data, b.len);
-    xpv_load_limits lim = {b.len - 1, 1 << 20, NULL};
+    xpv_load_limits lim = {b.len - 1, 1 << 20, NULL, 0};
     xpv_err err;
     assert_null(xpv_load_profile(path_of("big.xplane.pb"), NULL, &lim, &err));
     assert_int_equal(err.status, 413);
@@ -179,6 +180,110 @@ static void test_loader__caps(void **state) {
     assert_int_equal(err.status, 413);
     assert_non_null(strstr(err.msg, "bomb"));
     assert_non_null(strstr(err.msg, "limit"));
+}
+
+/* 1 MiB of "0a 00" (512Ki empty planes) as `members` concatenated gzip
+ * members: a tiny file whose planes would take ~100 bytes each. */
+static unsigned char *empty_planes_gz(unsigned members, size_t *gzlen) {
+    size_t n = 1u << 20;
+    unsigned char *pl = malloc(n);
+    for (size_t i = 0; i < n; i += 2) {
+        pl[i] = 0x0a;
+        pl[i + 1] = 0x00;
+    }
+    size_t ml;
+    unsigned char *m = fx_gzip(pl, n, &ml);
+    free(pl);
+    unsigned char *out = malloc(ml * members);
+    for (unsigned i = 0; i < members; i++) memcpy(out + i * ml, m, ml);
+    free(m);
+    *gzlen = ml * members;
+    return out;
+}
+
+/* Decoding budget: counts are checked against it before anything is
+ * allocated; over it is a 413 naming the file, never an abort. */
+static void test_loader__decode_budget(void **state) {
+    (void)state;
+    size_t n = 4u << 20;                     /* 2Mi empty planes, 4 MiB */
+    unsigned char *pl = malloc(n);
+    for (size_t i = 0; i < n; i += 2) {
+        pl[i] = 0x0a;
+        pl[i + 1] = 0x00;
+    }
+    xpv_decode_error de;
+    unsigned char *copy = malloc(n);
+    memcpy(copy, pl, n);
+    assert_null(xpv_decode_limited(copy, n, NULL, 64u << 20, &de));
+    assert_int_equal(de.status, 413);
+    assert_non_null(strstr(de.msg, "memory budget"));
+    assert_non_null(strstr(de.msg, "planes"));
+    /* Without a budget (or a big enough one) the same bytes decode. */
+    xpv_profile *p = xpv_decode_limited(copy, n, NULL, 2048u << 20, &de);
+    assert_non_null(p);
+    assert_int_equal(p->nplanes, n / 2);
+    xpv_profile_free(p);
+    free(copy);
+
+    /* Through the loader: 413 naming the file, for the raw file ... */
+    fx_write(path_of("planes.xplane.pb"), pl, n);
+    free(pl);
+    xpv_load_limits lim = {XPV_DEFAULT_MAX_FILE, XPV_DEFAULT_MAX_FILE, NULL, 64u << 20};
+    xpv_err err;
+    assert_null(xpv_load_profile(path_of("planes.xplane.pb"), "run/planes.xplane.pb", &lim,
+                                 &err));
+    assert_int_equal(err.status, 413);
+    assert_non_null(strstr(err.msg, "run/planes.xplane.pb"));
+    assert_non_null(strstr(err.msg, "memory budget"));
+
+    /* ... and for its gzip (16 MiB inflated, ratio ~1000:1 but under the
+     * 64 MiB ratio floor: the budget stops it). */
+    size_t gzlen;
+    unsigned char *gz = empty_planes_gz(16, &gzlen);
+    fx_write(path_of("planes.xplane.pb.gz"), gz, gzlen);
+    free(gz);
+    assert_null(xpv_load_profile(path_of("planes.xplane.pb.gz"), "run/planes.xplane.pb.gz",
+                                 &lim, &err));
+    assert_int_equal(err.status, 413);
+    assert_non_null(strstr(err.msg, "run/planes.xplane.pb.gz"));
+    /* A budget below the inflated size stops the inflate itself. */
+    lim.max_mem = 8u << 20;
+    assert_null(xpv_load_profile(path_of("planes.xplane.pb.gz"), "p.gz", &lim, &err));
+    assert_int_equal(err.status, 413);
+    assert_non_null(strstr(err.msg, "memory budget (--cache_mb)"));
+}
+
+/* A ratio no real profile has is refused once past the ratio floor, well
+ * before the byte cap: 1 GiB of empty planes in ~1 MB. */
+static void test_loader__gzip_ratio_bomb(void **state) {
+    (void)state;
+    size_t gzlen;
+    unsigned char *gz = empty_planes_gz(1024, &gzlen);
+    assert_true(gzlen < (2u << 20));
+    xpv_err err;
+    size_t out_len;
+    xpv_err_clear(&err);
+    assert_null(xpv_gunzip(gz, gzlen, 4ULL << 30, &out_len, &err));
+    assert_int_equal(err.status, 413);
+    assert_non_null(strstr(err.msg, "gzip bomb"));
+    /* Stopped just past the floor: few compressed bytes consumed. */
+    assert_true(err.offset > 0 && (uint64_t)err.offset < gzlen / 8);
+    fx_write(path_of("bomb1g.xplane.pb.gz"), gz, gzlen);
+    free(gz);
+    xpv_load_limits lim = {XPV_DEFAULT_MAX_FILE, XPV_DEFAULT_MAX_FILE, NULL, 0};
+    assert_null(xpv_load_profile(path_of("bomb1g.xplane.pb.gz"), "run/bomb1g", &lim, &err));
+    assert_int_equal(err.status, 413);
+    assert_non_null(strstr(err.msg, "run/bomb1g"));
+    assert_non_null(strstr(err.msg, "gzip bomb"));
+
+    /* Under the floor a high ratio is fine (small profiles with few
+     * distinct bytes exist): 32 MiB of empty planes inflate. */
+    gz = empty_planes_gz(32, &gzlen);
+    char *out = xpv_gunzip(gz, gzlen, 4ULL << 30, &out_len, &err);
+    assert_non_null(out);
+    assert_int_equal(out_len, 32u << 20);
+    free(out);
+    free(gz);
 }
 
 static void test_loader__gunzip_concatenated(void **state) {
@@ -256,7 +361,7 @@ static void test_loader__confined_to_root(void **state) {
     assert_non_null(real);
     snprintf(logdir, sizeof logdir, "%s", real);
     free(real);
-    xpv_load_limits lim = {XPV_DEFAULT_MAX_FILE, XPV_DEFAULT_MAX_FILE, logdir};
+    xpv_load_limits lim = {XPV_DEFAULT_MAX_FILE, XPV_DEFAULT_MAX_FILE, logdir, 0};
 
     /* Before the swap: loads; an inside symlink resolves and loads too. */
     snprintf(p, sizeof p, "%s/run/a.xplane.pb", logdir);
@@ -324,6 +429,8 @@ int main(void) {
         cmocka_unit_test(test_loader__truncated_and_garbage),
         cmocka_unit_test(test_loader__caps),
         cmocka_unit_test(test_loader__gunzip_concatenated),
+        cmocka_unit_test(test_loader__decode_budget),
+        cmocka_unit_test(test_loader__gzip_ratio_bomb),
         cmocka_unit_test(test_loader__real_files),
         cmocka_unit_test(test_loader__confined_to_root),
     };
