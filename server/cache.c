@@ -159,6 +159,37 @@ static void release_locked(xpv_cache *c, graveyard *g, xpv_centry *e) {
     if (!e->in_table) bury(c, g, e);
 }
 
+/* ==== Inline mode ====================================================== */
+
+/* Set on an HTTP thread while it tries to answer from the cache alone. */
+static _Thread_local int inline_mode;
+static _Thread_local int inline_deferred;
+
+void xpv_cache_inline_begin(void) {
+    inline_mode = 1;
+    inline_deferred = 0;
+}
+
+int xpv_cache_inline_end(void) {
+    inline_mode = 0;
+    return inline_deferred;
+}
+
+int xpv_cache_defer_heavy(void) {
+    if (inline_mode) inline_deferred = 1;
+    return inline_mode;
+}
+
+/* Inline: the answer needs a build (or waits for one): refuse it here and
+ * let the request run again on a worker. */
+static xpv_centry *defer_locked(xpv_cache *c, xpv_err *err) {
+    pthread_mutex_unlock(&c->mu);
+    inline_deferred = 1;
+    xpv_err_clear(err);
+    xpv_err_set(err, 503, "deferred to a worker");
+    return NULL;
+}
+
 /* ==== Public API ======================================================= */
 
 xpv_cache *xpv_cache_new(uint64_t budget) {
@@ -262,6 +293,7 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
     xpv_centry *e;
     for (;;) {
         e = lookup(c, key, h);
+        if (inline_mode && (!e || e->state == BUILDING)) return defer_locked(c, err);
         if (e || !need) break;
         if (need > c->budget) {
             c->admit_rejects++;
@@ -285,10 +317,23 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
         if (fits) break;
         /* In the way: other decodes (queue behind them, up to the admit
          * wait, then 503), or only entries held by requests (wait a little
-         * for their release, then go ahead over budget: the holder may be
-         * the caller itself, e.g. a request holding another host; a caller
-         * holding nothing waits longer, as its holders will finish). */
-        if (!c->reserved && held_out) break;
+         * for their release; then a caller holding entries itself goes
+         * ahead over budget, as its own holdings may be what is in the way,
+         * e.g. a request holding another host; a caller holding nothing
+         * waits longer, then is refused with a 503: entries pinned by other
+         * requests (slow downloads) count against the budget, and new cold
+         * work does not push the process past it). */
+        if (!c->reserved && held_out && caller_holds) break;
+        if (!c->reserved && held_out) {
+            c->admit_rejects++;
+            uint64_t b = c->budget, u = c->used;
+            pthread_mutex_unlock(&c->mu);
+            xpv_err_clear(err);
+            xpv_err_set(err, 503, "%s: busy: %llu MiB of the %llu MiB memory budget are "
+                        "held by requests in progress; retry in a moment", label,
+                        (unsigned long long)(u >> 20), (unsigned long long)(b >> 20));
+            return NULL;
+        }
         if (c->reserved && decodes_out) {
             c->admit_rejects++;
             uint64_t b = c->budget, r = c->reserved;

@@ -86,8 +86,9 @@ xpv_centry *xpv_cache_get(xpv_cache *c, const char *key,
  *    then for entries held by requests to be released (at most the held
  *    wait when `caller_holds` says the caller itself holds entries, e.g. a
  *    request holding one host while loading another, which may be the
- *    holders in the way; else the longer held-free wait; then it goes
- *    ahead over budget rather than wait on holders forever);
+ *    holders in the way, then it goes ahead over budget; else the longer
+ *    held-free wait, then NULL with a 503 error: pinned entries count
+ *    against the budget and cold work is refused rather than exceed it);
  *  - then `need` stays reserved until the build ends.
  * Hits and single-flight waits behave as in xpv_cache_get(). */
 xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
@@ -117,5 +118,17 @@ void xpv_cache_release(xpv_cache *c, xpv_centry *e);
 void xpv_cache_clear(xpv_cache *c);
 
 void xpv_cache_get_stats(xpv_cache *c, xpv_cache_stats *st);
+
+/* Inline mode, per thread (the HTTP threads, see http.c): between begin
+ * and end, a get whose key is missing or still being built returns NULL
+ * with a 503 "deferred" error at once, building and waiting for nothing,
+ * and end() returns 1: the caller discards the answer and runs the request
+ * again on a worker thread.  Hits (failures remembered included) answer as
+ * usual.  Routes with heavy work outside the cache call
+ * xpv_cache_defer_heavy() first: 1 (deferred, return at once) in inline
+ * mode, else 0. */
+void xpv_cache_inline_begin(void);
+int xpv_cache_inline_end(void);
+int xpv_cache_defer_heavy(void);
 
 #endif

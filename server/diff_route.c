@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "cache.h"
 #include "compare.h"
 
 /* Resolve one side: run `run`, host `host`, tool `tag`, in app `a`. */
@@ -160,10 +161,12 @@ static void diff(xpv_app *a, const xpv_query *q, xpv_response *r, int csv) {
 
 void route_diff(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r) {
     (void)inm;
+    if (xpv_cache_defer_heavy()) return;   /* loads on two threads: a worker's job */
     diff(a, q, r, 0);
 }
 
 void route_diff_csv(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r) {
     (void)inm;
+    if (xpv_cache_defer_heavy()) return;   /* loads on two threads: a worker's job */
     diff(a, q, r, 1);
 }

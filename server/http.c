@@ -1,6 +1,16 @@
 /*
  * http.c - libmicrohttpd adapter (see http.h).  Nothing else includes
  * microhttpd.h: every decision about a request is made by routes.c.
+ *
+ * Threads: MHD's pool of HTTP threads (internal polling, epoll) answers
+ * what needs no heavy work: /healthz, static files and every answer the
+ * cache already holds (the route runs in the cache's inline mode, which
+ * refuses to build or wait, see cache.h).  A request that needs a build
+ * (decode, tool, trace query) is suspended (MHD_suspend_connection) and
+ * queued for a bounded pool of worker threads, which run the route again
+ * and resume the connection with the answer.  A request that waited for a
+ * worker longer than `queue_wait_s`, or finds the queue full, gets a 503
+ * with Retry-After; so the HTTP threads never block on a decode.
  */
 #include "http.h"
 
@@ -19,6 +29,7 @@
 #include <zlib.h>
 
 #include "arena.h"
+#include "cache.h"
 #include "util.h"
 
 #define MEMORY_LIMIT (32u * 1024)   /* request line + headers, per connection */
@@ -65,6 +76,26 @@ struct xpv_http {
     int stopping;
     pthread_t watchdog;
     int watchdog_started;
+    /* Worker pool (see the top of the file). */
+    pthread_mutex_t qmu;
+    pthread_cond_t qcv;
+    struct job *qhead, *qtail;
+    unsigned qlen, qmax;        /* queued + slots reserved; the bound */
+    int64_t queue_wait_ms;
+    int qstop;
+    pthread_t *workers;
+    unsigned nworkers;
+    uint64_t busy_refused;      /* 503s for a full queue or a long wait */
+};
+
+/* A request waiting for (or run by) a worker; its connection is
+ * suspended until the worker has filled `h`. */
+struct job {
+    struct MHD_Connection *conn;
+    char *method, *uri, *inm, *ims;
+    int64_t queued_ms;
+    struct holder *h;           /* the answer */
+    struct job *next;
 };
 
 /* Per-request state (MHD's con_cls). */
@@ -72,10 +103,14 @@ struct req {
     char *uri;                  /* raw request target */
     int counted;                /* included in xpv_http.inflight */
     int close;                  /* answer with "Connection: close" */
+    struct job *job;            /* answered by a worker, when resumed */
 };
+
+static void job_free(struct job *j);
 
 static void req_free(struct req *rq) {
     if (!rq) return;
+    job_free(rq->job);
     free(rq->uri);
     free(rq);
 }
@@ -112,6 +147,99 @@ static void holder_free(void *cls) {
     xpv_buf_free(&h->raw);
     xpv_buf_free(&h->pending);
     free(h);
+}
+
+/* ==== Worker pool ====================================================== */
+
+static char *dup_or_null(const char *s) { return s ? xpv_xstrdup(s) : NULL; }
+
+static void job_free(struct job *j) {
+    if (!j) return;
+    if (j->h) holder_free(j->h);
+    free(j->method);
+    free(j->uri);
+    free(j->inm);
+    free(j->ims);
+    free(j);
+}
+
+/* The answer to a request no worker could take in time (or at all). */
+static void busy_response(xpv_response *r) {
+    static const char body[] =
+        "{\"error\":\"busy: every worker is taken by other requests (profiles being "
+        "loaded or converted); retry in a moment\"}";
+    xpv_response_release(r);
+    memset(r, 0, sizeof *r);
+    r->status = 503;
+    r->content_type = "application/json";
+    r->body = body;
+    r->len = sizeof body - 1;
+    r->cache_control = "no-store";
+    r->ims = -1;
+}
+
+static void *worker_main(void *arg) {
+    struct xpv_http *srv = arg;
+    pthread_mutex_lock(&srv->qmu);
+    for (;;) {
+        while (!srv->qhead && !srv->qstop) pthread_cond_wait(&srv->qcv, &srv->qmu);
+        struct job *j = srv->qhead;
+        if (!j) break;                      /* stopping and drained */
+        srv->qhead = j->next;
+        if (!srv->qhead) srv->qtail = NULL;
+        srv->qlen--;
+        int late = srv->qstop || xpv_now_ms() - j->queued_ms > srv->queue_wait_ms;
+        if (late) srv->busy_refused++;
+        pthread_mutex_unlock(&srv->qmu);
+        if (late)
+            busy_response(&j->h->r);
+        else
+            xpv_app_route_cond(srv->app, j->method, j->uri, j->inm, j->ims, &j->h->r);
+        /* The handler picks the answer up when MHD calls it again. */
+        MHD_resume_connection(j->conn);
+        pthread_mutex_lock(&srv->qmu);
+    }
+    pthread_mutex_unlock(&srv->qmu);
+    return NULL;
+}
+
+/* Hand the request to the worker pool: reserve a queue slot, suspend the
+ * connection, queue the job.  Returns 0 (suspended; `h` is the job's now)
+ * or -1 when the queue is full or the server stops (nothing changed). */
+static int submit_job(struct xpv_http *srv, struct MHD_Connection *conn, struct req *rq,
+                      const char *method, const char *uri, const char *inm,
+                      const char *ims, struct holder *h) {
+    pthread_mutex_lock(&srv->qmu);
+    int full = srv->qstop || !srv->nworkers || srv->qlen >= srv->qmax;
+    if (full) srv->busy_refused++;
+    else srv->qlen++;                       /* the slot, before suspending */
+    uint64_t refused = srv->busy_refused;
+    pthread_mutex_unlock(&srv->qmu);
+    if (full) {
+        if (refused == 1 || refused % 100 == 0)
+            fprintf(stderr, "xpview: worker queue full (%u requests): refused %llu so far "
+                    "with 503\n", srv->qmax, (unsigned long long)refused);
+        return -1;
+    }
+    struct job *j = xpv_xcalloc(1, sizeof *j);
+    j->conn = conn;
+    j->method = xpv_xstrdup(method);
+    j->uri = xpv_xstrdup(uri);
+    j->inm = dup_or_null(inm);
+    j->ims = dup_or_null(ims);
+    j->queued_ms = xpv_now_ms();
+    j->h = h;
+    rq->job = j;
+    /* Suspended before any worker can see the job, so its resume always
+     * finds the connection suspended. */
+    MHD_suspend_connection(conn);
+    pthread_mutex_lock(&srv->qmu);
+    if (srv->qtail) srv->qtail->next = j;
+    else srv->qhead = j;
+    srv->qtail = j;
+    pthread_cond_signal(&srv->qcv);
+    pthread_mutex_unlock(&srv->qmu);
+    return 0;
 }
 
 /* Deflate `in` into h->pending: Z_SYNC_FLUSH keeps each chunk decodable
@@ -437,12 +565,30 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
     pthread_mutex_lock(&srv->mu);
     stopping = srv->stopping;
     pthread_mutex_unlock(&srv->mu);
-    struct holder *h = xpv_xcalloc(1, sizeof *h);
-    const char *inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
-    const char *ims = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                  "If-Modified-Since");
-    xpv_app_route_cond(srv->app, method, uri, inm, ims, &h->r);
-    if (*upload_data_size) *upload_data_size = 0;  /* bodies are ignored */
+    struct holder *h;
+    if (rq && rq->job) {
+        /* Resumed: a worker has answered. */
+        h = rq->job->h;
+        rq->job->h = NULL;
+        job_free(rq->job);
+        rq->job = NULL;
+    } else {
+        h = xpv_xcalloc(1, sizeof *h);
+        const char *inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
+        const char *ims = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                      "If-Modified-Since");
+        /* From the cache alone; anything heavier goes to a worker. */
+        xpv_cache_inline_begin();
+        xpv_app_route_cond(srv->app, method, uri, inm, ims, &h->r);
+        int deferred = xpv_cache_inline_end();
+        if (*upload_data_size) *upload_data_size = 0;  /* bodies are ignored */
+        if (deferred && rq) {
+            xpv_response_release(&h->r);
+            memset(&h->r, 0, sizeof h->r);
+            if (submit_job(srv, conn, rq, method, uri, inm, ims, h) == 0) return MHD_YES;
+            busy_response(&h->r);
+        }
+    }
 
     xpv_response *r = &h->r;
     const void *body = r->body;
@@ -511,6 +657,8 @@ headers:
         MHD_add_response_header(resp, "Content-Disposition", r->disposition);
     if (r->location[0]) MHD_add_response_header(resp, "Location", r->location);
     if (r->allow) MHD_add_response_header(resp, "Allow", r->allow);
+    /* Every 503 is "busy" (workers or memory taken): come back soon. */
+    if (r->status == 503) MHD_add_response_header(resp, "Retry-After", "2");
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)r->status, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -526,7 +674,7 @@ xpv_http *xpv_http_start(xpv_app *app, const xpv_http_config *cfg,
                          char *err, size_t errlen) {
     struct sockaddr_storage ss;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-                     MHD_USE_ERROR_LOG | MHD_USE_ITC;
+                     MHD_USE_ERROR_LOG | MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
     memset(&ss, 0, sizeof ss);
     const char *host = cfg->host && *cfg->host ? cfg->host : "127.0.0.1";
     if (!strcmp(host, "localhost")) host = "127.0.0.1";
@@ -553,9 +701,12 @@ xpv_http *xpv_http_start(xpv_app *app, const xpv_http_config *cfg,
     }
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     if (ncpu < 1) ncpu = 1;
-    /* Decoding a big profile blocks its thread for seconds: keep a few more
-     * threads than cores so the UI's other requests keep flowing. */
+    /* HTTP threads only answer from the cache; heavy work runs on the
+     * workers (one per core, 2 to 8: decodes are memory-bound, and the
+     * cache's admission queues them anyway). */
     unsigned threads = cfg->threads ? cfg->threads : (unsigned)(ncpu * 2 < 4 ? 4 : ncpu * 2);
+    unsigned nworkers = cfg->workers ? cfg->workers
+                                     : (unsigned)(ncpu < 2 ? 2 : ncpu > 8 ? 8 : ncpu);
     struct xpv_http *srv = xpv_xcalloc(1, sizeof *srv);
     srv->app = app;
     srv->timeout_s = cfg->timeout_s ? cfg->timeout_s : 30u;
@@ -570,6 +721,10 @@ xpv_http *xpv_http_start(xpv_app *app, const xpv_http_config *cfg,
     unsigned mhd_limit = conn_limit + 64;
     pthread_mutex_init(&srv->mu, NULL);
     pthread_cond_init(&srv->cv, NULL);
+    pthread_mutex_init(&srv->qmu, NULL);
+    pthread_cond_init(&srv->qcv, NULL);
+    srv->queue_wait_ms = (int64_t)(cfg->queue_wait_s ? cfg->queue_wait_s : 30u) * 1000;
+    srv->qmax = cfg->queue_max ? cfg->queue_max : 256u;
 #define START_DAEMON()                                                          \
     MHD_start_daemon(                                                           \
         flags, (uint16_t)cfg->port, accept_policy, srv, handler, srv,           \
@@ -598,10 +753,17 @@ xpv_http *xpv_http_start(xpv_app *app, const xpv_http_config *cfg,
     if (!srv->d) {
         snprintf(err, errlen, "cannot listen on %s port %d (in use, or not allowed)",
                  cfg->bind_all ? "all interfaces" : host, cfg->port);
+        pthread_cond_destroy(&srv->qcv);
+        pthread_mutex_destroy(&srv->qmu);
         pthread_cond_destroy(&srv->cv);
         pthread_mutex_destroy(&srv->mu);
         free(srv);
         return NULL;
+    }
+    srv->workers = xpv_xcalloc(nworkers, sizeof *srv->workers);
+    for (unsigned i = 0; i < nworkers; i++) {
+        if (pthread_create(&srv->workers[i], NULL, worker_main, srv) != 0) break;
+        srv->nworkers++;
     }
     srv->watchdog_started = pthread_create(&srv->watchdog, NULL, watchdog_main, srv) == 0;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->d, MHD_DAEMON_INFO_BIND_PORT);
@@ -645,8 +807,19 @@ void xpv_http_stop(xpv_http *h) {
         fprintf(stderr, "xpview: %u request(s) still running after %us, closing them\n",
                 left, h->grace_s);
     if (h->watchdog_started) pthread_join(h->watchdog, NULL);
-    /* 3. Close idle keep-alive connections and free everything. */
+    /* 3. Workers: queued requests get a 503, the ones running finish; all
+     *    resume their connections before MHD stops (it refuses to stop
+     *    with connections suspended). */
+    pthread_mutex_lock(&h->qmu);
+    h->qstop = 1;
+    pthread_cond_broadcast(&h->qcv);
+    pthread_mutex_unlock(&h->qmu);
+    for (unsigned i = 0; i < h->nworkers; i++) pthread_join(h->workers[i], NULL);
+    free(h->workers);
+    /* 4. Close idle keep-alive connections and free everything. */
     MHD_stop_daemon(h->d);
+    pthread_cond_destroy(&h->qcv);
+    pthread_mutex_destroy(&h->qmu);
     pthread_cond_destroy(&h->cv);
     pthread_mutex_destroy(&h->mu);
     free(h);

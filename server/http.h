@@ -16,6 +16,11 @@
  *     `head_timeout_s` (10 s), a kept-alive one its next within
  *     `timeout_s` of its previous response, and any connection is closed
  *     after `timeout_s` without traffic (slowloris);
+ *   - heavy requests (anything the cache cannot answer at once) run on a
+ *     bounded pool of `workers` threads; the HTTP threads keep answering
+ *     /healthz, static files and cached results meanwhile, and a request
+ *     that waits for a worker past `queue_wait_s` (or finds `queue_max`
+ *     waiting) gets 503 with Retry-After;
  *   - xpv_http_stop() stops accepting, lets the requests in flight finish
  *     (up to `grace_s`), then closes everything.
  */
@@ -39,6 +44,12 @@ typedef struct xpv_http_config {
     unsigned head_timeout_s; /* a new connection's first complete request head;
                               * 0 = default (10), at most timeout_s */
     unsigned per_ip_limit;   /* connections per client address; 0 = conn_limit/2 */
+    unsigned workers;        /* worker threads for heavy requests; 0 = default
+                              * (one per core, 2 to 8) */
+    unsigned queue_wait_s;   /* longest wait for a worker, then 503 with
+                              * Retry-After; 0 = default (30) */
+    unsigned queue_max;      /* requests waiting for a worker at most (more:
+                              * 503 at once); 0 = default (256) */
 } xpv_http_config;
 
 /* Start serving `app` (borrowed; it must outlive the server).  Returns

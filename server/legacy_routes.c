@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "cache.h"
 #include "arena.h"
 #include "assets.h"
 #include "discovery.h"
@@ -110,6 +111,10 @@ int legacy_data(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r
         return 0;
     }
     if (set_validators(a, r, csv ? "data_csv" : "data", &f, 1, q, inm)) {
+        reqctx_release(&rc);
+        return 1;
+    }
+    if (xpv_cache_defer_heavy()) {   /* reads and converts the file: a worker's job */
         reqctx_release(&rc);
         return 1;
     }

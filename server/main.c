@@ -37,6 +37,7 @@
 #include "http.h"
 #include "loader.h"
 #include "query.h"
+#include "cache.h"
 #include "routes.h"
 #include "synth.h"
 #include "version.h"
@@ -47,6 +48,7 @@ static const char usage[] =
     "              [--max_file_size BYTES] [--cache_mb N]\n"
     "              [--max_connections N] [--max_connections_per_ip N]\n"
     "              [--timeout SECONDS] [--head_timeout SECONDS] [--grace SECONDS]\n"
+    "              [--workers N] [--busy_wait SECONDS]\n"
     "              [--allow_capture] [--capture_allow HOST[:PORT],...]\n"
     "              [--help] [--version]\n"
     "       xpview export --tool NAME [--host H] [--param k=v]... [--route data]\n"
@@ -87,6 +89,12 @@ static const char usage[] =
     "  --max_connections N  open connections at most (default 512); at the cap an\n"
     "                       idle or stalled connection is closed to admit a new one\n"
     "  --max_connections_per_ip N  from one client address (default half the cap)\n"
+    "  --workers N          threads for heavy requests (decodes, tool builds,\n"
+    "                       trace queries; default one per core, 2 to 8); the\n"
+    "                       HTTP threads answer cached results meanwhile\n"
+    "  --busy_wait S        longest wait for a worker, or for memory held by\n"
+    "                       other requests, before a 503 with Retry-After\n"
+    "                       (default 30 and 15)\n"
     "  --grace S            on SIGTERM/SIGINT, let responses in flight (full trace\n"
     "                       downloads too) finish for up to S seconds (default 60)\n"
     "  --head_timeout S     a new connection's first request head must arrive\n"
@@ -699,6 +707,7 @@ fail:
 static int cmd_serve(int argc, char **argv) {
     const char *logdir = NULL, *prefix = "", *cache_dir = NULL, *capture_allow = NULL, *v;
     int allow_capture = 0;
+    unsigned busy_wait = 0;
     xpv_http_config hc;
     xpv_app_config ac;
     memset(&hc, 0, sizeof hc);
@@ -738,6 +747,10 @@ static int cmd_serve(int argc, char **argv) {
             hc.conn_limit = (unsigned)parse_int(v, "--max_connections", 1, 100000);
         else if ((v = opt_value(argc, argv, &i, "--timeout")))
             hc.timeout_s = (unsigned)parse_int(v, "--timeout", 1, 86400);
+        else if ((v = opt_value(argc, argv, &i, "--workers")))
+            hc.workers = (unsigned)parse_int(v, "--workers", 1, 256);
+        else if ((v = opt_value(argc, argv, &i, "--busy_wait")))
+            busy_wait = (unsigned)parse_int(v, "--busy_wait", 1, 86400);
         else if ((v = opt_value(argc, argv, &i, "--grace")))
             hc.grace_s = (unsigned)parse_int(v, "--grace", 1, 86400);
         else if ((v = opt_value(argc, argv, &i, "--head_timeout")))
@@ -790,6 +803,12 @@ static int cmd_serve(int argc, char **argv) {
     ac.path_prefix = prefix;
     xpv_err err;
     xpv_app *app = xpv_app_new(&ac, &err);
+    if (app && busy_wait) {
+        /* One knob for "wait, then 503": for a worker and for memory held
+         * by other requests (queueing behind decodes keeps its default). */
+        hc.queue_wait_s = busy_wait;
+        xpv_cache_set_admit_wait(xpv_app_cache(app), 120000, 2000, (int)busy_wait * 1000);
+    }
     if (!app) {
         fprintf(stderr, "xpview: --logdir %s\n", err.msg);
         if (demo_tmp) rmrf(demo);

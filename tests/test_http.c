@@ -37,7 +37,7 @@ static int setup(void **state) {
     xpv_err err;
     app = xpv_app_new(&cfg, &err);
     assert_non_null(app);
-    xpv_http_config hc = {"127.0.0.1", 0, 0, 2, 16, 5, 1, 2, 8};
+    xpv_http_config hc = {"127.0.0.1", 0, 0, 2, 16, 5, 1, 2, 8, 2, 0, 0};
     char msg[256];
     srv = xpv_http_start(app, &hc, msg, sizeof msg);
     if (!srv) print_message("start: %s\n", msg);
