@@ -48,7 +48,7 @@ static const char usage[] =
     "              [--max_file_size BYTES] [--cache_mb N]\n"
     "              [--max_connections N] [--max_connections_per_ip N]\n"
     "              [--timeout SECONDS] [--head_timeout SECONDS] [--grace SECONDS]\n"
-    "              [--workers N] [--busy_wait SECONDS]\n"
+    "              [--workers N] [--max_queued N] [--busy_wait SECONDS]\n"
     "              [--allow_capture] [--capture_allow HOST[:PORT],...]\n"
     "              [--help] [--version]\n"
     "       xpview export --tool NAME [--host H] [--param k=v]... [--route data]\n"
@@ -92,6 +92,8 @@ static const char usage[] =
     "  --workers N          threads for heavy requests (decodes, tool builds,\n"
     "                       trace queries; default one per core, 2 to 8); the\n"
     "                       HTTP threads answer cached results meanwhile\n"
+    "  --max_queued N       requests waiting for a worker at most (default 256);\n"
+    "                       more get 503 with Retry-After at once\n"
     "  --busy_wait S        longest wait for a worker, or for memory held by\n"
     "                       other requests, before a 503 with Retry-After\n"
     "                       (default 30 and 15)\n"
@@ -749,6 +751,8 @@ static int cmd_serve(int argc, char **argv) {
             hc.timeout_s = (unsigned)parse_int(v, "--timeout", 1, 86400);
         else if ((v = opt_value(argc, argv, &i, "--workers")))
             hc.workers = (unsigned)parse_int(v, "--workers", 1, 256);
+        else if ((v = opt_value(argc, argv, &i, "--max_queued")))
+            hc.queue_max = (unsigned)parse_int(v, "--max_queued", 1, 100000);
         else if ((v = opt_value(argc, argv, &i, "--busy_wait")))
             busy_wait = (unsigned)parse_int(v, "--busy_wait", 1, 86400);
         else if ((v = opt_value(argc, argv, &i, "--grace")))

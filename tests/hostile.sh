@@ -9,6 +9,12 @@
 #      keeps working, peak RSS stays under --cache_mb + --max_file_size.
 #   2. path confinement: ../, %2e%2e, encoded slashes, absolute paths, NUL,
 #      overlong names, symlinks out of the logdir, raw request targets.
+#   4. budgets: 1 GiB of empty planes in a ~1 MB gzip, a 6 GB-in-6 MB ratio
+#      bomb and 16Mi raw empty planes are 413s naming the file within
+#      600 MiB; with one worker, cold requests queue or get 503 +
+#      Retry-After while /healthz and cached answers keep flowing; a cold
+#      decode beside entries pinned by a slow download gets 503 instead of
+#      growing past --cache_mb.
 #   3. HTTP hygiene: 405 + Allow, header / request-line limits, bodies never
 #      read, slowloris and idle timeouts, connection cap, ETag/304 keyed on
 #      the file identity, graceful SIGTERM with a request in flight, and the
@@ -481,6 +487,112 @@ check(result.get("st") == 200 and result.get("len", 0) > 0 and
       result.get("tail") == "\n]}",
       "SIGTERM: the request in flight finished: %s" % result)
 check(code == 0, "SIGTERM: exit 0 after %.1fs" % (time.time() - t0))
+
+# ==== 4. budgets: decoding, inflate, workers, pinned memory ==================
+print("-- decoding budgets and bounded inflate")
+BL = os.path.join(TMP, "budget")
+def put_run(root, run, name, data):
+    d = os.path.join(root, "plugins/profile", run)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+# Concatenated gzip members: one member compressed once, repeated.
+planes = gzip.compress(b"\x0a\x00" * (8 << 20), 9) * 64     # 1 GiB of empty planes
+put_run(BL, "planes", "h.xplane.pb.gz", planes)
+put_run(BL, "ratio", "h.xplane.pb.gz", gzip.compress(bytes(64 << 20), 9) * 96)  # 6 GiB
+put_run(BL, "planes_raw", "h.xplane.pb", b"\x0a\x00" * (16 << 20))  # 16Mi planes, 32 MiB
+synth("ok", BL, size=150000)
+print("note: empty planes gzip %d bytes, ratio bomb %d bytes" %
+      (len(planes), os.path.getsize(os.path.join(BL, "plugins/profile/ratio/h.xplane.pb.gz"))))
+srv, port = start("--logdir", BL, "--cache_mb", "256")
+for run, name, what in (("planes", "h.xplane.pb.gz", "gzip bomb"),
+                        ("ratio", "h.xplane.pb.gz", "gzip bomb"),
+                        ("planes_raw", "h.xplane.pb", "memory budget")):
+    for route in ("profile_info?run=", "run_tools?run=", "data?tag=overview_page&run="):
+        st, body = jget(port, P + route + run)
+        msg = body.get("error", "") if isinstance(body, dict) else ""
+        fn = "plugins/profile/%s/%s" % (run, name)
+        check(st == 413 and what in msg and fn in msg,
+              "%s %s: 413 '%s' naming the file (%s %s)" % (run, route.split("?")[0], what, st,
+                                                           msg[:120]))
+    st, _, _ = get(port, "/healthz")
+    check(st == 200 and srv.poll() is None, "%s: server up" % run)
+st, body = jget(port, P + "data?run=ok&tag=overview_page")
+check(st == 200, "the good run is still served")
+peak = rss_kb(srv, "VmHWM") // 1024
+check(peak <= 600, "bombs refused within 600 MiB: peak RSS %d MiB" % peak)
+srv.send_signal(signal.SIGTERM)
+srv.wait(timeout=15)
+
+print("-- heavy requests on workers: /healthz and cached answers keep flowing")
+bigfile = os.path.join(BIG, "plugins/profile/big/localhost.xplane.pb")
+WL = os.path.join(TMP, "workers")
+synth("warm", WL, size=150000)
+for i in range(8):
+    d = os.path.join(WL, "plugins/profile/c%d" % i)
+    os.makedirs(d)
+    os.link(bigfile, os.path.join(d, "localhost.xplane.pb"))   # cold: another path
+srv, port = start("--logdir", WL, "--workers", "1", "--max_queued", "2", "--busy_wait", "1")
+st, _, _ = get(port, P + "data?run=warm&tag=overview_page")
+check(st == 200, "warm run cached")
+heavy = {}
+def cold(i):
+    st, h, body = get(port, P + "data?run=c%d&tag=overview_page" % i, timeout=120)
+    heavy[i] = (st, h.get("Retry-After"), body[:200])
+ths = [threading.Thread(target=cold, args=(i,)) for i in range(8)]
+for t in ths:
+    t.start()
+time.sleep(0.05)
+st_h, _, _ = get(port, "/healthz", timeout=10)
+in_flight_h = sum(t.is_alive() for t in ths)
+st_w, _, _ = get(port, P + "data?run=warm&tag=overview_page", timeout=10)
+in_flight_w = sum(t.is_alive() for t in ths)
+for t in ths:
+    t.join()
+check(st_h == 200 and in_flight_h > 0,
+      "/healthz answered while %d cold requests were in flight" % in_flight_h)
+check(st_w == 200 and in_flight_w > 0,
+      "a cached answer served while %d cold requests were in flight" % in_flight_w)
+codes = sorted(v[0] for v in heavy.values())
+busy = [v for v in heavy.values() if v[0] == 503]
+check(codes.count(200) >= 1 and busy and set(codes) <= {200, 503},
+      "one worker, 2 queued: cold requests answered 200 or 503 (%s)" % codes)
+check(all(v[1] and b"busy" in v[2] for v in busy),
+      "every 503 says busy and has Retry-After (%s)" % [(v[1], v[2][:60]) for v in busy])
+ok_after = [get(port, P + "data?run=c%d&tag=overview_page" % i, timeout=120)[0] for i in range(8)]
+check(ok_after == [200] * 8, "all cold runs served once the load is gone: %s" % ok_after)
+srv.send_signal(signal.SIGTERM)
+check(srv.wait(timeout=30) == 0, "workers: clean exit on SIGTERM")
+
+print("-- pinned entries count against the budget")
+PL = os.path.join(TMP, "pinned")
+for r in ("a", "b"):
+    d = os.path.join(PL, "plugins/profile", r)
+    os.makedirs(d)
+    os.link(bigfile, os.path.join(d, "localhost.xplane.pb"))
+srv, port = start("--logdir", PL, "--cache_mb", "64", "--busy_wait", "1")
+# A slow client: asks for a's full trace (streamed: pins a's profile and
+# trace index) and reads only the first bytes.
+slow = socket.create_connection(("127.0.0.1", port), timeout=30)
+slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+slow.sendall(("GET %sdata?run=a&tag=trace_viewer HTTP/1.1\r\nHost: x\r\n\r\n" % P).encode())
+first = slow.recv(4096)
+check(first.startswith(b"HTTP/1.1 200"), "slow full-trace download started (%r)" % first[:20])
+time.sleep(0.3)
+rss_a = rss_kb(srv) // 1024
+st, h, body = get(port, P + "profile_info?run=b", timeout=60)
+rss_b = rss_kb(srv) // 1024
+check(st == 503 and h.get("Retry-After") and b"held by requests" in body,
+      "cold decode beside pinned entries: 503 + Retry-After (%s %s)" % (st, body[:120]))
+check(rss_b - rss_a < 20, "RSS did not grow by another profile: %d -> %d MiB" % (rss_a, rss_b))
+st, _, _ = get(port, "/healthz")
+check(st == 200, "pinned: /healthz answers")
+slow.close()
+time.sleep(0.5)
+st, _, _ = get(port, P + "profile_info?run=b", timeout=60)
+check(st == 200, "once the download is gone, b loads (%s)" % st)
+srv.send_signal(signal.SIGTERM)
+srv.wait(timeout=30)
 
 cleanup()
 print()
