@@ -82,20 +82,28 @@ static void free_names(char **names, size_t n) {
 }
 
 /* stat() `path` if it is `root` or below it once symlinks are resolved.
- * Returns 0 with *st filled, or -1 (missing, or escaping the logdir). */
+ * Returns 0 with *st filled, or -1 (missing, or escaping the logdir).
+ * Every component counts, not only the last: "run/plugins" may be a
+ * symlink out of the logdir while "run/plugins/profile" is, at its end, a
+ * plain directory; so the whole path is resolved unless the caller's
+ * parent was already checked (see stat_child). */
 static int stat_inside(const char *root, const char *path, struct stat *st) {
+    char *real = realpath(path, NULL);
+    if (!real) return -1;
+    size_t rl = strlen(root);
+    int inside = !strncmp(real, root, rl) &&
+                 (real[rl] == '/' || real[rl] == '\0' || !strcmp(root, "/"));
+    free(real);
+    if (!inside) return -1;
+    return stat(path, st);
+}
+
+/* stat_inside() for `name` directly in a directory already known to be
+ * inside: only a symlink at the end can lead out (one lstat otherwise). */
+static int stat_child(const char *root, const char *path, struct stat *st) {
     struct stat lst;
     if (lstat(path, &lst) != 0) return -1;
-    if (S_ISLNK(lst.st_mode)) {
-        char *real = realpath(path, NULL);
-        if (!real) return -1;
-        size_t rl = strlen(root);
-        int inside = !strncmp(real, root, rl) &&
-                     (real[rl] == '/' || real[rl] == '\0' || !strcmp(root, "/"));
-        free(real);
-        if (!inside) return -1;
-        return stat(path, st);
-    }
+    if (S_ISLNK(lst.st_mode)) return stat_inside(root, path, st);
     *st = lst;
     return 0;
 }
@@ -177,7 +185,7 @@ static void add_run(struct scan *s, const char *dir, const char *rel, char *name
         if (!hl) continue;
         char *path = path_join(dir, names[i]);
         struct stat st;
-        if (stat_inside(s->root, path, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (stat_child(s->root, path, &st) != 0 || !S_ISREG(st.st_mode)) {
             free(path);
             continue;
         }
@@ -264,7 +272,7 @@ static void scan_profile_dir(struct scan *s, const char *dir, const char *rel) {
     char **names = list_dir(pp, &n);
     for (size_t i = 0; i < n; i++) {
         char *rd = path_join(pp, names[i]);
-        if (stat_inside(s->root, rd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (stat_child(s->root, rd, &st) == 0 && S_ISDIR(st.st_mode)) {
             char *runrel = rel[0] ? path_join(rel, "plugins/profile")
                                   : xpv_xstrdup("plugins/profile");
             char *hostrel = path_join(runrel, names[i]);
@@ -303,7 +311,7 @@ static void walk(struct scan *s, const char *dir, const char *rel, int depth) {
     for (size_t i = 0; i < n; i++) {
         char *sub = path_join(dir, names[i]);
         struct stat st;
-        if (stat_inside(s->root, sub, &st) == 0 && S_ISDIR(st.st_mode) &&
+        if (stat_child(s->root, sub, &st) == 0 && S_ISDIR(st.st_mode) &&
             !seen_before(s, &st)) {
             char *subrel = rel[0] ? path_join(rel, names[i]) : xpv_xstrdup(names[i]);
             walk(s, sub, subrel, depth + 1);

@@ -140,6 +140,67 @@ static void test_discovery__symlinks(void **state) {
     free(outside);
 }
 
+/* A TB run whose `plugins` (or `plugins/profile`) directory is a symlink
+ * out of the logdir: its runs are not listed (the last path component is
+ * a real directory there, so checking only it is not enough). */
+static void test_discovery__symlinked_plugins(void **state) {
+    (void)state;
+    char *root = tu_mkdtemp();
+    char *outside = tu_mkdtemp();
+    char p[4096], t[4096];
+    host(outside, "plugins/profile/secret", "s.xplane.pb");
+    host(outside, "x/profile/secret2", "s.xplane.pb");
+    host(root, "ok/plugins/profile/r1", "h.xplane.pb");
+    /* logdir/plugins -> outside/plugins */
+    snprintf(p, sizeof p, "%s/plugins", root);
+    snprintf(t, sizeof t, "%s/plugins", outside);
+    assert_int_equal(symlink(t, p), 0);
+    /* logdir/tb/plugins -> outside/x (holding profile/secret2) */
+    snprintf(p, sizeof p, "%s/tb", root);
+    fx_mkdirs(p);
+    snprintf(p, sizeof p, "%s/tb/plugins", root);
+    snprintf(t, sizeof t, "%s/x", outside);
+    assert_int_equal(symlink(t, p), 0);
+    /* logdir/tb2/plugins/profile -> outside/plugins/profile */
+    snprintf(p, sizeof p, "%s/tb2/plugins", root);
+    fx_mkdirs(p);
+    snprintf(p, sizeof p, "%s/tb2/plugins/profile", root);
+    snprintf(t, sizeof t, "%s/plugins/profile", outside);
+    assert_int_equal(symlink(t, p), 0);
+
+    char err[256];
+    xpv_logdir *ld = xpv_logdir_new(root, 0, err, sizeof err);
+    assert_non_null(ld);
+    xpv_runlist *rl = xpv_logdir_scan(ld, 0);
+    assert_int_equal(rl->nruns, 1);
+    assert_string_equal(rl->runs[0].name, "ok/r1");
+    for (size_t i = 0; i < rl->nruns; i++) {
+        assert_null(strstr(rl->runs[i].name, "secret"));
+        for (size_t j = 0; j < rl->runs[i].nhosts; j++)
+            assert_null(strstr(rl->runs[i].hosts[j].path, outside));
+    }
+    assert_null(xpv_runlist_find(rl, "secret"));
+    assert_null(xpv_runlist_find(rl, "tb/secret2"));
+    assert_null(xpv_runlist_find(rl, "tb2/secret"));
+    xpv_runlist_release(rl);
+    xpv_logdir_free(ld);
+
+    /* Served as a session (--logdir naming the TB run dir "tb2"): its
+     * profile dir still points outside: nothing listed. */
+    snprintf(p, sizeof p, "%s/tb2", root);
+    ld = xpv_logdir_new(p, 0, err, sizeof err);
+    if (ld) {
+        rl = xpv_logdir_scan(ld, 0);
+        assert_int_equal(rl->nruns, 0);
+        xpv_runlist_release(rl);
+        xpv_logdir_free(ld);
+    }
+    tu_rmrf(root);
+    tu_rmrf(outside);
+    free(root);
+    free(outside);
+}
+
 static void test_discovery__rescan(void **state) {
     (void)state;
     char *root = tu_mkdtemp();
@@ -298,6 +359,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_discovery__layout),
         cmocka_unit_test(test_discovery__symlinks),
+        cmocka_unit_test(test_discovery__symlinked_plugins),
         cmocka_unit_test(test_discovery__rescan),
         cmocka_unit_test(test_discovery__session_and_errors),
         cmocka_unit_test(test_discovery__resolve_forms),
