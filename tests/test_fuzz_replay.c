@@ -35,6 +35,15 @@
 #define LLVMFuzzerTestOneInput fuzz_legacy_one
 #include "fuzz/fuzz_legacy.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_group_events_one
+#include "fuzz/fuzz_group_events.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_derived_lines_one
+#include "fuzz/fuzz_derived_lines.c"
+#undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_hlo_one
+#include "fuzz/fuzz_hlo.c"
+#undef LLVMFuzzerTestOneInput
 #define LLVMFuzzerTestOneInput fuzz_routes_one
 #define LLVMFuzzerInitialize fuzz_routes_init
 #include "fuzz/fuzz_routes.c"
@@ -101,6 +110,9 @@ static void test_fuzz__regressions(void **state) {
     n += replay_dir("fuzz_gunzip", fuzz_gunzip_one);
     n += replay_dir("fuzz_chrome_trace", fuzz_chrome_trace_one);
     n += replay_dir("fuzz_legacy", fuzz_legacy_one);
+    n += replay_dir("fuzz_group_events", fuzz_group_events_one);
+    n += replay_dir("fuzz_derived_lines", fuzz_derived_lines_one);
+    n += replay_dir("fuzz_hlo", fuzz_hlo_one);
     fuzz_routes_init(NULL, NULL);
     n += replay_dir("fuzz_routes", fuzz_routes_one);
     print_message("%d regression input(s) replayed\n", n);
@@ -165,6 +177,57 @@ static void test_fuzz__mutated_profiles(void **state) {
     }
     free(m);
     free(p);
+}
+
+/* Grouping, derived lines and HLO decoding (the newer analysis code) on
+ * the synthetic profile, the JAX device captures of tests/data/device
+ * (HLO protos), and truncations and bit flips of both. */
+static void analysis_mutations(const uint8_t *p, size_t len, int hlo) {
+    uint8_t *m = malloc(len + 1);
+    m[0] = 'X';
+    memcpy(m + 1, p, len);
+    fuzz_group_events_one(p, len);
+    fuzz_derived_lines_one(p, len);
+    fuzz_hlo_one(m, len + 1);
+    if (hlo) fuzz_hlo_one(p, len);   /* raw mode: the XSpace read as an HloProto */
+    for (int i = 1; i <= 16; i++) {
+        size_t cut = len * (size_t)i / 17;
+        fuzz_group_events_one(p, cut);
+        fuzz_derived_lines_one(p, cut);
+        if (hlo) fuzz_hlo_one(m, cut + 1);
+    }
+    uint64_t x = 0x243f6a8885a308d3ULL;
+    for (int i = 0; i < 40; i++) {
+        m[0] = 'X';
+        memcpy(m + 1, p, len);
+        for (int k = 0; k < 3; k++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            m[1 + (size_t)(x % len)] ^= (uint8_t)(1u << (x >> 61));
+        }
+        fuzz_group_events_one(m + 1, len);
+        fuzz_derived_lines_one(m + 1, len);
+        if (hlo) fuzz_hlo_one(m, len + 1);
+    }
+    free(m);
+}
+
+static void test_fuzz__analysis(void **state) {
+    (void)state;
+    size_t len;
+    uint8_t *p = synth_profile(&len);
+    analysis_mutations(p, len, 0);
+    free(p);
+    const char *src = getenv("XPV_SRC");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/data/device/jax_gpu_mlp.xplane.pb",
+             src && *src ? src : ".");
+    uint8_t *d = tu_read_file(path, &len);
+    if (!d) {
+        print_message("skip: %s not found (set XPV_SRC)\n", path);
+        return;
+    }
+    analysis_mutations(d, len, 1);
+    free(d);
 }
 
 static void test_fuzz__gzip(void **state) {
@@ -265,6 +328,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fuzz__regressions),
         cmocka_unit_test(test_fuzz__mutated_profiles),
+        cmocka_unit_test(test_fuzz__analysis),
         cmocka_unit_test(test_fuzz__gzip),
         cmocka_unit_test(test_fuzz__requests),
         cmocka_unit_test(test_fuzz__traces_and_legacy),
