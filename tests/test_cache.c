@@ -414,6 +414,73 @@ static void test_cache__admission(void **state) {
     assert_int_equal(nfreed, nbuilt);
 }
 
+/* Pinned entries count against the budget: a caller holding nothing that
+ * finds the budget held by others waits the held-free wait, then gets a
+ * 503 (nothing built, the budget not exceeded); a caller holding entries
+ * itself still goes ahead (its own holdings may be what is in the way). */
+static void test_cache__pinned_refuses(void **state) {
+    (void)state;
+    xpv_cache *c = xpv_cache_new(1000);
+    xpv_cache_set_admit_wait(c, 1000, 20, 20);
+    xpv_centry *pinned = get(c, "pinned", 800);   /* a slow download holds it */
+    xpv_err err;
+    struct bctx b = {"cold", 400, 0, 0, 0, NULL, 0};
+    int built = nbuilt;
+    assert_null(xpv_cache_get_admit(c, "cold", 400, 0, "cold.xplane.pb", build, &b, &err));
+    assert_int_equal(err.status, 503);
+    assert_non_null(strstr(err.msg, "cold.xplane.pb"));
+    assert_non_null(strstr(err.msg, "held by requests"));
+    assert_int_equal(nbuilt, built);
+    xpv_cache_stats st;
+    xpv_cache_get_stats(c, &st);
+    assert_true(st.used <= st.budget);
+    /* Holding entries itself: goes ahead after the short wait. */
+    xpv_centry *e = xpv_cache_get_admit(c, "cold", 400, 1, "cold", build, &b, &err);
+    assert_non_null(e);
+    xpv_cache_release(c, e);
+    /* Released: room again, no refusal. */
+    xpv_cache_release(c, pinned);
+    e = xpv_cache_get_admit(c, "cold2", 400, 0, "cold2", build, &b, &err);
+    assert_non_null(e);
+    xpv_cache_release(c, e);
+    xpv_cache_free(c);
+    assert_int_equal(nfreed, nbuilt);
+}
+
+/* Inline mode (the HTTP threads): hits answer, misses and builds in
+ * progress defer (nothing built, nothing waited for). */
+static void test_cache__inline_mode(void **state) {
+    (void)state;
+    xpv_cache *c = xpv_cache_new(1 << 20);
+    xpv_centry *e = get(c, "hot", 10);
+    xpv_cache_release(c, e);
+    xpv_err err;
+    struct bctx b = {"x", 10, 0, 0, 0, NULL, 0};
+    xpv_cache_inline_begin();
+    e = xpv_cache_get(c, "hot", build, &b, &err);
+    assert_non_null(e);
+    xpv_cache_release(c, e);
+    assert_int_equal(xpv_cache_inline_end(), 0);   /* a hit: not deferred */
+
+    int built = nbuilt;
+    xpv_cache_inline_begin();
+    assert_null(xpv_cache_get(c, "cold", build, &b, &err));
+    assert_null(xpv_cache_get_admit(c, "cold", 5, 0, "cold", build, &b, &err));
+    assert_int_equal(xpv_cache_inline_end(), 1);
+    assert_int_equal(nbuilt, built);
+    assert_false(present(c, "cold"));
+    /* Outside inline mode the same get builds. */
+    e = xpv_cache_get(c, "cold", build, &b, &err);
+    assert_non_null(e);
+    xpv_cache_release(c, e);
+    /* Heavy work outside the cache defers in inline mode only. */
+    assert_int_equal(xpv_cache_defer_heavy(), 0);
+    xpv_cache_inline_begin();
+    assert_int_equal(xpv_cache_defer_heavy(), 1);
+    assert_int_equal(xpv_cache_inline_end(), 1);
+    xpv_cache_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_cache__hit_and_lru, reset),
@@ -422,6 +489,8 @@ int main(void) {
         cmocka_unit_test_setup(test_cache__failures, reset),
         cmocka_unit_test_setup(test_cache__transient_and_deps, reset),
         cmocka_unit_test_setup(test_cache__admission, reset),
+        cmocka_unit_test_setup(test_cache__pinned_refuses, reset),
+        cmocka_unit_test_setup(test_cache__inline_mode, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
