@@ -702,11 +702,12 @@ xpv_http *xpv_http_start(xpv_app *app, const xpv_http_config *cfg,
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     if (ncpu < 1) ncpu = 1;
     /* HTTP threads only answer from the cache; heavy work runs on the
-     * workers (one per core, 2 to 8: decodes are memory-bound, and the
-     * cache's admission queues them anyway). */
+     * workers: as many as HTTP threads used to do it (2 per core, 4 to 16;
+     * a build often waits on I/O or on another build's single flight, and
+     * the cache's admission bounds their memory anyway). */
     unsigned threads = cfg->threads ? cfg->threads : (unsigned)(ncpu * 2 < 4 ? 4 : ncpu * 2);
     unsigned nworkers = cfg->workers ? cfg->workers
-                                     : (unsigned)(ncpu < 2 ? 2 : ncpu > 8 ? 8 : ncpu);
+                                     : (unsigned)(ncpu * 2 < 4 ? 4 : ncpu * 2 > 16 ? 16 : ncpu * 2);
     struct xpv_http *srv = xpv_xcalloc(1, sizeof *srv);
     srv->app = app;
     srv->timeout_s = cfg->timeout_s ? cfg->timeout_s : 30u;
@@ -723,7 +724,7 @@ xpv_http *xpv_http_start(xpv_app *app, const xpv_http_config *cfg,
     pthread_cond_init(&srv->cv, NULL);
     pthread_mutex_init(&srv->qmu, NULL);
     pthread_cond_init(&srv->qcv, NULL);
-    srv->queue_wait_ms = (int64_t)(cfg->queue_wait_s ? cfg->queue_wait_s : 30u) * 1000;
+    srv->queue_wait_ms = (int64_t)(cfg->queue_wait_s ? cfg->queue_wait_s : 120u) * 1000;
     srv->qmax = cfg->queue_max ? cfg->queue_max : 256u;
 #define START_DAEMON()                                                          \
     MHD_start_daemon(                                                           \

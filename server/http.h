@@ -45,9 +45,10 @@ typedef struct xpv_http_config {
                               * 0 = default (10), at most timeout_s */
     unsigned per_ip_limit;   /* connections per client address; 0 = conn_limit/2 */
     unsigned workers;        /* worker threads for heavy requests; 0 = default
-                              * (one per core, 2 to 8) */
+                              * (two per core, 4 to 16) */
     unsigned queue_wait_s;   /* longest wait for a worker, then 503 with
-                              * Retry-After; 0 = default (30) */
+                              * Retry-After; 0 = default (120, as long as a
+                              * decode may queue for memory) */
     unsigned queue_max;      /* requests waiting for a worker at most (more:
                               * 503 at once); 0 = default (256) */
 } xpv_http_config;
