@@ -8,6 +8,7 @@
 #      is a clear 4xx JSON error naming the file (or a 200), the good run
 #      keeps working, peak RSS stays under --cache_mb + --max_file_size.
 #   2. path confinement: ../, %2e%2e, encoded slashes, absolute paths, NUL,
+#      a TB run whose plugins directory is a symlink out of the logdir,
 #      overlong names, symlinks out of the logdir, raw request targets.
 #   4. budgets: 1 GiB of empty planes in a ~1 MB gzip, a 6 GB-in-6 MB ratio
 #      bomb and 16Mi raw empty planes are 413s naming the file within
@@ -176,6 +177,10 @@ synth("secret", OUT, size=20000)
 os.symlink(os.path.join(OUT, "plugins/profile/secret/localhost.xplane.pb"),
            os.path.join(MX, "symlink_out.xplane.pb"))
 os.symlink(OUT, os.path.join(LD, "escape"))
+# A TB run whose `plugins` directory is a symlink out of the logdir (its
+# last component, plugins/profile, is a plain directory over there).
+os.makedirs(os.path.join(LD, "tbx"))
+os.symlink(os.path.join(OUT, "plugins"), os.path.join(LD, "tbx/plugins"))
 put("unreadable.xplane.pb", good)
 os.chmod(os.path.join(MX, "unreadable.xplane.pb"), 0)
 as_root = os.geteuid() == 0
@@ -268,6 +273,10 @@ check(st == 200, "growing file: 200 once complete")
 print("-- path confinement")
 st, runs = jget(port, P + "runs")
 check(not any("secret" in r for r in runs), "symlink to a directory outside the logdir not followed")
+check("tbx/secret" not in runs, "a symlinked 'plugins' directory out of the logdir: not listed")
+for u in ("hosts?run=tbx/secret", "run_tools?run=tbx/secret", "profile_info?run=tbx/secret"):
+    st, body = jget(port, P + u)
+    check(st == 404, "symlinked plugins: %s -> 404 (%s)" % (u, st))
 for u in ["/%2e%2e/%2e%2e/etc/passwd", "/..%2f..%2fetc%2fpasswd", "//etc/passwd",
           "/%2F%2Fetc%2Fpasswd", "/tools/../../etc/passwd", "/..;/etc/passwd",
           P + "data?run=escape/secret&tag=overview_page",
