@@ -10,18 +10,18 @@
 #   2. path confinement: ../, %2e%2e, encoded slashes, absolute paths, NUL,
 #      a TB run whose plugins directory is a symlink out of the logdir,
 #      overlong names, symlinks out of the logdir, raw request targets.
+#   3. HTTP hygiene: 405 + Allow, header / request-line limits, bodies never
+#      read, slowloris and idle timeouts, connection cap, ETag/304 keyed on
+#      the file identity, graceful SIGTERM with a request in flight, and the
+#      `xpview healthcheck` subcommand.
 #   4. budgets: 1 GiB of empty planes in a ~1 MB gzip, a 6 GB-in-6 MB ratio
 #      bomb and 16Mi raw empty planes are 413s naming the file within
 #      600 MiB; with one worker, cold requests queue or get 503 +
 #      Retry-After while /healthz and cached answers keep flowing; a cold
 #      decode beside entries pinned by a slow download gets 503 instead of
 #      growing past --cache_mb.
-#   3. HTTP hygiene: 405 + Allow, header / request-line limits, bodies never
-#      read, slowloris and idle timeouts, connection cap, ETag/304 keyed on
-#      the file identity, graceful SIGTERM with a request in flight, and the
-#      `xpview healthcheck` subcommand.
 # Every server runs on 127.0.0.1 with an ephemeral port and is killed on
-# exit.  Bounded: about a minute.
+# exit.  Bounded: about a minute and a half.
 # Env: XPV_BIN (set by ctest), default build/xpview.
 set -euo pipefail
 BIN=${XPV_BIN:-build/xpview}
