@@ -20,6 +20,7 @@
 
 #include "arena.h"
 #include "checked.h"
+#include "gz.h"
 
 #define JIN_CHUNK (256 * 1024)
 #define MAX_NEST 512              /* nesting accepted inside skipped values */
@@ -1659,6 +1660,8 @@ typedef struct src {
     uint64_t raw;                 /* raw bytes taken from mem / fd */
     int raw_eof, raw_err, raw_errno;
     int gz, zinit, zend;
+    int bomb;                     /* stopped: a ratio no real trace has */
+    uint64_t zout;                /* bytes inflated so far */
     z_stream z;
 } src;
 
@@ -1764,6 +1767,13 @@ static long src_read(void *vctx, void *vbuf, size_t cap) {
         }
         if (zr != Z_OK && zr != Z_BUF_ERROR) return -1;
     }
+    /* The same bomb rule as base/gz.c: past the floor, more than
+     * XPV_GZ_MAX_RATIO:1 stops the read (413, see src_convert). */
+    s->zout += cap - s->z.avail_out;
+    if (s->zout > XPV_GZ_RATIO_FLOOR && s->zout / XPV_GZ_MAX_RATIO > s->raw - s->z.avail_in) {
+        s->bomb = 1;
+        return -1;
+    }
     return (long)(cap - s->z.avail_out);
 }
 
@@ -1775,7 +1785,13 @@ static int src_convert(src *s, const xpv_ct_options *opt, xpv_buf *out,
     int rc = xpv_ct_convert(src_read, s, opt, out, sum, err);
     if (s->zinit) inflateEnd(&s->z);
     if (sum) sum->input_bytes = s->raw;
-    if (rc && err->status == 500) {
+    if (rc && s->bomb) {
+        err->status = 413;
+        snprintf(err->msg, sizeof err->msg, "gzip bomb: %llu compressed bytes inflate to "
+                 "over %llu MiB (more than %u:1; no real trace compresses that well)",
+                 (unsigned long long)(s->raw - s->z.avail_in),
+                 (unsigned long long)(s->zout >> 20), (unsigned)XPV_GZ_MAX_RATIO);
+    } else if (rc && err->status == 500) {
         if (s->raw_err)
             snprintf(err->msg, sizeof err->msg, "read error after %llu bytes: %s",
                      (unsigned long long)s->raw, strerror(s->raw_errno));

@@ -276,6 +276,28 @@ static void test_loader__gzip_ratio_bomb(void **state) {
     assert_non_null(strstr(err.msg, "run/bomb1g"));
     assert_non_null(strstr(err.msg, "gzip bomb"));
 
+    /* A Chrome trace (streamed through its own inflater) follows the same
+     * rule: 1 GiB of blanks after "{" in ~1 MB. */
+    size_t bn = 16u << 20, bl, hl;
+    char *blanks = malloc(bn);
+    memset(blanks, ' ', bn);
+    unsigned char *bm = fx_gzip(blanks, bn, &bl);   /* blanks only */
+    blanks[0] = '{';
+    unsigned char *hm = fx_gzip(blanks, bn, &hl);   /* the first member */
+    free(blanks);
+    unsigned char *tj = malloc(hl + bl * 63);
+    memcpy(tj, hm, hl);
+    for (int i = 0; i < 63; i++) memcpy(tj + hl + (size_t)i * bl, bm, bl);
+    free(bm);
+    free(hm);
+    fx_write(path_of("bomb.pt.trace.json.gz"), tj, hl + bl * 63);
+    free(tj);
+    assert_null(xpv_load_profile(path_of("bomb.pt.trace.json.gz"), "run/bomb.pt.trace.json.gz",
+                                 &lim, &err));
+    assert_int_equal(err.status, 413);
+    assert_non_null(strstr(err.msg, "run/bomb.pt.trace.json.gz"));
+    assert_non_null(strstr(err.msg, "gzip bomb"));
+
     /* Under the floor a high ratio is fine (small profiles with few
      * distinct bytes exist): 32 MiB of empty planes inflate. */
     gz = empty_planes_gz(32, &gzlen);
