@@ -209,8 +209,10 @@ static int64_t td_pc_key(const td_pc *pc) {
     return (int64_t)((uint64_t)pc->key_iter * 0x9e3779b97f4a7c15ull ^ (uint64_t)pc->element_id);
 }
 
-/* Build the iterator forest of one host plane. */
-static void td_build_forest(const xpv_plane *pl, td_forest *f) {
+/* Iterator nodes (with nesting edges) of one host plane, and its produce
+ * and consume events for td_link(). */
+static void td_scan(const xpv_plane *pl, td_forest *f, td_pc **prod_out, size_t *nprod_out,
+                    td_pc **cons_out, size_t *ncons_out) {
     td_mclass *cls = td_classify(pl);
     int32_t sid_id = xpv_stat_id(pl, "id");
     int32_t sid_parent = xpv_stat_id(pl, "parent_id");
@@ -304,12 +306,20 @@ static void td_build_forest(const xpv_plane *pl, td_forest *f) {
     }
     free(stack);
     free(cls);
+    *prod_out = prod;
+    *nprod_out = nprod;
+    *cons_out = cons;
+    *ncons_out = ncons;
+}
 
+static void td_link(td_forest *f, const td_pc *prod, size_t nprod, const td_pc *cons,
+                    size_t ncons) {
     /* Produce/consume links: (iterator id, element id) -> produce
      * iterators in XProf's order (family, then file order); consumers are
      * matched family by family.  Chains hang off a hash of the mixed key;
      * exact equality is re-checked while walking a chain. */
-    if (nprod && ncons) {
+    if (!nprod || !ncons) return;
+    {
         size_t *ent = xpv_xmalloc(nprod * sizeof *ent);   /* ordered produce ids */
         size_t k = 0;
         for (size_t fam = 0; fam < TD_NFAMILIES; fam++)
@@ -346,10 +356,10 @@ static void td_build_forest(const xpv_plane *pl, td_forest *f) {
         free(ent);
         i64map_free(&heads);
     }
-    free(prod);
-    free(cons);
+}
 
-    /* Edges to CSR: stable by source (insertion order kept per node). */
+/* Edges to CSR: stable by source (insertion order kept per node). */
+static void td_edges_to_csr(td_forest *f) {
     size_t *count = xpv_xcalloc(f->n + 1, sizeof *count);
     for (size_t i = 0; i < f->nedges; i++) count[f->edges[i].from + 1]++;
     for (size_t i = 0; i < f->n; i++) count[i + 1] += count[i];
@@ -365,6 +375,17 @@ static void td_build_forest(const xpv_plane *pl, td_forest *f) {
     f->edges = sorted;
     free(count);
     free(pos);
+}
+
+/* Build the iterator forest of one host plane. */
+static void td_build_forest(const xpv_plane *pl, td_forest *f) {
+    td_pc *prod, *cons;
+    size_t nprod, ncons;
+    td_scan(pl, f, &prod, &nprod, &cons, &ncons);
+    td_link(f, prod, nprod, cons, ncons);
+    free(prod);
+    free(cons);
+    td_edges_to_csr(f);
 }
 
 /* ==== Per-call walk (XProf ProcessIteratorEvent) ========================== */
