@@ -18,10 +18,16 @@
 import { lineChart, barChart } from '../lib/chart.js';
 import { createTable } from '../lib/table.js';
 import { el } from '../lib/dom.js';
+import { formatBytes } from '../lib/format.js';
 import * as pagestate from '../lib/pagestate.js';
 
+const MIB = 1024 * 1024;
 const num = (v) => Number(v) || 0;
-const mib = (v) => `${(+num(v).toFixed(3))} MiB`;
+// A size given in MiB: "20480 MiB", below 1 MiB in smaller units ("32 B").
+export function mib(v) {
+  const x = num(v);
+  return Math.abs(x) >= 1 ? `${+x.toFixed(3)} MiB` : formatBytes(x * MIB);
+}
 
 // XLA's memory space numbers (colours); others are shown by number.
 const SPACE_NAMES = { 0: 'HBM / device memory', 1: 'VMEM', 5: 'Host' };
@@ -50,9 +56,10 @@ export function bufferDetails(o) {
   return lines;
 }
 
-function card(parent, label, value, sub) {
+// A summary card; `raw` (MiB) is kept in data-mib for tests and tools.
+function card(parent, label, raw, sub) {
   const c = el('div', 'xpv-card mv-card');
-  const v = el('div', 'mv-card-value', value);
+  const v = el('div', { class: 'mv-card-value', 'data-mib': String(num(raw)) }, mib(raw));
   v.style.fontSize = '20px';
   c.append(el('div', 'xpv-muted', label), v);
   if (sub) c.append(el('div', 'xpv-muted', sub));
@@ -63,14 +70,14 @@ function renderSummary(parent, d) {
   const cards = el('div', 'xpv-cards mv-summary');
   const peak = num(d.peakHeapMib), unpadded = num(d.peakUnpaddedHeapMib);
   const pad = peak > 0 ? (peak - unpadded) / peak * 100 : 0;
-  card(cards, 'Peak memory allocation', mib(peak), `${mib(unpadded)} without padding (${pad.toFixed(1)}% padding)`);
-  card(cards, 'Arguments (entry parameters)', mib(d.entryComputationParametersMib));
-  card(cards, 'Temporaries at peak', mib(peak - num(d.indefiniteBufferAllocationMib)),
+  card(cards, 'Peak memory allocation', peak, `${mib(unpadded)} without padding (${pad.toFixed(1)}% padding)`);
+  card(cards, 'Arguments (entry parameters)', d.entryComputationParametersMib);
+  card(cards, 'Temporaries at peak', peak - num(d.indefiniteBufferAllocationMib),
     'buffers the heap simulator allocates');
-  card(cards, 'Outputs (maybe live out)', mib(d.maybeLiveOutMib));
-  card(cards, 'Indefinite allocations', mib(d.indefiniteBufferAllocationMib),
+  card(cards, 'Outputs (maybe live out)', d.maybeLiveOutMib);
+  card(cards, 'Indefinite allocations', d.indefiniteBufferAllocationMib,
     'parameters, outputs, constants, thread-local');
-  card(cards, 'Total buffer allocations', mib(d.totalBufferAllocationMib));
+  card(cards, 'Total buffer allocations', d.totalBufferAllocationMib);
   parent.append(cards);
 }
 
@@ -115,16 +122,19 @@ function renderTimeline(parent, d, signal) {
   const chartBox = el('div', 'mv-chart');
   chartBox.style.position = 'relative';
   box.append(chartBox);
+  // XProf's peak position is the event that made the peak; the heap after
+  // it is the next program point, where the curve reaches the peak.
   const pos = num(d.peakHeapSizePosition);
+  const at = pos + 1 < heap.length && num(heap[pos + 1]) === num(d.peakHeapMib) ? pos + 1 : pos;
   const chart = lineChart(chartBox, {
     x,
     series: [
       { name: 'Heap size', values: heap.map(num), color: '#1a73e8', area: true },
       { name: 'Unpadded heap size', values: unpadded.map(num), color: '#e8710a' },
     ],
-    height: 320, xLabel: 'Program order (heap simulator event)', xFormat: (v) => String(Math.round(v)),
+    height: 320, xLabel: 'Program order (heap simulator event)', xFormat: (v) => (Number.isInteger(v) ? String(v) : ''),
     yLabel: 'Allocated (MiB)', yFormat: (v) => (+v.toFixed(3)).toString(),
-    markers: heap.length > 1 ? [{ x: pos, label: `peak ${mib(d.peakHeapMib)}` }] : [],
+    markers: heap.length > 1 ? [{ x: at, label: `peak ${mib(d.peakHeapMib)}` }] : [],
   });
   const hover = detailsCard('Program point', 'Hover over the chart to see the instruction at that program point.');
   box.append(hover.element);
@@ -151,9 +161,11 @@ function renderPeakBuffers(parent, d, signal) {
     box.append(el('p', 'xpv-muted', 'No buffer is alive at the peak of this memory space.'));
     return;
   }
+  const pos = num(d.peakHeapSizePosition);
+  const by = (d.hloInstructionNames || [])[pos];
   box.append(el('p', 'xpv-muted',
-    `${objs.length} buffer(s) at program point ${num(d.peakHeapSizePosition)}, largest first; ` +
-    'buffers under 16 KiB are summed into one "small" entry.'));
+    `${objs.length} buffer(s) at the peak (reached by program point ${pos}${by ? `, ${by}` : ''}), ` +
+    'largest first; buffers under 16 KiB are summed into one "small" entry.'));
   const top = objs.slice(0, 60);
   const chartBox = el('div', 'mv-bars');
   chartBox.style.position = 'relative';
@@ -183,13 +195,12 @@ function renderPeakBuffers(parent, d, signal) {
     tfop: o.tfOpName || '',
     type: o.groupName || '',
   }));
-  const f3 = (v) => (+num(v).toFixed(3)).toString();
   createTable(box, {
     columns: [
       { id: 'rank', label: '#', type: 'number' },
       { id: 'name', label: 'Instruction', type: 'string', maxWidth: '260px' },
-      { id: 'size', label: 'Size (MiB)', type: 'number', format: f3 },
-      { id: 'unpadded', label: 'Unpadded size (MiB)', type: 'number', format: f3 },
+      { id: 'size', label: 'Size', type: 'number', format: mib },
+      { id: 'unpadded', label: 'Unpadded size', type: 'number', format: mib },
       { id: 'shape', label: 'Shape', type: 'string', maxWidth: '320px' },
       { id: 'op', label: 'Op code', type: 'string' },
       { id: 'tfop', label: 'Framework op', type: 'string', maxWidth: '320px' },
