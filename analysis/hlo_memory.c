@@ -354,14 +354,20 @@ static int64_t trace_for_color(const ctx *c, int64_t color) {
 
 /* ==== Heap simulation ==================================================== */
 
+/* The replay's state.  The first pass records the timeline, the peak and
+ * the spans; the second (`replay`) runs the events up to the one that made
+ * the peak again and keeps only the live set, so the peak's buffers are
+ * found without copying the live set at every new peak. */
 typedef struct sim {
     xpv_hlo_memory *m;
+    int replay;
+    size_t event;               /* index of the event being applied */
+    size_t nevents;
     int64_t heap, unpadded;
     lbuf **live;                /* canonical buffers alive, in allocation order */
     size_t nlive;
-    lbuf **peak_live;
-    size_t npeak;
-    size_t nevents;
+    int has_peak;
+    size_t peak_event;
 } sim;
 
 /* The root of a SHARE_WITH chain (bounded: a hostile trace may loop). */
@@ -377,16 +383,17 @@ static void increase(sim *s, lbuf *b, int init_span) {
     s->live[s->nlive++] = b;
     s->heap += (int64_t)b->p->size;
     s->unpadded += b->unpadded;
+    if (s->replay) return;
     if (s->heap > s->m->peak) {
         s->m->peak = s->heap;
-        s->m->peak_position = (int64_t)s->m->ntimeline - 1;
+        s->m->peak_position = (int64_t)s->event;
         s->m->peak_unpadded = s->unpadded;
-        memcpy(s->peak_live, s->live, s->nlive * sizeof *s->live);
-        s->npeak = s->nlive;
+        s->has_peak = 1;
+        s->peak_event = s->event;
     }
-    if (init_span) {
+    if (init_span) {   /* until the last event unless a FREE ends it */
         b->has_span = 1;
-        b->span0 = (int32_t)s->m->ntimeline - 1;
+        b->span0 = (int32_t)s->event;
         b->span1 = (int32_t)s->nevents - 1;
     }
 }
@@ -401,11 +408,12 @@ static int decrease(sim *s, lbuf *b, xpv_err *err) {
             break;
         }
     s->heap -= b->p->size;
+    s->unpadded -= b->unpadded;
+    if (s->replay) return 0;
     if (s->heap < 0)
         return xpv_err_set(err, 422, "heap size below zero (%lld bytes) at event %zu",
-                           (long long)s->heap, s->m->ntimeline - 1);
-    s->unpadded -= b->unpadded;
-    if (b->has_span) b->span1 = (int32_t)s->m->ntimeline - 1;
+                           (long long)s->heap, s->event);
+    if (b->has_span) b->span1 = (int32_t)s->event;
     return 0;
 }
 
@@ -413,10 +421,12 @@ static int decrease(sim *s, lbuf *b, xpv_err *err) {
 static int apply_event(sim *s, ctx *c, const Xla__HeapSimulatorTrace__Event *ev,
                        const alloc_s **seen_alloc, xpv_err *err) {
     xpv_hlo_memory *m = s->m;
-    m->heap[m->ntimeline] = s->heap;
-    m->unpadded_heap[m->ntimeline] = s->unpadded;
-    m->instruction_names[m->ntimeline] = ev->instruction_name ? ev->instruction_name : "";
-    m->ntimeline++;
+    if (!s->replay) {
+        m->heap[m->ntimeline] = s->heap;
+        m->unpadded_heap[m->ntimeline] = s->unpadded;
+        m->instruction_names[m->ntimeline] = ev->instruction_name ? ev->instruction_name : "";
+        m->ntimeline++;
+    }
     lbuf *b = find_buf(c, ev->buffer_id);
     if (!b) return 0;
     b->seen = 1;
@@ -449,6 +459,18 @@ static int apply_event(sim *s, ctx *c, const Xla__HeapSimulatorTrace__Event *ev,
     }
 }
 
+static int run_events(sim *s, ctx *c, const Xla__HeapSimulatorTrace *tr, size_t n,
+                      xpv_err *err) {
+    const alloc_s *seen_alloc = NULL;
+    for (s->event = 0; s->event < n; s->event++) {
+        const Xla__HeapSimulatorTrace__Event *ev = tr->events[s->event];
+        if (ev && apply_event(s, c, ev, &seen_alloc, err) != 0) return -1;
+    }
+    if (!s->replay && tr && !seen_alloc)
+        return xpv_err_set(err, 422, "the heap simulation touches no buffer allocation");
+    return 0;
+}
+
 /* Replays the trace; *peak / *npeak receive the buffers alive at the peak
  * (malloc'd, the caller frees). */
 static int simulate(ctx *c, xpv_hlo_memory *m, int64_t trace, lbuf ***peak, size_t *npeak,
@@ -460,30 +482,26 @@ static int simulate(ctx *c, xpv_hlo_memory *m, int64_t trace, lbuf ***peak, size
     m->heap = xpv_arena_calloc(&m->arena, n + 1, sizeof *m->heap);
     m->unpadded_heap = xpv_arena_calloc(&m->arena, n + 1, sizeof *m->unpadded_heap);
     m->instruction_names = xpv_arena_calloc(&m->arena, n + 1, sizeof *m->instruction_names);
-    sim s = {m, 0, 0, NULL, 0, NULL, 0, n};
+    sim s = {m, 0, 0, n, 0, 0, NULL, 0, 0, 0};
     s.live = xpv_xcalloc(n + 1, sizeof *s.live);
-    s.peak_live = xpv_xcalloc(n + 1, sizeof *s.peak_live);
-    const alloc_s *seen_alloc = NULL;
-    int rc = 0;
-    for (size_t e = 0; e < n && rc == 0; e++)
-        if (tr->events[e]) rc = apply_event(&s, c, tr->events[e], &seen_alloc, err);
-    if (rc == 0) {
-        m->heap[m->ntimeline] = s.heap;
-        m->unpadded_heap[m->ntimeline] = s.unpadded;
-        m->instruction_names[m->ntimeline] = "";
-        m->ntimeline++;
-        if (tr && !seen_alloc)
-            rc = xpv_err_set(err, 422, "the heap simulation touches no buffer allocation");
+    if (run_events(&s, c, tr, n, err) != 0) {
+        free(s.live);
+        return -1;
     }
-    m->has_trace = rc == 0 && tr != NULL;
+    m->heap[m->ntimeline] = s.heap;
+    m->unpadded_heap[m->ntimeline] = s.unpadded;
+    m->instruction_names[m->ntimeline] = "";
+    m->ntimeline++;
+    m->has_trace = tr != NULL;
     m->trace_index = m->has_trace ? trace : -1;
-    free(s.live);
-    if (rc != 0) {
-        free(s.peak_live);
-        return rc;
-    }
-    *peak = s.peak_live;
-    *npeak = s.npeak;
+    /* second pass, up to the event that made the peak */
+    for (size_t i = 0; i < c->nbufs; i++) c->bufs[i].ref = 0, c->bufs[i].canonical = NULL;
+    s.replay = 1;
+    s.heap = s.unpadded = 0;
+    s.nlive = 0;
+    if (s.has_peak) run_events(&s, c, tr, s.peak_event + 1, err);
+    *peak = s.live;
+    *npeak = s.nlive;
     return 0;
 }
 

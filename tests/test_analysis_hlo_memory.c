@@ -484,6 +484,69 @@ static void test_shape_text(void **state) {
     xpv_buf_free(&b);
 }
 
+/* ==== A large trace ======================================================= */
+
+/* N buffers of 32 KiB allocated one after the other, then freed: the peak
+ * holds all of them (a new peak at every ALLOC: the live set is found by a
+ * second pass, not copied N times). */
+static void test_large_trace(void **state) {
+    (void)state;
+    enum { N = 40000 };
+    Xla__HloInstructionProto *ins = calloc(N, sizeof *ins), **pins = calloc(N, sizeof *pins);
+    Xla__ShapeProto *sh = calloc(N, sizeof *sh);
+    int64_t *dims = calloc(N, sizeof *dims);
+    Xla__LogicalBufferProto *lb = calloc(N, sizeof *lb), **plb = calloc(N, sizeof *plb);
+    Xla__LogicalBufferProto__Location *at = calloc(N, sizeof *at);
+    Xla__BufferAllocationProto__Assigned *as = calloc(N, sizeof *as), **pas = calloc(N, sizeof *pas);
+    Xla__HeapSimulatorTrace__Event *ev = calloc(2 * N, sizeof *ev), **pev = calloc(2 * N, sizeof *pev);
+    for (size_t i = 0; i < N; i++) {
+        Xla__HloInstructionProto i0 = XLA__HLO_INSTRUCTION_PROTO__INIT;
+        Xla__ShapeProto s0 = XLA__SHAPE_PROTO__INIT;
+        Xla__LogicalBufferProto l0 = XLA__LOGICAL_BUFFER_PROTO__INIT;
+        Xla__LogicalBufferProto__Location a0 = XLA__LOGICAL_BUFFER_PROTO__LOCATION__INIT;
+        Xla__BufferAllocationProto__Assigned g0 = XLA__BUFFER_ALLOCATION_PROTO__ASSIGNED__INIT;
+        Xla__HeapSimulatorTrace__Event e0 = XLA__HEAP_SIMULATOR_TRACE__EVENT__INIT;
+        sh[i] = s0, sh[i].element_type = 11, dims[i] = 8192;
+        sh[i].dimensions = &dims[i], sh[i].n_dimensions = 1;
+        ins[i] = i0, ins[i].name = (char *)"t", ins[i].opcode = (char *)"copy";
+        ins[i].id = (int64_t)i, ins[i].shape = &sh[i], pins[i] = &ins[i];
+        at[i] = a0, at[i].instruction_id = (int64_t)i;
+        lb[i] = l0, lb[i].id = (int64_t)i, lb[i].size = 32768, lb[i].defined_at = &at[i];
+        plb[i] = &lb[i];
+        as[i] = g0, as[i].logical_buffer_id = (int64_t)i, pas[i] = &as[i];
+        ev[i] = e0, ev[i].buffer_id = (int64_t)i, pev[i] = &ev[i];
+        ev[N + i] = e0, ev[N + i].kind = XLA__HEAP_SIMULATOR_TRACE__EVENT__KIND__FREE;
+        ev[N + i].buffer_id = (int64_t)i, pev[N + i] = &ev[N + i];
+    }
+    Xla__HloComputationProto c = XLA__HLO_COMPUTATION_PROTO__INIT, *pc = &c;
+    c.instructions = pins, c.n_instructions = N;
+    Xla__HloModuleProto mod = XLA__HLO_MODULE_PROTO__INIT;
+    mod.computations = &pc, mod.n_computations = 1;
+    Xla__BufferAllocationProto al = XLA__BUFFER_ALLOCATION_PROTO__INIT, *pal = &al;
+    al.size = (int64_t)N * 32768, al.assigned = pas, al.n_assigned = N;
+    Xla__HeapSimulatorTrace tr = XLA__HEAP_SIMULATOR_TRACE__INIT, *ptr = &tr;
+    tr.events = pev, tr.n_events = 2 * N;
+    Xla__BufferAssignmentProto ba = XLA__BUFFER_ASSIGNMENT_PROTO__INIT;
+    ba.logical_buffers = plb, ba.n_logical_buffers = N;
+    ba.buffer_allocations = &pal, ba.n_buffer_allocations = 1;
+    ba.heap_simulator_traces = &ptr, ba.n_heap_simulator_traces = 1;
+    Xla__HloProto p = XLA__HLO_PROTO__INIT;
+    p.hlo_module = &mod, p.buffer_assignment = &ba;
+    xpv_err err;
+    xpv_err_clear(&err);
+    xpv_hlo_memory *m = xpv_hlo_memory_compute(&p, 0, XPV_HLO_SMALL_BUFFER_SIZE, &err);
+    assert_non_null(m);
+    assert_int_equal(m->peak, (int64_t)N * 32768);
+    assert_int_equal(m->peak_position, N - 1);
+    assert_int_equal(m->nobjects, N);
+    assert_int_equal(m->objects[N - 1].logical_buffer_id, N - 1);
+    assert_int_equal(m->nspans, N);
+    assert_int_equal(m->spans[0].limit, N);
+    xpv_hlo_memory_free(m);
+    free(ins), free(pins), free(sh), free(dims), free(lb), free(plb), free(at);
+    free(as), free(pas), free(ev), free(pev);
+}
+
 /* ==== Inconsistent traces ================================================= */
 
 static void test_bad_traces(void **state) {
@@ -825,6 +888,7 @@ int main(void) {
         cmocka_unit_test(test_while_loop),
         cmocka_unit_test(test_fusion_and_spaces),
         cmocka_unit_test(test_shape_text),
+        cmocka_unit_test(test_large_trace),
         cmocka_unit_test(test_bad_traces),
         cmocka_unit_test(test_tool_modules_and_errors),
         cmocka_unit_test(test_real_profiles),
