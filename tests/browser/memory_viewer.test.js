@@ -82,6 +82,20 @@ test('memory_viewer: TPU program, chart, peak buffers, hover, memory space, modu
   await t.assertClean(page);
 });
 
+test('module_list and memory_viewer errors over HTTP', async (t) => {
+  if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
+  const P = `${t.realBase}data/plugin/profile`;
+  const ml = await fetch(`${P}/module_list?run=${encodeURIComponent(TPU)}`);
+  t.eq(ml.status, 200, 'module_list 200');
+  t.match(ml.headers.get('content-type'), /^text\/plain/, 'module_list is text');
+  t.eq((await ml.text()).split(',').length, 4, 'four HLO modules in the TPU run');
+  const none = await fetch(`${P}/module_list?run=${encodeURIComponent('pytorch-kineto/pytorch/resnet50_num_workers_0')}`);
+  t.eq(none.status, 404, 'a PyTorch run has no HLO modules: 404');
+  const bad = await fetch(`${P}/data?run=${encodeURIComponent(TPU)}&tag=memory_viewer&module_name=jit_nope(1)`);
+  t.eq(bad.status, 404, 'unknown module: 404');
+  t.match((await bad.json()).error, /jit_nope\(1\)/, 'the error names the module');
+});
+
 test('memory_viewer: AMD GPU run, every module opens', async (t) => {
   if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
   const page = await open(t, AMD);
