@@ -104,9 +104,10 @@ test('memory_viewer: AMD GPU run, every module opens', async (t) => {
   for (const m of mods.slice(0, 4)) {
     await page.selectOption('#mv-module', m);
     const d = await api(page, `run=${encodeURIComponent(AMD)}&tag=memory_viewer&module_name=${encodeURIComponent(m)}`);
-    await t.waitText(page, '.mv-module-info', new RegExp(`Module ${d.moduleName} `));
-    await page.waitForFunction((v) => Number(document.querySelector('.mv-summary .mv-card-value').dataset.mib) === v,
-      d.peakHeapMib);
+    await page.waitForFunction((name) => document.querySelector('.mv-body').dataset.module === name, m);
+    t.match(await page.textContent('.mv-module-info'), new RegExp(`Module ${d.moduleName} `), `${m} drawn`);
+    t.eq(Number(await page.getAttribute('.mv-summary .mv-card-value', 'data-mib')), d.peakHeapMib,
+      `${m}: peak card = API`);
   }
   t.ok(await page.locator('.mv-peak .xpv-table-el tbody tr').count() > 0, 'peak buffers listed');
   t.log(`4 modules switched, each peak card = the API's peakHeapMib`);

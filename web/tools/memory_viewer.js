@@ -256,6 +256,7 @@ export default async function render(root, ctx) {
     ctrl = new AbortController();
     const signal = ctrl.signal;
     body.textContent = '';
+    delete body.dataset.module;
     body.append(el('p', 'xpv-muted', 'Loading...'));
     let d;
     try {
@@ -280,6 +281,8 @@ export default async function render(root, ctx) {
     renderSummary(body, d);
     renderTimeline(body, d, signal);
     renderPeakBuffers(body, d, signal);
+    body.dataset.module = module;   // what is drawn (tests wait for it)
+    body.dataset.memorySpace = space;
   };
   ms.sel.addEventListener('change', () => {
     module = ms.sel.value;
