@@ -240,7 +240,8 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     if (ms && *ms) {
         char *end;
         long long v = strtoll(ms, &end, 10);
-        if (!*end && v >= 0 && v <= 0x7fffffff) color = v;   /* else 0, as XProf */
+        /* an int, else 0, as XProf's SimpleAtoi fallback */
+        if (end != ms && !*end && v >= -0x7fffffffLL - 1 && v <= 0x7fffffff) color = v;
     }
     xpv_err e2;
     xpv_err_clear(&e2);
