@@ -505,3 +505,15 @@ int xpv_hlo_resolve(xpv_hlo_map *m, const xpv_hostset *hs, const xpv_op_metric *
     out->in = xpv_hlo_instr_by_name(p, n.ptr, n.len);
     return 0;
 }
+
+const char *xpv_hlo_op_category(int tpu, const xpv_op_metric *op, const xpv_hlo_op *h) {
+    if (h->in.ins && (!tpu || !op->category[0])) return xpv_hlo_category(h->in.ins);
+    return op->category;
+}
+
+void xpv_hlo_op_source(const xpv_hlo_op *h, char *out, size_t n) {
+    const Xla__OpMetadata *md = h->in.ins ? h->in.ins->metadata : NULL;
+    out[0] = 0;
+    if (md && md->source_file && md->source_file[0])
+        snprintf(out, n, "%s:%d", md->source_file, (int)md->source_line);
+}
