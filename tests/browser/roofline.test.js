@@ -74,3 +74,20 @@ test('roofline_model: TPU peaks, rooflines, points, hover, table', async (t) => 
   t.eq(cats.join(','), cat, 'table filtered to the category');
   await t.assertClean(page);
 });
+
+test('roofline_model: AMD GPU run, peaks from the device capabilities', async (t) => {
+  if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
+  const run = 'AMD-AGI-TraceLens/jax08_gemm';
+  const page = await t.open(`${t.realBase}#run=${encodeURIComponent(run)}&tool=roofline_model`,
+    { viewport: { width: 1400, height: 1000 } });
+  await t.waitFor(page, '.xpv-roofline-ops .xpv-table-el tbody tr');
+  const dev = await page.textContent('.xpv-roofline-device');
+  t.match(dev, /AMD GPU/, 'device type');
+  // MI300X: 304 CUs x 2048 FLOP/cycle x 2.1 GHz.
+  t.match(dev, /1,307\.\d+ TFLOP\/s/, 'peak FLOP rate from the capabilities');
+  t.match(dev, /per GPU/, 'GPU wording');
+  t.ok(await page.locator('.xpv-roofline-chart[data-level="op"] polyline[data-name="HBM Roofline"]').count() === 1,
+    'HBM roofline drawn');
+  t.ok(await page.locator('.xpv-roofline-noflops').count() === 1, 'says why no op has a point');
+  await t.assertClean(page);
+});
