@@ -64,6 +64,16 @@ test('roofline_model: TPU peaks, rooflines, points, hover, table', async (t) => 
   t.eq(shown.length, Math.min(25, ops.length), 'table rows');
   t.ok(shown.includes(String(col(ops[0], 'operation'))), 'first op by self time is listed');
 
+  // Hovering a table row of a drawn op rings its point.
+  await page.mouse.move(0, 0);
+  const drawnName = String(col(drawable[0], 'operation'));
+  const rowCell = page.locator('.xpv-roofline-ops .xpv-table-el tbody td[data-col="operation"]',
+    { hasText: drawnName }).first();
+  await rowCell.scrollIntoViewIfNeeded();
+  await rowCell.hover();
+  const ring = page.locator('.xpv-roofline-chart[data-level="op"] .xpv-roofline-mark');
+  t.ok(await ring.evaluate((e) => e.style.display !== 'none'), 'row hover marks the op on the chart');
+
   // Filter by a category: the points and rows shrink to it.
   const cat = String(col(drawable[0], 'category'));
   await page.selectOption('.xpv-roofline-ops select[aria-label="Category"]', cat);

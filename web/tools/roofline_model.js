@@ -65,7 +65,7 @@ function rooflines(p, gpu) {
     add('CMEM Read Roofline', p.cmem_read_ridge_point, '#db4437');
     add('CMEM Write Roofline', p.cmem_write_ridge_point, '#0f9d58');
   }
-  add('HBM Roofline', p.hbm_ridge_point, '#202124');
+  add('HBM Roofline', p.hbm_ridge_point, '#757575');
   return out;
 }
 
