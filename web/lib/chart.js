@@ -634,7 +634,10 @@ export function rooflineChart(parent, opts = {}) {
     const lines = o.rooflines || [];
     const pts = (o.points || []).filter((p) => p.x > 0 && p.y > 0 && Number.isFinite(p.x) && Number.isFinite(p.y));
     const xs = pts.map((p) => p.x), ys = pts.map((p) => p.y);
-    for (const l of lines) if (l.peak > 0 && l.ridge > 0) { xs.push(l.ridge); ys.push(l.peak); }
+    // Each roofline shows three decades of its slope and two of its flat part.
+    for (const l of lines) {
+      if (l.peak > 0 && l.ridge > 0) { xs.push(l.ridge / 1000, l.ridge * 100); ys.push(l.peak / 1000, l.peak); }
+    }
     const [x0, x1] = decades(xs, 1, 1);
     let [y0, y1] = decades(ys, 1, 1);
     if (y1 - y0 > 12) y0 = y1 - 12;
