@@ -536,3 +536,15 @@ const xpv_hlo_program **xpv_hlo_programs_by_device_time(const xpv_hlo_map *m,
     free(t);
     return out;
 }
+
+const char *xpv_hlo_op_category(int tpu, const xpv_op_metric *op, const xpv_hlo_op *h) {
+    if (h->in.ins && (!tpu || !op->category[0])) return xpv_hlo_category(h->in.ins);
+    return op->category;
+}
+
+void xpv_hlo_op_source(const xpv_hlo_op *h, char *out, size_t n) {
+    const Xla__OpMetadata *md = h->in.ins ? h->in.ins->metadata : NULL;
+    out[0] = 0;
+    if (md && md->source_file && md->source_file[0])
+        snprintf(out, n, "%s:%d", md->source_file, (int)md->source_line);
+}

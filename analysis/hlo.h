@@ -123,4 +123,11 @@ int xpv_hlo_resolve(xpv_hlo_map *m, const xpv_hostset *hs, const xpv_op_metric *
 const xpv_hlo_program **xpv_hlo_programs_by_device_time(const xpv_hlo_map *m,
                                                         const xpv_op_metrics_db *db);
 
+/* The category the HLO tools show: the instruction's (xpv_hlo_category)
+ * on GPU, or on TPU when the op's hlo_category stat is empty; else the
+ * op's own.  `tpu`: the op db comes from TPU cores. */
+const char *xpv_hlo_op_category(int tpu, const xpv_op_metric *op, const xpv_hlo_op *h);
+/* "file:line" of the instruction's metadata, or "" (out has n bytes). */
+void xpv_hlo_op_source(const xpv_hlo_op *h, char *out, size_t n);
+
 #endif /* XPV_HLO_H */
