@@ -176,6 +176,11 @@ static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
         r->gz = out->gz;
         r->gz_len = out->gz_len;
         r->compress = out->len > 512;
+        if (rc.tool->content_type) {    /* e.g. graph_viewer's DOT text */
+            xpv_params params = xpv_query_params(q);
+            const char *ct = rc.tool->content_type(&params);
+            if (ct) r->content_type = ct;
+        }
         r->pin = e;
         r->pin_cache = a->cache;
         reqctx_release(&rc);
@@ -309,6 +314,23 @@ static void route_data_plain(xpv_app *a, const xpv_query *q, const char *inm,
     route_data(a, q, inm, r, 0);
 }
 
+/* XProf's /module_list?run=R: the run's HLO modules ("name(program id)")
+ * joined by commas, as text: graph_viewer's type=module_list over every
+ * host of the run. */
+static void route_module_list(xpv_app *a, const xpv_query *q, const char *inm,
+                              xpv_response *r) {
+    xpv_query mq = XPV_QUERY_INIT;
+    const char *run = xpv_query_get(q, "run");
+    if (xpv_query_add(&mq, "run", run ? run : "") < 0 ||
+        xpv_query_add(&mq, "tag", "graph_viewer") < 0 ||
+        xpv_query_add(&mq, "type", "module_list") < 0) {
+        resp_errorf(r, 500, "module_list: query too long");
+    } else {
+        route_data(a, &mq, inm, r, 0);
+    }
+    xpv_query_release(&mq);
+}
+
 static void route_data_csv(xpv_app *a, const xpv_query *q, const char *inm,
                             xpv_response *r) {
     route_data(a, q, inm, r, 1);
@@ -323,6 +345,7 @@ static const struct {
     {"hosts", route_hosts},
     {"data", route_data_plain},
     {"data_csv", route_data_csv},
+    {"module_list", route_module_list},
     {"profile_info", route_profile_info},
     {"version", route_version},
     {"capture_profile", xpv_capture_route},
