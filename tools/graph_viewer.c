@@ -111,7 +111,11 @@ static const module *find_module(const module *mods, size_t n, const char *name,
             !strncmp(mods[i].name, name, strlen(name)))
             return &mods[i];
     }
-    /* XProf: the first module whose name contains the program id */
+    /* the program id itself, then (XProf) the first module whose name
+     * contains it */
+    uint64_t v;
+    for (size_t i = 0; pid && xpv_parse_u64_strict(pid, UINT64_MAX, &v) && i < n; i++)
+        if (mods[i].prog->program_id == v) return &mods[i];
     for (size_t i = 0; pid && *pid && i < n; i++)
         if (strstr(mods[i].name, pid)) return &mods[i];
     return NULL;
