@@ -184,7 +184,10 @@ typedef struct bfs {
     uint8_t *users_omitted;
 } bfs;
 
-static void visit(const xpv_hlo_graph *g, xpv_hlo_hood *h, bfs *b, int32_t seed, int radius) {
+/* `all_users`: the seed's users are drawn however many (an explicit
+ * "show more" click), not only up to XLA's 16. */
+static void visit(const xpv_hlo_graph *g, xpv_hlo_hood *h, bfs *b, int32_t seed, int radius,
+                  int all_users) {
     for (size_t i = 0; i < g->n; i++) b->dist[i] = -1;
     size_t head = 0, tail = 0;
     b->queue[tail++] = seed;
@@ -208,7 +211,7 @@ static void visit(const xpv_hlo_graph *g, xpv_hlo_hood *h, bfs *b, int32_t seed,
                 if (r >= 0 && b->dist[r] < 0) b->dist[r] = d + 1, b->queue[tail++] = r;
             }
         if (is_op(ins, "constant")) continue;
-        if (g->use_off[x + 1] - g->use_off[x] > MAX_USERS_TO_RENDER) {
+        if (g->use_off[x + 1] - g->use_off[x] > MAX_USERS_TO_RENDER && !(all_users && x == seed)) {
             b->users_omitted[x] = 1;
             continue;
         }
@@ -306,7 +309,7 @@ int xpv_hlo_hood_build(const xpv_hlo_graph *g, int32_t center, int32_t comp, int
     bfs b = {xpv_xmalloc(n * sizeof(int32_t)), xpv_xmalloc(n * sizeof(int32_t)),
              xpv_xcalloc(n, 1)};
     if (center >= 0) {
-        visit(g, h, &b, center, radius);
+        visit(g, h, &b, center, radius, 0);
     } else {
         for (size_t i = 0; i < n; i++)
             if (g->comp[i] == comp) h->state[i] = XPV_HOOD_NORMAL, h->depth[i] = 0;
@@ -314,7 +317,7 @@ int xpv_hlo_hood_build(const xpv_hlo_graph *g, int32_t center, int32_t comp, int
     for (size_t k = 0; k < nexpand; k++)
         if (expand[k] >= 0 && (size_t)expand[k] < n && h->state[expand[k]] &&
             h->depth[expand[k]] >= 0)
-            visit(g, h, &b, expand[k], 1);
+            visit(g, h, &b, expand[k], 1, 1);
     mark_omissions(g, h, b.users_omitted);
     if (center >= 0) h->state[center] = XPV_HOOD_CENTER;
     finish(g, h, merge_fusion);

@@ -81,7 +81,8 @@ typedef struct xpv_hlo_hood {
 
 /* The neighbourhood of `center` within `radius` steps, plus (when given)
  * the radius-1 neighbourhoods of the drawn nodes `expand[0..nexpand)`
- * (the viewer's "show more" clicks; nodes not drawn are ignored).  With
+ * (the viewer's "show more" clicks: all users of such a node, even past
+ * XLA's 16; nodes not drawn are ignored).  With
  * center -1 and `comp` >= 0 the whole computation is drawn (XProf's
  * node_name naming a computation).  Returns 0, or -1 when nothing to draw. */
 int xpv_hlo_hood_build(const xpv_hlo_graph *g, int32_t center, int32_t comp, int radius,

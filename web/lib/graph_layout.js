@@ -11,7 +11,8 @@
 //      width, height}
 //   nodes:    [{id, w, h, cluster?}]   (cluster: id of the innermost cluster, or null)
 //   edges:    [{from, to}]             (node ids; unknown ids are ignored)
-//   clusters: [{id, parent?, label?}]  (parent: enclosing cluster id, or null)
+//   clusters: [{id, parent?, minWidth?}] (parent: enclosing cluster id, or null;
+//             minWidth: at least this wide, e.g. for its label; content centred)
 //   opts: {rankGap: 40, nodeGap: 20, pad: 12, labelHeight: 20, sweeps: 8}
 //
 // Method: each cluster is laid out first (innermost first) and then stands
@@ -236,9 +237,10 @@ export function layout(graph, opts) {
     }
     const res = layoutGroup(boxes, gedges, o);
     const top = g === null ? 0 : o.labelHeight;
-    const padX = g === null ? 0 : o.pad;
+    const boxW = g === null ? res.width : Math.max(res.width + 2 * o.pad, 60, cl.get(g).minWidth || 0);
+    const padX = g === null ? 0 : (boxW - res.width) / 2;
     items.forEach((it, k) => rel.set(it.kind + it.id, { x: res.pos[k].x + padX, y: res.pos[k].y + top + (g === null ? 0 : o.pad / 2) }));
-    if (g !== null) size.set(g, { w: Math.max(res.width + 2 * o.pad, 60), h: res.height + top + o.pad * 1.5 });
+    if (g !== null) size.set(g, { w: boxW, h: res.height + top + o.pad * 1.5 });
     owners.forEach((e, k) => routes.push({ e, g, pts: res.routes[k].map(([x, y]) => [x + padX, y + top + (g === null ? 0 : o.pad / 2)]), rev: res.reversed[k] }));
     if (g === null) size.set(null, { w: res.width, h: res.height });
   };

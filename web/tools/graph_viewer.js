@@ -123,8 +123,9 @@ export default async function render(root, ctx) {
   function fitView(centerOn) {
     if (!pos) return;
     const W = canvas.clientWidth || 800, H = canvas.clientHeight || 500;
-    tf.k = Math.max(0.3, Math.min(1.2, (W - 40) / (pos.width + 1), (H - 40) / (pos.height + 1)));
-    const c = centerOn && pos.nodes.get(centerOn);
+    const c = centerOn !== null && centerOn !== undefined && pos.nodes.get(centerOn);
+    // the whole graph when it fits legibly, else readable around the centre
+    tf.k = Math.max(c ? 0.55 : 0.05, Math.min(1.2, (W - 40) / (pos.width + 1), (H - 40) / (pos.height + 1)));
     const cx = c ? c.x + c.w / 2 : pos.width / 2, cy = c ? c.y + c.h / 2 : pos.height / 2;
     tf.x = W / 2 - cx * tf.k;
     tf.y = H / 2 - cy * tf.k;
@@ -212,7 +213,13 @@ export default async function render(root, ctx) {
       return [n.id, { lines, w: Math.max(60, Math.max(...lines.map(([t]) => t.length)) * CHAR_W + 16), h: lines.length * LINE_H + 10 }];
     }));
     // a cluster's label names its fusion (or caller)
-    const clusters = data.clusters.map((c) => ({ id: c.id, parent: c.parent }));
+    const clusterLabel = (c) => {
+      const caller = byId.get(c.instr), fusion = c.kind === 'fusion';
+      return [cut(`${fusion ? 'Fused expression for' : 'Subcomputation for'} ${caller ? caller.name : ''}`),
+        cut(fusion && caller ? caller.category : c.name)];
+    };
+    const clusters = data.clusters.map((c) => ({ id: c.id, parent: c.parent,
+      minWidth: Math.max(...clusterLabel(c).map((t) => t.length)) * 6.5 + 16 }));
     pos = layout({ nodes: nodes.map((n) => ({ id: n.id, w: sizes.get(n.id).w, h: sizes.get(n.id).h, cluster: n.cluster })),
       edges: data.edges.map((e) => ({ from: e.from, to: e.to })), clusters }, { rankGap: 46, labelHeight: 34 });
     const depth = (c) => { let d = 0; for (let k = c; k !== null && k !== undefined && d < 64; d++) { const cc = data.clusters.find((x) => x.id === k); k = cc ? cc.parent : null; } return d; };
@@ -226,8 +233,9 @@ export default async function render(root, ctx) {
       g.append(svg('rect', { x: b.x, y: b.y, width: b.w, height: b.h, rx: 8, fill: fusion ? (hl ? '#ffcdd2' : '#f5f5f5') : 'none',
         stroke: fusion ? (hl ? '#b71c1c' : '#c2c2c2') : '#000', 'stroke-width': fusion ? 2 : 1 }));
       const t = svg('text', { x: b.x + b.w / 2, y: b.y + 14, 'text-anchor': 'middle', 'font-size': '11', fill: '#333' });
-      t.append(svg('tspan', { 'font-weight': 'bold' }, document.createTextNode(cut(`${fusion ? 'Fused expression for' : 'Subcomputation for'} ${caller ? caller.name : ''}`))));
-      t.append(svg('tspan', { x: b.x + b.w / 2, dy: '13' }, document.createTextNode(cut(fusion && caller ? caller.category : c.name))));
+      const [l1, l2] = clusterLabel(c);
+      t.append(svg('tspan', { 'font-weight': 'bold' }, document.createTextNode(l1)));
+      t.append(svg('tspan', { x: b.x + b.w / 2, dy: '13' }, document.createTextNode(l2)));
       g.append(t);
       g.style.cursor = 'pointer';
       if (caller) {
