@@ -146,6 +146,32 @@ static uint8_t *pack_module(size_t *len) {
     return out;
 }
 
+/* main (10): p0 with 20 users n0..n19 (negate); n19 is the root. */
+static uint8_t *pack_wide_module(size_t *len) {
+    mb *b = calloc(1, sizeof *b);
+    static char names[20][8];
+    add(b, "p0", "parameter", 1, 0, 0, 0);
+    for (int i = 0; i < 20; i++) {
+        snprintf(names[i], sizeof names[i], "n%d", i);
+        add(b, names[i], "negate", 100 + i, 1, 0, 0);
+    }
+    comp(b, 0, "main", 10, 119, 0, b->n);
+    Xla__HloModuleProto m = XLA__HLO_MODULE_PROTO__INIT;
+    b->mod = m;
+    b->mod.name = (char *)"jit_wide";
+    b->mod.entry_computation_id = 10;
+    b->mod.computations = b->pcomp;
+    b->mod.n_computations = 1;
+    Xla__HloProto p = XLA__HLO_PROTO__INIT;
+    b->proto = p;
+    b->proto.hlo_module = &b->mod;
+    *len = xla__hlo_proto__get_packed_size(&b->proto);
+    uint8_t *out = malloc(*len);
+    xla__hlo_proto__pack(&b->proto, out);
+    free(b);
+    return out;
+}
+
 typedef struct fixture {
     xpv_profile *p;
     const xpv_profile *ps[1];
@@ -170,18 +196,19 @@ static void fixture_free(fixture *f) {
     xpv_profile_free(f->p);
 }
 
-static xpv_profile *constructed_profile(void) {
+static xpv_profile *constructed_profile(uint8_t *(*pack)(size_t *), const char *meta,
+                                        int64_t pid) {
     size_t len;
-    uint8_t *bytes = pack_module(&len);
+    uint8_t *bytes = pack(&len);
     tx_space *s = tx_new();
     int pl = tx_plane(s, "/host:metadata");
-    Tensorflow__Profiler__XEventMetadata *m = tx_meta(s, pl, "jit_g(5)");
+    Tensorflow__Profiler__XEventMetadata *m = tx_meta(s, pl, meta);
     tx_stat_t *st = tx_new_stat(s, pl, &m->n_stats, &m->stats, "Hlo Proto");
     st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_BYTES_VALUE;
     st->bytes_value.data = tx_alloc(s, len);
     memcpy(st->bytes_value.data, bytes, len);
     st->bytes_value.len = len;
-    tx_meta_int(s, pl, "jit_g(5)", "program_id", 5);
+    tx_meta_int(s, pl, meta, "program_id", pid);
     free(bytes);
     return tx_decode(s);
 }
@@ -332,7 +359,7 @@ static void check_golden(const char *name, const char *body) {
 static void test_constructed_neighbourhoods(void **state) {
     (void)state;
     fixture f;
-    fixture_init(&f, constructed_profile());
+    fixture_init(&f, constructed_profile(pack_module, "jit_g(5)", 5));
     /* width 1 around e: its operand and user; cut-off marks */
     json_t *g = render_json(&f, (const char *[]){"node_name", "e", "graph_width", "1", NULL});
     assert_string_equal(json_string_value(json_object_get(g, "module")), "jit_g(5)");
@@ -439,6 +466,33 @@ static void test_constructed_neighbourhoods(void **state) {
     assert_non_null(strstr(s, "subgraph cluster_"));
     check_golden("constructed_while_w2.dot", s);
     free(s);
+    fixture_free(&f);
+}
+
+/* XLA draws the users of a node with more than 16 of them only when asked
+ * (a "+N" click expands them all). */
+static void test_many_users(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f, constructed_profile(pack_wide_module, "jit_wide(6)", 6));
+    json_t *g = render_json(&f, (const char *[]){"node_name", "p0", "graph_width", "2", NULL});
+    assert_string_equal(node_names(g), "p0");
+    assert_string_equal(str_of(g, "p0", "state"), "center");
+    assert_int_equal(int_of(g, "p0", "moreUsers"), 20);
+    assert_int_equal(int_of(g, "p0", "userCount"), 20);
+    json_decref(g);
+    g = render_json(&f, (const char *[]){"node_name", "n3", "graph_width", "1", NULL});
+    assert_string_equal(node_names(g), "n3 p0");
+    /* at the edge of the radius: XLA marks nothing, 19 users are cut */
+    assert_string_equal(str_of(g, "p0", "state"), "normal");
+    assert_int_equal(int_of(g, "p0", "moreUsers"), 19);
+    json_decref(g);
+    g = render_json(&f, (const char *[]){"node_name", "n3", "graph_width", "1", "expand", "p0",
+                                         NULL});
+    assert_int_equal(json_array_size(json_object_get(g, "nodes")), 21);
+    assert_int_equal(int_of(g, "p0", "moreUsers"), 0);
+    assert_string_equal(str_of(g, "p0", "state"), "normal");
+    json_decref(g);
     fixture_free(&f);
 }
 
@@ -594,6 +648,7 @@ static void test_device_defaults(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_constructed_neighbourhoods),
+        cmocka_unit_test(test_many_users),
         cmocka_unit_test(test_real_defaults),
         cmocka_unit_test(test_device_defaults),
     };
