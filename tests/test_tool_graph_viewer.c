@@ -146,7 +146,8 @@ static uint8_t *pack_module(size_t *len) {
     return out;
 }
 
-/* main (10): p0 with 20 users n0..n19 (negate); n19 is the root. */
+/* main (10): p0 with 21 users: n0..n19 (negate) and get-tuple-element.7,
+ * whose user is u; n19 is the root. */
 static uint8_t *pack_wide_module(size_t *len) {
     mb *b = calloc(1, sizeof *b);
     static char names[20][8];
@@ -155,6 +156,8 @@ static uint8_t *pack_wide_module(size_t *len) {
         snprintf(names[i], sizeof names[i], "n%d", i);
         add(b, names[i], "negate", 100 + i, 1, 0, 0);
     }
+    add(b, "get-tuple-element.7", "get-tuple-element", 200, 1, 0, 0);
+    add(b, "u", "negate", 201, 200, 0, 0);
     comp(b, 0, "main", 10, 119, 0, b->n);
     Xla__HloModuleProto m = XLA__HLO_MODULE_PROTO__INIT;
     b->mod = m;
@@ -441,6 +444,7 @@ static void test_constructed_neighbourhoods(void **state) {
     json_decref(g);
     /* errors */
     int status;
+    char *s0;
     assert_null(render_raw(&f, &status, (const char *[]){"node_name", "nope", NULL}));
     assert_int_equal(status, 404);
     assert_null(render_raw(&f, &status, (const char *[]){"module_name", "jit_x(1)", NULL}));
@@ -449,6 +453,16 @@ static void test_constructed_neighbourhoods(void **state) {
     assert_int_equal(status, 400);
     assert_null(render_raw(&f, &status, (const char *[]){"format", "url", NULL}));
     assert_int_equal(status, 400);
+    /* XProf's adjacent_nodes (get-tuple-elements are told by name) */
+    s0 = render_raw(&f, &status, (const char *[]){"type", "adjacent_nodes", "node_name", "w", NULL});
+    assert_string_equal(s0, "{\"operand_names\":[\"t\"],\"consumer_names\":[\"r\"]}");
+    free(s0);
+    s0 = render_raw(&f, &status, (const char *[]){"type", "adjacent_nodes", "node_name", "c", NULL});
+    assert_string_equal(s0, "{\"operand_names\":[\"a\",\"neg\",\"e\"],\"consumer_names\":[\"fusion.1\"]}");
+    free(s0);
+    s0 = render_raw(&f, &status, (const char *[]){"type", "adjacent_nodes", "node_name", "bp", NULL});
+    assert_string_equal(s0, "{\"operand_names\":[],\"consumer_names\":[\"bg\"]}");
+    free(s0);
     /* module list, goldens */
     char *s = render_raw(&f, &status, (const char *[]){"type", "module_list", NULL});
     assert_string_equal(s, "jit_g(5)");
@@ -470,7 +484,7 @@ static void test_constructed_neighbourhoods(void **state) {
 }
 
 /* XLA draws the users of a node with more than 16 of them only when asked
- * (a "+N" click expands them all). */
+ * (a "+N" click expands them all); XProf's adjacent_nodes. */
 static void test_many_users(void **state) {
     (void)state;
     fixture f;
@@ -478,21 +492,28 @@ static void test_many_users(void **state) {
     json_t *g = render_json(&f, (const char *[]){"node_name", "p0", "graph_width", "2", NULL});
     assert_string_equal(node_names(g), "p0");
     assert_string_equal(str_of(g, "p0", "state"), "center");
-    assert_int_equal(int_of(g, "p0", "moreUsers"), 20);
-    assert_int_equal(int_of(g, "p0", "userCount"), 20);
+    assert_int_equal(int_of(g, "p0", "moreUsers"), 21);
+    assert_int_equal(int_of(g, "p0", "userCount"), 21);
     json_decref(g);
     g = render_json(&f, (const char *[]){"node_name", "n3", "graph_width", "1", NULL});
     assert_string_equal(node_names(g), "n3 p0");
-    /* at the edge of the radius: XLA marks nothing, 19 users are cut */
+    /* at the edge of the radius: XLA marks nothing, 20 users are cut */
     assert_string_equal(str_of(g, "p0", "state"), "normal");
-    assert_int_equal(int_of(g, "p0", "moreUsers"), 19);
+    assert_int_equal(int_of(g, "p0", "moreUsers"), 20);
     json_decref(g);
     g = render_json(&f, (const char *[]){"node_name", "n3", "graph_width", "1", "expand", "p0",
                                          NULL});
-    assert_int_equal(json_array_size(json_object_get(g, "nodes")), 21);
+    assert_int_equal(json_array_size(json_object_get(g, "nodes")), 22);
     assert_int_equal(int_of(g, "p0", "moreUsers"), 0);
     assert_string_equal(str_of(g, "p0", "state"), "normal");
     json_decref(g);
+    /* adjacent_nodes looks through the get-tuple-element to its user u */
+    int status;
+    char *s0 = render_raw(&f, &status, (const char *[]){"type", "adjacent_nodes",
+                                                        "node_name", "p0", NULL});
+    assert_non_null(strstr(s0, "\"n19\",\"u\"]}"));
+    assert_null(strstr(s0, "get-tuple-element"));
+    free(s0);
     fixture_free(&f);
 }
 

@@ -7,8 +7,8 @@
  * program id, as XProf's module list spells it), program_id, node_name (an
  * instruction, or a computation drawn whole), graph_width (default 3),
  * merge_fusion (draw fusions as single nodes), show_metadata (accepted;
- * the JSON always carries the metadata), type (graph, the default, or
- * module_list), format (json, ours and the default, or dot: XLA-style DOT
+ * the JSON always carries the metadata), type (graph, the default,
+ * module_list or adjacent_nodes), format (json, ours and the default, or dot: XLA-style DOT
  * text; XProf's url / html need Graphviz and are refused).  Ours: expand
  * (comma-separated instruction names whose radius-1 neighbourhoods are
  * added: the viewer's "show more" clicks).
@@ -21,7 +21,8 @@
  *
  * type=module_list answers the module names joined by commas, sorted by
  * name (what XProf's /module_list route answers); the JSON graph carries
- * the same list with each module's device time.
+ * the same list with each module's device time.  type=adjacent_nodes
+ * answers XProf's {"operand_names", "consumer_names"} of node_name.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -582,6 +583,47 @@ static int render_graph(const xpv_hostset *hs, const xpv_op_stats *os, const mod
     return rc;
 }
 
+/* XProf GetAdjacentNodes: the operand and user names of node_name, seen
+ * through get-tuple-elements (a get-tuple-element is replaced by its own
+ * operands / users), as {"operand_names": [...], "consumer_names": [...]}. */
+static void adjacent(xpv_buf *b, const xpv_hlo_graph *g, int32_t i, int users, int depth,
+                     int *n) {
+    uint32_t from = users ? g->use_off[i] : g->op_off[i];
+    uint32_t to = users ? g->use_off[i + 1] : g->op_off[i + 1];
+    for (uint32_t k = from; k < to; k++) {
+        int32_t j = users ? g->uses[k] : g->ops[k];
+        if (j < 0) continue;
+        const char *name = g->ins[j].ins->name;
+        if (!strncmp(name, "get-tuple-element", 17) && depth < 64) {
+            adjacent(b, g, j, users, depth + 1, n);
+            continue;
+        }
+        if ((*n)++) xpv_buf_putc(b, ',');
+        xpv_buf_json_cstr(b, name);
+    }
+}
+
+static int render_adjacent(const xpv_hostset *hs, const xpv_op_stats *os, const module *mods,
+                           size_t nmods, const xpv_params *q, xpv_buf *out, xpv_err *err) {
+    const char *node = xpv_param(q, "node_name");
+    if (!node || !*node) return xpv_err_set(err, 400, "type=adjacent_nodes needs node_name");
+    choice c;
+    int rc = choose(hs, os, mods, nmods, q, &c, err);
+    if (rc == 0 && c.center < 0)
+        rc = xpv_err_set(err, 400, "adjacent_nodes: %.200s is a computation", node);
+    if (rc == 0) {
+        int n = 0;
+        xpv_buf_puts(out, "{\"operand_names\":[");
+        adjacent(out, c.g, c.center, 0, 0, &n);
+        n = 0;
+        xpv_buf_puts(out, "],\"consumer_names\":[");
+        adjacent(out, c.g, c.center, 1, 0, &n);
+        xpv_buf_puts(out, "]}");
+    }
+    xpv_hlo_graph_free(c.g);
+    return rc;
+}
+
 static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
                   xpv_buf *out, xpv_err *err) {
     const xpv_op_stats *os = derived;
@@ -602,9 +644,11 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
             if (i) xpv_buf_putc(out, ',');
             xpv_buf_puts(out, mods[i].name);
         }
+    } else if (type && !strcmp(type, "adjacent_nodes")) {
+        rc = render_adjacent(hs, os, mods, nmods, q, out, err);
     } else if (type && *type && strcmp(type, "graph")) {
-        rc = xpv_err_set(err, 400, "unknown graph viewer type %.40s: graph or module_list",
-                         type);
+        rc = xpv_err_set(err, 400, "unknown graph viewer type %.40s: graph, module_list or "
+                         "adjacent_nodes", type);
     } else {
         rc = render_graph(hs, os, mods, nmods, q, dot, out, err);
     }
