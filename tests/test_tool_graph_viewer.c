@@ -449,6 +449,14 @@ static void test_constructed_neighbourhoods(void **state) {
     assert_int_equal(status, 404);
     assert_null(render_raw(&f, &status, (const char *[]){"module_name", "jit_x(1)", NULL}));
     assert_int_equal(status, 404);
+    /* an unknown module with a node name: the module holding the node */
+    g = render_json(&f, (const char *[]){"module_name", "jit_x(1)", "node_name", "neg", NULL});
+    assert_string_equal(json_string_value(json_object_get(g, "module")), "jit_g(5)");
+    json_decref(g);
+    /* program_id alone */
+    g = render_json(&f, (const char *[]){"program_id", "5", "node_name", "neg", NULL});
+    assert_string_equal(json_string_value(json_object_get(g, "center")), "neg");
+    json_decref(g);
     assert_null(render_raw(&f, &status, (const char *[]){"graph_width", "-1", NULL}));
     assert_int_equal(status, 400);
     assert_null(render_raw(&f, &status, (const char *[]){"format", "url", NULL}));

@@ -182,9 +182,12 @@ static int choose(const xpv_hostset *hs, const xpv_op_stats *os, const module *m
     if (!n) return xpv_err_set(err, 404, "this profile has no HLO modules");
     if ((mn && *mn) || (pid && *pid)) {
         c->mod = find_module(mods, n, mn, pid);
-        if (!c->mod)
+        /* XProf: an unknown module, but a node name: the module holding it */
+        if (!c->mod && node && *node) c->mod = default_module(hs, os, mods, n, node, err);
+        if (!c->mod && !err->status)
             return xpv_err_set(err, 404, "no HLO module named %.200s in this profile (see "
                                "type=module_list)", mn && *mn ? mn : pid);
+        if (!c->mod) return -1;
     } else {
         c->mod = default_module(hs, os, mods, n, node, err);
         if (!c->mod) return -1;
