@@ -17,6 +17,7 @@
 #include "discovery.h"
 #include "legacy_serve.h"
 #include "loader.h"
+#include "opstats.h"
 #include "version.h"
 
 /* ==== Data routes ====================================================== */
@@ -299,6 +300,39 @@ static void route_profile_info(xpv_app *a, const xpv_query *q, const char *inm,
     reqctx_release(&rc);
 }
 
+/* module_list (XProf): the run's HLO module names, comma-separated, as
+ * text: "jit_f(123),jit_g(45)".  Ordered by device time (the default
+ * module of memory_viewer first), then by name. */
+static void route_module_list(xpv_app *a, const xpv_query *q, const char *inm,
+                              xpv_response *r) {
+    (void)inm;
+    reqctx rc;
+    xpv_err err;
+    xpv_err_clear(&err);
+    tool_input in;
+    if (resolve_run(a, q, 0, &rc, &err) != 0 || !(rc.tool = find_tool(a, "memory_viewer")) ||
+        !rc.run->nhosts || rc.run->hosts[0].kind || resolve_hosts(q, &rc, &err) != 0 ||
+        get_tool_input(a, &rc, 0, &in, &err) != 0) {
+        if (!err.status) xpv_err_set(&err, 404, "this run has no HLO modules");
+        resp_error(r, &err);
+        reqctx_release(&rc);
+        return;
+    }
+    const xpv_op_stats *os = in.derived;
+    const xpv_hlo_program **order = xpv_hlo_programs_by_device_time(os->hlo, &os->ops->device);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    for (size_t i = 0; order && i < os->hlo->n; i++) {
+        if (i) xpv_buf_putc(&b, ',');
+        xpv_buf_puts(&b, order[i]->meta_name);
+    }
+    free(order);
+    tool_input_release(a, &in);
+    resp_take_buf(r, &b);
+    r->content_type = "text/plain; charset=utf-8";
+    reqctx_release(&rc);
+}
+
 static void route_version(xpv_app *a, const xpv_query *q, const char *inm,
                            xpv_response *r) {
     (void)inm;
@@ -312,23 +346,6 @@ static void route_version(xpv_app *a, const xpv_query *q, const char *inm,
 static void route_data_plain(xpv_app *a, const xpv_query *q, const char *inm,
                               xpv_response *r) {
     route_data(a, q, inm, r, 0);
-}
-
-/* XProf's /module_list?run=R: the run's HLO modules ("name(program id)")
- * joined by commas, as text: graph_viewer's type=module_list over every
- * host of the run. */
-static void route_module_list(xpv_app *a, const xpv_query *q, const char *inm,
-                              xpv_response *r) {
-    xpv_query mq = XPV_QUERY_INIT;
-    const char *run = xpv_query_get(q, "run");
-    if (xpv_query_add(&mq, "run", run ? run : "") < 0 ||
-        xpv_query_add(&mq, "tag", "graph_viewer") < 0 ||
-        xpv_query_add(&mq, "type", "module_list") < 0) {
-        resp_errorf(r, 500, "module_list: query too long");
-    } else {
-        route_data(a, &mq, inm, r, 0);
-    }
-    xpv_query_release(&mq);
 }
 
 static void route_data_csv(xpv_app *a, const xpv_query *q, const char *inm,
@@ -345,9 +362,9 @@ static const struct {
     {"hosts", route_hosts},
     {"data", route_data_plain},
     {"data_csv", route_data_csv},
-    {"module_list", route_module_list},
     {"profile_info", route_profile_info},
     {"version", route_version},
+    {"module_list", route_module_list},
     {"capture_profile", xpv_capture_route},
     {"capture_token", xpv_capture_token_route},
     {"diff", route_diff},            /* diff_route.c */

@@ -127,19 +127,20 @@ static const xpv_hlo_program *decode(const xpv_hostset *hs, const xpv_op_stats *
     return xpv_hlo_decode(os->hlo, hs, m->prog, err);
 }
 
-/* Modules by device time, most first (ties: name order). */
-static int cmp_time(const void *a, const void *b) {
-    const module *x = *(const module *const *)a, *y = *(const module *const *)b;
-    if (x->time_ps != y->time_ps) return x->time_ps < y->time_ps ? 1 : -1;
-    return strcmp(x->name, y->name);
-}
-
 static const module *default_module(const xpv_hostset *hs, const xpv_op_stats *os,
                                     const module *mods, size_t n, const char *node,
                                     xpv_err *err) {
+    /* modules by device time, most first, then by name (hlo.c, the order
+     * of the module selectors) */
+    const xpv_op_metrics_db *db = os->ops->has_gpu || os->ops->has_tpu ? &os->ops->device : NULL;
+    const xpv_hlo_program **order = xpv_hlo_programs_by_device_time(os->hlo, db);
     const module **by_time = calloc(n ? n : 1, sizeof *by_time);
-    for (size_t i = 0; i < n; i++) by_time[i] = &mods[i];
-    qsort(by_time, n, sizeof *by_time, cmp_time);
+    size_t k = 0;
+    for (size_t i = 0; order && i < os->hlo->n; i++)
+        for (size_t j = 0; j < n; j++)
+            if (mods[j].prog == order[i]) by_time[k++] = &mods[j];
+    free(order);
+    n = k;
     const module *best = n ? by_time[0] : NULL;
     if (node && *node) {
         best = NULL;

@@ -13,6 +13,7 @@ extern const xpv_tool xpv_tool_graph_viewer __attribute__((weak));
 extern const xpv_tool xpv_tool_input_pipeline_analyzer __attribute__((weak));
 extern const xpv_tool xpv_tool_kernel_stats __attribute__((weak));
 extern const xpv_tool xpv_tool_memory_profile __attribute__((weak));
+extern const xpv_tool xpv_tool_memory_viewer __attribute__((weak));
 extern const xpv_tool xpv_tool_pod_viewer __attribute__((weak));
 extern const xpv_tool xpv_tool_framework_op_stats __attribute__((weak));
 extern const xpv_tool xpv_tool_tf_data_bottleneck_analysis __attribute__((weak));
@@ -26,7 +27,7 @@ const xpv_tool *const *xpv_tools(void) {
         const xpv_tool *all[] = {
             &xpv_tool_overview_page, &xpv_tool_trace_viewer, &xpv_tool_graph_viewer,
             &xpv_tool_input_pipeline_analyzer, &xpv_tool_kernel_stats,
-            &xpv_tool_memory_profile, &xpv_tool_pod_viewer,
+            &xpv_tool_memory_profile, &xpv_tool_memory_viewer, &xpv_tool_pod_viewer,
             &xpv_tool_framework_op_stats, &xpv_tool_tf_data_bottleneck_analysis,
             &xpv_tool_op_profile, &xpv_tool_hlo_stats,
         };

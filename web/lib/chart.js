@@ -21,6 +21,7 @@
 //   x: [numbers ascending], series: [{name, values: [..], axis: 'left'|'right',
 //   area: false, color?}], stacked: false (stack the left-axis series as areas),
 //   title?, xLabel?, xFormat(v)?, yLabel?, yFormat(v)?, y2Label?, y2Format(v)?,
+//   markers?: [{x, label}] (dashed vertical lines, e.g. a peak),
 //   height: 280 })  // more points than pixels -> max per pixel column
 //
 // Legends of bar and line charts are buttons: click toggles a series.
@@ -557,6 +558,18 @@ export function lineChart(parent, opts = {}) {
       }
       g.append(svg('path', { d, fill: 'none', stroke: se.color, 'stroke-width': 1.5, class: 'xpv-line', 'data-series': se.name }));
     });
+    for (const mk of o.markers || []) {
+      const mx = Number(mk.x);
+      if (!(mx >= xmin && mx <= xmax)) continue;
+      const px = xsc(mx).toFixed(2);
+      g.append(svg('line', { x1: px, x2: px, y1: m.t, y2: m.t + ph, class: 'xpv-marker',
+        stroke: 'currentColor', 'stroke-dasharray': '4 3', 'stroke-width': 1 }));
+      if (mk.label) {
+        const t = svg('text', { x: Number(px) + 4, y: m.t + 12, class: 'xpv-tick xpv-marker-label' });
+        t.textContent = mk.label;
+        g.append(t);
+      }
+    }
     const cross = svg('line', { y1: m.t, y2: m.t + ph, class: 'xpv-crosshair', visibility: 'hidden' });
     g.append(cross);
     const dots = series.map((se) => {
