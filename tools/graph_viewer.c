@@ -20,8 +20,8 @@
  * instructions), else its entry computation's root.
  *
  * type=module_list answers the module names joined by commas, sorted by
- * name (what XProf's /module_list route answers); the JSON graph carries
- * the same list with each module's device time.  type=adjacent_nodes
+ * name (as XProf's page sorts the /module_list answer); the JSON graph
+ * carries the same list with each module's device time.  type=adjacent_nodes
  * answers XProf's {"operand_names", "consumer_names"} of node_name.
  */
 #include <stdio.h>

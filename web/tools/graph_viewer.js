@@ -346,7 +346,13 @@ export default async function render(root, ctx) {
   };
   go.addEventListener('click', submit);
   search.addEventListener('keydown', (ev) => { if (ev.key === 'Enter') submit(); });
-  width.addEventListener('change', () => { st.width = String(Math.max(0, Math.min(10, Number(width.value) || 0))); st.expand = []; load(); });
+  width.addEventListener('change', () => {
+    const v = String(Math.max(0, Math.min(10, Number(width.value) || 0)));
+    if (v === st.width) return;   // a second change event (blur) redraws nothing
+    st.width = v;
+    st.expand = [];
+    load();
+  });
   merge.addEventListener('change', () => { st.merge = merge.checked; load(); });
   modSel.addEventListener('change', () => { st.module = modSel.value; st.node = ''; st.expand = []; search.value = ''; load(); });
   if (st.node) search.value = st.node;
