@@ -177,6 +177,11 @@ static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
         r->gz = out->gz;
         r->gz_len = out->gz_len;
         r->compress = out->len > 512;
+        if (rc.tool->content_type) {    /* e.g. graph_viewer's DOT text */
+            xpv_params params = xpv_query_params(q);
+            const char *ct = rc.tool->content_type(&params);
+            if (ct) r->content_type = ct;
+        }
         r->pin = e;
         r->pin_cache = a->cache;
         reqctx_release(&rc);

@@ -9,6 +9,7 @@
 
 extern const xpv_tool xpv_tool_overview_page __attribute__((weak));
 extern const xpv_tool xpv_tool_trace_viewer __attribute__((weak));
+extern const xpv_tool xpv_tool_graph_viewer __attribute__((weak));
 extern const xpv_tool xpv_tool_input_pipeline_analyzer __attribute__((weak));
 extern const xpv_tool xpv_tool_kernel_stats __attribute__((weak));
 extern const xpv_tool xpv_tool_memory_profile __attribute__((weak));
@@ -25,7 +26,7 @@ const xpv_tool *const *xpv_tools(void) {
     static int done;
     if (!done) {
         const xpv_tool *all[] = {
-            &xpv_tool_overview_page, &xpv_tool_trace_viewer,
+            &xpv_tool_overview_page, &xpv_tool_trace_viewer, &xpv_tool_graph_viewer,
             &xpv_tool_input_pipeline_analyzer, &xpv_tool_kernel_stats,
             &xpv_tool_memory_profile, &xpv_tool_memory_viewer, &xpv_tool_roofline_model,
             &xpv_tool_pod_viewer,
