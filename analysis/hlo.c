@@ -505,3 +505,46 @@ int xpv_hlo_resolve(xpv_hlo_map *m, const xpv_hostset *hs, const xpv_op_metric *
     out->in = xpv_hlo_instr_by_name(p, n.ptr, n.len);
     return 0;
 }
+
+/* ==== Module selector ==================================================== */
+
+typedef struct prog_time {
+    const xpv_hlo_program *p;
+    int64_t ps;
+} prog_time;
+
+static int cmp_prog_time(const void *a, const void *b) {
+    const prog_time *x = a, *y = b;
+    if (x->ps != y->ps) return x->ps > y->ps ? -1 : 1;
+    return strcmp(x->p->meta_name, y->p->meta_name);
+}
+
+const xpv_hlo_program **xpv_hlo_programs_by_device_time(const xpv_hlo_map *m,
+                                                        const xpv_op_metrics_db *db) {
+    if (!m || !m->n) return NULL;
+    prog_time *t = xpv_xcalloc(m->n, sizeof *t);
+    for (size_t i = 0; i < m->n; i++) t[i].p = &m->progs[i];
+    for (size_t i = 0; db && i < db->n; i++) {
+        const xpv_op_metric *op = &db->ops[i];
+        if (op->is_idle) continue;
+        xpv_hlo_program *p = (xpv_hlo_program *)xpv_hlo_find(m, (uint64_t)op->program_id);
+        if (p) t[p - m->progs].ps += op->self_time_ps;
+    }
+    qsort(t, m->n, sizeof *t, cmp_prog_time);
+    const xpv_hlo_program **out = xpv_xcalloc(m->n, sizeof *out);
+    for (size_t i = 0; i < m->n; i++) out[i] = t[i].p;
+    free(t);
+    return out;
+}
+
+const char *xpv_hlo_op_category(int tpu, const xpv_op_metric *op, const xpv_hlo_op *h) {
+    if (h->in.ins && (!tpu || !op->category[0])) return xpv_hlo_category(h->in.ins);
+    return op->category;
+}
+
+void xpv_hlo_op_source(const xpv_hlo_op *h, char *out, size_t n) {
+    const Xla__OpMetadata *md = h->in.ins ? h->in.ins->metadata : NULL;
+    out[0] = 0;
+    if (md && md->source_file && md->source_file[0])
+        snprintf(out, n, "%s:%d", md->source_file, (int)md->source_line);
+}

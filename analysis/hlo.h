@@ -113,4 +113,21 @@ xpv_str xpv_hlo_op_name(const xpv_op_metric *op);
 int xpv_hlo_resolve(xpv_hlo_map *m, const xpv_hostset *hs, const xpv_op_metric *op,
                     xpv_hlo_op *out, xpv_err *err);
 
+/* ==== Module selector (memory_viewer, module_list) ===================== */
+
+/* The programs of `m` in the order a module selector lists them: by device
+ * time (the self time of the device ops of `db` carrying the program's id)
+ * descending, then by name.  The first is the default module (the one the
+ * device spent most time in).  Returns a malloc'd array of m->n pointers
+ * (NULL when the map is empty); `db` may be NULL. */
+const xpv_hlo_program **xpv_hlo_programs_by_device_time(const xpv_hlo_map *m,
+                                                        const xpv_op_metrics_db *db);
+
+/* The category the HLO tools show: the instruction's (xpv_hlo_category)
+ * on GPU, or on TPU when the op's hlo_category stat is empty; else the
+ * op's own.  `tpu`: the op db comes from TPU cores. */
+const char *xpv_hlo_op_category(int tpu, const xpv_op_metric *op, const xpv_hlo_op *h);
+/* "file:line" of the instruction's metadata, or "" (out has n bytes). */
+void xpv_hlo_op_source(const xpv_hlo_op *h, char *out, size_t n);
+
 #endif /* XPV_HLO_H */

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "op_metrics.h"
+#include "roofline.h"
 #include "checked.h"
 
 #define KERNEL_TOP_K 1000
@@ -1642,28 +1643,6 @@ static void build_device_tf(xpv_op_metrics *m) {
 
 /* ==== Build ============================================================== */
 
-static void read_perf_env(xpv_op_metrics *m, const xpv_plane *pl) {
-    xpv_stat st;
-    double v;
-    int32_t id;
-    if (m->perf.peak_tera_flops_per_second == 0 &&
-        (id = xpv_stat_id(pl, "peak_teraflops_per_second")) >= 0 &&
-        xpv_plane_stat(pl, id, &st) && xpv_stat_as_double(&st, &v))
-        m->perf.peak_tera_flops_per_second = v;
-    if (m->perf.peak_hbm_bw_giga_bytes_per_second == 0) {
-        if ((id = xpv_stat_id(pl, "peak_hbm_bw_gigabytes_per_second")) >= 0 &&
-            xpv_plane_stat(pl, id, &st) && xpv_stat_as_double(&st, &v))
-            m->perf.peak_hbm_bw_giga_bytes_per_second = v;
-        else if ((id = xpv_stat_id(pl, "memory_bandwidth")) >= 0 &&
-                 xpv_plane_stat(pl, id, &st) && xpv_stat_as_double(&st, &v))
-            m->perf.peak_hbm_bw_giga_bytes_per_second = v / 1e9;
-    }
-    if (m->perf.peak_shm_l1_bw_giga_bytes_per_second == 0 &&
-        (id = xpv_stat_id(pl, "peak_sram_rd_bw_gigabytes_per_second")) >= 0 &&
-        xpv_plane_stat(pl, id, &st) && xpv_stat_as_double(&st, &v))
-        m->perf.peak_shm_l1_bw_giga_bytes_per_second = v;
-}
-
 xpv_op_metrics *xpv_op_metrics_build(const xpv_hostset *hs, xpv_err *err) {
     if (!hs || hs->n == 0) {
         if (err) {
@@ -1697,14 +1676,14 @@ xpv_op_metrics *xpv_op_metrics_build(const xpv_hostset *hs, xpv_err *err) {
                     has_mxu = 1;
             } else if (xpv_str_has_prefix(pl->name, "/device:GPU:")) {
                 m->has_gpu = 1;
-                read_perf_env(m, pl);
+                xpv_perf_env_read(&m->perf, pl, 1);
                 device_plane(&d, &m->arena, pl);
             } else if (xpv_str_has_prefix(pl->name, "/device:TPU:") &&
                        !contains(pl->name, "SparseCore")) {
                 /* TensorCore planes; SparseCore planes feed XProf's TPU db
                  * only as children of offloading ops (not done here). */
                 has_tpu = 1;
-                read_perf_env(m, pl);
+                xpv_perf_env_read(&m->perf, pl, 0);
                 tpu_plane(&d, pl);
             }
         }

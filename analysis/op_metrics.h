@@ -98,11 +98,30 @@ typedef struct xpv_kernel_report {
     uint64_t max_duration_ns;
 } xpv_kernel_report;
 
-/* Device peak figures (XProf PerfEnv) used for the roofline columns. */
+/* Peak bandwidths of XProf's PerfEnv.peak_bws_giga_bytes_per_second, in
+ * its order (MemBwType). */
+enum xpv_mem_bw {
+    XPV_BW_HBM = 0,
+    XPV_BW_SRAM_RD,          /* GPU: shared memory / L1 */
+    XPV_BW_SRAM_WR,
+    XPV_BW_CMEM_RD,          /* TPU only, below */
+    XPV_BW_CMEM_WR,
+    XPV_BW_VMEM_RD,
+    XPV_BW_VMEM_WR,
+    XPV_BW_N
+};
+
+/* Device peak figures (XProf PerfEnv, GetPerfEnvFromXPlane) used for the
+ * roofline columns: TPU from the core plane's stats, GPU from the plane
+ * stats when present, else from the device capabilities (roofline.h). */
 typedef struct xpv_perf_env {
     double peak_tera_flops_per_second;   /* 0 when unknown */
-    double peak_hbm_bw_giga_bytes_per_second;
-    double peak_shm_l1_bw_giga_bytes_per_second; /* GPU only, 0 unknown */
+    double peak_hbm_bw_giga_bytes_per_second;    /* = peak_bws[XPV_BW_HBM] */
+    double peak_shm_l1_bw_giga_bytes_per_second; /* GPU: = peak_bws[SRAM_RD] */
+    double peak_bws[XPV_BW_N];           /* GB/s, 0 when unknown */
+    int nbws;                            /* entries XProf's env has: 7 TPU,
+                                          * 3 GPU, 0 no device plane */
+    int has_cmem, has_merged_vmem, has_megacore;  /* TPU */
 } xpv_perf_env;
 
 typedef struct xpv_op_metrics {

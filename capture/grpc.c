@@ -305,53 +305,50 @@ static int not_h2(const uint8_t *b, size_t n, char *err, size_t errlen) {
 
 /* ---- the call ------------------------------------------------------------------ */
 
-int xpv_grpc_unary(const xpv_grpc_call *c, int *grpc_status, char *err, size_t errlen) {
-    call_state st;
-    memset(&st, 0, sizeof st);
-    st.c = c;
-    st.grpc_status = -1;
-    *grpc_status = -1;
-    err[0] = '\0';
-    if (c->req_len > 0xffffffffu) {
-        set_err(err, errlen, "request too large");
-        return XPV_GRPC_PROTOCOL;
-    }
-    st.prefix[1] = (uint8_t)(c->req_len >> 24);
-    st.prefix[2] = (uint8_t)(c->req_len >> 16);
-    st.prefix[3] = (uint8_t)(c->req_len >> 8);
-    st.prefix[4] = (uint8_t)c->req_len;
+/* One call's connection: the socket, the nghttp2 session, where errors
+ * are written, and the receive buffer. */
+typedef struct conn {
+    const xpv_grpc_call *c;
+    int fd;
+    nghttp2_session *s;
+    call_state *st;
+    char *err;
+    size_t errlen;
+    uint8_t *rbuf;
+    int64_t got_bytes;            /* bytes received so far */
+    int64_t left_ms;              /* time budget when the call began */
+} conn;
 
-    int fd = dial(c, err, errlen);
-    if (fd < 0) return xpv_now_ms() >= c->deadline_ms ? XPV_GRPC_DEADLINE : XPV_GRPC_CONNECT;
-
+/* A client session on `st` with our settings (no push, a large window). */
+static int session_open(conn *k) {
     nghttp2_session_callbacks *cbs;
-    nghttp2_session *s = NULL;
-    int rc = XPV_GRPC_PROTOCOL;
-    uint8_t *rbuf = NULL;
     if (nghttp2_session_callbacks_new(&cbs) != 0) {
-        close(fd);
-        set_err(err, errlen, "out of memory");
-        return XPV_GRPC_PROTOCOL;
+        set_err(k->err, k->errlen, "out of memory");
+        return -1;
     }
     nghttp2_session_callbacks_set_on_header_callback(cbs, on_header);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, on_data);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, on_frame);
     nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_close);
-    int e = nghttp2_session_client_new(&s, cbs, &st);
+    int e = nghttp2_session_client_new(&k->s, cbs, k->st);
     nghttp2_session_callbacks_del(cbs);
     if (e != 0) {
-        close(fd);
-        set_err(err, errlen, "nghttp2: %s", nghttp2_strerror(e));
-        return XPV_GRPC_PROTOCOL;
+        k->s = NULL;
+        set_err(k->err, k->errlen, "nghttp2: %s", nghttp2_strerror(e));
+        return -1;
     }
-
     nghttp2_settings_entry iv[] = {
         {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
         {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, WINDOW},
     };
-    nghttp2_submit_settings(s, NGHTTP2_FLAG_NONE, iv, sizeof iv / sizeof iv[0]);
-    nghttp2_session_set_local_window_size(s, NGHTTP2_FLAG_NONE, 0, WINDOW);
+    nghttp2_submit_settings(k->s, NGHTTP2_FLAG_NONE, iv, sizeof iv / sizeof iv[0]);
+    nghttp2_session_set_local_window_size(k->s, NGHTTP2_FLAG_NONE, 0, WINDOW);
+    return 0;
+}
 
+/* The POST of the unary call, with the time left as grpc-timeout. */
+static int submit_call(conn *k) {
+    const xpv_grpc_call *c = k->c;
     char authority[300], timeout[32];
     int v6 = strchr(c->host, ':') != NULL;
     snprintf(authority, sizeof authority, "%s%s%s:%s", v6 ? "[" : "", c->host, v6 ? "]" : "",
@@ -359,6 +356,7 @@ int xpv_grpc_unary(const xpv_grpc_call *c, int *grpc_status, char *err, size_t e
     int64_t left = c->deadline_ms - xpv_now_ms();
     if (left < 1) left = 1;
     if (left > 99999999) left = 99999999;          /* grpc-timeout: at most 8 digits */
+    k->left_ms = left;
     snprintf(timeout, sizeof timeout, "%lldm", (long long)left);
 #define NV(n, v) {(uint8_t *)(n), (uint8_t *)(v), strlen(n), strlen(v), NGHTTP2_NV_FLAG_NONE}
     nghttp2_nv hdrs[] = {
@@ -375,126 +373,167 @@ int xpv_grpc_unary(const xpv_grpc_call *c, int *grpc_status, char *err, size_t e
     nghttp2_data_provider prd;
     prd.source.ptr = NULL;
     prd.read_callback = read_body;
-    st.stream_id = nghttp2_submit_request(s, NULL, hdrs, sizeof hdrs / sizeof hdrs[0], &prd,
-                                          NULL);
-    if (st.stream_id < 0) {
-        set_err(err, errlen, "nghttp2: %s", nghttp2_strerror(st.stream_id));
-        goto out;
+    k->st->stream_id = nghttp2_submit_request(k->s, NULL, hdrs, sizeof hdrs / sizeof hdrs[0],
+                                              &prd, NULL);
+    if (k->st->stream_id < 0) {
+        set_err(k->err, k->errlen, "nghttp2: %s", nghttp2_strerror(k->st->stream_id));
+        return -1;
     }
+    return 0;
+}
 
-    rbuf = malloc(RECV_CHUNK);
-    if (!rbuf) {
-        set_err(err, errlen, "out of memory");
-        goto out;
-    }
-    int64_t got_bytes = 0;
+/* Write what nghttp2 has to send.  0, or an XPV_GRPC_* failure code with
+ * the error written. */
+static int flush_out(conn *k) {
     for (;;) {
-        /* Flush what nghttp2 has to send. */
-        for (;;) {
-            const uint8_t *out;
-            ssize_t n = nghttp2_session_mem_send(s, &out);
-            if (n < 0) {
-                set_err(err, errlen, "HTTP/2: %s", nghttp2_strerror((int)n));
-                goto out;
-            }
-            if (n == 0) break;
-            int w = write_all(fd, out, (size_t)n, c->deadline_ms);
-            if (w == -2) {
-                set_err(err, errlen, "the request could not be sent before the deadline");
-                rc = XPV_GRPC_DEADLINE;
-                goto out;
-            }
-            if (w < 0) {
-                int e2 = errno;
-                if (!st.got_frames) {
-                    /* The peer answered and closed before reading it all:
-                     * what did it say? */
-                    ssize_t k = recv(fd, rbuf, RECV_CHUNK, MSG_DONTWAIT);
-                    if (got_bytes == 0 && k > 0 && not_h2(rbuf, (size_t)k, err, errlen))
-                        goto out;
-                    set_err(err, errlen, "the connection was closed before any HTTP/2 "
-                            "answer (%s; not a gRPC server?)", strerror(e2));
-                    goto out;
-                }
-                set_err(err, errlen, "connection lost while sending: %s", strerror(e2));
-                rc = XPV_GRPC_CONNECT;
-                goto out;
-            }
-        }
-        if (st.closed || st.sink_failed) break;
-        if (!nghttp2_session_want_read(s) && !nghttp2_session_want_write(s)) break;
-        int r = wait_fd(fd, POLLIN, c->deadline_ms);
-        if (r == 0) {
-            set_err(err, errlen, "no %s within the deadline (%.1f s)",
-                    st.http_status ? "complete answer" : "answer",
-                    (double)left / 1000.0);
-            rc = XPV_GRPC_DEADLINE;
-            goto out;
-        }
-        if (r < 0) {
-            set_err(err, errlen, "poll: %s", strerror(errno));
-            goto out;
-        }
-        ssize_t n = recv(fd, rbuf, RECV_CHUNK, 0);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+        const uint8_t *out;
+        ssize_t n = nghttp2_session_mem_send(k->s, &out);
         if (n < 0) {
-            set_err(err, errlen, "connection lost: %s", strerror(errno));
-            rc = got_bytes ? XPV_GRPC_PROTOCOL : XPV_GRPC_CONNECT;
-            goto out;
+            set_err(k->err, k->errlen, "HTTP/2: %s", nghttp2_strerror((int)n));
+            return XPV_GRPC_PROTOCOL;
         }
-        if (n == 0) {
-            if (!st.got_frames)
-                set_err(err, errlen, "the connection was closed without an HTTP/2 answer "
-                        "(not a gRPC server?)");
-            else
-                set_err(err, errlen, "the connection was closed before the answer was "
-                        "complete");
-            rc = st.got_frames ? XPV_GRPC_PROTOCOL : XPV_GRPC_CONNECT;
-            goto out;
+        if (n == 0) return 0;
+        int w = write_all(k->fd, out, (size_t)n, k->c->deadline_ms);
+        if (w == -2) {
+            set_err(k->err, k->errlen, "the request could not be sent before the deadline");
+            return XPV_GRPC_DEADLINE;
         }
-        if (got_bytes == 0 && not_h2(rbuf, (size_t)n, err, errlen)) goto out;
-        got_bytes += n;
-        ssize_t used = nghttp2_session_mem_recv(s, rbuf, (size_t)n);
-        if (used < 0) {
-            if (st.sink_failed) break;
-            set_err(err, errlen, "%s: %s",
-                    st.got_frames ? "HTTP/2 protocol error"
-                                  : "not a gRPC server (no HTTP/2 answer)",
-                    nghttp2_strerror((int)used));
-            goto out;
+        if (w < 0) {
+            int e2 = errno;
+            if (!k->st->got_frames) {
+                /* The peer answered and closed before reading it all: what
+                 * did it say? */
+                ssize_t r = recv(k->fd, k->rbuf, RECV_CHUNK, MSG_DONTWAIT);
+                if (k->got_bytes == 0 && r > 0 && not_h2(k->rbuf, (size_t)r, k->err, k->errlen))
+                    return XPV_GRPC_PROTOCOL;
+                set_err(k->err, k->errlen, "the connection was closed before any HTTP/2 "
+                        "answer (%s; not a gRPC server?)", strerror(e2));
+                return XPV_GRPC_PROTOCOL;
+            }
+            set_err(k->err, k->errlen, "connection lost while sending: %s", strerror(e2));
+            return XPV_GRPC_CONNECT;
         }
     }
+}
 
-    *grpc_status = st.grpc_status;
-    if (st.sink_failed) {
-        set_err(err, errlen, "%s", st.sink_err);
-        rc = XPV_GRPC_SINK;
-    } else if (!st.closed) {
-        set_err(err, errlen, st.got_frames ? "the server ended the connection (GOAWAY) "
+/* Wait for and feed the next bytes from the server.  0 to go on, -1 once
+ * the session stopped on the sink's failure, or an XPV_GRPC_* failure code
+ * (> 0) with the error written. */
+static int receive_some(conn *k) {
+    call_state *st = k->st;
+    int r = wait_fd(k->fd, POLLIN, k->c->deadline_ms);
+    if (r == 0) {
+        set_err(k->err, k->errlen, "no %s within the deadline (%.1f s)",
+                st->http_status ? "complete answer" : "answer", (double)k->left_ms / 1000.0);
+        return XPV_GRPC_DEADLINE;
+    }
+    if (r < 0) {
+        set_err(k->err, k->errlen, "poll: %s", strerror(errno));
+        return XPV_GRPC_PROTOCOL;
+    }
+    ssize_t n = recv(k->fd, k->rbuf, RECV_CHUNK, 0);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    if (n < 0) {
+        set_err(k->err, k->errlen, "connection lost: %s", strerror(errno));
+        return k->got_bytes ? XPV_GRPC_PROTOCOL : XPV_GRPC_CONNECT;
+    }
+    if (n == 0) {
+        set_err(k->err, k->errlen, st->got_frames
+                    ? "the connection was closed before the answer was complete"
+                    : "the connection was closed without an HTTP/2 answer (not a gRPC server?)");
+        return st->got_frames ? XPV_GRPC_PROTOCOL : XPV_GRPC_CONNECT;
+    }
+    if (k->got_bytes == 0 && not_h2(k->rbuf, (size_t)n, k->err, k->errlen))
+        return XPV_GRPC_PROTOCOL;
+    k->got_bytes += n;
+    ssize_t used = nghttp2_session_mem_recv(k->s, k->rbuf, (size_t)n);
+    if (used < 0) {
+        if (st->sink_failed) return -1;
+        set_err(k->err, k->errlen, "%s: %s",
+                st->got_frames ? "HTTP/2 protocol error" : "not a gRPC server (no HTTP/2 answer)",
+                nghttp2_strerror((int)used));
+        return XPV_GRPC_PROTOCOL;
+    }
+    return 0;
+}
+
+/* The outcome once the exchange ended without a transport failure. */
+static int call_result(const call_state *st, char *err, size_t errlen) {
+    if (st->sink_failed) {
+        set_err(err, errlen, "%s", st->sink_err);
+        return XPV_GRPC_SINK;
+    }
+    if (!st->closed) {
+        set_err(err, errlen, st->got_frames ? "the server ended the connection (GOAWAY) "
                 "before answering" : "not a gRPC server (no HTTP/2 answer)");
-    } else if (st.http_status == 0) {
+    } else if (st->http_status == 0) {
         set_err(err, errlen, "the server reset the stream (HTTP/2 error %u, %s)",
-                st.close_code, nghttp2_http2_strerror(st.close_code));
-    } else if (st.http_status != 200) {
-        set_err(err, errlen, "not a gRPC answer: HTTP status %d", st.http_status);
-    } else if (st.grpc_status < 0) {
-        if (strncmp(st.content_type, "application/grpc", 16) != 0)
-            set_err(err, errlen, "not a gRPC server (content-type \"%s\")", st.content_type);
+                st->close_code, nghttp2_http2_strerror(st->close_code));
+    } else if (st->http_status != 200) {
+        set_err(err, errlen, "not a gRPC answer: HTTP status %d", st->http_status);
+    } else if (st->grpc_status < 0) {
+        if (strncmp(st->content_type, "application/grpc", 16) != 0)
+            set_err(err, errlen, "not a gRPC server (content-type \"%s\")", st->content_type);
         else
             set_err(err, errlen, "the answer has no grpc-status (truncated?)");
-    } else if (st.grpc_status != 0) {
-        set_err(err, errlen, "the server answered gRPC status %d %s%s%s", st.grpc_status,
-                xpv_grpc_status_name(st.grpc_status), st.grpc_message[0] ? ": " : "",
-                st.grpc_message);
-        rc = XPV_GRPC_STATUS;
-    } else if (st.in_msg || st.hdr_got) {
+    } else if (st->grpc_status != 0) {
+        set_err(err, errlen, "the server answered gRPC status %d %s%s%s", st->grpc_status,
+                xpv_grpc_status_name(st->grpc_status), st->grpc_message[0] ? ": " : "",
+                st->grpc_message);
+        return XPV_GRPC_STATUS;
+    } else if (st->in_msg || st->hdr_got) {
         set_err(err, errlen, "the answer message is truncated");
     } else {
-        rc = XPV_GRPC_OK;
+        return XPV_GRPC_OK;
     }
-out:
-    free(rbuf);
-    nghttp2_session_del(s);
-    close(fd);
+    return XPV_GRPC_PROTOCOL;
+}
+
+/* Send and receive until the stream closes, the sink fails or the
+ * session has nothing left to do; 0 or an XPV_GRPC_* failure code. */
+static int exchange(conn *k) {
+    for (;;) {
+        int rc = flush_out(k);
+        if (rc) return rc;
+        if (k->st->closed || k->st->sink_failed) return 0;
+        if (!nghttp2_session_want_read(k->s) && !nghttp2_session_want_write(k->s)) return 0;
+        rc = receive_some(k);
+        if (rc < 0) return 0;
+        if (rc > 0) return rc;
+    }
+}
+
+int xpv_grpc_unary(const xpv_grpc_call *c, int *grpc_status, char *err, size_t errlen) {
+    call_state st;
+    memset(&st, 0, sizeof st);
+    st.c = c;
+    st.grpc_status = -1;
+    *grpc_status = -1;
+    err[0] = '\0';
+    if (c->req_len > 0xffffffffu) {
+        set_err(err, errlen, "request too large");
+        return XPV_GRPC_PROTOCOL;
+    }
+    st.prefix[1] = (uint8_t)(c->req_len >> 24);
+    st.prefix[2] = (uint8_t)(c->req_len >> 16);
+    st.prefix[3] = (uint8_t)(c->req_len >> 8);
+    st.prefix[4] = (uint8_t)c->req_len;
+
+    conn k = {.c = c, .st = &st, .err = err, .errlen = errlen};
+    k.fd = dial(c, err, errlen);
+    if (k.fd < 0) return xpv_now_ms() >= c->deadline_ms ? XPV_GRPC_DEADLINE : XPV_GRPC_CONNECT;
+    int rc = XPV_GRPC_PROTOCOL;
+    if (session_open(&k) == 0 && submit_call(&k) == 0) {
+        k.rbuf = malloc(RECV_CHUNK);
+        if (!k.rbuf) {
+            set_err(err, errlen, "out of memory");
+        } else if ((rc = exchange(&k)) == 0) {
+            *grpc_status = st.grpc_status;
+            rc = call_result(&st, err, errlen);
+        }
+    }
+    free(k.rbuf);
+    nghttp2_session_del(k.s);
+    close(k.fd);
     return rc;
 }

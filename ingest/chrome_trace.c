@@ -2,8 +2,7 @@
  * chrome_trace.c - Chrome trace-event JSON -> XSpace bytes (see
  * chrome_trace.h).
  *
- * Three parts: a pull tokenizer over a refillable window (jin_*), the
- * event collector (one compact record per event, stats pre-encoded in
+ * Two parts, over the pull tokenizer of json_in.h: the event collector (one compact record per event, stats pre-encoded in
  * XStat wire form into one blob), and the XSpace writer that sorts each
  * line's events and emits planes.
  */
@@ -15,259 +14,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <zlib.h>
 
 #include "arena.h"
 #include "checked.h"
-#include "gz.h"
+#include "json_in.h"
+#include "instream.h"
+#include "collections.h"
+#include "wire_write.h"
 
 #define JIN_CHUNK (256 * 1024)
-#define MAX_NEST 512              /* nesting accepted inside skipped values */
-#define MAX_NUM_TEXT 80           /* longest number token accepted */
 #define MAX_EVENTS (UINT32_MAX - 1)
 #define LINE_ID_BASE 1000000000000LL  /* ids for lines with no numeric tid */
 #define FLOW_GPU_LAUNCH 9ULL      /* ContextType kGpuLaunch */
 #define MAX_INTERN_LEN 512        /* longer string args stay inline */
 #define MAX_INTERN_BYTES (4u << 20) /* interned value text, all planes share */
-
-/* ==== Tokenizer ========================================================== */
-
-typedef struct jin {
-    xpv_ct_read_fn rd;
-    void *ctx;
-    unsigned char *b;
-    size_t pos, len, cap;
-    uint64_t base;                /* stream offset of b[0] */
-    uint64_t max;                 /* byte cap, 0 = none */
-    int eof;
-    xpv_ct_error *err;            /* set once: err->msg[0] != 0 */
-} jin;
-
-static int jfail(jin *j, int status, const char *msg) {
-    if (!j->err->msg[0]) {
-        j->err->status = status;
-        j->err->offset = j->base + j->pos;
-        snprintf(j->err->msg, sizeof j->err->msg, "%s", msg);
-    }
-    return -1;
-}
-
-static int jfailed(const jin *j) { return j->err->msg[0] != 0; }
-
-/* Refill the window; returns 1 when bytes were added. */
-static int jfill(jin *j) {
-    if (j->eof || jfailed(j)) return 0;
-    if (j->pos) {
-        memmove(j->b, j->b + j->pos, j->len - j->pos);
-        j->base += j->pos;
-        j->len -= j->pos;
-        j->pos = 0;
-    }
-    long n = j->rd(j->ctx, j->b + j->len, j->cap - j->len);
-    if (n < 0) {
-        j->eof = 1;
-        jfail(j, 500, "read error");
-        return 0;
-    }
-    if (n == 0) {
-        j->eof = 1;
-        return 0;
-    }
-    j->len += (size_t)n;
-    if (j->max && j->base + j->len > j->max) {
-        j->eof = 1;
-        jfail(j, 413, "trace JSON larger than the configured cap");
-        return 0;
-    }
-    return 1;
-}
-
-static inline int jpeek(jin *j) {
-    if (j->pos == j->len && !jfill(j)) return -1;
-    return j->b[j->pos];
-}
-
-static inline int jget(jin *j) {
-    if (j->pos == j->len && !jfill(j)) return -1;
-    return j->b[j->pos++];
-}
-
-/* Skip whitespace; next byte (not consumed) or -1 at end. */
-static int jws(jin *j) {
-    for (;;) {
-        while (j->pos < j->len) {
-            unsigned char c = j->b[j->pos];
-            if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return c;
-            j->pos++;
-        }
-        if (!jfill(j)) return -1;
-    }
-}
-
-static int jexpect(jin *j, int c, const char *msg) {
-    if (jws(j) != c) return jfail(j, 422, msg);
-    j->pos++;
-    return 0;
-}
-
-static void put_utf8(xpv_buf *b, uint32_t cp) {
-    char t[4];
-    size_t n;
-    if (cp < 0x80) {
-        t[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        t[0] = (char)(0xc0 | (cp >> 6));
-        t[1] = (char)(0x80 | (cp & 0x3f));
-        n = 2;
-    } else if (cp < 0x10000) {
-        t[0] = (char)(0xe0 | (cp >> 12));
-        t[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        t[2] = (char)(0x80 | (cp & 0x3f));
-        n = 3;
-    } else {
-        t[0] = (char)(0xf0 | (cp >> 18));
-        t[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-        t[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        t[3] = (char)(0x80 | (cp & 0x3f));
-        n = 4;
-    }
-    xpv_buf_add(b, t, n);
-}
-
-static int hex4(jin *j, uint32_t *out) {
-    uint32_t v = 0;
-    for (int i = 0; i < 4; i++) {
-        int c = jget(j);
-        int d = c >= '0' && c <= '9' ? c - '0'
-              : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-        if (d < 0) return jfail(j, 422, "bad \\u escape in string");
-        v = v * 16 + (uint32_t)d;
-    }
-    *out = v;
-    return 0;
-}
-
-/* Read a string (the opening quote is next).  Decoded bytes are appended
- * to `dst` (NULL: skip).  With `raw` set, the bytes are appended exactly
- * as written, quotes and escapes included (for re-emitting JSON text). */
-static int jstring(jin *j, xpv_buf *dst, int raw) {
-    if (jws(j) != '"') return jfail(j, 422, "expected a string");
-    j->pos++;
-    if (raw && dst) xpv_buf_putc(dst, '"');
-    for (;;) {
-        if (j->pos == j->len && !jfill(j)) return jfail(j, 422, "unterminated string");
-        /* Copy the run up to the next quote or backslash in one go. */
-        const unsigned char *s = j->b + j->pos, *e = j->b + j->len, *p = s;
-        while (p < e && *p != '"' && *p != '\\') p++;
-        if (dst && p > s) xpv_buf_add(dst, s, (size_t)(p - s));
-        j->pos += (size_t)(p - s);
-        if (p == e) continue;
-        int c = j->b[j->pos++];
-        if (c == '"') {
-            if (raw && dst) xpv_buf_putc(dst, '"');
-            return 0;
-        }
-        int x = jget(j);
-        if (x < 0) return jfail(j, 422, "unterminated string");
-        if (raw) {
-            if (dst) {
-                xpv_buf_putc(dst, '\\');
-                xpv_buf_putc(dst, (char)x);
-            }
-            continue;
-        }
-        uint32_t cp;
-        switch (x) {
-        case 'n': cp = '\n'; break;
-        case 't': cp = '\t'; break;
-        case 'r': cp = '\r'; break;
-        case 'b': cp = '\b'; break;
-        case 'f': cp = '\f'; break;
-        case 'u':
-            if (hex4(j, &cp)) return -1;
-            if (cp >= 0xd800 && cp < 0xdc00 && jpeek(j) == '\\') {
-                j->pos++;
-                uint32_t lo;
-                if (jget(j) != 'u' || hex4(j, &lo)) return jfail(j, 422, "bad surrogate pair");
-                if (lo >= 0xdc00 && lo < 0xe000)
-                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-                else
-                    cp = 0xfffd;
-            } else if (cp >= 0xd800 && cp < 0xe000) {
-                cp = 0xfffd;
-            }
-            break;
-        default: cp = (uint32_t)x; break;   /* \" \\ \/ and lenient others */
-        }
-        if (dst) put_utf8(dst, cp);
-    }
-}
-
-/* A bare token (number, true/false/null, or a lenient unquoted word such
- * as N/A) into `t` (NUL-terminated); returns its length or -1. */
-static int jbare(jin *j, char *t, size_t cap) {
-    size_t n = 0;
-    for (;;) {
-        int c = jpeek(j);
-        if (c < 0 || c == ',' || c == '}' || c == ']' || c == ':' || c == ' ' ||
-            c == '\n' || c == '\r' || c == '\t' || c == '"' || c == '{' || c == '[')
-            break;
-        if (n + 1 >= cap) return jfail(j, 422, "token too long");
-        t[n++] = (char)c;
-        j->pos++;
-    }
-    t[n] = 0;
-    if (!n) return jfail(j, 422, "expected a value");
-    return (int)n;
-}
-
-/* Skip one value; with `cap` set, append it as compact JSON text. */
-static int jskip(jin *j, xpv_buf *cap) {
-    int depth = 0;
-    char tok[MAX_NUM_TEXT];
-    do {
-        int c = jws(j);
-        if (c < 0) return jfail(j, 422, "unexpected end of input");
-        if (c == '{' || c == '[') {
-            if (++depth > MAX_NEST) return jfail(j, 422, "nesting too deep");
-            j->pos++;
-            if (cap) xpv_buf_putc(cap, (char)c);
-        } else if (c == '}' || c == ']') {
-            if (depth == 0) return jfail(j, 422, "unbalanced bracket");
-            depth--;
-            j->pos++;
-            if (cap) xpv_buf_putc(cap, (char)c);
-        } else if (c == ',' || c == ':') {
-            if (depth == 0) return jfail(j, 422, "unexpected separator");
-            j->pos++;
-            if (cap) xpv_buf_putc(cap, (char)c);
-        } else if (c == '"') {
-            if (jstring(j, cap, 1)) return -1;
-        } else {
-            int n = jbare(j, tok, sizeof tok);
-            if (n < 0) return -1;
-            if (cap) xpv_buf_add(cap, tok, (size_t)n);
-        }
-    } while (depth > 0);
-    return 0;
-}
-
-/* After a member value: ',' (returns 1, more follow) or `close` (0). */
-static int jnext(jin *j, int close) {
-    int c = jws(j);
-    if (c == ',') {
-        j->pos++;
-        return 1;
-    }
-    if (c == close) {
-        j->pos++;
-        return 0;
-    }
-    return jfail(j, 422, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
-}
 
 /* ==== Numbers ============================================================ */
 
@@ -317,214 +77,30 @@ int xpv_ct_parse_us(const char *s, size_t n, int64_t *ns) {
     return 1;
 }
 
-/* ==== Small hash maps ==================================================== */
-
-static uint64_t hash_bytes(const void *p, size_t n) {
-    const unsigned char *s = p;
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211ULL;
-    return h ^ (h >> 29);
-}
-
-/* String -> uint32 value; keys copied into the arena. */
-typedef struct smap {
-    struct sent { const char *k; uint32_t klen, val; uint64_t h; } *slots;
-    size_t n, cap;
-} smap;
-
-static void smap_grow(smap *m) {
-    size_t nc = m->cap ? m->cap * 2 : 256;
-    struct sent *ns = xpv_xcalloc(nc, sizeof *ns);
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->slots[i].k) continue;
-        size_t j = m->slots[i].h & (nc - 1);
-        while (ns[j].k) j = (j + 1) & (nc - 1);
-        ns[j] = m->slots[i];
-    }
-    free(m->slots);
-    m->slots = ns;
-    m->cap = nc;
-}
-
-/* Slot for key (k, n); *found tells whether it existed.  New slots get the
- * key copied into `a` and val 0 for the caller to set. */
-static struct sent *smap_put(smap *m, xpv_arena *a, const char *k, size_t n, int *found) {
-    if ((m->n + 1) * 2 > m->cap) smap_grow(m);
-    uint64_t h = hash_bytes(k, n);
-    size_t j = h & (m->cap - 1);
-    while (m->slots[j].k) {
-        struct sent *e = &m->slots[j];
-        if (e->h == h && e->klen == n && !memcmp(e->k, k, n)) {
-            *found = 1;
-            return e;
-        }
-        j = (j + 1) & (m->cap - 1);
-    }
-    struct sent *e = &m->slots[j];
-    e->k = xpv_arena_strndup(a, k, n);
-    e->klen = (uint32_t)n;
-    e->h = h;
-    e->val = 0;
-    m->n++;
-    *found = 0;
-    return e;
-}
-
-static const struct sent *smap_get(const smap *m, const char *k, size_t n) {
-    if (!m->cap) return NULL;
-    uint64_t h = hash_bytes(k, n);
-    size_t j = h & (m->cap - 1);
-    while (m->slots[j].k) {
-        const struct sent *e = &m->slots[j];
-        if (e->h == h && e->klen == n && !memcmp(e->k, k, n)) return e;
-        j = (j + 1) & (m->cap - 1);
-    }
-    return NULL;
-}
-
-/* int64 -> uint32 (0 = absent). */
-typedef struct imap {
-    struct ient { int64_t k; uint32_t val; } *slots;
-    size_t n, cap;
-} imap;
-
-static uint64_t mix64(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return x;
-}
-
-static void imap_grow(imap *m) {
-    size_t nc = m->cap ? m->cap * 2 : 1024;
-    struct ient *ns = xpv_xcalloc(nc, sizeof *ns);
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->slots[i].val) continue;
-        size_t j = mix64((uint64_t)m->slots[i].k) & (nc - 1);
-        while (ns[j].val) j = (j + 1) & (nc - 1);
-        ns[j] = m->slots[i];
-    }
-    free(m->slots);
-    m->slots = ns;
-    m->cap = nc;
-}
-
-static uint32_t *imap_slot(imap *m, int64_t k) {
-    if ((m->n + 1) * 2 > m->cap) imap_grow(m);
-    size_t j = mix64((uint64_t)k) & (m->cap - 1);
-    while (m->slots[j].val && m->slots[j].k != k) j = (j + 1) & (m->cap - 1);
-    if (!m->slots[j].val) {
-        m->slots[j].k = k;
-        m->n++;
-    }
-    return &m->slots[j].val;
-}
-
-static uint32_t imap_get(const imap *m, int64_t k) {
-    if (!m->cap) return 0;
-    size_t j = mix64((uint64_t)k) & (m->cap - 1);
-    while (m->slots[j].val) {
-        if (m->slots[j].k == k) return m->slots[j].val;
-        j = (j + 1) & (m->cap - 1);
-    }
-    return 0;
-}
-
-/* ==== Wire encoding ====================================================== */
-
-static void put_varint(xpv_buf *b, uint64_t v) {
-    char t[10];
-    size_t n = 0;
-    while (v >= 0x80) {
-        t[n++] = (char)(v | 0x80);
-        v >>= 7;
-    }
-    t[n++] = (char)v;
-    xpv_buf_add(b, t, n);
-}
-
-static void put_tag(xpv_buf *b, unsigned field, unsigned wt) {
-    put_varint(b, ((uint64_t)field << 3) | wt);
-}
-
-static void put_int(xpv_buf *b, unsigned field, int64_t v) {
-    if (!v) return;
-    put_tag(b, field, 0);
-    put_varint(b, (uint64_t)v);
-}
-
-static void put_bytes(xpv_buf *b, unsigned field, const void *p, size_t n) {
-    put_tag(b, field, 2);
-    put_varint(b, n);
-    xpv_buf_add(b, p, n);
-}
-
-static void put_double(xpv_buf *b, unsigned field, double d) {
-    uint64_t u;
-    memcpy(&u, &d, 8);
-    char t[8];
-    for (int i = 0; i < 8; i++) t[i] = (char)(u >> (8 * i));
-    put_tag(b, field, 1);
-    xpv_buf_add(b, t, 8);
-}
-
-/* Append `inner` as length-delimited field `field` of `b`. */
-static void put_msg(xpv_buf *b, unsigned field, const xpv_buf *inner) {
-    put_bytes(b, field, inner->data, inner->len);
-}
+/* ==== XStat encoding (base/wire_write.h) ================================ */
 
 /* XStat kinds as written to the blob. */
 enum { SV_INT, SV_UINT, SV_DBL, SV_STR, SV_REF };
-
-/* Open length-delimited field `field` in `b` before its length is known:
- * the tag and a 5-byte varint placeholder (a padded varint, which protobuf
- * decoders accept).  Returns the offset of the content for msg_close().
- * Planes and lines are written in place this way instead of being built
- * in buffers and copied, so the XSpace exists once while it is written. */
-static size_t msg_open(xpv_buf *b, unsigned field) {
-    put_tag(b, field, 2);
-    xpv_buf_add(b, "\x80\x80\x80\x80\x00", 5);
-    return b->len;
-}
-
-/* Patch the length of the field opened at `start` (< 32 GiB). */
-static void msg_close(xpv_buf *b, size_t start) {
-    uint64_t n = b->len - start;
-    unsigned char *p = (unsigned char *)b->data + start - 5;
-    for (int i = 0; i < 5; i++) {
-        p[i] = (unsigned char)((n & 0x7f) | (i < 4 ? 0x80 : 0));
-        n >>= 7;
-    }
-}
-
-static size_t varint_len(uint64_t v) {
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
 
 /* One XStat as length-delimited field `field` (XEvent 4, XPlane 6) of `b`.
  * The value is always written (it is a oneof member). */
 static void put_stat(xpv_buf *b, unsigned field, uint32_t meta, int kind, int64_t i,
                      double d, const char *s, size_t n) {
-    size_t inner = meta ? 1 + varint_len(meta) : 0;
+    size_t inner = meta ? 1 + wire_varint_size(meta) : 0;
     switch (kind) {
-    case SV_INT: case SV_UINT: case SV_REF: inner += 1 + varint_len((uint64_t)i); break;
+    case SV_INT: case SV_UINT: case SV_REF: inner += 1 + wire_varint_size((uint64_t)i); break;
     case SV_DBL: inner += 9; break;
-    default: inner += 1 + varint_len(n) + n; break;
+    default: inner += 1 + wire_varint_size(n) + n; break;
     }
-    put_tag(b, field, 2);
-    put_varint(b, inner);
-    put_int(b, 1, meta);
+    wire_put_tag(b, field, 2);
+    wire_put_varint(b, inner);
+    wire_put_int(b, 1, meta);
     switch (kind) {
-    case SV_INT: put_tag(b, 4, 0); put_varint(b, (uint64_t)i); break;
-    case SV_UINT: put_tag(b, 3, 0); put_varint(b, (uint64_t)i); break;
-    case SV_REF: put_tag(b, 7, 0); put_varint(b, (uint64_t)i); break;
-    case SV_DBL: put_double(b, 2, d); break;
-    default: put_bytes(b, 5, s, n); break;
+    case SV_INT: wire_put_tag(b, 4, 0); wire_put_varint(b, (uint64_t)i); break;
+    case SV_UINT: wire_put_tag(b, 3, 0); wire_put_varint(b, (uint64_t)i); break;
+    case SV_REF: wire_put_tag(b, 7, 0); wire_put_varint(b, (uint64_t)i); break;
+    case SV_DBL: wire_put_double(b, 2, d); break;
+    default: wire_put_bytes(b, 5, s, n); break;
     }
 }
 
@@ -575,21 +151,21 @@ typedef struct ct {
     size_t nev, capev;
     ctline *lines;
     size_t nlines, caplines;
-    smap line_ix;                 /* "pid\x01tid[\x01a]" -> line + 1 */
-    smap ev_names;                /* event name -> meta id */
+    strmap line_ix;                 /* "pid\x01tid[\x01a]" -> line + 1 */
+    strmap ev_names;                /* event name -> meta id */
     const char **ev_name_tab;     /* meta id -> name */
     uint32_t *ev_name_len;
     size_t capnames;
-    smap stat_names;              /* stat name -> stat meta id */
+    strmap stat_names;              /* stat name -> stat meta id */
     const char **stat_tab;
     uint32_t *stat_len;
     size_t capstats;
-    smap proc_names;              /* pid -> index into pnames + 1 */
-    smap thread_names;            /* pid\x01tid -> index + 1 */
+    strmap proc_names;              /* pid -> index into pnames + 1 */
+    strmap thread_names;            /* pid\x01tid -> index + 1 */
     const char **pnames;          /* names of processes / threads */
     size_t npnames, cappnames;
-    imap ext_op;                  /* External id of cpu_op -> meta id */
-    imap corr_side;               /* correlation -> side bits */
+    i64map ext_op;                  /* External id of cpu_op -> meta id */
+    i64map corr_side;               /* correlation -> side bits */
     devprop *dev;
     size_t ndev, capdev;
     xpv_ct_summary sum;
@@ -604,7 +180,7 @@ typedef struct ct {
 
 static uint32_t stat_id(ct *c, const char *k, size_t n) {
     int found;
-    struct sent *e = smap_put(&c->stat_names, &c->arena, k, n, &found);
+    strmap_ent *e = strmap_put(&c->stat_names, &c->arena, k, n, &found);
     if (!found) {
         if (c->stat_names.n >= c->capstats) {
             c->capstats = c->capstats ? c->capstats * 2 : 64;
@@ -633,7 +209,7 @@ static uint32_t intern(ct *c, const char *v, size_t n) {
 
 static uint32_t name_id(ct *c, const char *k, size_t n) {
     int found;
-    struct sent *e = smap_put(&c->ev_names, &c->arena, k, n, &found);
+    strmap_ent *e = strmap_put(&c->ev_names, &c->arena, k, n, &found);
     if (!found) {
         if (c->ev_names.n >= c->capnames) {
             c->capnames = c->capnames ? c->capnames * 2 : 256;
@@ -649,9 +225,9 @@ static uint32_t name_id(ct *c, const char *k, size_t n) {
     return e->val;
 }
 
-static void name_map_set(ct *c, smap *m, const char *k, size_t n, const char *v, size_t vn) {
+static void name_map_set(ct *c, strmap *m, const char *k, size_t n, const char *v, size_t vn) {
     int found;
-    struct sent *e = smap_put(m, &c->arena, k, n, &found);
+    strmap_ent *e = strmap_put(m, &c->arena, k, n, &found);
     if (found) return;                       /* first name wins */
     if (c->npnames == c->cappnames) {
         c->cappnames = c->cappnames ? c->cappnames * 2 : 32;
@@ -661,8 +237,8 @@ static void name_map_set(ct *c, smap *m, const char *k, size_t n, const char *v,
     e->val = (uint32_t)c->npnames;
 }
 
-static const char *name_map_get(const ct *c, const smap *m, const char *k, size_t n) {
-    const struct sent *e = smap_get(m, k, n);
+static const char *name_map_get(const ct *c, const strmap *m, const char *k, size_t n) {
+    const strmap_ent *e = strmap_get(m, k, n);
     return e ? c->pnames[e->val - 1] : NULL;
 }
 
@@ -900,7 +476,7 @@ static uint32_t line_of(ct *c, const evf *f, int annot) {
     xpv_buf *t = &c->text;
     size_t off = line_key(c, f, annot);
     int found;
-    struct sent *e = smap_put(&c->line_ix, &c->arena, t->data + off, t->len - off, &found);
+    strmap_ent *e = strmap_put(&c->line_ix, &c->arena, t->data + off, t->len - off, &found);
     t->len = off;
     if (found) return e->val - 1;
     if (c->nlines == c->caplines) {
@@ -1029,12 +605,12 @@ static void handle_event(ct *c, evf *f) {
         if (has_ext && ext) e->ext = ext;
         if (arg_int(c, find_arg(c, "device"), &v) && ln->device < 0) ln->device = v;
     } else if (cpu_op && has_ext && ext) {
-        *imap_slot(&c->ext_op, ext) = e->meta;
+        *i64map_slot(&c->ext_op, ext) = e->meta;
     }
     if ((gpu || runtime) && arg_int(c, find_arg(c, "correlation"), &v) && v) {
         e->corr = v;
         e->side = gpu ? 2 : 1;
-        *imap_slot(&c->corr_side, v) |= e->side;
+        *i64map_slot(&c->corr_side, v) |= e->side;
     }
 }
 
@@ -1268,10 +844,10 @@ static int tid_number(const char *s, int64_t *v) {
 
 /* Index of the plane named `name`, created when new; `ix` maps plane names
  * to index + 1, so N distinct pids cost O(N), not O(N^2). */
-static uint32_t plane_index(ct *c, smap *ix, plane_out **pl, size_t *n, size_t *cap,
+static uint32_t plane_index(ct *c, strmap *ix, plane_out **pl, size_t *n, size_t *cap,
                             const char *name, int64_t device) {
     int found;
-    struct sent *e = smap_put(ix, &c->arena, name, strlen(name), &found);
+    strmap_ent *e = strmap_put(ix, &c->arena, name, strlen(name), &found);
     c->sum.work++;
     if (found) return e->val - 1;
     e->val = (uint32_t)*n + 1;
@@ -1326,17 +902,37 @@ static inline int64_t ns_to_ps(ct *c, int64_t ns) {
     return r;
 }
 
-static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
-    /* Planes and line names. */
-    plane_out *pl = NULL;
-    size_t npl = 0, cappl = 0;
-    smap plane_ix = {0};
+/* What write_space() works from, built in its phases. */
+typedef struct wspace {
+    plane_out *pl;                /* planes in output order */
+    size_t npl;
+    size_t *start;                /* events of line i: order[start[i]..start[i+1]) */
+    uint32_t *order;
+    size_t *pstart_ln;            /* lines of plane p: plines[pstart_ln[p]..] */
+    uint32_t *plines;
+    i64map devix;                 /* GPU ordinal -> index into c->dev + 1 */
+    uint32_t *used;               /* meta id -> plane + 1 that listed it */
+    uint32_t *pmeta;              /* event metadata used by the plane */
+    size_t npmeta;
+    xpv_buf evb, tmp;
+    /* Device stat ids, registered before any plane writes the stat table. */
+    uint32_t sid_device_name, sid_major, sid_minor, sid_cores, sid_mem, sid_vendor;
+    uint32_t sid_occ_kind;
+} wspace;
+
+/* The plane of each line (from its process name, else GPU or host CPU),
+ * planes sorted (host first, then GPUs by ordinal; names are unique, so
+ * the order is total) and lines remapped: one sort, no search. */
+static void ws_planes(ct *c, wspace *w) {
+    size_t cappl = 0;
+    strmap plane_ix = {0};
     for (size_t i = 0; i < c->nlines; i++) {
         ctline *ln = &c->lines[i];
         const char *pname = name_map_get(c, &c->proc_names, ln->pid, strlen(ln->pid));
         char buf[64];
         int64_t dev = -1, num;
-        if (pname && (!strncmp(pname, "/host:", 6) || !strncmp(pname, "/device:", 8))) {
+        int named = pname && (!strncmp(pname, "/host:", 6) || !strncmp(pname, "/device:", 8));
+        if (named) {
             snprintf(buf, sizeof buf, "%s", pname);
             const char *g = strrchr(pname, ':');
             if (!strncmp(pname, "/device:GPU:", 12) && g && parse_i64(g + 1, &num)) dev = num;
@@ -1346,242 +942,268 @@ static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
         } else {
             snprintf(buf, sizeof buf, "/host:CPU");
         }
-        ln->plane = plane_index(c, &plane_ix, &pl, &npl, &cappl, buf, dev);
-        if (ln->gpu && !(pname && (!strncmp(pname, "/host:", 6) ||
-                                   !strncmp(pname, "/device:", 8))))
-            pl[ln->plane].kineto = 1;
+        ln->plane = plane_index(c, &plane_ix, &w->pl, &w->npl, &cappl, buf, dev);
+        if (ln->gpu && !named) w->pl[ln->plane].kineto = 1;
     }
-    free(plane_ix.slots);
-    /* Sort planes (host first, then GPUs by ordinal; names are unique, so
-     * the order is total) and remap the lines: one sort, no search.  The
-     * new index travels in `id` during the sort. */
+    strmap_free(&plane_ix);
+    /* The new index travels in `id` during the sort. */
+    size_t npl = w->npl;
     uint32_t *remap = xpv_xcalloc(npl ? npl : 1, sizeof *remap);
-    for (size_t i = 0; i < npl; i++) pl[i].id = (int64_t)i;
+    for (size_t i = 0; i < npl; i++) w->pl[i].id = (int64_t)i;
     plane_cmp_count = &c->sum.work;
-    if (npl) qsort(pl, npl, sizeof *pl, cmp_plane);   /* pl is NULL when empty */
+    if (npl) qsort(w->pl, npl, sizeof *w->pl, cmp_plane);   /* pl is NULL when empty */
     plane_cmp_count = NULL;
-    for (size_t k = 0; k < npl; k++) remap[pl[k].id] = (uint32_t)k;
+    for (size_t k = 0; k < npl; k++) remap[w->pl[k].id] = (uint32_t)k;
     for (size_t i = 0; i < c->nlines; i++) c->lines[i].plane = remap[c->lines[i].plane];
     c->sum.work += npl + c->nlines;
     for (size_t i = 0; i < npl; i++)
-        pl[i].id = pl[i].device >= 0 ? pl[i].device + 1 : (int64_t)(i == 0 ? 0 : 1000 + i);
+        w->pl[i].id = w->pl[i].device >= 0 ? w->pl[i].device + 1
+                                           : (int64_t)(i == 0 ? 0 : 1000 + i);
+    free(remap);
+}
 
-    /* Events grouped by line: counting sort, then sort each line. */
-    size_t *start = xpv_xcalloc(c->nlines + 1, sizeof *start);
-    for (size_t i = 0; i < c->nlines; i++) start[i + 1] = start[i] + c->lines[i].nev;
-    uint32_t *order = xpv_xmalloc((c->nev ? c->nev : 1) * sizeof *order);
+/* Events grouped by line (counting sort), each line sorted; lines grouped
+ * by plane (counting sort, line order kept); the first deviceProperties
+ * entry of each GPU ordinal. */
+static void ws_group(ct *c, wspace *w) {
+    w->start = xpv_xcalloc(c->nlines + 1, sizeof *w->start);
+    for (size_t i = 0; i < c->nlines; i++) w->start[i + 1] = w->start[i] + c->lines[i].nev;
+    w->order = xpv_xmalloc((c->nev ? c->nev : 1) * sizeof *w->order);
     size_t *fillp = xpv_xmalloc((c->nlines + 1) * sizeof *fillp);
-    memcpy(fillp, start, (c->nlines + 1) * sizeof *fillp);
-    for (size_t i = 0; i < c->nev; i++) order[fillp[c->ev[i].line]++] = (uint32_t)i;
+    memcpy(fillp, w->start, (c->nlines + 1) * sizeof *fillp);
+    for (size_t i = 0; i < c->nev; i++) w->order[fillp[c->ev[i].line]++] = (uint32_t)i;
     free(fillp);
     sort_base = c->ev;
     for (size_t i = 0; i < c->nlines; i++)
-        qsort(order + start[i], start[i + 1] - start[i], sizeof *order, cmp_ev);
+        qsort(w->order + w->start[i], w->start[i + 1] - w->start[i], sizeof *w->order, cmp_ev);
 
-    uint32_t nmeta = (uint32_t)c->ev_names.n;
-    uint32_t *used = xpv_xcalloc((size_t)nmeta + 1, sizeof *used);
-    xpv_buf evb, tmp;
-    xpv_buf_init(&evb);
-    xpv_buf_init(&tmp);
-    uint32_t sid_device_name = stat_id(c, "gpu_device_name", 15);
-    uint32_t sid_major = stat_id(c, "compute_cap_major", 17);
-    uint32_t sid_minor = stat_id(c, "compute_cap_minor", 17);
-    uint32_t sid_cores = stat_id(c, "core_count", 10);
-    uint32_t sid_mem = stat_id(c, "memory_size", 11);
-    uint32_t sid_vendor = stat_id(c, "device_vendor", 13);
-    uint32_t sid_occ_kind = stat_id(c, "occupancy_kind", 14);
-
-    /* Lines grouped by plane (counting sort, line order kept), the first
-     * deviceProperties entry of each GPU ordinal, and a list of the event
-     * metadata each plane uses: each plane visits only its own. */
-    size_t *pstart_ln = xpv_xcalloc(npl + 1, sizeof *pstart_ln);
-    for (size_t i = 0; i < c->nlines; i++) pstart_ln[c->lines[i].plane + 1]++;
-    for (size_t p = 0; p < npl; p++) pstart_ln[p + 1] += pstart_ln[p];
-    uint32_t *plines = xpv_xmalloc((c->nlines ? c->nlines : 1) * sizeof *plines);
-    {
-        size_t *fill = xpv_xmalloc((npl + 1) * sizeof *fill);
-        memcpy(fill, pstart_ln, (npl + 1) * sizeof *fill);
-        for (size_t i = 0; i < c->nlines; i++) plines[fill[c->lines[i].plane]++] = (uint32_t)i;
-        free(fill);
-    }
-    imap devix = {0};                 /* GPU ordinal -> index into c->dev + 1 */
+    w->pstart_ln = xpv_xcalloc(w->npl + 1, sizeof *w->pstart_ln);
+    for (size_t i = 0; i < c->nlines; i++) w->pstart_ln[c->lines[i].plane + 1]++;
+    for (size_t p = 0; p < w->npl; p++) w->pstart_ln[p + 1] += w->pstart_ln[p];
+    w->plines = xpv_xmalloc((c->nlines ? c->nlines : 1) * sizeof *w->plines);
+    size_t *fill = xpv_xmalloc((w->npl + 1) * sizeof *fill);
+    memcpy(fill, w->pstart_ln, (w->npl + 1) * sizeof *fill);
+    for (size_t i = 0; i < c->nlines; i++) w->plines[fill[c->lines[i].plane]++] = (uint32_t)i;
+    free(fill);
     for (size_t d = 0; d < c->ndev; d++) {
-        uint32_t *slot = imap_slot(&devix, c->dev[d].id);
+        uint32_t *slot = i64map_slot(&w->devix, c->dev[d].id);
         if (!*slot) *slot = (uint32_t)d + 1;
     }
-    uint32_t *pmeta = xpv_xmalloc(((size_t)nmeta + 1) * sizeof *pmeta);
-    c->sum.work += c->nlines + npl + c->ndev;
+    uint32_t nmeta = (uint32_t)c->ev_names.n;
+    w->used = xpv_xcalloc((size_t)nmeta + 1, sizeof *w->used);
+    w->pmeta = xpv_xmalloc(((size_t)nmeta + 1) * sizeof *w->pmeta);
+    xpv_buf_init(&w->evb);
+    xpv_buf_init(&w->tmp);
+    w->sid_device_name = stat_id(c, "gpu_device_name", 15);
+    w->sid_major = stat_id(c, "compute_cap_major", 17);
+    w->sid_minor = stat_id(c, "compute_cap_minor", 17);
+    w->sid_cores = stat_id(c, "core_count", 10);
+    w->sid_mem = stat_id(c, "memory_size", 11);
+    w->sid_vendor = stat_id(c, "device_vendor", 13);
+    w->sid_occ_kind = stat_id(c, "occupancy_kind", 14);
+    c->sum.work += c->nlines + w->npl + c->ndev;
+}
 
-    for (size_t p = 0; p < npl; p++) {
-        size_t npmeta = 0;
-        size_t pstart = msg_open(out, 1);
-        put_int(out, 1, pl[p].id);
-        put_bytes(out, 2, pl[p].name, strlen(pl[p].name));
-        /* Line ids: numeric tid when unique in the plane. */
-        int64_t next_id = LINE_ID_BASE;
-        imap ids = {0};
-        for (size_t li = pstart_ln[p]; li < pstart_ln[p + 1]; li++) {
-            ctline *ln = &c->lines[plines[li]];
-            c->sum.work++;
-            if (!ln->nev) continue;
-            int64_t num;
-            int is_num = ln->gpu && !ln->annot ? tid_number(ln->tid, &num)
-                                               : parse_i64(ln->tid, &num);
-            uint32_t *slot = is_num ? imap_slot(&ids, num) : NULL;
-            if (slot && !*slot) {
-                *slot = 1;
-                ln->id = num;
-            } else {
-                ln->id = next_id++;
-            }
-            size_t off = c->text.len;
-            xpv_buf_add(&c->text, ln->pid, strlen(ln->pid));
-            xpv_buf_putc(&c->text, '\x01');
-            xpv_buf_add(&c->text, ln->tid, strlen(ln->tid));
-            const char *tname = name_map_get(c, &c->thread_names, c->text.data + off,
-                                             c->text.len - off);
-            c->text.len = off;
-            char nb[160];
-            if (ln->gpu && pl[p].device >= 0) {
-                if (is_num)
-                    snprintf(nb, sizeof nb, ln->annot ? "Stream #%lld annotations" : "Stream #%lld",
-                             (long long)num);
-                else
-                    snprintf(nb, sizeof nb, ln->annot ? "%s annotations" : "%s", ln->tid);
-            } else if (tname) {
-                snprintf(nb, sizeof nb, "%s", tname);
-            } else if (*ln->tid) {
-                snprintf(nb, sizeof nb, "%s%s", is_num ? "Thread " : "", ln->tid);
-            } else {
-                snprintf(nb, sizeof nb, "%s", *ln->pid ? ln->pid : "(no thread)");
-            }
-            ln->name = xpv_arena_strndup(&c->arena, nb, strlen(nb));
+/* Ids and names of plane p's lines: the numeric tid when unique in the
+ * plane (else ids from LINE_ID_BASE); "Stream #N" on GPUs, the thread
+ * name, or the tid. */
+static void ws_name_lines(ct *c, wspace *w, size_t p) {
+    int64_t next_id = LINE_ID_BASE;
+    i64map ids = {0};
+    for (size_t li = w->pstart_ln[p]; li < w->pstart_ln[p + 1]; li++) {
+        ctline *ln = &c->lines[w->plines[li]];
+        c->sum.work++;
+        if (!ln->nev) continue;
+        int64_t num;
+        int is_num = ln->gpu && !ln->annot ? tid_number(ln->tid, &num)
+                                           : parse_i64(ln->tid, &num);
+        uint32_t *slot = is_num ? i64map_slot(&ids, num) : NULL;
+        if (slot && !*slot) {
+            *slot = 1;
+            ln->id = num;
+        } else {
+            ln->id = next_id++;
         }
-        free(ids.slots);
-
-        for (size_t li = pstart_ln[p]; li < pstart_ln[p + 1]; li++) {
-            size_t i = plines[li];
-            ctline *ln = &c->lines[i];
-            c->sum.work++;
-            if (!ln->nev) continue;
-            c->sum.lines++;
-            size_t lstart = msg_open(out, 3);
-            put_int(out, 1, ln->id);
-            put_bytes(out, 2, ln->name, strlen(ln->name));
-            /* Events are sorted by ts: t0 is the smallest, so offsets are
-             * >= 0; each is saturated, never wrapped. */
-            int64_t t0 = c->ev[order[start[i]]].ts, t1 = t0;
-            for (size_t k = start[i]; k < start[i + 1]; k++) {
-                const ctev *e = &c->ev[order[k]];
-                int64_t end = xpv_add_i64(e->ts, e->dur, NULL);
-                if (end > t1) t1 = end;
-            }
-            put_int(out, 3, t0);
-            put_int(out, 9, ns_to_ps(c, xpv_sub_i64(t1, t0, NULL)));
-            for (size_t k = start[i]; k < start[i + 1]; k++) {
-                const ctev *e = &c->ev[order[k]];
-                if (used[e->meta] != (uint32_t)p + 1) {
-                    used[e->meta] = (uint32_t)p + 1;
-                    pmeta[npmeta++] = e->meta;
-                }
-                xpv_buf_reset(&evb);
-                put_int(&evb, 1, e->meta);
-                put_int(&evb, 2, ns_to_ps(c, xpv_sub_i64(e->ts, t0, NULL)));
-                put_int(&evb, 3, ns_to_ps(c, e->dur));
-                if (e->st_len) xpv_buf_add(&evb, c->blob.data + e->st_off, e->st_len);
-                uint32_t op;
-                if (e->ext && (op = imap_get(&c->ext_op, e->ext)))
-                    put_stat(&evb, 4, c->sid_tf_op, SV_STR, 0, 0, c->ev_name_tab[op],
-                             c->ev_name_len[op]);
-                if (e->corr && imap_get(&c->corr_side, e->corr) == 3) {
-                    uint64_t flow = ((uint64_t)e->corr & ((1ULL << 56) - 1)) << 2;
-                    flow |= (e->side == 1 ? 2u : 1u) | (FLOW_GPU_LAUNCH << 58);
-                    put_stat(&evb, 4, c->sid_flow, SV_UINT, (int64_t)flow, 0, NULL, 0);
-                }
-                put_msg(out, 4, &evb);
-                c->sum.events_out++;
-            }
-            msg_close(out, lstart);
+        size_t off = c->text.len;
+        xpv_buf_add(&c->text, ln->pid, strlen(ln->pid));
+        xpv_buf_putc(&c->text, '\x01');
+        xpv_buf_add(&c->text, ln->tid, strlen(ln->tid));
+        const char *tname = name_map_get(c, &c->thread_names, c->text.data + off,
+                                         c->text.len - off);
+        c->text.len = off;
+        char nb[160];
+        if (ln->gpu && w->pl[p].device >= 0) {
+            if (is_num)
+                snprintf(nb, sizeof nb, ln->annot ? "Stream #%lld annotations" : "Stream #%lld",
+                         (long long)num);
+            else
+                snprintf(nb, sizeof nb, ln->annot ? "%s annotations" : "%s", ln->tid);
+        } else if (tname) {
+            snprintf(nb, sizeof nb, "%s", tname);
+        } else if (*ln->tid) {
+            snprintf(nb, sizeof nb, "%s%s", is_num ? "Thread " : "", ln->tid);
+        } else {
+            snprintf(nb, sizeof nb, "%s", *ln->pid ? ln->pid : "(no thread)");
         }
-        /* Event metadata used by this plane, by id. */
-        qsort(pmeta, npmeta, sizeof *pmeta, cmp_u32);
-        c->sum.work += npmeta;
-        for (size_t mi = 0; mi < npmeta; mi++) {
-            uint32_t m = pmeta[mi];
-            xpv_buf_reset(&tmp);
-            put_int(&tmp, 1, m);
-            put_bytes(&tmp, 2, c->ev_name_tab[m], c->ev_name_len[m]);
-            xpv_buf_reset(&evb);
-            put_int(&evb, 1, m);
-            put_msg(&evb, 2, &tmp);
-            put_msg(out, 4, &evb);
-        }
-        /* Stat metadata: the whole (small) table in every plane. */
-        for (uint32_t s = 1; s <= c->stat_names.n; s++) {
-            xpv_buf_reset(&tmp);
-            put_int(&tmp, 1, s);
-            put_bytes(&tmp, 2, c->stat_tab[s], c->stat_len[s]);
-            xpv_buf_reset(&evb);
-            put_int(&evb, 1, s);
-            put_msg(&evb, 2, &tmp);
-            put_msg(out, 5, &evb);
-        }
-        /* Device capabilities. */
-        uint32_t dix = pl[p].device >= 0 ? imap_get(&devix, pl[p].device) : 0;
-        for (size_t d = dix ? dix - 1 : c->ndev; d < c->ndev; d++) {
-            const devprop *dp = &c->dev[d];
-            if (dp->name)
-                put_stat(out, 6, sid_device_name, SV_STR, 0, 0, dp->name, strlen(dp->name));
-            if (dp->has_major) {
-                put_stat(out, 6, sid_major, SV_INT, dp->major, 0, NULL, 0);
-                put_stat(out, 6, sid_minor, SV_INT, dp->minor, 0, NULL, 0);
-            }
-            if (dp->sms) put_stat(out, 6, sid_cores, SV_INT, dp->sms, 0, NULL, 0);
-            if (dp->mem) put_stat(out, 6, sid_mem, SV_INT, dp->mem, 0, NULL, 0);
-            const char *vendor = dp->amd ? "AMD" : "Nvidia";
-            put_stat(out, 6, sid_vendor, SV_STR, 0, 0, vendor, strlen(vendor));
-            break;
-        }
-        /* Kineto's occupancy (kernel_details occ_pct here) is its "est.
-         * achieved occupancy %", not XProf's theoretical one: say so. */
-        if (pl[p].kineto)
-            put_stat(out, 6, sid_occ_kind, SV_STR, 0, 0, "achieved", 8);
-        msg_close(out, pstart);
-        c->sum.planes++;
+        ln->name = xpv_arena_strndup(&c->arena, nb, strlen(nb));
     }
-    /* Warnings and host name. */
-    char w[200];
+    i64map_free(&ids);
+}
+
+/* Line i (of plane p) with its events, noting the metadata they use. */
+static void ws_line(ct *c, wspace *w, size_t i, size_t p, xpv_buf *out) {
+    ctline *ln = &c->lines[i];
+    size_t lstart = wire_frame_open(out, 3);
+    wire_put_int(out, 1, ln->id);
+    wire_put_bytes(out, 2, ln->name, strlen(ln->name));
+    /* Events are sorted by ts: t0 is the smallest, so offsets are >= 0;
+     * each is saturated, never wrapped. */
+    const uint32_t *ord = w->order;
+    int64_t t0 = c->ev[ord[w->start[i]]].ts, t1 = t0;
+    for (size_t k = w->start[i]; k < w->start[i + 1]; k++) {
+        const ctev *e = &c->ev[ord[k]];
+        int64_t end = xpv_add_i64(e->ts, e->dur, NULL);
+        if (end > t1) t1 = end;
+    }
+    wire_put_int(out, 3, t0);
+    wire_put_int(out, 9, ns_to_ps(c, xpv_sub_i64(t1, t0, NULL)));
+    xpv_buf *evb = &w->evb;
+    for (size_t k = w->start[i]; k < w->start[i + 1]; k++) {
+        const ctev *e = &c->ev[ord[k]];
+        if (w->used[e->meta] != (uint32_t)p + 1) {
+            w->used[e->meta] = (uint32_t)p + 1;
+            w->pmeta[w->npmeta++] = e->meta;
+        }
+        xpv_buf_reset(evb);
+        wire_put_int(evb, 1, e->meta);
+        wire_put_int(evb, 2, ns_to_ps(c, xpv_sub_i64(e->ts, t0, NULL)));
+        wire_put_int(evb, 3, ns_to_ps(c, e->dur));
+        if (e->st_len) xpv_buf_add(evb, c->blob.data + e->st_off, e->st_len);
+        uint32_t op;
+        if (e->ext && (op = i64map_at(&c->ext_op, e->ext)))
+            put_stat(evb, 4, c->sid_tf_op, SV_STR, 0, 0, c->ev_name_tab[op], c->ev_name_len[op]);
+        if (e->corr && i64map_at(&c->corr_side, e->corr) == 3) {
+            uint64_t flow = ((uint64_t)e->corr & ((1ULL << 56) - 1)) << 2;
+            flow |= (e->side == 1 ? 2u : 1u) | (FLOW_GPU_LAUNCH << 58);
+            put_stat(evb, 4, c->sid_flow, SV_UINT, (int64_t)flow, 0, NULL, 0);
+        }
+        wire_put_bytes(out, 4, evb->data, evb->len);
+        c->sum.events_out++;
+    }
+    wire_frame_close_padded(out, lstart);
+}
+
+/* Metadata entry {1: id, 2: {1: id, 2: name}} as plane field `field`. */
+static void ws_meta(wspace *w, xpv_buf *out, unsigned field, uint32_t id, const char *name,
+                    size_t n) {
+    xpv_buf_reset(&w->tmp);
+    wire_put_int(&w->tmp, 1, id);
+    wire_put_bytes(&w->tmp, 2, name, n);
+    xpv_buf_reset(&w->evb);
+    wire_put_int(&w->evb, 1, id);
+    wire_put_bytes(&w->evb, 2, w->tmp.data, w->tmp.len);
+    wire_put_bytes(out, field, w->evb.data, w->evb.len);
+}
+
+/* Plane p's stats: the device capabilities of its GPU ordinal, and
+ * whether its occupancy is Kineto's. */
+static void ws_plane_stats(ct *c, wspace *w, size_t p, xpv_buf *out) {
+    uint32_t dix = w->pl[p].device >= 0 ? i64map_at(&w->devix, w->pl[p].device) : 0;
+    if (dix) {
+        const devprop *dp = &c->dev[dix - 1];
+        if (dp->name)
+            put_stat(out, 6, w->sid_device_name, SV_STR, 0, 0, dp->name,
+                     strlen(dp->name));
+        if (dp->has_major) {
+            put_stat(out, 6, w->sid_major, SV_INT, dp->major, 0, NULL, 0);
+            put_stat(out, 6, w->sid_minor, SV_INT, dp->minor, 0, NULL, 0);
+        }
+        if (dp->sms) put_stat(out, 6, w->sid_cores, SV_INT, dp->sms, 0, NULL, 0);
+        if (dp->mem) put_stat(out, 6, w->sid_mem, SV_INT, dp->mem, 0, NULL, 0);
+        const char *vendor = dp->amd ? "AMD" : "Nvidia";
+        put_stat(out, 6, w->sid_vendor, SV_STR, 0, 0, vendor, strlen(vendor));
+    }
+    /* Kineto's occupancy (kernel_details occ_pct here) is its "est.
+     * achieved occupancy %", not XProf's theoretical one: say so. */
+    if (w->pl[p].kineto)
+        put_stat(out, 6, w->sid_occ_kind, SV_STR, 0, 0, "achieved", 8);
+}
+
+static void ws_plane(ct *c, wspace *w, size_t p, xpv_buf *out) {
+    w->npmeta = 0;
+    size_t pstart = wire_frame_open(out, 1);
+    wire_put_int(out, 1, w->pl[p].id);
+    wire_put_bytes(out, 2, w->pl[p].name, strlen(w->pl[p].name));
+    ws_name_lines(c, w, p);
+    for (size_t li = w->pstart_ln[p]; li < w->pstart_ln[p + 1]; li++) {
+        size_t i = w->plines[li];
+        c->sum.work++;
+        if (!c->lines[i].nev) continue;
+        c->sum.lines++;
+        ws_line(c, w, i, p, out);
+    }
+    /* Event metadata used by this plane, by id. */
+    qsort(w->pmeta, w->npmeta, sizeof *w->pmeta, cmp_u32);
+    c->sum.work += w->npmeta;
+    for (size_t mi = 0; mi < w->npmeta; mi++) {
+        uint32_t m = w->pmeta[mi];
+        ws_meta(w, out, 4, m, c->ev_name_tab[m], c->ev_name_len[m]);
+    }
+    /* Stat metadata: the whole (small) table in every plane. */
+    for (uint32_t s = 1; s <= c->stat_names.n; s++)
+        ws_meta(w, out, 5, s, c->stat_tab[s], c->stat_len[s]);
+    ws_plane_stats(c, w, p, out);
+    wire_frame_close_padded(out, pstart);
+    c->sum.planes++;
+}
+
+/* XSpace warnings (field 3) and host name (field 4). */
+static void ws_trailer(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
+    char m[200];
     if (c->sum.truncated) {
-        snprintf(w, sizeof w, "trace JSON ends early (at byte %llu): kept the %llu events read",
+        snprintf(m, sizeof m, "trace JSON ends early (at byte %llu): kept the %llu events read",
                  (unsigned long long)c->sum.json_bytes, (unsigned long long)c->nev);
-        put_bytes(out, 3, w, strlen(w));
+        wire_put_bytes(out, 3, m, strlen(m));
     }
     if (c->sum.clamped) {
-        snprintf(w, sizeof w, "%llu event times or durations beyond the int64 picosecond range "
+        snprintf(m, sizeof m, "%llu event times or durations beyond the int64 picosecond range "
                  "(e.g. dur of 1e15 us) were clamped to %lld ps",
                  (unsigned long long)c->sum.clamped, (long long)CT_MAX_PS);
-        put_bytes(out, 3, w, strlen(w));
+        wire_put_bytes(out, 3, m, strlen(m));
     }
     if (c->sum.skipped) {
-        snprintf(w, sizeof w, "%llu trace events of unsupported phases (B/E, C, b/e...) skipped",
+        snprintf(m, sizeof m, "%llu trace events of unsupported phases (B/E, C, b/e...) skipped",
                  (unsigned long long)c->sum.skipped);
-        put_bytes(out, 3, w, strlen(w));
+        wire_put_bytes(out, 3, m, strlen(m));
     }
     if (opt && opt->hostname && *opt->hostname)
-        put_bytes(out, 4, opt->hostname, strlen(opt->hostname));
+        wire_put_bytes(out, 4, opt->hostname, strlen(opt->hostname));
     c->sum.devices = (uint32_t)c->ndev;
+}
 
-    xpv_buf_free(&evb);
-    xpv_buf_free(&tmp);
-    free(used);
-    free(pmeta);
-    free(plines);
-    free(pstart_ln);
-    free(devix.slots);
-    free(order);
-    free(start);
-    free(remap);
-    free(pl);
+static void ws_release(wspace *w) {
+    xpv_buf_free(&w->evb);
+    xpv_buf_free(&w->tmp);
+    free(w->used);
+    free(w->pmeta);
+    free(w->plines);
+    free(w->pstart_ln);
+    i64map_free(&w->devix);
+    free(w->order);
+    free(w->start);
+    free(w->pl);
+}
+
+/* The XSpace: planes (each: lines with their events, the metadata they
+ * use, the stat table, device stats), then warnings and host name. */
+static void write_space(ct *c, const xpv_ct_options *opt, xpv_buf *out) {
+    wspace w;
+    memset(&w, 0, sizeof w);
+    ws_planes(c, &w);
+    ws_group(c, &w);
+    for (size_t p = 0; p < w.npl; p++) ws_plane(c, &w, p, out);
+    ws_trailer(c, opt, out);
+    ws_release(&w);
 }
 
 static void ct_free(ct *c) {
@@ -1590,18 +1212,18 @@ static void ct_free(ct *c) {
     xpv_buf_free(&c->text);
     free(c->ev);
     free(c->lines);
-    free(c->line_ix.slots);
-    free(c->ev_names.slots);
+    strmap_free(&c->line_ix);
+    strmap_free(&c->ev_names);
     free(c->ev_name_tab);
     free(c->ev_name_len);
-    free(c->stat_names.slots);
+    strmap_free(&c->stat_names);
     free(c->stat_tab);
     free(c->stat_len);
-    free(c->proc_names.slots);
-    free(c->thread_names.slots);
+    strmap_free(&c->proc_names);
+    strmap_free(&c->thread_names);
     free(c->pnames);
-    free(c->ext_op.slots);
-    free(c->corr_side.slots);
+    i64map_free(&c->ext_op);
+    i64map_free(&c->corr_side);
     free(c->dev);
     free(c->args);
     free(c->in.b);
@@ -1643,208 +1265,37 @@ int xpv_ct_convert(xpv_ct_read_fn rd, void *ctx, const xpv_ct_options *opt,
     return rc ? -1 : 0;
 }
 
-/* ==== Input sources: memory or a file descriptor, plain or gzip ========= */
+/* ==== Input sources (base/instream.h) ===================================== */
 
-#define SRC_CHUNK (1024 * 1024)   /* fd reads of compressed input */
-
-/* The raw bytes come from memory (mem != NULL) or from fd, read into
- * ibuf; gzip input is inflated into the tokenizer's window.  Plain fd
- * input is read straight into the window (no copy), after whatever the
- * magic-number probe left in ibuf. */
-typedef struct src {
-    const unsigned char *mem;
-    size_t mem_len, mem_pos;
-    int fd;
-    unsigned char *ibuf;
-    size_t ipos, ilen;            /* unread raw bytes: ibuf[ipos..ilen) */
-    uint64_t raw;                 /* raw bytes taken from mem / fd */
-    int raw_eof, raw_err, raw_errno;
-    int gz, zinit, zend;
-    int bomb;                     /* stopped: a ratio no real trace has */
-    uint64_t zout;                /* bytes inflated so far */
-    z_stream z;
-} src;
-
-/* read() from the fd into `buf` (EINTR retried): bytes read, 0 at the end
- * of the file (remembered), -1 on error (errno kept). */
-static long src_fd_read(src *s, unsigned char *buf, size_t cap) {
-    if (s->raw_eof) return 0;
-    for (;;) {
-        ssize_t r = read(s->fd, buf, cap);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) {
-            s->raw_err = 1;
-            s->raw_errno = errno;
-            return -1;
-        }
-        if (r == 0) s->raw_eof = 1;
-        s->raw += (uint64_t)r;
-        return (long)r;
-    }
-}
-
-/* The next raw chunk (at most `cap` bytes; from ibuf first).  Returns its
- * length, 0 at end of input, -1 on a read error. */
-static long src_raw(src *s, const unsigned char **p, size_t cap) {
-    if (s->ipos < s->ilen) {
-        size_t n = s->ilen - s->ipos < cap ? s->ilen - s->ipos : cap;
-        *p = s->ibuf + s->ipos;
-        s->ipos += n;
-        return (long)n;
-    }
-    if (s->mem) {
-        size_t n = s->mem_len - s->mem_pos < cap ? s->mem_len - s->mem_pos : cap;
-        *p = s->mem + s->mem_pos;
-        s->mem_pos += n;
-        s->raw += n;
-        return (long)n;
-    }
-    long r = src_fd_read(s, s->ibuf, cap < SRC_CHUNK ? cap : SRC_CHUNK);
-    *p = s->ibuf;
-    s->ipos = s->ilen = 0;
-    return r;
-}
-
-/* Plain input: copy (memory, probe leftovers) or read into the window. */
-static long src_plain(src *s, unsigned char *buf, size_t cap) {
-    if (s->mem || s->ipos < s->ilen) {
-        const unsigned char *p;
-        long n = src_raw(s, &p, cap);
-        if (n > 0) memcpy(buf, p, (size_t)n);
-        return n;
-    }
-    return src_fd_read(s, buf, cap);
-}
-
-/* Whether another gzip member follows the one that just ended. */
-static int src_more_gzip(src *s) {
-    if (s->z.avail_in == 0) {
-        const unsigned char *p;
-        long n = src_raw(s, &p, SRC_CHUNK);
-        if (n <= 0) return 0;
-        s->z.next_in = (unsigned char *)(uintptr_t)p;
-        s->z.avail_in = (uInt)n;
-    }
-    /* A member header split after its first byte is too short to be one. */
-    return s->z.avail_in >= 2 && s->z.next_in[0] == 0x1f && s->z.next_in[1] == 0x8b;
-}
-
-static long src_read(void *vctx, void *vbuf, size_t cap) {
-    src *s = vctx;
-    unsigned char *buf = vbuf;
-    if (!s->gz) return src_plain(s, buf, cap);
-    if (s->zend) return 0;
-    if (!s->zinit) {
-        memset(&s->z, 0, sizeof s->z);
-        if (inflateInit2(&s->z, 15 + 32) != Z_OK) return -1;
-        s->zinit = 1;
-    }
-    if (cap > UINT32_MAX) cap = UINT32_MAX;
-    s->z.next_out = buf;
-    s->z.avail_out = (uInt)cap;
-    while (s->z.avail_out == cap) {
-        if (s->z.avail_in == 0) {
-            const unsigned char *p;
-            long n = src_raw(s, &p, s->mem ? (1u << 30) : SRC_CHUNK);
-            if (n < 0) return -1;
-            if (n == 0) {           /* the stream ends before its trailer */
-                s->zend = 1;
-                break;
-            }
-            s->z.next_in = (unsigned char *)(uintptr_t)p;
-            s->z.avail_in = (uInt)n;
-        }
-        int zr = inflate(&s->z, Z_NO_FLUSH);
-        if (zr == Z_STREAM_END) {
-            /* Concatenated gzip members: continue with the next one. */
-            if (src_more_gzip(s)) {
-                if (inflateReset(&s->z) != Z_OK) return -1;
-                continue;
-            }
-            if (s->raw_err) return -1;
-            s->zend = 1;
-            break;
-        }
-        if (zr != Z_OK && zr != Z_BUF_ERROR) return -1;
-    }
-    /* The same bomb rule as base/gz.c: past the floor, more than
-     * XPV_GZ_MAX_RATIO:1 stops the read (413, see src_convert). */
-    s->zout += cap - s->z.avail_out;
-    if (s->zout > XPV_GZ_RATIO_FLOOR && s->zout / XPV_GZ_MAX_RATIO > s->raw - s->z.avail_in) {
-        s->bomb = 1;
-        return -1;
-    }
-    return (long)(cap - s->z.avail_out);
-}
-
-/* Run the converter over `s` (gz already decided) and clean up. */
-static int src_convert(src *s, const xpv_ct_options *opt, xpv_buf *out,
+/* Run the converter over `s` and free it. */
+static int src_convert(xpv_instream *s, const xpv_ct_options *opt, xpv_buf *out,
                        xpv_ct_summary *sum, xpv_ct_error *err) {
     xpv_ct_error local;
     if (!err) err = &local;
-    int rc = xpv_ct_convert(src_read, s, opt, out, sum, err);
-    if (s->zinit) inflateEnd(&s->z);
-    if (sum) sum->input_bytes = s->raw;
-    if (rc && s->bomb) {
-        err->status = 413;
-        snprintf(err->msg, sizeof err->msg, "gzip bomb: %llu compressed bytes inflate to "
-                 "over %llu MiB (more than %u:1; no real trace compresses that well)",
-                 (unsigned long long)(s->raw - s->z.avail_in),
-                 (unsigned long long)(s->zout >> 20), (unsigned)XPV_GZ_MAX_RATIO);
-    } else if (rc && err->status == 500) {
-        if (s->raw_err)
-            snprintf(err->msg, sizeof err->msg, "read error after %llu bytes: %s",
-                     (unsigned long long)s->raw, strerror(s->raw_errno));
-        else if (s->gz)
-            snprintf(err->msg, sizeof err->msg, "corrupt gzip stream (at compressed byte "
-                     "%llu)", (unsigned long long)(s->raw - (s->zinit ? s->z.avail_in : 0)));
+    int rc;
+    if (xpv_instream_failed_early(s)) {
+        memset(err, 0, sizeof *err);
+        err->status = 500;
+        xpv_instream_error(s, err->msg, sizeof err->msg);
+        rc = -1;
+    } else {
+        rc = xpv_ct_convert(xpv_instream_read, s, opt, out, sum, err);
+        if (sum) sum->input_bytes = xpv_instream_raw_bytes(s);
+        if (rc && err->status == 500) {
+            int st = xpv_instream_error(s, err->msg, sizeof err->msg);
+            if (st) err->status = st;   /* 413: a gzip bomb */
+        }
     }
+    xpv_instream_free(s);
     return rc;
 }
 
 int xpv_ct_convert_mem(const void *data, size_t len, const xpv_ct_options *opt,
                        xpv_buf *out, xpv_ct_summary *sum, xpv_ct_error *err) {
-    src s;
-    memset(&s, 0, sizeof s);
-    s.mem = data ? data : (const void *)"";
-    s.mem_len = data ? len : 0;
-    s.fd = -1;
-    s.gz = len >= 2 && s.mem[0] == 0x1f && s.mem[1] == 0x8b;
-    return src_convert(&s, opt, out, sum, err);
+    return src_convert(xpv_instream_mem(data, len), opt, out, sum, err);
 }
 
 int xpv_ct_convert_fd(int fd, const xpv_ct_options *opt, xpv_buf *out,
                       xpv_ct_summary *sum, xpv_ct_error *err) {
-    src s;
-    memset(&s, 0, sizeof s);
-    s.fd = fd;
-    s.ibuf = xpv_xmalloc(SRC_CHUNK);
-    /* Probe the magic: read until 2 bytes are in (or the input ends). */
-    while (s.ilen < 2 && !s.raw_eof && !s.raw_err) {
-        ssize_t r = read(fd, s.ibuf + s.ilen, SRC_CHUNK - s.ilen);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) {
-            s.raw_err = 1;
-            s.raw_errno = errno;
-        } else if (r == 0) {
-            s.raw_eof = 1;
-        } else {
-            s.raw += (uint64_t)r;
-            s.ilen += (size_t)r;
-        }
-    }
-    s.gz = s.ilen >= 2 && s.ibuf[0] == 0x1f && s.ibuf[1] == 0x8b;
-    int rc;
-    if (s.raw_err) {
-        xpv_ct_error local;
-        if (!err) err = &local;
-        memset(err, 0, sizeof *err);
-        err->status = 500;
-        snprintf(err->msg, sizeof err->msg, "read error: %s", strerror(s.raw_errno));
-        rc = -1;
-    } else {
-        rc = src_convert(&s, opt, out, sum, err);
-    }
-    free(s.ibuf);
-    return rc;
+    return src_convert(xpv_instream_fd(fd), opt, out, sum, err);
 }

@@ -399,8 +399,9 @@ static void write_tips(xpv_buf *b, int *nrows, const char *type, Tip **tips, siz
     }
 }
 
-static void write_overview(xpv_buf *b, const OverviewPage *o) {
-    const Tensorflow__Profiler__LegacyOverviewPageAnalysis *a = o->analysis;
+/* Overview table 0: the top device ops and the analysis properties. */
+static void write_ov_analysis(xpv_buf *b,
+                              const Tensorflow__Profiler__LegacyOverviewPageAnalysis *a) {
     static const char *const an_cols[] = {
         "selfTimePercent|number|Time (%)",
         "cumulativeTimePercent|number|Cumulative time (%)",
@@ -410,7 +411,7 @@ static void write_overview(xpv_buf *b, const OverviewPage *o) {
         "tcEligibility|boolean|TensorCore eligibility",
         "tcUtilization|boolean|Op is using TensorCore",
     };
-    xpv_buf_puts(b, "[{");
+    xpv_buf_putc(b, '{');
     cols(b, an_cols, sizeof an_cols / sizeof an_cols[0]);
     xpv_buf_puts(b, ",\"rows\":[");
     int nrows = 0;
@@ -442,20 +443,13 @@ static void write_overview(xpv_buf *b, const OverviewPage *o) {
         prop(&p, "remark_color", a->remark_color);
     }
     props_end(&p);
-    xpv_buf_puts(b, "},");
+    xpv_buf_putc(b, '}');
 
-    /* Step table from the embedded input analysis. */
-    if (o->input_analysis) {
-        write_step_table(b, o->input_analysis);
-    } else {
-        Tensorflow__Profiler__LegacyInputPipelineAnalysisResult empty =
-            TENSORFLOW__PROFILER__LEGACY_INPUT_PIPELINE_ANALYSIS_RESULT__INIT;
-        write_step_table(b, &empty);
-    }
-    xpv_buf_putc(b, ',');
+}
 
-    /* Run environment. */
-    const Tensorflow__Profiler__LegacyOverviewPageRunEnvironment *env = o->run_environment;
+/* Overview table 2: the run environment. */
+static void write_ov_environment(
+    xpv_buf *b, const Tensorflow__Profiler__LegacyOverviewPageRunEnvironment *env) {
     static const char *const env_cols[] = {
         "host_id|string|host_id", "command_line|string|command_line",
         "start_time|string|start_time", "bns_address|string|bns_address",
@@ -463,7 +457,7 @@ static void write_overview(xpv_buf *b, const OverviewPage *o) {
     xpv_buf_putc(b, '{');
     cols(b, env_cols, 4);
     xpv_buf_puts(b, ",\"rows\":[");
-    nrows = 0;
+    int nrows = 0;
     for (size_t i = 0; env && i < env->n_host_dependent_job_info; i++) {
         const Tensorflow__Profiler__LegacyOverviewPageHostDependentJobInfo *h =
             env->host_dependent_job_info[i];
@@ -480,6 +474,7 @@ static void write_overview(xpv_buf *b, const OverviewPage *o) {
         row_end(&rw);
     }
     xpv_buf_putc(b, ']');
+    props p;
     props_begin(&p, b);
     if (env) {
         char t[128];
@@ -497,15 +492,18 @@ static void write_overview(xpv_buf *b, const OverviewPage *o) {
         prop(&p, "device_core_count", t);
     }
     props_end(&p);
-    xpv_buf_puts(b, "},");
+    xpv_buf_putc(b, '}');
 
-    /* Recommendation. */
-    const Tensorflow__Profiler__LegacyOverviewPageRecommendation *rec = o->recommendation;
+}
+
+/* Overview table 3: the recommendation (tips and statements). */
+static void write_ov_recommendation(
+    xpv_buf *b, const Tensorflow__Profiler__LegacyOverviewPageRecommendation *rec) {
     static const char *const rec_cols[] = {"tip_type|string|tip_type", "link|string|link"};
     xpv_buf_putc(b, '{');
     cols(b, rec_cols, 2);
     xpv_buf_puts(b, ",\"rows\":[");
-    nrows = 0;
+    int nrows = 0;
     if (rec) {
         write_tips(b, &nrows, "faq", rec->faq_tips, rec->n_faq_tips);
         write_tips(b, &nrows, "host", rec->host_tips, rec->n_host_tips);
@@ -515,6 +513,7 @@ static void write_overview(xpv_buf *b, const OverviewPage *o) {
         write_tips(b, &nrows, "input", rec->input_tips, rec->n_input_tips);
     }
     xpv_buf_putc(b, ']');
+    props p;
     props_begin(&p, b);
     if (rec) {
         prop(&p, "bottleneck", rec->bottleneck);
@@ -546,7 +545,28 @@ static void write_overview(xpv_buf *b, const OverviewPage *o) {
         }
     }
     props_end(&p);
-    xpv_buf_puts(b, "},{},{},");
+    xpv_buf_putc(b, '}');
+}
+
+static void write_overview(xpv_buf *b, const OverviewPage *o) {
+    xpv_buf_putc(b, '[');
+    write_ov_analysis(b, o->analysis);
+    xpv_buf_putc(b, ',');
+    /* Step table from the embedded input analysis. */
+    if (o->input_analysis) {
+        write_step_table(b, o->input_analysis);
+    } else {
+        Tensorflow__Profiler__LegacyInputPipelineAnalysisResult empty =
+            TENSORFLOW__PROFILER__LEGACY_INPUT_PIPELINE_ANALYSIS_RESULT__INIT;
+        write_step_table(b, &empty);
+    }
+    xpv_buf_putc(b, ',');
+
+    write_ov_environment(b, o->run_environment);
+    xpv_buf_putc(b, ',');
+    write_ov_recommendation(b, o->recommendation);
+    xpv_buf_putc(b, ',');
+    xpv_buf_puts(b, "{},{},");
     write_diagnostics(b, o->diagnostics, o->errors, o->n_errors);
     xpv_buf_putc(b, ']');
 }

@@ -17,6 +17,7 @@
 #include "discovery.h"
 #include "legacy_serve.h"
 #include "loader.h"
+#include "opstats.h"
 #include "version.h"
 
 /* ==== Data routes ====================================================== */
@@ -176,6 +177,11 @@ static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
         r->gz = out->gz;
         r->gz_len = out->gz_len;
         r->compress = out->len > 512;
+        if (rc.tool->content_type) {    /* e.g. graph_viewer's DOT text */
+            xpv_params params = xpv_query_params(q);
+            const char *ct = rc.tool->content_type(&params);
+            if (ct) r->content_type = ct;
+        }
         r->pin = e;
         r->pin_cache = a->cache;
         reqctx_release(&rc);
@@ -294,6 +300,39 @@ static void route_profile_info(xpv_app *a, const xpv_query *q, const char *inm,
     reqctx_release(&rc);
 }
 
+/* module_list (XProf): the run's HLO module names, comma-separated, as
+ * text: "jit_f(123),jit_g(45)".  Ordered by device time (the default
+ * module of memory_viewer first), then by name. */
+static void route_module_list(xpv_app *a, const xpv_query *q, const char *inm,
+                              xpv_response *r) {
+    (void)inm;
+    reqctx rc;
+    xpv_err err;
+    xpv_err_clear(&err);
+    tool_input in;
+    if (resolve_run(a, q, 0, &rc, &err) != 0 || !(rc.tool = find_tool(a, "memory_viewer")) ||
+        !rc.run->nhosts || rc.run->hosts[0].kind || resolve_hosts(q, &rc, &err) != 0 ||
+        get_tool_input(a, &rc, 0, &in, &err) != 0) {
+        if (!err.status) xpv_err_set(&err, 404, "this run has no HLO modules");
+        resp_error(r, &err);
+        reqctx_release(&rc);
+        return;
+    }
+    const xpv_op_stats *os = in.derived;
+    const xpv_hlo_program **order = xpv_hlo_programs_by_device_time(os->hlo, &os->ops->device);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    for (size_t i = 0; order && i < os->hlo->n; i++) {
+        if (i) xpv_buf_putc(&b, ',');
+        xpv_buf_puts(&b, order[i]->meta_name);
+    }
+    free(order);
+    tool_input_release(a, &in);
+    resp_take_buf(r, &b);
+    r->content_type = "text/plain; charset=utf-8";
+    reqctx_release(&rc);
+}
+
 static void route_version(xpv_app *a, const xpv_query *q, const char *inm,
                            xpv_response *r) {
     (void)inm;
@@ -325,6 +364,7 @@ static const struct {
     {"data_csv", route_data_csv},
     {"profile_info", route_profile_info},
     {"version", route_version},
+    {"module_list", route_module_list},
     {"capture_profile", xpv_capture_route},
     {"capture_token", xpv_capture_token_route},
     {"diff", route_diff},            /* diff_route.c */

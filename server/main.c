@@ -5,6 +5,7 @@
  *          [--path_prefix /sub/path] [--cache_dir DIR] [--max_file_size N]
  *          [--cache_mb N] [--help] [--version]
  *   xpview export --tool NAME [--host H] [--param k=v]... [--route R] RUN_DIR
+ *   xpview export --list_tools      (the tool names, one per line)
  *   xpview synth [--size BYTES] [--hosts N] [--steps N] [--gpus N]
  *                [--seed N] [--run NAME] OUT_DIR
  *   xpview info FILE
@@ -40,6 +41,7 @@
 #include "cache.h"
 #include "routes.h"
 #include "synth.h"
+#include "tool.h"
 #include "version.h"
 
 static const char usage[] =
@@ -51,6 +53,7 @@ static const char usage[] =
     "              [--workers N] [--max_queued N] [--busy_wait SECONDS]\n"
     "              [--allow_capture] [--capture_allow HOST[:PORT],...]\n"
     "              [--help] [--version]\n"
+    "       xpview export --list_tools\n"
     "       xpview export --tool NAME [--host H] [--param k=v]... [--route data]\n"
     "              RUN_DIR\n"
     "       xpview synth [--size BYTES] [--hosts N] [--steps N] [--gpus N]\n"
@@ -234,6 +237,10 @@ static int cmd_export(int argc, char **argv) {
     const char *params[XPV_QUERY_MAX_PARAMS];
     size_t nparams = 0;
     for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--list_tools")) {
+            for (const xpv_tool *const *t = xpv_tools(); *t; t++) printf("%s\n", (*t)->name);
+            return 0;
+        }
         if ((v = opt_value(argc, argv, &i, "--tool"))) tool = v;
         else if ((v = opt_value(argc, argv, &i, "--host"))) host = v;
         else if ((v = opt_value(argc, argv, &i, "--route"))) route = v;

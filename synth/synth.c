@@ -78,74 +78,7 @@
 #include <unistd.h>
 
 #include "arena.h"
-
-/* ==== Wire encoder ====================================================== */
-
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2 };
-
-static inline size_t varint_size(uint64_t v) {
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
-static inline size_t put_varint_at(uint8_t *p, uint64_t v) {
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
-static inline void put_varint(xpv_buf *b, uint64_t v) {
-    if (b->cap - b->len < 10) xpv_buf_reserve(b, 10);
-    b->len += put_varint_at((uint8_t *)b->data + b->len, v);
-}
-
-static inline void put_tag(xpv_buf *b, unsigned field, unsigned wt) {
-    put_varint(b, (uint64_t)field << 3 | wt);
-}
-
-static inline void put_uint_field(xpv_buf *b, unsigned field, uint64_t v) {
-    put_tag(b, field, WT_VARINT);
-    put_varint(b, v);
-}
-
-static inline void put_bytes_field(xpv_buf *b, unsigned field, const char *s, size_t n) {
-    put_tag(b, field, WT_LEN);
-    put_varint(b, n);
-    xpv_buf_add(b, s, n);
-}
-
-static inline void put_str_field(xpv_buf *b, unsigned field, const char *s) {
-    put_bytes_field(b, field, s, strlen(s));
-}
-
-/* Open a length-delimited field whose size is not known yet: writes the tag
- * and reserves 5 bytes (enough for 32 GB).  Returns the body offset for
- * frame_close(). */
-static size_t frame_open(xpv_buf *b, unsigned field) {
-    put_tag(b, field, WT_LEN);
-    xpv_buf_reserve(b, 5);
-    b->len += 5;
-    return b->len;
-}
-
-/* Write the canonical length varint in front of the body started at `pos`
- * and slide the body down over the unused reserved bytes. */
-static void frame_close(xpv_buf *b, size_t pos) {
-    size_t len = b->len - pos;
-    size_t k = varint_size(len);
-    uint8_t *base = (uint8_t *)b->data + pos - 5;
-    if (k < 5) memmove(base + k, base + 5, len);
-    put_varint_at(base, len);
-    b->len -= 5 - k;
-}
+#include "wire_write.h"
 
 /* ==== Event writer ====================================================== */
 
@@ -159,18 +92,18 @@ struct writer {
 static void ev_begin(struct writer *w, uint32_t meta, int64_t off_ps, int64_t dur_ps) {
     xpv_buf *e = &w->ev;
     e->len = 0;
-    put_uint_field(e, 1, meta);
-    put_uint_field(e, 2, (uint64_t)off_ps);      /* oneof: always written */
-    if (dur_ps) put_uint_field(e, 3, (uint64_t)dur_ps);
+    wire_put_uint(e, 1, meta);
+    wire_put_uint(e, 2, (uint64_t)off_ps);      /* oneof: always written */
+    if (dur_ps) wire_put_uint(e, 3, (uint64_t)dur_ps);
 }
 
 /* XStat { 1: metadata_id, <field>: value } as event field 4. */
 static void st_varint(struct writer *w, uint32_t mid, unsigned field, uint64_t v) {
     xpv_buf *e = &w->ev;
-    put_tag(e, 4, WT_LEN);
-    put_varint(e, 1 + varint_size(mid) + 1 + varint_size(v));
-    put_uint_field(e, 1, mid);
-    put_uint_field(e, field, v);
+    wire_put_tag(e, 4, WT_LEN);
+    wire_put_varint(e, 1 + wire_varint_size(mid) + 1 + wire_varint_size(v));
+    wire_put_uint(e, 1, mid);
+    wire_put_uint(e, field, v);
 }
 
 static void st_i64(struct writer *w, uint32_t mid, int64_t v) {
@@ -185,24 +118,24 @@ static void st_dbl(struct writer *w, uint32_t mid, double d) {
     uint8_t le[8];
     memcpy(&u, &d, sizeof u);
     for (int i = 0; i < 8; i++) le[i] = (uint8_t)(u >> (8 * i));
-    put_tag(e, 4, WT_LEN);
-    put_varint(e, 1 + varint_size(mid) + 1 + 8);
-    put_uint_field(e, 1, mid);
-    put_tag(e, 2, WT_I64);
+    wire_put_tag(e, 4, WT_LEN);
+    wire_put_varint(e, 1 + wire_varint_size(mid) + 1 + 8);
+    wire_put_uint(e, 1, mid);
+    wire_put_tag(e, 2, WT_I64);
     xpv_buf_add(e, le, 8);
 }
 
 static void st_str(struct writer *w, uint32_t mid, const char *s) {
     xpv_buf *e = &w->ev;
     size_t n = strlen(s);
-    put_tag(e, 4, WT_LEN);
-    put_varint(e, 1 + varint_size(mid) + 1 + varint_size(n) + n);
-    put_uint_field(e, 1, mid);
-    put_bytes_field(e, 5, s, n);
+    wire_put_tag(e, 4, WT_LEN);
+    wire_put_varint(e, 1 + wire_varint_size(mid) + 1 + wire_varint_size(n) + n);
+    wire_put_uint(e, 1, mid);
+    wire_put_bytes(e, 5, s, n);
 }
 
 static void ev_end(struct writer *w) {
-    put_bytes_field(w->out, 4, w->ev.data, w->ev.len);
+    wire_put_bytes(w->out, 4, w->ev.data, w->ev.len);
 }
 
 /* An event without stats. */
@@ -213,54 +146,54 @@ static void ev_plain(struct writer *w, uint32_t meta, int64_t off_ps, int64_t du
 
 /* XLine header: returns the frame to close with line_close(). */
 static size_t line_open(struct writer *w, int64_t id, const char *name, int64_t ts_ns) {
-    size_t pos = frame_open(w->out, 3);
-    if (id) put_uint_field(w->out, 1, (uint64_t)id);
-    put_str_field(w->out, 2, name);
-    put_uint_field(w->out, 3, (uint64_t)ts_ns);
+    size_t pos = wire_frame_open(w->out, 3);
+    if (id) wire_put_uint(w->out, 1, (uint64_t)id);
+    wire_put_str(w->out, 2, name);
+    wire_put_uint(w->out, 3, (uint64_t)ts_ns);
     return pos;
 }
 
 static void line_close(struct writer *w, size_t pos, const char *display_name) {
-    if (display_name && *display_name) put_str_field(w->out, 11, display_name);
-    frame_close(w->out, pos);
+    if (display_name && *display_name) wire_put_str(w->out, 11, display_name);
+    wire_frame_close(w->out, pos);
 }
 
 /* Plane-level metadata: map entries {1: key, 2: value}. */
 static void put_event_meta(xpv_buf *b, int64_t id, const char *name, const char *display) {
-    size_t entry = frame_open(b, 4);
-    put_uint_field(b, 1, (uint64_t)id);
-    size_t val = frame_open(b, 2);
-    put_uint_field(b, 1, (uint64_t)id);
-    put_str_field(b, 2, name);
-    if (display && *display) put_str_field(b, 4, display);
-    frame_close(b, val);
-    frame_close(b, entry);
+    size_t entry = wire_frame_open(b, 4);
+    wire_put_uint(b, 1, (uint64_t)id);
+    size_t val = wire_frame_open(b, 2);
+    wire_put_uint(b, 1, (uint64_t)id);
+    wire_put_str(b, 2, name);
+    if (display && *display) wire_put_str(b, 4, display);
+    wire_frame_close(b, val);
+    wire_frame_close(b, entry);
 }
 
 static void put_stat_meta(xpv_buf *b, int64_t id, const char *name) {
-    size_t entry = frame_open(b, 5);
-    put_uint_field(b, 1, (uint64_t)id);
-    size_t val = frame_open(b, 2);
-    put_uint_field(b, 1, (uint64_t)id);
-    put_str_field(b, 2, name);
-    frame_close(b, val);
-    frame_close(b, entry);
+    size_t entry = wire_frame_open(b, 5);
+    wire_put_uint(b, 1, (uint64_t)id);
+    size_t val = wire_frame_open(b, 2);
+    wire_put_uint(b, 1, (uint64_t)id);
+    wire_put_str(b, 2, name);
+    wire_frame_close(b, val);
+    wire_frame_close(b, entry);
 }
 
 /* Plane stats (XPlane field 6). */
 static void plane_stat_varint(xpv_buf *b, uint32_t mid, unsigned field, uint64_t v) {
-    put_tag(b, 6, WT_LEN);
-    put_varint(b, 1 + varint_size(mid) + 1 + varint_size(v));
-    put_uint_field(b, 1, mid);
-    put_uint_field(b, field, v);
+    wire_put_tag(b, 6, WT_LEN);
+    wire_put_varint(b, 1 + wire_varint_size(mid) + 1 + wire_varint_size(v));
+    wire_put_uint(b, 1, mid);
+    wire_put_uint(b, field, v);
 }
 
 static void plane_stat_str(xpv_buf *b, uint32_t mid, const char *s) {
     size_t n = strlen(s);
-    put_tag(b, 6, WT_LEN);
-    put_varint(b, 1 + varint_size(mid) + 1 + varint_size(n) + n);
-    put_uint_field(b, 1, mid);
-    put_bytes_field(b, 5, s, n);
+    wire_put_tag(b, 6, WT_LEN);
+    wire_put_varint(b, 1 + wire_varint_size(mid) + 1 + wire_varint_size(n) + n);
+    wire_put_uint(b, 1, mid);
+    wire_put_bytes(b, 5, s, n);
 }
 
 /* ==== The workload ====================================================== */
@@ -837,8 +770,8 @@ static void host_cupti(struct writer *w, const struct layout *L, int g) {
 static void host_plane(struct writer *w, const struct layout *L) {
     xpv_buf *out = w->out;
     char full[256];
-    size_t pl = frame_open(out, 1);
-    put_str_field(out, 2, "/host:CPU");
+    size_t pl = wire_frame_open(out, 1);
+    wire_put_str(out, 2, "/host:CPU");
 
     host_python(w, L);
     for (int g = 0; g < L->G; g++) host_executor(w, L, g);
@@ -861,7 +794,7 @@ static void host_plane(struct writer *w, const struct layout *L) {
             }
     }
     for (int st = 1; st < HS_COUNT; st++) put_stat_meta(out, st, host_stats[st]);
-    frame_close(out, pl);
+    wire_frame_close(out, pl);
 }
 
 /* ==== /device:GPU:N ======================================================= */
@@ -898,10 +831,10 @@ static void gpu_plane(struct writer *w, const struct layout *L, int g) {
     char name[64], ctx[16], full[256];
     int R = L->R;
     snprintf(ctx, sizeof ctx, "$$%d", g + 1);
-    size_t pl = frame_open(out, 1);
-    if (g) put_uint_field(out, 1, (uint64_t)g);
+    size_t pl = wire_frame_open(out, 1);
+    if (g) wire_put_uint(out, 1, (uint64_t)g);
     snprintf(name, sizeof name, "/device:GPU:%d", g);
-    put_str_field(out, 2, name);
+    wire_put_str(out, 2, name);
 
     /* Compute stream: the 8R block kernels of every step. */
     snprintf(name, sizeof name, "Stream #%d(Kernel)", 7 + 20 * g);
@@ -978,19 +911,19 @@ static void gpu_plane(struct writer *w, const struct layout *L, int g) {
     plane_stat_varint(out, GS_CC_MINOR, 4, 0);
     plane_stat_str(out, GS_DEVICE_VENDOR, "Nvidia");
     plane_stat_str(out, GS_DEVICE_NAME, "Tesla V100-SXM2-16GB");
-    frame_close(out, pl);
+    wire_frame_close(out, pl);
 }
 
 static void task_env_plane(xpv_buf *out, const struct layout *L) {
     uint64_t start = PROFILE_EPOCH_NS + (uint64_t)L->h * 1000000ULL;
     uint64_t stop = start + (uint64_t)LINE_TS_NS + (uint64_t)(L->end / 1000) + 1000000ULL;
-    size_t pl = frame_open(out, 1);
-    put_str_field(out, 2, "Task Environment");
+    size_t pl = wire_frame_open(out, 1);
+    wire_put_str(out, 2, "Task Environment");
     put_stat_meta(out, 1, "profile_start_time");
     put_stat_meta(out, 2, "profile_stop_time");
     plane_stat_varint(out, 1, 3, start);
     plane_stat_varint(out, 2, 3, stop);
-    frame_close(out, pl);
+    wire_frame_close(out, pl);
 }
 
 /* ==== Public API ========================================================== */
@@ -1029,7 +962,7 @@ int xpv_synth_host(const xpv_synth_opts *opts, int host_index, xpv_buf *out) {
     task_env_plane(out, &L);
     char host[64];
     xpv_synth_hostname(&o, host_index, host, sizeof host);
-    put_str_field(out, 4, host);
+    wire_put_str(out, 4, host);
 
     xpv_buf_free(&w.ev);
     layout_release(&L);

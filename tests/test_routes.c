@@ -110,15 +110,15 @@ static int render_derived(const xpv_hostset *hs, const void *d, const xpv_params
 }
 
 static const xpv_tool t_all = {"t_all", NULL, "All", XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
-                               NULL, NULL, render_table, NULL};
+                               NULL, NULL, render_table, NULL, NULL};
 static const xpv_tool t_only = {"t_only", NULL, "Only", XPV_TOOL_ALL_HOSTS_ONLY, NULL, NULL,
-                                render_names, NULL};
+                                render_names, NULL, NULL};
 static const xpv_tool t_single = {"t_single", "t_old", "Single", 0, has_gpu, NULL,
-                                  render_names, NULL};
-static const xpv_tool t_trace = {"trace_viewer", NULL, "Trace", 0, NULL, NULL, render_names, NULL};
+                                  render_names, NULL, NULL};
+static const xpv_tool t_trace = {"trace_viewer", NULL, "Trace", 0, NULL, NULL, render_names, NULL, NULL};
 static const xpv_tool t_derived = {"t_derived", NULL, "Derived", XPV_TOOL_ALL_HOSTS_OK, NULL,
-                                   &kind_sum, render_derived, NULL};
-static const xpv_tool t_fail = {"t_fail", NULL, "Fail", 0, NULL, NULL, render_fail, NULL};
+                                   &kind_sum, render_derived, NULL, NULL};
+static const xpv_tool t_fail = {"t_fail", NULL, "Fail", 0, NULL, NULL, render_fail, NULL, NULL};
 static const xpv_tool *const test_tools[] = {&t_all, &t_trace, &t_only, &t_single,
                                             &t_derived, &t_fail, NULL};
 

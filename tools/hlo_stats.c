@@ -8,8 +8,10 @@
  * source come from the op's HLO instruction when its program's proto is in
  * the profile (GPU; TPU rows keep the hlo_category / tf_op stats and the
  * HLO text of their event metadata).  Columns are XProf's, in its order.
- * Not done: dma_stall (no DMA stall stats read), the memory breakdown (HBM
- * BW = measured BW, CMEM 0), autotuned and VDD energy (always No / 0).
+ * Rates and "bound by" come from analysis/roofline.h (shared with
+ * roofline_model).  Not done: dma_stall (no DMA stall stats read), the
+ * memory breakdown (HBM BW = measured BW, CMEM 0), autotuned and VDD energy
+ * (always No / 0).
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,24 +20,10 @@
 #include "hlo.h"
 #include "op_metrics.h"
 #include "opstats.h"
+#include "roofline.h"
 #include "tool.h"
 
-#define GIB_PER_GB (1073741824.0 / 1e9)
-
 static double safe_div(double a, double b) { return b != 0 ? a / b : 0.0; }
-
-static const char *bound_by(const xpv_op_metrics *m, double flop_rate, double bw_gib) {
-    const char *res = "Unknown";
-    double best = 0;
-    double u = safe_div(flop_rate, m->perf.peak_tera_flops_per_second * 1000.0);
-    if (u > best) {
-        best = u;
-        res = "Compute";
-    }
-    u = safe_div(bw_gib, m->perf.peak_hbm_bw_giga_bytes_per_second / GIB_PER_GB);
-    if (u > best) res = "HBM";
-    return res;
-}
 
 static int contains(const char *s, const char *needle) { return s && strstr(s, needle); }
 
@@ -45,11 +33,9 @@ static void write_row(xpv_buf *b, const xpv_op_metrics *m, const xpv_op_metric *
     double occ = (double)op->occurrences;
     double frac = safe_div(self_us, total_us);
     *cum += frac;
-    double time_ns = (double)op->time_ps / 1000.0;
-    double flop_rate = safe_div(op->flops, time_ns);            /* GFLOP/s */
-    double model_rate = safe_div(op->model_flops, time_ns);
-    double bw_gib = safe_div(op->bytes_accessed, time_ns) / GIB_PER_GB;
-    double intensity = safe_div(op->flops, op->bytes_accessed);
+    xpv_roofline rl;   /* GFLOP/s, GiB/s, FLOP/byte, bound by */
+    xpv_roofline_compute(&m->perf, m->has_gpu, op->flops, op->model_flops, op->bytes_accessed,
+                         (double)op->time_ps, &rl);
 
     xpv_buf expr;
     xpv_buf_init(&expr);
@@ -57,14 +43,12 @@ static void write_row(xpv_buf *b, const xpv_op_metrics *m, const xpv_op_metric *
     else if (h->in.ins) xpv_hlo_expression(&expr, h->prog, h->in);
     else xpv_buf_puts(&expr, op->name);
     xpv_buf_putc(&expr, 0);
-    const char *category = op->category;
-    if (h->in.ins && (!m->has_tpu || !category[0])) category = xpv_hlo_category(h->in.ins);
+    const char *category = xpv_hlo_op_category(m->has_tpu, op, h);
     const char *prov = op->provenance;
     const Xla__OpMetadata *md = h->in.ins ? h->in.ins->metadata : NULL;
     if (!prov[0] && md && md->op_name) prov = md->op_name;
-    char src[512] = "";
-    if (md && md->source_file && md->source_file[0])
-        snprintf(src, sizeof src, "%s:%d", md->source_file, (int)md->source_line);
+    char src[512];
+    xpv_hlo_op_source(h, src, sizeof src);
     xpv_str hname = xpv_hlo_op_name(op);
     char pid[32];
     snprintf(pid, sizeof pid, "%llu", (unsigned long long)(uint64_t)op->program_id);
@@ -86,14 +70,14 @@ static void write_row(xpv_buf *b, const xpv_op_metrics *m, const xpv_op_metric *
     xpv_dt_cell_num(b, frac * 100.0, 0);
     xpv_dt_cell_num(b, *cum * 100.0, 0);
     xpv_dt_cell_num(b, 0, 0);                 /* dma_stall_percent */
-    xpv_dt_cell_num(b, model_rate, 0);
-    xpv_dt_cell_num(b, flop_rate, 0);
-    xpv_dt_cell_num(b, bw_gib, 0);
-    xpv_dt_cell_num(b, bw_gib, 0);            /* hbm_bw */
+    xpv_dt_cell_num(b, rl.model_flop_rate, 0);
+    xpv_dt_cell_num(b, rl.flop_rate, 0);
+    xpv_dt_cell_num(b, rl.memory_bw, 0);
+    xpv_dt_cell_num(b, rl.hbm_bw, 0);
     xpv_dt_cell_num(b, 0, 0);                 /* cmem_read_bw */
     xpv_dt_cell_num(b, 0, 0);                 /* cmem_write_bw */
-    xpv_dt_cell_num(b, intensity, 0);
-    xpv_dt_cell_str(b, op->is_idle ? "Unknown" : bound_by(m, flop_rate, bw_gib), 0);
+    xpv_dt_cell_num(b, rl.operational_intensity, 0);
+    xpv_dt_cell_str(b, op->is_idle ? "Unknown" : rl.bound_by, 0);
     int remat = contains(expr.data, "remat") || contains(prov, "remat");
     int outside = contains(prov, "outside_compilation") || contains(prov, "OutsideCompilation");
     xpv_dt_cell_str(b, remat ? "Yes" : "No", 0);

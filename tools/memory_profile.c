@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "checked.h"
+#include "collections.h"
 #include "tool.h"
 
 #define MP_MAX_TIMELINE 1000   /* XProf's default max_num_snapshots */
@@ -339,74 +340,20 @@ static void mp_update_step_ids(mp_alloc *a) {
     }
 }
 
-/* Open-addressing map uint64 address -> int64 value (-1 = erased).  It
- * grows with the addresses seen (far fewer than the snapshots: allocators
- * reuse addresses), and a slot is one 16-byte entry: one cache miss. */
-#define MP_EMPTY INT64_MIN
-
-typedef struct mp_slot {
-    uint64_t key;
-    int64_t val;               /* MP_EMPTY: free slot */
-} mp_slot;
-
-typedef struct mp_map {
-    mp_slot *s;
-    size_t cap, n;
-} mp_map;
-
-static void mp_map_init(mp_map *m, size_t cap) {
-    m->cap = cap;
-    m->n = 0;
-    m->s = xpv_xmalloc(m->cap * sizeof *m->s);
-    for (size_t i = 0; i < cap; i++) m->s[i].val = MP_EMPTY;
+/* Address -> snapshot index + 1 (0 = none or freed): base/collections.h. */
+static int64_t mp_map_get(const i64map *m, uint64_t k) {
+    uint32_t v = i64map_at(m, (int64_t)k);
+    return v ? (int64_t)v - 1 : -1;
 }
 
-static void mp_map_free(mp_map *m) { free(m->s); }
-
-/* Slot of `k` (existing or where it would go).  The map is at most half
- * full, so an empty slot is always found. */
-static size_t mp_map_slot(const mp_map *m, uint64_t k) {
-    /* Addresses differ in their high bits (strided buffers): mix all. */
-    uint64_t h = k ^ (k >> 33);
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    size_t i = (size_t)h & (m->cap - 1);
-    while (m->s[i].val != MP_EMPTY && m->s[i].key != k) i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-static int mp_map_used(const mp_map *m, size_t i) { return m->s[i].val != MP_EMPTY; }
-
-static int64_t mp_map_get(const mp_map *m, uint64_t k) {
-    size_t i = mp_map_slot(m, k);
-    return mp_map_used(m, i) ? m->s[i].val : -1;
-}
-
-static void mp_map_put(mp_map *m, uint64_t k, int64_t v) {
-    size_t i = mp_map_slot(m, k);
-    if (!mp_map_used(m, i)) {
-        if (2 * (m->n + 1) > m->cap) {
-            mp_map old = *m;
-            mp_map_init(m, old.cap * 2);
-            for (size_t j = 0; j < old.cap; j++)
-                if (mp_map_used(&old, j)) {
-                    m->s[mp_map_slot(m, old.s[j].key)] = old.s[j];
-                    m->n++;
-                }
-            mp_map_free(&old);
-            i = mp_map_slot(m, k);
-        }
-        m->s[i].key = k;
-        m->n++;
-    }
-    m->s[i].val = v;
+static void mp_map_put(i64map *m, uint64_t k, int64_t v) {
+    i64map_put(m, (int64_t)k, v < 0 ? 0 : (uint32_t)(v + 1));
 }
 
 /* Deallocations take op/region/dtype/shape from the allocation at the same
  * address (first allocation wins until it is freed). */
 static void mp_update_deallocations(mp_alloc *a) {
-    mp_map m;
-    mp_map_init(&m, 1024);
+    i64map m = {0};
     for (size_t i = 0; i < a->n; i++) {
         mp_snap *s = &a->snaps[i];
         int64_t j = mp_map_get(&m, s->address);
@@ -424,7 +371,7 @@ static void mp_update_deallocations(mp_alloc *a) {
             mp_map_put(&m, s->address, (int64_t)i);
         }
     }
-    mp_map_free(&m);
+    i64map_free(&m);
 }
 
 static int64_t mp_in_use(const mp_snap *s) { return xpv_add_i64(s->stack, s->heap, NULL); }
@@ -514,8 +461,7 @@ static void mp_add_special(mp_alloc *a, mp_row *rows, size_t *nrows, int64_t byt
 /* The breakdown table: live allocations of the peak step at the peak. */
 static void mp_active_allocations(mp_alloc *a, int64_t peak_step) {
     int64_t unmapped = a->peak.heap, unmapped_dealloc = 0;
-    mp_map m;
-    mp_map_init(&m, 1024);
+    i64map m = {0};
     size_t nlive = 0;
     for (size_t i = 0; i < a->n; i++) {
         const mp_snap *s = &a->snaps[i];
@@ -540,12 +486,12 @@ static void mp_active_allocations(mp_alloc *a, int64_t peak_step) {
     mp_row *rows = xpv_xmalloc((nlive + 2) * sizeof *rows);
     size_t nrows = 0;
     for (size_t i = 0; i < m.cap; i++) {
-        if (!mp_map_used(&m, i) || m.s[i].val < 0) continue;
-        rows[nrows].index = m.s[i].val;
-        rows[nrows].meta = &a->snaps[m.s[i].val];
+        if (!m.used[i] || !m.vals[i]) continue;
+        rows[nrows].index = (int64_t)m.vals[i] - 1;
+        rows[nrows].meta = &a->snaps[m.vals[i] - 1];
         nrows++;
     }
-    mp_map_free(&m);
+    i64map_free(&m);
     if (unmapped > 0)
         mp_add_special(a, rows, &nrows, unmapped, "unused preallocated device memory",
                        "persist/dynamic", peak_step);

@@ -9,23 +9,27 @@
 
 extern const xpv_tool xpv_tool_overview_page __attribute__((weak));
 extern const xpv_tool xpv_tool_trace_viewer __attribute__((weak));
+extern const xpv_tool xpv_tool_graph_viewer __attribute__((weak));
 extern const xpv_tool xpv_tool_input_pipeline_analyzer __attribute__((weak));
 extern const xpv_tool xpv_tool_kernel_stats __attribute__((weak));
 extern const xpv_tool xpv_tool_memory_profile __attribute__((weak));
+extern const xpv_tool xpv_tool_memory_viewer __attribute__((weak));
 extern const xpv_tool xpv_tool_pod_viewer __attribute__((weak));
 extern const xpv_tool xpv_tool_framework_op_stats __attribute__((weak));
 extern const xpv_tool xpv_tool_tf_data_bottleneck_analysis __attribute__((weak));
 extern const xpv_tool xpv_tool_op_profile __attribute__((weak));
 extern const xpv_tool xpv_tool_hlo_stats __attribute__((weak));
+extern const xpv_tool xpv_tool_roofline_model __attribute__((weak));
 
 const xpv_tool *const *xpv_tools(void) {
-    static const xpv_tool *list[16];
+    static const xpv_tool *list[32];
     static int done;
     if (!done) {
         const xpv_tool *all[] = {
-            &xpv_tool_overview_page, &xpv_tool_trace_viewer,
+            &xpv_tool_overview_page, &xpv_tool_trace_viewer, &xpv_tool_graph_viewer,
             &xpv_tool_input_pipeline_analyzer, &xpv_tool_kernel_stats,
-            &xpv_tool_memory_profile, &xpv_tool_pod_viewer,
+            &xpv_tool_memory_profile, &xpv_tool_memory_viewer, &xpv_tool_roofline_model,
+            &xpv_tool_pod_viewer,
             &xpv_tool_framework_op_stats, &xpv_tool_tf_data_bottleneck_analysis,
             &xpv_tool_op_profile, &xpv_tool_hlo_stats,
         };

@@ -30,69 +30,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collections.h"
 #include "tool.h"
 
 #define TD_SLOW_CALL_PS (50 * 1000000LL)   /* 50 us */
 #define TD_MAX_LEVEL 100                   /* XProf's recursion limit */
 #define TD_MAX_VISITS (1 << 20)            /* per call: guards cyclic links */
 
-/* ==== Small int64 -> index map ========================================== */
-
-typedef struct td_map {
-    int64_t *keys;
-    int64_t *vals;
-    uint8_t *used;
-    size_t cap, n;
-} td_map;
-
-static void td_map_free(td_map *m) {
-    free(m->keys);
-    free(m->vals);
-    free(m->used);
-    memset(m, 0, sizeof *m);
-}
-
-static size_t td_slot(const td_map *m, int64_t k) {
-    uint64_t h = (uint64_t)k * 0x9e3779b97f4a7c15ull;
-    size_t i = (size_t)(h >> 20) & (m->cap - 1);
-    while (m->used[i] && m->keys[i] != k) i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-static void td_map_grow(td_map *m) {
-    td_map old = *m;
-    m->cap = old.cap ? old.cap * 2 : 64;
-    m->n = 0;
-    m->keys = xpv_xmalloc(m->cap * sizeof *m->keys);
-    m->vals = xpv_xmalloc(m->cap * sizeof *m->vals);
-    m->used = xpv_xcalloc(m->cap, 1);
-    for (size_t i = 0; i < old.cap; i++) {
-        if (!old.used[i]) continue;
-        size_t s = td_slot(m, old.keys[i]);
-        m->used[s] = 1;
-        m->keys[s] = old.keys[i];
-        m->vals[s] = old.vals[i];
-        m->n++;
-    }
-    td_map_free(&old);
-}
+/* ==== int64 -> index map (base/collections.h) =========================== */
 
 /* Value of k, or -1. */
-static int64_t td_get(const td_map *m, int64_t k) {
-    if (!m->cap) return -1;
-    size_t s = td_slot(m, k);
-    return m->used[s] ? m->vals[s] : -1;
+static int64_t td_get(const i64map *m, int64_t k) {
+    uint32_t v;
+    return i64map_get(m, k, &v) ? (int64_t)v : -1;
 }
 
-/* Insert when absent; returns the value now stored. */
-static int64_t td_put_new(td_map *m, int64_t k, int64_t v) {
-    if ((m->n + 1) * 2 > m->cap) td_map_grow(m);
-    size_t s = td_slot(m, k);
-    if (m->used[s]) return m->vals[s];
-    m->used[s] = 1;
-    m->keys[s] = k;
-    m->vals[s] = v;
-    m->n++;
+/* Insert when absent; returns the value now stored (indices < 2^32). */
+static int64_t td_put_new(i64map *m, int64_t k, int64_t v) {
+    uint32_t old;
+    if (i64map_get(m, k, &old)) return old;
+    i64map_put(m, k, (uint32_t)v);
     return v;
 }
 
@@ -148,7 +105,7 @@ typedef struct td_host {
     const char *hostname;
     td_iter_meta *meta;
     size_t nmeta;
-    td_map meta_ix;            /* id -> index into meta */
+    i64map meta_ix;            /* id -> index into meta */
     td_pipeline *pipes;
     size_t npipes;
 } td_host;
@@ -252,8 +209,10 @@ static int64_t td_pc_key(const td_pc *pc) {
     return (int64_t)((uint64_t)pc->key_iter * 0x9e3779b97f4a7c15ull ^ (uint64_t)pc->element_id);
 }
 
-/* Build the iterator forest of one host plane. */
-static void td_build_forest(const xpv_plane *pl, td_forest *f) {
+/* Iterator nodes (with nesting edges) of one host plane, and its produce
+ * and consume events for td_link(). */
+static void td_scan(const xpv_plane *pl, td_forest *f, td_pc **prod_out, size_t *nprod_out,
+                    td_pc **cons_out, size_t *ncons_out) {
     td_mclass *cls = td_classify(pl);
     int32_t sid_id = xpv_stat_id(pl, "id");
     int32_t sid_parent = xpv_stat_id(pl, "parent_id");
@@ -347,12 +306,20 @@ static void td_build_forest(const xpv_plane *pl, td_forest *f) {
     }
     free(stack);
     free(cls);
+    *prod_out = prod;
+    *nprod_out = nprod;
+    *cons_out = cons;
+    *ncons_out = ncons;
+}
 
+static void td_link(td_forest *f, const td_pc *prod, size_t nprod, const td_pc *cons,
+                    size_t ncons) {
     /* Produce/consume links: (iterator id, element id) -> produce
      * iterators in XProf's order (family, then file order); consumers are
      * matched family by family.  Chains hang off a hash of the mixed key;
      * exact equality is re-checked while walking a chain. */
-    if (nprod && ncons) {
+    if (!nprod || !ncons) return;
+    {
         size_t *ent = xpv_xmalloc(nprod * sizeof *ent);   /* ordered produce ids */
         size_t k = 0;
         for (size_t fam = 0; fam < TD_NFAMILIES; fam++)
@@ -360,7 +327,7 @@ static void td_build_forest(const xpv_plane *pl, td_forest *f) {
                 if (prod[i].family == fam && prod[i].node < UINT32_MAX - 1) ent[k++] = i;
         int64_t *next = xpv_xmalloc((k + 1) * sizeof *next);
         int64_t *tail = xpv_xmalloc((k + 1) * sizeof *tail);
-        td_map heads;
+        i64map heads;
         memset(&heads, 0, sizeof heads);
         for (size_t i = 0; i < k; i++) {
             const td_pc *pc = &prod[ent[i]];
@@ -387,12 +354,12 @@ static void td_build_forest(const xpv_plane *pl, td_forest *f) {
         free(next);
         free(tail);
         free(ent);
-        td_map_free(&heads);
+        i64map_free(&heads);
     }
-    free(prod);
-    free(cons);
+}
 
-    /* Edges to CSR: stable by source (insertion order kept per node). */
+/* Edges to CSR: stable by source (insertion order kept per node). */
+static void td_edges_to_csr(td_forest *f) {
     size_t *count = xpv_xcalloc(f->n + 1, sizeof *count);
     for (size_t i = 0; i < f->nedges; i++) count[f->edges[i].from + 1]++;
     for (size_t i = 0; i < f->n; i++) count[i + 1] += count[i];
@@ -410,12 +377,23 @@ static void td_build_forest(const xpv_plane *pl, td_forest *f) {
     free(pos);
 }
 
+/* Build the iterator forest of one host plane. */
+static void td_build_forest(const xpv_plane *pl, td_forest *f) {
+    td_pc *prod, *cons;
+    size_t nprod, ncons;
+    td_scan(pl, f, &prod, &nprod, &cons, &ncons);
+    td_link(f, prod, nprod, cons, ncons);
+    free(prod);
+    free(cons);
+    td_edges_to_csr(f);
+}
+
 /* ==== Per-call walk (XProf ProcessIteratorEvent) ========================== */
 
 typedef struct td_walk {
     const td_forest *f;
     td_call *call;
-    td_map ix;              /* iterator id -> index into call->its */
+    i64map ix;              /* iterator id -> index into call->its */
     size_t cap;
     size_t visits;
 } td_walk;
@@ -471,7 +449,7 @@ static void td_walk_call(const td_forest *f, uint32_t root, td_call *c) {
     w.f = f;
     w.call = c;
     td_visit(&w, root, 1, 0);
-    td_map_free(&w.ix);
+    i64map_free(&w.ix);
     if (c->nits > 1) qsort(c->its, c->nits, sizeof *c->its, td_cmp_its);
     c->bottleneck_id = 0;
     c->bottleneck_ps = 0;
@@ -529,7 +507,7 @@ static void td_analyze_host(const xpv_profile *p, td_host *h) {
     /* Iterator metadata: regular iterators first, then generators (whose
      * parent is a device input pipeline). */
     size_t capmeta = 0;
-    td_map device_ids;
+    i64map device_ids;
     memset(&device_ids, 0, sizeof device_ids);
     td_rootref *roots = xpv_xmalloc((f.n + 1) * sizeof *roots);
     size_t nroots = 0;
@@ -579,7 +557,7 @@ static void td_analyze_host(const xpv_profile *p, td_host *h) {
         i = j;
     }
     free(roots);
-    td_map_free(&device_ids);
+    i64map_free(&device_ids);
     free(f.nodes);
     free(f.edges);
 }
@@ -591,7 +569,7 @@ static void td_free_host(td_host *h) {
     }
     free(h->pipes);
     free(h->meta);
-    td_map_free(&h->meta_ix);
+    i64map_free(&h->meta_ix);
 }
 
 static const td_iter_meta *td_meta(const td_host *h, int64_t id) {

@@ -66,6 +66,9 @@ typedef struct xpv_tool {
     int (*render)(const xpv_hostset *hs, const void *derived,
                   const xpv_params *q, xpv_buf *out, xpv_err *err);
     const xpv_tool_stream *stream;  /* NULL: render() answers every query */
+    /* Content type of render()'s answer to this query; NULL (function or
+     * result) means application/json. */
+    const char *(*content_type)(const xpv_params *q);
 } xpv_tool;
 
 /* All tools in XProf's display order, NULL-terminated. */

@@ -21,9 +21,20 @@
 //   x: [numbers ascending], series: [{name, values: [..], axis: 'left'|'right',
 //   area: false, color?}], stacked: false (stack the left-axis series as areas),
 //   title?, xLabel?, xFormat(v)?, yLabel?, yFormat(v)?, y2Label?, y2Format(v)?,
+//   markers?: [{x, label}] (dashed vertical lines, e.g. a peak),
 //   height: 280 })  // more points than pixels -> max per pixel column
 //
-// Legends of bar and line charts are buttons: click toggles a series.
+// rooflineChart(parent, {                     // log-log roofline scatter
+//   rooflines: [{name, peak (y units), ridge (x where the slope meets the
+//     peak), color?}],           // y = min(peak, x * peak / ridge)
+//   points: [{x, y, series, title, details: [{label, value}], color?,
+//     star?: true (a larger star marker), key?}],
+//   title?, xLabel?, yLabel?, xFormat(v)?, yFormat(v)?, height: 360,
+//   onClick(point)? })  // points with x or y <= 0 cannot be drawn: skipped
+//   handle.highlight(key | null) rings the point(s) with that key.
+//
+// Legends of bar, line and roofline charts are buttons: click toggles a
+// series.
 // Helpers: PALETTE, colorFor(name), niceTicks(min, max, count),
 //   formatNumber(v), downsampleMax(x, seriesValues, buckets).
 
@@ -557,6 +568,18 @@ export function lineChart(parent, opts = {}) {
       }
       g.append(svg('path', { d, fill: 'none', stroke: se.color, 'stroke-width': 1.5, class: 'xpv-line', 'data-series': se.name }));
     });
+    for (const mk of o.markers || []) {
+      const mx = Number(mk.x);
+      if (!(mx >= xmin && mx <= xmax)) continue;
+      const px = xsc(mx).toFixed(2);
+      g.append(svg('line', { x1: px, x2: px, y1: m.t, y2: m.t + ph, class: 'xpv-marker',
+        stroke: 'currentColor', 'stroke-dasharray': '4 3', 'stroke-width': 1 }));
+      if (mk.label) {
+        const t = svg('text', { x: Number(px) + 4, y: m.t + 12, class: 'xpv-tick xpv-marker-label' });
+        t.textContent = mk.label;
+        g.append(t);
+      }
+    }
     const cross = svg('line', { y1: m.t, y2: m.t + ph, class: 'xpv-crosshair', visibility: 'hidden' });
     g.append(cross);
     const dots = series.map((se) => {
@@ -597,5 +620,142 @@ export function lineChart(parent, opts = {}) {
   });
 }
 
+// ---- roofline (log-log scatter) --------------------------------------------
+
+// Decade bounds [lo, hi] (powers of ten) around the positive values.
+function decades(vals, padLo = 0, padHi = 0) {
+  const v = vals.filter((x) => x > 0 && Number.isFinite(x));
+  if (!v.length) return [0, 1];
+  let lo = Math.floor(Math.log10(Math.min(...v))) - padLo;
+  let hi = Math.ceil(Math.log10(Math.max(...v))) + padHi;
+  if (hi <= lo) hi = lo + 1;
+  return [lo, hi];
+}
+
+function starPath(cx, cy, r) {
+  let d = '';
+  for (let i = 0; i < 10; i++) {
+    const a = -Math.PI / 2 + i * Math.PI / 5, rr = i % 2 ? r * 0.45 : r;
+    d += `${i ? 'L' : 'M'}${(cx + rr * Math.cos(a)).toFixed(1)},${(cy + rr * Math.sin(a)).toFixed(1)}`;
+  }
+  return d + 'Z';
+}
+
+export function rooflineChart(parent, opts = {}) {
+  let marked = null;
+  const handle = frame(parent, 'roofline', opts, ({ area, legend, tooltip, width, opts: o, hidden, redraw }) => {
+    const lines = o.rooflines || [];
+    const pts = (o.points || []).filter((p) => p.x > 0 && p.y > 0 && Number.isFinite(p.x) && Number.isFinite(p.y));
+    const xs = pts.map((p) => p.x), ys = pts.map((p) => p.y);
+    // Each roofline shows three decades of its slope and two of its flat part.
+    for (const l of lines) {
+      if (l.peak > 0 && l.ridge > 0) { xs.push(l.ridge / 1000, l.ridge * 100); ys.push(l.peak / 1000, l.peak); }
+    }
+    const [x0, x1] = decades(xs, 1, 1);
+    let [y0, y1] = decades(ys, 1, 1);
+    if (y1 - y0 > 12) y0 = y1 - 12;
+    const height = o.height || 360, left = 64, right = 16, top = 10, bottom = 42;
+    const pw = Math.max(60, width - left - right), ph = height - top - bottom;
+    const sx = (x) => left + (Math.log10(x) - x0) / (x1 - x0) * pw;
+    const sy = (y) => top + ph - (Math.log10(y) - y0) / (y1 - y0) * ph;
+    const s = svg('svg', { width, height, role: 'img', class: 'xpv-roofline-svg',
+      'aria-label': o.title || 'Roofline chart' });
+    const xf = o.xFormat || formatNumber, yf = o.yFormat || formatNumber;
+    const g = svg('g', { class: 'xpv-axis' });
+    for (let e = x0; e <= x1; e++) {
+      const x = sx(10 ** e);
+      g.append(svg('line', { x1: x, x2: x, y1: top, y2: top + ph, class: 'xpv-grid' }));
+      const t = svg('text', { x, y: top + ph + 14, 'text-anchor': 'middle', class: 'xpv-tick' });
+      t.textContent = xf(10 ** e);
+      g.append(t);
+    }
+    for (let e = y0; e <= y1; e++) {
+      const y = sy(10 ** e);
+      g.append(svg('line', { x1: left, x2: left + pw, y1: y, y2: y, class: 'xpv-grid' }));
+      const t = svg('text', { x: left - 6, y: y + 4, 'text-anchor': 'end', class: 'xpv-tick' });
+      t.textContent = yf(10 ** e);
+      g.append(t);
+    }
+    const xl = svg('text', { x: left + pw / 2, y: height - 4, 'text-anchor': 'middle', class: 'xpv-axis-label' });
+    xl.textContent = o.xLabel || '';
+    const yl = svg('text', { x: 12, y: top + ph / 2, 'text-anchor': 'middle', class: 'xpv-axis-label',
+      transform: `rotate(-90 12 ${top + ph / 2})` });
+    yl.textContent = o.yLabel || '';
+    g.append(xl, yl);
+    s.append(g);
+    const clip = `xpv-roof-clip-${Math.random().toString(36).slice(2)}`;
+    const cp = svg('clipPath', { id: clip });
+    cp.append(svg('rect', { x: left, y: top, width: pw, height: ph }));
+    s.append(cp);
+    const plot = svg('g', { 'clip-path': `url(#${clip})` });
+    s.append(plot);
+    const items = [];
+    for (const l of lines) {
+      if (!(l.peak > 0 && l.ridge > 0)) continue;
+      const color = seriesColor(o, l.name, l.color);
+      items.push({ name: l.name, color });
+      if (hidden.has(l.name)) continue;
+      const xa = 10 ** x0, xb = 10 ** x1;
+      const pa = `${sx(xa)},${sy(xa * l.peak / l.ridge)}`;
+      const path = svg('polyline', { points: `${pa} ${sx(l.ridge)},${sy(l.peak)} ${sx(xb)},${sy(l.peak)}`,
+        fill: 'none', stroke: color, 'stroke-width': 1.5, class: 'xpv-roofline-line', 'data-name': l.name });
+      plot.append(path);
+    }
+    const seen = new Set();
+    for (const p of pts) {
+      if (!seen.has(p.series)) {
+        seen.add(p.series);
+        items.push({ name: p.series, color: seriesColor(o, p.series, p.color) });
+      }
+    }
+    const drawn = [];
+    for (const p of pts) {
+      if (hidden.has(p.series)) continue;
+      const cx = sx(p.x), cy = sy(p.y), color = seriesColor(o, p.series, p.color);
+      const m = p.star
+        ? svg('path', { d: starPath(cx, cy, 9), fill: color, stroke: '#fff', 'stroke-width': 0.8 })
+        : svg('circle', { cx, cy, r: 4, fill: color, 'fill-opacity': 0.8, stroke: color });
+      m.setAttribute('class', 'xpv-roofline-point');
+      if (p.key !== undefined) m.setAttribute('data-key', p.key);
+      plot.append(m);
+      drawn.push({ p, cx, cy, m });
+    }
+    area.append(s);
+    toggleLegend(legend, items, hidden, redraw);
+    const ring = svg('circle', { r: 8, fill: 'none', 'stroke-width': 2, class: 'xpv-roofline-mark' });
+    ring.style.stroke = 'var(--text)';
+    ring.style.display = 'none';
+    plot.append(ring);
+    const mark = (key) => {
+      const d = key === null || key === undefined ? null : drawn.find((q) => q.p.key === key);
+      ring.style.display = d ? '' : 'none';
+      if (d) { ring.setAttribute('cx', d.cx); ring.setAttribute('cy', d.cy); }
+    };
+    marked = mark;
+    const nearest = (ev) => {
+      const q = localPoint(ev, s);
+      let best = null, bd = 100;
+      for (const d of drawn) {
+        const dd = (d.cx - q.x) ** 2 + (d.cy - q.y) ** 2;
+        if (dd < bd) { bd = dd; best = d; }
+      }
+      return { best, q };
+    };
+    s.addEventListener('mousemove', (ev) => {
+      const { best } = nearest(ev);
+      if (!best) { tooltip.hide(); mark(null); return; }
+      mark(best.p.key);
+      const rp = localPoint(ev, area);
+      tooltip.show(best.p.title || best.p.series,
+        [{ label: o.xLabel || 'x', value: xf(best.p.x) }, { label: o.yLabel || 'y', value: yf(best.p.y) },
+          ...(best.p.details || [])], rp.x, rp.y);
+    });
+    s.addEventListener('mouseleave', () => { tooltip.hide(); mark(null); });
+    if (o.onClick) s.addEventListener('click', (ev) => { const { best } = nearest(ev); if (best) o.onClick(best.p); });
+  });
+  handle.highlight = (key) => { if (marked) marked(key); };
+  return handle;
+}
+
 export { formatNumber };
-export default { pieChart, barChart, lineChart, colorFor, niceTicks, formatNumber, downsampleMax, PALETTE };
+export default { pieChart, barChart, lineChart, rooflineChart, colorFor, niceTicks, formatNumber, downsampleMax, PALETTE };

@@ -9,7 +9,8 @@
 // Draws: summary cards, an "Include IDLE time" toggle, pie charts of total
 // self-time by HLO category, by HLO op, by rematerialisation and by
 // outside compilation (a slice click filters the table), and the sortable,
-// filterable table with "Export as CSV".
+// filterable table with "Export as CSV"; a row click links the op to the
+// Graph Viewer.
 import { createTable } from '../lib/table.js';
 import { pieChart, formatNumber } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
@@ -92,8 +93,25 @@ export default async function render(root, ctx) {
     csv: 'hlo_stats.csv',
     pageSize: 25,
     emptyText: 'No ops.',
+    onRowClick: (row) => showPicked(row),
   });
   const current = () => (idleBox.checked ? data : withoutIdle(data));
+  // A row click offers the op in the Graph Viewer (its HLO neighbourhood).
+  const picked = el('p', { class: 'xpv-hlo-picked xpv-muted' });
+  root.insertBefore(picked, tableCard);
+  const showPicked = (row) => {
+    picked.textContent = '';
+    if (!row || row.category === 'IDLE') return;
+    picked.append(`Selected: ${row.hlo_op_name} (program ${row.program_id}) `);
+    if (!ctx.tools || ctx.tools.includes('graph_viewer')) {
+      const a = el('a', { href: '#', class: 'xpv-hlo-to-graph', 'data-op': row.hlo_op_name }, 'Show in Graph Viewer');
+      a.addEventListener('click', (ev) => {
+        ev.preventDefault();
+        ctx.navigate({ tool: 'graph_viewer' }, { 'gv.program': row.program_id, 'gv.node': row.hlo_op_name });
+      });
+      picked.append(a);
+    }
+  };
 
   function drawPies() {
     pies.textContent = '';

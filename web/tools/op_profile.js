@@ -8,7 +8,8 @@
 // numChildren}.
 // Draws: a group-by selector, an exclude-idle toggle, and the tree of
 // programs / categories / ops with time share, FLOPS and HBM utilisation
-// bars; a click on a row expands it and shows the op's details.
+// bars; a click on a row expands it and shows the op's details, with
+// links to the op in HLO Op Stats and in the Graph Viewer.
 import { formatNumber } from '../lib/chart.js';
 import { el } from '../lib/dom.js';
 
@@ -98,6 +99,17 @@ export default async function render(root, ctx) {
         a.addEventListener('click', (ev) => {
           ev.preventDefault();
           ctx.navigate({ tool: 'hlo_stats' }, { 'hlo.q': node.name });
+        });
+        details.append('\n', a);
+      }
+      // Click-through: the op's neighbourhood in the Graph Viewer.
+      if (x && (!ctx.tools || ctx.tools.includes('graph_viewer'))) {
+        const m = /^%?([^ ]+) = /.exec(x.expression || '');
+        const hlo = m ? m[1] : node.name;
+        const a = el('a', { href: '#', class: 'xpv-op-to-graph', 'data-op': hlo }, 'Show in Graph Viewer');
+        a.addEventListener('click', (ev) => {
+          ev.preventDefault();
+          ctx.navigate({ tool: 'graph_viewer' }, { 'gv.program': x.programId, 'gv.node': hlo });
         });
         details.append('\n', a);
       }

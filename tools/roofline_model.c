@@ -1,0 +1,396 @@
+/*
+ * roofline_model.c - the Roofline Model tool (XProf roofline_model,
+ * xprof/convert/op_stats_to_roofline_model.cc; the page it feeds is
+ * frontend/app/components/roofline_model).
+ *
+ * Output: `[roofline DataTable, diagnostics DataTable]`.  The roofline
+ * table holds XProf's records twice, first counting infeed / outfeed ops
+ * (include_infeed_outfeed true), then without them (XProf's
+ * RooflineModelProcessor merges the two databases in that order):
+ *   - "Total" / rank 0 / category "Program": the whole device op database
+ *     as one record: FLOPs and bytes summed over the innermost ops (not
+ *     call / while / conditional / megacore fusion), time = the database's
+ *     total time (idle included) minus the infeed / outfeed time when those
+ *     are excluded, one occurrence, no self time;
+ *   - "Total" / rank 1.. : the ops of the database by self time, at most
+ *     1000 database entries (IDLE, which has no occurrence, is skipped),
+ *     self-time fractions of the program time, cumulated.
+ * Each record: times in µs, FLOP rates in GFLOP/s, bandwidths in GiB/s,
+ * operational intensities, bound_by and the efficiencies of
+ * analysis/roofline.h (fractions, as XProf writes them).  GPU profiles get
+ * XProf's GPU column set (device_type contains "GPU").  Table properties:
+ * device_type, the peaks (GFLOP/s, GiB/s) and ridge points (FLOP/byte).
+ * The diagnostics table is the step diagnostics (no step marker ...).
+ *
+ * Not done: XProf's "Average" and per-step "Program" records come from
+ * per-step op databases (TPU step lines); our device op database is not
+ * split by step (op_metrics.h), so they are absent.  DMA stall, CMEM / VMEM
+ * bandwidths and DVFS time scaling are 0 (no such data read).  Source info
+ * is "file:line" text (XProf wraps it in an HTML <div>).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hlo.h"
+#include "op_metrics.h"
+#include "opstats.h"
+#include "roofline.h"
+#include "tool.h"
+
+#define MAX_RECORDS 1000
+
+extern const xpv_tool xpv_tool_hlo_stats;
+
+static double safe_div(double a, double b) { return b != 0 ? a / b : 0.0; }
+
+/* One record, as XProf's RooflineModelRecord. */
+typedef struct rec {
+    const char *step, *category, *source;
+    xpv_str name;
+    int64_t rank;
+    uint64_t program_id;
+    double occurrences, total_us, self_us, self_frac, cum_frac;
+    double per_core_us, time_frac;
+    int infeed;
+    xpv_roofline rl;
+} rec;
+
+enum field {
+    F_STEP, F_RANK, F_CATEGORY, F_OPERATION, F_OCC, F_TOTAL, F_AVG, F_SELF, F_AVG_SELF,
+    F_SELF_PCT, F_CUM_PCT, F_ZERO, F_FLOP_RATE, F_MODEL_RATE, F_MEM_BW, F_HBM_BW, F_OI,
+    F_HBM_OI, F_BOTTLENECK_OI, F_BOUND_BY, F_PER_CORE, F_TIME_PCT, F_OPTIMAL, F_EFFICIENCY,
+    F_COMPUTE_EFF, F_MEM_UTIL, F_INFEED, F_MODULE, F_SOURCE,
+};
+
+typedef struct col {
+    xpv_dt_col c;
+    int field;
+} col;
+
+#define GF "(GFLOP/s)"
+/* XProf GetRooflineModelDataTable (TPU and the rest). */
+static const col TPU_COLS[] = {
+    {{"step", "Step", "string", NULL}, F_STEP},
+    {{"rank", "Rank", "number", NULL}, F_RANK},
+    {{"category", "Category", "string", NULL}, F_CATEGORY},
+    {{"operation", "Operation", "string", NULL}, F_OPERATION},
+    {{"occurrences", "# Occurrences", "number", NULL}, F_OCC},
+    {{"total_time", "Total Time (us)", "number", NULL}, F_TOTAL},
+    {{"avg_time", "Avg. time (us)", "number", NULL}, F_AVG},
+    {{"total_self_time", "Total self time (us)", "number", NULL}, F_SELF},
+    {{"avg_self_time", "Avg. self time (us)", "number", NULL}, F_AVG_SELF},
+    {{"total_self_time_percent", "Total self time (%)", "number", NULL}, F_SELF_PCT},
+    {{"cumulative_total_self_time_percent", "Cumulative total self time (%)", "number", NULL},
+     F_CUM_PCT},
+    {{"dma_stall_percent", "%time stalled by DMA", "number", NULL}, F_ZERO},
+    {{"measured_flop_rate", "Normalized FLOP Rate " GF, "number", NULL}, F_FLOP_RATE},
+    {{"model_flop_rate", "Model FLOP Rate " GF, "number", NULL}, F_MODEL_RATE},
+    {{"measured_memory_bw", "Memory BW (GiB/s)", "number", NULL}, F_MEM_BW},
+    {{"hbm_bw", "HBM BW (GiB/s)", "number", NULL}, F_HBM_BW},
+    {{"cmem_read_bw", "CMEM Read BW (GiB/s)", "number", NULL}, F_ZERO},
+    {{"cmem_write_bw", "CMEM Write BW (GiB/s)", "number", NULL}, F_ZERO},
+    {{"vmem_read_bw", "VMEM Read BW (GiB/s)", "number", NULL}, F_ZERO},
+    {{"vmem_write_bw", "VMEM Write BW (GiB/s)", "number", NULL}, F_ZERO},
+    {{"operational_intensity", "Operational Intensity (FLOP/Byte)", "number", NULL}, F_OI},
+    {{"hbm_operational_intensity", "HBM Operational Intensity (FLOP/Byte)", "number", NULL},
+     F_HBM_OI},
+    {{"cmem_read_operational_intensity", "CMEM Read Operational Intensity (FLOP/Byte)",
+      "number", NULL}, F_ZERO},
+    {{"cmem_write_operational_intensity", "CMEM Write Operational Intensity (FLOP/Byte)",
+      "number", NULL}, F_ZERO},
+    {{"vmem_read_operational_intensity", "VMEM Read Operational Intensity (FLOP/Byte)",
+      "number", NULL}, F_ZERO},
+    {{"vmem_write_operational_intensity", "VMEM Write Operational Intensity (FLOP/Byte)",
+      "number", NULL}, F_ZERO},
+    {{"bottleneck_operational_intensity", "Bottleneck Operational Intensity (FLOP/Byte)",
+      "number", NULL}, F_BOTTLENECK_OI},
+    {{"bound_by", "Bound by", "string", NULL}, F_BOUND_BY},
+    {{"total_time_per_core", "Total Time per core (us)", "number", NULL}, F_PER_CORE},
+    {{"total_time_in_percentage", "Total Time (%)", "number", NULL}, F_TIME_PCT},
+    {{"optimal_flop_rate", "Optimal FLOP Rate " GF, "number", NULL}, F_OPTIMAL},
+    {{"roofline_efficiency", "Roofline efficiency (%)", "number", NULL}, F_EFFICIENCY},
+    {{"compute_efficiency", "FLOP Rate / Peak (%)", "number", NULL}, F_COMPUTE_EFF},
+    {{"max_mem_bw_utilization", "Max memory BW utilization (among supported memories) (%)",
+      "number", NULL}, F_MEM_UTIL},
+    {{"include_infeed_outfeed", "Include Infeed/Outfeed", "boolean", NULL}, F_INFEED},
+    {{"hlo_module_id", "Program ID", "string", NULL}, F_MODULE},
+    {{"source_info", "Source Info", "string", NULL}, F_SOURCE},
+};
+
+/* XProf GetRooflineModelDataTableForGpu. */
+static const col GPU_COLS[] = {
+    {{"step", "Step", "string", NULL}, F_STEP},
+    {{"rank", "Rank", "number", NULL}, F_RANK},
+    {{"category", "Category", "string", NULL}, F_CATEGORY},
+    {{"operation", "Operation", "string", NULL}, F_OPERATION},
+    {{"occurrences", "# Occurrences", "number", NULL}, F_OCC},
+    {{"total_time", "Total Time (us)", "number", NULL}, F_TOTAL},
+    {{"avg_time", "Avg. time (us)", "number", NULL}, F_AVG},
+    {{"total_self_time", "Total self time (us)", "number", NULL}, F_SELF},
+    {{"avg_self_time", "Avg. self time (us)", "number", NULL}, F_AVG_SELF},
+    {{"total_self_time_percent", "Total self time (%)", "number", NULL}, F_SELF_PCT},
+    {{"cumulative_total_self_time_percent", "Cumulative total self time (%)", "number", NULL},
+     F_CUM_PCT},
+    {{"measured_flop_rate", "Normalized FLOP Rate " GF, "number", NULL}, F_FLOP_RATE},
+    {{"model_flop_rate", "Model FLOP Rate " GF, "number", NULL}, F_MODEL_RATE},
+    {{"measured_memory_bw", "Memory BW (GiB/s)", "number", NULL}, F_MEM_BW},
+    {{"hbm_bw", "HBM BW (GiB/s)", "number", NULL}, F_HBM_BW},
+    {{"vmem_write_bw", "SHM/L1 BW (GiB/s)", "number", NULL}, F_ZERO},
+    {{"operational_intensity", "Operational Intensity (FLOP/Byte)", "number", NULL}, F_OI},
+    {{"hbm_operational_intensity", "HBM Operational Intensity (FLOP/Byte)", "number", NULL},
+     F_HBM_OI},
+    {{"vmem_write_operational_intensity", "SHM/L1 Operational Intensity (FLOP/Byte)", "number",
+      NULL}, F_ZERO},
+    {{"bottleneck_operational_intensity", "Bottleneck Operational Intensity (FLOP/Byte)",
+      "number", NULL}, F_BOTTLENECK_OI},
+    {{"bound_by", "Bound by", "string", NULL}, F_BOUND_BY},
+    {{"total_time_per_core", "Total Time per core (us)", "number", NULL}, F_PER_CORE},
+    {{"total_time_in_percentage", "Total Time (%)", "number", NULL}, F_TIME_PCT},
+    {{"optimal_flop_rate", "Optimal FLOP Rate " GF, "number", NULL}, F_OPTIMAL},
+    {{"roofline_efficiency", "Roofline efficiency (%)", "number", NULL}, F_EFFICIENCY},
+    {{"compute_efficiency", "FLOP Rate / Peak (%)", "number", NULL}, F_COMPUTE_EFF},
+    {{"max_mem_bw_utilization", "Max memory BW utilization (among supported memories) (%)",
+      "number", NULL}, F_MEM_UTIL},
+    {{"include_infeed_outfeed", "Include Infeed/Outfeed", "boolean", NULL}, F_INFEED},
+    {{"hlo_module_id", "Program ID", "string", NULL}, F_MODULE},
+    {{"source_info", "Source Info", "string", NULL}, F_SOURCE},
+};
+
+static double field_num(const rec *r, int f) {
+    switch (f) {
+    case F_RANK: return (double)r->rank;
+    case F_OCC: return r->occurrences;
+    case F_TOTAL: return r->total_us;
+    case F_AVG: return safe_div(r->total_us, r->occurrences);
+    case F_SELF: return r->self_us;
+    case F_AVG_SELF: return safe_div(r->self_us, r->occurrences);
+    case F_SELF_PCT: return r->self_frac;
+    case F_CUM_PCT: return r->cum_frac;
+    case F_FLOP_RATE: return r->rl.flop_rate;
+    case F_MODEL_RATE: return r->rl.model_flop_rate;
+    case F_MEM_BW: return r->rl.memory_bw;
+    case F_HBM_BW: return r->rl.hbm_bw;
+    case F_OI: return r->rl.operational_intensity;
+    case F_HBM_OI: return r->rl.hbm_operational_intensity;
+    case F_BOTTLENECK_OI: return r->rl.bottleneck_operational_intensity;
+    case F_PER_CORE: return r->per_core_us;
+    case F_TIME_PCT: return r->time_frac;
+    case F_OPTIMAL: return r->rl.optimal_flop_rate;
+    case F_EFFICIENCY: return r->rl.roofline_efficiency;
+    case F_COMPUTE_EFF: return r->rl.flops_utilization;
+    case F_MEM_UTIL: return r->rl.max_mem_utilization;
+    default: return 0;
+    }
+}
+
+static void write_rec(xpv_buf *b, const col *cols, size_t ncols, const rec *r) {
+    char pid[32];
+    snprintf(pid, sizeof pid, "%llu", (unsigned long long)r->program_id);
+    xpv_buf_puts(b, "{\"c\":[");
+    for (size_t i = 0; i < ncols; i++) {
+        int last = i + 1 == ncols;
+        switch (cols[i].field) {
+        case F_STEP: xpv_dt_cell_str(b, r->step, last); break;
+        case F_CATEGORY: xpv_dt_cell_str(b, r->category, last); break;
+        case F_OPERATION:
+            xpv_buf_puts(b, "{\"v\":");
+            xpv_buf_json_str(b, r->name.ptr, r->name.len);
+            xpv_buf_puts(b, last ? "}" : "},");
+            break;
+        case F_BOUND_BY: xpv_dt_cell_str(b, r->rl.bound_by, last); break;
+        case F_INFEED: xpv_dt_cell_bool(b, r->infeed, last); break;
+        case F_MODULE: xpv_dt_cell_str(b, pid, last); break;
+        case F_SOURCE: xpv_dt_cell_str(b, r->source, last); break;
+        default: xpv_dt_cell_num(b, field_num(r, cols[i].field), last); break;
+        }
+    }
+    xpv_buf_puts(b, "]}");
+}
+
+/* What one render needs. */
+typedef struct ctx {
+    const xpv_op_stats *os;
+    const xpv_op_metrics *m;
+    const xpv_op_metrics_db *db;
+    const xpv_hlo_op *hlo;      /* per db op */
+    const char **category;      /* per db op */
+    int gpu;                    /* GPU table (device_type contains "GPU") */
+    const col *cols;
+    size_t ncols;
+} ctx;
+
+static void fill_rates(const ctx *c, rec *r, double flops, double model_flops, double bytes,
+                       double time_ps) {
+    xpv_roofline_compute(&c->m->perf, c->m->has_gpu, flops, model_flops, bytes, time_ps, &r->rl);
+    r->per_core_us = safe_div(r->total_us, c->os->device_core_count);
+}
+
+/* XProf GenerateRooflineModelProgramRecord over the whole database. */
+static void write_program(xpv_buf *b, const ctx *c, int infeed, int64_t io_ps) {
+    double flops = 0, model = 0, bytes = 0;
+    for (size_t i = 0; i < c->db->n; i++) {
+        const xpv_op_metric *op = &c->db->ops[i];
+        if (xpv_category_may_have_inner_ops(c->category[i])) continue;
+        if (!infeed && xpv_category_is_infeed_outfeed(c->category[i])) continue;
+        flops += op->flops;
+        model += op->model_flops;
+        bytes += op->bytes_accessed;
+    }
+    int64_t total_ps = c->db->total_time_ps - io_ps;
+    rec r;
+    memset(&r, 0, sizeof r);
+    r.step = "Total";
+    r.category = "Program";
+    r.name = xpv_cstr("Program");
+    r.source = "";
+    r.occurrences = 1;
+    r.total_us = (double)total_ps / 1e6;
+    r.time_frac = total_ps != 0 ? 1.0 : 0.0;
+    r.infeed = infeed;
+    fill_rates(c, &r, flops, model, bytes, (double)total_ps);
+    write_rec(b, c->cols, c->ncols, &r);
+}
+
+/* XProf ConvertOpMetricsDbToRooflineModelRecords for one infeed choice. */
+static void write_records(xpv_buf *b, const ctx *c, int infeed, int *nrows) {
+    int64_t io_ps = 0;
+    for (size_t i = 0; !infeed && i < c->db->n; i++)
+        if (xpv_category_is_infeed_outfeed(c->category[i])) io_ps += c->db->ops[i].time_ps;
+    if ((*nrows)++) xpv_buf_putc(b, ',');
+    write_program(b, c, infeed, io_ps);
+    double total_us = (double)(c->db->total_time_ps - io_ps) / 1e6, cum = 0;
+    int64_t rank = 0;
+    size_t lim = c->db->n < MAX_RECORDS ? c->db->n : MAX_RECORDS;
+    for (size_t i = 0; i < lim; i++) {
+        const xpv_op_metric *op = &c->db->ops[i];
+        if (op->occurrences == 0) continue;
+        if (!infeed && xpv_category_is_infeed_outfeed(c->category[i])) continue;
+        char src[512];
+        xpv_hlo_op_source(&c->hlo[i], src, sizeof src);
+        rec r;
+        memset(&r, 0, sizeof r);
+        r.step = "Total";
+        r.rank = ++rank;
+        r.category = c->category[i];
+        r.name = xpv_hlo_op_name(op);
+        r.source = src;
+        r.program_id = (uint64_t)op->program_id;
+        r.occurrences = (double)op->occurrences;
+        r.total_us = (double)op->time_ps / 1e6;
+        r.self_us = (double)op->self_time_ps / 1e6;
+        r.self_frac = safe_div(r.self_us, total_us);
+        cum += r.self_frac;
+        r.cum_frac = cum;
+        r.time_frac = safe_div((double)op->time_ps, (double)(c->db->total_time_ps - io_ps));
+        r.infeed = infeed;
+        fill_rates(c, &r, op->flops, op->model_flops, op->bytes_accessed, (double)op->time_ps);
+        xpv_buf_putc(b, ',');
+        (*nrows)++;
+        write_rec(b, c->cols, c->ncols, &r);
+    }
+}
+
+static void kv_num(xpv_buf *b, int *first, const char *key, double v) {
+    xpv_dt_kvf(b, first, key, "%g", v);
+}
+
+/* XProf InitializeRooflineModelDatabaseFromOpStats + the table's custom
+ * properties. */
+static void write_props(xpv_buf *b, const ctx *c) {
+    const xpv_perf_env *pe = &c->m->perf;
+    double flop = pe->peak_tera_flops_per_second * 1000.0;
+    double hbm = xpv_perf_peak_bw(pe, XPV_BW_HBM) / XPV_GIB_PER_GB;
+    double cr = 0, cw = 0, vr = 0, vw = 0;
+    if (c->gpu) {
+        vr = xpv_perf_peak_bw(pe, XPV_BW_SRAM_RD) / XPV_GIB_PER_GB;
+        vw = xpv_perf_peak_bw(pe, XPV_BW_SRAM_WR) / XPV_GIB_PER_GB;
+    } else if (pe->has_cmem) {
+        cr = xpv_perf_peak_bw(pe, XPV_BW_CMEM_RD) / XPV_GIB_PER_GB;
+        cw = xpv_perf_peak_bw(pe, XPV_BW_CMEM_WR) / XPV_GIB_PER_GB;
+    } else if (pe->has_merged_vmem) {
+        vr = xpv_perf_peak_bw(pe, XPV_BW_VMEM_RD) / XPV_GIB_PER_GB;
+        vw = xpv_perf_peak_bw(pe, XPV_BW_VMEM_WR) / XPV_GIB_PER_GB;
+    }
+    int first = 1;
+    xpv_buf_puts(b, ",\"p\":{");
+    xpv_dt_kv(b, &first, "device_type", c->os->device_type);
+    if (!c->gpu) {
+        xpv_dt_kvf(b, &first, "megacore", "%d", pe->has_megacore);
+        xpv_dt_kvf(b, &first, "has_cmem", "%d", pe->has_cmem);
+        xpv_dt_kvf(b, &first, "has_merged_vmem", "%d", pe->has_merged_vmem);
+    }
+    kv_num(b, &first, "peak_flop_rate", flop);
+    kv_num(b, &first, "peak_hbm_bw", hbm);
+    if (!c->gpu) {
+        kv_num(b, &first, "peak_cmem_read_bw", cr);
+        kv_num(b, &first, "peak_cmem_write_bw", cw);
+        kv_num(b, &first, "peak_vmem_read_bw", vr);
+    }
+    kv_num(b, &first, "peak_vmem_write_bw", vw);
+    kv_num(b, &first, "hbm_ridge_point", xpv_ridge_point(flop, hbm));
+    if (!c->gpu) {
+        kv_num(b, &first, "cmem_read_ridge_point", xpv_ridge_point(flop, cr));
+        kv_num(b, &first, "cmem_write_ridge_point", xpv_ridge_point(flop, cw));
+        kv_num(b, &first, "vmem_read_ridge_point", xpv_ridge_point(flop, vr));
+    }
+    kv_num(b, &first, "vmem_write_ridge_point", xpv_ridge_point(flop, vw));
+    /* DVFS normalised op time is not read: XProf's ratio of it is 0. */
+    if (!c->gpu) kv_num(b, &first, "time_scale_multiplier", 0);
+    xpv_buf_putc(b, '}');
+}
+
+static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                  xpv_buf *out, xpv_err *err) {
+    (void)q;
+    const xpv_op_stats *os = derived;
+    ctx c = {.os = os, .m = os->ops, .db = &os->ops->device};
+    c.gpu = strstr(os->device_type, "GPU") != NULL;
+    c.cols = c.gpu ? GPU_COLS : TPU_COLS;
+    c.ncols = c.gpu ? sizeof GPU_COLS / sizeof GPU_COLS[0] : sizeof TPU_COLS / sizeof TPU_COLS[0];
+    /* XProf answers an empty database for hosts without GPU / TPU. */
+    int device = c.m->has_gpu || c.m->has_tpu;
+    size_t n = device ? c.db->n : 0;
+    xpv_hlo_op *hlo = xpv_xcalloc(n + 1, sizeof *hlo);
+    const char **cat = xpv_xcalloc(n + 1, sizeof *cat);
+    for (size_t i = 0; i < n; i++) {
+        if (xpv_hlo_resolve(os->hlo, hs, &c.db->ops[i], &hlo[i], err) < 0) {
+            free(hlo);
+            free(cat);
+            return -1;
+        }
+        cat[i] = xpv_hlo_op_category(c.m->has_tpu, &c.db->ops[i], &hlo[i]);
+    }
+    c.hlo = hlo;
+    c.category = cat;
+    xpv_dt_col dcols[sizeof TPU_COLS / sizeof TPU_COLS[0]];
+    for (size_t i = 0; i < c.ncols; i++) dcols[i] = c.cols[i].c;
+    xpv_buf_putc(out, '[');
+    xpv_buf_putc(out, '{');
+    xpv_dt_cols(out, dcols, c.ncols);
+    write_props(out, &c);
+    xpv_buf_puts(out, ",\"rows\":[");
+    int nrows = 0;
+    if (device)
+        for (int infeed = 1; infeed >= 0; infeed--) write_records(out, &c, infeed, &nrows);
+    xpv_buf_puts(out, "]},");
+    xpv_ipa_write_diagnostics_table(out, os, 0);
+    xpv_buf_putc(out, ']');
+    free(hlo);
+    free(cat);
+    return 0;
+}
+
+/* XProf lists the tool for profiles with device ops: the same rule as
+ * hlo_stats. */
+static int available(const xpv_profile *p) { return xpv_tool_hlo_stats.available(p); }
+
+const xpv_tool xpv_tool_roofline_model = {
+    .name = "roofline_model",
+    .alias = NULL,
+    .title = "Roofline Model",
+    .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
+    .available = available,
+    .derived = &xpv_derived_op_stats,
+    .render = render,
+};
