@@ -713,17 +713,24 @@ fail:
 
 /* ==== Server =========================================================== */
 
-static int cmd_serve(int argc, char **argv) {
-    const char *logdir = NULL, *prefix = "", *cache_dir = NULL, *capture_allow = NULL, *v;
-    int allow_capture = 0;
-    unsigned busy_wait = 0;
+/* What `xpview [serve]` was asked for. */
+typedef struct serve_opts {
+    const char *logdir, *prefix, *cache_dir, *capture_allow;
+    int allow_capture;
+    unsigned busy_wait;
     xpv_http_config hc;
     xpv_app_config ac;
-    memset(&hc, 0, sizeof hc);
-    memset(&ac, 0, sizeof ac);
-    hc.port = 6006;
-    hc.host = "127.0.0.1";
-    ac.scan_interval_ms = -1;
+} serve_opts;
+
+/* Parse the server's arguments into `o`: -1 to go on, else the exit
+ * status (0 after --help / --version, 2 for a bad argument). */
+static int serve_parse(int argc, char **argv, serve_opts *o) {
+    const char *v;
+    memset(o, 0, sizeof *o);
+    o->prefix = "";
+    o->hc.port = 6006;
+    o->hc.host = "127.0.0.1";
+    o->ac.scan_interval_ms = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fputs(usage, stdout);
@@ -734,98 +741,130 @@ static int cmd_serve(int argc, char **argv) {
             return 0;
         }
         if (!strcmp(argv[i], "--bind_all")) {
-            hc.bind_all = 1;
+            o->hc.bind_all = 1;
             continue;
         }
         if (!strcmp(argv[i], "--allow_capture")) {
-            allow_capture = 1;
+            o->allow_capture = 1;
             continue;
         }
-        if ((v = opt_value(argc, argv, &i, "--logdir"))) logdir = v;
+        if ((v = opt_value(argc, argv, &i, "--logdir"))) o->logdir = v;
         else if ((v = opt_value(argc, argv, &i, "--port")))
-            hc.port = (int)parse_int(v, "--port", 0, 65535);
-        else if ((v = opt_value(argc, argv, &i, "--host"))) hc.host = v;
-        else if ((v = opt_value(argc, argv, &i, "--path_prefix"))) prefix = v;
-        else if ((v = opt_value(argc, argv, &i, "--cache_dir"))) cache_dir = v;
-        else if ((v = opt_value(argc, argv, &i, "--capture_allow"))) capture_allow = v;
+            o->hc.port = (int)parse_int(v, "--port", 0, 65535);
+        else if ((v = opt_value(argc, argv, &i, "--host"))) o->hc.host = v;
+        else if ((v = opt_value(argc, argv, &i, "--path_prefix"))) o->prefix = v;
+        else if ((v = opt_value(argc, argv, &i, "--cache_dir"))) o->cache_dir = v;
+        else if ((v = opt_value(argc, argv, &i, "--capture_allow"))) o->capture_allow = v;
         else if ((v = opt_value(argc, argv, &i, "--max_file_size")))
-            ac.max_file_size = parse_size(v, "--max_file_size");
+            o->ac.max_file_size = parse_size(v, "--max_file_size");
         else if ((v = opt_value(argc, argv, &i, "--cache_mb")))
-            ac.cache_bytes = (uint64_t)parse_int(v, "--cache_mb", 1, 1L << 30) << 20;
+            o->ac.cache_bytes = (uint64_t)parse_int(v, "--cache_mb", 1, 1L << 30) << 20;
         else if ((v = opt_value(argc, argv, &i, "--max_connections")))
-            hc.conn_limit = (unsigned)parse_int(v, "--max_connections", 1, 100000);
+            o->hc.conn_limit = (unsigned)parse_int(v, "--max_connections", 1, 100000);
         else if ((v = opt_value(argc, argv, &i, "--timeout")))
-            hc.timeout_s = (unsigned)parse_int(v, "--timeout", 1, 86400);
+            o->hc.timeout_s = (unsigned)parse_int(v, "--timeout", 1, 86400);
         else if ((v = opt_value(argc, argv, &i, "--workers")))
-            hc.workers = (unsigned)parse_int(v, "--workers", 1, 256);
+            o->hc.workers = (unsigned)parse_int(v, "--workers", 1, 256);
         else if ((v = opt_value(argc, argv, &i, "--max_queued")))
-            hc.queue_max = (unsigned)parse_int(v, "--max_queued", 1, 100000);
+            o->hc.queue_max = (unsigned)parse_int(v, "--max_queued", 1, 100000);
         else if ((v = opt_value(argc, argv, &i, "--busy_wait")))
-            busy_wait = (unsigned)parse_int(v, "--busy_wait", 1, 86400);
+            o->busy_wait = (unsigned)parse_int(v, "--busy_wait", 1, 86400);
         else if ((v = opt_value(argc, argv, &i, "--grace")))
-            hc.grace_s = (unsigned)parse_int(v, "--grace", 1, 86400);
+            o->hc.grace_s = (unsigned)parse_int(v, "--grace", 1, 86400);
         else if ((v = opt_value(argc, argv, &i, "--head_timeout")))
-            hc.head_timeout_s = (unsigned)parse_int(v, "--head_timeout", 1, 86400);
+            o->hc.head_timeout_s = (unsigned)parse_int(v, "--head_timeout", 1, 86400);
         else if ((v = opt_value(argc, argv, &i, "--max_connections_per_ip")))
-            hc.per_ip_limit = (unsigned)parse_int(v, "--max_connections_per_ip", 1, 100000);
-        else if (argv[i][0] != '-' && !logdir) logdir = argv[i];   /* xpview PATH */
+            o->hc.per_ip_limit = (unsigned)parse_int(v, "--max_connections_per_ip", 1, 100000);
+        else if (argv[i][0] != '-' && !o->logdir) o->logdir = argv[i];   /* xpview PATH */
         else {
             fprintf(stderr, "xpview: unknown argument %s\n%s", argv[i], usage);
             return 2;
         }
     }
 
+    return -1;
+}
+
+/* The demo logdir when none is given: DIR/demo under --cache_dir (kept),
+ * else a temporary directory (*tmp set: remove it on exit).  0 or -1. */
+static int serve_demo(const char *cache_dir, char *demo, size_t n, int *tmp) {
+    *tmp = 0;
+    if (cache_dir) {
+        snprintf(demo, n, "%s/demo", cache_dir);
+        mkdir(cache_dir, 0755);
+    } else {
+        const char *t = getenv("TMPDIR");
+        snprintf(demo, n, "%s/xpview-demo-XXXXXX", t && *t ? t : "/tmp");
+        if (!mkdtemp(demo)) {
+            fprintf(stderr, "xpview: cannot create a temporary directory: %s\n", strerror(errno));
+            return -1;
+        }
+        *tmp = 1;
+    }
+    if (make_demo(demo, !*tmp) != 0) {
+        if (*tmp) rmrf(demo);
+        return -1;
+    }
+    return 0;
+}
+
+/* "xpview V serving DIR at http://HOST:PORT/PREFIX/". */
+static void serve_banner(const serve_opts *o, xpv_app *app, xpv_http *srv, int demo) {
+    const char *shown =
+        o->hc.bind_all || !strcmp(o->hc.host, "127.0.0.1") ? "localhost" : o->hc.host;
+    int v6 = strchr(shown, ':') != NULL;
+    /* Normalised prefix: "/a/b" (or ""). */
+    char pfx[1024];
+    const char *p = o->prefix;
+    while (*p == '/') p++;
+    size_t pl = strlen(p);
+    while (pl && p[pl - 1] == '/') pl--;
+    snprintf(pfx, sizeof pfx, "%s%.*s", pl ? "/" : "", (int)pl, p);
+    printf("xpview %s serving %s%s at http://%s%s%s:%d%s/\n", XPV_VERSION, xpv_app_logdir(app),
+           demo ? " (demo)" : "", v6 ? "[" : "", shown, v6 ? "]" : "", xpv_http_port(srv), pfx);
+    fflush(stdout);
+}
+
+static int cmd_serve(int argc, char **argv) {
+    serve_opts o;
+    int rc = serve_parse(argc, argv, &o);
+    if (rc >= 0) return rc;
+
     /* --logdir may name a logdir, a directory inside one or one profile
      * file: serve what it holds. */
     char resolved[4096];
-    if (logdir) {
+    if (o.logdir) {
         char rerr[512];
-        if (xpv_logdir_resolve(logdir, resolved, sizeof resolved, &ac.session, rerr,
+        if (xpv_logdir_resolve(o.logdir, resolved, sizeof resolved, &o.ac.session, rerr,
                                sizeof rerr) != 0) {
             fprintf(stderr, "xpview: --logdir %s\n", rerr);
             return 1;
         }
-        logdir = resolved;
+        o.logdir = resolved;
     }
 
     char demo[4096] = "";
     int demo_tmp = 0;
-    if (!logdir) {
-        if (cache_dir) {
-            snprintf(demo, sizeof demo, "%s/demo", cache_dir);
-            mkdir(cache_dir, 0755);
-        } else {
-            const char *t = getenv("TMPDIR");
-            snprintf(demo, sizeof demo, "%s/xpview-demo-XXXXXX", t && *t ? t : "/tmp");
-            if (!mkdtemp(demo)) {
-                fprintf(stderr, "xpview: cannot create a temporary directory: %s\n",
-                        strerror(errno));
-                return 1;
-            }
-            demo_tmp = 1;
-        }
-        if (make_demo(demo, !demo_tmp) != 0) {
-            if (demo_tmp) rmrf(demo);
-            return 1;
-        }
-        logdir = demo;
+    if (!o.logdir) {
+        if (serve_demo(o.cache_dir, demo, sizeof demo, &demo_tmp) != 0) return 1;
+        o.logdir = demo;
     }
-    ac.logdir = logdir;
-    ac.path_prefix = prefix;
+    o.ac.logdir = o.logdir;
+    o.ac.path_prefix = o.prefix;
     xpv_err err;
-    xpv_app *app = xpv_app_new(&ac, &err);
-    if (app && busy_wait) {
+    xpv_app *app = xpv_app_new(&o.ac, &err);
+    if (app && o.busy_wait) {
         /* One knob for "wait, then 503": for a worker and for memory held
          * by other requests (queueing behind decodes keeps its default). */
-        hc.queue_wait_s = busy_wait;
-        xpv_cache_set_admit_wait(xpv_app_cache(app), 120000, 2000, (int)busy_wait * 1000);
+        o.hc.queue_wait_s = o.busy_wait;
+        xpv_cache_set_admit_wait(xpv_app_cache(app), 120000, 2000, (int)o.busy_wait * 1000);
     }
     if (!app) {
         fprintf(stderr, "xpview: --logdir %s\n", err.msg);
         if (demo_tmp) rmrf(demo);
         return 1;
     }
-    if (cache_dir && xpv_app_set_cache_dir(app, cache_dir, &err) != 0) {
+    if (o.cache_dir && xpv_app_set_cache_dir(app, o.cache_dir, &err) != 0) {
         fprintf(stderr, "xpview: %s\n", err.msg);
         xpv_app_free(app);
         return 1;
@@ -833,14 +872,14 @@ static int cmd_serve(int argc, char **argv) {
 
     /* Capture Profile writes into the logdir and connects where a user
      * says: on for a loopback-only server, else only with --allow_capture. */
-    int loopback = !hc.bind_all && xpv_capture_route_is_loopback(hc.host);
-    xpv_capture_route_configure(loopback || allow_capture,
+    int loopback = !o.hc.bind_all && xpv_capture_route_is_loopback(o.hc.host);
+    xpv_capture_route_configure(loopback || o.allow_capture,
                                 loopback ? NULL
                                          : "Capture Profile is off on a server reachable from "
                                            "other machines (--bind_all or a non-loopback "
                                            "--host); restart xpview with --allow_capture "
                                            "(and --capture_allow HOST[:PORT],...) to allow it",
-                                capture_allow);
+                                o.capture_allow);
 
     /* Block the stop signals in every thread (MHD's inherit this mask) and
      * wait for them here. */
@@ -852,26 +891,14 @@ static int cmd_serve(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
 
     char msg[512];
-    xpv_http *srv = xpv_http_start(app, &hc, msg, sizeof msg);
+    xpv_http *srv = xpv_http_start(app, &o.hc, msg, sizeof msg);
     if (!srv) {
         fprintf(stderr, "xpview: %s\n", msg);
         xpv_app_free(app);
         if (demo_tmp) rmrf(demo);
         return 1;
     }
-    const char *shown = hc.bind_all || !strcmp(hc.host, "127.0.0.1") ? "localhost" : hc.host;
-    int v6 = strchr(shown, ':') != NULL;
-    /* Normalised prefix: "/a/b" (or ""). */
-    char pfx[1024];
-    const char *p = prefix;
-    while (*p == '/') p++;
-    size_t pl = strlen(p);
-    while (pl && p[pl - 1] == '/') pl--;
-    snprintf(pfx, sizeof pfx, "%s%.*s", pl ? "/" : "", (int)pl, p);
-    printf("xpview %s serving %s%s at http://%s%s%s:%d%s/\n", XPV_VERSION,
-           xpv_app_logdir(app), demo[0] ? " (demo)" : "", v6 ? "[" : "", shown,
-           v6 ? "]" : "", xpv_http_port(srv), pfx);
-    fflush(stdout);
+    serve_banner(&o, app, srv, demo[0] != 0);
 
     int sig = 0;
     sigwait(&set, &sig);
