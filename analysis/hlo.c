@@ -231,7 +231,7 @@ static void index_instructions(xpv_hlo_program *p) {
 const xpv_hlo_program *xpv_hlo_decode(xpv_hlo_map *m, const xpv_hostset *hs,
                                       const xpv_hlo_program *cprog, xpv_err *err) {
     if (!m || !cprog) {
-        xpv_err_set(err, 404, "no such HLO program");
+        xpv_err_set(err, XPV_E_NOT_FOUND, "no such HLO program");
         return NULL;
     }
     xpv_hlo_program *p = (xpv_hlo_program *)cprog;
@@ -279,7 +279,7 @@ const xpv_hlo_program *xpv_hlo_decode(xpv_hlo_map *m, const xpv_hostset *hs,
     int ok = p->state == 1;
     pthread_mutex_unlock(&m->mu);
     if (!ok) {
-        xpv_err_set(err, 422, "%s", p->error);
+        xpv_err_set(err, XPV_E_BAD_PROFILE, "%s", p->error);
         return NULL;
     }
     return p;

@@ -411,7 +411,7 @@ static int decrease(sim *s, lbuf *b, xpv_err *err) {
     s->unpadded -= b->unpadded;
     if (s->replay) return 0;
     if (s->heap < 0)
-        return xpv_err_set(err, 422, "heap size below zero (%lld bytes) at event %zu",
+        return xpv_err_set(err, XPV_E_BAD_PROFILE, "heap size below zero (%lld bytes) at event %zu",
                            (long long)s->heap, s->event);
     if (b->has_span) b->span1 = (int32_t)s->event;
     return 0;
@@ -431,7 +431,7 @@ static int apply_event(sim *s, ctx *c, const Xla__HeapSimulatorTrace__Event *ev,
     if (!b) return 0;
     b->seen = 1;
     if (*seen_alloc && *seen_alloc != b->alloc)
-        return xpv_err_set(err, 422,
+        return xpv_err_set(err, XPV_E_BAD_PROFILE,
                            "the heap simulation spans more than one buffer allocation");
     *seen_alloc = b->alloc;
     switch (ev->kind) {
@@ -442,7 +442,7 @@ static int apply_event(sim *s, ctx *c, const Xla__HeapSimulatorTrace__Event *ev,
     case XLA__HEAP_SIMULATOR_TRACE__EVENT__KIND__FREE: {
         int64_t r = ref_dec(b);
         if (r < 0)
-            return xpv_err_set(err, 422, "buffer %lld is freed more than once",
+            return xpv_err_set(err, XPV_E_BAD_PROFILE, "buffer %lld is freed more than once",
                                (long long)b->id);
         return r == 0 ? decrease(s, canonical(b), err) : 0;
     }
@@ -455,7 +455,7 @@ static int apply_event(sim *s, ctx *c, const Xla__HeapSimulatorTrace__Event *ev,
         return 0;
     }
     default:
-        return xpv_err_set(err, 422, "unknown heap simulator event kind %d", (int)ev->kind);
+        return xpv_err_set(err, XPV_E_BAD_PROFILE, "unknown heap simulator event kind %d", (int)ev->kind);
     }
 }
 
@@ -467,7 +467,7 @@ static int run_events(sim *s, ctx *c, const Xla__HeapSimulatorTrace *tr, size_t 
         if (ev && apply_event(s, c, ev, &seen_alloc, err) != 0) return -1;
     }
     if (!s->replay && tr && !seen_alloc)
-        return xpv_err_set(err, 422, "the heap simulation touches no buffer allocation");
+        return xpv_err_set(err, XPV_E_BAD_PROFILE, "the heap simulation touches no buffer allocation");
     return 0;
 }
 

@@ -1646,7 +1646,7 @@ static void build_device_tf(xpv_op_metrics *m) {
 xpv_op_metrics *xpv_op_metrics_build(const xpv_hostset *hs, xpv_err *err) {
     if (!hs || hs->n == 0) {
         if (err) {
-            err->status = 404;
+            err->status = XPV_E_NOT_FOUND;
             snprintf(err->msg, sizeof err->msg, "no host profile to analyse");
         }
         return NULL;

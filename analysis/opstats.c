@@ -87,7 +87,7 @@ static void *ops_thread(void *arg) {
 xpv_op_stats *xpv_op_stats_build(const xpv_hostset *hs, xpv_err *err) {
     if (!hs || hs->n == 0) {
         if (err) {
-            err->status = 404;
+            err->status = XPV_E_NOT_FOUND;
             snprintf(err->msg, sizeof err->msg, "no host profile to analyse");
         }
         return NULL;

@@ -78,7 +78,7 @@ void *xpv_gunzip_limited(const void *data, size_t len, uint64_t cap, const char 
     memset(&z, 0, sizeof z);
     if (!cap_name) cap_name = "limit";
     if (inflateInit2(&z, MAX_WBITS + 32) != Z_OK) {
-        xpv_err_set(err, 500, "inflateInit2 failed");
+        xpv_err_set(err, XPV_E_INTERNAL, "inflateInit2 failed");
         return NULL;
     }
     size_t ocap = len < (64u << 20) ? len * 4 + 4096 : len * 2;
@@ -88,7 +88,7 @@ void *xpv_gunzip_limited(const void *data, size_t len, uint64_t cap, const char 
     unsigned char *out = malloc(ocap + 1);
     if (!out) {
         inflateEnd(&z);
-        xpv_err_set(err, 503, "out of memory: cannot allocate %zu bytes to inflate; "
+        xpv_err_set(err, XPV_E_BUSY, "out of memory: cannot allocate %zu bytes to inflate; "
                     "retry later", ocap + 1);
         return NULL;
     }
@@ -122,7 +122,7 @@ void *xpv_gunzip_limited(const void *data, size_t len, uint64_t cap, const char 
                 if (!grown) {
                     free(out);
                     inflateEnd(&z);
-                    xpv_err_set(err, 503, "out of memory: cannot grow the inflate buffer "
+                    xpv_err_set(err, XPV_E_BUSY, "out of memory: cannot grow the inflate buffer "
                                 "to %zu bytes; retry later", ncap + 1);
                     return NULL;
                 }
@@ -149,7 +149,7 @@ void *xpv_gunzip_limited(const void *data, size_t len, uint64_t cap, const char 
     if (bomb) {
         free(out);
         err->offset = (int64_t)consumed;
-        xpv_err_set(err, 413, "gzip bomb: %llu compressed bytes inflate to over %llu MiB "
+        xpv_err_set(err, XPV_E_TOO_LARGE, "gzip bomb: %llu compressed bytes inflate to over %llu MiB "
                     "(more than %u:1; no real profile compresses that well)",
                     (unsigned long long)consumed, (unsigned long long)(total >> 20),
                     (unsigned)XPV_GZ_MAX_RATIO);
@@ -158,7 +158,7 @@ void *xpv_gunzip_limited(const void *data, size_t len, uint64_t cap, const char 
     if (total > cap) {
         free(out);
         err->offset = (int64_t)consumed;
-        xpv_err_set(err, 413, "gzip data inflates beyond the %llu-byte %s",
+        xpv_err_set(err, XPV_E_TOO_LARGE, "gzip data inflates beyond the %llu-byte %s",
                     (unsigned long long)cap, cap_name);
         return NULL;
     }
@@ -166,11 +166,11 @@ void *xpv_gunzip_limited(const void *data, size_t len, uint64_t cap, const char 
         free(out);
         err->offset = (int64_t)consumed;
         if (rc == Z_BUF_ERROR || rc == Z_OK)
-            xpv_err_set(err, 422, "incomplete: the gzip stream ends early (after %llu "
+            xpv_err_set(err, XPV_E_BAD_PROFILE, "incomplete: the gzip stream ends early (after %llu "
                         "compressed bytes; still being written?)",
                         (unsigned long long)consumed);
         else
-            xpv_err_set(err, 422, "corrupt gzip stream at compressed byte %llu: %s",
+            xpv_err_set(err, XPV_E_BAD_PROFILE, "corrupt gzip stream at compressed byte %llu: %s",
                         (unsigned long long)consumed, z.msg ? z.msg : "data error");
         return NULL;
     }

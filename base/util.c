@@ -11,6 +11,28 @@
 
 #include "arena.h"
 
+const char *xpv_err_text(int code) {
+    static const struct {
+        int code;
+        const char *text;
+    } table[] = {
+        {XPV_E_BAD_REQUEST, "bad request"},
+        {XPV_E_FORBIDDEN, "forbidden"},
+        {XPV_E_NOT_FOUND, "not found"},
+        {XPV_E_METHOD, "method not allowed"},
+        {XPV_E_CONFLICT, "already running"},
+        {XPV_E_TOO_LARGE, "too large"},
+        {XPV_E_URI_TOO_LONG, "request URI too long"},
+        {XPV_E_BAD_PROFILE, "profile does not decode"},
+        {XPV_E_HEADERS_TOO_LARGE, "request headers too large"},
+        {XPV_E_INTERNAL, "internal error"},
+        {XPV_E_BUSY, "busy: retry later"},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (table[i].code == code) return table[i].text;
+    return "error";
+}
+
 void xpv_err_clear(xpv_err *e) {
     e->status = 0;
     e->msg[0] = '\0';

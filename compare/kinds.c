@@ -45,7 +45,7 @@ static json_t *render_json(const char *tool, const xpv_hostset *hs, const void *
                            xpv_err *err) {
     const xpv_tool *t = xpv_tool_find(tool);
     if (!t) {
-        xpv_err_set(err, 404, "unknown tool: %s", tool);
+        xpv_err_set(err, XPV_E_NOT_FOUND, "unknown tool: %s", tool);
         return NULL;
     }
     xpv_buf out;
@@ -54,7 +54,7 @@ static json_t *render_json(const char *tool, const xpv_hostset *hs, const void *
     xpv_err terr;
     memset(&terr, 0, sizeof terr);
     if (t->render(hs, derived, &q, &out, &terr) != 0) {
-        xpv_err_set(err, terr.status ? terr.status : 500, "%s: %s", tool,
+        xpv_err_set(err, terr.status ? terr.status : XPV_E_INTERNAL, "%s: %s", tool,
                     terr.msg[0] ? terr.msg : "the tool failed");
         xpv_buf_free(&out);
         return NULL;
@@ -62,7 +62,7 @@ static json_t *render_json(const char *tool, const xpv_hostset *hs, const void *
     json_error_t jerr;
     json_t *j = json_loadb(out.data ? out.data : "", out.len, 0, &jerr);
     xpv_buf_free(&out);
-    if (!j) xpv_err_set(err, 500, "%s: unreadable output: %s", tool, jerr.text);
+    if (!j) xpv_err_set(err, XPV_E_INTERNAL, "%s: unreadable output: %s", tool, jerr.text);
     return j;
 }
 
@@ -280,12 +280,12 @@ int xpv_cmp_extract_datatable(const xpv_compare_kind *k, const xpv_hostset *hs,
     json_t *cols = json_object_get(dt, "cols");
     if (!json_is_array(cols)) {
         json_decref(root);
-        return xpv_err_set(err, 500, "%s: no DataTable at index %d", k->tool, k->table);
+        return xpv_err_set(err, XPV_E_INTERNAL, "%s: no DataTable at index %d", k->tool, k->table);
     }
     int name_i = col_index(cols, k->name_col), li[XPV_CMP_MAXL], vi[XPV_CMP_MAXV];
     if (name_i < 0) {
         json_decref(root);
-        return xpv_err_set(err, 500, "%s: no column %s", k->tool, k->name_col);
+        return xpv_err_set(err, XPV_E_INTERNAL, "%s: no column %s", k->tool, k->name_col);
     }
     for (int j = 0; j < XPV_CMP_MAXL; j++) li[j] = col_index(cols, k->labels[j]);
     for (int j = 0; j < XPV_CMP_MAXV; j++) vi[j] = col_index(cols, k->values[j]);

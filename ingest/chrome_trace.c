@@ -776,7 +776,7 @@ static int parse_top(ct *c) {
         c->sum.bare_array = 1;
         return parse_events(c);
     }
-    if (ch != '{') return jfail(j, 422, "not a trace: expected '{' or '['");
+    if (ch != '{') return jfail(j, XPV_E_BAD_PROFILE, "not a trace: expected '{' or '['");
     j->pos++;
     if (jws(j) == '}') {
         j->pos++;
@@ -1254,7 +1254,7 @@ int xpv_ct_convert(xpv_ct_read_fn rd, void *ctx, const xpv_ct_options *opt,
     int rc = parse_top(c);
     if (!rc && !c->sum.truncated) {
         /* Only whitespace may follow the top-level value. */
-        if (jws(&c->in) >= 0) rc = jfail(&c->in, 422, "unexpected data after the trace");
+        if (jws(&c->in) >= 0) rc = jfail(&c->in, XPV_E_BAD_PROFILE, "unexpected data after the trace");
     }
     c->sum.json_bytes = c->in.base + c->in.pos;
     if (!rc && jfailed(&c->in)) rc = -1;
@@ -1275,7 +1275,7 @@ static int src_convert(xpv_instream *s, const xpv_ct_options *opt, xpv_buf *out,
     int rc;
     if (xpv_instream_failed_early(s)) {
         memset(err, 0, sizeof *err);
-        err->status = 500;
+        err->status = XPV_E_INTERNAL;
         xpv_instream_error(s, err->msg, sizeof err->msg);
         rc = -1;
     } else {

@@ -29,7 +29,7 @@ int jfill(jin *j) {
     long n = j->rd(j->ctx, j->b + j->len, j->cap - j->len);
     if (n < 0) {
         j->eof = 1;
-        jfail(j, 500, "read error");
+        jfail(j, XPV_E_INTERNAL, "read error");
         return 0;
     }
     if (n == 0) {
@@ -39,7 +39,7 @@ int jfill(jin *j) {
     j->len += (size_t)n;
     if (j->max && j->base + j->len > j->max) {
         j->eof = 1;
-        jfail(j, 413, "trace JSON larger than the configured cap");
+        jfail(j, XPV_E_TOO_LARGE, "trace JSON larger than the configured cap");
         return 0;
     }
     return 1;
@@ -49,7 +49,7 @@ int jfill(jin *j) {
 
 
 int jexpect(jin *j, int c, const char *msg) {
-    if (jws(j) != c) return jfail(j, 422, msg);
+    if (jws(j) != c) return jfail(j, XPV_E_BAD_PROFILE, msg);
     j->pos++;
     return 0;
 }
@@ -86,7 +86,7 @@ static int hex4(jin *j, uint32_t *out) {
         int d = c >= '0' && c <= '9' ? c - '0'
               : c >= 'a' && c <= 'f' ? c - 'a' + 10
               : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-        if (d < 0) return jfail(j, 422, "bad \\u escape in string");
+        if (d < 0) return jfail(j, XPV_E_BAD_PROFILE, "bad \\u escape in string");
         v = v * 16 + (uint32_t)d;
     }
     *out = v;
@@ -97,11 +97,11 @@ static int hex4(jin *j, uint32_t *out) {
  * to `dst` (NULL: skip).  With `raw` set, the bytes are appended exactly
  * as written, quotes and escapes included (for re-emitting JSON text). */
 int jstring(jin *j, xpv_buf *dst, int raw) {
-    if (jws(j) != '"') return jfail(j, 422, "expected a string");
+    if (jws(j) != '"') return jfail(j, XPV_E_BAD_PROFILE, "expected a string");
     j->pos++;
     if (raw && dst) xpv_buf_putc(dst, '"');
     for (;;) {
-        if (j->pos == j->len && !jfill(j)) return jfail(j, 422, "unterminated string");
+        if (j->pos == j->len && !jfill(j)) return jfail(j, XPV_E_BAD_PROFILE, "unterminated string");
         /* Copy the run up to the next quote or backslash in one go. */
         const unsigned char *s = j->b + j->pos, *e = j->b + j->len, *p = s;
         while (p < e && *p != '"' && *p != '\\') p++;
@@ -114,7 +114,7 @@ int jstring(jin *j, xpv_buf *dst, int raw) {
             return 0;
         }
         int x = jget(j);
-        if (x < 0) return jfail(j, 422, "unterminated string");
+        if (x < 0) return jfail(j, XPV_E_BAD_PROFILE, "unterminated string");
         if (raw) {
             if (dst) {
                 xpv_buf_putc(dst, '\\');
@@ -134,7 +134,7 @@ int jstring(jin *j, xpv_buf *dst, int raw) {
             if (cp >= 0xd800 && cp < 0xdc00 && jpeek(j) == '\\') {
                 j->pos++;
                 uint32_t lo;
-                if (jget(j) != 'u' || hex4(j, &lo)) return jfail(j, 422, "bad surrogate pair");
+                if (jget(j) != 'u' || hex4(j, &lo)) return jfail(j, XPV_E_BAD_PROFILE, "bad surrogate pair");
                 if (lo >= 0xdc00 && lo < 0xe000)
                     cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
                 else
@@ -158,12 +158,12 @@ int jbare(jin *j, char *t, size_t cap) {
         if (c < 0 || c == ',' || c == '}' || c == ']' || c == ':' || c == ' ' ||
             c == '\n' || c == '\r' || c == '\t' || c == '"' || c == '{' || c == '[')
             break;
-        if (n + 1 >= cap) return jfail(j, 422, "token too long");
+        if (n + 1 >= cap) return jfail(j, XPV_E_BAD_PROFILE, "token too long");
         t[n++] = (char)c;
         j->pos++;
     }
     t[n] = 0;
-    if (!n) return jfail(j, 422, "expected a value");
+    if (!n) return jfail(j, XPV_E_BAD_PROFILE, "expected a value");
     return (int)n;
 }
 
@@ -173,18 +173,18 @@ int jskip(jin *j, xpv_buf *cap) {
     char tok[MAX_NUM_TEXT];
     do {
         int c = jws(j);
-        if (c < 0) return jfail(j, 422, "unexpected end of input");
+        if (c < 0) return jfail(j, XPV_E_BAD_PROFILE, "unexpected end of input");
         if (c == '{' || c == '[') {
-            if (++depth > MAX_NEST) return jfail(j, 422, "nesting too deep");
+            if (++depth > MAX_NEST) return jfail(j, XPV_E_BAD_PROFILE, "nesting too deep");
             j->pos++;
             if (cap) xpv_buf_putc(cap, (char)c);
         } else if (c == '}' || c == ']') {
-            if (depth == 0) return jfail(j, 422, "unbalanced bracket");
+            if (depth == 0) return jfail(j, XPV_E_BAD_PROFILE, "unbalanced bracket");
             depth--;
             j->pos++;
             if (cap) xpv_buf_putc(cap, (char)c);
         } else if (c == ',' || c == ':') {
-            if (depth == 0) return jfail(j, 422, "unexpected separator");
+            if (depth == 0) return jfail(j, XPV_E_BAD_PROFILE, "unexpected separator");
             j->pos++;
             if (cap) xpv_buf_putc(cap, (char)c);
         } else if (c == '"') {
@@ -209,6 +209,6 @@ int jnext(jin *j, int close) {
         j->pos++;
         return 0;
     }
-    return jfail(j, 422, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+    return jfail(j, XPV_E_BAD_PROFILE, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
 }
 

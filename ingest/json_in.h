@@ -14,6 +14,7 @@
 
 #include "buf.h"
 #include "chrome_trace.h"
+#include "err.h"
 
 #define MAX_NEST 512              /* nesting accepted inside skipped values */
 #define MAX_NUM_TEXT 80           /* longest number token accepted */

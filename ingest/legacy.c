@@ -698,7 +698,7 @@ static json_t *parse_json(const void *data, size_t len, xpv_err *err) {
     json_error_t je;
     json_t *j = json_loadb(data, len, 0, &je);
     if (!j) {
-        err->status = 422;
+        err->status = XPV_E_BAD_PROFILE;
         snprintf(err->msg, sizeof err->msg, "invalid JSON at byte %d: %s", je.position, je.text);
     }
     return j;

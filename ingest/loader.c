@@ -75,13 +75,13 @@ static int ends_mid_record(const unsigned char *p, size_t len) {
 /* The error of a failed open()/openat() of `display`. */
 static int open_error(xpv_err *err, int e, const char *display) {
     if (e == ELOOP || e == ENOTDIR)
-        return xpv_err_set(err, 403, "%s: refused: a component of its path is a "
+        return xpv_err_set(err, XPV_E_FORBIDDEN, "%s: refused: a component of its path is a "
                            "symlink (or no longer a directory) since the logdir "
                            "was scanned; files are only read inside the logdir",
                            display);
     if (e == ENXIO)   /* a UNIX socket (or a device without its driver) */
-        return xpv_err_set(err, 422, "%s: not a regular file", display);
-    return xpv_err_set(err, e == ENOENT ? 404 : 500, "%s: cannot open: %s", display,
+        return xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: not a regular file", display);
+    return xpv_err_set(err, e == ENOENT ? XPV_E_NOT_FOUND : XPV_E_INTERNAL, "%s: cannot open: %s", display,
                        strerror(e));
 }
 
@@ -98,7 +98,7 @@ int xpv_open_beneath(const char *root, const char *rel, const char *display,
         if (n == 0 || n > NAME_MAX || (n == 1 && p[0] == '.') ||
             (n == 2 && p[0] == '.' && p[1] == '.')) {
             close(dfd);
-            return xpv_err_set(err, 403, "%s: refused: not a plain path below "
+            return xpv_err_set(err, XPV_E_FORBIDDEN, "%s: refused: not a plain path below "
                                "the logdir", display);
         }
         memcpy(comp, p, n);
@@ -128,20 +128,20 @@ int xpv_open_confined(const char *root, const char *path, const char *display,
     if (!root) {
         int fd = open(path, OPEN_FLAGS);
         if (fd < 0 && errno == ENXIO) return open_error(err, errno, display);
-        if (fd < 0) return xpv_err_set(err, errno == ENOENT ? 404 : 500,
+        if (fd < 0) return xpv_err_set(err, errno == ENOENT ? XPV_E_NOT_FOUND : XPV_E_INTERNAL,
                                        "%s: cannot open: %s", display, strerror(errno));
         return fd;
     }
     char *real = realpath(path, NULL);
     if (!real) {
         int e = errno;
-        return xpv_err_set(err, e == ENOENT || e == ENOTDIR ? 404 : 500,
+        return xpv_err_set(err, e == ENOENT || e == ENOTDIR ? XPV_E_NOT_FOUND : XPV_E_INTERNAL,
                            "%s: cannot open: %s", display, strerror(e));
     }
     const char *rel = below(root, real);
     int fd = -1;
     if (!rel || !*rel)
-        xpv_err_set(err, 403, "%s: refused: it now resolves outside the logdir "
+        xpv_err_set(err, XPV_E_FORBIDDEN, "%s: refused: it now resolves outside the logdir "
                     "(replaced by a symlink since the scan?)", display);
     else
         fd = xpv_open_beneath(root, rel, display, err);
@@ -156,7 +156,7 @@ int xpv_open_confined(const char *root, const char *path, const char *display,
         where[wl] = '\0';
         if (!below(root, where)) {
             close(fd);
-            return xpv_err_set(err, 403, "%s: refused: the file opened lies outside "
+            return xpv_err_set(err, XPV_E_FORBIDDEN, "%s: refused: the file opened lies outside "
                                "the logdir", display);
         }
     }
@@ -195,14 +195,14 @@ static unsigned char *load_trace_json(int fd, const struct stat *st0, const char
         st1.st_mtim.tv_nsec != st0->st_mtim.tv_nsec) {
         xpv_buf_free(&xs);
         err->offset = (int64_t)sum.input_bytes;
-        xpv_err_set(err, 422, "%s: incomplete: the file changed while it was read "
+        xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: incomplete: the file changed while it was read "
                     "(still being written?); retry later", display);
         return NULL;
     }
     if (crc != 0) {
         xpv_buf_free(&xs);
         err->offset = (int64_t)ce.offset;
-        xpv_err_set(err, ce.status ? ce.status : 422,
+        xpv_err_set(err, ce.status ? ce.status : XPV_E_BAD_PROFILE,
                     "%s: cannot read trace JSON at byte %llu: %s", display,
                     (unsigned long long)ce.offset, ce.msg);
         return NULL;
@@ -231,15 +231,15 @@ xpv_profile *xpv_load_profile(const char *path, const char *display,
     fd = xpv_open_confined(lim->root, path, display, err);
     if (fd < 0) return NULL;
     if (fstat(fd, &st0) != 0 || !S_ISREG(st0.st_mode)) {
-        xpv_err_set(err, 422, "%s: not a regular file", display);
+        xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: not a regular file", display);
         goto fail;
     }
     if (st0.st_size == 0) {
-        xpv_err_set(err, 422, "%s: empty file", display);
+        xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: empty file", display);
         goto fail;
     }
     if ((uint64_t)st0.st_size > lim->max_file) {
-        xpv_err_set(err, 413, "%s: file is %llu bytes, over the %llu-byte limit "
+        xpv_err_set(err, XPV_E_TOO_LARGE, "%s: file is %llu bytes, over the %llu-byte limit "
                     "(--max_file_size)", display, (unsigned long long)st0.st_size,
                     (unsigned long long)lim->max_file);
         goto fail;
@@ -254,7 +254,7 @@ xpv_profile *xpv_load_profile(const char *path, const char *display,
     len = (size_t)st0.st_size;
     buf = malloc(len);
     if (!buf) {
-        xpv_err_set(err, 413, "%s: cannot allocate %zu bytes", display, len);
+        xpv_err_set(err, XPV_E_TOO_LARGE, "%s: cannot allocate %zu bytes", display, len);
         goto fail;
     }
     size_t got = 0;
@@ -262,7 +262,7 @@ xpv_profile *xpv_load_profile(const char *path, const char *display,
         ssize_t r = pread(fd, buf + got, len - got, (off_t)got);
         if (r < 0) {
             if (errno == EINTR) continue;
-            xpv_err_set(err, 500, "%s: read error at byte %zu: %s", display, got,
+            xpv_err_set(err, XPV_E_INTERNAL, "%s: read error at byte %zu: %s", display, got,
                         strerror(errno));
             goto fail;
         }
@@ -270,14 +270,14 @@ xpv_profile *xpv_load_profile(const char *path, const char *display,
         got += (size_t)r;
     }
     if (fstat(fd, &st1) != 0) {
-        xpv_err_set(err, 500, "%s: fstat failed: %s", display, strerror(errno));
+        xpv_err_set(err, XPV_E_INTERNAL, "%s: fstat failed: %s", display, strerror(errno));
         goto fail;
     }
     if (got < len || st1.st_size != st0.st_size ||
         st1.st_mtim.tv_sec != st0.st_mtim.tv_sec ||
         st1.st_mtim.tv_nsec != st0.st_mtim.tv_nsec) {
         err->offset = (int64_t)got;
-        xpv_err_set(err, 422, "%s: incomplete: the file changed while it was read "
+        xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: incomplete: the file changed while it was read "
                     "(still being written?); retry later", display);
         goto fail;
     }
@@ -304,7 +304,7 @@ xpv_profile *xpv_load_profile(const char *path, const char *display,
         }
         if (ilen == 0) {
             free(inflated);
-            xpv_err_set(err, 422, "%s: empty file (after gunzip)", display);
+            xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: empty file (after gunzip)", display);
             return NULL;
         }
         buf = inflated;
@@ -324,12 +324,12 @@ decode:;
             xpv_err_set(err, de.status, "%s: %s (at byte offset %llu of %zu)", display,
                         de.msg, (unsigned long long)de.offset, len);
         else if (cut)
-            xpv_err_set(err, 422, "%s: incomplete: the file ends in the middle of a "
+            xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: incomplete: the file ends in the middle of a "
                         "record (byte offset %llu of %zu; still being written?); retry "
                         "when the profiler has finished writing it", display,
                         (unsigned long long)de.offset, len);
         else
-            xpv_err_set(err, 422, "%s: cannot decode XSpace at byte offset %llu: %s",
+            xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: cannot decode XSpace at byte offset %llu: %s",
                         display, (unsigned long long)de.offset,
                         de.msg[0] ? de.msg : "malformed data");
         return NULL;

@@ -186,7 +186,7 @@ static xpv_centry *defer_locked(xpv_cache *c, xpv_err *err) {
     pthread_mutex_unlock(&c->mu);
     inline_deferred = 1;
     xpv_err_clear(err);
-    xpv_err_set(err, 503, "deferred to a worker");
+    xpv_err_set(err, XPV_E_BUSY, "deferred to a worker");
     return NULL;
 }
 
@@ -300,7 +300,7 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
             uint64_t b = c->budget;
             pthread_mutex_unlock(&c->mu);
             xpv_err_clear(err);
-            xpv_err_set(err, 413, "%s: loading it needs at least %llu MiB at once, more "
+            xpv_err_set(err, XPV_E_TOO_LARGE, "%s: loading it needs at least %llu MiB at once, more "
                         "than the whole memory budget (%llu MiB; raise --cache_mb)", label,
                         (unsigned long long)(need >> 20), (unsigned long long)(b >> 20));
             return NULL;
@@ -329,7 +329,7 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
             uint64_t b = c->budget, u = c->used;
             pthread_mutex_unlock(&c->mu);
             xpv_err_clear(err);
-            xpv_err_set(err, 503, "%s: busy: %llu MiB of the %llu MiB memory budget are "
+            xpv_err_set(err, XPV_E_BUSY, "%s: busy: %llu MiB of the %llu MiB memory budget are "
                         "held by requests in progress; retry in a moment", label,
                         (unsigned long long)(u >> 20), (unsigned long long)(b >> 20));
             return NULL;
@@ -339,7 +339,7 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
             uint64_t b = c->budget, r = c->reserved;
             pthread_mutex_unlock(&c->mu);
             xpv_err_clear(err);
-            xpv_err_set(err, 503, "%s: busy: %llu MiB of the %llu MiB memory budget are "
+            xpv_err_set(err, XPV_E_BUSY, "%s: busy: %llu MiB of the %llu MiB memory budget are "
                         "reserved by other profiles being loaded; retry in a moment", label,
                         (unsigned long long)(r >> 20), (unsigned long long)(b >> 20));
             return NULL;
@@ -401,7 +401,7 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
     memset(&v, 0, sizeof v);
     xpv_err_clear(&e->err);
     int rc = build(ctx, &v, &e->err);
-    if (rc == 0 && !v.ptr) rc = xpv_err_set(&e->err, 500, "internal error: empty value");
+    if (rc == 0 && !v.ptr) rc = xpv_err_set(&e->err, XPV_E_INTERNAL, "internal error: empty value");
 
     pthread_mutex_lock(&c->mu);
     c->reserved -= e->reserved;   /* the real size is charged below */
@@ -419,7 +419,7 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
     } else {
         if (v.ptr && v.free) v.free(v.ptr);
         e->state = FAILED;
-        if (e->err.status == 0) e->err.status = 500;
+        if (e->err.status == 0) e->err.status = XPV_E_INTERNAL;
         *err = e->err;
         if (e->err.status != 413 && e->err.status != 422) {
             table_remove(c, e);

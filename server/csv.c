@@ -73,7 +73,7 @@ int xpv_datatable_to_csv(const char *json, size_t len, size_t index,
                          xpv_buf *out, xpv_err *err) {
     json_error_t je;
     json_t *root = json_loadb(json, len, 0, &je);
-    if (!root) return xpv_err_set(err, 400, "the tool's output is not JSON");
+    if (!root) return xpv_err_set(err, XPV_E_BAD_REQUEST, "the tool's output is not JSON");
     json_t *t = root;
     if (json_is_array(root)) {
         size_t ntables = 0;
@@ -91,16 +91,16 @@ int xpv_datatable_to_csv(const char *json, size_t len, size_t index,
         }
         if (!t) {
             json_decref(root);
-            return xpv_err_set(err, 400, "no table %zu in the tool's output", index);
+            return xpv_err_set(err, XPV_E_BAD_REQUEST, "no table %zu in the tool's output", index);
         }
     } else if (index != 0) {
         json_decref(root);
-        return xpv_err_set(err, 400, "the tool's output has only one table");
+        return xpv_err_set(err, XPV_E_BAD_REQUEST, "the tool's output has only one table");
     }
     json_t *cols = json_object_get(t, "cols"), *rows = json_object_get(t, "rows");
     if (!json_is_array(cols) || !(json_is_array(rows) || !rows)) {
         json_decref(root);
-        return xpv_err_set(err, 400, "the tool's output is not a DataTable");
+        return xpv_err_set(err, XPV_E_BAD_REQUEST, "the tool's output is not a DataTable");
     }
     size_t i, ncols = json_array_size(cols);
     json_t *c;

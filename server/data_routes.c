@@ -145,13 +145,13 @@ static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
      * lists; the others are 404, not an empty page. */
     if (rc.run->nhosts && rc.run->hosts[0].kind && !is_trace_tool(rc.tool) &&
         !legacy_trace_run_offers(a, &rc, rc.tool->name)) {
-        resp_errorf(r, 404, "run %.200s has no %s (see run_tools for what it offers)",
+        resp_errorf(r, XPV_E_NOT_FOUND, "run %.200s has no %s (see run_tools for what it offers)",
                     rc.run->name, rc.tool->name);
         reqctx_release(&rc);
         return;
     }
     if (csv && !(rc.tool->flags & XPV_TOOL_TABLE)) {   /* before any work */
-        resp_errorf(r, 400, "%s has no tables: data_csv serves table tools only",
+        resp_errorf(r, XPV_E_BAD_REQUEST, "%s has no tables: data_csv serves table tools only",
                     rc.tool->name);
         reqctx_release(&rc);
         return;
@@ -193,7 +193,7 @@ static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
         uint64_t v;
         if (!xpv_parse_u64_strict(t, 100000, &v)) {
             xpv_cache_release(a->cache, e);
-            resp_errorf(r, 400, "bad parameter table=%s", t);
+            resp_errorf(r, XPV_E_BAD_REQUEST, "bad parameter table=%s", t);
             reqctx_release(&rc);
             return;
         }
@@ -252,7 +252,7 @@ static void route_profile_info(xpv_app *a, const xpv_query *q, const char *inm,
     const xpv_host *h = (!hn || !*hn || !strcmp(hn, ALL_HOSTS))
                             ? &rc.run->hosts[0] : xpv_run_find_host(rc.run, hn);
     if (!h) {
-        resp_errorf(r, 404, "unknown host in run %s: %s", rc.run->name, hn);
+        resp_errorf(r, XPV_E_NOT_FOUND, "unknown host in run %s: %s", rc.run->name, hn);
         reqctx_release(&rc);
         return;
     }
@@ -313,7 +313,7 @@ static void route_module_list(xpv_app *a, const xpv_query *q, const char *inm,
     if (resolve_run(a, q, 0, &rc, &err) != 0 || !(rc.tool = find_tool(a, "memory_viewer")) ||
         !rc.run->nhosts || rc.run->hosts[0].kind || resolve_hosts(q, &rc, &err) != 0 ||
         get_tool_input(a, &rc, 0, &in, &err) != 0) {
-        if (!err.status) xpv_err_set(&err, 404, "this run has no HLO modules");
+        if (!err.status) xpv_err_set(&err, XPV_E_NOT_FOUND, "this run has no HLO modules");
         resp_error(r, &err);
         reqctx_release(&rc);
         return;
@@ -379,7 +379,7 @@ void data_route(xpv_app *a, const char *route, const xpv_query *q,
             data_routes[i].fn(a, q, inm, r);
             return;
         }
-    resp_errorf(r, 404, "unknown route: %.200s", route);
+    resp_errorf(r, XPV_E_NOT_FOUND, "unknown route: %.200s", route);
 }
 
 void xpv_app_data_route(xpv_app *a, const char *route, const xpv_query *q,

@@ -29,7 +29,7 @@ static int resolve_side(xpv_app *a, const char *run, const char *host, const cha
     if (host && *host) xpv_query_add(&q, "host", host);
     int ret = resolve_run(a, &q, 1, rc, err);
     if (ret == 0 && !rc->run->nhosts)
-        ret = xpv_err_set(err, 422, "run %s has no profile to compare (older formats "
+        ret = xpv_err_set(err, XPV_E_BAD_PROFILE, "run %s has no profile to compare (older formats "
                           "are not compared)", rc->run->name);
     if (ret == 0) ret = resolve_hosts(&q, rc, err);
     xpv_query_release(&q);
@@ -60,10 +60,10 @@ int xpv_app_diff(xpv_app *base_app, xpv_app *new_app, const xpv_query *q,
     const char *run = xpv_query_get(q, "run"), *base_run = xpv_query_get(q, "base_run");
     const char *host = xpv_query_get(q, "host"), *base_host = xpv_query_get(q, "base_host");
     if (!base_host || !*base_host) base_host = host;
-    if (!run || !*run) return xpv_err_set(err, 400, "missing parameter: run");
-    if (!base_run || !*base_run) return xpv_err_set(err, 400, "missing parameter: base_run");
+    if (!run || !*run) return xpv_err_set(err, XPV_E_BAD_REQUEST, "missing parameter: run");
+    if (!base_run || !*base_run) return xpv_err_set(err, XPV_E_BAD_REQUEST, "missing parameter: base_run");
     const xpv_tool *t = find_tool(new_app, tag);
-    if (!t) return xpv_err_set(err, 404, "unknown tool: %s", tag);
+    if (!t) return xpv_err_set(err, XPV_E_NOT_FOUND, "unknown tool: %s", tag);
     const xpv_compare_kind *k = xpv_compare_find(t->name);
     if (!k) {
         xpv_buf names;
@@ -71,7 +71,7 @@ int xpv_app_diff(xpv_app *base_app, xpv_app *new_app, const xpv_query *q,
         for (const xpv_compare_kind *const *p = xpv_compare_kinds(); *p; p++)
             xpv_buf_printf(&names, "%s%s", p == xpv_compare_kinds() ? "" : ", ", (*p)->tool);
         xpv_buf_putc(&names, '\0');
-        xpv_err_set(err, 400, "%s cannot be compared (tools: %s)", t->name, names.data);
+        xpv_err_set(err, XPV_E_BAD_REQUEST, "%s cannot be compared (tools: %s)", t->name, names.data);
         xpv_buf_free(&names);
         return -1;
     }
@@ -89,7 +89,7 @@ int xpv_app_diff(xpv_app *base_app, xpv_app *new_app, const xpv_query *q,
      * multi-host run would compare different amounts of work. */
     int ball = brc.nhosts > 1, nall = nrc.nhosts > 1;
     if (ball != nall) {
-        xpv_err_set(err, 400, "compare a host with a host or ALL_HOSTS with ALL_HOSTS "
+        xpv_err_set(err, XPV_E_BAD_REQUEST, "compare a host with a host or ALL_HOSTS with ALL_HOSTS "
                     "(base %s: %s, new %s: %s)", brc.run->name, brc.host_label,
                     nrc.run->name, nrc.host_label);
         goto done;
@@ -125,7 +125,7 @@ static void diff(xpv_app *a, const xpv_query *q, xpv_response *r, int csv) {
     if (t && *t) {
         uint64_t v;
         if (!xpv_parse_u64_strict(t, 1000000, &v)) {
-            resp_errorf(r, 400, "bad parameter top=%s", t);
+            resp_errorf(r, XPV_E_BAD_REQUEST, "bad parameter top=%s", t);
             return;
         }
         top = (size_t)v;

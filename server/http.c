@@ -170,7 +170,7 @@ static void busy_response(xpv_response *r) {
         "loaded or converted); retry in a moment\"}";
     xpv_response_release(r);
     memset(r, 0, sizeof *r);
-    r->status = 503;
+    r->status = XPV_E_BUSY;
     r->content_type = "application/json";
     r->body = body;
     r->len = sizeof body - 1;

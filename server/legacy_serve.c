@@ -171,12 +171,12 @@ int xpv_legacy_serve(const xpv_host *f, const xpv_load_limits *lim, xpv_buf *out
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        xpv_err_set(err, 422, "%s: not a regular file", f->rel);
+        xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: not a regular file", f->rel);
         return -1;
     }
     if ((uint64_t)st.st_size > cap) {
         close(fd);
-        xpv_err_set(err, 413, "%s: file is %llu bytes, over the %llu-byte limit", f->rel,
+        xpv_err_set(err, XPV_E_TOO_LARGE, "%s: file is %llu bytes, over the %llu-byte limit", f->rel,
                     (unsigned long long)st.st_size, (unsigned long long)cap);
         return -1;
     }
@@ -191,7 +191,7 @@ int xpv_legacy_serve(const xpv_host *f, const xpv_load_limits *lim, xpv_buf *out
     close(fd);
     if (got != len) {
         free(buf);
-        xpv_err_set(err, 422, "%s: incomplete read (file changed?)", f->rel);
+        xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: incomplete read (file changed?)", f->rel);
         return -1;
     }
     xpv_err te;
@@ -199,6 +199,6 @@ int xpv_legacy_serve(const xpv_host *f, const xpv_load_limits *lim, xpv_buf *out
     int rc = xpv_legacy_render((enum xpv_legacy_kind)f->kind, buf, len,
                                lim ? (size_t)lim->max_inflated : 0, out, &te);
     free(buf);
-    if (rc) xpv_err_set(err, te.status ? te.status : 422, "%s: %s", f->rel, te.msg);
+    if (rc) xpv_err_set(err, te.status ? te.status : XPV_E_BAD_PROFILE, "%s: %s", f->rel, te.msg);
     return rc;
 }

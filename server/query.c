@@ -60,10 +60,10 @@ int xpv_query_parse(xpv_query *q, const char *qs, size_t len, xpv_err *err) {
     char kbuf[XPV_QUERY_MAX_LEN + 1], vbuf[XPV_QUERY_MAX_LEN + 1];
     if (!qs) len = 0;
     if (len > XPV_QUERY_MAX_LEN)
-        return xpv_err_set(err, 400, "query string too long (%zu bytes, max %d)",
+        return xpv_err_set(err, XPV_E_BAD_REQUEST, "query string too long (%zu bytes, max %d)",
                            len, XPV_QUERY_MAX_LEN);
     if (len && memchr(qs, '\0', len))
-        return xpv_err_set(err, 400, "NUL byte in query string");
+        return xpv_err_set(err, XPV_E_BAD_REQUEST, "NUL byte in query string");
     size_t i = 0;
     while (i < len) {
         size_t end = i;
@@ -77,12 +77,12 @@ int xpv_query_parse(xpv_query *q, const char *qs, size_t len, xpv_err *err) {
             long vl = xpv_url_decode(v, vlen, vbuf, sizeof vbuf, 1);
             if (kl < 0 || vl < 0) {
                 xpv_query_release(q);
-                return xpv_err_set(err, 400, "malformed query string (bad %%-escape "
+                return xpv_err_set(err, XPV_E_BAD_REQUEST, "malformed query string (bad %%-escape "
                                    "or NUL byte near offset %zu)", i);
             }
             if (add_pair(q, kbuf, (size_t)kl, vbuf, (size_t)vl) < 0) {
                 xpv_query_release(q);
-                return xpv_err_set(err, 400, "too many query parameters (max %d)",
+                return xpv_err_set(err, XPV_E_BAD_REQUEST, "too many query parameters (max %d)",
                                    XPV_QUERY_MAX_PARAMS);
             }
         }

@@ -86,7 +86,7 @@ void resp_error(xpv_response *r, const xpv_err *e) {
     r->last_modified[0] = '\0';
     r->gz = NULL;
     xpv_buf_puts(&b, "{\"error\":");
-    xpv_buf_json_cstr(&b, e->msg[0] ? e->msg : "error");
+    xpv_buf_json_cstr(&b, e->msg[0] ? e->msg : xpv_err_text(r->status));
     if (e->file[0]) {
         xpv_buf_puts(&b, ",\"file\":");
         xpv_buf_json_cstr(&b, e->file);
@@ -126,7 +126,7 @@ xpv_app *xpv_app_new(const xpv_app_config *cfg, xpv_err *err) {
     xpv_logdir *ld = cfg->session ? xpv_logdir_new_session(cfg->logdir, msg, sizeof msg)
                                   : xpv_logdir_new(cfg->logdir, interval, msg, sizeof msg);
     if (!ld) {
-        xpv_err_set(err, 404, "%s", msg);
+        xpv_err_set(err, XPV_E_NOT_FOUND, "%s", msg);
         return NULL;
     }
     /* The logdir is rescanned on a thread of its own: requests read the
@@ -185,7 +185,7 @@ int xpv_app_set_cache_dir(xpv_app *a, const char *dir, xpv_err *err) {
     xpv_err_clear(err);
     xpv_diskcache *dc = xpv_diskcache_open(dir, xpv_logdir_root(a->ld), a->build_id, msg,
                                            sizeof msg);
-    if (!dc) return xpv_err_set(err, 400, "%s", msg);
+    if (!dc) return xpv_err_set(err, XPV_E_BAD_REQUEST, "%s", msg);
     xpv_diskcache_free(a->dc);
     a->dc = dc;
     return 0;
@@ -224,7 +224,7 @@ static void route_static(const char *path, const char *inm, xpv_response *r) {
     int immutable = 0;
     const xpv_asset *as = xpv_asset_find_versioned(path, &immutable);
     if (!as) {
-        resp_errorf(r, 404, "not found: /%s", path);
+        resp_errorf(r, XPV_E_NOT_FOUND, "not found: /%s", path);
         return;
     }
     r->content_type = as->mime;
@@ -257,22 +257,22 @@ void xpv_app_route_cond(xpv_app *a, const char *method, const char *uri,
         if (r->ims > (int64_t)time(NULL)) r->ims = -1;
     }
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-        resp_errorf(r, 405, "method not allowed: only GET and HEAD");
+        resp_errorf(r, XPV_E_METHOD, "method not allowed: only GET and HEAD");
         r->allow = "GET, HEAD";
         return;
     }
     const char *qm = strchr(uri, '?');
     size_t plen = qm ? (size_t)(qm - uri) : strlen(uri);
     if (plen >= sizeof path) {
-        resp_errorf(r, 414, "request path too long (max %zu bytes)", sizeof path - 1);
+        resp_errorf(r, XPV_E_URI_TOO_LONG, "request path too long (max %zu bytes)", sizeof path - 1);
         return;
     }
     if (qm && strlen(qm + 1) > XPV_QUERY_MAX_LEN) {
-        resp_errorf(r, 414, "query string too long (max %d bytes)", XPV_QUERY_MAX_LEN);
+        resp_errorf(r, XPV_E_URI_TOO_LONG, "query string too long (max %d bytes)", XPV_QUERY_MAX_LEN);
         return;
     }
     if (xpv_url_decode(uri, plen, path, sizeof path, 0) < 0) {
-        resp_errorf(r, 400, "malformed request path");
+        resp_errorf(r, XPV_E_BAD_REQUEST, "malformed request path");
         return;
     }
     const char *rest = path;
@@ -290,13 +290,13 @@ void xpv_app_route_cond(xpv_app *a, const char *method, const char *uri,
             return;
         }
         if (strncmp(path, a->prefix, pl) != 0 || path[pl] != '/') {
-            resp_errorf(r, 404, "not found (this server lives under %s/)", a->prefix);
+            resp_errorf(r, XPV_E_NOT_FOUND, "not found (this server lives under %s/)", a->prefix);
             return;
         }
         rest = path + pl;
     }
     if (rest[0] != '/') {
-        resp_errorf(r, 404, "not found");
+        resp_errorf(r, XPV_E_NOT_FOUND, "not found");
         return;
     }
     if (!strcmp(rest, "/healthz")) {

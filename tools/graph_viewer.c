@@ -155,7 +155,7 @@ static const module *default_module(const xpv_hostset *hs, const xpv_op_stats *o
             }
         }
         if (!best && !err->status)
-            xpv_err_set(err, 404, "no module of this profile has an instruction or "
+            xpv_err_set(err, XPV_E_NOT_FOUND, "no module of this profile has an instruction or "
                         "computation named %.200s", node);
     }
     free(by_time);
@@ -180,13 +180,13 @@ static int choose(const xpv_hostset *hs, const xpv_op_stats *os, const module *m
     memset(c, 0, sizeof *c);
     const char *mn = xpv_param(q, "module_name"), *pid = xpv_param(q, "program_id");
     const char *node = xpv_param(q, "node_name");
-    if (!n) return xpv_err_set(err, 404, "this profile has no HLO modules");
+    if (!n) return xpv_err_set(err, XPV_E_NOT_FOUND, "this profile has no HLO modules");
     if ((mn && *mn) || (pid && *pid)) {
         c->mod = find_module(mods, n, mn, pid);
         /* XProf: an unknown module, but a node name: the module holding it */
         if (!c->mod && node && *node) c->mod = default_module(hs, os, mods, n, node, err);
         if (!c->mod && !err->status)
-            return xpv_err_set(err, 404, "no HLO module named %.200s in this profile (see "
+            return xpv_err_set(err, XPV_E_NOT_FOUND, "no HLO module named %.200s in this profile (see "
                                "type=module_list)", mn && *mn ? mn : pid);
         if (!c->mod) return -1;
     } else {
@@ -201,7 +201,7 @@ static int choose(const xpv_hostset *hs, const xpv_op_stats *os, const module *m
         c->center = xpv_hlo_graph_find(c->g, node);
         if (c->center < 0) c->comp = xpv_hlo_graph_comp(c->g, node);
         if (c->center < 0 && c->comp < 0)
-            return xpv_err_set(err, 404, "module %.200s has no instruction or computation "
+            return xpv_err_set(err, XPV_E_NOT_FOUND, "module %.200s has no instruction or computation "
                                "named %.200s", c->mod->name, node);
         c->chosen_by = "node_name";
         return 0;
@@ -212,7 +212,7 @@ static int choose(const xpv_hostset *hs, const xpv_op_stats *os, const module *m
         c->center = c->g->comp_root[c->g->entry];
         c->chosen_by = "entry_root";
     }
-    if (c->center < 0) return xpv_err_set(err, 404, "module %.200s has no instructions",
+    if (c->center < 0) return xpv_err_set(err, XPV_E_NOT_FOUND, "module %.200s has no instructions",
                                           c->mod->name);
     return 0;
 }
@@ -563,7 +563,7 @@ static int render_graph(const xpv_hostset *hs, const xpv_op_stats *os, const mod
     const char *w = xpv_param(q, "graph_width");
     uint64_t width = DEFAULT_WIDTH;
     if (w && *w && !xpv_parse_u64_strict(w, MAX_WIDTH, &width))
-        return xpv_err_set(err, 400, "graph_width must be an integer from 0 to %d",
+        return xpv_err_set(err, XPV_E_BAD_REQUEST, "graph_width must be an integer from 0 to %d",
                            MAX_WIDTH);
     int merge = parse_flag(xpv_param(q, "merge_fusion"));
     choice c;
@@ -576,7 +576,7 @@ static int render_graph(const xpv_hostset *hs, const xpv_op_stats *os, const mod
     xpv_hlo_hood h;
     int rc = 0;
     if (xpv_hlo_hood_build(c.g, c.center, c.comp, (int)width, expand, nexpand, merge, &h) < 0) {
-        rc = xpv_err_set(err, 404, "nothing to draw in module %.200s", c.mod->name);
+        rc = xpv_err_set(err, XPV_E_NOT_FOUND, "nothing to draw in module %.200s", c.mod->name);
     } else if (dot) {
         write_dot(out, &c, &h);
     } else {
@@ -610,11 +610,11 @@ static void adjacent(xpv_buf *b, const xpv_hlo_graph *g, int32_t i, int users, i
 static int render_adjacent(const xpv_hostset *hs, const xpv_op_stats *os, const module *mods,
                            size_t nmods, const xpv_params *q, xpv_buf *out, xpv_err *err) {
     const char *node = xpv_param(q, "node_name");
-    if (!node || !*node) return xpv_err_set(err, 400, "type=adjacent_nodes needs node_name");
+    if (!node || !*node) return xpv_err_set(err, XPV_E_BAD_REQUEST, "type=adjacent_nodes needs node_name");
     choice c;
     int rc = choose(hs, os, mods, nmods, q, &c, err);
     if (rc == 0 && c.center < 0)
-        rc = xpv_err_set(err, 400, "adjacent_nodes: %.200s is a computation", node);
+        rc = xpv_err_set(err, XPV_E_BAD_REQUEST, "adjacent_nodes: %.200s is a computation", node);
     if (rc == 0) {
         int n = 0;
         xpv_buf_puts(out, "{\"operand_names\":[");
@@ -635,7 +635,7 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     int dot = 0;
     if (format && *format && strcmp(format, "json")) {
         if (strcmp(format, "dot"))
-            return xpv_err_set(err, 400, "format=%.40s needs Graphviz, which xpview does not "
+            return xpv_err_set(err, XPV_E_BAD_REQUEST, "format=%.40s needs Graphviz, which xpview does not "
                                "use: ask for format=json (the default, drawn by this page) "
                                "or format=dot", format);
         dot = 1;
@@ -651,7 +651,7 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     } else if (type && !strcmp(type, "adjacent_nodes")) {
         rc = render_adjacent(hs, os, mods, nmods, q, out, err);
     } else if (type && *type && strcmp(type, "graph")) {
-        rc = xpv_err_set(err, 400, "unknown graph viewer type %.40s: graph, module_list or "
+        rc = xpv_err_set(err, XPV_E_BAD_REQUEST, "unknown graph viewer type %.40s: graph, module_list or "
                          "adjacent_nodes", type);
     } else {
         rc = render_graph(hs, os, mods, nmods, q, dot, out, err);

@@ -712,7 +712,7 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     (void)derived;
     (void)q;
     if (hs->n != 1) {
-        err->status = 400;
+        err->status = XPV_E_BAD_REQUEST;
         snprintf(err->msg, sizeof err->msg,
                  "memory_profile needs exactly one host (got %zu)", hs->n);
         return -1;
@@ -720,7 +720,7 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     const xpv_profile *p = hs->profiles[0];
     const xpv_plane *pl = xpv_find_plane(p, "/host:CPU");
     if (!pl) {
-        err->status = 404;
+        err->status = XPV_E_NOT_FOUND;
         snprintf(err->msg, sizeof err->msg,
                  "no /host:CPU plane in this profile: no memory profile data");
         return -1;

@@ -209,19 +209,19 @@ static const xpv_hlo_program *pick_program(const xpv_op_stats *os, const xpv_par
     if (name && *name) {
         for (size_t i = 0; i < m->n; i++)
             if (!strcmp(m->progs[i].meta_name, name)) return &m->progs[i];
-        xpv_err_set(err, 404, "no HLO module %.200s in this profile (see module_list)", name);
+        xpv_err_set(err, XPV_E_NOT_FOUND, "no HLO module %.200s in this profile (see module_list)", name);
         return NULL;
     }
     if (pid && *pid) {
         for (size_t i = 0; i < m->n; i++)
             if (strstr(m->progs[i].meta_name, pid)) return &m->progs[i];
-        xpv_err_set(err, 404, "no HLO module with program id %.100s in this profile", pid);
+        xpv_err_set(err, XPV_E_NOT_FOUND, "no HLO module with program id %.100s in this profile", pid);
         return NULL;
     }
     const xpv_hlo_program **order = xpv_hlo_programs_by_device_time(m, &os->ops->device);
     const xpv_hlo_program *p = order ? order[0] : NULL;
     free(order);
-    if (!p) xpv_err_set(err, 404, "this profile has no HLO module (no HLO protos)");
+    if (!p) xpv_err_set(err, XPV_E_NOT_FOUND, "this profile has no HLO module (no HLO protos)");
     return p;
 }
 
@@ -233,7 +233,7 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     p = xpv_hlo_decode(os->hlo, hs, p, err);
     if (!p) return -1;
     if (!xpv_hlo_has_buffer_assignment(p->proto))
-        return xpv_err_set(err, 404, "program %s: this program has no buffer assignment",
+        return xpv_err_set(err, XPV_E_NOT_FOUND, "program %s: this program has no buffer assignment",
                            p->meta_name);
     int64_t color = 0;
     const char *ms = xpv_param(q, "memory_space");

@@ -325,7 +325,7 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     if (g && !strcmp(g, "category")) group = BY_CATEGORY;
     else if (g && !strcmp(g, "provenance")) group = BY_PROVENANCE;
     else if (g && g[0] && strcmp(g, "program"))
-        return xpv_err_set(err, 400, "group_by must be program, category or provenance");
+        return xpv_err_set(err, XPV_E_BAD_REQUEST, "group_by must be program, category or provenance");
     static const char *const keys[] = {"byProgram", "byCategory", "byProvenance"};
     xpv_arena a;
     xpv_arena_init(&a, 64 * 1024);

@@ -269,7 +269,7 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     (void)q;
     const xpv_op_stats *os = derived;
     if (!os || !os->ops) {
-        err->status = 500;
+        err->status = XPV_E_INTERNAL;
         snprintf(err->msg, sizeof err->msg, "overview_page: op_stats missing");
         return -1;
     }

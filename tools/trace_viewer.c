@@ -498,7 +498,7 @@ static int parse_u64(const char *s, uint64_t *v) {
 }
 
 static int bad(xpv_err *err, const char *key, const char *val) {
-    err->status = 400;
+    err->status = XPV_E_BAD_REQUEST;
     snprintf(err->msg, sizeof err->msg, "bad parameter %s=%.100s", key, val);
     return -1;
 }
@@ -606,7 +606,7 @@ static int render_details(const xpv_hostset *hs, const xpv_trace_index *ix, cons
     xpv_trace_hit h;
     if (!parse_u64(s_uid, &uid)) return bad(err, "unique_id", s_uid);
     if (!xpv_trace_uid_decode(hs, ix, uid, &h) || ix->rows[h.row].is_counter) {
-        err->status = 404;
+        err->status = XPV_E_NOT_FOUND;
         snprintf(err->msg, sizeof err->msg, "no event with unique_id %.40s", s_uid);
         return -1;
     }
@@ -667,7 +667,7 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
                   xpv_err *err) {
     const xpv_trace_index *ix = derived;
     if (!ix) {
-        err->status = 500;
+        err->status = XPV_E_INTERNAL;
         snprintf(err->msg, sizeof err->msg, "trace index missing");
         return -1;
     }
@@ -696,7 +696,7 @@ static void *stream_open(const xpv_hostset *hs, const void *derived, const xpv_p
                          xpv_err *err) {
     (void)q;
     if (!derived) {
-        err->status = 500;
+        err->status = XPV_E_INTERNAL;
         snprintf(err->msg, sizeof err->msg, "trace index missing");
         return NULL;
     }
