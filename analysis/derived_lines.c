@@ -503,7 +503,8 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, xpv_dl_pl
     return any;
 }
 
-xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p) {
+xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p, const struct xpv_groups *groups) {
+    (void)groups;
     xpv_derived_lines *d = xpv_xcalloc(1, sizeof *d);
     xpv_arena_init(&d->arena, 1 << 14);
     if (!p) return d;

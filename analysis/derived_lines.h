@@ -79,7 +79,9 @@ int xpv_dl_is_derived_id(int64_t id);
 
 /* Derive the lines of every GPU plane of `p` that lacks derived lines.
  * Never fails; returns an empty structure when nothing is derived. */
-xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p);
+struct xpv_groups;
+/* `groups`: the profile's event grouping (group_events.h; may be NULL). */
+xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p, const struct xpv_groups *groups);
 void xpv_derived_lines_free(xpv_derived_lines *d);
 /* The derived lines of plane `plane`, or NULL. */
 const xpv_dl_plane *xpv_derived_lines_plane(const xpv_derived_lines *d, uint32_t plane);

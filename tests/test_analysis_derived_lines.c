@@ -47,7 +47,7 @@ static void test_hlo_merge_and_levels(void **state) {
         tx_ev_str(s, pl, e, "hlo_op", ops[i]);
     }
     xpv_profile *p = tx_decode(s);
-    xpv_derived_lines *d = xpv_derived_lines_build(p);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
     const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
     assert_non_null(dp);
     assert_int_equal(dp->synth.nlines, 2);  /* empty framework lines dropped */
@@ -96,7 +96,7 @@ static void test_group_breaks_merge(void **state) {
         tx_ev_int(s, pl, e, "group_id", i < 2 ? 1 : 2);
     }
     xpv_profile *p = tx_decode(s);
-    xpv_derived_lines *d = xpv_derived_lines_build(p);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
     const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
     assert_non_null(dp);
     assert_int_equal(find_line(dp, "XLA Modules")->nevents, 2);
@@ -121,7 +121,7 @@ static void test_tf_name_scopes(void **state) {
     tx_ev_str(s, pl, kernel(s, pl, ln, "op2", 10000, 2000), "tf_op", "a/b/c/d/f/Sub:Sub");
     tx_ev_str(s, pl, kernel(s, pl, ln, "op3", 20000, 30000), "tf_op", "a/g/Mul:Mul");
     xpv_profile *p = tx_decode(s);
-    xpv_derived_lines *d = xpv_derived_lines_build(p);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
     const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
     assert_non_null(dp);
     const xpv_line *sc = find_line(dp, "Framework Name Scope");
@@ -168,7 +168,7 @@ static void test_no_derivation_when_present(void **state) {
     tx_ev_str(s, tp, e, "hlo_module", "m");
     tx_ev_str(s, tp, e, "hlo_op", "op");
     xpv_profile *p = tx_decode(s);
-    xpv_derived_lines *d = xpv_derived_lines_build(p);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
     assert_int_equal(d->nplanes, 0);
     xpv_derived_lines_free(d);
     xpv_profile_free(p);
@@ -219,7 +219,7 @@ static void check_file(const char *path, size_t *nfiles) {
     xpv_profile *p = tx_decode_file(path);
     size_t want_mod, want_ops;
     dc_count(p, &want_mod, &want_ops);
-    xpv_derived_lines *d = xpv_derived_lines_build(p);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
     size_t got_mod = 0, got_ops = 0;
     for (uint32_t i = 0; i < d->nplanes; i++)
         for (uint32_t l = 0; l < d->planes[i].synth.nlines; l++) {
