@@ -10,6 +10,7 @@
 
 #include "derived_count.h"
 #include "derived_lines.h"
+#include "group_events.h"
 #include "testutil.h"
 #include "tool_xspace.h"
 #include "trace_index.h"
@@ -257,6 +258,127 @@ static void test_real_jax_gpu(void **state) {
     assert_true(n >= 6);
 }
 
+/* ==== TPU (DeriveLinesFromStats) ======================================== */
+
+static const xpv_line *line_by_id(const xpv_dl_plane *d, int64_t id) {
+    for (uint32_t i = 0; i < d->synth.nlines; i++)
+        if (d->synth.lines[i].id == id) return &d->synth.lines[i];
+    return NULL;
+}
+
+/* A TensorCore plane gets Framework Name Scope / Framework Ops / Source
+ * code from its ops' tf_op and source metadata stats, with XProf's line
+ * ids (kThreadIdTfNameScope, TfOp, Source) and names; an op of one
+ * module merges, the same op in the next module (another group) does
+ * not; `_a` events give nothing; the op event shows the JAX op type. */
+static void test_tpu_lines_from_stats(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:TPU:0");
+    int lm = tx_line(s, pl, 1, "XLA Modules", 0);
+    int lo = tx_line(s, pl, 2, "XLA Ops", 0);
+    int la = tx_line(s, pl, 3, "Async XLA Ops", 0);
+    tx_event(s, pl, lm, "jit_f(1)", 0, 100000);
+    tx_event(s, pl, lm, "jit_f(1)", 200000, 100000);
+    tx_meta_str(s, pl, "dot.1", "tf_op", "jit(f)/jit(main)/dot_general:");
+    tx_meta_str(s, pl, "dot.1", "source", "f.py:3");
+    tx_meta_str(s, pl, "copy.2", "tf_op", "jit(f)/jit(main)/copy:");
+    tx_event(s, pl, lo, "dot.1", 1000, 10000);
+    tx_event(s, pl, lo, "dot.1", 12000, 10000);   /* same op, same module: merges */
+    tx_event(s, pl, lo, "dot.1", 201000, 10000);  /* next module: a new event */
+    tx_event_t *a = tx_event(s, pl, la, "copy.2", 30000, 5000);
+    tx_ev_int(s, pl, a, "_a", 1);                /* asynchronous: left out */
+    xpv_profile *p = tx_decode(s);
+    xpv_groups *g = xpv_group_events(p);
+    assert_int_equal(g->ngroups, 2);             /* one per module (TPU grouping) */
+    xpv_derived_lines *d = xpv_derived_lines_build(p, g);
+    const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
+    assert_non_null(dp);
+    assert_int_equal(dp->synth.nlines, 3);
+    const xpv_line *ns = line_by_id(dp, XPV_DL_BASE + 2), *op = line_by_id(dp, XPV_DL_BASE + 3),
+                   *src = line_by_id(dp, XPV_DL_BASE + 7);
+    assert_non_null(ns);
+    assert_non_null(op);
+    assert_non_null(src);
+    assert_true(xpv_str_eq(ns->name, "Framework Name Scope"));
+    assert_true(xpv_str_eq(op->name, "Framework Ops"));
+    assert_true(xpv_str_eq(src->name, "Source code"));
+    assert_int_equal(op->nevents, 2);
+    assert_int_equal(op->events[0].start_ps, 1000);
+    assert_int_equal(op->events[0].dur_ps, 21000);
+    assert_true(xpv_str_eq(ev_name(dp, &op->events[0]), "dot_general"));
+    assert_int_equal(ns->nevents, 4);            /* jit(f), jit(main) per module */
+    assert_true(xpv_str_eq(ev_name(dp, &ns->events[0]), "jit(f)"));
+    assert_int_equal(src->nevents, 2);
+    assert_true(xpv_str_eq(ev_name(dp, &src->events[0]), "f.py:3"));
+    /* the plane's own lines keep their display ids */
+    assert_int_equal(dp->line_display_id[0], 1);
+    xpv_derived_lines_free(d);
+    xpv_groups_free(g);
+    xpv_profile_free(p);
+}
+
+/* Without a group id the TPU merge needs the next event to start within
+ * twice the last event's duration of its end (XProf's ExpandOrAddLevelEvent
+ * on a non-GPU plane); a GPU plane merges whatever the gap. */
+static void test_tpu_gap_rule(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:TPU:0");
+    int lo = tx_line(s, pl, 2, "XLA Ops", 0);
+    tx_meta_str(s, pl, "add.1", "tf_op", "jit(f)/add:");
+    tx_event(s, pl, lo, "add.1", 0, 1000);
+    tx_event(s, pl, lo, "add.1", 2900, 1000);     /* gap 1900 <= 2 * 1000: merges */
+    tx_event(s, pl, lo, "add.1", 9000, 1000);     /* 9000 <= 3900 + 2 * 3900: merges */
+    tx_event(s, pl, lo, "add.1", 31000, 1000);    /* 31000 > 10000 + 2 * 10000: new */
+    xpv_profile *p = tx_decode(s);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
+    const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
+    assert_non_null(dp);
+    const xpv_line *op = line_by_id(dp, XPV_DL_BASE + 3);
+    assert_non_null(op);
+    assert_int_equal(op->nevents, 2);
+    assert_int_equal(op->events[0].start_ps, 0);
+    assert_int_equal(op->events[0].dur_ps, 10000);
+    assert_int_equal(op->events[1].start_ps, 31000);
+    xpv_derived_lines_free(d);
+    xpv_profile_free(p);
+}
+
+/* Real TPU file: Framework Ops / Name Scope / Source code counts equal an
+ * independent count (derived_count.h), on each TensorCore plane. */
+static void test_real_tpu(void **state) {
+    (void)state;
+    TU_SKIP_NO_SHARED();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/testdata/real/openxla-xprof/plugins/profile/tpu_inference_2/"
+             "tpu_inference_2.xplane.pb", tu_shared_dir());
+    xpv_profile *p = tx_decode_file(path);
+    size_t wops, wscopes, wsrc;
+    dc_count_tpu(p, &wops, &wscopes, &wsrc);
+    xpv_groups *g = xpv_group_events(p);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, g);
+    size_t ops = 0, scopes = 0, src = 0;
+    for (uint32_t i = 0; i < d->nplanes; i++) {
+        const xpv_dl_plane *dp = &d->planes[i];
+        assert_true(xpv_str_has_prefix(p->planes[dp->plane].name, "/device:TPU:"));
+        const xpv_line *l;
+        if ((l = line_by_id(dp, XPV_DL_BASE + 2))) scopes += l->nevents;
+        if ((l = line_by_id(dp, XPV_DL_BASE + 3))) ops += l->nevents;
+        if ((l = line_by_id(dp, XPV_DL_BASE + 7))) src += l->nevents;
+    }
+    print_message("TPU: Framework Ops %zu (independent %zu), Name Scope %zu (%zu), Source %zu (%zu)\n",
+                  ops, wops, scopes, wscopes, src, wsrc);
+    assert_int_equal(d->nplanes, 4);
+    assert_true(wops > 0 && wsrc > 0 && wscopes > 0);
+    assert_int_equal(ops, wops);
+    assert_int_equal(scopes, wscopes);
+    assert_int_equal(src, wsrc);
+    xpv_derived_lines_free(d);
+    xpv_groups_free(g);
+    xpv_profile_free(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hlo_merge_and_levels),
@@ -265,6 +387,9 @@ int main(void) {
         cmocka_unit_test(test_no_derivation_when_present),
         cmocka_unit_test(test_trace_rows),
         cmocka_unit_test(test_real_jax_gpu),
+        cmocka_unit_test(test_tpu_lines_from_stats),
+        cmocka_unit_test(test_tpu_gap_rule),
+        cmocka_unit_test(test_real_tpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

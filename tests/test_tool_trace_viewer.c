@@ -680,6 +680,9 @@ static void test_real_profiles(void **state) {
         size_t dmod, dops;
         dc_count(p, &dmod, &dops);
         want_x += dmod + dops; /* derived GPU rows (one XLA Ops level in these files) */
+        size_t tops, tscopes, tsrc;
+        dc_count_tpu(p, &tops, &tscopes, &tsrc);
+        want_x += tops + tscopes + tsrc; /* derived TPU rows */
         const xpv_profile *ps[1] = {p};
         out o;
         xpv_err err;
