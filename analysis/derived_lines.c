@@ -4,6 +4,7 @@
 #include "derived_lines.h"
 #include "group_events.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,11 +321,12 @@ static void ensure_buf(ctx *c, size_t n) {
     c->sbuf = xpv_xrealloc(c->sbuf, c->cap_buf * sizeof *c->sbuf);
 }
 
-static void process_tf_op(ctx *c, xpv_str full, int64_t s, int64_t d, opt64 g, dline *scope,
-                          dline *ops) {
+/* The metadata of a framework op's name scopes (c->mbuf[0..*nscopes)) and
+ * of its op event (returned), created on first sight. */
+static uint32_t resolve_tf_op(ctx *c, xpv_str full, size_t *nscopes) {
     tfop op = parse_tf_op(full);
+    size_t n = 0;
     if (op.cat == CAT_TF || op.cat == CAT_JAX) {
-        size_t n = 0;
         uint32_t b = 0;
         for (uint32_t i = 0; i < op.name.len; i++)
             if (op.name.ptr[i] == '/') {
@@ -333,13 +335,27 @@ static void process_tf_op(ctx *c, xpv_str full, int64_t s, int64_t d, opt64 g, d
                 c->mbuf[n++] = tab_get(&c->tab, part, none);
                 b = i + 1;
             }
-        add_levels(scope, c->mbuf, n, s, d, g, NULL);
     }
+    *nscopes = n;
     char buf[512];
     xpv_str disp = tf_op_event_name(&op, buf, sizeof buf);
-    uint32_t m = tab_get(&c->tab, full, disp);
+    return tab_get(&c->tab, full, disp);
+}
+
+/* ProcessTfOpEvent with the op's metadata resolved: name scopes (TF and
+ * JAX ops only), then the op. */
+static void add_tf_op(const uint32_t *scopes, size_t nscopes, uint32_t m, int64_t s, int64_t d,
+                      opt64 g, dline *scope, dline *ops) {
+    add_levels(scope, scopes, nscopes, s, d, g, NULL);
     opt64 none = {0, 0};
     add_level(ops, m, s, d, g, none, 0);
+}
+
+static void process_tf_op(ctx *c, xpv_str full, int64_t s, int64_t d, opt64 g, dline *scope,
+                          dline *ops) {
+    size_t n;
+    uint32_t m = resolve_tf_op(c, full, &n);
+    add_tf_op(c->mbuf, n, m, s, d, g, scope, ops);
 }
 
 typedef struct ord {
@@ -589,6 +605,14 @@ static void tstat_set(tstats *t, int k, const xpv_stat *st) {
     }
 }
 
+/* Per event metadata: its tf_op's and source's derived metadata. */
+typedef struct tcache {
+    int op_ready, src_ready;
+    uint32_t op, src;
+    uint32_t *scopes;
+    size_t nscopes;
+} tcache;
+
 /* "/device:TPU:<digits>" (XProf's FindMutableTensorCorePlanes). */
 static int is_tensor_core(xpv_str n) {
     static const char pre[] = "/device:TPU:";
@@ -654,6 +678,7 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     xpv_stat_set set;
     xpv_stat_set_init(&set, pl, ids, T_N);
     tstats *mt = xpv_xcalloc(pl->nevent_meta ? pl->nevent_meta : 1, sizeof *mt);
+    tcache *cache = xpv_xcalloc(pl->nevent_meta ? pl->nevent_meta : 1, sizeof *cache);
     for (uint32_t m = 0; m < pl->nevent_meta; m++)
         for (uint32_t k = 0; k < pl->event_meta[m].nstats; k++)
             for (int j = 0; j < T_N; j++)
@@ -698,14 +723,43 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
         int32_t cg = xpv_group_of(gr, pi, t->li, ei);
         if (cg >= 0) ts.g = (opt64){1, cg};
         int64_t du = e->dur_ps > 0 ? e->dur_ps : 0;
-        if (ts.tf_op.len) process_tf_op(c, ts.tf_op, e->start_ps, du, ts.g, scope, ops);
-        if (ts.source.len)
-            add_level(src, tab_get(&c->tab, ts.source, (xpv_str){NULL, 0}), e->start_ps, du, ts.g,
-                      none, 0);
+        /* Metadata-level names resolve once per metadata (XProf caches
+         * them too); an event's own tf_op / source resolves each time. */
+        tcache *tc = &cache[e->meta];
+        if (ts.tf_op.len) {
+            if (ts.tf_op.ptr == mt[e->meta].tf_op.ptr) {
+                if (!tc->op_ready) {
+                    size_t n;
+                    tc->op = resolve_tf_op(c, ts.tf_op, &n);
+                    tc->scopes = n ? xpv_xmalloc(n * sizeof *tc->scopes) : NULL;
+                    if (n) memcpy(tc->scopes, c->mbuf, n * sizeof *tc->scopes);
+                    tc->nscopes = n;
+                    tc->op_ready = 1;
+                }
+                add_tf_op(tc->scopes, tc->nscopes, tc->op, e->start_ps, du, ts.g, scope, ops);
+            } else {
+                process_tf_op(c, ts.tf_op, e->start_ps, du, ts.g, scope, ops);
+            }
+        }
+        if (ts.source.len) {
+            uint32_t sm;
+            if (ts.source.ptr == mt[e->meta].source.ptr) {
+                if (!tc->src_ready) {
+                    tc->src = tab_get(&c->tab, ts.source, (xpv_str){NULL, 0});
+                    tc->src_ready = 1;
+                }
+                sm = tc->src;
+            } else {
+                sm = tab_get(&c->tab, ts.source, (xpv_str){NULL, 0});
+            }
+            add_level(src, sm, e->start_ps, du, ts.g, none, 0);
+        }
     }
     reset(scope, 0);
     free(cur);
     free(mt);
+    for (uint32_t m = 0; m < pl->nevent_meta; m++) free(cache[m].scopes);
+    free(cache);
 
     size_t total = scope->n + ops->n + src->n;
     if (total) {
@@ -752,43 +806,102 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     return total > 0;
 }
 
+/* One of the two workers deriving planes: a run of the profile's planes,
+ * its own scratch (ctx) and arena.  Results are joined in plane order. */
+typedef struct dl_worker {
+    const xpv_profile *p;
+    const xpv_groups *groups;
+    ctx c;
+    xpv_arena *arena;
+    uint32_t from, to;         /* planes [from, to) */
+    xpv_dl_plane *planes;
+    uint32_t nplanes;
+} dl_worker;
+
+static int derivable(const xpv_plane *pl) {
+    return xpv_str_has_prefix(pl->name, "/device:GPU:") || is_tensor_core(pl->name);
+}
+
+static void *dl_worker_run(void *arg) {
+    dl_worker *w = arg;
+    for (uint32_t pi = w->from; pi < w->to; pi++) {
+        const xpv_plane *pl = &w->p->planes[pi];
+        xpv_dl_plane tmp;
+        if (xpv_str_has_prefix(pl->name, "/device:GPU:")) {
+            if (!derive_plane(&w->c, w->arena, pl, w->groups, pi, &tmp)) continue;
+        } else if (is_tensor_core(pl->name)) {
+            if (!derive_tpu_plane(&w->c, w->arena, pl, w->groups, pi, &tmp)) continue;
+        } else {
+            continue;
+        }
+        tmp.plane = pi;
+        w->planes = xpv_xrealloc(w->planes, (w->nplanes + 1) * sizeof *w->planes);
+        w->planes[w->nplanes++] = tmp;
+    }
+    free(w->c.mbuf);
+    free(w->c.sbuf);
+    return NULL;
+}
+
+/* Below this many device events one thread derives every plane. */
+#define DL_PARALLEL_MIN_EVENTS 200000
+
 xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p, const struct xpv_groups *groups) {
     xpv_derived_lines *d = xpv_xcalloc(1, sizeof *d);
     xpv_arena_init(&d->arena, 1 << 14);
+    xpv_arena_init(&d->arena2, 1 << 14);
     if (!p) return d;
-    ctx c;
-    memset(&c, 0, sizeof c);
+    scope_edge *edges = NULL;
+    size_t nedges = 0;
     /* scope_range_id tree: stat id -> parent id (plane stats). */
     const xpv_plane *tree = xpv_find_plane(p, "/host:__ScopeRangeCallStack__");
     if (tree && tree->nstats) {
-        c.edges = xpv_xcalloc(tree->nstats, sizeof *c.edges);
+        edges = xpv_xcalloc(tree->nstats, sizeof *edges);
         for (uint32_t i = 0; i < tree->nstats; i++) {
             const xpv_stat *st = &tree->stats[i];
             int64_t v;
             if (st->meta < 0 || (uint32_t)st->meta >= tree->nstat_meta || !xpv_stat_as_int(st, &v))
                 continue;
-            c.edges[c.nedges++] = (scope_edge){tree->stat_meta[st->meta].id, v};
+            edges[nedges++] = (scope_edge){tree->stat_meta[st->meta].id, v};
         }
-        if (c.nedges) qsort(c.edges, c.nedges, sizeof *c.edges, cmp_edge);
+        if (nedges) qsort(edges, nedges, sizeof *edges, cmp_edge);
     }
-    for (uint32_t pi = 0; pi < p->nplanes; pi++) {
-        const xpv_plane *pl = &p->planes[pi];
-        xpv_dl_plane tmp;
-        if (xpv_str_has_prefix(pl->name, "/device:GPU:")) {
-            if (!derive_plane(&c, &d->arena, pl, groups, pi, &tmp)) continue;
-        } else if (is_tensor_core(pl->name)) {
-            if (!derive_tpu_plane(&c, &d->arena, pl, groups, pi, &tmp)) continue;
-        } else {
-            continue;
-        }
-        tmp.plane = pi;
-        d->planes = xpv_xrealloc(d->planes, (d->nplanes + 1) * sizeof *d->planes);
-        d->planes[d->nplanes++] = tmp;
+    /* Two workers over halves of the device events (XProf derives planes
+     * on a thread pool too); the planes are independent. */
+    uint64_t total = 0, acc = 0;
+    for (uint32_t pi = 0; pi < p->nplanes; pi++)
+        if (derivable(&p->planes[pi])) total += p->planes[pi].nevents;
+    uint32_t split = p->nplanes;
+    if (total >= DL_PARALLEL_MIN_EVENTS)
+        for (split = 0; split < p->nplanes && acc < total / 2; split++)
+            if (derivable(&p->planes[split])) acc += p->planes[split].nevents;
+    dl_worker w[2];
+    memset(w, 0, sizeof w);
+    for (int i = 0; i < 2; i++) {
+        w[i].p = p;
+        w[i].groups = groups;
+        w[i].c.edges = edges;
+        w[i].c.nedges = nedges;
+        w[i].arena = i ? &d->arena2 : &d->arena;
     }
-    free(c.edges);
-    free(c.mbuf);
-    free(c.sbuf);
-    d->bytes = sizeof *d + d->arena.total + d->nplanes * sizeof *d->planes;
+    w[0].from = 0;
+    w[0].to = split;
+    w[1].from = split;
+    w[1].to = p->nplanes;
+    pthread_t th;
+    int threaded = split < p->nplanes && pthread_create(&th, NULL, dl_worker_run, &w[1]) == 0;
+    dl_worker_run(&w[0]);
+    if (threaded) pthread_join(th, NULL);
+    else dl_worker_run(&w[1]);
+    d->nplanes = w[0].nplanes + w[1].nplanes;
+    d->planes = xpv_xmalloc((d->nplanes ? d->nplanes : 1) * sizeof *d->planes);
+    if (w[0].nplanes) memcpy(d->planes, w[0].planes, w[0].nplanes * sizeof *d->planes);
+    if (w[1].nplanes)
+        memcpy(d->planes + w[0].nplanes, w[1].planes, w[1].nplanes * sizeof *d->planes);
+    free(w[0].planes);
+    free(w[1].planes);
+    free(edges);
+    d->bytes = sizeof *d + d->arena.total + d->arena2.total + d->nplanes * sizeof *d->planes;
     return d;
 }
 
@@ -796,6 +909,7 @@ void xpv_derived_lines_free(xpv_derived_lines *d) {
     if (!d) return;
     free(d->planes);
     xpv_arena_free(&d->arena);
+    xpv_arena_free(&d->arena2);
     free(d);
 }
 

@@ -71,7 +71,7 @@ typedef struct xpv_derived_lines {
     xpv_dl_plane *planes;      /* only planes that got derived lines */
     uint32_t nplanes;
     size_t bytes;
-    xpv_arena arena;
+    xpv_arena arena, arena2;   /* names and events (two builder threads) */
 } xpv_derived_lines;
 
 /* 1 when the line id is in XProf's derived range (host or device). */
