@@ -395,13 +395,14 @@ static const char *const line_names[4] = {"Framework Name Scope", "Framework Ops
                                           "XLA Ops"};
 
 /* Derive one plane into `out`; returns 0 when nothing was derived. */
+static void gpu_steps(ctx *c, const xpv_plane *pl, const xpv_groups *gr, uint32_t pi, dline *d);
+
 static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv_groups *gr,
                         uint32_t pi, xpv_dl_plane *out) {
     for (uint32_t li = 0; li < pl->nlines; li++)
         if (xpv_dl_is_derived_id(pl->lines[li].id)) return 0;
     int32_t ids[S_N];
     for (int k = 0; k < S_N; k++) ids[k] = xpv_stat_id(pl, stat_names[k]);
-    if (ids[S_KERNEL] < 0) return 0;
     xpv_stat_set set;
     xpv_stat_set_init(&set, pl, ids, S_N);
 
@@ -410,6 +411,10 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
     xpv_str empty = {NULL, 0};
     c->tab.n = c->tab.cap = 1;
     c->tab.m = xpv_xcalloc(1, sizeof *c->tab.m);
+    /* Steps first (XProf derives them before the annotation lines). */
+    dline steps;
+    memset(&steps, 0, sizeof steps);
+    gpu_steps(c, pl, gr, pi, &steps);
 
     sline *sl = xpv_xcalloc(pl->nlines ? pl->nlines : 1, sizeof *sl);
     for (uint32_t li = 0; li < pl->nlines; li++)
@@ -421,7 +426,7 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
     ord *o = NULL;
     size_t cap_o = 0;
     size_t total = 0;
-    for (uint32_t k = 0; k < pl->nlines; k++) {
+    for (uint32_t k = 0; k < pl->nlines && ids[S_KERNEL] >= 0; k++) {
         const xpv_line *ln = &pl->lines[sl[k].li];
         dline *d = &lines[(size_t)k * XPV_DL_PER_STREAM];
         dline *scope = &d[XPV_DL_NAME_SCOPE], *ops = &d[XPV_DL_TF_OP], *mod = &d[XPV_DL_MODULE],
@@ -530,7 +535,7 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
     }
     free(o);
 
-    int any = total > 0;
+    int any = total + steps.n > 0;
     if (any) {
         memset(out, 0, sizeof *out);
         xpv_plane *sp = &out->synth;
@@ -542,11 +547,27 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
         sp->stat_meta = xpv_arena_calloc(arena, 1, sizeof *sp->stat_meta);
         sp->nstat_meta = 1;
         out->line_display_id = xpv_arena_calloc(arena, pl->nlines ? pl->nlines : 1, sizeof(int64_t));
-        uint32_t nl = 0;
+        uint32_t nl = steps.n ? 1 : 0;
         for (size_t q = 0; q < nall; q++)
             if (lines[q].n) nl++;
         sp->lines = xpv_arena_calloc(arena, nl, sizeof *sp->lines);
         out->src_line = xpv_arena_calloc(arena, nl, sizeof *out->src_line);
+        if (steps.n) {
+            /* kThreadIdStepInfo, "Steps"; no display id: the trace shows
+             * it by its id, above the streams. */
+            xpv_line *ln = &sp->lines[sp->nlines];
+            out->src_line[sp->nlines++] = 0;
+            ln->id = ln->display_id = XPV_DL_BASE;
+            ln->name = ln->display_name = (xpv_str){"Steps", 5};
+            int64_t ts0 = INT64_MAX;
+            for (uint32_t li = 0; li < pl->nlines; li++)
+                if (pl->lines[li].timestamp_ns < ts0) ts0 = pl->lines[li].timestamp_ns;
+            ln->timestamp_ns = ts0 == INT64_MAX ? 0 : ts0;
+            ln->events = xpv_arena_alloc(arena, steps.n * sizeof *ln->events);
+            memcpy(ln->events, steps.ev, steps.n * sizeof *ln->events);
+            ln->nevents = (uint32_t)steps.n;
+            sp->nevents += steps.n;
+        }
         int64_t pos = 0;
         for (uint32_t k = 0; k < pl->nlines; k++) {
             const xpv_line *src = &pl->lines[sl[k].li];
@@ -578,6 +599,8 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
         free(lines[q].ev);
         free(lines[q].last);
     }
+    free(steps.ev);
+    free(steps.last);
     free(lines);
     free(sl);
     free(c->tab.m);
@@ -804,6 +827,55 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     free(c->tab.slot);
     memset(&c->tab, 0, sizeof c->tab);
     return total > 0;
+}
+
+/* The group id of an event: the computed grouping, else the file's
+ * `group_id` stat (-1: none). */
+static int64_t event_group(const xpv_plane *pl, const xpv_groups *gr, uint32_t pi, uint32_t li,
+                           uint32_t ei, int32_t sid) {
+    if (gr && gr->gid) return xpv_group_of(gr, pi, li, ei);
+    xpv_stat st;
+    int64_t v;
+    if (sid >= 0 && xpv_event_stat(pl, &pl->lines[li], &pl->lines[li].events[ei], sid, &st) &&
+        xpv_stat_as_int(&st, &v))
+        return v;
+    return -1;
+}
+
+/* XProf's DeriveStepEventsFromGroups on a GPU plane: every event with a
+ * group id, in the plane's time order, extends the last Steps event of its
+ * group or starts one (metadata named by the group id, shown as the
+ * group's name: XProf's step_name). */
+static void gpu_steps(ctx *c, const xpv_plane *pl, const xpv_groups *gr, uint32_t pi, dline *d) {
+    int32_t sid = xpv_stat_id(pl, "group_id");
+    if (!(gr && gr->gid) && sid < 0) return;
+    tcursor *cur = xpv_xcalloc(pl->nlines ? pl->nlines : 1, sizeof *cur);
+    uint32_t ncur = 0;
+    for (uint32_t li = 0; li < pl->nlines; li++)
+        if (pl->lines[li].nevents)
+            cur[ncur++] = (tcursor){&pl->lines[li], li, 0, time_order(&pl->lines[li])};
+    opt64 none = {0, 0};
+    while (ncur) {
+        uint32_t best = 0;
+        for (uint32_t k = 1; k < ncur; k++)
+            if (tcur_before(&cur[k], &cur[best])) best = k;
+        tcursor *t = &cur[best];
+        uint32_t ei = tcur_ev(t), li = t->li;
+        const xpv_event *e = &t->ln->events[ei];
+        if (++t->pos == t->ln->nevents) {
+            free(t->ord);
+            cur[best] = cur[--ncur];
+        }
+        int64_t g = event_group(pl, gr, pi, li, ei, sid);
+        if (g < 0) continue;
+        char nm[32];
+        int w = snprintf(nm, sizeof nm, "%lld", (long long)g);
+        const char *gname = gr && g < (int64_t)gr->ngroups ? gr->groups[g].name : NULL;
+        xpv_str disp = gname ? (xpv_str){gname, (uint32_t)strlen(gname)} : (xpv_str){NULL, 0};
+        uint32_t m = tab_get(&c->tab, (xpv_str){nm, (uint32_t)w}, disp);
+        add_level(d, m, e->start_ps, e->dur_ps > 0 ? e->dur_ps : 0, (opt64){1, g}, none, 0);
+    }
+    free(cur);
 }
 
 /* One of the two workers deriving planes: a run of the profile's planes,

@@ -17,6 +17,7 @@ static xpv_enrichment *enrichment_build(const xpv_profile *p) {
     xpv_enrichment *e = xpv_xcalloc(1, sizeof *e);
     e->head.free = enrichment_free;
     e->groups = xpv_group_events(p);
+    xpv_groups_fill_gpu(e->groups, p);
     e->derived = xpv_derived_lines_build(p, e->groups);
     e->bytes = sizeof *e + xpv_groups_size(e->groups) + e->derived->bytes;
     return e;

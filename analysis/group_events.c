@@ -1365,6 +1365,69 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
     return g;
 }
 
+/* ==== Ungrouped GPU events (XProf's ProcessUngroupedEvents) ============= */
+
+typedef struct gcur {
+    const xpv_line *ln;
+    uint32_t li, pos;
+    uint32_t *ord;             /* time order of an unsorted line, or NULL */
+} gcur;
+
+static uint32_t gcur_ev(const gcur *c) { return c->ord ? c->ord[c->pos] : c->pos; }
+
+static int gcur_before(const gcur *a, const gcur *b) {
+    const xpv_event *x = &a->ln->events[gcur_ev(a)], *y = &b->ln->events[gcur_ev(b)];
+    if (x->start_ps != y->start_ps) return x->start_ps < y->start_ps;
+    if (x->dur_ps != y->dur_ps) return x->dur_ps > y->dur_ps;
+    return a->li < b->li;
+}
+
+void xpv_groups_fill_gpu(xpv_groups *g, const xpv_profile *p) {
+    if (!g || !g->gid) return;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (!xpv_str_has_prefix(pl->name, "/device:GPU:")) continue;
+        int any = 0;
+        for (uint32_t l = 0; l < pl->nlines && !any; l++) {
+            const int32_t *gl = xpv_groups_line(g, k, l);
+            for (uint32_t i = 0; gl && i < pl->lines[l].nevents; i++)
+                if (gl[i] >= 0) {
+                    any = 1;
+                    break;
+                }
+        }
+        if (!any) continue; /* XProf: no group_id on the plane, nothing to do */
+        gcur *cur = xpv_xcalloc(pl->nlines, sizeof *cur);
+        uint32_t n = 0;
+        ord_rec *tmp = NULL;
+        size_t cap = 0;
+        for (uint32_t l = 0; l < pl->nlines; l++) {
+            if (!pl->lines[l].nevents) continue;
+            line_ref lr = {k, l, 0, NULL, NULL};
+            visit_order(&lr, &pl->lines[l], &tmp, &cap);
+            free(lr.pos);
+            cur[n++] = (gcur){&pl->lines[l], l, 0, lr.ev};
+        }
+        free(tmp);
+        int32_t last = -1;
+        while (n) {
+            uint32_t b = 0;
+            for (uint32_t i = 1; i < n; i++)
+                if (gcur_before(&cur[i], &cur[b])) b = i;
+            gcur *c = &cur[b];
+            int32_t *gl = g->gid + g->line_off[g->plane_line0[k] + c->li];
+            uint32_t ei = gcur_ev(c);
+            if (gl[ei] >= 0) last = gl[ei];
+            else if (last >= 0) gl[ei] = last;
+            if (++c->pos == c->ln->nevents) {
+                free(c->ord);
+                cur[b] = cur[--n];
+            }
+        }
+        free(cur);
+    }
+}
+
 void xpv_groups_free(xpv_groups *g) {
     if (!g) return;
     free(g->plane_line0);

@@ -85,6 +85,11 @@ typedef struct xpv_groups {
 /* Group the profile's events.  Never fails (out of memory aborts). */
 xpv_groups *xpv_group_events(const xpv_profile *p);
 void xpv_groups_free(xpv_groups *g);
+/* XProf's ProcessUngroupedEvents (derived_timeline.cc), run before the
+ * derived lines: on each GPU plane holding computed group ids, an event
+ * without one takes the group of the last grouped event before it in the
+ * plane's time order (start, longer first).  No-op unless computed. */
+void xpv_groups_fill_gpu(xpv_groups *g, const xpv_profile *p);
 /* Bytes held, for cache budgets. */
 size_t xpv_groups_size(const xpv_groups *g);
 

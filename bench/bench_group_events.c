@@ -94,6 +94,7 @@ int main(int argc, char **argv) {
         /* Its two halves apart (wall), for the record. */
         double t2 = bench_now();
         xpv_groups *g = xpv_group_events(p);
+        xpv_groups_fill_gpu(g, p);
         double t3 = bench_now();
         xpv_derived_lines *d = xpv_derived_lines_build(p, g);
         double t4 = bench_now();

@@ -379,6 +379,55 @@ static void test_real_tpu(void **state) {
     xpv_profile_free(p);
 }
 
+/* ==== GPU Steps and ungrouped events ==================================== */
+
+/* Two host steps ("train 1", "train 2", `_r` roots) launching kernels
+ * through correlation_id; a kernel after each launched one has no launch.
+ * XProf's ProcessUngroupedEvents gives it the group of the last grouped
+ * event before it; DeriveStepEventsFromGroups then makes one Steps event
+ * per group covering its kernels (line kThreadIdStepInfo, "Steps", the
+ * event shown as the group's name). */
+static void test_gpu_steps(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int h = tx_plane(s, "/host:CPU");
+    int hl = tx_line(s, h, 1, "python", 0);
+    int d = tx_plane(s, "/device:GPU:0");
+    int st = tx_line(s, d, 7, "Stream #7(Compute)", 0);
+    for (int i = 0; i < 2; i++) {
+        int64_t t0 = 1000000 * i;
+        tx_event_t *e = tx_event(s, h, hl, "train", t0, 500000);
+        tx_ev_int(s, h, e, "_r", 1);
+        tx_ev_int(s, h, e, "step_num", i + 1);
+        e = tx_event(s, h, hl, "launch", t0 + 1000, 1000);
+        tx_ev_int(s, h, e, "correlation_id", 10 + i);
+        e = kernel(s, d, st, "k", t0 + 100000, 50000);
+        tx_ev_int(s, d, e, "correlation_id", 10 + i);
+        kernel(s, d, st, "k2", t0 + 200000, 50000);   /* no launch: ungrouped */
+    }
+    xpv_profile *p = tx_decode(s);
+    xpv_groups *g = xpv_group_events(p);
+    assert_int_equal(g->ngroups, 2);
+    assert_int_equal(xpv_group_of(g, 1, 0, 1), -1);  /* before the fill */
+    xpv_groups_fill_gpu(g, p);
+    assert_int_equal(xpv_group_of(g, 1, 0, 1), 0);
+    assert_int_equal(xpv_group_of(g, 1, 0, 3), 1);
+    xpv_derived_lines *dl = xpv_derived_lines_build(p, g);
+    const xpv_dl_plane *dp = xpv_derived_lines_plane(dl, 1);
+    assert_non_null(dp);
+    const xpv_line *steps = line_by_id(dp, XPV_DL_BASE);
+    assert_non_null(steps);
+    assert_true(xpv_str_eq(steps->name, "Steps"));
+    assert_int_equal(steps->nevents, 2);
+    assert_int_equal(steps->events[0].start_ps, 100000);
+    assert_int_equal(steps->events[0].dur_ps, 150000);  /* both kernels of step 1 */
+    assert_true(xpv_str_eq(ev_name(dp, &steps->events[0]), "train 1"));
+    assert_true(xpv_str_eq(ev_name(dp, &steps->events[1]), "train 2"));
+    xpv_derived_lines_free(dl);
+    xpv_groups_free(g);
+    xpv_profile_free(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hlo_merge_and_levels),
@@ -390,6 +439,7 @@ int main(void) {
         cmocka_unit_test(test_tpu_lines_from_stats),
         cmocka_unit_test(test_tpu_gap_rule),
         cmocka_unit_test(test_real_tpu),
+        cmocka_unit_test(test_gpu_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
