@@ -730,20 +730,21 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
         for (uint32_t k = 1; k < ncur; k++)
             if (tcur_before(&cur[k], &cur[best])) best = k;
         tcursor *t = &cur[best];
-        uint32_t ei = tcur_ev(t);
-        const xpv_event *e = &t->ln->events[ei];
-        if (++t->pos == t->ln->nevents) {
+        uint32_t ei = tcur_ev(t), li = t->li;
+        const xpv_line *eln = t->ln;
+        const xpv_event *e = &eln->events[ei];
+        if (++t->pos == eln->nevents) { /* (t is another cursor after this) */
             free(t->ord);
             cur[best] = cur[--ncur]; /* (ties go by line index, not array order) */
         }
         tstats ts = mt[e->meta];
         if (e->wire != XPV_NO_STATS) {
             xpv_stat st[T_N];
-            uint32_t got = xpv_event_stats_in(pl, t->ln, e, &set, st, NULL);
+            uint32_t got = xpv_event_stats_in(pl, eln, e, &set, st, NULL);
             for (; got; got &= got - 1) tstat_set(&ts, __builtin_ctz(got), &st[__builtin_ctz(got)]);
         }
         if (ts.a.has && ts.a.v) continue; /* asynchronous events are left out */
-        int32_t cg = xpv_group_of(gr, pi, t->li, ei);
+        int32_t cg = xpv_group_of(gr, pi, li, ei);
         if (cg >= 0) ts.g = (opt64){1, cg};
         int64_t du = e->dur_ps > 0 ? e->dur_ps : 0;
         /* Metadata-level names resolve once per metadata (XProf caches

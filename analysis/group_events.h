@@ -44,7 +44,10 @@
  *
  * Storage: one int32 per event (flat over planes and lines), the groups,
  * and an arena for the names.  Temporary memory while building: about 13
- * bytes per event.
+ * bytes per event.  The per-event scan runs on two threads over halves of
+ * the lines (outputs joined in line order); producer/consumer keys are
+ * matched by hash and only the linkable ones sorted.  Neither changes the
+ * result.  Run once per profile by the enrichment pass (enrich.h).
  */
 #ifndef XPV_GROUP_EVENTS_H
 #define XPV_GROUP_EVENTS_H
