@@ -220,6 +220,22 @@ static int space_has_loop_ops(const xpv_profile *p) {
     return 0;
 }
 
+/* Whether a group root can exist: a plane defines the `_r` stat, holds a
+ * TraceContext or ExecutorState::Process event metadata (legacy and TF
+ * loop roots), or is a TensorCore plane with a grouping line. */
+static int space_may_have_roots(const xpv_profile *p) {
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (xpv_stat_id(pl, "_r") >= 0) return 1;
+        if (is_tensor_core_plane(pl) && tpu_grouping_line(pl) >= 0) return 1;
+        for (uint32_t i = 0; i < pl->nevent_meta; i++) {
+            xpv_str nm = pl->event_meta[i].name;
+            if (xpv_str_eq(nm, "TraceContext") || xpv_str_eq(nm, "ExecutorState::Process")) return 1;
+        }
+    }
+    return 0;
+}
+
 /* The line holding node `x` (binary search over line bases). */
 static const line_ref *line_of(const builder *b, uint32_t x) {
     uint32_t lo = 0, hi = b->nlines;
@@ -1121,6 +1137,7 @@ static xpv_groups *groups_new(const xpv_profile *p, int source) {
     xpv_groups *g = xpv_xcalloc(1, sizeof *g);
     g->source = source;
     g->nplanes = p->nplanes;
+    g->nevents = p->nevents;
     xpv_arena_init(&g->arena, 4096);
     return g;
 }
@@ -1129,6 +1146,9 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
     for (uint32_t k = 0; k < p->nplanes; k++)
         if (xpv_stat_id(&p->planes[k], "group_id") >= 0) return groups_new(p, XPV_GROUPS_FILE);
     if (space_has_loop_ops(p)) return groups_new(p, XPV_GROUPS_LOOP_OPS);
+    /* No root can exist (no `_r` stat, no TraceContext or executor event,
+     * no TPU grouping line): no group, no per-event ids to compute. */
+    if (!space_may_have_roots(p)) return groups_new(p, XPV_GROUPS_NONE);
     xpv_groups *g = groups_new(p, XPV_GROUPS_NONE);
 
     builder B;

@@ -35,7 +35,13 @@ static uint64_t checksum(const xpv_enrichment *e) {
     const xpv_groups *g = e->groups;
     h = fnv(h, &g->source, sizeof g->source);
     h = fnv(h, &g->ngroups, sizeof g->ngroups);
-    if (g->gid) h = fnv(h, g->gid, g->nevents * sizeof *g->gid);
+    /* (no ids computed reads as -1 for every event, as xpv_group_of does) */
+    if (g->gid) {
+        h = fnv(h, g->gid, g->nevents * sizeof *g->gid);
+    } else if (g->source != XPV_GROUPS_FILE && g->source != XPV_GROUPS_LOOP_OPS) {
+        const int32_t none = -1;
+        for (uint64_t i = 0; i < g->nevents; i++) h = fnv(h, &none, sizeof none);
+    }
     for (uint32_t i = 0; i < g->ngroups; i++) {
         const xpv_group_info *gi = &g->groups[i];
         if (gi->name) h = fnv(h, gi->name, strlen(gi->name) + 1);
