@@ -2,7 +2,9 @@
  * derived_lines.c - XProf's derived GPU timeline lines (see derived_lines.h).
  */
 #include "derived_lines.h"
+#include "group_events.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +86,9 @@ typedef struct dline {
     size_t nlast;
     struct dline *dep[2];
     int ndep;
+    int not_gpu;               /* TPU plane: ungrouped events merge only
+                                * across a gap under twice the last one's
+                                * duration */
 } dline;
 
 typedef struct opt64 {
@@ -132,9 +137,10 @@ static void add_level(dline *d, uint32_t meta, int64_t start, int64_t dur, opt64
     lvl *L = &d->last[level];
     if (L->has) {
         xpv_event *e = &d->ev[L->ev];
-        /* GPU plane: no gap condition. */
+        /* GPU plane or grouped: no gap condition. */
         if (e->meta == meta && L->has_g == g.has && (!g.has || L->g == g.v) &&
-            (!sr.has || !L->has_s || L->s == sr.v)) {
+            (!sr.has || !L->has_s || L->s == sr.v) &&
+            (!d->not_gpu || g.has || e->start_ps + 3 * e->dur_ps >= start)) {
             int64_t end = e->start_ps + e->dur_ps, nend = start + dur;
             if (start < e->start_ps) e->start_ps = start;
             if (nend > end) end = nend;
@@ -186,43 +192,101 @@ static int is_tf_name(const char *p, size_t n) {
     }
     return 1;
 }
+/* [a-z_][a-z0-9_]*(\[.*\])? */
 static int is_jax_type(const char *p, size_t n) {
     if (!n || !(p[0] == '_' || (p[0] >= 'a' && p[0] <= 'z'))) return 0;
     for (size_t i = 1; i < n; i++) {
         char c = p[i];
+        if (c == '[') return p[n - 1] == ']';
         if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))) return 0;
     }
     return 1;
 }
+
+enum { CAT_DATA = 3, CAT_MEMCPY = 4 };
 
 typedef struct tfop {
     int cat;
     xpv_str name, type;
 } tfop;
 
+static int prefix_nocase(xpv_str s, const char *pre) {
+    size_t n = strlen(pre);
+    if (s.len < n) return 0;
+    for (size_t i = 0; i < n; i++) {
+        char a = s.ptr[i], b = pre[i];
+        if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
+        if (b >= 'A' && b <= 'Z') b = (char)(b - 'A' + 'a');
+        if (a != b) return 0;
+    }
+    return 1;
+}
+
+/* An op type from an op name (DeriveOpType): the last `/` part less a
+ * numeric `_<n>` suffix. */
+static xpv_str derive_op_type(xpv_str name) {
+    uint32_t b = 0;
+    for (uint32_t i = 0; i < name.len; i++)
+        if (name.ptr[i] == '/') b = i + 1;
+    xpv_str op = {name.ptr + b, name.len - b};
+    uint32_t u = op.len;
+    while (u > 0 && op.ptr[u - 1] != '_') u--;
+    if (u == 0) return op;
+    const char *d = op.ptr + u;
+    uint32_t nd = op.len - u, k = 0;
+    if (nd && (d[0] == '-' || d[0] == '+')) k = 1;
+    if (k == nd) return op;
+    for (uint32_t i = k; i < nd; i++)
+        if (d[i] < '0' || d[i] > '9') return op;
+    return (xpv_str){op.ptr, u - 1};
+}
+
+/* XLA's ParseTfOpFullname (xla/tsl/profiler/utils/tf_op_utils.cc). */
 static tfop parse_tf_op(xpv_str full) {
     tfop r = {CAT_UNKNOWN, full, {NULL, 0}};
+    if (!full.len) return r;
     const char *colon = memchr(full.ptr, ':', full.len);
-    if (colon) {
-        size_t nl = (size_t)(colon - full.ptr);
-        xpv_str name = {full.ptr, (uint32_t)nl}, type = {colon + 1, (uint32_t)(full.len - nl - 1)};
-        if (is_tf_type(type.ptr, type.len) && is_tf_name(name.ptr, name.len))
-            r = (tfop){CAT_TF, name, type};
-        else if (is_jax_type(type.ptr, type.len) && name.len)
-            r = (tfop){CAT_JAX, name, type};
+    if (!colon) {
+        static const char *const mc[] = {"MEMCPYHToD", "MEMCPYDToH", "MEMCPYDToD", "MEMCPYHToH"};
+        static const char *const mt[] = {"MemcpyHToD", "MemcpyDToH", "MemcpyDToD", "MemcpyHToH"};
+        for (int i = 0; i < 4; i++)
+            if (prefix_nocase(full, mc[i]))
+                return (tfop){CAT_MEMCPY, full, {mt[i], (uint32_t)strlen(mt[i])}};
         return r;
     }
-    const char *slash = NULL;
-    for (uint32_t i = full.len; i > 0; i--)
-        if (full.ptr[i - 1] == '/') {
-            slash = full.ptr + i - 1;
-            break;
-        }
-    if (slash) {
-        xpv_str type = {slash + 1, (uint32_t)(full.ptr + full.len - slash - 1)};
-        if (is_jax_type(type.ptr, type.len)) r = (tfop){CAT_JAX, full, type};
+    uint32_t nl = (uint32_t)(colon - full.ptr);
+    xpv_str name = {full.ptr, nl}, type = {colon + 1, full.len - nl - 1};
+    if (nl == 8 && !memcmp(name.ptr, "Iterator", 8)) return (tfop){CAT_DATA, full, {"Dataset", 7}};
+    if (is_tf_name(name.ptr, name.len) && is_tf_type(type.ptr, type.len))
+        return (tfop){CAT_TF, name, type};
+    xpv_str t = type.len ? type : derive_op_type(name);
+    if (is_jax_type(t.ptr, t.len)) {
+        const char *br = memchr(t.ptr, '[', t.len);
+        if (br) t.len = (uint32_t)(br - t.ptr);
+        return (tfop){CAT_JAX, name, t};
     }
+    if (!type.len) return (tfop){CAT_TF, name, t};
     return r;
+}
+
+/* TfOpEventName: what the op's event shows. */
+static xpv_str tf_op_event_name(const tfop *op, char *buf, size_t cap) {
+    if (op->cat == CAT_UNKNOWN) {
+        xpv_str n = op->name;
+        while (n.len && (n.ptr[n.len - 1] == ' ' || n.ptr[n.len - 1] == '\t' ||
+                         n.ptr[n.len - 1] == '\n' || n.ptr[n.len - 1] == '\r' ||
+                         n.ptr[n.len - 1] == '\f' || n.ptr[n.len - 1] == '\v'))
+            n.len--;
+        return n;
+    }
+    if (op->cat == CAT_DATA) {
+        uint32_t b = 0;
+        for (uint32_t i = 0; i + 1 < op->name.len; i++)
+            if (op->name.ptr[i] == ':' && op->name.ptr[i + 1] == ':') b = i + 2;
+        int w = snprintf(buf, cap, "Iterator::%.*s", (int)(op->name.len - b), op->name.ptr + b);
+        return (xpv_str){buf, (uint32_t)(w < 0 ? 0 : (size_t)w >= cap ? cap - 1 : (size_t)w)};
+    }
+    return op->type;
 }
 
 /* ==== Per plane ========================================================= */
@@ -257,11 +321,12 @@ static void ensure_buf(ctx *c, size_t n) {
     c->sbuf = xpv_xrealloc(c->sbuf, c->cap_buf * sizeof *c->sbuf);
 }
 
-static void process_tf_op(ctx *c, xpv_str full, int64_t s, int64_t d, opt64 g, dline *scope,
-                          dline *ops) {
+/* The metadata of a framework op's name scopes (c->mbuf[0..*nscopes)) and
+ * of its op event (returned), created on first sight. */
+static uint32_t resolve_tf_op(ctx *c, xpv_str full, size_t *nscopes) {
     tfop op = parse_tf_op(full);
+    size_t n = 0;
     if (op.cat == CAT_TF || op.cat == CAT_JAX) {
-        size_t n = 0;
         uint32_t b = 0;
         for (uint32_t i = 0; i < op.name.len; i++)
             if (op.name.ptr[i] == '/') {
@@ -270,12 +335,27 @@ static void process_tf_op(ctx *c, xpv_str full, int64_t s, int64_t d, opt64 g, d
                 c->mbuf[n++] = tab_get(&c->tab, part, none);
                 b = i + 1;
             }
-        add_levels(scope, c->mbuf, n, s, d, g, NULL);
     }
-    xpv_str disp = op.cat == CAT_UNKNOWN ? op.name : op.type;
-    uint32_t m = tab_get(&c->tab, full, disp);
+    *nscopes = n;
+    char buf[512];
+    xpv_str disp = tf_op_event_name(&op, buf, sizeof buf);
+    return tab_get(&c->tab, full, disp);
+}
+
+/* ProcessTfOpEvent with the op's metadata resolved: name scopes (TF and
+ * JAX ops only), then the op. */
+static void add_tf_op(const uint32_t *scopes, size_t nscopes, uint32_t m, int64_t s, int64_t d,
+                      opt64 g, dline *scope, dline *ops) {
+    add_levels(scope, scopes, nscopes, s, d, g, NULL);
     opt64 none = {0, 0};
     add_level(ops, m, s, d, g, none, 0);
+}
+
+static void process_tf_op(ctx *c, xpv_str full, int64_t s, int64_t d, opt64 g, dline *scope,
+                          dline *ops) {
+    size_t n;
+    uint32_t m = resolve_tf_op(c, full, &n);
+    add_tf_op(c->mbuf, n, m, s, d, g, scope, ops);
 }
 
 typedef struct ord {
@@ -315,12 +395,14 @@ static const char *const line_names[4] = {"Framework Name Scope", "Framework Ops
                                           "XLA Ops"};
 
 /* Derive one plane into `out`; returns 0 when nothing was derived. */
-static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, xpv_dl_plane *out) {
+static void gpu_steps(ctx *c, const xpv_plane *pl, const xpv_groups *gr, uint32_t pi, dline *d);
+
+static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv_groups *gr,
+                        uint32_t pi, xpv_dl_plane *out) {
     for (uint32_t li = 0; li < pl->nlines; li++)
         if (xpv_dl_is_derived_id(pl->lines[li].id)) return 0;
     int32_t ids[S_N];
     for (int k = 0; k < S_N; k++) ids[k] = xpv_stat_id(pl, stat_names[k]);
-    if (ids[S_KERNEL] < 0) return 0;
     xpv_stat_set set;
     xpv_stat_set_init(&set, pl, ids, S_N);
 
@@ -329,6 +411,10 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, xpv_dl_pl
     xpv_str empty = {NULL, 0};
     c->tab.n = c->tab.cap = 1;
     c->tab.m = xpv_xcalloc(1, sizeof *c->tab.m);
+    /* Steps first (XProf derives them before the annotation lines). */
+    dline steps;
+    memset(&steps, 0, sizeof steps);
+    gpu_steps(c, pl, gr, pi, &steps);
 
     sline *sl = xpv_xcalloc(pl->nlines ? pl->nlines : 1, sizeof *sl);
     for (uint32_t li = 0; li < pl->nlines; li++)
@@ -340,7 +426,7 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, xpv_dl_pl
     ord *o = NULL;
     size_t cap_o = 0;
     size_t total = 0;
-    for (uint32_t k = 0; k < pl->nlines; k++) {
+    for (uint32_t k = 0; k < pl->nlines && ids[S_KERNEL] >= 0; k++) {
         const xpv_line *ln = &pl->lines[sl[k].li];
         dline *d = &lines[(size_t)k * XPV_DL_PER_STREAM];
         dline *scope = &d[XPV_DL_NAME_SCOPE], *ops = &d[XPV_DL_TF_OP], *mod = &d[XPV_DL_MODULE],
@@ -367,6 +453,8 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, xpv_dl_pl
             if ((mask & (1u << S_TF_OP)) && st[S_TF_OP].kind == XPV_STAT_STR) tf_op = st[S_TF_OP].v.s;
             if ((mask & (1u << S_PROGRAM)) && xpv_stat_as_int(&st[S_PROGRAM], &prog.v)) prog.has = 1;
             if ((mask & (1u << S_GROUP)) && xpv_stat_as_int(&st[S_GROUP], &g.v)) g.has = 1;
+            int32_t cg = xpv_group_of(gr, pi, sl[k].li, o[j].i); /* computed grouping */
+            if (cg >= 0) g = (opt64){1, cg};
             if ((mask & (1u << S_SCOPE)) && xpv_stat_as_int(&st[S_SCOPE], &sr.v)) sr.has = 1;
             int64_t s = e->start_ps, du = e->dur_ps > 0 ? e->dur_ps : 0;
             /* scope range chain: [own, parent, ..., root] */
@@ -447,7 +535,7 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, xpv_dl_pl
     }
     free(o);
 
-    int any = total > 0;
+    int any = total + steps.n > 0;
     if (any) {
         memset(out, 0, sizeof *out);
         xpv_plane *sp = &out->synth;
@@ -459,11 +547,27 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, xpv_dl_pl
         sp->stat_meta = xpv_arena_calloc(arena, 1, sizeof *sp->stat_meta);
         sp->nstat_meta = 1;
         out->line_display_id = xpv_arena_calloc(arena, pl->nlines ? pl->nlines : 1, sizeof(int64_t));
-        uint32_t nl = 0;
+        uint32_t nl = steps.n ? 1 : 0;
         for (size_t q = 0; q < nall; q++)
             if (lines[q].n) nl++;
         sp->lines = xpv_arena_calloc(arena, nl, sizeof *sp->lines);
         out->src_line = xpv_arena_calloc(arena, nl, sizeof *out->src_line);
+        if (steps.n) {
+            /* kThreadIdStepInfo, "Steps"; no display id: the trace shows
+             * it by its id, above the streams. */
+            xpv_line *ln = &sp->lines[sp->nlines];
+            out->src_line[sp->nlines++] = 0;
+            ln->id = ln->display_id = XPV_DL_BASE;
+            ln->name = ln->display_name = (xpv_str){"Steps", 5};
+            int64_t ts0 = INT64_MAX;
+            for (uint32_t li = 0; li < pl->nlines; li++)
+                if (pl->lines[li].timestamp_ns < ts0) ts0 = pl->lines[li].timestamp_ns;
+            ln->timestamp_ns = ts0 == INT64_MAX ? 0 : ts0;
+            ln->events = xpv_arena_alloc(arena, steps.n * sizeof *ln->events);
+            memcpy(ln->events, steps.ev, steps.n * sizeof *ln->events);
+            ln->nevents = (uint32_t)steps.n;
+            sp->nevents += steps.n;
+        }
         int64_t pos = 0;
         for (uint32_t k = 0; k < pl->nlines; k++) {
             const xpv_line *src = &pl->lines[sl[k].li];
@@ -495,6 +599,8 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, xpv_dl_pl
         free(lines[q].ev);
         free(lines[q].last);
     }
+    free(steps.ev);
+    free(steps.last);
     free(lines);
     free(sl);
     free(c->tab.m);
@@ -503,38 +609,372 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, xpv_dl_pl
     return any;
 }
 
-xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p) {
+/* ==== TPU TensorCore planes (DeriveLinesFromStats) ====================== */
+
+enum { T_TF_OP, T_SOURCE, T_GROUP, T_ASYNC, T_N };
+
+typedef struct tstats {
+    xpv_str tf_op, source;
+    opt64 g, a;
+} tstats;
+
+static void tstat_set(tstats *t, int k, const xpv_stat *st) {
+    int64_t v;
+    switch (k) {
+    case T_TF_OP: t->tf_op = st->kind == XPV_STAT_STR ? st->v.s : (xpv_str){NULL, 0}; break;
+    case T_SOURCE: t->source = st->kind == XPV_STAT_STR ? st->v.s : (xpv_str){NULL, 0}; break;
+    case T_GROUP: t->g = xpv_stat_as_int(st, &v) ? (opt64){1, v} : (opt64){0, 0}; break;
+    default: t->a = xpv_stat_as_int(st, &v) ? (opt64){1, v} : (opt64){0, 0}; break;
+    }
+}
+
+/* Per event metadata: its tf_op's and source's derived metadata. */
+typedef struct tcache {
+    int op_ready, src_ready;
+    uint32_t op, src;
+    uint32_t *scopes;
+    size_t nscopes;
+} tcache;
+
+/* "/device:TPU:<digits>" (XProf's FindMutableTensorCorePlanes). */
+static int is_tensor_core(xpv_str n) {
+    static const char pre[] = "/device:TPU:";
+    uint32_t k = sizeof pre - 1;
+    if (!xpv_str_has_prefix(n, pre) || n.len == k) return 0;
+    for (uint32_t i = k; i < n.len; i++)
+        if (n.ptr[i] < '0' || n.ptr[i] > '9') return 0;
+    return 1;
+}
+
+/* The next event of the plane in (start, longer first, line, index) order:
+ * a merge of the lines, each in its own time order. */
+typedef struct tcursor {
+    const xpv_line *ln;
+    uint32_t li, pos;
+    uint32_t *ord;             /* time order of an unsorted line, or NULL */
+} tcursor;
+
+static uint32_t tcur_ev(const tcursor *t) { return t->ord ? t->ord[t->pos] : t->pos; }
+
+static int tcur_before(const tcursor *a, const tcursor *b) {
+    const xpv_event *x = &a->ln->events[tcur_ev(a)], *y = &b->ln->events[tcur_ev(b)];
+    if (x->start_ps != y->start_ps) return x->start_ps < y->start_ps;
+    if (x->dur_ps != y->dur_ps) return x->dur_ps > y->dur_ps;
+    return a->li < b->li;
+}
+
+static uint32_t *time_order(const xpv_line *ln) {
+    int sorted = 1;
+    for (uint32_t i = 1; i < ln->nevents && sorted; i++) {
+        const xpv_event *x = &ln->events[i - 1], *y = &ln->events[i];
+        if (y->start_ps < x->start_ps || (y->start_ps == x->start_ps && y->dur_ps > x->dur_ps))
+            sorted = 0;
+    }
+    if (sorted) return NULL;
+    ord *o = xpv_xmalloc(ln->nevents * sizeof *o);
+    for (uint32_t i = 0; i < ln->nevents; i++)
+        o[i] = (ord){ln->events[i].start_ps, -ln->events[i].dur_ps, i};
+    qsort(o, ln->nevents, sizeof *o, cmp_ord);
+    uint32_t *r = xpv_xmalloc(ln->nevents * sizeof *r);
+    for (uint32_t i = 0; i < ln->nevents; i++) r[i] = o[i].i;
+    free(o);
+    return r;
+}
+
+static const char *const tpu_line_names[3] = {"Framework Name Scope", "Framework Ops",
+                                              "Source code"};
+static const int tpu_line_ids[3] = {2, 3, 7}; /* kThreadIdTfNameScope, TfOp, Source */
+
+/* Framework Name Scope, Framework Ops and Source code of one TensorCore
+ * plane from the `tf_op` and `source` stats of its events (event stats
+ * over their metadata's); `_a` events are left out; group ids from the
+ * events' `group_id` or the computed grouping.  Returns 0 when nothing
+ * was derived. */
+static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv_groups *gr,
+                            uint32_t pi, xpv_dl_plane *out) {
+    for (uint32_t li = 0; li < pl->nlines; li++)
+        if (xpv_dl_is_derived_id(pl->lines[li].id)) return 0;
+    static const char *const names[T_N] = {"tf_op", "source", "group_id", "_a"};
+    int32_t ids[T_N];
+    for (int k = 0; k < T_N; k++) ids[k] = xpv_stat_id(pl, names[k]);
+    if (ids[T_TF_OP] < 0 && ids[T_SOURCE] < 0) return 0;
+    xpv_stat_set set;
+    xpv_stat_set_init(&set, pl, ids, T_N);
+    tstats *mt = xpv_xcalloc(pl->nevent_meta ? pl->nevent_meta : 1, sizeof *mt);
+    tcache *cache = xpv_xcalloc(pl->nevent_meta ? pl->nevent_meta : 1, sizeof *cache);
+    for (uint32_t m = 0; m < pl->nevent_meta; m++)
+        for (uint32_t k = 0; k < pl->event_meta[m].nstats; k++)
+            for (int j = 0; j < T_N; j++)
+                if (ids[j] >= 0 && pl->event_meta[m].stats[k].meta == ids[j])
+                    tstat_set(&mt[m], j, &pl->event_meta[m].stats[k]);
+
+    memset(&c->tab, 0, sizeof c->tab);
+    c->tab.arena = arena;
+    c->tab.n = c->tab.cap = 1;
+    c->tab.m = xpv_xcalloc(1, sizeof *c->tab.m);
+    dline lines[3];
+    memset(lines, 0, sizeof lines);
+    dline *scope = &lines[0], *ops = &lines[1], *src = &lines[2];
+    for (int q = 0; q < 3; q++) lines[q].not_gpu = 1;
+    scope->dep[scope->ndep++] = ops;
+
+    tcursor *cur = xpv_xcalloc(pl->nlines ? pl->nlines : 1, sizeof *cur);
+    uint32_t ncur = 0;
+    for (uint32_t li = 0; li < pl->nlines; li++) {
+        if (!pl->lines[li].nevents) continue;
+        cur[ncur++] = (tcursor){&pl->lines[li], li, 0, time_order(&pl->lines[li])};
+    }
+    opt64 none = {0, 0};
+    while (ncur) {
+        uint32_t best = 0;
+        for (uint32_t k = 1; k < ncur; k++)
+            if (tcur_before(&cur[k], &cur[best])) best = k;
+        tcursor *t = &cur[best];
+        uint32_t ei = tcur_ev(t), li = t->li;
+        const xpv_line *eln = t->ln;
+        const xpv_event *e = &eln->events[ei];
+        if (++t->pos == eln->nevents) { /* (t is another cursor after this) */
+            free(t->ord);
+            cur[best] = cur[--ncur]; /* (ties go by line index, not array order) */
+        }
+        tstats ts = mt[e->meta];
+        if (e->wire != XPV_NO_STATS) {
+            xpv_stat st[T_N];
+            uint32_t got = xpv_event_stats_in(pl, eln, e, &set, st, NULL);
+            for (; got; got &= got - 1) tstat_set(&ts, __builtin_ctz(got), &st[__builtin_ctz(got)]);
+        }
+        if (ts.a.has && ts.a.v) continue; /* asynchronous events are left out */
+        int32_t cg = xpv_group_of(gr, pi, li, ei);
+        if (cg >= 0) ts.g = (opt64){1, cg};
+        int64_t du = e->dur_ps > 0 ? e->dur_ps : 0;
+        /* Metadata-level names resolve once per metadata (XProf caches
+         * them too); an event's own tf_op / source resolves each time. */
+        tcache *tc = &cache[e->meta];
+        if (ts.tf_op.len) {
+            if (ts.tf_op.ptr == mt[e->meta].tf_op.ptr) {
+                if (!tc->op_ready) {
+                    size_t n;
+                    tc->op = resolve_tf_op(c, ts.tf_op, &n);
+                    tc->scopes = n ? xpv_xmalloc(n * sizeof *tc->scopes) : NULL;
+                    if (n) memcpy(tc->scopes, c->mbuf, n * sizeof *tc->scopes);
+                    tc->nscopes = n;
+                    tc->op_ready = 1;
+                }
+                add_tf_op(tc->scopes, tc->nscopes, tc->op, e->start_ps, du, ts.g, scope, ops);
+            } else {
+                process_tf_op(c, ts.tf_op, e->start_ps, du, ts.g, scope, ops);
+            }
+        }
+        if (ts.source.len) {
+            uint32_t sm;
+            if (ts.source.ptr == mt[e->meta].source.ptr) {
+                if (!tc->src_ready) {
+                    tc->src = tab_get(&c->tab, ts.source, (xpv_str){NULL, 0});
+                    tc->src_ready = 1;
+                }
+                sm = tc->src;
+            } else {
+                sm = tab_get(&c->tab, ts.source, (xpv_str){NULL, 0});
+            }
+            add_level(src, sm, e->start_ps, du, ts.g, none, 0);
+        }
+    }
+    reset(scope, 0);
+    free(cur);
+    free(mt);
+    for (uint32_t m = 0; m < pl->nevent_meta; m++) free(cache[m].scopes);
+    free(cache);
+
+    size_t total = scope->n + ops->n + src->n;
+    if (total) {
+        memset(out, 0, sizeof *out);
+        xpv_plane *sp = &out->synth;
+        sp->id = pl->id;
+        sp->name = pl->name;
+        sp->event_meta = xpv_arena_calloc(arena, c->tab.n, sizeof *sp->event_meta);
+        memcpy(sp->event_meta, c->tab.m, c->tab.n * sizeof *sp->event_meta);
+        sp->nevent_meta = c->tab.n;
+        sp->stat_meta = xpv_arena_calloc(arena, 1, sizeof *sp->stat_meta);
+        sp->nstat_meta = 1;
+        out->line_display_id = xpv_arena_calloc(arena, pl->nlines ? pl->nlines : 1, sizeof(int64_t));
+        int64_t ts0 = INT64_MAX;
+        for (uint32_t li = 0; li < pl->nlines; li++) {
+            out->line_display_id[li] = pl->lines[li].display_id;
+            if (pl->lines[li].timestamp_ns < ts0) ts0 = pl->lines[li].timestamp_ns;
+        }
+        sp->lines = xpv_arena_calloc(arena, 3, sizeof *sp->lines);
+        out->src_line = xpv_arena_calloc(arena, 3, sizeof *out->src_line);
+        for (int q = 0; q < 3; q++) {
+            dline *d = &lines[q];
+            if (!d->n) continue;
+            xpv_line *ln = &sp->lines[sp->nlines];
+            out->src_line[sp->nlines++] = 0;
+            ln->id = ln->display_id = XPV_DL_BASE + tpu_line_ids[q];
+            ln->name.ptr = tpu_line_names[q];
+            ln->name.len = (uint32_t)strlen(tpu_line_names[q]);
+            ln->display_name = ln->name;
+            ln->timestamp_ns = ts0 == INT64_MAX ? 0 : ts0;
+            ln->events = xpv_arena_alloc(arena, d->n * sizeof *ln->events);
+            memcpy(ln->events, d->ev, d->n * sizeof *ln->events);
+            ln->nevents = (uint32_t)d->n;
+            sp->nevents += d->n;
+        }
+    }
+    for (int q = 0; q < 3; q++) {
+        free(lines[q].ev);
+        free(lines[q].last);
+    }
+    free(c->tab.m);
+    free(c->tab.slot);
+    memset(&c->tab, 0, sizeof c->tab);
+    return total > 0;
+}
+
+/* The group id of an event: the computed grouping, else the file's
+ * `group_id` stat (-1: none). */
+static int64_t event_group(const xpv_plane *pl, const xpv_groups *gr, uint32_t pi, uint32_t li,
+                           uint32_t ei, int32_t sid) {
+    if (gr && gr->gid) return xpv_group_of(gr, pi, li, ei);
+    xpv_stat st;
+    int64_t v;
+    if (sid >= 0 && xpv_event_stat(pl, &pl->lines[li], &pl->lines[li].events[ei], sid, &st) &&
+        xpv_stat_as_int(&st, &v))
+        return v;
+    return -1;
+}
+
+/* XProf's DeriveStepEventsFromGroups on a GPU plane: every event with a
+ * group id, in the plane's time order, extends the last Steps event of its
+ * group or starts one (metadata named by the group id, shown as the
+ * group's name: XProf's step_name). */
+static void gpu_steps(ctx *c, const xpv_plane *pl, const xpv_groups *gr, uint32_t pi, dline *d) {
+    int32_t sid = xpv_stat_id(pl, "group_id");
+    if (!(gr && gr->gid) && sid < 0) return;
+    tcursor *cur = xpv_xcalloc(pl->nlines ? pl->nlines : 1, sizeof *cur);
+    uint32_t ncur = 0;
+    for (uint32_t li = 0; li < pl->nlines; li++)
+        if (pl->lines[li].nevents)
+            cur[ncur++] = (tcursor){&pl->lines[li], li, 0, time_order(&pl->lines[li])};
+    opt64 none = {0, 0};
+    while (ncur) {
+        uint32_t best = 0;
+        for (uint32_t k = 1; k < ncur; k++)
+            if (tcur_before(&cur[k], &cur[best])) best = k;
+        tcursor *t = &cur[best];
+        uint32_t ei = tcur_ev(t), li = t->li;
+        const xpv_event *e = &t->ln->events[ei];
+        if (++t->pos == t->ln->nevents) {
+            free(t->ord);
+            cur[best] = cur[--ncur];
+        }
+        int64_t g = event_group(pl, gr, pi, li, ei, sid);
+        if (g < 0) continue;
+        char nm[32];
+        int w = snprintf(nm, sizeof nm, "%lld", (long long)g);
+        const char *gname = gr && g < (int64_t)gr->ngroups ? gr->groups[g].name : NULL;
+        xpv_str disp = gname ? (xpv_str){gname, (uint32_t)strlen(gname)} : (xpv_str){NULL, 0};
+        uint32_t m = tab_get(&c->tab, (xpv_str){nm, (uint32_t)w}, disp);
+        add_level(d, m, e->start_ps, e->dur_ps > 0 ? e->dur_ps : 0, (opt64){1, g}, none, 0);
+    }
+    free(cur);
+}
+
+/* One of the two workers deriving planes: a run of the profile's planes,
+ * its own scratch (ctx) and arena.  Results are joined in plane order. */
+typedef struct dl_worker {
+    const xpv_profile *p;
+    const xpv_groups *groups;
+    ctx c;
+    xpv_arena *arena;
+    uint32_t from, to;         /* planes [from, to) */
+    xpv_dl_plane *planes;
+    uint32_t nplanes;
+} dl_worker;
+
+static int derivable(const xpv_plane *pl) {
+    return xpv_str_has_prefix(pl->name, "/device:GPU:") || is_tensor_core(pl->name);
+}
+
+static void *dl_worker_run(void *arg) {
+    dl_worker *w = arg;
+    for (uint32_t pi = w->from; pi < w->to; pi++) {
+        const xpv_plane *pl = &w->p->planes[pi];
+        xpv_dl_plane tmp;
+        if (xpv_str_has_prefix(pl->name, "/device:GPU:")) {
+            if (!derive_plane(&w->c, w->arena, pl, w->groups, pi, &tmp)) continue;
+        } else if (is_tensor_core(pl->name)) {
+            if (!derive_tpu_plane(&w->c, w->arena, pl, w->groups, pi, &tmp)) continue;
+        } else {
+            continue;
+        }
+        tmp.plane = pi;
+        w->planes = xpv_xrealloc(w->planes, (w->nplanes + 1) * sizeof *w->planes);
+        w->planes[w->nplanes++] = tmp;
+    }
+    free(w->c.mbuf);
+    free(w->c.sbuf);
+    return NULL;
+}
+
+/* Below this many device events one thread derives every plane. */
+#define DL_PARALLEL_MIN_EVENTS 200000
+
+xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p, const struct xpv_groups *groups) {
     xpv_derived_lines *d = xpv_xcalloc(1, sizeof *d);
     xpv_arena_init(&d->arena, 1 << 14);
+    xpv_arena_init(&d->arena2, 1 << 14);
     if (!p) return d;
-    ctx c;
-    memset(&c, 0, sizeof c);
+    scope_edge *edges = NULL;
+    size_t nedges = 0;
     /* scope_range_id tree: stat id -> parent id (plane stats). */
     const xpv_plane *tree = xpv_find_plane(p, "/host:__ScopeRangeCallStack__");
     if (tree && tree->nstats) {
-        c.edges = xpv_xcalloc(tree->nstats, sizeof *c.edges);
+        edges = xpv_xcalloc(tree->nstats, sizeof *edges);
         for (uint32_t i = 0; i < tree->nstats; i++) {
             const xpv_stat *st = &tree->stats[i];
             int64_t v;
             if (st->meta < 0 || (uint32_t)st->meta >= tree->nstat_meta || !xpv_stat_as_int(st, &v))
                 continue;
-            c.edges[c.nedges++] = (scope_edge){tree->stat_meta[st->meta].id, v};
+            edges[nedges++] = (scope_edge){tree->stat_meta[st->meta].id, v};
         }
-        if (c.nedges) qsort(c.edges, c.nedges, sizeof *c.edges, cmp_edge);
+        if (nedges) qsort(edges, nedges, sizeof *edges, cmp_edge);
     }
-    for (uint32_t pi = 0; pi < p->nplanes; pi++) {
-        const xpv_plane *pl = &p->planes[pi];
-        if (!xpv_str_has_prefix(pl->name, "/device:GPU:")) continue;
-        xpv_dl_plane tmp;
-        if (!derive_plane(&c, &d->arena, pl, &tmp)) continue;
-        tmp.plane = pi;
-        d->planes = xpv_xrealloc(d->planes, (d->nplanes + 1) * sizeof *d->planes);
-        d->planes[d->nplanes++] = tmp;
+    /* Two workers over halves of the device events (XProf derives planes
+     * on a thread pool too); the planes are independent. */
+    uint64_t total = 0, acc = 0;
+    for (uint32_t pi = 0; pi < p->nplanes; pi++)
+        if (derivable(&p->planes[pi])) total += p->planes[pi].nevents;
+    uint32_t split = p->nplanes;
+    if (total >= DL_PARALLEL_MIN_EVENTS)
+        for (split = 0; split < p->nplanes && acc < total / 2; split++)
+            if (derivable(&p->planes[split])) acc += p->planes[split].nevents;
+    dl_worker w[2];
+    memset(w, 0, sizeof w);
+    for (int i = 0; i < 2; i++) {
+        w[i].p = p;
+        w[i].groups = groups;
+        w[i].c.edges = edges;
+        w[i].c.nedges = nedges;
+        w[i].arena = i ? &d->arena2 : &d->arena;
     }
-    free(c.edges);
-    free(c.mbuf);
-    free(c.sbuf);
-    d->bytes = sizeof *d + d->arena.total + d->nplanes * sizeof *d->planes;
+    w[0].from = 0;
+    w[0].to = split;
+    w[1].from = split;
+    w[1].to = p->nplanes;
+    pthread_t th;
+    int threaded = split < p->nplanes && pthread_create(&th, NULL, dl_worker_run, &w[1]) == 0;
+    dl_worker_run(&w[0]);
+    if (threaded) pthread_join(th, NULL);
+    else dl_worker_run(&w[1]);
+    d->nplanes = w[0].nplanes + w[1].nplanes;
+    d->planes = xpv_xmalloc((d->nplanes ? d->nplanes : 1) * sizeof *d->planes);
+    if (w[0].nplanes) memcpy(d->planes, w[0].planes, w[0].nplanes * sizeof *d->planes);
+    if (w[1].nplanes)
+        memcpy(d->planes + w[0].nplanes, w[1].planes, w[1].nplanes * sizeof *d->planes);
+    free(w[0].planes);
+    free(w[1].planes);
+    free(edges);
+    d->bytes = sizeof *d + d->arena.total + d->arena2.total + d->nplanes * sizeof *d->planes;
     return d;
 }
 
@@ -542,6 +982,7 @@ void xpv_derived_lines_free(xpv_derived_lines *d) {
     if (!d) return;
     free(d->planes);
     xpv_arena_free(&d->arena);
+    xpv_arena_free(&d->arena2);
     free(d);
 }
 

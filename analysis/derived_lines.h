@@ -1,48 +1,67 @@
 /*
- * derived_lines.h - XProf's derived timeline lines for GPU planes
- * (xprof/utils/derived_timeline.cc, DeriveEventsFromAnnotations), built
- * from a const profile into a separate structure (the profile is never
- * modified).
+ * derived_lines.h - XProf's derived timeline lines (xprof/utils/
+ * derived_timeline.cc, GenerateDerivedTimeLines) for GPU and TPU planes,
+ * built from a const profile and its grouping into a separate structure
+ * (the profile is never modified).  Run once per profile by the
+ * enrichment pass (enrich.h), after the grouping.
  *
- * Per GPU stream line (every non-derived line of a `/device:GPU:*` plane),
- * from its kernel events (events with a `kernel_details` stat), in
- * (start asc, duration desc) order:
- *   - `XLA Modules - from #<line id>`: one event per `hlo_module`, named
+ * GPU (DeriveStepEventsFromGroups, DeriveEventsFromAnnotations):
+ *   - `Steps` (id kThreadIdStepInfo = 0xdeadbeef as int32): every event of
+ *     the plane with a group id, in time order (start, longer first), one
+ *     event per run of a group, named by the group id and shown as the
+ *     group's name (XProf's step_name).  Group ids: the computed grouping
+ *     (after xpv_groups_fill_gpu, XProf's ProcessUngroupedEvents), else the
+ *     file's `group_id` stat.
+ *   - per stream line (every non-derived line), from its kernel events
+ *     (events with a `kernel_details` stat), in (start asc, duration desc)
+ *     order:
+ *     `XLA Modules - from #<line id>`: one event per `hlo_module`, named
  *     `module(program_id)` (just `module` without program_id);
- *   - `XLA Ops - from #<line id>`: one level per `::` part of `hlo_op`,
+ *     `XLA Ops - from #<line id>`: one level per `::` part of `hlo_op`,
  *     metadata name `<program_id>/<part>` (or `<module>/<part>`), shown as
  *     `<part>`;
- *   - `Framework Name Scope` / `Framework Ops - from #<line id>`: from the
+ *     `Framework Name Scope` / `Framework Ops - from #<line id>`: from the
  *     `tf_op` stat of kernels WITHOUT `hlo_op` (for XLA kernels XProf takes
  *     the framework op from the HLO proto's instruction metadata, which is
  *     not read here yet); name scopes only for TF and JAX ops, the op event
- *     shown as the op type.
+ *     shown as the op type (TfOpEventName).
+ * TPU TensorCore planes (`/device:TPU:<n>`, DeriveLinesFromStats): every
+ * event of the plane in time order with a `tf_op` or `source` stat (its
+ * own over its metadata's; `_a` events left out) gives `Framework Name
+ * Scope` (kThreadIdTfNameScope), `Framework Ops` (kThreadIdTfOp) and
+ * `Source code` (kThreadIdSource) events; no display ids (the trace shows
+ * them by id, above the file's lines).
  * Merge (ExpandOrAddLevelEvent): the previous event of the same level is
  * extended when it has the same metadata, the same group_id (both absent
- * or equal) and a compatible scope_range_id (either absent or equal; the
- * module level uses the root of the `/host:__ScopeRangeCallStack__` chain);
- * otherwise it and the deeper levels are closed (stacked events with equal
- * spans are shrunk by 1 ns per level, AdjustDurationForTraceViewer) and a
- * new event starts.  Closing level 0 of XLA Modules also closes XLA Ops and
- * the name scopes; closing the name scopes closes Framework Ops.
+ * or equal), a compatible scope_range_id (either absent or equal; the
+ * module level uses the root of the `/host:__ScopeRangeCallStack__`
+ * chain) and, on a TPU plane without a group id, starts within twice the
+ * previous event's duration of its end; otherwise it and the deeper levels
+ * are closed (stacked events with equal spans are shrunk by 1 ns per
+ * level, AdjustDurationForTraceViewer) and a new event starts.  Closing
+ * level 0 of XLA Modules also closes XLA Ops and the name scopes; closing
+ * the name scopes closes Framework Ops.
  *
- * Line ids: kThreadIdDeviceDerivedMin (0xdeadbeef + 290, as int32) + 6 per
- * stream, in XProf's stream order (names containing "Compute" first, then
- * by event count descending; ties keep file order), + 0 name scope, 1
+ * GPU line ids: kThreadIdDeviceDerivedMin (0xdeadbeef + 290, as int32) + 6
+ * per stream, in XProf's stream order (names containing "Compute" first,
+ * then by event count descending; ties keep file order), + 0 name scope, 1
  * framework ops, 2 modules, 3 ops.  Display ids (the trace viewer's tid)
  * are re-numbered as XProf does: 1.. over [stream, name scope, framework
- * ops, modules, ops, source] per stream in that order; empty derived lines are dropped after
- * numbering.
+ * ops, modules, ops, source] per stream in that order; empty derived lines
+ * are dropped after numbering.
  *
  * Planes that already hold derived lines (ids 0xdeadbeef ..
- * 0xdeadbeef + 389 as int32: TF 2.4 GPU profiles) are left alone.
+ * 0xdeadbeef + 389 as int32: TF 2.4 GPU profiles) are left alone.  Planes
+ * are derived on two threads (halves by event count, joined in plane
+ * order: the result does not depend on it).
  * Not done: the scope_range_id tree is read only where its plane stats
  * name defined stat metadata (the model drops undefined metadata ids, so
  * on JAX 0.11 files each kernel's own scope_range_id is the module key and
- * XLA Modules do not merge); Source code, Steps, Launch Stats lines; the
- * HLO proto's op_name for XLA kernels' framework ops.
- * Derived events carry no stats (XProf adds group_id when the kernels had
- * one).
+ * XLA Modules do not merge); the GPU `Source code` line and XLA kernels'
+ * framework ops (both from the HLO proto's instructions); `Launch Stats`
+ * (DeriveEventsFromHostTrace); host offload lines.  Derived events carry
+ * no stats (XProf gives them group_id, and Steps events step_name): the
+ * trace viewer shows them without args.
  */
 #ifndef XPV_DERIVED_LINES_H
 #define XPV_DERIVED_LINES_H
@@ -71,7 +90,7 @@ typedef struct xpv_derived_lines {
     xpv_dl_plane *planes;      /* only planes that got derived lines */
     uint32_t nplanes;
     size_t bytes;
-    xpv_arena arena;
+    xpv_arena arena, arena2;   /* names and events (two builder threads) */
 } xpv_derived_lines;
 
 /* 1 when the line id is in XProf's derived range (host or device). */
@@ -79,7 +98,9 @@ int xpv_dl_is_derived_id(int64_t id);
 
 /* Derive the lines of every GPU plane of `p` that lacks derived lines.
  * Never fails; returns an empty structure when nothing is derived. */
-xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p);
+struct xpv_groups;
+/* `groups`: the profile's event grouping (group_events.h; may be NULL). */
+xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p, const struct xpv_groups *groups);
 void xpv_derived_lines_free(xpv_derived_lines *d);
 /* The derived lines of plane `plane`, or NULL. */
 const xpv_dl_plane *xpv_derived_lines_plane(const xpv_derived_lines *d, uint32_t plane);

@@ -13,6 +13,7 @@
  * nodes no earlier root has grouped, which is what XProf's breadth-first
  * walk reaches.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +216,22 @@ static int space_has_loop_ops(const xpv_profile *p) {
         for (uint32_t i = 0; i < pl->nevent_meta; i++)
             for (size_t j = 0; j < sizeof loops / sizeof loops[0]; j++)
                 if (xpv_str_eq(pl->event_meta[i].name, loops[j])) return 1;
+    }
+    return 0;
+}
+
+/* Whether a group root can exist: a plane defines the `_r` stat, holds a
+ * TraceContext or ExecutorState::Process event metadata (legacy and TF
+ * loop roots), or is a TensorCore plane with a grouping line. */
+static int space_may_have_roots(const xpv_profile *p) {
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (xpv_stat_id(pl, "_r") >= 0) return 1;
+        if (is_tensor_core_plane(pl) && tpu_grouping_line(pl) >= 0) return 1;
+        for (uint32_t i = 0; i < pl->nevent_meta; i++) {
+            xpv_str nm = pl->event_meta[i].name;
+            if (xpv_str_eq(nm, "TraceContext") || xpv_str_eq(nm, "ExecutorState::Process")) return 1;
+        }
     }
     return 0;
 }
@@ -430,6 +447,7 @@ enum {
 
 typedef struct scan_out {
     vec prod, cons, roots, launches, kernels, execs;
+    vec iters, steps, gtypes;  /* node_val, in scan order */
     i64map tfdata_ids;
 } scan_out;
 
@@ -490,10 +508,10 @@ static void add_ctx(scan_out *o, const ev_stats *s, int64_t pid, uint32_t node) 
     }
 }
 
-static void add_vals(builder *b, const ev_stats *s, uint32_t node) {
-    if ((s->has & (1u << GS_ITER))) *(node_val *)vec_push(&b->iters) = (node_val){node, s->v[GS_ITER]};
-    if ((s->has & (1u << GS_STEP))) *(node_val *)vec_push(&b->steps) = (node_val){node, s->v[GS_STEP]};
-    if ((s->has & (1u << GS_GT))) *(node_val *)vec_push(&b->gtypes) = (node_val){node, 1};
+static void add_vals(scan_out *o, const ev_stats *s, uint32_t node) {
+    if ((s->has & (1u << GS_ITER))) *(node_val *)vec_push(&o->iters) = (node_val){node, s->v[GS_ITER]};
+    if ((s->has & (1u << GS_STEP))) *(node_val *)vec_push(&o->steps) = (node_val){node, s->v[GS_STEP]};
+    if ((s->has & (1u << GS_GT))) *(node_val *)vec_push(&o->gtypes) = (node_val){node, 1};
 }
 
 enum { MK_NONE, MK_TRACE_CONTEXT, MK_EXECUTOR, MK_ITERATOR, MK_TFDATA, MK_ALLOC };
@@ -544,140 +562,298 @@ static void visit_order(line_ref *lr, const xpv_line *ln, ord_rec **ord, size_t 
     }
 }
 
-static void scan_plane(builder *b, uint32_t k, scan_out *o, ord_rec **ord, size_t *ord_cap,
-                       uint32_t **stack, int64_t **stack_end, size_t *stack_cap) {
-    const xpv_plane *pl = &b->p->planes[k];
-    int is_host = xpv_str_eq(pl->name, "/host:CPU");
-    int tpu = is_tpu_plane(pl);
-    int gline = tpu ? tpu_grouping_line(pl) : -1;
-    const int32_t sids[GS_COUNT] = {
-        xpv_stat_id(pl, "_r"),  xpv_stat_id(pl, "step_num"),       xpv_stat_id(pl, "iter_num"),
-        xpv_stat_id(pl, "_pt"), xpv_stat_id(pl, "_p"),             xpv_stat_id(pl, "_ct"),
-        xpv_stat_id(pl, "_c"),  xpv_stat_id(pl, "id"),             xpv_stat_id(pl, "correlation_id"),
-        xpv_stat_id(pl, "_a"),  xpv_stat_id(pl, "graph_type")};
-    int any_stat = 0;
-    for (int i = 0; i < GS_COUNT; i++)
-        if (sids[i] >= 0 && i != GS_GT) any_stat = 1;
+/* What the scan reads of a plane, resolved once before the workers. */
+typedef struct plane_scan {
+    int is_host, tpu, gline, any_stat;
+    int32_t sids[GS_COUNT];
     xpv_stat_set set;
-    xpv_stat_set_init(&set, pl, sids, GS_COUNT);
-    int64_t pid = NO_PID;
+    int64_t pid;
+    uint8_t *mk;               /* per event metadata: MK_* */
+    ev_stats *mdef;            /* per event metadata: its grouping stats, or NULL */
+} plane_scan;
+
+static void plane_scan_init(plane_scan *ps, const xpv_plane *pl) {
+    static const char *const names[GS_COUNT] = {"_r",  "step_num", "iter_num",       "_pt",
+                                                "_p",  "_ct",      "_c",             "id",
+                                                "correlation_id", "_a", "graph_type"};
+    memset(ps, 0, sizeof *ps);
+    ps->is_host = xpv_str_eq(pl->name, "/host:CPU");
+    ps->tpu = is_tpu_plane(pl);
+    ps->gline = ps->tpu ? tpu_grouping_line(pl) : -1;
+    for (int i = 0; i < GS_COUNT; i++) {
+        ps->sids[i] = xpv_stat_id(pl, names[i]);
+        if (ps->sids[i] >= 0 && i != GS_GT) ps->any_stat = 1;
+    }
+    xpv_stat_set_init(&ps->set, pl, ps->sids, GS_COUNT);
+    ps->pid = NO_PID;
     int32_t sid_pid = xpv_stat_id(pl, "process_id");
     xpv_stat pst;
     if (sid_pid >= 0 && xpv_plane_stat(pl, sid_pid, &pst)) {
         int64_t v;
-        if (xpv_stat_as_int(&pst, &v)) pid = (int32_t)v;
+        if (xpv_stat_as_int(&pst, &v)) ps->pid = (int32_t)v;
     }
+    ps->mk = meta_kinds(pl);
+    ps->mdef = meta_stats(pl, ps->sids);
+}
+
+/* One worker of the scan: a contiguous run of units (a TPU plane, or one
+ * line of another plane), its own outputs and buffers.  Outputs of the
+ * workers are joined in unit order, so the result does not depend on how
+ * many there were. */
+typedef struct scan_unit {
+    uint32_t plane;
+    int32_t line;              /* -1: the whole (TPU) plane */
+    uint64_t weight;           /* events */
+} scan_unit;
+
+typedef struct worker {
+    builder *b;
+    const plane_scan *ps;      /* per plane */
+    const scan_unit *units;
+    size_t nunits;
+    scan_out o;
+    ord_rec *ord;
+    size_t ord_cap, stack_cap;
+    uint32_t *stack;
+    int64_t *stack_end;
+} worker;
+
+/* A TPU plane: only the grouping line's events are nodes; the context
+ * stats of the events they cover (other lines) are theirs. */
+static void scan_tpu_plane(worker *w, uint32_t k) {
+    builder *b = w->b;
+    const xpv_plane *pl = &b->p->planes[k];
+    const plane_scan *ps = &w->ps[k];
+    scan_out *o = &w->o;
     uint32_t l0 = b->g->plane_line0[k];
-    uint8_t *mk = meta_kinds(pl);
-    ev_stats *mdef = meta_stats(pl, sids);
     ev_stats s;
-
-    if (tpu) {
-        /* Only the grouping line's events are nodes; the context stats of
-         * the events they cover (other lines) are theirs. */
-        for (uint32_t l = 0; l < pl->nlines; l++) {
-            line_ref *lr = &b->lines[l0 + l];
-            for (uint32_t j = 0; j < pl->lines[l].nevents; j++) {
-                b->parent[lr->base + j] = NO_NODE;
-                b->end[lr->base + j] = (uint32_t)(lr->base + j + 1);
-            }
-        }
-        if (gline < 0 || (!any_stat && !mdef)) goto done;
-        const xpv_line *gl = &pl->lines[gline];
-        uint64_t gbase = b->lines[l0 + (uint32_t)gline].base;
-        for (uint32_t j = 0; j < gl->nevents; j++) {
-            read_stats(pl, gl, &gl->events[j], &set, mdef ? &mdef[gl->events[j].meta] : NULL, &s);
-            add_ctx(o, &s, pid, (uint32_t)(gbase + j));
-            add_vals(b, &s, (uint32_t)(gbase + j));
-        }
-        for (uint32_t l = 0; l < pl->nlines; l++) {
-            if ((int)l == gline) continue;
-            const xpv_line *ln = &pl->lines[l];
-            uint32_t pi = 0;
-            for (uint32_t j = 0; j < ln->nevents; j++) {
-                const xpv_event *ev = &ln->events[j];
-                while (pi < gl->nevents &&
-                       gl->events[pi].start_ps + gl->events[pi].dur_ps <= ev->start_ps)
-                    pi++;
-                if (pi == gl->nevents) break;
-                const xpv_event *pe = &gl->events[pi];
-                if (!(pe->start_ps <= ev->start_ps &&
-                      ev->start_ps + ev->dur_ps <= pe->start_ps + pe->dur_ps))
-                    continue;
-                if (ev->wire == XPV_NO_STATS && !mdef) continue;
-                read_stats(pl, ln, ev, &set, mdef ? &mdef[ev->meta] : NULL, &s);
-                ev_stats only = s;
-                only.has &= (1u << GS_PT) | (1u << GS_P) | (1u << GS_CT) | (1u << GS_C);
-                add_ctx(o, &only, pid, (uint32_t)(gbase + pi));
-            }
-        }
-        goto done;
-    }
-
     for (uint32_t l = 0; l < pl->nlines; l++) {
-        const xpv_line *ln = &pl->lines[l];
         line_ref *lr = &b->lines[l0 + l];
-        uint32_t ne = ln->nevents;
-        visit_order(lr, ln, ord, ord_cap);
-        if (*stack_cap < ne) {
-            *stack_cap = ne;
-            *stack = xpv_xrealloc(*stack, *stack_cap * sizeof **stack);
-            *stack_end = xpv_xrealloc(*stack_end, *stack_cap * sizeof **stack_end);
+        uint64_t n = pl->lines[l].nevents;
+        memset(b->group + lr->base, 0xff, n * sizeof *b->group);
+        memset(b->flags + lr->base, 0, n);
+        for (uint32_t j = 0; j < n; j++) {
+            b->parent[lr->base + j] = NO_NODE;
+            b->end[lr->base + j] = (uint32_t)(lr->base + j + 1);
         }
-        uint32_t *st = *stack;
-        int64_t *st_end = *stack_end;
-        size_t sp = 0;
-        uint32_t base = (uint32_t)lr->base;
-        for (uint32_t j = 0; j < ne; j++) {
-            uint32_t i = lr->ev ? lr->ev[j] : j;
-            const xpv_event *ev = &ln->events[i];
-            uint32_t node = base + j;
-            int64_t e = ev->start_ps + ev->dur_ps;
-            uint8_t kind = ev->meta < pl->nevent_meta ? mk[ev->meta] : MK_NONE;
-            if (any_stat && kind != MK_ALLOC)
-                read_stats(pl, ln, ev, &set, mdef ? &mdef[ev->meta] : NULL, &s);
-            else if (mdef)
-                s = mdef[ev->meta];
-            else
-                s.has = 0;
-            if (!(s.has & (1u << GS_ASYNC))) {
-                /* The parent is the innermost open event that ends no
-                 * earlier; popped events end here. */
-                while (sp > 0 && !(st_end[sp - 1] >= e)) b->end[st[--sp]] = node;
-                b->parent[node] = sp > 0 ? st[sp - 1] : NO_NODE;
-                st[sp] = node;
-                st_end[sp] = e;
-                sp++;
-            } else {
-                b->flags[node] |= NODE_ASYNC;
-                b->parent[node] = NO_NODE;
-                b->end[node] = node + 1;
-            }
-            add_ctx(o, &s, pid, node);
-            add_vals(b, &s, node);
-            if (kind == MK_EXECUTOR && (s.has & (1u << GS_ID)) && (s.has & (1u << GS_ITER))) {
-                *(ctx_key *)vec_push(&o->prod) = (ctx_key){TYPE_EXECUTOR, s.v[GS_ID], s.v[GS_ITER], node};
-                *(exec_rec *)vec_push(&o->execs) = (exec_rec){s.v[GS_ID], s.v[GS_ITER], ev->start_ps, node};
-            }
-            if (kind == MK_ITERATOR && (s.has & (1u << GS_ID)) && (s.has & (1u << GS_ITER)))
-                *(ctx_key *)vec_push(&o->cons) = (ctx_key){TYPE_EXECUTOR, s.v[GS_ID], s.v[GS_ITER], node};
-            if (kind == MK_TFDATA && (s.has & (1u << GS_ID))) i64map_put(&o->tfdata_ids, s.v[GS_ID], 1);
-            int64_t level = (s.has & (1u << GS_R)) ? s.v[GS_R] : kind == MK_TRACE_CONTEXT ? 1 : 0;
-            if (level > 0) {
-                root_rec *rr = vec_push(&o->roots);
-                rr->node = node;
-                rr->level = (int32_t)(level > INT32_MAX ? INT32_MAX : level);
-                rr->start = ev->start_ps;
-            }
-            if ((s.has & (1u << GS_CORR)))
-                *(corr_rec *)vec_push(is_host ? &o->launches : &o->kernels) =
-                    (corr_rec){s.v[GS_CORR], node};
-        }
-        while (sp > 0) b->end[st[--sp]] = base + ne;
     }
-done:
-    free(mk);
-    free(mdef);
+    int gline = ps->gline;
+    if (gline < 0 || (!ps->any_stat && !ps->mdef)) return;
+    const ev_stats *mdef = ps->mdef;
+    const xpv_line *gl = &pl->lines[gline];
+    uint64_t gbase = b->lines[l0 + (uint32_t)gline].base;
+    for (uint32_t j = 0; j < gl->nevents; j++) {
+        read_stats(pl, gl, &gl->events[j], &ps->set, mdef ? &mdef[gl->events[j].meta] : NULL, &s);
+        add_ctx(o, &s, ps->pid, (uint32_t)(gbase + j));
+        add_vals(o, &s, (uint32_t)(gbase + j));
+    }
+    for (uint32_t l = 0; l < pl->nlines; l++) {
+        if ((int)l == gline) continue;
+        const xpv_line *ln = &pl->lines[l];
+        uint32_t pi = 0;
+        for (uint32_t j = 0; j < ln->nevents; j++) {
+            const xpv_event *ev = &ln->events[j];
+            while (pi < gl->nevents &&
+                   gl->events[pi].start_ps + gl->events[pi].dur_ps <= ev->start_ps)
+                pi++;
+            if (pi == gl->nevents) break;
+            const xpv_event *pe = &gl->events[pi];
+            if (!(pe->start_ps <= ev->start_ps &&
+                  ev->start_ps + ev->dur_ps <= pe->start_ps + pe->dur_ps))
+                continue;
+            if (ev->wire == XPV_NO_STATS && !mdef) continue;
+            read_stats(pl, ln, ev, &ps->set, mdef ? &mdef[ev->meta] : NULL, &s);
+            ev_stats only = s;
+            only.has &= (1u << GS_PT) | (1u << GS_P) | (1u << GS_CT) | (1u << GS_C);
+            add_ctx(o, &only, ps->pid, (uint32_t)(gbase + pi));
+        }
+    }
+}
+
+/* One line of a host or GPU plane: same-line nesting, context stats,
+ * roots, launches and kernels. */
+static void scan_line(worker *w, uint32_t k, uint32_t l) {
+    builder *b = w->b;
+    const xpv_plane *pl = &b->p->planes[k];
+    const plane_scan *ps = &w->ps[k];
+    const ev_stats *mdef = ps->mdef;
+    const uint8_t *mk = ps->mk;
+    scan_out *o = &w->o;
+    const xpv_line *ln = &pl->lines[l];
+    line_ref *lr = &b->lines[b->g->plane_line0[k] + l];
+    uint32_t ne = ln->nevents;
+    ev_stats s;
+    visit_order(lr, ln, &w->ord, &w->ord_cap);
+    if (w->stack_cap < ne) {
+        w->stack_cap = ne;
+        w->stack = xpv_xrealloc(w->stack, w->stack_cap * sizeof *w->stack);
+        w->stack_end = xpv_xrealloc(w->stack_end, w->stack_cap * sizeof *w->stack_end);
+    }
+    uint32_t *st = w->stack;
+    int64_t *st_end = w->stack_end;
+    size_t sp = 0;
+    uint32_t base = (uint32_t)lr->base;
+    memset(b->group + base, 0xff, (size_t)ne * sizeof *b->group);
+    memset(b->flags + base, 0, ne);
+    for (uint32_t j = 0; j < ne; j++) {
+        uint32_t i = lr->ev ? lr->ev[j] : j;
+        const xpv_event *ev = &ln->events[i];
+        uint32_t node = base + j;
+        int64_t e = ev->start_ps + ev->dur_ps;
+        uint8_t kind = ev->meta < pl->nevent_meta ? mk[ev->meta] : MK_NONE;
+        if (ps->any_stat && kind != MK_ALLOC)
+            read_stats(pl, ln, ev, &ps->set, mdef ? &mdef[ev->meta] : NULL, &s);
+        else if (mdef)
+            s = mdef[ev->meta];
+        else
+            s.has = 0;
+        if (!(s.has & (1u << GS_ASYNC))) {
+            /* The parent is the innermost open event that ends no
+             * earlier; popped events end here. */
+            while (sp > 0 && !(st_end[sp - 1] >= e)) b->end[st[--sp]] = node;
+            b->parent[node] = sp > 0 ? st[sp - 1] : NO_NODE;
+            st[sp] = node;
+            st_end[sp] = e;
+            sp++;
+        } else {
+            b->flags[node] |= NODE_ASYNC;
+            b->parent[node] = NO_NODE;
+            b->end[node] = node + 1;
+        }
+        if (!s.has && kind != MK_TRACE_CONTEXT) continue; /* nothing below applies */
+        add_ctx(o, &s, ps->pid, node);
+        add_vals(o, &s, node);
+        if (kind == MK_EXECUTOR && (s.has & (1u << GS_ID)) && (s.has & (1u << GS_ITER))) {
+            *(ctx_key *)vec_push(&o->prod) = (ctx_key){TYPE_EXECUTOR, s.v[GS_ID], s.v[GS_ITER], node};
+            *(exec_rec *)vec_push(&o->execs) = (exec_rec){s.v[GS_ID], s.v[GS_ITER], ev->start_ps, node};
+        }
+        if (kind == MK_ITERATOR && (s.has & (1u << GS_ID)) && (s.has & (1u << GS_ITER)))
+            *(ctx_key *)vec_push(&o->cons) = (ctx_key){TYPE_EXECUTOR, s.v[GS_ID], s.v[GS_ITER], node};
+        if (kind == MK_TFDATA && (s.has & (1u << GS_ID))) i64map_put(&o->tfdata_ids, s.v[GS_ID], 1);
+        int64_t level = (s.has & (1u << GS_R)) ? s.v[GS_R] : kind == MK_TRACE_CONTEXT ? 1 : 0;
+        if (level > 0) {
+            root_rec *rr = vec_push(&o->roots);
+            rr->node = node;
+            rr->level = (int32_t)(level > INT32_MAX ? INT32_MAX : level);
+            rr->start = ev->start_ps;
+        }
+        if ((s.has & (1u << GS_CORR)))
+            *(corr_rec *)vec_push(ps->is_host ? &o->launches : &o->kernels) =
+                (corr_rec){s.v[GS_CORR], node};
+    }
+    while (sp > 0) b->end[st[--sp]] = base + ne;
+}
+
+static void *worker_run(void *arg) {
+    worker *w = arg;
+    for (size_t u = 0; u < w->nunits; u++) {
+        const scan_unit *su = &w->units[u];
+        if (su->line < 0) scan_tpu_plane(w, su->plane);
+        else scan_line(w, su->plane, (uint32_t)su->line);
+    }
+    free(w->ord);
+    free(w->stack);
+    free(w->stack_end);
+    return NULL;
+}
+
+static void scan_out_init(scan_out *o) {
+    memset(o, 0, sizeof *o);
+    o->prod.sz = o->cons.sz = sizeof(ctx_key);
+    o->roots.sz = sizeof(root_rec);
+    o->launches.sz = o->kernels.sz = sizeof(corr_rec);
+    o->execs.sz = sizeof(exec_rec);
+    o->iters.sz = o->steps.sz = o->gtypes.sz = sizeof(node_val);
+}
+
+static void vec_append(vec *dst, vec *src) {
+    if (!src->n) return;
+    if (!dst->n) {
+        free(dst->p);
+        *dst = *src;
+        memset(src, 0, sizeof *src);
+        return;
+    }
+    if (dst->n + src->n > dst->cap) {
+        dst->cap = dst->n + src->n;
+        dst->p = xpv_xrealloc(dst->p, dst->cap * dst->sz);
+    }
+    memcpy((char *)dst->p + dst->n * dst->sz, src->p, src->n * src->sz);
+    dst->n += src->n;
+    free(src->p);
+    memset(src, 0, sizeof *src);
+}
+
+/* Join `src` (a later run of units) onto `dst`. */
+static void scan_out_join(scan_out *dst, scan_out *src) {
+    vec_append(&dst->prod, &src->prod);
+    vec_append(&dst->cons, &src->cons);
+    vec_append(&dst->roots, &src->roots);
+    vec_append(&dst->launches, &src->launches);
+    vec_append(&dst->kernels, &src->kernels);
+    vec_append(&dst->execs, &src->execs);
+    vec_append(&dst->iters, &src->iters);
+    vec_append(&dst->steps, &src->steps);
+    vec_append(&dst->gtypes, &src->gtypes);
+    for (size_t i = 0; i < src->tfdata_ids.cap; i++)
+        if (src->tfdata_ids.used[i]) i64map_put(&dst->tfdata_ids, src->tfdata_ids.keys[i], 1);
+    i64map_free(&src->tfdata_ids);
+}
+
+/* Below this many events one thread does the whole scan. */
+#define PARALLEL_MIN_EVENTS 200000
+
+/* Scan every plane into `o`: two workers over the units (halves by event
+ * count) when the profile is big enough and a thread can be started. */
+static void scan_all(builder *b, scan_out *o) {
+    const xpv_profile *p = b->p;
+    plane_scan *ps = xpv_xcalloc(p->nplanes ? p->nplanes : 1, sizeof *ps);
+    size_t nu = 0, cap = 0;
+    scan_unit *units = NULL;
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        plane_scan_init(&ps[k], pl);
+        uint32_t n = ps[k].tpu ? 1 : pl->nlines;
+        for (uint32_t l = 0; l < n; l++) {
+            if (nu == cap) {
+                cap = cap ? cap * 2 : 64;
+                units = xpv_xrealloc(units, cap * sizeof *units);
+            }
+            uint64_t wgt = ps[k].tpu ? pl->nevents : pl->lines[l].nevents;
+            units[nu++] = (scan_unit){k, ps[k].tpu ? -1 : (int32_t)l, wgt};
+            total += wgt;
+        }
+    }
+    worker w[2];
+    memset(w, 0, sizeof w);
+    size_t split = nu;
+    if (total >= PARALLEL_MIN_EVENTS) {
+        uint64_t acc = 0;
+        for (split = 0; split < nu && acc < total / 2; split++) acc += units[split].weight;
+    }
+    for (int i = 0; i < 2; i++) {
+        w[i].b = b;
+        w[i].ps = ps;
+        scan_out_init(&w[i].o);
+    }
+    w[0].units = units;
+    w[0].nunits = split;
+    w[1].units = units + split;
+    w[1].nunits = nu - split;
+    pthread_t th;
+    int threaded = w[1].nunits && pthread_create(&th, NULL, worker_run, &w[1]) == 0;
+    worker_run(&w[0]);
+    if (threaded) pthread_join(th, NULL);
+    else worker_run(&w[1]);
+    *o = w[0].o;
+    scan_out_join(o, &w[1].o);
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        free(ps[k].mk);
+        free(ps[k].mdef);
+    }
+    free(ps);
+    free(units);
 }
 
 /* ==== Edges =============================================================== */
@@ -725,6 +901,124 @@ static void context_edges(builder *b, scan_out *o, vec *edges, int executor_pass
         i = i2;
         j = j2;
     }
+}
+
+static uint64_t ctx_hash(const ctx_key *k) {
+    return mix64((uint64_t)k->type * 0x9e3779b97f4a7c15ULL ^ mix64((uint64_t)k->id) ^
+                 (uint64_t)k->id2 * 0xc2b2ae3d27d4eb4fULL);
+}
+
+/* A distinct context key and how many producers / consumers hold it. */
+typedef struct key_rec {
+    int64_t type, id, id2;
+    uint32_t np, nc, rank;
+} key_rec;
+
+typedef struct key_tab {
+    key_rec *k;
+    size_t n, cap;
+    uint32_t *slot;            /* key index + 1, 0 empty */
+    size_t mask;
+} key_tab;
+
+static uint32_t key_find(key_tab *t, const ctx_key *c) {
+    size_t s = ctx_hash(c) & t->mask;
+    for (;; s = (s + 1) & t->mask) {
+        uint32_t v = t->slot[s];
+        if (!v) break;
+        const key_rec *r = &t->k[v - 1];
+        if (r->type == c->type && r->id == c->id && r->id2 == c->id2) return v - 1;
+    }
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 1024;
+        t->k = xpv_xrealloc(t->k, t->cap * sizeof *t->k);
+    }
+    t->k[t->n] = (key_rec){c->type, c->id, c->id2, 0, 0, 0};
+    t->slot[s] = (uint32_t)++t->n;
+    return (uint32_t)(t->n - 1);
+}
+
+static int cmp_key_rec(const void *a, const void *b) {
+    const key_rec *x = *(const key_rec *const *)a, *y = *(const key_rec *const *)b;
+    if (x->type != y->type) return x->type < y->type ? -1 : 1;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return (x->id2 > y->id2) - (x->id2 < y->id2);
+}
+
+/* Records of the useful keys, in (key, node) order: a counting sort on the
+ * key's rank (stable), then by node inside a key where the scan did not
+ * already give node order. */
+static void ctx_place(vec *v, const uint32_t *kid, const key_tab *t, uint32_t nuseful) {
+    size_t *off = xpv_xcalloc((size_t)nuseful + 1, sizeof *off);
+    const ctx_key *in = v->p;
+    for (size_t i = 0; i < v->n; i++) {
+        const key_rec *r = &t->k[kid[i]];
+        if (r->rank != UINT32_MAX) off[r->rank + 1]++;
+    }
+    for (uint32_t r = 0; r < nuseful; r++) off[r + 1] += off[r];
+    size_t nout = off[nuseful];
+    ctx_key *out = xpv_xmalloc((nout ? nout : 1) * sizeof *out);
+    size_t *pos = xpv_xmalloc(((size_t)nuseful + 1) * sizeof *pos);
+    memcpy(pos, off, ((size_t)nuseful + 1) * sizeof *pos);
+    for (size_t i = 0; i < v->n; i++) {
+        const key_rec *r = &t->k[kid[i]];
+        if (r->rank != UINT32_MAX) out[pos[r->rank]++] = in[i];
+    }
+    for (uint32_t r = 0; r < nuseful; r++) {
+        size_t a = off[r], b = off[r + 1];
+        int sorted = 1;
+        for (size_t i = a + 1; i < b && sorted; i++)
+            if (out[i].node < out[i - 1].node) sorted = 0;
+        if (!sorted) qsort(out + a, b - a, sizeof *out, cmp_ctx_key);
+    }
+    free(pos);
+    free(off);
+    free(v->p);
+    v->p = out;
+    v->n = v->cap = nout;
+}
+
+/* Sort producers and consumers by (type, id, process, node), keeping only
+ * the records context_edges can link: keys held on both sides, and (but
+ * for executor keys) not by CONTEXT_EDGE_LIMIT or more on each.  The
+ * result is what sorting everything gives, less records that make no
+ * edge.  Producers and consumers run to millions on big profiles and
+ * mostly do not match: a comparison sort of all of them cost more than
+ * the rest of the pass. */
+static void ctx_sort(vec *prod, vec *cons) {
+    size_t n = prod->n + cons->n, nslot = 1024;
+    while (nslot < 2 * n) nslot <<= 1;
+    key_tab t = {NULL, 0, 0, xpv_xcalloc(nslot, sizeof(uint32_t)), nslot - 1};
+    uint32_t *kp = xpv_xmalloc((prod->n ? prod->n : 1) * sizeof *kp);
+    uint32_t *kc = xpv_xmalloc((cons->n ? cons->n : 1) * sizeof *kc);
+    const ctx_key *P = prod->p, *C = cons->p;
+    for (size_t i = 0; i < prod->n; i++) {
+        kp[i] = key_find(&t, &P[i]); /* (may move t.k) */
+        t.k[kp[i]].np++;
+    }
+    for (size_t i = 0; i < cons->n; i++) {
+        kc[i] = key_find(&t, &C[i]);
+        t.k[kc[i]].nc++;
+    }
+    free(t.slot);
+    key_rec **useful = xpv_xmalloc((t.n ? t.n : 1) * sizeof *useful);
+    uint32_t nu = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        key_rec *r = &t.k[i];
+        r->rank = UINT32_MAX;
+        if (!r->np || !r->nc) continue;
+        if (r->type != TYPE_EXECUTOR && r->np >= CONTEXT_EDGE_LIMIT && r->nc >= CONTEXT_EDGE_LIMIT)
+            continue;
+        useful[nu++] = r;
+    }
+    if (nu) qsort(useful, nu, sizeof *useful, cmp_key_rec);
+    for (uint32_t r = 0; r < nu; r++) useful[r]->rank = r;
+    ctx_place(prod, kp, &t, nu);
+    ctx_place(cons, kc, &t, nu);
+    free(useful);
+    free(kp);
+    free(kc);
+    free(t.k);
 }
 
 /* Launch -> kernel links on correlation_id (the last launch of an id). */
@@ -843,6 +1137,7 @@ static xpv_groups *groups_new(const xpv_profile *p, int source) {
     xpv_groups *g = xpv_xcalloc(1, sizeof *g);
     g->source = source;
     g->nplanes = p->nplanes;
+    g->nevents = p->nevents;
     xpv_arena_init(&g->arena, 4096);
     return g;
 }
@@ -851,6 +1146,9 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
     for (uint32_t k = 0; k < p->nplanes; k++)
         if (xpv_stat_id(&p->planes[k], "group_id") >= 0) return groups_new(p, XPV_GROUPS_FILE);
     if (space_has_loop_ops(p)) return groups_new(p, XPV_GROUPS_LOOP_OPS);
+    /* No root can exist (no `_r` stat, no TraceContext or executor event,
+     * no TPU grouping line): no group, no per-event ids to compute. */
+    if (!space_may_have_roots(p)) return groups_new(p, XPV_GROUPS_NONE);
     xpv_groups *g = groups_new(p, XPV_GROUPS_NONE);
 
     builder B;
@@ -858,7 +1156,6 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
     builder *b = &B;
     b->p = p;
     b->g = g;
-    b->iters.sz = b->steps.sz = b->gtypes.sz = sizeof(node_val);
     b->queue.sz = b->pars.sz = sizeof(uint32_t);
 
     /* Flat layout. */
@@ -883,33 +1180,27 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
     g->nevents = total;
     if (total >= INT32_MAX) total = 0; /* absurd: give up grouping */
     uint32_t nn = b->nn = (uint32_t)total;
+    /* group and flags are set per node by the scan's workers (first touch
+     * on their own thread; no separate pass over 13 bytes per event). */
     b->group = xpv_xmalloc((nn ? nn : 1) * sizeof *b->group);
-    memset(b->group, 0xff, (nn ? nn : 1) * sizeof *b->group);
-    b->flags = xpv_xcalloc(nn ? nn : 1, 1);
+    b->flags = xpv_xmalloc(nn ? nn : 1);
     b->parent = xpv_xmalloc((nn ? nn : 1) * sizeof *b->parent);
     b->end = xpv_xmalloc((nn ? nn : 1) * sizeof *b->end);
 
     scan_out o;
-    memset(&o, 0, sizeof o);
-    o.prod.sz = o.cons.sz = sizeof(ctx_key);
-    o.roots.sz = sizeof(root_rec);
-    o.launches.sz = o.kernels.sz = sizeof(corr_rec);
-    o.execs.sz = sizeof(exec_rec);
-    ord_rec *ord = NULL;
-    size_t ord_cap = 0, stack_cap = 0;
-    uint32_t *stack = NULL;
-    int64_t *stack_end = NULL;
-    for (uint32_t k = 0; k < p->nplanes && nn; k++)
-        scan_plane(b, k, &o, &ord, &ord_cap, &stack, &stack_end, &stack_cap);
-    free(ord);
-    free(stack);
-    free(stack_end);
+    if (nn) scan_all(b, &o);
+    else scan_out_init(&o);
+    b->iters = o.iters;
+    b->steps = o.steps;
+    b->gtypes = o.gtypes;
+    memset(&o.iters, 0, sizeof o.iters);
+    memset(&o.steps, 0, sizeof o.steps);
+    memset(&o.gtypes, 0, sizeof o.gtypes);
 
     /* Edges in XProf's order: inter-thread, context, then TF loops. */
     vec edges = {0, 0, 0, sizeof(edge)};
     if (o.prod.n && o.cons.n) {
-        qsort(o.prod.p, o.prod.n, sizeof(ctx_key), cmp_ctx_key);
-        qsort(o.cons.p, o.cons.n, sizeof(ctx_key), cmp_ctx_key);
+        ctx_sort(&o.prod, &o.cons);
         context_edges(b, &o, &edges, 1);
         context_edges(b, &o, &edges, 0);
     }
@@ -1092,6 +1383,69 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
     i64map_free(&o.tfdata_ids);
     free(loop_roots.p);
     return g;
+}
+
+/* ==== Ungrouped GPU events (XProf's ProcessUngroupedEvents) ============= */
+
+typedef struct gcur {
+    const xpv_line *ln;
+    uint32_t li, pos;
+    uint32_t *ord;             /* time order of an unsorted line, or NULL */
+} gcur;
+
+static uint32_t gcur_ev(const gcur *c) { return c->ord ? c->ord[c->pos] : c->pos; }
+
+static int gcur_before(const gcur *a, const gcur *b) {
+    const xpv_event *x = &a->ln->events[gcur_ev(a)], *y = &b->ln->events[gcur_ev(b)];
+    if (x->start_ps != y->start_ps) return x->start_ps < y->start_ps;
+    if (x->dur_ps != y->dur_ps) return x->dur_ps > y->dur_ps;
+    return a->li < b->li;
+}
+
+void xpv_groups_fill_gpu(xpv_groups *g, const xpv_profile *p) {
+    if (!g || !g->gid) return;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (!xpv_str_has_prefix(pl->name, "/device:GPU:")) continue;
+        int any = 0;
+        for (uint32_t l = 0; l < pl->nlines && !any; l++) {
+            const int32_t *gl = xpv_groups_line(g, k, l);
+            for (uint32_t i = 0; gl && i < pl->lines[l].nevents; i++)
+                if (gl[i] >= 0) {
+                    any = 1;
+                    break;
+                }
+        }
+        if (!any) continue; /* XProf: no group_id on the plane, nothing to do */
+        gcur *cur = xpv_xcalloc(pl->nlines, sizeof *cur);
+        uint32_t n = 0;
+        ord_rec *tmp = NULL;
+        size_t cap = 0;
+        for (uint32_t l = 0; l < pl->nlines; l++) {
+            if (!pl->lines[l].nevents) continue;
+            line_ref lr = {k, l, 0, NULL, NULL};
+            visit_order(&lr, &pl->lines[l], &tmp, &cap);
+            free(lr.pos);
+            cur[n++] = (gcur){&pl->lines[l], l, 0, lr.ev};
+        }
+        free(tmp);
+        int32_t last = -1;
+        while (n) {
+            uint32_t b = 0;
+            for (uint32_t i = 1; i < n; i++)
+                if (gcur_before(&cur[i], &cur[b])) b = i;
+            gcur *c = &cur[b];
+            int32_t *gl = g->gid + g->line_off[g->plane_line0[k] + c->li];
+            uint32_t ei = gcur_ev(c);
+            if (gl[ei] >= 0) last = gl[ei];
+            else if (last >= 0) gl[ei] = last;
+            if (++c->pos == c->ln->nevents) {
+                free(c->ord);
+                cur[b] = cur[--n];
+            }
+        }
+        free(cur);
+    }
 }
 
 void xpv_groups_free(xpv_groups *g) {

@@ -44,7 +44,10 @@
  *
  * Storage: one int32 per event (flat over planes and lines), the groups,
  * and an arena for the names.  Temporary memory while building: about 13
- * bytes per event.
+ * bytes per event.  The per-event scan runs on two threads over halves of
+ * the lines (outputs joined in line order); producer/consumer keys are
+ * matched by hash and only the linkable ones sorted.  Neither changes the
+ * result.  Run once per profile by the enrichment pass (enrich.h).
  */
 #ifndef XPV_GROUP_EVENTS_H
 #define XPV_GROUP_EVENTS_H
@@ -85,6 +88,11 @@ typedef struct xpv_groups {
 /* Group the profile's events.  Never fails (out of memory aborts). */
 xpv_groups *xpv_group_events(const xpv_profile *p);
 void xpv_groups_free(xpv_groups *g);
+/* XProf's ProcessUngroupedEvents (derived_timeline.cc), run before the
+ * derived lines: on each GPU plane holding computed group ids, an event
+ * without one takes the group of the last grouped event before it in the
+ * plane's time order (start, longer first).  No-op unless computed. */
+void xpv_groups_fill_gpu(xpv_groups *g, const xpv_profile *p);
 /* Bytes held, for cache budgets. */
 size_t xpv_groups_size(const xpv_groups *g);
 

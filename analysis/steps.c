@@ -28,6 +28,7 @@
 #include "group_events.h"
 #include "op_metrics.h"
 #include "steps.h"
+#include "enrich.h"
 
 #define DERIVED_STEPS_LINE ((int32_t)0xdeadbeef)
 
@@ -632,9 +633,8 @@ static void sort_keys(uint64_t *a, uint64_t *tmp, size_t n, size_t **bounds, siz
 #define TMAX_REL (UINT64_C(1) << 57)
 
 void xpv_steps_build(const xpv_profile *p, xpv_arena *a, xpv_step_db *out) {
-    xpv_groups *gr = xpv_group_events(p);
-    xpv_steps_build_grouped(p, gr, a, out);
-    xpv_groups_free(gr);
+    /* The profile's grouping, made once and kept with it (enrich.h). */
+    xpv_steps_build_grouped(p, xpv_profile_groups(p), a, out);
 }
 
 void xpv_steps_build_grouped(const xpv_profile *p, const xpv_groups *gr, xpv_arena *a,

@@ -12,6 +12,7 @@
 #include "group_events.h"
 #include "trace_index.h"
 #include "derived_lines.h"
+#include "enrich.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -682,7 +683,8 @@ static uint64_t layout(builder *bd, const xpv_hostset *hs) {
             ix->derived = xpv_xcalloc(hs->n, sizeof *ix->derived);
             ix->nderived = hs->n;
         }
-        ix->derived[h] = xpv_derived_lines_build(p);
+        /* The profile's derived lines (enrich.h): borrowed, kept with it. */
+        ix->derived[h] = xpv_profile_derived_lines(p);
         const xpv_derived_lines *dl = ix->derived[h];
         const char *hname = xpv_arena_strndup(&ix->arena, hs->hostnames ? hs->hostnames[h] : "",
                                               hs->hostnames ? strlen(hs->hostnames[h]) : 0);
@@ -780,11 +782,9 @@ static uint64_t layout(builder *bd, const xpv_hostset *hs) {
     return total;
 }
 
+/* (The derived lines themselves are counted with their profile.) */
 static size_t derived_bytes(const xpv_trace_index *ix) {
-    size_t n = ix->nderived * sizeof *ix->derived;
-    for (size_t h = 0; h < ix->nderived; h++)
-        if (ix->derived[h]) n += ix->derived[h]->bytes;
-    return n;
+    return ix->nderived * sizeof *ix->derived;
 }
 
 /* The grouping of each host whose file carries no group ids: the trace
@@ -793,20 +793,15 @@ static void attach_groups(xpv_trace_index *ix, const xpv_hostset *hs) {
     ix->nhosts = (uint32_t)hs->n;
     ix->hgroups = xpv_xcalloc(hs->n ? hs->n : 1, sizeof *ix->hgroups);
     for (size_t h = 0; h < hs->n; h++) {
-        xpv_groups *g = xpv_group_events(hs->profiles[h]);
-        if (g->source != XPV_GROUPS_COMPUTED) {
-            xpv_groups_free(g);
-            g = NULL;
-        }
-        ix->hgroups[h] = g;
+        /* The profile's grouping (enrich.h): borrowed, kept with it. */
+        const xpv_groups *g = hs->profiles[h] ? xpv_profile_groups(hs->profiles[h]) : NULL;
+        ix->hgroups[h] = g && g->source == XPV_GROUPS_COMPUTED ? g : NULL;
     }
 }
 
 /* Memory held by an index (for the cache budget). */
 static size_t index_bytes(const xpv_trace_index *ix) {
-    size_t gb = 0;
-    for (uint32_t h = 0; h < ix->nhosts; h++) gb += xpv_groups_size(ix->hgroups[h]);
-    return gb + sizeof *ix + ix->arena.total + ix->nidx * sizeof *ix->idx +
+    return sizeof *ix + ix->arena.total + ix->nidx * sizeof *ix->idx +
            (size_t)ix->ngroups * sizeof *ix->groups + (size_t)ix->nrows * sizeof *ix->rows +
            (size_t)ix->nprocs * sizeof *ix->procs + (size_t)ix->nsteps * sizeof *ix->steps +
            derived_bytes(ix);
@@ -886,9 +881,7 @@ void xpv_trace_index_free(xpv_trace_index *ix) {
     free(ix->groups);
     free(ix->idx);
     free(ix->steps);
-    for (size_t h = 0; h < ix->nderived; h++) xpv_derived_lines_free(ix->derived[h]);
-    free(ix->derived);
-    for (uint32_t h = 0; h < ix->nhosts; h++) xpv_groups_free(ix->hgroups[h]);
+    free(ix->derived);            /* the lines and groups belong to the profiles */
     free(ix->hgroups);
     xpv_arena_free(&ix->arena);
     free(ix);

@@ -109,11 +109,13 @@ typedef struct xpv_trace_index {
     uint64_t ndropped;              /* internal events left out */
     uint64_t ncounter;              /* counter samples indexed */
     /* Per host: the computed event grouping (group_events.h) when the file
-     * has no group ids of its own, else NULL.  Re-derived on load. */
-    struct xpv_groups **hgroups;
+     * has no group ids of its own, else NULL.  Borrowed from the profile's
+     * enrichment (enrich.h), re-attached on load. */
+    const struct xpv_groups **hgroups;
     uint32_t nhosts;
     size_t bytes;                   /* memory held */
-    struct xpv_derived_lines **derived; /* per host: derived GPU lines */
+    const struct xpv_derived_lines **derived; /* per host: derived lines,
+                                     * borrowed from the profile (enrich.h) */
     size_t nderived;
     uint64_t build_work;            /* comparisons + steps of the row/proc
                                      * ordering (tests check it grows

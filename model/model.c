@@ -327,6 +327,7 @@ void xpv_profile_add_warning(xpv_profile *p, const char *msg) {
 
 void xpv_profile_free(xpv_profile *p) {
     if (!p) return;
+    if (p->ext) p->ext->free(p->ext);
     xpv_arena_free(&p->arena);
     if (p->buf_free) p->buf_free(p->buf, p->buf_len);
     free(p);

@@ -140,7 +140,16 @@ typedef struct xpv_profile {
     void *buf;                   /* the file bytes; freed with the profile */
     void (*buf_free)(void *buf, size_t len);
     size_t buf_len;
+    /* What the analysis layer derives once per profile and keeps with it
+     * (analysis/enrich.h: event groups, derived lines).  Opaque here; set
+     * once, atomically, by its builder; freed with the profile. */
+    struct xpv_profile_ext *ext;
 } xpv_profile;
+
+/* Head of a profile extension: how to free it. */
+typedef struct xpv_profile_ext {
+    void (*free)(struct xpv_profile_ext *ext);
+} xpv_profile_ext;
 
 /* Release everything the profile holds.  NULL is allowed. */
 void xpv_profile_free(xpv_profile *p);

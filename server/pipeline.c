@@ -19,6 +19,7 @@
 #include "arena.h"
 #include "assets.h"
 #include "discovery.h"
+#include "enrich.h"
 #include "legacy_serve.h"
 #include "loader.h"
 #include "version.h"
@@ -52,8 +53,12 @@ static int build_profile(void *vctx, xpv_cache_val *v, xpv_err *err) {
     if (p->trace_facts)
         xpv_legacy_note_trace(ctx->host->ino, ctx->host->size, ctx->host->mtime_ns,
                               p->trace_facts);
+    /* XProf's preprocessing (grouping, derived lines) runs here, once per
+     * decoded profile, and stays with it: every tool and the trace index
+     * read the same result, and its memory counts with the profile's. */
+    const xpv_enrichment *en = xpv_enrich(p);
     v->ptr = p;
-    v->size = p->mem_size ? p->mem_size : p->buf_len;
+    v->size = (p->mem_size ? p->mem_size : p->buf_len) + en->bytes;
     v->free = free_profile;
     return 0;
 }

@@ -11,6 +11,7 @@
 #define XPV_DERIVED_COUNT_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
@@ -65,6 +66,117 @@ static inline void dc_count(const xpv_profile *p, size_t *modules, size_t *ops0)
                 }
             }
         }
+    }
+}
+
+/* The same for XProf's TPU rows (DeriveLinesFromStats), counted another
+ * way: on each TensorCore plane ("/device:TPU:<n>") without derived lines,
+ * every event with a `tf_op` or `source` stat (its own over its
+ * metadata's; `_a` events left out), in (start, longer first, line) order,
+ * keyed by the grouping event it starts in (the `XLA Modules` event: each
+ * is its own group in files without host steps).  Framework Ops: a new
+ * event when tf_op or key changes; Framework Name Scope: per `/` level of
+ * a JAX/TF op name, a new event when that level's scope, a shallower one
+ * or the key changes; Source code: when source or key changes. */
+typedef struct dc_rec {
+    int64_t start, dur;
+    uint32_t line;
+    int64_t key;
+    xpv_str op, src;
+} dc_rec;
+
+static inline int dc_cmp_rec(const void *a, const void *b) {
+    const dc_rec *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
+    return (x->line > y->line) - (x->line < y->line);
+}
+
+static inline int dc_str_same(xpv_str a, xpv_str b) {
+    return a.len == b.len && (!a.len || !memcmp(a.ptr, b.ptr, a.len));
+}
+
+/* The name part of a JAX/TF op ("a/b/op:type" -> "a/b/op"), or empty when
+ * the op has no name scopes to show. */
+static inline xpv_str dc_scope_name(xpv_str op) {
+    const char *c = memchr(op.ptr, ':', op.len);
+    if (!c) return (xpv_str){NULL, 0};
+    return (xpv_str){op.ptr, (uint32_t)(c - op.ptr)};
+}
+
+static inline void dc_count_tpu(const xpv_profile *p, size_t *ops, size_t *scopes, size_t *srcs) {
+    *ops = *scopes = *srcs = 0;
+    for (uint32_t i = 0; i < p->nplanes; i++) {
+        const xpv_plane *pl = &p->planes[i];
+        xpv_str n = pl->name;
+        if (!xpv_str_has_prefix(n, "/device:TPU:") || n.len == 12) continue;
+        int core = 1;
+        for (uint32_t c = 12; c < n.len; c++)
+            if (n.ptr[c] < '0' || n.ptr[c] > '9') core = 0;
+        if (!core) continue;
+        int32_t so = xpv_stat_id(pl, "tf_op"), ss = xpv_stat_id(pl, "source"),
+                sa = xpv_stat_id(pl, "_a");
+        const xpv_line *gl = NULL;
+        for (uint32_t l = 0; l < pl->nlines; l++)
+            if (xpv_str_eq(pl->lines[l].name, "XLA Modules")) gl = &pl->lines[l];
+        size_t nr = 0, cap = 0;
+        dc_rec *r = NULL;
+        for (uint32_t l = 0; l < pl->nlines; l++) {
+            const xpv_line *ln = &pl->lines[l];
+            for (uint32_t k = 0; k < ln->nevents; k++) {
+                const xpv_event *e = &ln->events[k];
+                xpv_stat st;
+                int64_t v;
+                if (sa >= 0 && xpv_event_or_meta_stat(pl, ln, e, sa, &st) && xpv_stat_as_int(&st, &v) && v)
+                    continue;
+                dc_rec rec = {e->start_ps, e->dur_ps, l, -1, {NULL, 0}, {NULL, 0}};
+                if (so >= 0 && xpv_event_or_meta_stat(pl, ln, e, so, &st) && st.kind == XPV_STAT_STR)
+                    rec.op = st.v.s;
+                if (ss >= 0 && xpv_event_or_meta_stat(pl, ln, e, ss, &st) && st.kind == XPV_STAT_STR)
+                    rec.src = st.v.s;
+                if (!rec.op.len && !rec.src.len) continue;
+                for (uint32_t g = 0; gl && g < gl->nevents; g++)
+                    if (gl->events[g].start_ps <= e->start_ps &&
+                        e->start_ps < gl->events[g].start_ps + gl->events[g].dur_ps)
+                        rec.key = g;
+                if (nr == cap) {
+                    cap = cap ? 2 * cap : 64;
+                    r = realloc(r, cap * sizeof *r);
+                }
+                r[nr++] = rec;
+            }
+        }
+        if (nr) qsort(r, nr, sizeof *r, dc_cmp_rec);
+        const dc_rec *po = NULL, *ps = NULL;
+        for (size_t k = 0; k < nr; k++) {
+            const dc_rec *x = &r[k];
+            if (x->op.len) {
+                xpv_str a = dc_scope_name(x->op);
+                xpv_str b = po ? dc_scope_name(po->op) : (xpv_str){NULL, 0};
+                int same = po && po->key == x->key; /* all shallower levels equal so far */
+                uint32_t ia = 0, ib = 0;
+                for (;;) {
+                    const char *ea = memchr(a.ptr + ia, '/', a.len - ia);
+                    if (!a.len || !ea) break; /* the last part is the op, not a scope */
+                    uint32_t la = (uint32_t)(ea - (a.ptr + ia));
+                    const char *eb = b.len && ib < b.len ? memchr(b.ptr + ib, '/', b.len - ib) : NULL;
+                    uint32_t lb = eb ? (uint32_t)(eb - (b.ptr + ib)) : 0;
+                    if (!(same && eb && la == lb && !memcmp(a.ptr + ia, b.ptr + ib, la))) {
+                        same = 0;
+                        (*scopes)++;
+                    }
+                    ia += la + 1;
+                    ib += lb + 1;
+                }
+                if (!(po && po->key == x->key && dc_str_same(po->op, x->op) && same)) (*ops)++;
+                po = x;
+            }
+            if (x->src.len) {
+                if (!(ps && ps->key == x->key && dc_str_same(ps->src, x->src))) (*srcs)++;
+                ps = x;
+            }
+        }
+        free(r);
     }
 }
 

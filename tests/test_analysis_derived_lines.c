@@ -10,6 +10,7 @@
 
 #include "derived_count.h"
 #include "derived_lines.h"
+#include "group_events.h"
 #include "testutil.h"
 #include "tool_xspace.h"
 #include "trace_index.h"
@@ -47,7 +48,7 @@ static void test_hlo_merge_and_levels(void **state) {
         tx_ev_str(s, pl, e, "hlo_op", ops[i]);
     }
     xpv_profile *p = tx_decode(s);
-    xpv_derived_lines *d = xpv_derived_lines_build(p);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
     const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
     assert_non_null(dp);
     assert_int_equal(dp->synth.nlines, 2);  /* empty framework lines dropped */
@@ -96,7 +97,7 @@ static void test_group_breaks_merge(void **state) {
         tx_ev_int(s, pl, e, "group_id", i < 2 ? 1 : 2);
     }
     xpv_profile *p = tx_decode(s);
-    xpv_derived_lines *d = xpv_derived_lines_build(p);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
     const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
     assert_non_null(dp);
     assert_int_equal(find_line(dp, "XLA Modules")->nevents, 2);
@@ -121,7 +122,7 @@ static void test_tf_name_scopes(void **state) {
     tx_ev_str(s, pl, kernel(s, pl, ln, "op2", 10000, 2000), "tf_op", "a/b/c/d/f/Sub:Sub");
     tx_ev_str(s, pl, kernel(s, pl, ln, "op3", 20000, 30000), "tf_op", "a/g/Mul:Mul");
     xpv_profile *p = tx_decode(s);
-    xpv_derived_lines *d = xpv_derived_lines_build(p);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
     const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
     assert_non_null(dp);
     const xpv_line *sc = find_line(dp, "Framework Name Scope");
@@ -168,7 +169,7 @@ static void test_no_derivation_when_present(void **state) {
     tx_ev_str(s, tp, e, "hlo_module", "m");
     tx_ev_str(s, tp, e, "hlo_op", "op");
     xpv_profile *p = tx_decode(s);
-    xpv_derived_lines *d = xpv_derived_lines_build(p);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
     assert_int_equal(d->nplanes, 0);
     xpv_derived_lines_free(d);
     xpv_profile_free(p);
@@ -219,7 +220,7 @@ static void check_file(const char *path, size_t *nfiles) {
     xpv_profile *p = tx_decode_file(path);
     size_t want_mod, want_ops;
     dc_count(p, &want_mod, &want_ops);
-    xpv_derived_lines *d = xpv_derived_lines_build(p);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
     size_t got_mod = 0, got_ops = 0;
     for (uint32_t i = 0; i < d->nplanes; i++)
         for (uint32_t l = 0; l < d->planes[i].synth.nlines; l++) {
@@ -257,6 +258,176 @@ static void test_real_jax_gpu(void **state) {
     assert_true(n >= 6);
 }
 
+/* ==== TPU (DeriveLinesFromStats) ======================================== */
+
+static const xpv_line *line_by_id(const xpv_dl_plane *d, int64_t id) {
+    for (uint32_t i = 0; i < d->synth.nlines; i++)
+        if (d->synth.lines[i].id == id) return &d->synth.lines[i];
+    return NULL;
+}
+
+/* A TensorCore plane gets Framework Name Scope / Framework Ops / Source
+ * code from its ops' tf_op and source metadata stats, with XProf's line
+ * ids (kThreadIdTfNameScope, TfOp, Source) and names; an op of one
+ * module merges, the same op in the next module (another group) does
+ * not; `_a` events give nothing; the op event shows the JAX op type. */
+static void test_tpu_lines_from_stats(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:TPU:0");
+    int lm = tx_line(s, pl, 1, "XLA Modules", 0);
+    int lo = tx_line(s, pl, 2, "XLA Ops", 0);
+    int la = tx_line(s, pl, 3, "Async XLA Ops", 0);
+    tx_event(s, pl, lm, "jit_f(1)", 0, 100000);
+    tx_event(s, pl, lm, "jit_f(1)", 200000, 100000);
+    tx_meta_str(s, pl, "dot.1", "tf_op", "jit(f)/jit(main)/dot_general:");
+    tx_meta_str(s, pl, "dot.1", "source", "f.py:3");
+    tx_meta_str(s, pl, "copy.2", "tf_op", "jit(f)/jit(main)/copy:");
+    tx_event(s, pl, lo, "dot.1", 1000, 10000);
+    tx_event(s, pl, lo, "dot.1", 12000, 10000);   /* same op, same module: merges */
+    tx_event(s, pl, lo, "dot.1", 201000, 10000);  /* next module: a new event */
+    tx_event_t *a = tx_event(s, pl, la, "copy.2", 30000, 5000);
+    tx_ev_int(s, pl, a, "_a", 1);                /* asynchronous: left out */
+    xpv_profile *p = tx_decode(s);
+    xpv_groups *g = xpv_group_events(p);
+    assert_int_equal(g->ngroups, 2);             /* one per module (TPU grouping) */
+    xpv_derived_lines *d = xpv_derived_lines_build(p, g);
+    const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
+    assert_non_null(dp);
+    assert_int_equal(dp->synth.nlines, 3);
+    const xpv_line *ns = line_by_id(dp, XPV_DL_BASE + 2), *op = line_by_id(dp, XPV_DL_BASE + 3),
+                   *src = line_by_id(dp, XPV_DL_BASE + 7);
+    assert_non_null(ns);
+    assert_non_null(op);
+    assert_non_null(src);
+    assert_true(xpv_str_eq(ns->name, "Framework Name Scope"));
+    assert_true(xpv_str_eq(op->name, "Framework Ops"));
+    assert_true(xpv_str_eq(src->name, "Source code"));
+    assert_int_equal(op->nevents, 2);
+    assert_int_equal(op->events[0].start_ps, 1000);
+    assert_int_equal(op->events[0].dur_ps, 21000);
+    assert_true(xpv_str_eq(ev_name(dp, &op->events[0]), "dot_general"));
+    assert_int_equal(ns->nevents, 4);            /* jit(f), jit(main) per module */
+    assert_true(xpv_str_eq(ev_name(dp, &ns->events[0]), "jit(f)"));
+    assert_int_equal(src->nevents, 2);
+    assert_true(xpv_str_eq(ev_name(dp, &src->events[0]), "f.py:3"));
+    /* the plane's own lines keep their display ids */
+    assert_int_equal(dp->line_display_id[0], 1);
+    xpv_derived_lines_free(d);
+    xpv_groups_free(g);
+    xpv_profile_free(p);
+}
+
+/* Without a group id the TPU merge needs the next event to start within
+ * twice the last event's duration of its end (XProf's ExpandOrAddLevelEvent
+ * on a non-GPU plane); a GPU plane merges whatever the gap. */
+static void test_tpu_gap_rule(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:TPU:0");
+    int lo = tx_line(s, pl, 2, "XLA Ops", 0);
+    tx_meta_str(s, pl, "add.1", "tf_op", "jit(f)/add:");
+    tx_event(s, pl, lo, "add.1", 0, 1000);
+    tx_event(s, pl, lo, "add.1", 2900, 1000);     /* gap 1900 <= 2 * 1000: merges */
+    tx_event(s, pl, lo, "add.1", 9000, 1000);     /* 9000 <= 3900 + 2 * 3900: merges */
+    tx_event(s, pl, lo, "add.1", 31000, 1000);    /* 31000 > 10000 + 2 * 10000: new */
+    xpv_profile *p = tx_decode(s);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
+    const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
+    assert_non_null(dp);
+    const xpv_line *op = line_by_id(dp, XPV_DL_BASE + 3);
+    assert_non_null(op);
+    assert_int_equal(op->nevents, 2);
+    assert_int_equal(op->events[0].start_ps, 0);
+    assert_int_equal(op->events[0].dur_ps, 10000);
+    assert_int_equal(op->events[1].start_ps, 31000);
+    xpv_derived_lines_free(d);
+    xpv_profile_free(p);
+}
+
+/* Real TPU file: Framework Ops / Name Scope / Source code counts equal an
+ * independent count (derived_count.h), on each TensorCore plane. */
+static void test_real_tpu(void **state) {
+    (void)state;
+    TU_SKIP_NO_SHARED();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/testdata/real/openxla-xprof/plugins/profile/tpu_inference_2/"
+             "tpu_inference_2.xplane.pb", tu_shared_dir());
+    xpv_profile *p = tx_decode_file(path);
+    size_t wops, wscopes, wsrc;
+    dc_count_tpu(p, &wops, &wscopes, &wsrc);
+    xpv_groups *g = xpv_group_events(p);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, g);
+    size_t ops = 0, scopes = 0, src = 0;
+    for (uint32_t i = 0; i < d->nplanes; i++) {
+        const xpv_dl_plane *dp = &d->planes[i];
+        assert_true(xpv_str_has_prefix(p->planes[dp->plane].name, "/device:TPU:"));
+        const xpv_line *l;
+        if ((l = line_by_id(dp, XPV_DL_BASE + 2))) scopes += l->nevents;
+        if ((l = line_by_id(dp, XPV_DL_BASE + 3))) ops += l->nevents;
+        if ((l = line_by_id(dp, XPV_DL_BASE + 7))) src += l->nevents;
+    }
+    print_message("TPU: Framework Ops %zu (independent %zu), Name Scope %zu (%zu), Source %zu (%zu)\n",
+                  ops, wops, scopes, wscopes, src, wsrc);
+    assert_int_equal(d->nplanes, 4);
+    assert_true(wops > 0 && wsrc > 0 && wscopes > 0);
+    assert_int_equal(ops, wops);
+    assert_int_equal(scopes, wscopes);
+    assert_int_equal(src, wsrc);
+    xpv_derived_lines_free(d);
+    xpv_groups_free(g);
+    xpv_profile_free(p);
+}
+
+/* ==== GPU Steps and ungrouped events ==================================== */
+
+/* Two host steps ("train 1", "train 2", `_r` roots) launching kernels
+ * through correlation_id; a kernel after each launched one has no launch.
+ * XProf's ProcessUngroupedEvents gives it the group of the last grouped
+ * event before it; DeriveStepEventsFromGroups then makes one Steps event
+ * per group covering its kernels (line kThreadIdStepInfo, "Steps", the
+ * event shown as the group's name). */
+static void test_gpu_steps(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int h = tx_plane(s, "/host:CPU");
+    int hl = tx_line(s, h, 1, "python", 0);
+    int d = tx_plane(s, "/device:GPU:0");
+    int st = tx_line(s, d, 7, "Stream #7(Compute)", 0);
+    for (int i = 0; i < 2; i++) {
+        int64_t t0 = 1000000 * i;
+        tx_event_t *e = tx_event(s, h, hl, "train", t0, 500000);
+        tx_ev_int(s, h, e, "_r", 1);
+        tx_ev_int(s, h, e, "step_num", i + 1);
+        e = tx_event(s, h, hl, "launch", t0 + 1000, 1000);
+        tx_ev_int(s, h, e, "correlation_id", 10 + i);
+        e = kernel(s, d, st, "k", t0 + 100000, 50000);
+        tx_ev_int(s, d, e, "correlation_id", 10 + i);
+        kernel(s, d, st, "k2", t0 + 200000, 50000);   /* no launch: ungrouped */
+    }
+    xpv_profile *p = tx_decode(s);
+    xpv_groups *g = xpv_group_events(p);
+    assert_int_equal(g->ngroups, 2);
+    assert_int_equal(xpv_group_of(g, 1, 0, 1), -1);  /* before the fill */
+    xpv_groups_fill_gpu(g, p);
+    assert_int_equal(xpv_group_of(g, 1, 0, 1), 0);
+    assert_int_equal(xpv_group_of(g, 1, 0, 3), 1);
+    xpv_derived_lines *dl = xpv_derived_lines_build(p, g);
+    const xpv_dl_plane *dp = xpv_derived_lines_plane(dl, 1);
+    assert_non_null(dp);
+    const xpv_line *steps = line_by_id(dp, XPV_DL_BASE);
+    assert_non_null(steps);
+    assert_true(xpv_str_eq(steps->name, "Steps"));
+    assert_int_equal(steps->nevents, 2);
+    assert_int_equal(steps->events[0].start_ps, 100000);
+    assert_int_equal(steps->events[0].dur_ps, 150000);  /* both kernels of step 1 */
+    assert_true(xpv_str_eq(ev_name(dp, &steps->events[0]), "train 1"));
+    assert_true(xpv_str_eq(ev_name(dp, &steps->events[1]), "train 2"));
+    xpv_derived_lines_free(dl);
+    xpv_groups_free(g);
+    xpv_profile_free(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hlo_merge_and_levels),
@@ -265,6 +436,10 @@ int main(void) {
         cmocka_unit_test(test_no_derivation_when_present),
         cmocka_unit_test(test_trace_rows),
         cmocka_unit_test(test_real_jax_gpu),
+        cmocka_unit_test(test_tpu_lines_from_stats),
+        cmocka_unit_test(test_tpu_gap_rule),
+        cmocka_unit_test(test_real_tpu),
+        cmocka_unit_test(test_gpu_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

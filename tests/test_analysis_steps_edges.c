@@ -31,11 +31,14 @@ typedef struct hev {
  *   cuLaunchKernel [T+3, T+3] corr c3  zero length        (launch of C)
  *   cuLaunchKernel [T+4, T+5] corr c4  `_a`: not nested, so not grouped
  * GPU: stream 7: A sgemm [T+2, T+8] (32-bit), C [T+9, T+9] zero length,
- *                D sgemm [T+9, T+14] corr c4 (ungrouped launch: dropped)
+ *                D sgemm [T+9, T+14] corr c4 (its launch is ungrouped; XProf's
+ *                ProcessUngroupedEvents gives it the group of B, the last
+ *                grouped event before it in the plane's time order)
  *      stream 8: B gemm [T+6, T+10] shape "(half[4])" (16-bit)
- * Device marker = span of A, B, C = [T+2, T+10], inside the host marker,
- * so the step is [T, T+20].  Sweep: [1,2] prepare; [2,6] 32-bit (A beats
- * the launch); [6,10] 16-bit (B beats A); the rest unknown (11 ms). */
+ * Device marker = span of A, B, C, D = [T+2, T+14], inside the host
+ * marker, so the step is [T, T+20].  Sweep: [1,2] prepare; [2,6] 32-bit (A
+ * beats the launch); [6,10] 16-bit (B beats A and D); [10,14] 32-bit (D);
+ * the rest unknown (7 ms). */
 static xpv_profile *gpu_profile(int64_t corr_stride) {
     tx_space *s = tx_new();
     int host = tx_plane(s, "/host:CPU");
@@ -99,12 +102,12 @@ static void check_gpu_steps(int64_t corr_stride) {
         assert_true(st->begin_ps == i * 20 * MS);
         assert_true(st->dur_ps == 20 * MS);
         assert_true(st->type_ps[XPV_EV_HOST_PREPARE] == 1 * MS);
-        assert_true(st->type_ps[XPV_EV_DEVICE_COMPUTE_32] == 4 * MS);
+        assert_true(st->type_ps[XPV_EV_DEVICE_COMPUTE_32] == 8 * MS);
         assert_true(st->type_ps[XPV_EV_DEVICE_COMPUTE_16] == 4 * MS);
-        assert_true(st->type_ps[XPV_EV_UNKNOWN] == 11 * MS);
+        assert_true(st->type_ps[XPV_EV_UNKNOWN] == 7 * MS);
     }
     assert_true(db.compute_16bit_ps == 8 * MS);
-    assert_true(db.compute_32bit_ps == 8 * MS);
+    assert_true(db.compute_32bit_ps == 16 * MS);
     xpv_arena_free(&a);
     xpv_profile_free(p);
 }

@@ -513,11 +513,20 @@ static void test_jax_computed_groups(void **state) {
     json_t *evs = events(&o);
     size_t i;
     json_t *e;
-    int trains = 0, kernels[5] = {0};
+    int trains = 0, steps = 0, kernels[5] = {0};
     json_array_foreach(evs, i, e) {
         const char *name = json_string_value(json_object_get(e, "name"));
         json_t *args = json_object_get(e, "args");
         json_t *gid = json_object_get(args, "group_id");
+        int steps_row = json_integer_value(json_object_get(e, "tid")) == (json_int_t)(int32_t)0xdeadbeefu;
+        if (name && steps_row && !strcmp(json_string_value(json_object_get(e, "ph")), "X")) {
+            /* the GPU's derived Steps row: one event per group, its name */
+            char want[32];
+            snprintf(want, sizeof want, "train %d", steps);
+            assert_string_equal(name, want);
+            steps++;
+            continue;
+        }
         if (name && !strncmp(name, "train", 5)) {
             char want[32];
             snprintf(want, sizeof want, "train %d", trains);
@@ -537,6 +546,7 @@ static void test_jax_computed_groups(void **state) {
         }
     }
     assert_int_equal(trains, 5);
+    assert_int_equal(steps, 5);
     for (int g = 0; g < 5; g++) assert_int_equal(kernels[g], 15);
     out_free(&o);
 
@@ -547,6 +557,8 @@ static void test_jax_computed_groups(void **state) {
     json_array_foreach(evs, i, e) {
         const char *name = json_string_value(json_object_get(e, "name"));
         if (!name || strncmp(name, "train", 5)) continue;
+        /* (the derived Steps row carries no args: derived_lines.h) */
+        if (json_integer_value(json_object_get(e, "tid")) == (json_int_t)(int32_t)0xdeadbeefu) continue;
         json_t *args = json_object_get(e, "args");
         assert_int_equal(json_integer_value(json_object_get(args, "group_id")), name[6] - '0');
         trains++;
@@ -556,7 +568,8 @@ static void test_jax_computed_groups(void **state) {
 
     const char *k2[] = {"tag", "trace_viewer@", "search_prefix", "train 3"};
     assert_int_equal(run_tool(ps, 1, k2, 2, &o, &err), 0);
-    assert_int_equal(json_integer_value(json_object_get(o.j, "totalMatches")), 1);
+    /* the host's root, and the GPU's derived Steps event of group 3 */
+    assert_int_equal(json_integer_value(json_object_get(o.j, "totalMatches")), 2);
     assert_string_equal(json_string_value(json_object_get(json_array_get(events(&o), 0), "name")),
                         "train 3");
     out_free(&o);
@@ -680,6 +693,9 @@ static void test_real_profiles(void **state) {
         size_t dmod, dops;
         dc_count(p, &dmod, &dops);
         want_x += dmod + dops; /* derived GPU rows (one XLA Ops level in these files) */
+        size_t tops, tscopes, tsrc;
+        dc_count_tpu(p, &tops, &tscopes, &tsrc);
+        want_x += tops + tscopes + tsrc; /* derived TPU rows */
         const xpv_profile *ps[1] = {p};
         out o;
         xpv_err err;

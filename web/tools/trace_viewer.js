@@ -773,6 +773,10 @@ export default async function render(root, ctx) {
       h: LANE_H - 2, name: ev.name, uid: ev.uid })),
     hosts: () => chosen.slice(),
     procs: () => [...S.procs.values()].map((p) => ({ pid: p.pid, name: p.name })),
+    // Rows of each process as drawn (name, tid, events loaded).
+    tracks: () => [...S.procs.values()].map((p) => ({ pid: p.pid, name: p.name,
+      tracks: [...p.tracks.values()].filter((t) => !t.counter)
+        .map((t) => ({ tid: t.tid, name: t.name, events: t.events.length })) })),
     // The last frame: paint time (ms), boxes and flow arrows drawn, events loaded.
     paintStats: () => ({ ms: S.paintMs, boxes: S.boxes.length, loaded: S.nEvents, arrows: S.arrows }),
     // Paint `n` frames synchronously: per frame [paint ms (JS, recording
