@@ -141,18 +141,18 @@ int resolve_run(xpv_app *a, const xpv_query *q, int need_tool, reqctx *c,
                 xpv_err *err) {
     const char *run = xpv_query_get(q, "run");
     memset(c, 0, sizeof c[0]);
-    if (!run || !*run) return xpv_err_set(err, 400, "missing parameter: run");
+    if (!run || !*run) return xpv_err_set(err, XPV_E_BAD_REQUEST, "missing parameter: run");
     c->rl = xpv_logdir_scan(a->ld, 0);
     /* No forced rescan for unknown names: that would let any client make
      * the server walk the logdir on every request.  New runs show up within
      * the scan interval. */
     c->run = xpv_runlist_find(c->rl, run);
-    if (!c->run) return xpv_err_set(err, 404, "unknown run: %s", run);
+    if (!c->run) return xpv_err_set(err, XPV_E_NOT_FOUND, "unknown run: %s", run);
     if (need_tool) {
         const char *tag = xpv_query_get(q, "tag");
-        if (!tag || !*tag) return xpv_err_set(err, 400, "missing parameter: tag");
+        if (!tag || !*tag) return xpv_err_set(err, XPV_E_BAD_REQUEST, "missing parameter: tag");
         c->tool = find_tool(a, tag);
-        if (!c->tool) return xpv_err_set(err, 404, "unknown tool: %s", tag);
+        if (!c->tool) return xpv_err_set(err, XPV_E_NOT_FOUND, "unknown tool: %s", tag);
     }
     return 0;
 }
@@ -179,7 +179,7 @@ int resolve_hosts(const xpv_query *q, reqctx *c, xpv_err *err) {
                         break;
                 if (i == run->nhosts) {
                     free(sel);
-                    return xpv_err_set(err, 404, "unknown host in run %s: %.*s",
+                    return xpv_err_set(err, XPV_E_NOT_FOUND, "unknown host in run %s: %.*s",
                                        run->name, (int)(n > 200 ? 200 : n), s);
                 }
                 sel[i] = 1;
@@ -195,7 +195,7 @@ int resolve_hosts(const xpv_query *q, reqctx *c, xpv_err *err) {
         const xpv_host *h = xpv_run_find_host(run, host);
         if (!h) {
             free(sel);
-            return xpv_err_set(err, 404, "unknown host in run %s: %s", run->name, host);
+            return xpv_err_set(err, XPV_E_NOT_FOUND, "unknown host in run %s: %s", run->name, host);
         }
         sel[h - run->hosts] = 1;
         c->host_label = h->name;
@@ -204,10 +204,10 @@ int resolve_hosts(const xpv_query *q, reqctx *c, xpv_err *err) {
     for (size_t i = 0; i < run->nhosts; i++)
         if (sel[i]) c->hosts[c->nhosts++] = &run->hosts[i];
     free(sel);
-    if (!c->nhosts) return xpv_err_set(err, 404, "no host selected in run %s", run->name);
+    if (!c->nhosts) return xpv_err_set(err, XPV_E_NOT_FOUND, "no host selected in run %s", run->name);
     if (c->nhosts > 1 && c->tool && !explicit_list && !is_trace_tool(c->tool) &&
         !(c->tool->flags & (XPV_TOOL_ALL_HOSTS_ONLY | XPV_TOOL_ALL_HOSTS_OK)))
-        return xpv_err_set(err, 400, "%s shows one host at a time: choose a host "
+        return xpv_err_set(err, XPV_E_BAD_REQUEST, "%s shows one host at a time: choose a host "
                            "(host=NAME)", c->tool->name);
     return 0;
 }

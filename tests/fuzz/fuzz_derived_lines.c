@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "derived_lines.h"
+#include "group_events.h"
 #include "model.h"
 #include "xplane.h"
 
@@ -30,7 +31,7 @@ static void check_derived(const xpv_profile *p, const xpv_derived_lines *d) {
         for (uint32_t l = 0; l < dp->synth.nlines; l++) {
             const xpv_line *ln = &dp->synth.lines[l];
             if (dp->src_line && dp->src_line[l] >= src->nlines) abort();
-            if (ln->id < XPV_DL_DEVICE_MIN) abort();
+            if (!xpv_dl_is_derived_id(ln->id)) abort();   /* Steps, TPU rows, GPU rows */
             for (uint32_t e = 0; e < ln->nevents; e++) {
                 const xpv_event *ev = &ln->events[e];
                 if (ev->meta >= dp->synth.nevent_meta || ev->dur_ps < 0) abort();
@@ -48,10 +49,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     xpv_decode_error err;
     xpv_profile *p = xpv_decode_limited(buf, size, NULL, 256u << 20, &err);
     if (p) {
-        xpv_derived_lines *d = xpv_derived_lines_build(p);
+        /* As the enrichment pass does: grouping first, derived lines from it. */
+        xpv_groups *g = xpv_group_events(p);
+        xpv_derived_lines *d = xpv_derived_lines_build(p, g);
         if (!d) abort();
         check_derived(p, d);
         xpv_derived_lines_free(d);
+        xpv_groups_free(g);
         xpv_profile_free(p);
     }
     free(buf);
