@@ -3,6 +3,7 @@
  */
 #include "derived_lines.h"
 #include "group_events.h"
+#include "hlo.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -84,7 +85,7 @@ typedef struct dline {
     size_t n, cap;
     lvl *last;
     size_t nlast;
-    struct dline *dep[2];
+    struct dline *dep[3];
     int ndep;
     int not_gpu;               /* TPU plane: ungrouped events merge only
                                 * across a gap under twice the last one's
@@ -300,8 +301,21 @@ static int cmp_edge(const void *a, const void *b) {
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* One XLA kernel's HLO facts, remembered per (hlo_op text, program). */
+#define HLO_MEMO 1024
+typedef struct hlo_memo {
+    const char *op;            /* the hlo_op text (profile bytes), NULL: empty */
+    uint32_t len;
+    int64_t prog;
+    xpv_str fw;                /* framework op (decoded proto), or empty */
+    uint32_t src;              /* Source code metadata in the plane's table, 0: none */
+} hlo_memo;
+
 typedef struct ctx {
     meta_tab tab;
+    xpv_hlo_map *hlo;          /* the profile's HLO protos, or NULL */
+    const xpv_hostset *hs;     /* the profile as a host set, for decoding */
+    hlo_memo *memo;            /* HLO_MEMO entries, cleared per plane */
     scope_edge *edges;
     size_t nedges;
     uint32_t *mbuf;
@@ -391,8 +405,44 @@ enum { S_KERNEL, S_MODULE, S_PROGRAM, S_HLO_OP, S_TF_OP, S_GROUP, S_SCOPE, S_N }
 static const char *const stat_names[S_N] = {"kernel_details", "hlo_module", "program_id", "hlo_op",
                                            "tf_op", "group_id", "scope_range_id"};
 
-static const char *const line_names[4] = {"Framework Name Scope", "Framework Ops", "XLA Modules",
-                                          "XLA Ops"};
+static const char *const line_names[5] = {"Framework Name Scope", "Framework Ops", "XLA Modules",
+                                          "XLA Ops", "Source code"};
+
+/* The framework op and source line of an XLA kernel: XProf takes both from
+ * the metadata of the kernel's HLO instruction (`hlo_op`, its last `::`
+ * part, in program `prog`).  Remembered per (hlo_op, program). */
+static void hlo_facts(ctx *c, opt64 prog, xpv_str hlo_op, xpv_str *fw, uint32_t *src) {
+    *fw = (xpv_str){NULL, 0};
+    *src = 0;
+    if (!c->hlo || !prog.has || !hlo_op.len) return;
+    uint64_t h = hash_str(hlo_op.ptr, hlo_op.len) ^ ((uint64_t)prog.v * 0x9e3779b97f4a7c15ull);
+    hlo_memo *m = &c->memo[(h ^ (h >> 29)) & (HLO_MEMO - 1)];
+    if (m->op && m->len == hlo_op.len && m->prog == prog.v &&
+        !memcmp(m->op, hlo_op.ptr, hlo_op.len)) {
+        *fw = m->fw;
+        *src = m->src;
+        return;
+    }
+    xpv_str name = hlo_op;
+    for (uint32_t i = 0; i + 1 < hlo_op.len; i++)
+        if (hlo_op.ptr[i] == ':' && hlo_op.ptr[i + 1] == ':')
+            name = (xpv_str){hlo_op.ptr + i + 2, hlo_op.len - i - 2};
+    const xpv_hlo_program *p = xpv_hlo_find(c->hlo, (uint64_t)prog.v);
+    xpv_err err;
+    if (p) p = xpv_hlo_decode(c->hlo, c->hs, p, &err);   /* NULL: does not decode */
+    xpv_hlo_instr in = {NULL, NULL};
+    if (p) in = xpv_hlo_instr_by_name(p, name.ptr, name.len);
+    const Xla__OpMetadata *md = in.ins ? in.ins->metadata : NULL;
+    if (md && md->op_name && md->op_name[0])
+        *fw = (xpv_str){md->op_name, (uint32_t)strlen(md->op_name)};
+    if (md && md->source_file && md->source_file[0]) {
+        char buf[600];
+        int w = snprintf(buf, sizeof buf, "%s:%d", md->source_file, (int)md->source_line);
+        if (w >= (int)sizeof buf) w = (int)sizeof buf - 1;
+        if (w > 0) *src = tab_get(&c->tab, (xpv_str){buf, (uint32_t)w}, (xpv_str){NULL, 0});
+    }
+    *m = (hlo_memo){hlo_op.ptr, hlo_op.len, prog.v, *fw, *src};
+}
 
 /* Derive one plane into `out`; returns 0 when nothing was derived. */
 static void gpu_steps(ctx *c, const xpv_plane *pl, const xpv_groups *gr, uint32_t pi, dline *d);
@@ -411,6 +461,10 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
     xpv_str empty = {NULL, 0};
     c->tab.n = c->tab.cap = 1;
     c->tab.m = xpv_xcalloc(1, sizeof *c->tab.m);
+    if (c->hlo) {
+        if (!c->memo) c->memo = xpv_xmalloc(HLO_MEMO * sizeof *c->memo);
+        memset(c->memo, 0, HLO_MEMO * sizeof *c->memo);
+    }
     /* Steps first (XProf derives them before the annotation lines). */
     dline steps;
     memset(&steps, 0, sizeof steps);
@@ -430,10 +484,11 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
         const xpv_line *ln = &pl->lines[sl[k].li];
         dline *d = &lines[(size_t)k * XPV_DL_PER_STREAM];
         dline *scope = &d[XPV_DL_NAME_SCOPE], *ops = &d[XPV_DL_TF_OP], *mod = &d[XPV_DL_MODULE],
-              *hlo = &d[XPV_DL_HLO_OP];
+              *hlo = &d[XPV_DL_HLO_OP], *srcl = &d[XPV_DL_SOURCE];
         scope->dep[scope->ndep++] = ops;
         mod->dep[mod->ndep++] = scope;
         mod->dep[mod->ndep++] = hlo;
+        mod->dep[mod->ndep++] = srcl;   /* a new module event ends the source one */
         if (ln->nevents > cap_o) {
             cap_o = ln->nevents;
             o = xpv_xrealloc(o, cap_o * sizeof *o);
@@ -527,11 +582,17 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
                     b = i + 1;
                 }
                 add_levels(hlo, c->mbuf, np2, s, du, g, srs);
+                xpv_str fw;
+                uint32_t src;
+                hlo_facts(c, prog, hlo_op, &fw, &src);
+                if (!fw.len) fw = tf_op;
+                if (fw.len) process_tf_op(c, fw, s, du, g, scope, ops);
+                if (src) add_level(srcl, src, s, du, g, (opt64){0, 0}, 0);
             } else if (tf_op.len) {
                 process_tf_op(c, tf_op, s, du, g, scope, ops);
             }
         }
-        for (int q = 0; q < 4; q++) total += d[q].n;
+        for (int q = 0; q < 5; q++) total += d[q].n;
     }
     free(o);
 
@@ -572,8 +633,9 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
         for (uint32_t k = 0; k < pl->nlines; k++) {
             const xpv_line *src = &pl->lines[sl[k].li];
             out->line_display_id[sl[k].li] = ++pos;
-            /* derived lines of this stream in id order: scope, ops, module, hlo */
-            for (int q = 0; q < 4; q++) {
+            /* derived lines of this stream in id order: scope, ops, module,
+             * hlo, source */
+            for (int q = 0; q < 5; q++) {
                 dline *d = &lines[(size_t)k * XPV_DL_PER_STREAM + q];
                 ++pos;
                 if (!d->n) continue;
@@ -592,7 +654,6 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
                 ln->nevents = (uint32_t)d->n;
                 sp->nevents += d->n;
             }
-            pos += 1; /* the Source code slot (not derived here) */
         }
     }
     for (size_t q = 0; q < nall; q++) {
@@ -913,6 +974,7 @@ static void *dl_worker_run(void *arg) {
     }
     free(w->c.mbuf);
     free(w->c.sbuf);
+    free(w->c.memo);
     return NULL;
 }
 
@@ -948,6 +1010,12 @@ xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p, const struct xp
     if (total >= DL_PARALLEL_MIN_EVENTS)
         for (split = 0; split < p->nplanes && acc < total / 2; split++)
             if (derivable(&p->planes[split])) acc += p->planes[split].nevents;
+    /* The profile's HLO protos, for XLA kernels' framework ops and source
+     * lines; decoded (lazily, per program) only while deriving. */
+    const xpv_profile *one[1] = {p};
+    const char *one_name[1] = {""};
+    xpv_hostset hs = {1, one, one_name};
+    xpv_hlo_map *hm = xpv_hlo_count_protos(p) ? xpv_hlo_map_build(&hs) : NULL;
     dl_worker w[2];
     memset(w, 0, sizeof w);
     for (int i = 0; i < 2; i++) {
@@ -955,6 +1023,8 @@ xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p, const struct xp
         w[i].groups = groups;
         w[i].c.edges = edges;
         w[i].c.nedges = nedges;
+        w[i].c.hlo = hm;
+        w[i].c.hs = &hs;
         w[i].arena = i ? &d->arena2 : &d->arena;
     }
     w[0].from = 0;
@@ -974,6 +1044,7 @@ xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p, const struct xp
     free(w[0].planes);
     free(w[1].planes);
     free(edges);
+    xpv_hlo_map_free(hm);
     d->bytes = sizeof *d + d->arena.total + d->arena2.total + d->nplanes * sizeof *d->planes;
     return d;
 }

@@ -20,11 +20,14 @@
  *     `XLA Ops - from #<line id>`: one level per `::` part of `hlo_op`,
  *     metadata name `<program_id>/<part>` (or `<module>/<part>`), shown as
  *     `<part>`;
- *     `Framework Name Scope` / `Framework Ops - from #<line id>`: from the
- *     `tf_op` stat of kernels WITHOUT `hlo_op` (for XLA kernels XProf takes
- *     the framework op from the HLO proto's instruction metadata, which is
- *     not read here yet); name scopes only for TF and JAX ops, the op event
- *     shown as the op type (TfOpEventName).
+ *     `Framework Name Scope` / `Framework Ops - from #<line id>`: for XLA
+ *     kernels (with `hlo_op` and `program_id`) the `op_name` of their HLO
+ *     instruction's metadata in the profile's HLO protos (hlo.h), else the
+ *     kernel's `tf_op` stat; name scopes only for TF and JAX ops, the op
+ *     event shown as the op type (TfOpEventName);
+ *     `Source code - from #<line id>`: `file:line` of that instruction's
+ *     metadata (a new XLA Modules event ends the current one, as it ends
+ *     the name scopes).
  * TPU TensorCore planes (`/device:TPU:<n>`, DeriveLinesFromStats): every
  * event of the plane in time order with a `tf_op` or `source` stat (its
  * own over its metadata's; `_a` events left out) gives `Framework Name
@@ -45,7 +48,7 @@
  * GPU line ids: kThreadIdDeviceDerivedMin (0xdeadbeef + 290, as int32) + 6
  * per stream, in XProf's stream order (names containing "Compute" first,
  * then by event count descending; ties keep file order), + 0 name scope, 1
- * framework ops, 2 modules, 3 ops.  Display ids (the trace viewer's tid)
+ * framework ops, 2 modules, 3 ops, 4 source.  Display ids (the trace viewer's tid)
  * are re-numbered as XProf does: 1.. over [stream, name scope, framework
  * ops, modules, ops, source] per stream in that order; empty derived lines
  * are dropped after numbering.
@@ -57,8 +60,7 @@
  * Not done: the scope_range_id tree is read only where its plane stats
  * name defined stat metadata (the model drops undefined metadata ids, so
  * on JAX 0.11 files each kernel's own scope_range_id is the module key and
- * XLA Modules do not merge); the GPU `Source code` line and XLA kernels'
- * framework ops (both from the HLO proto's instructions); `Launch Stats`
+ * XLA Modules do not merge); `Launch Stats`
  * (DeriveEventsFromHostTrace); host offload lines.  Derived events carry
  * no stats (XProf gives them group_id, and Steps events step_name): the
  * trace viewer shows them without args.
@@ -74,7 +76,8 @@
 #define XPV_DL_BASE ((int64_t)(int32_t)0xdeadbeefu)
 #define XPV_DL_DEVICE_MIN (XPV_DL_BASE + 290)
 #define XPV_DL_PER_STREAM 6
-enum { XPV_DL_NAME_SCOPE = 0, XPV_DL_TF_OP = 1, XPV_DL_MODULE = 2, XPV_DL_HLO_OP = 3 };
+enum { XPV_DL_NAME_SCOPE = 0, XPV_DL_TF_OP = 1, XPV_DL_MODULE = 2, XPV_DL_HLO_OP = 3,
+       XPV_DL_SOURCE = 4 };
 
 typedef struct xpv_dl_plane {
     uint32_t plane;            /* index of the GPU plane in the profile */

@@ -16,6 +16,7 @@
 #include "tool.h"
 #include "tool_xspace.h"
 #include "derived_count.h"
+#include "derived_count_hlo.h"
 #include "trace_index.h"
 
 /* Strong reference: the registry only holds a weak one. */
@@ -696,6 +697,9 @@ static void test_real_profiles(void **state) {
         size_t tops, tscopes, tsrc;
         dc_count_tpu(p, &tops, &tscopes, &tsrc);
         want_x += tops + tscopes + tsrc; /* derived TPU rows */
+        size_t hops, hsrc;
+        dch_count(p, &hops, &hsrc);
+        want_x += hops + hsrc; /* GPU Framework Ops and Source code from the HLO */
         const xpv_profile *ps[1] = {p};
         out o;
         xpv_err err;
