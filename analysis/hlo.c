@@ -332,7 +332,43 @@ static const char *type_name(int t) {
     return "unknown";
 }
 
-static void shape_text(xpv_buf *b, const Xla__ShapeProto *s, int depth) {
+static void layout_text(xpv_buf *b, const Xla__LayoutProto *l) {
+    xpv_buf_putc(b, '{');
+    for (size_t i = 0; i < l->n_minor_to_major; i++) {
+        if (i) xpv_buf_putc(b, ',');
+        xpv_buf_i64(b, l->minor_to_major[i]);
+    }
+    int colon = 0;
+    if (l->n_tiles) {
+        xpv_buf_puts(b, ":T");
+        colon = 1;
+        for (size_t t = 0; t < l->n_tiles; t++) {
+            const Xla__TileProto *tp = l->tiles[t];
+            xpv_buf_putc(b, '(');
+            for (size_t i = 0; tp && i < tp->n_dimensions; i++) {
+                if (i) xpv_buf_putc(b, ',');
+                if (tp->dimensions[i] == -1) xpv_buf_putc(b, '*');   /* combined dim */
+                else xpv_buf_i64(b, tp->dimensions[i]);
+            }
+            xpv_buf_putc(b, ')');
+        }
+    }
+    if (l->element_size_in_bits) {
+        xpv_buf_puts(b, colon ? "E(" : ":E(");
+        colon = 1;
+        xpv_buf_i64(b, l->element_size_in_bits);
+        xpv_buf_putc(b, ')');
+    }
+    if (l->memory_space) {
+        xpv_buf_puts(b, colon ? "S(" : ":S(");
+        xpv_buf_i64(b, l->memory_space);
+        xpv_buf_putc(b, ')');
+    }
+    xpv_buf_putc(b, '}');
+}
+
+/* XLA's shape text, with the layout ("{1,0:T(8,128)}") when `layout`. */
+static void shape_text(xpv_buf *b, const Xla__ShapeProto *s, int depth, int layout) {
     if (!s) {
         xpv_buf_puts(b, "()");
         return;
@@ -341,7 +377,7 @@ static void shape_text(xpv_buf *b, const Xla__ShapeProto *s, int depth) {
         xpv_buf_putc(b, '(');
         for (size_t i = 0; i < s->n_tuple_shapes && depth < MAX_SHAPE_DEPTH; i++) {
             if (i) xpv_buf_puts(b, ", ");
-            shape_text(b, s->tuple_shapes[i], depth + 1);
+            shape_text(b, s->tuple_shapes[i], depth + 1, layout);
         }
         xpv_buf_putc(b, ')');
         return;
@@ -354,9 +390,16 @@ static void shape_text(xpv_buf *b, const Xla__ShapeProto *s, int depth) {
         xpv_buf_i64(b, s->dimensions[i]);
     }
     xpv_buf_putc(b, ']');
+    if (!layout || !s->layout || s->element_type == 17 || s->element_type == 14) return;
+    size_t mark = b->len;
+    layout_text(b, s->layout);
+    /* XLA prints no "{}" for a scalar */
+    if (s->n_dimensions == 0 && b->len - mark == 2) b->len = mark;
 }
 
-void xpv_hlo_shape_text(xpv_buf *b, const Xla__ShapeProto *s) { shape_text(b, s, 0); }
+void xpv_hlo_shape_text(xpv_buf *b, const Xla__ShapeProto *s) { shape_text(b, s, 0, 0); }
+
+void xpv_hlo_shape_layout_text(xpv_buf *b, const Xla__ShapeProto *s) { shape_text(b, s, 0, 1); }
 
 static void comp_ref(xpv_buf *b, const xpv_hlo_program *p, int64_t id) {
     const Xla__HloComputationProto *c = xpv_hlo_computation(p, id);
@@ -371,7 +414,7 @@ void xpv_hlo_expression(xpv_buf *b, const xpv_hlo_program *p, xpv_hlo_instr in) 
     xpv_buf_putc(b, '%');
     xpv_buf_puts(b, ins->name ? ins->name : "");
     xpv_buf_puts(b, " = ");
-    shape_text(b, ins->shape, 0);
+    shape_text(b, ins->shape, 0, 0);
     xpv_buf_putc(b, ' ');
     xpv_buf_puts(b, ins->opcode ? ins->opcode : "");
     xpv_buf_putc(b, '(');
@@ -379,7 +422,7 @@ void xpv_hlo_expression(xpv_buf *b, const xpv_hlo_program *p, xpv_hlo_instr in) 
         if (i) xpv_buf_puts(b, ", ");
         xpv_hlo_instr op = xpv_hlo_instr_by_id(p, ins->operand_ids[i]);
         if (op.ins) {
-            shape_text(b, op.ins->shape, 0);
+            shape_text(b, op.ins->shape, 0, 0);
             xpv_buf_puts(b, " %");
             xpv_buf_puts(b, op.ins->name ? op.ins->name : "");
         } else {

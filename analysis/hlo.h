@@ -85,6 +85,9 @@ const Xla__HloComputationProto *xpv_hlo_computation(const xpv_hlo_program *p, in
 
 /* XLA's text of a shape: "f32[256,128]", "(f32[2], s32[])" (no layout). */
 void xpv_hlo_shape_text(xpv_buf *b, const Xla__ShapeProto *s);
+/* XLA's text of a shape with its layout (ShapeUtil::HumanStringWithLayout):
+ * "f32[8,4]{1,0}", "bf16[128,8]{1,0:T(8,128)(2,1)}", "(f32[2]{0}, s32[])". */
+void xpv_hlo_shape_layout_text(xpv_buf *b, const Xla__ShapeProto *s);
 /* XLA's one-line text of an instruction (no layouts):
  * "%fusion.1 = f32[8]{...} fusion(f32[8] %p.0, ...), kind=kLoop, calls=%c". */
 void xpv_hlo_expression(xpv_buf *b, const xpv_hlo_program *p, xpv_hlo_instr in);

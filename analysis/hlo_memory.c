@@ -16,21 +16,9 @@
 #include <string.h>
 
 #include "hlo_memory.h"
+#include "hlo.h"
 
 /* ==== Shapes ============================================================= */
-
-#define MAX_DEPTH 64
-
-static const char *type_name(int t) {
-    static const char *const names[] = {
-        "invalid", "pred", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
-        "f16", "f32", "f64", "tuple", "opaque", "c64", "bf16", "token", "c128", "f8e5m2",
-        "f8e4m3fn", "s4", "u4", "f8e4m3b11fnuz", "f8e5m2fnuz", "f8e4m3fnuz", "s2", "u2",
-        "f8e4m3", "f8e3m4", "f4e2m1fn", "f8e8m0fnu", "s1", "u1", "buffer",
-    };
-    if (t >= 0 && (size_t)t < sizeof names / sizeof names[0]) return names[t];
-    return "unknown";
-}
 
 /* Bytes of one element (sub-byte types take a byte each, as XLA's
  * ByteSizeOfPrimitiveType counts them). */
@@ -56,73 +44,6 @@ int64_t xpv_hlo_shape_unpadded_bytes(const Xla__ShapeProto *s) {
     return n;
 }
 
-static void layout_text(xpv_buf *b, const Xla__LayoutProto *l) {
-    xpv_buf_putc(b, '{');
-    for (size_t i = 0; i < l->n_minor_to_major; i++) {
-        if (i) xpv_buf_putc(b, ',');
-        xpv_buf_i64(b, l->minor_to_major[i]);
-    }
-    int colon = 0;
-    if (l->n_tiles) {
-        xpv_buf_puts(b, ":T");
-        colon = 1;
-        for (size_t t = 0; t < l->n_tiles; t++) {
-            const Xla__TileProto *tp = l->tiles[t];
-            xpv_buf_putc(b, '(');
-            for (size_t i = 0; tp && i < tp->n_dimensions; i++) {
-                if (i) xpv_buf_putc(b, ',');
-                if (tp->dimensions[i] == -1) xpv_buf_putc(b, '*');   /* combined dim */
-                else xpv_buf_i64(b, tp->dimensions[i]);
-            }
-            xpv_buf_putc(b, ')');
-        }
-    }
-    if (l->element_size_in_bits) {
-        xpv_buf_puts(b, colon ? "E(" : ":E(");
-        colon = 1;
-        xpv_buf_i64(b, l->element_size_in_bits);
-        xpv_buf_putc(b, ')');
-    }
-    if (l->memory_space) {
-        xpv_buf_puts(b, colon ? "S(" : ":S(");
-        xpv_buf_i64(b, l->memory_space);
-        xpv_buf_putc(b, ')');
-    }
-    xpv_buf_putc(b, '}');
-}
-
-static void shape_layout_text(xpv_buf *b, const Xla__ShapeProto *s, int depth) {
-    if (!s) {
-        xpv_buf_puts(b, "()");
-        return;
-    }
-    if (is_tuple(s)) {
-        xpv_buf_putc(b, '(');
-        for (size_t i = 0; i < s->n_tuple_shapes && depth < MAX_DEPTH; i++) {
-            if (i) xpv_buf_puts(b, ", ");
-            shape_layout_text(b, s->tuple_shapes[i], depth + 1);
-        }
-        xpv_buf_putc(b, ')');
-        return;
-    }
-    xpv_buf_puts(b, type_name(s->element_type));
-    xpv_buf_putc(b, '[');
-    for (size_t i = 0; i < s->n_dimensions; i++) {
-        if (i) xpv_buf_putc(b, ',');
-        if (i < s->n_is_dynamic_dimension && s->is_dynamic_dimension[i]) xpv_buf_puts(b, "<=");
-        xpv_buf_i64(b, s->dimensions[i]);
-    }
-    xpv_buf_putc(b, ']');
-    if (!s->layout || s->element_type == 17 || s->element_type == 14) return;
-    size_t mark = b->len;
-    layout_text(b, s->layout);
-    /* XLA prints no "{}" for a scalar */
-    if (s->n_dimensions == 0 && b->len - mark == 2) b->len = mark;
-}
-
-void xpv_hlo_shape_layout_text(xpv_buf *b, const Xla__ShapeProto *s) {
-    shape_layout_text(b, s, 0);
-}
 
 /* ==== Index ============================================================== */
 

@@ -115,9 +115,6 @@ size_t xpv_hlo_memory_spaces(const Xla__HloProto *proto, int64_t *out, size_t ma
  * it when it has nothing better). */
 size_t xpv_hlo_heap_trace_events(const Xla__HloProto *proto);
 
-/* XLA's text of a shape with its layout (ShapeUtil::HumanStringWithLayout):
- * "f32[8,4]{1,0}", "bf16[128,8]{1,0:T(8,128)(2,1)}", "(f32[2]{0}, s32[])". */
-void xpv_hlo_shape_layout_text(xpv_buf *b, const Xla__ShapeProto *s);
 
 /* Bytes of a shape with the default (unpadded) layout; a tuple counts one
  * 8-byte pointer per element (XProf ShapeUnpaddedSize). */

@@ -21,6 +21,7 @@
 #include "op_metrics.h"
 #include "roofline.h"
 #include "checked.h"
+#include "collections.h"
 
 #define KERNEL_TOP_K 1000
 
@@ -59,15 +60,6 @@ static inline uint64_t rd64(const unsigned char *p) {
     uint64_t v;
     memcpy(&v, p, 8);
     return v;
-}
-
-static inline uint64_t mix64(uint64_t x) {
-    x ^= x >> 32;
-    x *= 0xd6e8feb86659fd93ull;
-    x ^= x >> 32;
-    x *= 0xd6e8feb86659fd93ull;
-    x ^= x >> 32;
-    return x;
 }
 
 static uint64_t hash_bytes(uint64_t h, const void *p, size_t n) {
