@@ -309,7 +309,11 @@ typedef struct hlo_memo {
     int64_t prog;
     xpv_str fw;                /* framework op (decoded proto), or empty */
     uint32_t src;              /* Source code metadata in the plane's table, 0: none */
+    uint32_t op_meta;          /* fw resolved: its op metadata and name scopes */
+    uint32_t nscopes;          /* HLO_MEMO_SCOPES + 1: too many to keep */
+    uint32_t scopes[8];
 } hlo_memo;
+#define HLO_MEMO_SCOPES 8
 
 typedef struct ctx {
     meta_tab tab;
@@ -411,18 +415,14 @@ static const char *const line_names[5] = {"Framework Name Scope", "Framework Ops
 /* The framework op and source line of an XLA kernel: XProf takes both from
  * the metadata of the kernel's HLO instruction (`hlo_op`, its last `::`
  * part, in program `prog`).  Remembered per (hlo_op, program). */
-static void hlo_facts(ctx *c, opt64 prog, xpv_str hlo_op, xpv_str *fw, uint32_t *src) {
-    *fw = (xpv_str){NULL, 0};
-    *src = 0;
-    if (!c->hlo || !prog.has || !hlo_op.len) return;
+static const hlo_memo *hlo_facts(ctx *c, opt64 prog, xpv_str hlo_op) {
+    if (!c->hlo || !prog.has || !hlo_op.len) return NULL;
     uint64_t h = hash_str(hlo_op.ptr, hlo_op.len) ^ ((uint64_t)prog.v * 0x9e3779b97f4a7c15ull);
     hlo_memo *m = &c->memo[(h ^ (h >> 29)) & (HLO_MEMO - 1)];
     if (m->op && m->len == hlo_op.len && m->prog == prog.v &&
-        !memcmp(m->op, hlo_op.ptr, hlo_op.len)) {
-        *fw = m->fw;
-        *src = m->src;
-        return;
-    }
+        !memcmp(m->op, hlo_op.ptr, hlo_op.len))
+        return m;
+    *m = (hlo_memo){hlo_op.ptr, hlo_op.len, prog.v, {NULL, 0}, 0, 0, 0, {0}};
     xpv_str name = hlo_op;
     for (uint32_t i = 0; i + 1 < hlo_op.len; i++)
         if (hlo_op.ptr[i] == ':' && hlo_op.ptr[i + 1] == ':')
@@ -433,15 +433,20 @@ static void hlo_facts(ctx *c, opt64 prog, xpv_str hlo_op, xpv_str *fw, uint32_t 
     xpv_hlo_instr in = {NULL, NULL};
     if (p) in = xpv_hlo_instr_by_name(p, name.ptr, name.len);
     const Xla__OpMetadata *md = in.ins ? in.ins->metadata : NULL;
-    if (md && md->op_name && md->op_name[0])
-        *fw = (xpv_str){md->op_name, (uint32_t)strlen(md->op_name)};
+    if (md && md->op_name && md->op_name[0]) {
+        m->fw = (xpv_str){md->op_name, (uint32_t)strlen(md->op_name)};
+        size_t n;
+        m->op_meta = resolve_tf_op(c, m->fw, &n);
+        m->nscopes = n <= HLO_MEMO_SCOPES ? (uint32_t)n : HLO_MEMO_SCOPES + 1;
+        if (n <= HLO_MEMO_SCOPES) memcpy(m->scopes, c->mbuf, n * sizeof *m->scopes);
+    }
     if (md && md->source_file && md->source_file[0]) {
         char buf[600];
         int w = snprintf(buf, sizeof buf, "%s:%d", md->source_file, (int)md->source_line);
         if (w >= (int)sizeof buf) w = (int)sizeof buf - 1;
-        if (w > 0) *src = tab_get(&c->tab, (xpv_str){buf, (uint32_t)w}, (xpv_str){NULL, 0});
+        if (w > 0) m->src = tab_get(&c->tab, (xpv_str){buf, (uint32_t)w}, (xpv_str){NULL, 0});
     }
-    *m = (hlo_memo){hlo_op.ptr, hlo_op.len, prog.v, *fw, *src};
+    return m;
 }
 
 /* Derive one plane into `out`; returns 0 when nothing was derived. */
@@ -582,12 +587,14 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
                     b = i + 1;
                 }
                 add_levels(hlo, c->mbuf, np2, s, du, g, srs);
-                xpv_str fw;
-                uint32_t src;
-                hlo_facts(c, prog, hlo_op, &fw, &src);
-                if (!fw.len) fw = tf_op;
-                if (fw.len) process_tf_op(c, fw, s, du, g, scope, ops);
-                if (src) add_level(srcl, src, s, du, g, (opt64){0, 0}, 0);
+                const hlo_memo *hf = hlo_facts(c, prog, hlo_op);
+                if (hf && hf->fw.len && hf->nscopes <= HLO_MEMO_SCOPES)
+                    add_tf_op(hf->scopes, hf->nscopes, hf->op_meta, s, du, g, scope, ops);
+                else if (hf && hf->fw.len)
+                    process_tf_op(c, hf->fw, s, du, g, scope, ops);
+                else if (tf_op.len)
+                    process_tf_op(c, tf_op, s, du, g, scope, ops);
+                if (hf && hf->src) add_level(srcl, hf->src, s, du, g, (opt64){0, 0}, 0);
             } else if (tf_op.len) {
                 process_tf_op(c, tf_op, s, du, g, scope, ops);
             }
