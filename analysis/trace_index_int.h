@@ -1,0 +1,41 @@
+/*
+ * trace_index_int.h - what the trace index's builder (trace_index.c) and
+ * its image loader (trace_index_image.c) share; private to those two.
+ */
+#ifndef XPV_TRACE_INDEX_INT_H
+#define XPV_TRACE_INDEX_INT_H
+
+#include "trace_index.h"
+
+#define MAX_STEPS 100000
+
+typedef struct ord_ev {
+    int64_t start, negdur;
+    uint32_t ev;
+} ord_ev;
+
+typedef struct builder {
+    xpv_trace_index *ix;
+    size_t cap_rows, cap_groups, cap_steps, cap_procs;
+    /* scratch, reused across rows */
+    ord_ev *ord;
+    uint32_t *keep, *depth, *tmp;
+    uint8_t *lvl;
+    int64_t *stack;
+    size_t cap_scratch, cap_stack;
+    uint32_t *gcount;
+    size_t cap_gcount;
+} builder;
+
+static inline int64_t ev_dur(const xpv_event *e) { return e->dur_ps > 0 ? e->dur_ps : 0; }
+
+/* Pass 1 of a build (and of a load): processes and rows of the host set,
+ * ordered, with their names, pids/tids and stat ids; group ranges are left
+ * empty.  Returns the number of events of the shown lines. */
+uint64_t xpv_ti_layout(builder *bd, const xpv_hostset *hs);
+/* The computed grouping of each host (borrowed from its enrichment). */
+void xpv_ti_attach_groups(xpv_trace_index *ix, const xpv_hostset *hs);
+/* Memory held by an index (for the cache budget). */
+size_t xpv_ti_index_bytes(const xpv_trace_index *ix);
+
+#endif
