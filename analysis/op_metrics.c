@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "op_metrics.h"
+#include "op_metrics_int.h"
 #include "roofline.h"
 #include "checked.h"
 #include "collections.h"
@@ -27,12 +28,7 @@
 
 /* ==== Small string helpers ============================================== */
 
-static xpv_str mkstr(const char *p, size_t n) {
-    xpv_str s = {p, (uint32_t)n};
-    return s;
-}
 
-static int str_is(xpv_str a, const char *lit) { return xpv_str_eq(a, lit); }
 
 static int ends_with(xpv_str a, const char *suf) {
     size_t n = strlen(suf);
@@ -91,21 +87,8 @@ static uint64_t hash_bytes(uint64_t h, const void *p, size_t n) {
 
 #define MEMO_MAX 32768          /* entries at most (2x slots) */
 
-typedef struct memo_key {
-    uint64_t w[6];
-} memo_key;
 
-typedef struct memo_val {
-    uint32_t row;               /* a table row index */
-    xpv_str a, b;               /* free for the caller (parsed slices) */
-} memo_val;
 
-typedef struct memo {
-    memo_key *keys;
-    memo_val *vals;
-    uint8_t *used;
-    size_t n, nslots;
-} memo;
 
 static void memo_free(memo *m) {
     free(m->keys);
@@ -495,16 +478,6 @@ int xpv_parse_memcpy_details(xpv_str det, xpv_memcpy_info *out) {
 
 /* ==== Op table: name (+ program id) -> row ================================ */
 
-typedef struct optab {
-    xpv_op_metric *rows;
-    uint64_t *hash;
-    int64_t *pid;
-    uint32_t *len;              /* strlen(rows[i].name) */
-    size_t n, cap;
-    uint32_t *slots;            /* row index + 1 */
-    size_t nslots;
-    xpv_arena *arena;
-} optab;
 
 static void optab_init(optab *t, xpv_arena *a) {
     memset(t, 0, sizeof *t);
@@ -534,7 +507,7 @@ static void optab_rehash(optab *t) {
 
 /* Index of the row for (pid, name), created zeroed (name copied into the
  * arena, min_time_ps = INT64_MAX until the first occurrence) when absent. */
-static uint32_t optab_row(optab *t, int64_t pid, xpv_str name) {
+uint32_t xpv_om_optab_row(optab *t, int64_t pid, xpv_str name) {
     uint64_t h = hash_bytes((uint64_t)pid ^ HASH_SEED, name.ptr, name.len);
     if ((t->n + 1) * 2 > t->nslots) optab_rehash(t);
     size_t j = h & (t->nslots - 1);
@@ -568,7 +541,7 @@ static uint32_t optab_row(optab *t, int64_t pid, xpv_str name) {
     return (uint32_t)i;
 }
 
-static const char *arena_str(xpv_arena *a, xpv_str s) {
+const char *xpv_om_arena_str(xpv_arena *a, xpv_str s) {
     return xpv_arena_strndup(a, s.ptr ? s.ptr : "", s.len);
 }
 
@@ -580,8 +553,8 @@ static inline void optab_add(optab *t, uint32_t row, xpv_str category, xpv_str p
                              double bytes) {
     xpv_op_metric *r = &t->rows[row];
     /* The first non-empty category / provenance sticks (XProf). */
-    if (!r->category[0] && category.len) r->category = arena_str(t->arena, category);
-    if (!r->provenance[0] && provenance.len) r->provenance = arena_str(t->arena, provenance);
+    if (!r->category[0] && category.len) r->category = xpv_om_arena_str(t->arena, category);
+    if (!r->provenance[0] && provenance.len) r->provenance = xpv_om_arena_str(t->arena, provenance);
     int64_t self = xpv_sub_i64(time_ps, children_ps, NULL);
     if (self < 0) self = 0;
     r->occurrences = xpv_add_i64(r->occurrences, occurrences, NULL);
@@ -863,7 +836,7 @@ static void host_plane(host_acc *h, const xpv_plane *pl) {
             }
             int64_t b = ev->start_ps, e = xpv_add_i64(ev->start_ps, ev->dur_ps, NULL);
             if (by_name) {
-                if (!meta_row[mi]) meta_row[mi] = optab_row(&h->tab, 0, meta_ops[mi].name) + 1;
+                if (!meta_row[mi]) meta_row[mi] = xpv_om_optab_row(&h->tab, 0, meta_ops[mi].name) + 1;
                 host_push_op(h, meta_row[mi] - 1, meta_ops[mi].type, is_eager != 0, b, e);
             }
             if (has_tf_op) {
@@ -874,7 +847,7 @@ static void host_plane(host_acc *h, const xpv_plane *pl) {
                 memo_val nv;
                 if (!v) {
                     xpv_tf_op op = xpv_parse_tf_op(tf_op);
-                    nv.row = optab_row(&h->tab, 0, op.name);
+                    nv.row = xpv_om_optab_row(&h->tab, 0, op.name);
                     nv.a = op.type;
                     nv.b = op.name;
                     if (has_tf_op == 2) memo_put(&h->tfop, &key, &nv);
@@ -892,13 +865,6 @@ static void host_plane(host_acc *h, const xpv_plane *pl) {
 
 /* ==== Device op metrics + kernel reports ================================ */
 
-typedef struct ktab {
-    xpv_kernel_report *rows;
-    uint64_t *hash;
-    size_t n, cap;
-    uint32_t *slots;
-    size_t nslots;
-} ktab;
 
 static uint64_t kernel_hash(const xpv_kernel_report *r, xpv_str name, xpv_str op) {
     uint64_t h = hash_bytes(HASH_SEED, name.ptr, name.len);
@@ -978,8 +944,8 @@ static uint32_t ktab_add(ktab *t, xpv_arena *a, const xpv_kernel_report *k, xpv_
     }
     size_t i = t->n++;
     t->rows[i] = *k;
-    t->rows[i].name = arena_str(a, name);
-    t->rows[i].op_name = arena_str(a, op);
+    t->rows[i].name = xpv_om_arena_str(a, name);
+    t->rows[i].op_name = xpv_om_arena_str(a, op);
     t->hash[i] = h;
     t->slots[j] = (uint32_t)i + 1;
     return (uint32_t)i;
@@ -1013,19 +979,6 @@ static int cmp_kernel(const void *pa, const void *pb) {
     return strcmp(a->op_name, b->op_name);
 }
 
-typedef struct dev_acc {
-    optab tab;
-    ktab kern;
-    int64_t total_time_ps, total_op_time_ps, idle_ps;
-    uint64_t kernel_events, kernel_total_ns;
-    char *scratch;
-    size_t capscratch;
-    memo tfop;                  /* (meta, tf_op ptr, len) -> row, type, op name */
-    memo hlo;                   /* (hlo op ptr, len, program id) -> row */
-    memo kern_memo;             /* kernel key pointers -> ktab row */
-    size_t tpu_ops;             /* (program, symbol) rows over TPU planes */
-    int64_t tpu_busy_ps, tpu_idle_ps; /* duty-cycle tracker, summed over cores */
-} dev_acc;
 
 /* Stat ids a GPU plane needs, resolved once. */
 typedef struct dev_ids {
@@ -1126,7 +1079,7 @@ static void hlo_flush(dev_acc *d, hlo_cur *c, int64_t *line_op_time) {
     if (v) {
         row = v->row;
     } else {
-        memo_val nv = {optab_row(&d->tab, c->program_id, c->op), {"", 0}, {"", 0}};
+        memo_val nv = {xpv_om_optab_row(&d->tab, c->program_id, c->op), {"", 0}, {"", 0}};
         if (c->memo_ok) memo_put(&d->hlo, &key, &nv);
         row = nv.row;
     }
@@ -1216,7 +1169,7 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
                     if (op.name.len) memcpy(d->scratch, op.name.ptr, op.name.len);
                     d->scratch[op.name.len] = '/';
                     if (ename.len) memcpy(d->scratch + op.name.len + 1, ename.ptr, ename.len);
-                    nv.row = optab_row(&d->tab, 0, mkstr(d->scratch, need));
+                    nv.row = xpv_om_optab_row(&d->tab, 0, mkstr(d->scratch, need));
                     nv.a = op.type;
                     nv.b = op.name;
                     if (tf_memo) memo_put(&d->tfop, &key, &nv);
@@ -1275,308 +1228,6 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
     d->idle_ps = xpv_add_i64(d->idle_ps, span > plane_op_time ? span - plane_op_time : 0, NULL);
 }
 
-/* ==== TPU device op metrics ============================================== *
- * XProf ConvertTensorCoreDeviceTraceXPlaneToOpMetricsDb: events of the op
- * lines (`XLA Ops`, `Framework Ops`, `Sparse Core Ops`) keyed by their
- * metadata's (program_id, symbol_id); nesting by an ancestor stack over the
- * device timespan (device_offset_ps / device_duration_ps stats when both
- * are present, else the event's own); self = time - direct children. */
-
-/* One (program_id, symbol_id) of a plane (XProf flat_op_metric_). */
-typedef struct tpu_row {
-    int64_t pid, sym;
-    xpv_str name, category, provenance;   /* slices of the profile */
-    xpv_str long_name;          /* the metadata name when name is its display name */
-    int64_t occurrences, time_ps, self_time_ps, min_time_ps;
-    double flops, model_flops, bytes;
-} tpu_row;
-
-/* Per event-metadata facts, read once per plane. */
-typedef struct tpu_meta {
-    uint8_t seen, keyed;        /* keyed: program_id + non-zero symbol_id */
-    uint32_t row;               /* tpu_row index + 1, 0 before first use */
-    int64_t pid, sym;
-    xpv_str category, provenance;
-    double flops, model_flops, bytes;
-} tpu_meta;
-
-typedef struct tpu_open {
-    uint32_t meta;
-    int64_t b, e, children, min_ps, num_occ;
-    double ev_flops, ev_model_flops, ev_bytes;
-} tpu_open;
-
-static int tpu_is_op_line(xpv_str name) {
-    return str_is(name, "XLA Ops") || str_is(name, "Framework Ops") ||
-           str_is(name, "Sparse Core Ops");
-}
-
-static void tpu_read_meta(const xpv_plane *pl, uint32_t mi, tpu_meta *tm) {
-    const xpv_event_meta *m = &pl->event_meta[mi];
-    int has_pid = 0, has_sym = 0;
-    tm->seen = 1;
-    tm->category = tm->provenance = mkstr("", 0);
-    for (uint32_t i = 0; i < m->nstats; i++) {
-        const xpv_stat *st = &m->stats[i];
-        if (st->meta < 0 || (uint32_t)st->meta >= pl->nstat_meta) continue;
-        xpv_str n = pl->stat_meta[st->meta].name;
-        int is_str = st->kind == XPV_STAT_STR;
-        if (str_is(n, "program_id")) has_pid = xpv_stat_as_int(st, &tm->pid);
-        else if (str_is(n, "symbol_id")) has_sym = xpv_stat_as_int(st, &tm->sym);
-        else if (str_is(n, "hlo_category") && is_str) tm->category = st->v.s;
-        else if (str_is(n, "tf_op") && is_str) tm->provenance = st->v.s;
-        else if (str_is(n, "flops")) xpv_stat_as_double(st, &tm->flops);
-        else if (str_is(n, "model_flops")) xpv_stat_as_double(st, &tm->model_flops);
-        else if (str_is(n, "bytes_accessed")) xpv_stat_as_double(st, &tm->bytes);
-    }
-    tm->keyed = has_pid && has_sym && tm->sym != 0;
-}
-
-typedef struct tpu_acc {
-    tpu_row *rows;
-    size_t n, cap;
-    tpu_meta *meta;
-    tpu_open *stack;
-    size_t depth, capstack;
-} tpu_acc;
-
-/* XProf AddOpMetric(FromXEvent(e)) for a popped event. */
-static void tpu_emit(tpu_acc *t, const xpv_plane *pl, const tpu_open *o) {
-    tpu_meta *tm = &t->meta[o->meta];
-    if (!tm->keyed) return;
-    int64_t dur = o->e - o->b;
-    int64_t self = dur - o->children;
-    if (self < 0) self = 0;
-    int64_t occ = o->num_occ > 1 ? o->num_occ : 1;
-    if (!tm->row) {
-        /* Rows of one plane are few (one per HLO symbol): a linear search
-         * on the metadata's first use is enough, later uses are direct. */
-        for (size_t i = 0; i < t->n; i++)
-            if (t->rows[i].pid == tm->pid && t->rows[i].sym == tm->sym) {
-                tm->row = (uint32_t)i + 1;
-                break;
-            }
-    }
-    if (!tm->row) {
-        if (t->n == t->cap) {
-            t->cap = t->cap ? t->cap * 2 : 64;
-            t->rows = xpv_xrealloc(t->rows, t->cap * sizeof *t->rows);
-        }
-        tpu_row *r = &t->rows[t->n++];
-        memset(r, 0, sizeof *r);
-        const xpv_event_meta *m = &pl->event_meta[o->meta];
-        r->pid = tm->pid;
-        r->sym = tm->sym;
-        r->name = m->display_name.len ? m->display_name : m->name;
-        if (m->display_name.len) r->long_name = m->name;
-        r->category = tm->category;
-        r->provenance = tm->provenance;
-        r->flops = tm->flops;
-        r->model_flops = tm->model_flops;
-        r->bytes = tm->bytes;
-        if (str_is(tm->category, "custom-call")) {
-            /* Custom calls add their event's own cost stats (XProf
-             * SetOpMetricsFromHloEvent); only the first occurrence's stay,
-             * as MergeOpMetrics keeps the first op's costs. */
-            r->flops += o->ev_flops;
-            r->model_flops += o->ev_model_flops;
-            r->bytes += o->ev_bytes;
-        }
-        r->min_time_ps = INT64_MAX;
-        tm->row = (uint32_t)t->n;
-    }
-    tpu_row *r = &t->rows[tm->row - 1];
-    r->occurrences += occ;
-    r->time_ps += dur;
-    r->self_time_ps += self;
-    if (o->min_ps < r->min_time_ps) r->min_time_ps = o->min_ps;
-}
-
-static void tpu_pop(tpu_acc *t, const xpv_plane *pl) {
-    tpu_open o = t->stack[--t->depth];
-    tpu_emit(t, pl, &o);
-}
-
-/* XProf IsOffDutyOp: categories whose time is not device activity. */
-static int tpu_off_duty(xpv_str cat) {
-    static const char *const off[] = {
-        "infeed", "outfeed", "host send", "host send-done", "host recv", "host recv-done",
-        "megacore fusion",
-    };
-    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
-        if (str_is(cat, off[i])) return 1;
-    return 0;
-}
-
-typedef struct tspan {
-    int64_t b, e;
-} tspan;
-
-static int cmp_span(const void *a, const void *b) {
-    const tspan *x = a, *y = b;
-    if (x->b != y->b) return x->b < y->b ? -1 : 1;
-    return (x->e > y->e) - (x->e < y->e);
-}
-
-/* XProf ConstructDutyCycleTracker for one core: active = union of the
- * `XLA Ops` events of on-duty categories and of `Sparse Core Ops` events;
- * the tracked span also covers the module lines' events; event timespans
- * (not the device offset stats).  Adds the core's busy / idle time. */
-static void tpu_duty_cycle(dev_acc *d, const xpv_plane *pl, tpu_meta *meta) {
-    tspan *a = NULL;
-    size_t n = 0, cap = 0;
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (uint32_t l = 0; l < pl->nlines; l++) {
-        const xpv_line *ln = &pl->lines[l];
-        int xla = str_is(ln->name, "XLA Ops"), sc = str_is(ln->name, "Sparse Core Ops");
-        int mod = str_is(ln->name, "XLA Modules") || str_is(ln->name, "Sparse Core Modules");
-        if (!xla && !sc && !mod) continue;
-        for (uint32_t k = 0; k < ln->nevents; k++) {
-            const xpv_event *ev = &ln->events[k];
-            int64_t b = ev->start_ps, e = ev->start_ps + ev->dur_ps;
-            if (b < lo) lo = b;
-            if (e > hi) hi = e;
-            if (mod) continue;
-            if (xla && ev->meta < pl->nevent_meta) {
-                tpu_meta *tm = &meta[ev->meta];
-                if (!tm->seen) tpu_read_meta(pl, ev->meta, tm);
-                if (tpu_off_duty(tm->category)) continue;
-            }
-            if (n == cap) {
-                cap = cap ? cap * 2 : 256;
-                a = xpv_xrealloc(a, cap * sizeof *a);
-            }
-            a[n].b = b;
-            a[n].e = e;
-            n++;
-        }
-    }
-    if (hi <= lo) {
-        free(a);
-        return;
-    }
-    if (n) qsort(a, n, sizeof *a, cmp_span);
-    int64_t busy = 0, cb = 0, ce = INT64_MIN;
-    for (size_t i = 0; i < n; i++) {
-        if (a[i].b > ce) { /* disjoint (or touching): close the run */
-            if (ce > cb) busy += ce - cb;
-            cb = a[i].b;
-            ce = a[i].e;
-        } else if (a[i].e > ce) {
-            ce = a[i].e;
-        }
-    }
-    if (ce > cb) busy += ce - cb;
-    d->tpu_busy_ps += busy;
-    d->tpu_idle_ps += (hi - lo) > busy ? (hi - lo) - busy : 0;
-    free(a);
-}
-
-static void tpu_plane(dev_acc *d, const xpv_plane *pl) {
-    enum { S_OFF, S_DUR, S_MIN, S_OCC, S_FLOPS, S_MFLOPS, S_BYTES, S_N };
-    int32_t ids[S_N] = {
-        xpv_stat_id(pl, "device_offset_ps"), xpv_stat_id(pl, "device_duration_ps"),
-        xpv_stat_id(pl, "min_duration_ps"), xpv_stat_id(pl, "num_occurrences"),
-        xpv_stat_id(pl, "flops"), xpv_stat_id(pl, "model_flops"),
-        xpv_stat_id(pl, "bytes_accessed"),
-    };
-    tpu_acc t;
-    memset(&t, 0, sizeof t);
-    t.meta = xpv_xcalloc(pl->nevent_meta ? pl->nevent_meta : 1, sizeof *t.meta);
-    int64_t first = INT64_MAX, last = INT64_MIN;
-    for (uint32_t l = 0; l < pl->nlines; l++) {
-        const xpv_line *ln = &pl->lines[l];
-        int op_line = tpu_is_op_line(ln->name);
-        int step_line = str_is(ln->name, "Steps") || str_is(ln->name, "Sparse Core Steps");
-        if (!op_line && !step_line) continue;
-        t.depth = 0;
-        for (uint32_t k = 0; k < ln->nevents; k++) {
-            const xpv_event *ev = &ln->events[k];
-            xpv_stat sv[S_N];
-            uint32_t got = ev->wire != XPV_NO_STATS
-                               ? xpv_event_stats(pl, ln, ev, ids, S_N, sv, NULL)
-                               : 0;
-            int64_t b = ev->start_ps, dur = ev->dur_ps, v;
-            if ((got & 3) == 3 && xpv_stat_as_int(&sv[S_OFF], &b) &&
-                xpv_stat_as_int(&sv[S_DUR], &dur)) {
-                /* File values: clamped as the decoder clamps event times,
-                 * so that b + dur cannot overflow. */
-                const int64_t lim = INT64_MAX / 4;
-                if (b > lim) b = lim;
-                if (b < -lim) b = -lim;
-                if (dur < 0) dur = 0;
-                if (dur > lim) dur = lim;
-            } else {
-                b = ev->start_ps;
-                dur = ev->dur_ps;
-            }
-            int64_t e = b + dur;
-            if (b < first) first = b;
-            if (e > last) last = e;
-            if (!op_line || ev->meta >= pl->nevent_meta) continue;
-            if (!t.meta[ev->meta].seen) tpu_read_meta(pl, ev->meta, &t.meta[ev->meta]);
-            /* AncestorStack::Push: close the open events that do not
-             * include this one, then count it as a child of the top. */
-            while (t.depth && !(t.stack[t.depth - 1].b <= b && e <= t.stack[t.depth - 1].e))
-                tpu_pop(&t, pl);
-            if (t.depth) t.stack[t.depth - 1].children += dur;
-            if (t.depth == t.capstack) {
-                t.capstack = t.capstack ? t.capstack * 2 : 32;
-                t.stack = xpv_xrealloc(t.stack, t.capstack * sizeof *t.stack);
-            }
-            tpu_open *o = &t.stack[t.depth++];
-            memset(o, 0, sizeof *o);
-            o->meta = ev->meta;
-            o->b = b;
-            o->e = e;
-            o->min_ps = dur;
-            if ((got >> S_MIN & 1) && xpv_stat_as_int(&sv[S_MIN], &v)) o->min_ps = v;
-            if ((got >> S_OCC & 1) && xpv_stat_as_int(&sv[S_OCC], &v)) o->num_occ = v;
-            if (got >> S_FLOPS & 1) xpv_stat_as_double(&sv[S_FLOPS], &o->ev_flops);
-            if (got >> S_MFLOPS & 1) xpv_stat_as_double(&sv[S_MFLOPS], &o->ev_model_flops);
-            if (got >> S_BYTES & 1) xpv_stat_as_double(&sv[S_BYTES], &o->ev_bytes);
-        }
-        while (t.depth) tpu_pop(&t, pl); /* AncestorStack::Flush */
-    }
-    /* Finalize: AdjustFlopsAndBytesAccessed per (program, symbol), then
-     * combine into the device db by (program id, name) as XProf's
-     * OpMetricsDbCombiner does across cores. */
-    int64_t op_time = 0;
-    for (size_t i = 0; i < t.n; i++) {
-        tpu_row *r = &t.rows[i];
-        if (!str_is(r->category, "custom-call")) {
-            double occ = (double)r->occurrences;
-            r->flops *= occ;
-            r->model_flops = r->model_flops > 0 ? r->model_flops * occ : r->flops;
-            r->bytes *= occ;
-        }
-        op_time += r->self_time_ps;
-        uint32_t row = optab_row(&d->tab, r->pid, r->name);
-        xpv_op_metric *m = &d->tab.rows[row];
-        if (!m->category[0] && r->category.len) m->category = arena_str(d->tab.arena, r->category);
-        if (!m->provenance[0] && r->provenance.len)
-            m->provenance = arena_str(d->tab.arena, r->provenance);
-        if (!m->long_name[0] && r->long_name.len)
-            m->long_name = arena_str(d->tab.arena, r->long_name);
-        m->occurrences += r->occurrences;
-        m->time_ps += r->time_ps;
-        m->self_time_ps += r->self_time_ps;
-        if (r->min_time_ps < m->min_time_ps) m->min_time_ps = r->min_time_ps;
-        m->flops += r->flops;
-        m->model_flops += r->model_flops;
-        m->bytes_accessed += r->bytes;
-    }
-    int64_t span = last > first ? last - first : 0;
-    d->total_time_ps += span;
-    d->total_op_time_ps += op_time;
-    d->idle_ps += span > op_time ? span - op_time : 0;
-    d->tpu_ops += t.n;
-    tpu_duty_cycle(d, pl, t.meta);
-    free(t.rows);
-    free(t.meta);
-    free(t.stack);
-}
-
 /* ==== TF-level device db ================================================= */
 
 static void build_device_tf(xpv_op_metrics *m) {
@@ -1613,10 +1264,10 @@ static void build_device_tf(xpv_op_metrics *m) {
             }
             if (!type.len) type = xpv_cstr("Unknown");
         }
-        uint32_t row = optab_row(&t, 0, name); /* may move t.rows */
+        uint32_t row = xpv_om_optab_row(&t, 0, name); /* may move t.rows */
         xpv_op_metric *r = &t.rows[row];
         if (r->min_time_ps == INT64_MAX) { /* created */
-            r->category = arena_str(&m->arena, type);
+            r->category = xpv_om_arena_str(&m->arena, type);
             r->provenance = d->provenance;
             r->min_time_ps = d->min_time_ps;
         }
@@ -1676,7 +1327,7 @@ xpv_op_metrics *xpv_op_metrics_build(const xpv_hostset *hs, xpv_err *err) {
                  * only as children of offloading ops (not done here). */
                 has_tpu = 1;
                 xpv_perf_env_read(&m->perf, pl, 0);
-                tpu_plane(&d, pl);
+                xpv_om_tpu_plane(&d, pl);
             }
         }
     }

@@ -1,0 +1,77 @@
+/*
+ * op_metrics_int.h - what the op metrics builder (op_metrics.c) shares with
+ * its TPU part (op_metrics_tpu.c); private to those two.
+ */
+#ifndef XPV_OP_METRICS_INT_H
+#define XPV_OP_METRICS_INT_H
+
+#include "op_metrics.h"
+
+static inline int str_is(xpv_str a, const char *lit) { return xpv_str_eq(a, lit); }
+
+static inline xpv_str mkstr(const char *p, size_t n) {
+    xpv_str s = {p, (uint32_t)n};
+    return s;
+}
+
+/* Pointer-keyed memo (op_metrics.c). */
+typedef struct memo_key {
+    uint64_t w[6];
+} memo_key;
+
+typedef struct memo_val {
+    uint32_t row;               /* a table row index */
+    xpv_str a, b;               /* free for the caller (parsed slices) */
+} memo_val;
+
+typedef struct memo {
+    memo_key *keys;
+    memo_val *vals;
+    uint8_t *used;
+    size_t n, nslots;
+} memo;
+
+/* Op table: name (+ program id) -> row. */
+typedef struct optab {
+    xpv_op_metric *rows;
+    uint64_t *hash;
+    int64_t *pid;
+    uint32_t *len;              /* strlen(rows[i].name) */
+    size_t n, cap;
+    uint32_t *slots;            /* row index + 1 */
+    size_t nslots;
+    xpv_arena *arena;
+} optab;
+
+/* Kernel reports table. */
+typedef struct ktab {
+    xpv_kernel_report *rows;
+    uint64_t *hash;
+    size_t n, cap;
+    uint32_t *slots;
+    size_t nslots;
+} ktab;
+
+/* The device op metrics being built. */
+typedef struct dev_acc {
+    optab tab;
+    ktab kern;
+    int64_t total_time_ps, total_op_time_ps, idle_ps;
+    uint64_t kernel_events, kernel_total_ns;
+    char *scratch;
+    size_t capscratch;
+    memo tfop;                  /* (meta, tf_op ptr, len) -> row, type, op name */
+    memo hlo;                   /* (hlo op ptr, len, program id) -> row */
+    memo kern_memo;             /* kernel key pointers -> ktab row */
+    size_t tpu_ops;             /* (program, symbol) rows over TPU planes */
+    int64_t tpu_busy_ps, tpu_idle_ps; /* duty-cycle tracker, summed over cores */
+} dev_acc;
+
+/* Row of (pid, name) in the table, created empty when new. */
+uint32_t xpv_om_optab_row(optab *t, int64_t pid, xpv_str name);
+/* `s` copied into the arena, NUL-terminated. */
+const char *xpv_om_arena_str(xpv_arena *a, xpv_str s);
+/* The TPU op database of one TensorCore plane (op_metrics_tpu.c). */
+void xpv_om_tpu_plane(dev_acc *d, const xpv_plane *pl);
+
+#endif
