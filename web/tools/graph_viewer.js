@@ -95,7 +95,8 @@ export default async function render(root, ctx) {
   const canvas = el('div', { class: 'xpv-card xpv-gv-canvas' });
   Object.assign(canvas.style, { flex: '1 1 auto', height: '70vh', minHeight: '320px', padding: '0', overflow: 'hidden', position: 'relative', background: '#fff' });
   const details = el('div', { class: 'xpv-card xpv-gv-details' });
-  Object.assign(details.style, { flex: '0 0 340px', maxHeight: '70vh', overflow: 'auto', fontSize: '13px' });
+  Object.assign(details.style, { flex: '0 0 340px', maxHeight: '70vh', overflow: 'auto', fontSize: '13px',
+    overflowWrap: 'anywhere' });
   details.append(el('p', { class: 'xpv-muted' }, 'Click a node for its details; double-click to centre the graph on it. ' +
     'A "+N" marker means N operands (above) or users (below) are cut off: click it to draw them.'));
   main.append(canvas, details);
