@@ -4,8 +4,8 @@
 #include "derived_lines.h"
 #include "group_events.h"
 #include "hlo.h"
+#include "par.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -963,7 +963,7 @@ static int derivable(const xpv_plane *pl) {
     return xpv_str_has_prefix(pl->name, "/device:GPU:") || is_tensor_core(pl->name);
 }
 
-static void *dl_worker_run(void *arg) {
+static void dl_worker_run(void *arg) {
     dl_worker *w = arg;
     for (uint32_t pi = w->from; pi < w->to; pi++) {
         const xpv_plane *pl = &w->p->planes[pi];
@@ -982,7 +982,6 @@ static void *dl_worker_run(void *arg) {
     free(w->c.mbuf);
     free(w->c.sbuf);
     free(w->c.memo);
-    return NULL;
 }
 
 /* Below this many device events one thread derives every plane. */
@@ -1038,11 +1037,7 @@ xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p, const struct xp
     w[0].to = split;
     w[1].from = split;
     w[1].to = p->nplanes;
-    pthread_t th;
-    int threaded = split < p->nplanes && pthread_create(&th, NULL, dl_worker_run, &w[1]) == 0;
-    dl_worker_run(&w[0]);
-    if (threaded) pthread_join(th, NULL);
-    else dl_worker_run(&w[1]);
+    xpv_par_run(dl_worker_run, &w[1], dl_worker_run, &w[0]);
     d->nplanes = w[0].nplanes + w[1].nplanes;
     d->planes = xpv_xmalloc((d->nplanes ? d->nplanes : 1) * sizeof *d->planes);
     if (w[0].nplanes) memcpy(d->planes, w[0].planes, w[0].nplanes * sizeof *d->planes);

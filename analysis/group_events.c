@@ -13,13 +13,13 @@
  * nodes no earlier root has grouped, which is what XProf's breadth-first
  * walk reaches.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "collections.h"
 #include "group_events.h"
+#include "par.h"
 
 #define CONTEXT_EDGE_LIMIT 64
 #define NO_NODE UINT32_MAX
@@ -744,7 +744,7 @@ static void scan_line(worker *w, uint32_t k, uint32_t l) {
     while (sp > 0) b->end[st[--sp]] = base + ne;
 }
 
-static void *worker_run(void *arg) {
+static void worker_run(void *arg) {
     worker *w = arg;
     for (size_t u = 0; u < w->nunits; u++) {
         const scan_unit *su = &w->units[u];
@@ -754,7 +754,6 @@ static void *worker_run(void *arg) {
     free(w->ord);
     free(w->stack);
     free(w->stack_end);
-    return NULL;
 }
 
 static void scan_out_init(scan_out *o) {
@@ -841,11 +840,7 @@ static void scan_all(builder *b, scan_out *o) {
     w[0].nunits = split;
     w[1].units = units + split;
     w[1].nunits = nu - split;
-    pthread_t th;
-    int threaded = w[1].nunits && pthread_create(&th, NULL, worker_run, &w[1]) == 0;
-    worker_run(&w[0]);
-    if (threaded) pthread_join(th, NULL);
-    else worker_run(&w[1]);
+    xpv_par_run(worker_run, &w[1], worker_run, &w[0]);
     *o = w[0].o;
     scan_out_join(o, &w[1].o);
     for (uint32_t k = 0; k < p->nplanes; k++) {

@@ -228,6 +228,11 @@ static void index_instructions(xpv_hlo_program *p) {
     }
 }
 
+static int index_call(void *p) {
+    index_instructions(p);
+    return 0;
+}
+
 const xpv_hlo_program *xpv_hlo_decode(xpv_hlo_map *m, const xpv_hostset *hs,
                                       const xpv_hlo_program *cprog, xpv_err *err) {
     if (!m || !cprog) {
@@ -267,11 +272,22 @@ const xpv_hlo_program *xpv_hlo_decode(xpv_hlo_map *m, const xpv_hostset *hs,
                 snprintf(p->error, sizeof p->error, "program %s: HLO proto has no module",
                          p->meta_name);
         }
+        p->error_status = XPV_E_BAD_PROFILE;
+        size_t failed = 0;
         if (p->proto && p->proto->hlo_module) {
             p->module = p->proto->hlo_module;
-            index_instructions(p);
-            p->state = 1;
-            m->decoded_bytes += len;
+            /* The lock is held: an allocation failure must come back here. */
+            if (xpv_oom_run(index_call, p, &failed) == XPV_OOM_FAILED) {
+                snprintf(p->error, sizeof p->error,
+                         "program %s: out of memory indexing its instructions (%zu bytes)",
+                         p->meta_name, failed);
+                p->error_status = XPV_E_TOO_LARGE;
+                p->module = NULL;
+                p->state = -1;
+            } else {
+                p->state = 1;
+                m->decoded_bytes += len;
+            }
         } else {
             p->state = -1;
         }
@@ -279,7 +295,7 @@ const xpv_hlo_program *xpv_hlo_decode(xpv_hlo_map *m, const xpv_hostset *hs,
     int ok = p->state == 1;
     pthread_mutex_unlock(&m->mu);
     if (!ok) {
-        xpv_err_set(err, XPV_E_BAD_PROFILE, "%s", p->error);
+        xpv_err_set(err, p->error_status ? p->error_status : XPV_E_BAD_PROFILE, "%s", p->error);
         return NULL;
     }
     return p;

@@ -40,6 +40,7 @@ typedef struct xpv_hlo_program {
     size_t nbytes;
     /* Lazily decoded (state: 0 not yet, 1 decoded, -1 failed). */
     int state;
+    int error_status;          /* when state == -1: 422, or 413 (out of memory) */
     char error[200];
     Xla__HloProto *proto;
     const Xla__HloModuleProto *module;   /* proto->hlo_module, or NULL */

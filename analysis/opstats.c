@@ -5,12 +5,12 @@
  */
 #include <math.h>
 #include <stdarg.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "opstats.h"
+#include "par.h"
 
 /* ==== Run environment ==================================================== */
 
@@ -78,34 +78,26 @@ typedef struct ops_job {
     xpv_err err;
 } ops_job;
 
-static void *ops_thread(void *arg) {
+static void ops_part(void *arg) {
     ops_job *j = arg;
     j->ops = xpv_op_metrics_build(j->hs, &j->err);
-    return NULL;
 }
 
-xpv_op_stats *xpv_op_stats_build(const xpv_hostset *hs, xpv_err *err) {
-    if (!hs || hs->n == 0) {
-        if (err) {
-            err->status = XPV_E_NOT_FOUND;
-            snprintf(err->msg, sizeof err->msg, "no host profile to analyse");
-        }
-        return NULL;
-    }
-    xpv_op_stats *s = xpv_xcalloc(1, sizeof *s);
-    xpv_arena_init(&s->arena, 64 * 1024);
-    /* The op metrics DBs and the step DBs read the same const profiles and
-     * share nothing else: build the op metrics on a second thread (the
-     * machine this targets has 2 cores; both passes cost about the same). */
-    ops_job job = {.hs = hs, .ops = NULL};
-    memset(&job.err, 0, sizeof job.err);
-    pthread_t th;
-    int threaded = pthread_create(&th, NULL, ops_thread, &job) == 0;
-    if (!threaded) ops_thread(&job);
+/* Everything but the op metrics: device counts and type, errors and
+ * warnings, the step DBs (intersected across hosts) and the HLO index. */
+typedef struct steps_job {
+    const xpv_hostset *hs;
+    xpv_op_stats *s;
+} steps_job;
+
+static void steps_part(void *arg) {
+    steps_job *j = arg;
+    const xpv_hostset *hs = j->hs;
+    xpv_op_stats *s = j->s;
     int has_gpu = 0, has_tpu = 0, have_model = 0;
     snprintf(s->device_type, sizeof s->device_type, "CPU");
     xpv_step_db *dbs = xpv_arena_calloc(&s->arena, hs->n, sizeof *dbs);
-    const xpv_step_db **pdbs = xpv_xmalloc(hs->n * sizeof *pdbs);
+    const xpv_step_db **pdbs = xpv_arena_alloc(&s->arena, hs->n * sizeof *pdbs);
     size_t ndb = 0;
     for (size_t i = 0; i < hs->n; i++) {
         const xpv_profile *p = hs->profiles[i];
@@ -138,9 +130,26 @@ xpv_op_stats *xpv_op_stats_build(const xpv_hostset *hs, xpv_err *err) {
     s->hardware_type = has_gpu ? "GPU" : has_tpu ? "TPU" : "CPU_ONLY";
     if (ndb == 1) s->steps = dbs[0];
     else if (ndb > 1) xpv_steps_intersect(pdbs, ndb, &s->arena, &s->steps);
-    free(pdbs);
     s->hlo = xpv_hlo_map_build(hs); /* index only: metadata stats, no decoding */
-    if (threaded) pthread_join(th, NULL);
+}
+
+xpv_op_stats *xpv_op_stats_build(const xpv_hostset *hs, xpv_err *err) {
+    if (!hs || hs->n == 0) {
+        if (err) {
+            err->status = XPV_E_NOT_FOUND;
+            snprintf(err->msg, sizeof err->msg, "no host profile to analyse");
+        }
+        return NULL;
+    }
+    xpv_op_stats *s = xpv_xcalloc(1, sizeof *s);
+    xpv_arena_init(&s->arena, 64 * 1024);
+    /* The op metrics DBs and the step DBs read the same const profiles and
+     * share nothing else: build them on two threads (the machine this
+     * targets has 2 cores; both passes cost about the same). */
+    ops_job job = {.hs = hs, .ops = NULL};
+    memset(&job.err, 0, sizeof job.err);
+    steps_job sj = {hs, s};
+    xpv_par_run(ops_part, &job, steps_part, &sj);
     s->ops = job.ops;
     if (!s->ops) {
         if (err) *err = job.err;

@@ -3,6 +3,7 @@
  */
 #include "arena.h"
 
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,25 +16,72 @@ struct xpv_arena_chunk {
     _Alignas(16) unsigned char data[];
 };
 
-static void oom(size_t n) {
+/* The innermost xpv_oom_run() of this thread. */
+typedef struct oom_scope {
+    jmp_buf jb;
+    struct oom_scope *prev;
+    size_t failed;
+} oom_scope;
+
+static _Thread_local oom_scope *oom_top;
+
+static _Noreturn void oom(size_t n) {
+    oom_scope *s = oom_top;
+    if (s) {
+        oom_top = s->prev;
+        s->failed = n;
+        longjmp(s->jb, 1);
+    }
     fprintf(stderr, "xpview: out of memory allocating %zu bytes\n", n);
     abort();
 }
 
+void xpv_oom_raise(size_t n) { oom(n); }
+
+int xpv_oom_run(int (*fn)(void *arg), void *arg, size_t *failed) {
+    oom_scope s;
+    s.prev = oom_top;
+    s.failed = 0;
+    oom_top = &s;
+    if (setjmp(s.jb)) {
+        /* oom() has already popped the scope. */
+        if (failed) *failed = s.failed;
+        return XPV_OOM_FAILED;
+    }
+    int r = fn(arg);
+    oom_top = s.prev;
+    return r;
+}
+
+/* XPV_ALLOC_LIMIT, read once: SIZE_MAX when unset or malformed. */
+static size_t alloc_limit(void) {
+    static size_t limit;    /* 0 = not read yet; racing readers agree */
+    size_t l = __atomic_load_n(&limit, __ATOMIC_RELAXED);
+    if (!l) {
+        const char *v = getenv("XPV_ALLOC_LIMIT");
+        char *end = NULL;
+        unsigned long long x = v && *v ? strtoull(v, &end, 10) : 0;
+        l = (v && *v && end && !*end && x) ? (size_t)x : SIZE_MAX;
+        __atomic_store_n(&limit, l, __ATOMIC_RELAXED);
+    }
+    return l;
+}
+
 void *xpv_xmalloc(size_t n) {
-    void *p = malloc(n ? n : 1);
+    void *p = n <= alloc_limit() ? malloc(n ? n : 1) : NULL;
     if (!p) oom(n);
     return p;
 }
 
 void *xpv_xcalloc(size_t count, size_t size) {
-    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (size && count > SIZE_MAX / size) oom(SIZE_MAX);
+    void *p = count * size <= alloc_limit() ? calloc(count ? count : 1, size ? size : 1) : NULL;
     if (!p) oom(count * size);
     return p;
 }
 
 void *xpv_xrealloc(void *p, size_t n) {
-    void *q = realloc(p, n ? n : 1);
+    void *q = n <= alloc_limit() ? realloc(p, n ? n : 1) : NULL;
     if (!q) oom(n);
     return q;
 }
@@ -79,7 +127,7 @@ void *xpv_arena_try_alloc(xpv_arena *a, size_t n) {
         /* Big requests get a chunk of their own so the small-object chunk
          * in use is not abandoned half full. */
         size_t cap = n > a->chunk_size / 4 ? n : a->chunk_size;
-        xpv_arena_chunk *nc = malloc(sizeof(*nc) + cap);
+        xpv_arena_chunk *nc = cap <= alloc_limit() ? malloc(sizeof(*nc) + cap) : NULL;
         if (!nc) return NULL;
         nc->cap = cap;
         nc->used = 0;

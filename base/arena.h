@@ -1,10 +1,11 @@
 /*
  * arena.h - bump allocator.  Everything a profile (or a converter's derived
  * data) allocates comes from one arena and is released in one call.
- * Allocation failure aborts the process (like Redis' zmalloc), except in
- * xpv_arena_try_alloc(): the decoder, whose sizes come from the file,
- * checks them against its memory budget first and fails the file (not the
- * server) when memory still runs out.
+ * Allocation failure aborts the process (like Redis' zmalloc) unless the
+ * thread runs inside xpv_oom_run() (the server runs every build of a
+ * request's answer there), which then fails that one build instead; the
+ * decoder, whose sizes come from the file, uses xpv_arena_try_alloc() and
+ * checks them against its memory budget first.
  */
 #ifndef XPV_ARENA_H
 #define XPV_ARENA_H
@@ -38,10 +39,28 @@ char *xpv_arena_strndup(xpv_arena *a, const char *s, size_t n);
 void xpv_arena_adopt(xpv_arena *a, void *p, size_t n);
 void xpv_arena_free(xpv_arena *a);
 
-/* Checked malloc family: abort with a message on OOM. */
+/* Checked malloc family: on OOM, unwind to the thread's innermost
+ * xpv_oom_run(), or abort with a message when there is none.  The
+ * environment variable XPV_ALLOC_LIMIT (bytes, like git's GIT_ALLOC_LIMIT)
+ * makes any single allocation above it fail, for tests. */
 void *xpv_xmalloc(size_t n);
 void *xpv_xcalloc(size_t count, size_t size);
 void *xpv_xrealloc(void *p, size_t n);
 char *xpv_xstrdup(const char *s);
+
+/* Run fn(arg) so that an allocation failure inside it (xpv_x*alloc,
+ * xpv_arena_alloc, on this thread) returns here instead of aborting the
+ * process.  Returns fn's result, or XPV_OOM_FAILED with the size of the
+ * allocation that failed in *failed (may be NULL).  The unwinding skips
+ * fn's cleanup: whatever fn allocated before the failure is lost, and fn
+ * must not hold a lock or a reference it cannot lose while it allocates
+ * (run such sections in a nested xpv_oom_run that releases them).
+ * Nests; a thread started inside fn has no such scope of its own. */
+#define XPV_OOM_FAILED (-12345)
+int xpv_oom_run(int (*fn)(void *arg), void *arg, size_t *failed);
+/* Report that an allocation of `n` bytes failed: unwinds to the innermost
+ * xpv_oom_run() of this thread, or aborts.  For a failure seen on another
+ * thread (base/par.h) or by a caller of a non-aborting allocator. */
+_Noreturn void xpv_oom_raise(size_t n);
 
 #endif

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -276,6 +277,36 @@ static int admit_locked(xpv_cache *c, graveyard *g, uint64_t need, int *evicted)
     return c->used + want <= c->budget;
 }
 
+struct build_call {
+    xpv_cache_build_fn build;
+    void *ctx;
+    xpv_cache_val *v;
+    xpv_err *err;
+};
+
+static int build_call_run(void *p) {
+    struct build_call *bc = p;
+    return bc->build(bc->ctx, bc->v, bc->err);
+}
+
+/* build(), with an allocation failure inside it failing this entry (a
+ * 413 kept like one, so asking again does not retry it) instead of the
+ * process.  What the build had allocated is lost; the builds release what
+ * they hold (cache references, locks) in guards of their own. */
+static int guarded_build(xpv_cache_build_fn build, void *ctx, xpv_cache_val *v, xpv_err *err) {
+    struct build_call bc = {build, ctx, v, err};
+    size_t failed = 0;
+    int rc = xpv_oom_run(build_call_run, &bc, &failed);
+    if (rc != XPV_OOM_FAILED) return rc;
+    memset(v, 0, sizeof *v);
+    xpv_err_clear(err);
+    xpv_err_set(err, XPV_E_TOO_LARGE, "out of memory: an allocation of %zu bytes failed while "
+                "building this answer", failed);
+    fprintf(stderr, "xpview: out of memory: an allocation of %zu bytes failed; that answer "
+            "fails, the server goes on\n", failed);
+    return -1;
+}
+
 xpv_centry *xpv_cache_get(xpv_cache *c, const char *key,
                           xpv_cache_build_fn build, void *ctx, xpv_err *err) {
     return xpv_cache_get_admit(c, key, 0, 0, NULL, build, ctx, err);
@@ -400,7 +431,7 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
     xpv_cache_val v;
     memset(&v, 0, sizeof v);
     xpv_err_clear(&e->err);
-    int rc = build(ctx, &v, &e->err);
+    int rc = guarded_build(build, ctx, &v, &e->err);
     if (rc == 0 && !v.ptr) rc = xpv_err_set(&e->err, XPV_E_INTERNAL, "internal error: empty value");
 
     pthread_mutex_lock(&c->mu);

@@ -52,6 +52,22 @@ static void *side_main(void *p) {
     return NULL;
 }
 
+/* xpv_compare_build() under an allocation-failure guard: the caller still
+ * releases both sides' cache references when it fails. */
+struct compare_call {
+    const xpv_compare_kind *k;
+    const tool_input *base, *cur;
+    xpv_err *err;
+    xpv_compare *result;
+};
+
+static int call_compare(void *p) {
+    struct compare_call *c = p;
+    c->result = xpv_compare_build(c->k, &c->base->hs, c->base->derived, &c->cur->hs,
+                                  c->cur->derived, c->err);
+    return 0;
+}
+
 int xpv_app_diff(xpv_app *base_app, xpv_app *new_app, const xpv_query *q,
                  xpv_compare **out, xpv_err *err) {
     *out = NULL;
@@ -109,7 +125,14 @@ int xpv_app_diff(xpv_app *base_app, xpv_app *new_app, const xpv_query *q,
         *err = bj.ret != 0 ? bj.err : nerr;
         goto done;
     }
-    *out = xpv_compare_build(k, &bin.hs, bin.derived, &nin.hs, nin.derived, err);
+    struct compare_call cc = {k, &bin, &nin, err, NULL};
+    size_t failed = 0;
+    if (xpv_oom_run(call_compare, &cc, &failed) == XPV_OOM_FAILED) {
+        xpv_err_clear(err);
+        xpv_err_set(err, XPV_E_TOO_LARGE, "out of memory comparing %s: an allocation of %zu "
+                    "bytes failed", k->tool, failed);
+    }
+    *out = cc.result;
     ret = *out ? 0 : -1;
 done:
     tool_input_release(new_app, &nin);

@@ -269,6 +269,7 @@ static int stream_refill(struct holder *h) {
     xpv_buf *dst = h->deflating ? &h->raw : &h->pending;
     xpv_buf_reset(dst);
     int more = h->r.produce(h->r.state, dst);
+    if (more < 0) return -1;    /* the producer failed: cut the body */
     if (!more) h->done = 1;
     if (!h->deflating) return 0;
     return deflate_chunk(h, &h->raw, more ? Z_SYNC_FLUSH : Z_FINISH);

@@ -296,10 +296,16 @@ static int cmd_export(int argc, char **argv) {
         while (more && !rc) {
             xpv_buf_reset(&chunk);
             more = r.produce(r.state, &chunk);
-            if (fwrite(chunk.data, 1, chunk.len, stdout) != chunk.len) rc = 1;
+            if (more < 0) {
+                fprintf(stderr, "xpview export: the output could not be completed\n");
+                rc = 2;
+            } else if (fwrite(chunk.data, 1, chunk.len, stdout) != chunk.len) {
+                rc = 1;
+            }
         }
         if (!rc && fflush(stdout) != 0) rc = 1;
-        if (rc) fprintf(stderr, "xpview export: write error: %s\n", strerror(errno));
+        if (rc == 1) fprintf(stderr, "xpview export: write error: %s\n", strerror(errno));
+        if (rc) rc = 1;
         xpv_buf_free(&chunk);
     } else if (fwrite(r.body, 1, r.len, stdout) != r.len || fflush(stdout) != 0) {
         fprintf(stderr, "xpview export: write error: %s\n", strerror(errno));

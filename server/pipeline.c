@@ -223,6 +223,46 @@ static void free_rendered(void *p) {
     free(r);
 }
 
+/* ==== Tool calls that cannot take the server down ====================
+ * Tools and derived kinds allocate as much as their input asks for; an
+ * allocation failure inside one unwinds to these guards (xpv_oom_run),
+ * which fail that call with a 413 while the caller still releases the
+ * cache references it holds. */
+
+static void oom_error(xpv_err *err, const char *what, const char *tool, size_t failed) {
+    xpv_err_clear(err);
+    xpv_err_set(err, XPV_E_TOO_LARGE, "out of memory %s %s: an allocation of %zu bytes failed",
+                what, tool, failed);
+}
+
+struct tool_call {
+    const xpv_tool *tool;
+    const xpv_derived_kind *kind;
+    const xpv_hostset *hs;
+    const void *derived;
+    const xpv_params *params;
+    xpv_buf *out;
+    xpv_err *err;
+    void *result;               /* kind->build's or stream->open's */
+};
+
+static int call_render(void *p) {
+    struct tool_call *c = p;
+    return c->tool->render(c->hs, c->derived, c->params, c->out, c->err);
+}
+
+static int call_build(void *p) {
+    struct tool_call *c = p;
+    c->result = c->kind->build(c->hs, c->err);
+    return 0;
+}
+
+static int call_open(void *p) {
+    struct tool_call *c = p;
+    c->result = c->tool->stream->open(c->hs, c->derived, c->params, c->err);
+    return 0;
+}
+
 struct derived_ctx {
     const xpv_derived_kind *kind;
     const xpv_hostset *hs;
@@ -251,7 +291,11 @@ static int build_derived(void *vctx, xpv_cache_val *v, xpv_err *err) {
     void *d = NULL;
     if (ctx->dc) d = xpv_diskcache_load_derived(ctx->dc, ctx->kind, ctx->hosts, ctx->hs);
     if (!d) {
-        d = ctx->kind->build(ctx->hs, &terr);
+        struct tool_call tc = {.kind = ctx->kind, .hs = ctx->hs, .err = &terr};
+        size_t failed = 0;
+        if (xpv_oom_run(call_build, &tc, &failed) == XPV_OOM_FAILED)
+            oom_error(&terr, "building", ctx->kind->name, failed);
+        d = tc.result;
         if (d && ctx->dc) xpv_diskcache_save_derived(ctx->dc, ctx->kind, ctx->hosts, ctx->hs, d);
     }
     if (!d) {
@@ -372,7 +416,14 @@ static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
     xpv_params params = xpv_query_params(ctx->q);
     xpv_err terr;
     memset(&terr, 0, sizeof terr);
-    if (rc->tool->render(&hs, derived, &params, &out, &terr) != 0) {
+    struct tool_call tc = {rc->tool, NULL, &hs, derived, &params, &out, &terr, NULL};
+    size_t failed = 0;
+    int trc = xpv_oom_run(call_render, &tc, &failed);
+    if (trc == XPV_OOM_FAILED) {
+        oom_error(&terr, "rendering", rc->tool->name, failed);
+        xpv_buf_init(&out);     /* its bytes went with the unwinding */
+    }
+    if (trc != 0) {
         xpv_err_set(err, terr.status ? terr.status : 500, "%s",
                     terr.msg[0] ? terr.msg : "the tool failed");
         goto done;
@@ -456,6 +507,7 @@ typedef struct body_stream {
     xpv_centry *dentry;         /* derived data (referenced), or NULL */
     const xpv_tool_stream *ts;
     void *st;                   /* the tool's writer, or NULL */
+    int failed;                 /* the writer ran out of memory */
 } body_stream;
 
 static void body_stream_free(void *p) {
@@ -473,9 +525,31 @@ static void body_stream_free(void *p) {
     free(bs);
 }
 
+struct next_call {
+    body_stream *bs;
+    xpv_buf *out;
+};
+
+static int call_next(void *p) {
+    struct next_call *c = p;
+    return c->bs->ts->next(c->bs->st, c->out, STREAM_CHUNK);
+}
+
+/* The next chunk; -1 when it could not be made (out of memory: the
+ * response ends with an error, the writer is not called again). */
 static int body_stream_produce(void *p, xpv_buf *out) {
     body_stream *bs = p;
-    return bs->ts->next(bs->st, out, STREAM_CHUNK);
+    if (bs->failed) return -1;
+    struct next_call nc = {bs, out};
+    size_t failed = 0;
+    int more = xpv_oom_run(call_next, &nc, &failed);
+    if (more == XPV_OOM_FAILED) {
+        fprintf(stderr, "xpview: out of memory (%zu bytes) streaming a body: it ends here\n",
+                failed);
+        bs->failed = 1;
+        return -1;
+    }
+    return more;
 }
 
 /* Give `r` a streamed body for the request's tool.  Returns 0 (r->produce
@@ -513,7 +587,11 @@ int stream_body(xpv_app *a, reqctx *rc, const xpv_query *q, xpv_response *r) {
     }
     xpv_err terr;
     memset(&terr, 0, sizeof terr);
-    bs->st = ts->open(&hs, derived, &params, &terr);
+    struct tool_call tc = {rc->tool, NULL, &hs, derived, &params, NULL, &terr, NULL};
+    size_t failed = 0;
+    if (xpv_oom_run(call_open, &tc, &failed) == XPV_OOM_FAILED)
+        oom_error(&terr, "opening", rc->tool->name, failed);
+    bs->st = tc.result;
     if (!bs->st) {
         xpv_err_set(&err, terr.status ? terr.status : 500, "%s",
                     terr.msg[0] ? terr.msg : "the tool failed");

@@ -61,7 +61,8 @@ typedef struct xpv_response {
     const char *allow;          /* Allow value (405) or NULL */
     /* Streamed body (the full trace), instead of body/len when `produce`
      * is set: each call appends the next chunk (about 1 MiB) to `out` and
-     * returns 1 while more follows, 0 once the body is complete.  The state
+     * returns 1 while more follows, 0 once the body is complete, -1 when
+     * it cannot be completed (the body is cut off).  The state
      * keeps what it reads (profiles, derived data) pinned in the cache until
      * xpv_response_release() frees it, whether or not it ran to the end. */
     int (*produce)(void *state, xpv_buf *out);

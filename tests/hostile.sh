@@ -20,6 +20,10 @@
 #      Retry-After while /healthz and cached answers keep flowing; a cold
 #      decode beside entries pinned by a slow download gets 503 instead of
 #      growing past --cache_mb.
+#   5. out of memory inside a converter (XPV_ALLOC_LIMIT makes big
+#      allocations fail): that request gets a 413 saying so (kept: asking
+#      again does not rebuild), a streamed body is cut, the server stays
+#      up and answers everything else.
 # Every server runs on 127.0.0.1 with an ephemeral port and is killed on
 # exit.  Bounded: about a minute and a half.
 # Env: XPV_BIN (set by ctest), default build/xpview.
@@ -60,10 +64,11 @@ signal.signal(signal.SIGTERM, lambda *a: (cleanup(), sys.exit(1)))
 import atexit
 atexit.register(cleanup)   # also when a check raises
 
-def start(*args):
+def start(*args, env=None):
     out = open(os.path.join(TMP, "srv%d.out" % len(procs)), "w+")
     p = subprocess.Popen([BIN, "--port", "0", "--host", "127.0.0.1"] + list(args),
-                         stdout=out, stderr=subprocess.STDOUT)
+                         stdout=out, stderr=subprocess.STDOUT,
+                         env=dict(os.environ, **env) if env else None)
     procs.append(p)
     for _ in range(400):
         out.seek(0)
@@ -602,6 +607,37 @@ st, _, _ = get(port, P + "profile_info?run=b", timeout=60)
 check(st == 200, "once the download is gone, b loads (%s)" % st)
 srv.send_signal(signal.SIGTERM)
 srv.wait(timeout=30)
+
+print("-- out of memory inside a converter fails that request, not the server")
+OL = os.path.join(TMP, "oom")
+synth("r", OL, size=3000000)
+tools = ["overview_page", "framework_op_stats", "memory_profile", "kernel_stats",
+         "input_pipeline_analyzer", "pod_viewer", "tf_data_bottleneck_analysis", "op_profile"]
+oom_seen = []
+for limit in ("1500000", "2000000"):
+    srv, port = start("--logdir", OL, env={"XPV_ALLOC_LIMIT": limit})
+    codes = {}
+    for t in tools:
+        st, body = jget(port, P + "data?run=r&tag=%s" % t)
+        codes[t] = st
+        if st == 413 and isinstance(body, dict) and "out of memory" in body.get("error", ""):
+            oom_seen.append((limit, t))
+            st2, body2 = jget(port, P + "data?run=r&tag=%s" % t)
+            check(st2 == 413 and body2 == body, "limit %s: %s again: the same 413, kept" % (limit, t))
+    check(set(codes.values()) <= {200, 413, 503}, "limit %s: answers 200/413/503: %s" % (limit, codes))
+    try:
+        st, _, body = get(port, P + "data?run=r&tag=trace_viewer", timeout=60)
+        full = st
+    except Exception as e:       # a body cut by the failing writer
+        full = "cut (%s)" % type(e).__name__
+    st, _, _ = get(port, "/healthz")
+    check(st == 200 and srv.poll() is None,
+          "limit %s: the server is up after the failures (full trace: %s)" % (limit, full))
+    st, _, _ = get(port, P + "runs")
+    check(st == 200, "limit %s: runs answered" % limit)
+    srv.send_signal(signal.SIGTERM)
+    check(srv.wait(timeout=30) == 0, "limit %s: clean exit" % limit)
+check(len(oom_seen) >= 1, "converters ran out of memory and answered 413: %s" % oom_seen)
 
 cleanup()
 print()

@@ -73,7 +73,7 @@ static int cmp_module(const void *a, const void *b) {
 /* The run's modules, sorted by name; *n set. */
 static module *list_modules(const xpv_hostset *hs, const xpv_op_stats *os, size_t *n) {
     xpv_hlo_map *m = os->hlo;
-    module *mods = calloc(m->n ? m->n : 1, sizeof *mods);
+    module *mods = xpv_xcalloc(m->n ? m->n : 1, sizeof *mods);
     size_t k = 0;
     for (size_t i = 0; i < m->n; i++) {
         if (module_name(m, hs, &m->progs[i], mods[k].name, sizeof mods[k].name) < 0) continue;
@@ -134,7 +134,7 @@ static const module *default_module(const xpv_hostset *hs, const xpv_op_stats *o
      * of the module selectors) */
     const xpv_op_metrics_db *db = os->ops->has_gpu || os->ops->has_tpu ? &os->ops->device : NULL;
     const xpv_hlo_program **order = xpv_hlo_programs_by_device_time(os->hlo, db);
-    const module **by_time = calloc(n ? n : 1, sizeof *by_time);
+    const module **by_time = xpv_xcalloc(n ? n : 1, sizeof *by_time);
     size_t k = 0;
     for (size_t i = 0; order && i < os->hlo->n; i++)
         for (size_t j = 0; j < n; j++)
@@ -310,7 +310,7 @@ static void write_node(xpv_buf *b, const choice *c, const xpv_hlo_hood *h, int32
 
 static void write_clusters(xpv_buf *b, const choice *c, const xpv_hlo_hood *h) {
     const xpv_hlo_graph *g = c->g;
-    uint8_t *seen = calloc(g->ncomps + 1, 1);
+    uint8_t *seen = xpv_xcalloc(g->ncomps + 1, 1);
     int first = 1;
     xpv_buf_puts(b, ",\"clusters\":[");
     for (size_t i = 0; i < g->n; i++) {
@@ -376,8 +376,8 @@ static void write_json(xpv_buf *b, const xpv_op_stats *os, const choice *c,
     xpv_buf_json_cstr(b, c->chosen_by);
     xpv_buf_printf(b, ",\"graphWidth\":%d,\"mergeFusion\":%s,\"nodes\":[", width,
                    merge ? "true" : "false");
-    double *t = calloc(g->n, sizeof *t);
-    int64_t *occ = calloc(g->n, sizeof *occ);
+    double *t = xpv_xcalloc(g->n, sizeof *t);
+    int64_t *occ = xpv_xcalloc(g->n, sizeof *occ);
     op_times(os, c, t, occ);
     int k = 0;
     for (size_t i = 0; i < g->n; i++) {
@@ -486,7 +486,7 @@ static void dot_cluster(xpv_buf *b, const choice *c, const xpv_hlo_hood *h, int3
         if (h->expanded[i] || level > 32) continue;
         dot_node(b, c, h, (int32_t)i);
     }
-    uint8_t *done = calloc(g->ncomps + 1, 1);
+    uint8_t *done = xpv_xcalloc(g->ncomps + 1, 1);
     for (size_t i = 0; i < g->n; i++) {
         int32_t sub = h->state[i] ? h->cluster[i] : -1;
         if (sub < 0 || sub == cl || done[sub]) continue;

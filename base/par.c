@@ -1,0 +1,41 @@
+/*
+ * par.c - see par.h.
+ */
+#include "par.h"
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "arena.h"
+
+typedef struct half {
+    void (*fn)(void *);
+    void *arg;
+    size_t failed;      /* the allocation that failed, 0 = none */
+    int oom;
+} half;
+
+static int half_call(void *p) {
+    half *h = p;
+    h->fn(h->arg);
+    return 0;
+}
+
+static void half_run(half *h) {
+    h->oom = xpv_oom_run(half_call, h, &h->failed) == XPV_OOM_FAILED;
+}
+
+static void *half_thread(void *p) {
+    half_run(p);
+    return NULL;
+}
+
+void xpv_par_run(void (*fa)(void *), void *a, void (*fb)(void *), void *b) {
+    half ha = {fa, a, 0, 0}, hb = {fb, b, 0, 0};
+    pthread_t th;
+    int threaded = pthread_create(&th, NULL, half_thread, &ha) == 0;
+    half_run(&hb);
+    if (threaded) pthread_join(th, NULL);
+    else if (!hb.oom) half_run(&ha);
+    if (hb.oom || ha.oom) xpv_oom_raise(hb.oom ? hb.failed : ha.failed);
+}

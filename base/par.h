@@ -1,0 +1,17 @@
+/*
+ * par.h - two halves of a computation on two threads (the machine this
+ * targets has two cores), with xpv_oom_run()'s rules across them: an
+ * allocation failure in either half unwinds the caller, but only after
+ * both halves have stopped, so neither touches the other's stack frame
+ * once it is gone.
+ */
+#ifndef XPV_PAR_H
+#define XPV_PAR_H
+
+/* Run fa(a) on a second thread (on this one, after fb, when no thread can
+ * be started) and fb(b) on this one; return when both are done.  When an
+ * allocation failed in either, the failure is raised here, in the caller's
+ * xpv_oom_run() (or aborts the process without one). */
+void xpv_par_run(void (*fa)(void *), void *a, void (*fb)(void *), void *b);
+
+#endif
