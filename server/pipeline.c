@@ -263,14 +263,18 @@ struct part_ctx {
     xpv_app *app;
     const xpv_derived_kind *kind;
     const xpv_host *host;
+    int holds;                  /* the request holds other hosts' parts */
 };
 
 static int build_part(void *vctx, xpv_cache_val *v, xpv_err *err) {
     struct part_ctx *ctx = vctx;
-    /* Holds nothing big meanwhile (the parts held are small): a decode the
-     * budget cannot admit yet waits for the other host's profile to be
-     * released rather than exceed the budget. */
-    xpv_centry *pe = get_profile(ctx->app, ctx->host, 0, err);
+    /* The request holds no profile meanwhile, only the parts of the hosts
+     * before (small, but pinned): as a request holding other hosts, a
+     * decode the budget cannot admit waits for the decodes in flight and
+     * briefly for held entries (the other thread's profile, released once
+     * its part is made), then goes ahead rather than fail on its own
+     * parts. */
+    xpv_centry *pe = get_profile(ctx->app, ctx->host, ctx->holds, err);
     if (!pe) return -1;
     xpv_err terr;
     memset(&terr, 0, sizeof terr);
@@ -291,13 +295,13 @@ static int build_part(void *vctx, xpv_cache_val *v, xpv_err *err) {
 }
 
 static xpv_centry *get_part(xpv_app *a, const xpv_derived_kind *k, const xpv_host *h,
-                            xpv_err *err) {
+                            int holds, xpv_err *err) {
     xpv_buf key;
     xpv_buf_init(&key);
     xpv_buf_printf(&key, "H\x1f%s\x1f", k->name);
     host_identity(&key, h);
     xpv_buf_putc(&key, '\0');
-    struct part_ctx ctx = {a, k, h};
+    struct part_ctx ctx = {a, k, h, holds};
     xpv_centry *e = xpv_cache_get(a->cache, key.data, build_part, &ctx, err);
     xpv_buf_free(&key);
     return e;
@@ -323,7 +327,7 @@ static void *parts_worker(void *arg) {
     while (!__atomic_load_n(&j->failed, __ATOMIC_ACQUIRE)) {
         size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_ACQ_REL);
         if (i >= j->n) break;
-        j->out[i] = get_part(j->app, j->kind, j->hosts[i], &j->errs[i]);
+        j->out[i] = get_part(j->app, j->kind, j->hosts[i], i > 0, &j->errs[i]);
         if (!j->out[i]) __atomic_store_n(&j->failed, 1, __ATOMIC_RELEASE);
     }
     return NULL;
