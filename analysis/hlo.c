@@ -51,7 +51,6 @@ size_t xpv_hlo_count_protos(const xpv_profile *p) {
 typedef struct index_ctx {
     xpv_hlo_map *m;
     size_t cap;
-    uint32_t host;
 } index_ctx;
 
 static uint64_t meta_program_id(const xpv_plane *pl, const xpv_event_meta *em) {
@@ -65,14 +64,12 @@ static uint64_t meta_program_id(const xpv_plane *pl, const xpv_event_meta *em) {
     return (uint64_t)(em->id ? em->id : em->key);
 }
 
-static void index_fn(void *vctx, const xpv_plane *pl, uint32_t plane, uint32_t meta,
-                     uint32_t stat) {
-    index_ctx *c = vctx;
+/* Add a program unless its id is there already (the first host wins). */
+static void map_add(index_ctx *c, uint64_t pid, const char *name, size_t name_len,
+                    const uint8_t *bytes, size_t nbytes, size_t file_size) {
     xpv_hlo_map *m = c->m;
-    const xpv_event_meta *em = &pl->event_meta[meta];
-    uint64_t pid = meta_program_id(pl, em);
     for (size_t i = 0; i < m->n; i++)
-        if (m->progs[i].program_id == pid) return; /* first host wins */
+        if (m->progs[i].program_id == pid) return;
     if (m->n == c->cap) {
         c->cap = c->cap ? c->cap * 2 : 16;
         m->progs = xpv_xrealloc(m->progs, c->cap * sizeof *m->progs);
@@ -80,13 +77,24 @@ static void index_fn(void *vctx, const xpv_plane *pl, uint32_t plane, uint32_t m
     xpv_hlo_program *p = &m->progs[m->n++];
     memset(p, 0, sizeof *p);
     p->program_id = pid;
-    p->meta_name = strndup(em->name.ptr ? em->name.ptr : "", em->name.len);
-    p->host = c->host;
-    p->plane = plane;
-    p->meta = meta;
-    p->stat = stat;
-    p->nbytes = em->stats[stat].v.s.len;
+    p->meta_name = strndup(name ? name : "", name_len);
+    p->bytes = bytes;
+    p->nbytes = nbytes;
+    p->file_size = file_size;
     m->total_bytes += p->nbytes;
+}
+
+static void index_fn(void *vctx, const xpv_plane *pl, uint32_t plane, uint32_t meta,
+                     uint32_t stat) {
+    (void)plane;
+    struct {
+        index_ctx c;
+        size_t file_size;
+    } *x = vctx;
+    const xpv_event_meta *em = &pl->event_meta[meta];
+    const xpv_str v = em->stats[stat].v.s;
+    map_add(&x->c, meta_program_id(pl, em), em->name.ptr, em->name.len,
+            (const uint8_t *)v.ptr, v.len, x->file_size);
 }
 
 static int cmp_prog(const void *a, const void *b) {
@@ -94,16 +102,81 @@ static int cmp_prog(const void *a, const void *b) {
     return (x->program_id > y->program_id) - (x->program_id < y->program_id);
 }
 
-xpv_hlo_map *xpv_hlo_map_build(const xpv_hostset *hs) {
+static xpv_hlo_map *map_new(void) {
     xpv_hlo_map *m = xpv_xcalloc(1, sizeof *m);
     pthread_mutex_init(&m->mu, NULL);
-    index_ctx c = {m, 0, 0};
-    for (size_t h = 0; hs && h < hs->n; h++) {
-        c.host = (uint32_t)h;
-        each_proto(hs->profiles[h], index_fn, &c);
-    }
-    if (m->n) qsort(m->progs, m->n, sizeof *m->progs, cmp_prog);
     return m;
+}
+
+xpv_hlo_map *xpv_hlo_map_build(const xpv_hostset *hs) {
+    struct {
+        index_ctx c;
+        size_t file_size;
+    } x = {{map_new(), 0}, 0};
+    for (size_t h = 0; hs && h < hs->n; h++) {
+        if (!hs->profiles[h]) continue;
+        x.file_size = hs->profiles[h]->file_size;
+        each_proto(hs->profiles[h], index_fn, &x);
+    }
+    if (x.c.m->n) qsort(x.c.m->progs, x.c.m->n, sizeof *x.c.m->progs, cmp_prog);
+    return x.c.m;
+}
+
+typedef struct list_ctx {
+    xpv_arena *a;
+    xpv_hlo_blob *v;
+    size_t n, cap;
+    size_t file_size;
+} list_ctx;
+
+static void list_fn(void *vctx, const xpv_plane *pl, uint32_t plane, uint32_t meta,
+                    uint32_t stat) {
+    (void)plane;
+    list_ctx *c = vctx;
+    const xpv_event_meta *em = &pl->event_meta[meta];
+    uint64_t pid = meta_program_id(pl, em);
+    for (size_t i = 0; i < c->n; i++)
+        if (c->v[i].program_id == pid) return; /* first one wins */
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        xpv_hlo_blob *v = xpv_arena_alloc(c->a, cap * sizeof *v);
+        if (c->n) memcpy(v, c->v, c->n * sizeof *v);
+        c->v = v;
+        c->cap = cap;
+    }
+    const xpv_str s = em->stats[stat].v.s;
+    xpv_hlo_blob *b = &c->v[c->n++];
+    b->program_id = pid;
+    b->meta_name = xpv_arena_strndup(c->a, em->name.ptr ? em->name.ptr : "", em->name.len);
+    b->nbytes = s.len;
+    b->file_size = c->file_size;
+    b->bytes = NULL;
+    /* A proto bigger than its file is not one (xpv_hlo_decode says so). */
+    if (s.ptr && (!c->file_size || s.len <= c->file_size)) {
+        uint8_t *copy = xpv_arena_alloc(c->a, s.len ? s.len : 1);
+        if (s.len) memcpy(copy, s.ptr, s.len);
+        b->bytes = copy;
+    }
+}
+
+size_t xpv_hlo_list(const xpv_profile *p, xpv_arena *a, xpv_hlo_blob **out) {
+    list_ctx c = {a, NULL, 0, 0, p ? p->file_size : 0};
+    if (p) each_proto(p, list_fn, &c);
+    *out = c.v;
+    return c.n;
+}
+
+xpv_hlo_map *xpv_hlo_map_from_lists(const xpv_hlo_blob *const *lists, const size_t *counts,
+                                    size_t n) {
+    index_ctx c = {map_new(), 0};
+    for (size_t h = 0; h < n; h++)
+        for (size_t i = 0; lists && lists[h] && i < counts[h]; i++) {
+            const xpv_hlo_blob *b = &lists[h][i];
+            map_add(&c, b->program_id, b->meta_name, strlen(b->meta_name), b->bytes, b->nbytes,
+                    b->file_size);
+        }
+    if (c.m->n) qsort(c.m->progs, c.m->n, sizeof *c.m->progs, cmp_prog);
+    return c.m;
 }
 
 void xpv_hlo_map_free(xpv_hlo_map *m) {
@@ -240,21 +313,15 @@ const xpv_hlo_program *xpv_hlo_decode(xpv_hlo_map *m, const xpv_hostset *hs,
         return NULL;
     }
     xpv_hlo_program *p = (xpv_hlo_program *)cprog;
+    (void)hs;
     pthread_mutex_lock(&m->mu);
     if (p->state == 0) {
-        const uint8_t *bytes = NULL;
-        size_t len = 0;
-        const xpv_profile *pr = hs && p->host < hs->n ? hs->profiles[p->host] : NULL;
-        if (pr && p->plane < pr->nplanes && p->meta < pr->planes[p->plane].nevent_meta &&
-            p->stat < pr->planes[p->plane].event_meta[p->meta].nstats) {
-            const xpv_stat *st = &pr->planes[p->plane].event_meta[p->meta].stats[p->stat];
-            bytes = (const uint8_t *)st->v.s.ptr;
-            len = st->v.s.len;
-        }
-        if (!bytes || len != p->nbytes) {
+        const uint8_t *bytes = p->bytes;
+        size_t len = p->nbytes;
+        if (!bytes && !len) {
             snprintf(p->error, sizeof p->error,
                      "program %s: its HLO proto is no longer in the profile", p->meta_name);
-        } else if (pr->file_size && len > pr->file_size) {
+        } else if (!bytes || (p->file_size && len > p->file_size)) {
             snprintf(p->error, sizeof p->error,
                      "program %s: HLO proto of %zu bytes is larger than its file", p->meta_name,
                      len);

@@ -10,8 +10,10 @@
  * and kept until the map is freed.  The map is shared by concurrent
  * requests: decoding is serialised by its mutex.
  *
- * The map keeps no pointer into the profiles: a decode is handed the same
- * host set the map was built from.
+ * The map borrows each program's proto bytes: from the profiles
+ * (xpv_hlo_map_build: keep them alive as long as the map), or from copies
+ * made per host (xpv_hlo_list, so that a run's hosts can be analysed one
+ * at a time and their profiles released: keep the lists alive instead).
  */
 #ifndef XPV_HLO_H
 #define XPV_HLO_H
@@ -21,6 +23,7 @@
 #include <stdint.h>
 
 #include "analysis.h"
+#include "arena.h"
 #include "buf.h"
 #include "err.h"
 #include "hlo.pb-c.h"
@@ -35,9 +38,10 @@ typedef struct xpv_hlo_instr {
 typedef struct xpv_hlo_program {
     uint64_t program_id;
     char *meta_name;            /* the metadata's name, "jit_f(123)" */
-    uint32_t host, plane, meta; /* where the bytes are: hs->profiles[host] */
-    uint32_t stat;              /* index into the metadata's stats */
+    const uint8_t *bytes;       /* the serialized HloProto (borrowed), or
+                                 * NULL when it was larger than its file */
     size_t nbytes;
+    size_t file_size;           /* of the profile it came from (0: unknown) */
     /* Lazily decoded (state: 0 not yet, 1 decoded, -1 failed). */
     int state;
     int error_status;          /* when state == -1: 422, or 413 (out of memory) */
@@ -60,9 +64,29 @@ typedef struct xpv_hlo_map {
 } xpv_hlo_map;
 
 /* Index the HLO protos of every host of `hs` (the first host holding a
- * program wins).  Never fails; an empty map when there are none. */
+ * program wins).  Never fails; an empty map when there are none.  The map
+ * points into the profiles. */
 xpv_hlo_map *xpv_hlo_map_build(const xpv_hostset *hs);
 void xpv_hlo_map_free(xpv_hlo_map *m);
+
+/* One HLO proto of a profile, copied out of it. */
+typedef struct xpv_hlo_blob {
+    uint64_t program_id;
+    const char *meta_name;
+    const uint8_t *bytes;       /* NULL when nbytes > file_size */
+    size_t nbytes, file_size;
+} xpv_hlo_blob;
+
+/* The HLO protos of profile `p` (the first of each program id, in file
+ * order), names and bytes copied into `a`.  Returns the count; *out is
+ * allocated in `a` (NULL when there are none). */
+size_t xpv_hlo_list(const xpv_profile *p, xpv_arena *a, xpv_hlo_blob **out);
+
+/* The map of the hosts whose lists are lists[0..n) (host order: the first
+ * host holding a program wins, as xpv_hlo_map_build).  The map borrows the
+ * lists' bytes. */
+xpv_hlo_map *xpv_hlo_map_from_lists(const xpv_hlo_blob *const *lists, const size_t *counts,
+                                    size_t n);
 
 /* Number of `Hlo Proto` / `HLO Proto` bytes stats on the profile's
  * /host:metadata plane. */
@@ -73,7 +97,8 @@ const xpv_hlo_program *xpv_hlo_find(const xpv_hlo_map *m, uint64_t program_id);
 
 /* Decode `prog` now if it was not yet.  Returns the program (decoded), or
  * NULL with err filled (422, naming the program) when its proto does not
- * decode; a failure is remembered.  `hs` must be the map's host set. */
+ * decode; a failure is remembered.  `hs` is not read (the map holds the
+ * bytes; the host set of the request may hold no profiles). */
 const xpv_hlo_program *xpv_hlo_decode(xpv_hlo_map *m, const xpv_hostset *hs,
                                       const xpv_hlo_program *prog, xpv_err *err);
 

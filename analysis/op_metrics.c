@@ -318,164 +318,6 @@ static int einsum_tc_eligible(xpv_str eq) {
     return commas == 1;
 }
 
-/* ==== kernel_details ==================================================== */
-
-/* Parse a decimal uint32; 0 on error or overflow (the value is unusable). */
-static int parse_u32(const char *p, size_t n, uint32_t *out) {
-    if (n == 0 || n > 10) return 0;
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9') return 0;
-        v = v * 10 + (uint64_t)(p[i] - '0');
-    }
-    if (v > UINT32_MAX) return 0;
-    *out = (uint32_t)v;
-    return 1;
-}
-
-static void parse_dims(const char *p, size_t n, uint32_t d[3]) {
-    uint32_t tmp[3] = {1, 1, 1};
-    size_t k = 0, start = 0;
-    for (size_t i = 0; i <= n && k < 3; i++) {
-        if (i == n || p[i] == ',') {
-            if (!parse_u32(p + start, i - start, &tmp[k])) return;
-            k++;
-            start = i + 1;
-        }
-    }
-    memcpy(d, tmp, sizeof tmp);
-}
-
-/* The next "key:value" token of a space-separated details string from
- * `*i` on (tokens without ':' are skipped); 0 at the end. */
-static int next_detail(xpv_str det, size_t *i, xpv_str *key, xpv_str *val) {
-    while (*i < det.len) {
-        while (*i < det.len && isspace((unsigned char)det.ptr[*i])) (*i)++;
-        size_t s = *i;
-        while (*i < det.len && !isspace((unsigned char)det.ptr[*i])) (*i)++;
-        const char *tok = det.ptr + s;
-        size_t tn = *i - s;
-        const char *c = tn ? memchr(tok, ':', tn) : NULL;
-        if (!c) continue;
-        *key = mkstr(tok, (size_t)(c - tok));
-        *val = mkstr(c + 1, tn - key->len - 1);
-        return 1;
-    }
-    return 0;
-}
-
-void xpv_parse_kernel_details(xpv_str det, xpv_kernel_report *r) {
-    for (int i = 0; i < 3; i++) r->grid[i] = r->block[i] = 1;
-    size_t i = 0;
-    xpv_str key, val;
-    while (next_detail(det, &i, &key, &val)) {
-        const char *v = val.ptr;
-        size_t vn = val.len;
-        uint32_t u;
-        if (str_is(key, "regs")) {
-            if (parse_u32(v, vn, &u)) r->registers_per_thread = u;
-        } else if (str_is(key, "static_shared")) {
-            if (parse_u32(v, vn, &u)) r->static_shmem_bytes = u;
-        } else if (str_is(key, "dynamic_shared")) {
-            if (parse_u32(v, vn, &u)) r->dynamic_shmem_bytes = u;
-        } else if (str_is(key, "grid")) {
-            parse_dims(v, vn, r->grid);
-        } else if (str_is(key, "block")) {
-            parse_dims(v, vn, r->block);
-        } else if (str_is(key, "occ_pct")) {
-            char tmp[64];
-            size_t m = vn < sizeof tmp - 1 ? vn : sizeof tmp - 1;
-            memcpy(tmp, v, m);
-            tmp[m] = 0;
-            char *end;
-            double d = strtod(tmp, &end);
-            if (end != tmp) r->occupancy_pct = d;
-        }
-    }
-}
-
-/* Memory kind of a `kind_src`/`kind_dst` value: 1 host, 2 device, 0 other
- * (unknown, managed: either side). */
-static int memory_kind_side(xpv_str v) {
-    if (str_is(v, "pageable") || str_is(v, "pinned")) return 1;
-    if (str_is(v, "device") || str_is(v, "device_static") || str_is(v, "array")) return 2;
-    return 0;
-}
-
-static int contains_nocase(xpv_str s, const char *needle) {
-    size_t n = strlen(needle);
-    for (size_t i = 0; i + n <= s.len; i++) {
-        size_t j = 0;
-        while (j < n && tolower((unsigned char)s.ptr[i + j]) == needle[j]) j++;
-        if (j == n) return 1;
-    }
-    return 0;
-}
-
-/* Direction named by a `kind:` value ("HtoD", "MemcpyD2H", ...). */
-static int memcpy_kind_by_name(xpv_str v) {
-    static const struct { const char *a, *b, *c; int kind; } names[] = {
-        {"htod", "h2d", "hosttodevice", XPV_MEMCPY_H2D},
-        {"dtoh", "d2h", "devicetohost", XPV_MEMCPY_D2H},
-        {"dtod", "d2d", "devicetodevice", XPV_MEMCPY_D2D},
-        {"ptop", "p2p", "peertopeer", XPV_MEMCPY_P2P},
-        {"htoh", "h2h", "hosttohost", XPV_MEMCPY_H2H},
-    };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (contains_nocase(v, names[i].a) || contains_nocase(v, names[i].b) ||
-            contains_nocase(v, names[i].c))
-            return names[i].kind;
-    return XPV_MEMCPY_UNKNOWN;
-}
-
-static int parse_i64_tok(const char *p, size_t n, int64_t *out) {
-    if (n == 0 || n > 19) return 0;
-    int64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9') return 0;
-        v = v * 10 + (p[i] - '0');
-    }
-    *out = v;
-    return 1;
-}
-
-int xpv_parse_memcpy_details(xpv_str det, xpv_memcpy_info *out) {
-    out->kind = XPV_MEMCPY_UNKNOWN;
-    out->bytes = -1;
-    out->dest = -1;
-    out->async = -1;
-    int src = -1, dst = -1, any = 0;
-    size_t i = 0;
-    xpv_str key, val;
-    while (next_detail(det, &i, &key, &val)) {
-        int64_t v;
-        int num = parse_i64_tok(val.ptr, val.len, &v);
-        if (str_is(key, "size") || str_is(key, "num_bytes")) {
-            if (num) out->bytes = v;
-            any |= num;
-        } else if (str_is(key, "dest")) {
-            if (num) out->dest = v;
-            any |= num;
-        } else if (str_is(key, "async")) {
-            if (num) out->async = v != 0;
-            any |= num;
-        } else if (str_is(key, "kind_src")) {
-            src = memory_kind_side(val);
-            any = 1;
-        } else if (str_is(key, "kind_dst")) {
-            dst = memory_kind_side(val);
-            any = 1;
-        } else if (str_is(key, "kind")) {
-            out->kind = memcpy_kind_by_name(val);
-            any = 1;
-        }
-    }
-    if (src > 0 && dst > 0)
-        out->kind = src == 1 ? (dst == 1 ? XPV_MEMCPY_H2H : XPV_MEMCPY_H2D)
-                             : (dst == 1 ? XPV_MEMCPY_D2H : XPV_MEMCPY_D2D);
-    return any;
-}
-
 /* ==== Op table: name (+ program id) -> row ================================ */
 
 
@@ -1284,7 +1126,223 @@ static void build_device_tf(xpv_op_metrics *m) {
     optab_free(&t);
 }
 
-/* ==== Build ============================================================== */
+/* ==== Build: one part per host, then the parts combined ================== */
+
+/* What one host contributes: its tables before they are finished (rows in
+ * the order they were made, ops that never completed included), so that
+ * combining the hosts' parts in host order builds the very tables one pass
+ * over every host would (same rows in the same order, same sums). */
+struct xpv_om_part {
+    optab host_tab, dev_tab;
+    ktab kern;
+    int64_t h_total_ps, h_op_ps, h_idle_ps;
+    int64_t d_total_ps, d_op_ps, d_idle_ps;
+    uint64_t kernel_events, kernel_total_ns;
+    int64_t tpu_busy_ps, tpu_idle_ps;
+    int has_gpu, has_tpu, has_mxu;
+    double mxu;
+    xpv_perf_env perf;
+    int perf_last;              /* kind of the last plane read: -1 none,
+                                 * 0 TPU, 1 GPU */
+    int occ_achieved, occ_theoretical;
+    xpv_arena arena;            /* the tables' strings */
+};
+
+/* Kernel stats' occupancy column: which GPU planes with kernel details
+ * say their occupancy is achieved, which theoretical. */
+static void read_occupancy(xpv_om_part *pt, const xpv_plane *pl) {
+    if (xpv_stat_id(pl, "kernel_details") < 0) return;
+    xpv_stat st;
+    if (xpv_plane_stat(pl, xpv_stat_id(pl, "occupancy_kind"), &st) && st.kind == XPV_STAT_STR &&
+        xpv_str_eq(st.v.s, "achieved"))
+        pt->occ_achieved = 1;
+    else
+        pt->occ_theoretical = 1;
+}
+
+xpv_om_part *xpv_op_metrics_part_build(const xpv_profile *p) {
+    xpv_om_part *pt = xpv_xcalloc(1, sizeof *pt);
+    xpv_arena_init(&pt->arena, 64 * 1024);
+    pt->perf_last = -1;
+    host_acc h;
+    memset(&h, 0, sizeof h);
+    optab_init(&h.tab, &pt->arena);
+    dev_acc d;
+    memset(&d, 0, sizeof d);
+    optab_init(&d.tab, &pt->arena);
+    for (uint32_t k = 0; p && k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        /* XProf reads the host threads plane "/host:CPU" only. */
+        if (xpv_str_eq(pl->name, "/host:CPU")) {
+            host_plane(&h, pl);
+            xpv_stat st;
+            int32_t id = xpv_stat_id(pl, "matrix_unit_utilization_percent");
+            if (!pt->has_mxu && id >= 0 && xpv_plane_stat(pl, id, &st) &&
+                xpv_stat_as_double(&st, &pt->mxu))
+                pt->has_mxu = 1;
+        } else if (xpv_str_has_prefix(pl->name, "/device:GPU:")) {
+            pt->has_gpu = 1;
+            xpv_perf_env_read(&pt->perf, pl, 1);
+            pt->perf_last = 1;
+            read_occupancy(pt, pl);
+            device_plane(&d, &pt->arena, pl);
+        } else if (xpv_str_has_prefix(pl->name, "/device:TPU:") &&
+                   !contains(pl->name, "SparseCore")) {
+            /* TensorCore planes; SparseCore planes feed XProf's TPU db
+             * only as children of offloading ops (not done here). */
+            pt->has_tpu = 1;
+            xpv_perf_env_read(&pt->perf, pl, 0);
+            pt->perf_last = 0;
+            xpv_om_tpu_plane(&d, pl);
+        }
+    }
+    pt->host_tab = h.tab;
+    pt->h_total_ps = h.total_time_ps;
+    pt->h_op_ps = h.total_op_time_ps;
+    pt->h_idle_ps = h.idle_ps;
+    pt->dev_tab = d.tab;
+    pt->kern = d.kern;
+    pt->d_total_ps = d.total_time_ps;
+    pt->d_op_ps = d.total_op_time_ps;
+    pt->d_idle_ps = d.idle_ps;
+    pt->kernel_events = d.kernel_events;
+    pt->kernel_total_ns = d.kernel_total_ns;
+    pt->tpu_busy_ps = d.tpu_busy_ps;
+    pt->tpu_idle_ps = d.tpu_idle_ps;
+    free(h.ops);
+    free(h.acts);
+    free(h.stack);
+    free(h.heap);
+    memo_free(&h.tfop);
+    memo_free(&d.tfop);
+    memo_free(&d.hlo);
+    memo_free(&d.kern_memo);
+    free(d.scratch);
+    return pt;
+}
+
+void xpv_op_metrics_part_free(xpv_om_part *pt) {
+    if (!pt) return;
+    optab_free(&pt->host_tab);
+    optab_free(&pt->dev_tab);
+    free(pt->kern.rows);
+    free(pt->kern.hash);
+    free(pt->kern.slots);
+    xpv_arena_free(&pt->arena);
+    free(pt);
+}
+
+size_t xpv_op_metrics_part_size(const xpv_om_part *pt) {
+    if (!pt) return 0;
+    size_t rows = pt->host_tab.cap + pt->dev_tab.cap;
+    return sizeof *pt + pt->arena.total +
+           rows * (sizeof(xpv_op_metric) + 2 * sizeof(uint64_t) + sizeof(uint32_t)) +
+           (pt->host_tab.nslots + pt->dev_tab.nslots + pt->kern.nslots) * sizeof(uint32_t) +
+           pt->kern.cap * (sizeof(xpv_kernel_report) + sizeof(uint64_t));
+}
+
+/* Fold the rows of `from` into `into` in their order, as optab_add folds
+ * occurrences: first non-empty strings stick, counts and times add. */
+static void optab_merge(optab *into, const optab *from) {
+    for (size_t i = 0; i < from->n; i++) {
+        const xpv_op_metric *s = &from->rows[i];
+        uint32_t row = xpv_om_optab_row(into, from->pid[i], mkstr(s->name, from->len[i]));
+        xpv_op_metric *r = &into->rows[row];
+        if (!r->category[0] && s->category[0])
+            r->category = xpv_om_arena_str(into->arena, xpv_cstr(s->category));
+        if (!r->provenance[0] && s->provenance[0])
+            r->provenance = xpv_om_arena_str(into->arena, xpv_cstr(s->provenance));
+        if (!r->long_name[0] && s->long_name[0])
+            r->long_name = xpv_om_arena_str(into->arena, xpv_cstr(s->long_name));
+        r->occurrences = xpv_add_i64(r->occurrences, s->occurrences, NULL);
+        r->time_ps = xpv_add_i64(r->time_ps, s->time_ps, NULL);
+        r->self_time_ps = xpv_add_i64(r->self_time_ps, s->self_time_ps, NULL);
+        if (s->min_time_ps < r->min_time_ps) r->min_time_ps = s->min_time_ps;
+        r->flops += s->flops;
+        r->model_flops += s->model_flops;
+        r->bytes_accessed += s->bytes_accessed;
+        r->is_eager |= s->is_eager;
+    }
+}
+
+/* xpv_perf_env_read() keeps the first non-zero value of each peak over the
+ * planes it reads; over hosts read one after the other that is the first
+ * host's non-zero value.  The shared-memory figure follows the kind of the
+ * last plane read. */
+static void perf_merge(xpv_perf_env *into, int *last, const xpv_om_part *pt) {
+    const xpv_perf_env *f = &pt->perf;
+    if (pt->perf_last < 0) return;
+    if (into->peak_tera_flops_per_second == 0)
+        into->peak_tera_flops_per_second = f->peak_tera_flops_per_second;
+    for (int i = 0; i < XPV_BW_N; i++)
+        if (into->peak_bws[i] == 0) into->peak_bws[i] = f->peak_bws[i];
+    into->has_megacore |= f->has_megacore;
+    into->has_merged_vmem |= f->has_merged_vmem;
+    into->has_cmem = into->peak_bws[XPV_BW_CMEM_RD] > 0 || into->peak_bws[XPV_BW_CMEM_WR] > 0;
+    if (into->nbws < f->nbws) into->nbws = f->nbws;
+    *last = pt->perf_last;
+    into->peak_hbm_bw_giga_bytes_per_second = into->peak_bws[XPV_BW_HBM];
+    into->peak_shm_l1_bw_giga_bytes_per_second = *last ? into->peak_bws[XPV_BW_SRAM_RD] : 0;
+}
+
+xpv_op_metrics *xpv_op_metrics_combine(const xpv_om_part *const *parts, size_t n) {
+    xpv_op_metrics *m = xpv_xcalloc(1, sizeof *m);
+    xpv_arena_init(&m->arena, 64 * 1024);
+    optab ht, dt;
+    optab_init(&ht, &m->arena);
+    optab_init(&dt, &m->arena);
+    ktab kern;
+    memset(&kern, 0, sizeof kern);
+    int64_t h_total = 0, h_op = 0, h_idle = 0, d_total = 0, d_op = 0, d_idle = 0;
+    int has_tpu = 0, has_mxu = 0, perf_last = -1;
+    for (size_t i = 0; i < n; i++) {
+        const xpv_om_part *pt = parts[i];
+        if (!pt) continue;
+        optab_merge(&ht, &pt->host_tab);
+        optab_merge(&dt, &pt->dev_tab);
+        for (size_t k = 0; k < pt->kern.n; k++) {
+            const xpv_kernel_report *r = &pt->kern.rows[k];
+            ktab_add(&kern, &m->arena, r, xpv_cstr(r->name), xpv_cstr(r->op_name));
+        }
+        h_total = xpv_add_i64(h_total, pt->h_total_ps, NULL);
+        h_op = xpv_add_i64(h_op, pt->h_op_ps, NULL);
+        h_idle = xpv_add_i64(h_idle, pt->h_idle_ps, NULL);
+        d_total += pt->d_total_ps;
+        d_op += pt->d_op_ps;
+        d_idle += pt->d_idle_ps;
+        m->kernel_events += pt->kernel_events;
+        m->kernel_total_ns += pt->kernel_total_ns;
+        m->tpu_busy_ps += pt->tpu_busy_ps;
+        m->tpu_idle_ps += pt->tpu_idle_ps;
+        m->has_gpu |= pt->has_gpu;
+        has_tpu |= pt->has_tpu;
+        if (!has_mxu && pt->has_mxu) {
+            has_mxu = 1;
+            m->mxu_utilization_percent = pt->mxu;
+        }
+        m->occupancy_achieved |= pt->occ_achieved;
+        m->occupancy_theoretical |= pt->occ_theoretical;
+        perf_merge(&m->perf, &perf_last, pt);
+    }
+    optab_finish(&ht, &m->host, h_idle, h_total, h_op);
+    optab_finish(&dt, &m->device, d_idle, d_total, d_op);
+    m->has_device_ops = dt.n > 0;
+    m->has_tpu = has_tpu;
+    build_device_tf(m);
+
+    if (kern.n) qsort(kern.rows, kern.n, sizeof *kern.rows, cmp_kernel);
+    m->nkernels = kern.n < KERNEL_TOP_K ? kern.n : KERNEL_TOP_K;
+    m->kernels = xpv_arena_calloc(&m->arena, m->nkernels ? m->nkernels : 1, sizeof *m->kernels);
+    if (m->nkernels) memcpy(m->kernels, kern.rows, m->nkernels * sizeof *m->kernels);
+    snprintf(m->device_type, sizeof m->device_type, "%s",
+             m->has_gpu ? "GPU" : has_tpu ? "TPU" : "CPU");
+    optab_free(&ht);
+    optab_free(&dt);
+    free(kern.rows);
+    free(kern.hash);
+    free(kern.slots);
+    return m;
+}
 
 xpv_op_metrics *xpv_op_metrics_build(const xpv_hostset *hs, xpv_err *err) {
     if (!hs || hs->n == 0) {
@@ -1294,74 +1352,12 @@ xpv_op_metrics *xpv_op_metrics_build(const xpv_hostset *hs, xpv_err *err) {
         }
         return NULL;
     }
-    xpv_op_metrics *m = xpv_xcalloc(1, sizeof *m);
-    xpv_arena_init(&m->arena, 64 * 1024);
-    host_acc h;
-    memset(&h, 0, sizeof h);
-    optab_init(&h.tab, &m->arena);
-    dev_acc d;
-    memset(&d, 0, sizeof d);
-    optab_init(&d.tab, &m->arena);
-    int has_tpu = 0, has_mxu = 0;
-
-    for (size_t i = 0; i < hs->n; i++) {
-        const xpv_profile *p = hs->profiles[i];
-        if (!p) continue;
-        for (uint32_t k = 0; k < p->nplanes; k++) {
-            const xpv_plane *pl = &p->planes[k];
-            /* XProf reads the host threads plane "/host:CPU" only. */
-            if (xpv_str_eq(pl->name, "/host:CPU")) {
-                host_plane(&h, pl);
-                xpv_stat st;
-                int32_t id = xpv_stat_id(pl, "matrix_unit_utilization_percent");
-                if (!has_mxu && id >= 0 && xpv_plane_stat(pl, id, &st) &&
-                    xpv_stat_as_double(&st, &m->mxu_utilization_percent))
-                    has_mxu = 1;
-            } else if (xpv_str_has_prefix(pl->name, "/device:GPU:")) {
-                m->has_gpu = 1;
-                xpv_perf_env_read(&m->perf, pl, 1);
-                device_plane(&d, &m->arena, pl);
-            } else if (xpv_str_has_prefix(pl->name, "/device:TPU:") &&
-                       !contains(pl->name, "SparseCore")) {
-                /* TensorCore planes; SparseCore planes feed XProf's TPU db
-                 * only as children of offloading ops (not done here). */
-                has_tpu = 1;
-                xpv_perf_env_read(&m->perf, pl, 0);
-                xpv_om_tpu_plane(&d, pl);
-            }
-        }
-    }
-    optab_finish(&h.tab, &m->host, h.idle_ps, h.total_time_ps, h.total_op_time_ps);
-    optab_finish(&d.tab, &m->device, d.idle_ps, d.total_time_ps, d.total_op_time_ps);
-    m->has_device_ops = d.tab.n > 0;
-    m->has_tpu = has_tpu;
-    m->tpu_busy_ps = d.tpu_busy_ps;
-    m->tpu_idle_ps = d.tpu_idle_ps;
-    build_device_tf(m);
-
-    if (d.kern.n) qsort(d.kern.rows, d.kern.n, sizeof *d.kern.rows, cmp_kernel);
-    m->nkernels = d.kern.n < KERNEL_TOP_K ? d.kern.n : KERNEL_TOP_K;
-    m->kernels = xpv_arena_calloc(&m->arena, m->nkernels ? m->nkernels : 1, sizeof *m->kernels);
-    if (m->nkernels) memcpy(m->kernels, d.kern.rows, m->nkernels * sizeof *m->kernels);
-    m->kernel_events = d.kernel_events;
-    m->kernel_total_ns = d.kernel_total_ns;
-    snprintf(m->device_type, sizeof m->device_type, "%s",
-             m->has_gpu ? "GPU" : has_tpu ? "TPU" : "CPU");
-
-    optab_free(&h.tab);
-    free(h.ops);
-    free(h.acts);
-    free(h.stack);
-    free(h.heap);
-    memo_free(&h.tfop);
-    memo_free(&d.tfop);
-    memo_free(&d.hlo);
-    memo_free(&d.kern_memo);
-    optab_free(&d.tab);
-    free(d.kern.rows);
-    free(d.kern.hash);
-    free(d.kern.slots);
-    free(d.scratch);
+    xpv_om_part **parts = xpv_xcalloc(hs->n, sizeof *parts);
+    for (size_t i = 0; i < hs->n; i++)
+        if (hs->profiles[i]) parts[i] = xpv_op_metrics_part_build(hs->profiles[i]);
+    xpv_op_metrics *m = xpv_op_metrics_combine((const xpv_om_part *const *)parts, hs->n);
+    for (size_t i = 0; i < hs->n; i++) xpv_op_metrics_part_free(parts[i]);
+    free(parts);
     return m;
 }
 
@@ -1378,77 +1374,4 @@ size_t xpv_op_metrics_size(const xpv_op_metrics *m) {
 double xpv_op_metrics_idle_ratio(const xpv_op_metrics_db *db) {
     if (db->total_time_ps <= 0) return 1.0;
     return 1.0 - (double)db->total_op_time_ps / (double)db->total_time_ps;
-}
-
-/* ==== Training or inference (XProf's ModelTracker) ====================== */
-
-static int jax_type(xpv_str t) {
-    /* [a-z_][a-z0-9_]*, optionally followed by [..] (already cut) */
-    if (!t.len) return 0;
-    char c = t.ptr[0];
-    if (!((c >= 'a' && c <= 'z') || c == '_')) return 0;
-    for (uint32_t i = 1; i < t.len; i++) {
-        c = t.ptr[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return 0;
-    }
-    return 1;
-}
-
-static int tf_type(xpv_str t) {
-    if (!t.len) return 0;
-    char c = t.ptr[0];
-    if (!((c >= 'A' && c <= 'Z') || c == '_')) return 0;
-    for (uint32_t i = 1; i < t.len; i++) {
-        c = t.ptr[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_'))
-            return 0;
-    }
-    return 1;
-}
-
-static int op_is_gradient(const char *name, const char *type) {
-    /* PyTorch (not XProf's rule, which knows TF and JAX only): backward
-     * ops ("aten::convolution_backward", "autograd::engine::...") or an
-     * optimizer step mean training. */
-    if (strstr(name, "::") || !strncmp(name, "Optimizer.step", 14)) {
-        return strstr(name, "backward") != NULL || strstr(name, "Backward") != NULL ||
-               !strncmp(name, "autograd::", 10) || !strncmp(name, "Optimizer.step", 14);
-    }
-    xpv_str t = xpv_cstr(type);
-    size_t n = strlen(name);
-    if (tf_type(t)) {
-        /* Name scopes = every '/' component but the last. */
-        const char *p = name, *end = name + n;
-        while (p < end) {
-            const char *slash = memchr(p, '/', (size_t)(end - p));
-            if (!slash) break;
-            size_t len = (size_t)(slash - p);
-            if (len >= 8 && !memcmp(p, "gradient", 8)) {
-                if ((len == 13 && !memcmp(p + 8, "_tape", 5)) || (len > 8 && p[8] == 's'))
-                    return 1;
-            }
-            p = slash + 1;
-        }
-    } else if (jax_type(t) || t.len == 0) {
-        const char *p = name, *end = name + n;
-        while (p < end) {
-            const char *slash = memchr(p, '/', (size_t)(end - p));
-            size_t len = slash ? (size_t)(slash - p) : (size_t)(end - p);
-            if (len >= 10 && !memcmp(p, "transpose(", 10)) return 1;
-            if (!slash) break;
-            p = slash + 1;
-        }
-    }
-    return 0;
-}
-
-int xpv_op_metrics_is_training(const xpv_op_metrics *m) {
-    const xpv_op_metrics_db *dbs[2] = {&m->device_tf, &m->host};
-    for (int k = 0; k < 2; k++)
-        for (size_t i = 0; i < dbs[k]->n; i++)
-            if (!dbs[k]->ops[i].is_idle &&
-                op_is_gradient(dbs[k]->ops[i].name, dbs[k]->ops[i].category))
-                return 1;
-    return 0;
 }

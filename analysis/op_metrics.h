@@ -144,6 +144,9 @@ typedef struct xpv_op_metrics {
      * performance counter result; the first host with it), else 0. */
     double mxu_utilization_percent;
     int has_device_ops;           /* device db has a non-idle op */
+    /* GPU planes with kernel details whose `occupancy_kind` says
+     * "achieved" / anything else (kernel stats' occupancy column). */
+    int occupancy_achieved, occupancy_theoretical;
     char device_type[64];         /* "GPU", "CPU", "TPU" or a GPU model */
     xpv_perf_env perf;
     xpv_arena arena;              /* every string and array above */
@@ -163,6 +166,20 @@ xpv_op_metrics *xpv_op_metrics_build(const xpv_hostset *hs,
 void xpv_op_metrics_free(xpv_op_metrics *m);
 /* Bytes held by `m` (for the cache budget). */
 size_t xpv_op_metrics_size(const xpv_op_metrics *m);
+
+/* The same in two steps, so that a run's hosts can be analysed one at a
+ * time: a part per host profile (owns its memory, no pointer into the
+ * profile), then the parts combined in host order (NULL parts skipped).
+ * xpv_op_metrics_build() is exactly combine(part(host) for each host): the
+ * combined tables hold the rows one pass over every host would make, in
+ * the same order; flops and bytes are summed per host first (as XProf's
+ * CombineOpMetricsDb does), which is exact for integer counts. */
+typedef struct xpv_om_part xpv_om_part;
+xpv_om_part *xpv_op_metrics_part_build(const xpv_profile *p);
+void xpv_op_metrics_part_free(xpv_om_part *pt);
+size_t xpv_op_metrics_part_size(const xpv_om_part *pt);
+/* The result owns no reference to the parts. */
+xpv_op_metrics *xpv_op_metrics_combine(const xpv_om_part *const *parts, size_t n);
 
 /* ==== Helpers shared with other converters ============================== */
 

@@ -62,79 +62,113 @@ static void read_device_type(xpv_op_stats *s, const xpv_plane *pl) {
     gpu_model_name(amd, major, minor, s->device_type, sizeof s->device_type);
 }
 
-static void collect_strs(xpv_op_stats *s, const xpv_str *in, uint32_t n, const char ***arr,
-                         size_t *cnt) {
-    if (!n) return;
-    const char **na = xpv_arena_alloc(&s->arena, (*cnt + n) * sizeof *na);
-    if (*cnt) memcpy(na, *arr, *cnt * sizeof *na);
-    for (uint32_t i = 0; i < n; i++) na[*cnt + i] = xpv_arena_strndup(&s->arena, in[i].ptr, in[i].len);
-    *arr = na;
-    *cnt += n;
+/* ==== Per-host parts ===================================================== */
+
+struct xpv_host_stats {
+    xpv_om_part *ops;
+    xpv_step_db steps;
+    int device_core_count;
+    int has_gpu, has_tpu;
+    char gpu_model[64];          /* the first GPU plane's model, or "" */
+    const char **errors, **warnings;
+    size_t nerrors, nwarnings;
+    xpv_hlo_blob *protos;        /* copied out of the profile */
+    size_t nprotos;
+    xpv_arena arena;
+};
+
+static const char **copy_strs(xpv_arena *a, const xpv_str *in, uint32_t n) {
+    const char **out = xpv_arena_alloc(a, (n ? n : 1) * sizeof *out);
+    for (uint32_t i = 0; i < n; i++) out[i] = xpv_arena_strndup(a, in[i].ptr, in[i].len);
+    return out;
 }
 
 typedef struct ops_job {
-    const xpv_hostset *hs;
-    xpv_op_metrics *ops;
-    xpv_err err;
+    const xpv_profile *p;
+    xpv_om_part *ops;
 } ops_job;
 
 static void ops_part(void *arg) {
     ops_job *j = arg;
-    j->ops = xpv_op_metrics_build(j->hs, &j->err);
+    j->ops = xpv_op_metrics_part_build(j->p);
 }
 
-/* Everything but the op metrics: device counts and type, errors and
- * warnings, the step DBs (intersected across hosts) and the HLO index. */
-typedef struct steps_job {
-    const xpv_hostset *hs;
-    xpv_op_stats *s;
-} steps_job;
+/* Everything of a host but its op metrics: devices, errors and warnings,
+ * steps, HLO protos. */
+typedef struct rest_job {
+    const xpv_profile *p;
+    xpv_host_stats *h;
+} rest_job;
 
-static void steps_part(void *arg) {
-    steps_job *j = arg;
-    const xpv_hostset *hs = j->hs;
-    xpv_op_stats *s = j->s;
-    int has_gpu = 0, has_tpu = 0, have_model = 0;
-    snprintf(s->device_type, sizeof s->device_type, "CPU");
-    xpv_step_db *dbs = xpv_arena_calloc(&s->arena, hs->n, sizeof *dbs);
-    const xpv_step_db **pdbs = xpv_arena_alloc(&s->arena, hs->n * sizeof *pdbs);
-    size_t ndb = 0;
-    for (size_t i = 0; i < hs->n; i++) {
-        const xpv_profile *p = hs->profiles[i];
-        if (!p) continue;
-        s->host_count++;
-        s->task_count++;
-        for (uint32_t k = 0; k < p->nplanes; k++) {
-            const xpv_plane *pl = &p->planes[k];
-            if (xpv_str_has_prefix(pl->name, "/device:GPU:")) {
-                s->device_core_count++;
-                if (!has_gpu) snprintf(s->device_type, sizeof s->device_type, "GPU");
-                has_gpu = 1;
-                if (!have_model && pl->nstats) {
-                    read_device_type(s, pl);
-                    have_model = strcmp(s->device_type, "GPU") != 0;
-                }
-            } else if (xpv_str_has_prefix(pl->name, "/device:TPU:") &&
-                       !str_contains_sparse(pl->name)) {
-                s->device_core_count++;
-                has_tpu = 1;
+static void rest_part(void *arg) {
+    rest_job *j = arg;
+    const xpv_profile *p = j->p;
+    xpv_host_stats *h = j->h;
+    xpv_op_stats probe; /* read_device_type() writes the model here */
+    int have_model = 0;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (xpv_str_has_prefix(pl->name, "/device:GPU:")) {
+            h->device_core_count++;
+            h->has_gpu = 1;
+            if (!have_model && pl->nstats) {
+                snprintf(probe.device_type, sizeof probe.device_type, "GPU");
+                read_device_type(&probe, pl);
+                have_model = strcmp(probe.device_type, "GPU") != 0;
+                if (have_model) snprintf(h->gpu_model, sizeof h->gpu_model, "%s", probe.device_type);
             }
+        } else if (xpv_str_has_prefix(pl->name, "/device:TPU:") &&
+                   !str_contains_sparse(pl->name)) {
+            h->device_core_count++;
+            h->has_tpu = 1;
         }
-        collect_strs(s, p->errors, p->nerrors, &s->errors, &s->nerrors);
-        collect_strs(s, p->warnings, p->nwarnings, &s->warnings, &s->nwarnings);
-        xpv_steps_build(p, &s->arena, &dbs[ndb]);
-        pdbs[ndb] = &dbs[ndb];
-        ndb++;
     }
-    if (!has_gpu && has_tpu) snprintf(s->device_type, sizeof s->device_type, "TPU");
-    s->hardware_type = has_gpu ? "GPU" : has_tpu ? "TPU" : "CPU_ONLY";
-    if (ndb == 1) s->steps = dbs[0];
-    else if (ndb > 1) xpv_steps_intersect(pdbs, ndb, &s->arena, &s->steps);
-    s->hlo = xpv_hlo_map_build(hs); /* index only: metadata stats, no decoding */
+    h->errors = copy_strs(&h->arena, p->errors, p->nerrors);
+    h->nerrors = p->nerrors;
+    h->warnings = copy_strs(&h->arena, p->warnings, p->nwarnings);
+    h->nwarnings = p->nwarnings;
+    xpv_steps_build(p, &h->arena, &h->steps);
+    h->nprotos = xpv_hlo_list(p, &h->arena, &h->protos);
 }
 
-xpv_op_stats *xpv_op_stats_build(const xpv_hostset *hs, xpv_err *err) {
-    if (!hs || hs->n == 0) {
+xpv_host_stats *xpv_host_stats_build(const xpv_profile *p) {
+    xpv_host_stats *h = xpv_xcalloc(1, sizeof *h);
+    xpv_arena_init(&h->arena, 64 * 1024);
+    /* The op metrics and the rest read the same const profile and share
+     * nothing else: build them on two threads (the machine this targets
+     * has 2 cores; both passes cost about the same). */
+    ops_job job = {p, NULL};
+    rest_job rj = {p, h};
+    xpv_par_run(ops_part, &job, rest_part, &rj);
+    h->ops = job.ops;
+    return h;
+}
+
+void xpv_host_stats_free(xpv_host_stats *h) {
+    if (!h) return;
+    xpv_op_metrics_part_free(h->ops);
+    xpv_arena_free(&h->arena);
+    free(h);
+}
+
+size_t xpv_host_stats_size(const xpv_host_stats *h) {
+    return h ? sizeof *h + h->arena.total + xpv_op_metrics_part_size(h->ops) : 0;
+}
+
+/* ==== Combined over the hosts ============================================ */
+
+static void append_strs(xpv_op_stats *s, const char *const *in, size_t n, const char ***arr,
+                        size_t *cnt) {
+    if (!n) return;
+    const char **na = xpv_arena_alloc(&s->arena, (*cnt + n) * sizeof *na);
+    if (*cnt) memcpy(na, *arr, *cnt * sizeof *na);
+    memcpy(na + *cnt, in, n * sizeof *na);
+    *arr = na;
+    *cnt += n;
+}
+
+xpv_op_stats *xpv_op_stats_combine(const xpv_host_stats *const *parts, size_t n, xpv_err *err) {
+    if (n == 0) {
         if (err) {
             err->status = XPV_E_NOT_FOUND;
             snprintf(err->msg, sizeof err->msg, "no host profile to analyse");
@@ -143,19 +177,56 @@ xpv_op_stats *xpv_op_stats_build(const xpv_hostset *hs, xpv_err *err) {
     }
     xpv_op_stats *s = xpv_xcalloc(1, sizeof *s);
     xpv_arena_init(&s->arena, 64 * 1024);
-    /* The op metrics DBs and the step DBs read the same const profiles and
-     * share nothing else: build them on two threads (the machine this
-     * targets has 2 cores; both passes cost about the same). */
-    ops_job job = {.hs = hs, .ops = NULL};
-    memset(&job.err, 0, sizeof job.err);
-    steps_job sj = {hs, s};
-    xpv_par_run(ops_part, &job, steps_part, &sj);
-    s->ops = job.ops;
-    if (!s->ops) {
-        if (err) *err = job.err;
-        xpv_op_stats_free(s);
-        return NULL;
+    int has_gpu = 0, has_tpu = 0, have_model = 0;
+    snprintf(s->device_type, sizeof s->device_type, "CPU");
+    const xpv_step_db **pdbs = xpv_xmalloc(n * sizeof *pdbs);
+    const xpv_om_part **ops = xpv_xmalloc(n * sizeof *ops);
+    const xpv_hlo_blob **lists = xpv_xmalloc(n * sizeof *lists);
+    size_t *counts = xpv_xmalloc(n * sizeof *counts);
+    s->host_steps = xpv_arena_calloc(&s->arena, n, sizeof *s->host_steps);
+    size_t ndb = 0;
+    for (size_t i = 0; i < n; i++) {
+        const xpv_host_stats *h = parts[i];
+        ops[i] = h ? h->ops : NULL;
+        lists[i] = h ? h->protos : NULL;
+        counts[i] = h ? h->nprotos : 0;
+        if (!h) continue;
+        s->host_count++;
+        s->task_count++;
+        s->device_core_count += h->device_core_count;
+        if (h->has_gpu && !has_gpu) snprintf(s->device_type, sizeof s->device_type, "GPU");
+        has_gpu |= h->has_gpu;
+        has_tpu |= h->has_tpu;
+        if (!have_model && h->gpu_model[0]) {
+            snprintf(s->device_type, sizeof s->device_type, "%s", h->gpu_model);
+            have_model = 1;
+        }
+        append_strs(s, h->errors, h->nerrors, &s->errors, &s->nerrors);
+        append_strs(s, h->warnings, h->nwarnings, &s->warnings, &s->nwarnings);
+        s->host_steps[i] = &h->steps;
+        pdbs[ndb++] = &h->steps;
     }
+    if (!has_gpu && has_tpu) snprintf(s->device_type, sizeof s->device_type, "TPU");
+    s->hardware_type = has_gpu ? "GPU" : has_tpu ? "TPU" : "CPU_ONLY";
+    if (ndb == 1) s->steps = *pdbs[0];
+    else if (ndb > 1) xpv_steps_intersect(pdbs, ndb, &s->arena, &s->steps);
+    s->hlo = xpv_hlo_map_from_lists(lists, counts, n); /* index only, no decoding */
+    s->ops = xpv_op_metrics_combine(ops, n);
+    free(pdbs);
+    free(ops);
+    free(lists);
+    free(counts);
+    return s;
+}
+
+xpv_op_stats *xpv_op_stats_build(const xpv_hostset *hs, xpv_err *err) {
+    if (!hs || hs->n == 0) return xpv_op_stats_combine(NULL, 0, err);
+    xpv_host_stats **parts = xpv_xcalloc(hs->n, sizeof *parts);
+    for (size_t i = 0; i < hs->n; i++)
+        if (hs->profiles[i]) parts[i] = xpv_host_stats_build(hs->profiles[i]);
+    xpv_op_stats *s = xpv_op_stats_combine((const xpv_host_stats *const *)parts, hs->n, err);
+    s->own_parts = parts;
+    s->nown = hs->n;
     return s;
 }
 
@@ -163,6 +234,8 @@ void xpv_op_stats_free(xpv_op_stats *s) {
     if (!s) return;
     xpv_op_metrics_free(s->ops);
     xpv_hlo_map_free(s->hlo);
+    for (size_t i = 0; i < s->nown; i++) xpv_host_stats_free(s->own_parts[i]);
+    free(s->own_parts);
     xpv_arena_free(&s->arena);
     free(s);
 }
@@ -170,9 +243,11 @@ void xpv_op_stats_free(xpv_op_stats *s) {
 size_t xpv_op_stats_size(const xpv_op_stats *s) {
     /* Decoded HLO protos take a few times their wire size: counted up
      * front (decoding happens after the cache has sized the entry). */
-    return s ? sizeof *s + s->arena.total + xpv_op_metrics_size(s->ops) +
-                   (s->hlo ? s->hlo->n * sizeof *s->hlo->progs + 4 * s->hlo->total_bytes : 0)
-             : 0;
+    if (!s) return 0;
+    size_t n = sizeof *s + s->arena.total + xpv_op_metrics_size(s->ops) +
+               (s->hlo ? s->hlo->n * sizeof *s->hlo->progs + 4 * s->hlo->total_bytes : 0);
+    for (size_t i = 0; i < s->nown; i++) n += xpv_host_stats_size(s->own_parts[i]);
+    return n;
 }
 
 static void *derived_build(const xpv_hostset *hs, xpv_err *err) {
@@ -180,9 +255,27 @@ static void *derived_build(const xpv_hostset *hs, xpv_err *err) {
 }
 static void derived_free(void *d) { xpv_op_stats_free(d); }
 static size_t derived_size(const void *d) { return xpv_op_stats_size(d); }
+static void *part_build(const xpv_profile *p, xpv_err *err) {
+    (void)err;
+    return xpv_host_stats_build(p);
+}
+static void part_free(void *pt) { xpv_host_stats_free(pt); }
+static size_t part_size(const void *pt) { return xpv_host_stats_size(pt); }
+static void *combine(const void *const *parts, const char *const *names, size_t n,
+                     xpv_err *err) {
+    (void)names;
+    return xpv_op_stats_combine((const xpv_host_stats *const *)parts, n, err);
+}
 
 const xpv_derived_kind xpv_derived_op_stats = {
-    "op_stats", derived_build, derived_free, derived_size,
+    .name = "op_stats",
+    .build = derived_build,
+    .free = derived_free,
+    .size = derived_size,
+    .part_build = part_build,
+    .part_free = part_free,
+    .part_size = part_size,
+    .combine = combine,
 };
 
 /* ==== DataTable JSON helpers ============================================= */

@@ -39,16 +39,35 @@ typedef struct xpv_op_stats {
     size_t nerrors;
     const char **warnings;
     size_t nwarnings;
+    /* Each host's own steps (host order; NULL for a host without a
+     * profile), as the pod viewer shows them. */
+    const xpv_step_db **host_steps;
+    struct xpv_host_stats **own_parts;  /* xpv_op_stats_build's, or NULL */
+    size_t nown;
     xpv_arena arena;
 } xpv_op_stats;
 
 /* Build for the hosts of `hs` (n >= 1).  NULL (err filled) only when `hs`
- * is empty. */
+ * is empty.  The result owns its memory. */
 xpv_op_stats *xpv_op_stats_build(const xpv_hostset *hs, xpv_err *err);
 void xpv_op_stats_free(xpv_op_stats *s);
 size_t xpv_op_stats_size(const xpv_op_stats *s);
 
-/* The derived kind wrapping the three functions above ("op_stats"). */
+/* The same in two steps, so that a run's hosts are analysed one at a time
+ * and their profiles released: what one host contributes (op metrics
+ * part, steps, devices, errors, HLO protos: owns its memory, no pointer
+ * into the profile; built with two threads), then the parts combined in
+ * host order (NULL parts = hosts without a profile).  xpv_op_stats_build()
+ * is exactly that.  The combined stats borrow the parts: keep them alive
+ * as long as the result. */
+typedef struct xpv_host_stats xpv_host_stats;
+xpv_host_stats *xpv_host_stats_build(const xpv_profile *p);
+void xpv_host_stats_free(xpv_host_stats *h);
+size_t xpv_host_stats_size(const xpv_host_stats *h);
+xpv_op_stats *xpv_op_stats_combine(const xpv_host_stats *const *parts, size_t n, xpv_err *err);
+
+/* The derived kind wrapping the functions above ("op_stats", with
+ * per-host parts). */
 extern const xpv_derived_kind xpv_derived_op_stats;
 
 /* ==== Generic input pipeline analysis (§2.6) ============================= */

@@ -876,7 +876,7 @@ static void kind_free(void *d) { xpv_trace_index_free(d); }
 static size_t kind_size(const void *d) { return ((const xpv_trace_index *)d)->bytes; }
 
 const xpv_derived_kind xpv_derived_trace_index = {
-    "trace_index", kind_build, kind_free, kind_size,
+    .name = "trace_index", .build = kind_build, .free = kind_free, .size = kind_size,
 };
 
 /* ==== Query ============================================================= */

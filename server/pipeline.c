@@ -7,6 +7,7 @@
  * kept).  The full trace is never rendered whole: its response carries a
  * producer (the tool's stream) that pins profiles and trace index.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,7 +244,10 @@ struct tool_call {
     const xpv_params *params;
     xpv_buf *out;
     xpv_err *err;
-    void *result;               /* kind->build's or stream->open's */
+    const xpv_profile *profile; /* kind->part_build's */
+    const void **parts;         /* kind->combine's */
+    size_t n;
+    void *result;               /* kind->build's, part_build's, combine's or stream->open's */
 };
 
 static int call_render(void *p) {
@@ -257,6 +261,18 @@ static int call_build(void *p) {
     return 0;
 }
 
+static int call_part_build(void *p) {
+    struct tool_call *c = p;
+    c->result = c->kind->part_build(c->profile, c->err);
+    return 0;
+}
+
+static int call_combine(void *p) {
+    struct tool_call *c = p;
+    c->result = c->kind->combine((const void *const *)c->parts, c->hs->hostnames, c->n, c->err);
+    return 0;
+}
+
 static int call_open(void *p) {
     struct tool_call *c = p;
     c->result = c->tool->stream->open(c->hs, c->derived, c->params, c->err);
@@ -266,9 +282,10 @@ static int call_open(void *p) {
 struct derived_ctx {
     const xpv_derived_kind *kind;
     const xpv_hostset *hs;
-    xpv_centry **entries;       /* the profiles: kept alive by the value */
+    xpv_centry **entries;       /* the profiles: kept alive by the value
+                                 * (kinds without parts) */
     size_t n;
-    xpv_cache *cache;
+    xpv_app *app;
     xpv_diskcache *dc;          /* persisted images, or NULL */
     const xpv_host *const *hosts;   /* the files, for the disk key */
 };
@@ -284,24 +301,187 @@ static void free_derived(void *p) {
     free(dv);
 }
 
+/* ---- Per-host parts (kinds with part_build) ----
+ * A part is cached by its host file's identity, apart from the profile it
+ * was made from: the profile is released as soon as its part exists, so a
+ * many-host value never needs more than the profiles being decoded at
+ * once, and a later value over the same hosts (another tool, another host
+ * set) decodes nothing. */
+
+static void free_part(void *p) {
+    struct derived_val *pv = p;
+    pv->kind->part_free(pv->d);
+    free(pv);
+}
+
+struct part_ctx {
+    xpv_app *app;
+    const xpv_derived_kind *kind;
+    const xpv_host *host;
+    int holds;                  /* the request holds other hosts' parts */
+};
+
+static int build_part(void *vctx, xpv_cache_val *v, xpv_err *err) {
+    struct part_ctx *ctx = vctx;
+    /* The request holds no profile meanwhile, only the parts of the hosts
+     * before (small, but pinned): as a request holding other hosts, a
+     * decode the budget cannot admit waits for the decodes in flight and
+     * briefly for held entries (the other thread's profile, released once
+     * its part is made), then goes ahead rather than fail on its own
+     * parts. */
+    xpv_centry *pe = get_profile(ctx->app, ctx->host, ctx->holds, err);
+    if (!pe) return -1;
+    xpv_err terr;
+    memset(&terr, 0, sizeof terr);
+    struct tool_call tc = {.kind = ctx->kind, .profile = xpv_centry_value(pe), .err = &terr};
+    size_t failed = 0;
+    if (xpv_oom_run(call_part_build, &tc, &failed) == XPV_OOM_FAILED)
+        oom_error(&terr, "building", ctx->kind->name, failed);
+    void *part = tc.result;
+    xpv_cache_release(ctx->app->cache, pe);
+    if (!part) {
+        xpv_err_set(err, terr.status ? terr.status : 500, "%s",
+                    terr.msg[0] ? terr.msg : "cannot build derived data");
+        return -1;
+    }
+    struct derived_val *pv = xpv_xmalloc(sizeof *pv);
+    pv->kind = ctx->kind;
+    pv->d = part;
+    v->ptr = pv;
+    v->size = sizeof *pv + ctx->kind->part_size(part);
+    v->free = free_part;
+    return 0;
+}
+
+static xpv_centry *get_part(xpv_app *a, const xpv_derived_kind *k, const xpv_host *h,
+                            int holds, xpv_err *err) {
+    xpv_buf key;
+    xpv_buf_init(&key);
+    xpv_buf_printf(&key, "H\x1f%s\x1f", k->name);
+    host_identity(&key, h);
+    xpv_buf_putc(&key, '\0');
+    struct part_ctx ctx = {a, k, h, holds};
+    xpv_centry *e = xpv_cache_get(a->cache, key.data, build_part, &ctx, err);
+    xpv_buf_free(&key);
+    return e;
+}
+
+/* Hosts decoded and analysed at once (the machine this targets has 2
+ * cores; each decode also needs its file's bytes of budget). */
+#define PART_THREADS 2
+
+struct parts_job {
+    xpv_app *app;
+    const xpv_derived_kind *kind;
+    const xpv_host *const *hosts;
+    size_t n;
+    xpv_centry **out;           /* [n], NULL where not got */
+    xpv_err *errs;              /* [n] */
+    size_t next;                /* next host to take (atomic) */
+    int failed;                 /* a host failed: take no more (atomic) */
+};
+
+static void *parts_worker(void *arg) {
+    struct parts_job *j = arg;
+    while (!__atomic_load_n(&j->failed, __ATOMIC_ACQUIRE)) {
+        size_t i = __atomic_fetch_add(&j->next, 1, __ATOMIC_ACQ_REL);
+        if (i >= j->n) break;
+        j->out[i] = get_part(j->app, j->kind, j->hosts[i], i > 0, &j->errs[i]);
+        if (!j->out[i]) __atomic_store_n(&j->failed, 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+/* The parts of hosts[0..n) (referenced entries into out[]), taken in host
+ * order by PART_THREADS threads.  Returns 0, or -1 with `err` of the first
+ * failing host in host order (as one thread going host by host would
+ * report) and nothing held. */
+static int get_parts(xpv_app *a, const xpv_derived_kind *k, const xpv_host *const *hosts,
+                     size_t n, xpv_centry **out, xpv_err *err) {
+    struct parts_job j = {a, k, hosts, n, out, xpv_xcalloc(n, sizeof(xpv_err)), 0, 0};
+    pthread_t th[PART_THREADS - 1];
+    size_t nth = 0;
+    while (nth < PART_THREADS - 1 && nth + 1 < n &&
+           pthread_create(&th[nth], NULL, parts_worker, &j) == 0)
+        nth++;
+    parts_worker(&j);
+    for (size_t t = 0; t < nth; t++) pthread_join(th[t], NULL);
+    int ret = 0;
+    for (size_t i = 0; i < n && !ret; i++)
+        if (!out[i] && j.errs[i].status) {
+            *err = j.errs[i];
+            ret = -1;
+        }
+    if (ret)
+        for (size_t i = 0; i < n; i++) {
+            if (out[i]) xpv_cache_release(a->cache, out[i]);
+            out[i] = NULL;
+        }
+    free(j.errs);
+    return ret;
+}
+
+/* build_derived() for a kind with parts: the hosts' parts, combined. */
+static void *build_from_parts(struct derived_ctx *ctx, xpv_cache_val *v, xpv_err *err) {
+    size_t n = ctx->n;
+    xpv_centry **parts = xpv_xcalloc(n, sizeof *parts);
+    if (get_parts(ctx->app, ctx->kind, ctx->hosts, n, parts, err) != 0) {
+        free(parts);
+        return NULL;
+    }
+    const void **vals = xpv_xcalloc(n, sizeof *vals);
+    for (size_t i = 0; i < n; i++)
+        vals[i] = ((struct derived_val *)xpv_centry_value(parts[i]))->d;
+    xpv_err terr;
+    memset(&terr, 0, sizeof terr);
+    struct tool_call tc = {.kind = ctx->kind, .hs = ctx->hs, .parts = vals, .n = n, .err = &terr};
+    size_t failed = 0;
+    if (xpv_oom_run(call_combine, &tc, &failed) == XPV_OOM_FAILED)
+        oom_error(&terr, "combining", ctx->kind->name, failed);
+    void *d = tc.result;
+    free(vals);
+    if (!d) {
+        xpv_err_set(err, terr.status ? terr.status : 500, "%s",
+                    terr.msg[0] ? terr.msg : "cannot build derived data");
+        for (size_t i = 0; i < n; i++) xpv_cache_release(ctx->app->cache, parts[i]);
+        free(parts);
+        return NULL;
+    }
+    v->deps = parts;            /* the value borrows the parts */
+    v->ndeps = n;
+    return d;
+}
+
 static int build_derived(void *vctx, xpv_cache_val *v, xpv_err *err) {
     struct derived_ctx *ctx = vctx;
     xpv_err terr;
     memset(&terr, 0, sizeof terr);
     void *d = NULL;
-    if (ctx->dc) d = xpv_diskcache_load_derived(ctx->dc, ctx->kind, ctx->hosts, ctx->hs);
-    if (!d) {
-        struct tool_call tc = {.kind = ctx->kind, .hs = ctx->hs, .err = &terr};
-        size_t failed = 0;
-        if (xpv_oom_run(call_build, &tc, &failed) == XPV_OOM_FAILED)
-            oom_error(&terr, "building", ctx->kind->name, failed);
-        d = tc.result;
-        if (d && ctx->dc) xpv_diskcache_save_derived(ctx->dc, ctx->kind, ctx->hosts, ctx->hs, d);
-    }
-    if (!d) {
-        xpv_err_set(err, terr.status ? terr.status : 500, "%s",
-                    terr.msg[0] ? terr.msg : "cannot build derived data");
-        return -1;
+    if (ctx->kind->part_build) {
+        d = build_from_parts(ctx, v, err);
+        if (!d) return -1;
+    } else {
+        if (ctx->dc) d = xpv_diskcache_load_derived(ctx->dc, ctx->kind, ctx->hosts, ctx->hs);
+        if (!d) {
+            struct tool_call tc = {.kind = ctx->kind, .hs = ctx->hs, .err = &terr};
+            size_t failed = 0;
+            if (xpv_oom_run(call_build, &tc, &failed) == XPV_OOM_FAILED)
+                oom_error(&terr, "building", ctx->kind->name, failed);
+            d = tc.result;
+            if (d && ctx->dc)
+                xpv_diskcache_save_derived(ctx->dc, ctx->kind, ctx->hosts, ctx->hs, d);
+        }
+        if (!d) {
+            xpv_err_set(err, terr.status ? terr.status : 500, "%s",
+                        terr.msg[0] ? terr.msg : "cannot build derived data");
+            return -1;
+        }
+        v->deps = xpv_xmalloc(ctx->n * sizeof *v->deps);
+        for (size_t i = 0; i < ctx->n; i++) {
+            xpv_centry_ref(ctx->app->cache, ctx->entries[i]);
+            v->deps[i] = ctx->entries[i];
+        }
+        v->ndeps = ctx->n;
     }
     struct derived_val *dv = xpv_xmalloc(sizeof *dv);
     dv->kind = ctx->kind;
@@ -309,17 +489,18 @@ static int build_derived(void *vctx, xpv_cache_val *v, xpv_err *err) {
     v->ptr = dv;
     v->size = ctx->kind->size ? ctx->kind->size(d) : 0;
     v->free = free_derived;
-    v->deps = xpv_xmalloc(ctx->n * sizeof *v->deps);
-    for (size_t i = 0; i < ctx->n; i++) {
-        xpv_centry_ref(ctx->cache, ctx->entries[i]);
-        v->deps[i] = ctx->entries[i];
-    }
-    v->ndeps = ctx->n;
     return 0;
 }
 
+/* Whether rendering rc's tool reads the hosts' profiles (else only its
+ * derived data, built host by host). */
+static int tool_needs_profiles(const xpv_tool *t) {
+    return !t->derived || !t->derived->part_build;
+}
+
 /* The tool's derived data for the host set `hs` (whose profile entries
- * are `entries`; `ids` = the files' identities): a referenced entry holding
+ * are `entries`, unused for kinds with parts; `ids` = the files'
+ * identities): a referenced entry holding
  * a `struct derived_val`, or NULL with `err`. */
 static xpv_centry *get_derived(xpv_app *a, const reqctx *rc, const char *ids,
                                const xpv_hostset *hs, xpv_centry **entries, xpv_err *err) {
@@ -328,7 +509,7 @@ static xpv_centry *get_derived(xpv_app *a, const reqctx *rc, const char *ids,
     xpv_buf_init(&key);
     xpv_buf_printf(&key, "D\x1f%s\x1f%s\x1f%s", k->name, rc->run->name, ids);
     xpv_buf_putc(&key, '\0');
-    struct derived_ctx dctx = {k, hs, entries, hs->n, a->cache, a->dc, rc->hosts};
+    struct derived_ctx dctx = {k, hs, entries, hs->n, a, a->dc, rc->hosts};
     xpv_centry *e = xpv_cache_get(a->cache, key.data, build_derived, &dctx, err);
     xpv_buf_free(&key);
     return e;
@@ -345,11 +526,13 @@ int get_tool_input(xpv_app *a, const reqctx *rc, int holds, tool_input *in, xpv_
     in->entries = xpv_xcalloc(n ? n : 1, sizeof *in->entries);
     in->profiles = xpv_xcalloc(n ? n : 1, sizeof *in->profiles);
     in->names = xpv_xcalloc(n ? n : 1, sizeof *in->names);
+    int profiles = tool_needs_profiles(rc->tool);
     for (size_t i = 0; i < n; i++) {
+        in->names[i] = rc->hosts[i]->name;
+        if (!profiles) continue;
         in->entries[i] = get_profile(a, rc->hosts[i], holds || i > 0, err);
         if (!in->entries[i]) goto fail;
         in->profiles[i] = xpv_centry_value(in->entries[i]);
-        in->names[i] = rc->hosts[i]->name;
     }
     in->hs.n = n;
     in->hs.profiles = in->profiles;
@@ -400,11 +583,13 @@ static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
     int ret = -1;
     xpv_buf_init(&out);
 
+    int need_profiles = tool_needs_profiles(rc->tool);
     for (size_t i = 0; i < n; i++) {
+        names[i] = rc->hosts[i]->name;
+        if (!need_profiles) continue;   /* the tool reads its derived data */
         entries[i] = get_profile(a, rc->hosts[i], i > 0, err);
         if (!entries[i]) goto done;
         profiles[i] = xpv_centry_value(entries[i]);
-        names[i] = rc->hosts[i]->name;
     }
     xpv_hostset hs = {n, profiles, names};
     const void *derived = NULL;
@@ -416,7 +601,8 @@ static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
     xpv_params params = xpv_query_params(ctx->q);
     xpv_err terr;
     memset(&terr, 0, sizeof terr);
-    struct tool_call tc = {rc->tool, NULL, &hs, derived, &params, &out, &terr, NULL};
+    struct tool_call tc = {.tool = rc->tool, .hs = &hs, .derived = derived,
+                           .params = &params, .out = &out, .err = &terr};
     size_t failed = 0;
     int trc = xpv_oom_run(call_render, &tc, &failed);
     if (trc == XPV_OOM_FAILED) {
@@ -587,7 +773,7 @@ int stream_body(xpv_app *a, reqctx *rc, const xpv_query *q, xpv_response *r) {
     }
     xpv_err terr;
     memset(&terr, 0, sizeof terr);
-    struct tool_call tc = {rc->tool, NULL, &hs, derived, &params, NULL, &terr, NULL};
+    struct tool_call tc = {.tool = rc->tool, .hs = &hs, .derived = derived, .params = &params, .err = &terr};
     size_t failed = 0;
     if (xpv_oom_run(call_open, &tc, &failed) == XPV_OOM_FAILED)
         oom_error(&terr, "opening", rc->tool->name, failed);

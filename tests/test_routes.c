@@ -97,7 +97,8 @@ static size_t derived_size(const void *d) {
     return sizeof(uint64_t);
 }
 
-static const xpv_derived_kind kind_sum = {"sum", derived_build, free, derived_size};
+static const xpv_derived_kind kind_sum = {
+    .name = "sum", .build = derived_build, .free = free, .size = derived_size};
 
 static int render_derived(const xpv_hostset *hs, const void *d, const xpv_params *q,
                           xpv_buf *out, xpv_err *err) {

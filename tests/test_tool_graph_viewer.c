@@ -564,9 +564,7 @@ static void expected_default(fixture *f, uint64_t *pid, Xla__HloProto **proto,
         if (t > best) best = t, *pid = id;   /* ties: none in these files */
     }
     const xpv_hlo_program *p = xpv_hlo_find(f->os->hlo, *pid);
-    const xpv_profile *pr = f->hs.profiles[p->host];
-    const xpv_stat *st = &pr->planes[p->plane].event_meta[p->meta].stats[p->stat];
-    *proto = xla__hlo_proto__unpack(NULL, st->v.s.len, (const uint8_t *)st->v.s.ptr);
+    *proto = xla__hlo_proto__unpack(NULL, p->nbytes, p->bytes);
     assert_non_null(*proto);
     const Xla__HloModuleProto *mod = (*proto)->hlo_module;
     *want = NULL;

@@ -47,25 +47,10 @@ static void dims_cell(xpv_buf *b, const uint32_t d[3]) {
     xpv_buf_printf(b, "{\"v\":\"%u,%u,%u\"},", d[0], d[1], d[2]);
 }
 
-/* The occupancy column's label for the kernels of `hs` (see the top). */
-static const char *occupancy_label(const xpv_hostset *hs) {
-    int achieved = 0, theoretical = 0;
-    for (size_t h = 0; h < hs->n; h++) {
-        const xpv_profile *p = hs->profiles[h];
-        for (uint32_t i = 0; i < p->nplanes; i++) {
-            const xpv_plane *pl = &p->planes[i];
-            if (!xpv_str_has_prefix(pl->name, "/device:GPU:") ||
-                xpv_stat_id(pl, "kernel_details") < 0)
-                continue;
-            xpv_stat st;
-            if (xpv_plane_stat(pl, xpv_stat_id(pl, "occupancy_kind"), &st) &&
-                st.kind == XPV_STAT_STR && xpv_str_eq(st.v.s, "achieved"))
-                achieved = 1;
-            else
-                theoretical = 1;
-        }
-    }
-    if (achieved) return theoretical ? "Occupancy %" : "Est. Achieved Occupancy %";
+/* The occupancy column's label for the kernels of `m` (see the top). */
+static const char *occupancy_label(const xpv_op_metrics *m) {
+    if (m->occupancy_achieved)
+        return m->occupancy_theoretical ? "Occupancy %" : "Est. Achieved Occupancy %";
     return "Theoretical Occupancy %";
 }
 
@@ -133,7 +118,7 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     xpv_op_metrics *own = NULL;
     if (!m) m = own = xpv_op_metrics_build(hs, err);
     if (!m) return -1;
-    write_kernel_table(out, m, occupancy_label(hs));
+    write_kernel_table(out, m, occupancy_label(m));
     xpv_op_metrics_free(own);
     return 0;
 }

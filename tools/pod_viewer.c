@@ -152,17 +152,10 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     const xpv_step_db *all = &os->steps;
 
     /* Each host's own steps (one host: the combined db is its db). */
-    xpv_arena arena;
-    xpv_arena_init(&arena, 64 * 1024);
-    xpv_step_db *dbs = xpv_xcalloc(hs->n + 1, sizeof *dbs);
+    const xpv_step_db *const *dbs = os->host_steps;
     int any_device = 0;
-    if (hs->n > 1) {
-        for (size_t h = 0; h < hs->n; h++) {
-            if (!hs->profiles[h]) continue;
-            xpv_steps_build(hs->profiles[h], &arena, &dbs[h]);
-            any_device |= dbs[h].has_device;
-        }
-    }
+    if (hs->n > 1)
+        for (size_t h = 0; h < hs->n; h++) any_device |= dbs[h] && dbs[h]->has_device;
 
     xpv_buf_puts(out, "{\"podStatsSequence\":{\"podStatsMap\":[");
     for (size_t i = 0; i < all->n; i++) {
@@ -175,8 +168,8 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
         for (size_t h = 0; h < hs->n; h++) {
             const xpv_step *s = cs;
             if (hs->n > 1) {
-                if (!hs->profiles[h] || (any_device && !dbs[h].has_device)) continue;
-                s = pv_match(&dbs[h], cs->begin_ps, cs->dur_ps);
+                if (!dbs[h] || (any_device && !dbs[h]->has_device)) continue;
+                s = pv_match(dbs[h], cs->begin_ps, cs->dur_ps);
                 if (!s) continue;
             }
             if (!first) xpv_buf_putc(out, ',');
@@ -199,8 +192,6 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     xpv_buf_json_cstr(out, os->device_type);
     xpv_buf_putc(out, '}');
 
-    free(dbs);
-    xpv_arena_free(&arena);
     xpv_op_stats_free(own);
     return 0;
 }

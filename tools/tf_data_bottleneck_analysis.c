@@ -102,7 +102,9 @@ typedef struct td_pipeline {
 } td_pipeline;
 
 typedef struct td_host {
-    const char *hostname;
+    const char *hostname;      /* set for a render only */
+    xpv_arena names;           /* the iterators' names, copied out of the
+                                * profile */
     td_iter_meta *meta;
     size_t nmeta;
     i64map meta_ix;            /* id -> index into meta */
@@ -491,13 +493,15 @@ static void td_add_meta(td_host *h, const td_node *nd, size_t *cap) {
     td_iter_meta *m = &h->meta[h->nmeta];
     m->id = nd->id;
     m->parent_id = nd->has_parent ? nd->parent_id : 0;
-    m->long_name = nd->name;
-    m->name = td_short_name(nd->name);
+    const char *copy = xpv_arena_strndup(&h->names, nd->name.ptr ? nd->name.ptr : "", nd->name.len);
+    m->long_name = (xpv_str){copy, nd->name.len};
+    m->name = td_short_name(m->long_name);
     td_put_new(&h->meta_ix, nd->id, (int64_t)h->nmeta);
     h->nmeta++;
 }
 
 static void td_analyze_host(const xpv_profile *p, td_host *h) {
+    xpv_arena_init(&h->names, 16 * 1024);
     const xpv_plane *pl = xpv_find_plane(p, "/host:CPU");
     if (!pl) return;
     td_forest f;
@@ -570,6 +574,7 @@ static void td_free_host(td_host *h) {
     free(h->pipes);
     free(h->meta);
     i64map_free(&h->meta_ix);
+    xpv_arena_free(&h->names);
 }
 
 static const td_iter_meta *td_meta(const td_host *h, int64_t id) {
@@ -902,15 +907,102 @@ static void td_bottleneck_table(xpv_buf *b, const td_host *hosts, size_t nh) {
 
 /* ==== Tool ================================================================ */
 
+/* ==== Derived data: one analysed host per part ========================== */
+
+/* The analysed hosts of a run, in host order.  Built host by host by the
+ * server (each host's td_host is a part, cached apart from its profile, so
+ * a many-host run never holds all its profiles), or at once by build(). */
+typedef struct td_run {
+    const td_host *const *hosts;   /* [n]; NULL: a host without a profile */
+    size_t n;
+    td_host **own;                 /* build()'s hosts, freed with the run */
+} td_run;
+
+static void *td_part_build(const xpv_profile *p, xpv_err *err) {
+    (void)err;
+    td_host *h = xpv_xcalloc(1, sizeof *h);
+    td_analyze_host(p, h);
+    return h;
+}
+
+static void td_part_free(void *part) {
+    td_free_host(part);
+    free(part);
+}
+
+static size_t td_part_size(const void *part) {
+    const td_host *h = part;
+    size_t n = sizeof *h + h->names.total + h->nmeta * (sizeof *h->meta + 16) +
+               (h->npipes + 1) * sizeof *h->pipes;
+    for (size_t i = 0; i < h->npipes; i++) {
+        n += h->pipes[i].ncalls * sizeof *h->pipes[i].calls;
+        for (size_t k = 0; k < h->pipes[i].ncalls; k++)
+            n += h->pipes[i].calls[k].nits * sizeof(td_iter_stat);
+    }
+    return n;
+}
+
+static void *td_combine(const void *const *parts, const char *const *names, size_t n,
+                        xpv_err *err) {
+    (void)names;
+    (void)err;
+    td_run *r = xpv_xcalloc(1, sizeof *r);
+    const td_host **hosts = xpv_xcalloc(n + 1, sizeof *hosts);
+    for (size_t i = 0; i < n; i++) hosts[i] = parts[i];
+    r->hosts = hosts;
+    r->n = n;
+    return r;
+}
+
+static void td_run_free(void *d) {
+    td_run *r = d;
+    if (!r) return;
+    for (size_t i = 0; r->own && i < r->n; i++) td_part_free(r->own[i]);
+    free(r->own);
+    free((void *)r->hosts);
+    free(r);
+}
+
+static size_t td_run_size(const void *d) {
+    const td_run *r = d;
+    size_t n = sizeof *r + (r->n + 1) * sizeof *r->hosts;
+    for (size_t i = 0; r->own && i < r->n; i++) n += td_part_size(r->own[i]);
+    return n;
+}
+
+static void *td_run_build(const xpv_hostset *hs, xpv_err *err) {
+    td_host **own = xpv_xcalloc(hs->n + 1, sizeof *own);
+    for (size_t i = 0; i < hs->n; i++)
+        if (hs->profiles[i]) own[i] = td_part_build(hs->profiles[i], err);
+    td_run *r = td_combine((const void *const *)own, hs->hostnames, hs->n, err);
+    r->own = own;
+    return r;
+}
+
+static const xpv_derived_kind td_kind = {
+    .name = "tf_data",
+    .build = td_run_build,
+    .free = td_run_free,
+    .size = td_run_size,
+    .part_build = td_part_build,
+    .part_free = td_part_free,
+    .part_size = td_part_size,
+    .combine = td_combine,
+};
+
+/* ==== Tool ================================================================ */
+
 static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
                   xpv_buf *out, xpv_err *err) {
-    (void)derived;
     (void)q;
-    (void)err;
+    const td_run *run = derived;
+    td_run *own = NULL;
+    if (!run) run = own = td_run_build(hs, err);
+    /* The hosts as this request names them (the parts are shared). */
     td_host *hosts = xpv_xcalloc(hs->n + 1, sizeof *hosts);
-    for (size_t i = 0; i < hs->n; i++) {
+    for (size_t i = 0; i < hs->n && i < run->n; i++) {
+        if (run->hosts[i]) hosts[i] = *run->hosts[i];
         hosts[i].hostname = hs->hostnames[i];
-        td_analyze_host(hs->profiles[i], &hosts[i]);
     }
     xpv_buf_putc(out, '[');
     td_graph_table(out, hosts, hs->n);
@@ -919,8 +1011,8 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     xpv_buf_putc(out, ',');
     td_bottleneck_table(out, hosts, hs->n);
     xpv_buf_putc(out, ']');
-    for (size_t i = 0; i < hs->n; i++) td_free_host(&hosts[i]);
     free(hosts);
+    td_run_free(own);
     return 0;
 }
 
@@ -939,6 +1031,6 @@ const xpv_tool xpv_tool_tf_data_bottleneck_analysis = {
     .title = "tf.data Bottleneck Analysis",
     .flags = XPV_TOOL_ALL_HOSTS_ONLY | XPV_TOOL_TABLE,
     .available = available,
-    .derived = NULL,
+    .derived = &td_kind,
     .render = render,
 };
