@@ -786,11 +786,26 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     for (int q = 0; q < 3; q++) lines[q].not_gpu = 1;
     scope->dep[scope->ndep++] = ops;
 
+    /* Only events with a tf_op or a source add to the derived lines (the
+     * others change nothing, not even the merge state): a line none of
+     * whose events can have either is left out of the time-ordered walk,
+     * and a line that cannot hold any of the stats read here takes them
+     * from the metadata without reading its events' bytes. */
+    xpv_stat_set named;
+    xpv_stat_set_init(&named, pl, ids, 2);  /* tf_op, source */
     tcursor *cur = xpv_xcalloc(pl->nlines ? pl->nlines : 1, sizeof *cur);
+    uint8_t *own = xpv_xcalloc(pl->nlines ? pl->nlines : 1, 1);
     uint32_t ncur = 0;
     for (uint32_t li = 0; li < pl->nlines; li++) {
-        if (!pl->lines[li].nevents) continue;
-        cur[ncur++] = (tcursor){&pl->lines[li], li, 0, time_order(&pl->lines[li])};
+        const xpv_line *ln = &pl->lines[li];
+        if (!ln->nevents) continue;
+        own[li] = (uint8_t)xpv_line_may_have(ln, &set);
+        int adds = xpv_line_may_have(ln, &named);
+        for (uint32_t i = 0; i < ln->nevents && !adds; i++) {
+            const tstats *m = &mt[ln->events[i].meta];
+            adds = m->tf_op.len || m->source.len;
+        }
+        if (adds) cur[ncur++] = (tcursor){ln, li, 0, time_order(ln)};
     }
     opt64 none = {0, 0};
     while (ncur) {
@@ -806,7 +821,7 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
             cur[best] = cur[--ncur]; /* (ties go by line index, not array order) */
         }
         tstats ts = mt[e->meta];
-        if (e->wire != XPV_NO_STATS) {
+        if (e->wire != XPV_NO_STATS && own[li]) {
             xpv_stat st[T_N];
             uint32_t got = xpv_event_stats_in(pl, eln, e, &set, st, NULL);
             for (; got; got &= got - 1) tstat_set(&ts, __builtin_ctz(got), &st[__builtin_ctz(got)]);
@@ -849,6 +864,7 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     }
     reset(scope, 0);
     free(cur);
+    free(own);
     free(mt);
     for (uint32_t m = 0; m < pl->nevent_meta; m++) free(cache[m].scopes);
     free(cache);

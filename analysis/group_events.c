@@ -71,6 +71,7 @@ typedef struct line_ref {
     uint64_t base;
     uint32_t *pos;             /* event index -> visit position, or NULL */
     uint32_t *ev;              /* visit position -> event index, or NULL */
+    int nested;                /* parent and end are set for its nodes */
 } line_ref;
 
 typedef struct builder {
@@ -92,6 +93,9 @@ typedef struct builder {
     i64map seen;
     uint32_t stamp;
     vec queue, pars;
+    uint32_t *stack;           /* nest_line_of's scratch */
+    int64_t *stack_end;
+    size_t stack_cap;
 } builder;
 
 /* ==== Small helpers ====================================================== */
@@ -220,6 +224,34 @@ static int space_has_loop_ops(const xpv_profile *p) {
     return 0;
 }
 
+/* Whether only TPU planes can take part in the grouping, so the others
+ * need no scan (their events all stay ungrouped): no plane but TPU ones
+ * can hold a root (no `_r` stat, no TraceContext or ExecutorState::Process
+ * event), no TPU plane can produce a context (no `_p`/`_pt` stat: a TPU
+ * group spreads nowhere), and no other plane holds a value a TPU group's
+ * name could read through its consumers' producers (no `iter_num`,
+ * `step_num` or `graph_type` stat).  That is JAX on TPU without step
+ * annotations: the host plane's millions of events are skipped. */
+static int only_tpu_groups(const xpv_profile *p) {
+    int tpu = 0;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (is_tpu_plane(pl)) {
+            tpu = 1;
+            if (xpv_stat_id(pl, "_p") >= 0 && xpv_stat_id(pl, "_pt") >= 0) return 0;
+            continue;
+        }
+        static const char *const stats[] = {"_r", "iter_num", "step_num", "graph_type"};
+        for (size_t i = 0; i < sizeof stats / sizeof stats[0]; i++)
+            if (xpv_stat_id(pl, stats[i]) >= 0) return 0;
+        for (uint32_t i = 0; i < pl->nevent_meta; i++) {
+            xpv_str nm = pl->event_meta[i].name;
+            if (xpv_str_eq(nm, "TraceContext") || xpv_str_eq(nm, "ExecutorState::Process")) return 0;
+        }
+    }
+    return tpu;
+}
+
 /* Whether a group root can exist: a plane defines the `_r` stat, holds a
  * TraceContext or ExecutorState::Process event metadata (legacy and TF
  * loop roots), or is a TensorCore plane with a grouping line. */
@@ -237,7 +269,7 @@ static int space_may_have_roots(const xpv_profile *p) {
 }
 
 /* The line holding node `x` (binary search over line bases). */
-static const line_ref *line_of(const builder *b, uint32_t x) {
+static line_ref *line_of(const builder *b, uint32_t x) {
     uint32_t lo = 0, hi = b->nlines;
     while (hi - lo > 1) {
         uint32_t mid = (lo + hi) / 2;
@@ -252,9 +284,48 @@ static uint32_t event_of(const line_ref *lr, uint32_t x) {
     return lr->ev ? lr->ev[v] : v;
 }
 
+/* Same-line nesting (parent, end) of the line holding node `x`, computed
+ * the first time propagation or an ancestor query reaches the line: most
+ * lines of a big profile are never reached (no root, no edge into them)
+ * and cost no more than the scan of their stats.  The parent of an event
+ * is the innermost open event that ends no earlier; popped events end at
+ * the node that pops them; `_a` events neither nest nor hold. */
+static void nest_line_of(builder *b, uint32_t x) {
+    line_ref *lr = line_of(b, x);
+    if (lr->nested) return;
+    lr->nested = 1;
+    const xpv_line *ln = &b->p->planes[lr->plane].lines[lr->line];
+    uint32_t ne = ln->nevents, base = (uint32_t)lr->base;
+    if (b->stack_cap < ne) {
+        b->stack_cap = ne;
+        b->stack = xpv_xrealloc(b->stack, ne * sizeof *b->stack);
+        b->stack_end = xpv_xrealloc(b->stack_end, ne * sizeof *b->stack_end);
+    }
+    uint32_t *st = b->stack;
+    int64_t *st_end = b->stack_end;
+    size_t sp = 0;
+    for (uint32_t j = 0; j < ne; j++) {
+        uint32_t node = base + j;
+        if (b->flags[node] & NODE_ASYNC) {
+            b->parent[node] = NO_NODE;
+            b->end[node] = node + 1;
+            continue;
+        }
+        const xpv_event *ev = &ln->events[lr->ev ? lr->ev[j] : j];
+        int64_t e = ev->start_ps + ev->dur_ps;
+        while (sp > 0 && !(st_end[sp - 1] >= e)) b->end[st[--sp]] = node;
+        b->parent[node] = sp > 0 ? st[sp - 1] : NO_NODE;
+        st[sp] = node;
+        st_end[sp] = e;
+        sp++;
+    }
+    while (sp > 0) b->end[st[--sp]] = base + ne;
+}
+
 /* Parents of `x` in XProf's order: nesting, launch, listed edges. */
 static void parents_of(builder *b, uint32_t x) {
     b->pars.n = 0;
+    nest_line_of(b, x);
     if (b->parent[x] != NO_NODE) *(uint32_t *)vec_push(&b->pars) = b->parent[x];
     if (b->flags[x] & NODE_KERNEL) {
         size_t lo = 0, hi = b->nkernels;
@@ -359,6 +430,7 @@ static int propagate(builder *b, uint32_t root, int32_t gid, vec *work) {
         uint32_t x = ((uint32_t *)work->p)[--work->n];
         push_edge_children(b, work, x, gid);
         if (b->flags[x] & NODE_ASYNC) continue;
+        nest_line_of(b, x);
         uint32_t y = x + 1, stop = b->end[x];
         while (y < stop) {
             if (b->group[y] >= 0) {
@@ -565,8 +637,12 @@ static void visit_order(line_ref *lr, const xpv_line *ln, ord_rec **ord, size_t 
 /* What the scan reads of a plane, resolved once before the workers. */
 typedef struct plane_scan {
     int is_host, tpu, gline, any_stat;
+    int mdef_ctx;              /* some event metadata holds a context stat */
+    int inert;                 /* not scanned: only_tpu_groups() */
+    int trace_context;         /* some event metadata is TraceContext (a root) */
     int32_t sids[GS_COUNT];
     xpv_stat_set set;
+    xpv_stat_set ctx_set;      /* _pt, _p, _ct, _c: for xpv_line_may_have */
     int64_t pid;
     uint8_t *mk;               /* per event metadata: MK_* */
     ev_stats *mdef;            /* per event metadata: its grouping stats, or NULL */
@@ -585,6 +661,7 @@ static void plane_scan_init(plane_scan *ps, const xpv_plane *pl) {
         if (ps->sids[i] >= 0 && i != GS_GT) ps->any_stat = 1;
     }
     xpv_stat_set_init(&ps->set, pl, ps->sids, GS_COUNT);
+    xpv_stat_set_init(&ps->ctx_set, pl, ps->sids + GS_PT, 4);
     ps->pid = NO_PID;
     int32_t sid_pid = xpv_stat_id(pl, "process_id");
     xpv_stat pst;
@@ -593,7 +670,12 @@ static void plane_scan_init(plane_scan *ps, const xpv_plane *pl) {
         if (xpv_stat_as_int(&pst, &v)) ps->pid = (int32_t)v;
     }
     ps->mk = meta_kinds(pl);
+    for (uint32_t i = 0; i < pl->nevent_meta; i++)
+        if (ps->mk[i] == MK_TRACE_CONTEXT) ps->trace_context = 1;
     ps->mdef = meta_stats(pl, ps->sids);
+    const uint32_t ctx_bits = (1u << GS_PT) | (1u << GS_P) | (1u << GS_CT) | (1u << GS_C);
+    for (uint32_t i = 0; ps->mdef && i < pl->nevent_meta; i++)
+        if (ps->mdef[i].has & ctx_bits) ps->mdef_ctx = 1;
 }
 
 /* One worker of the scan: a contiguous run of units (a TPU plane, or one
@@ -613,9 +695,7 @@ typedef struct worker {
     size_t nunits;
     scan_out o;
     ord_rec *ord;
-    size_t ord_cap, stack_cap;
-    uint32_t *stack;
-    int64_t *stack_end;
+    size_t ord_cap;
 } worker;
 
 /* A TPU plane: only the grouping line's events are nodes; the context
@@ -627,21 +707,21 @@ static void scan_tpu_plane(worker *w, uint32_t k) {
     scan_out *o = &w->o;
     uint32_t l0 = b->g->plane_line0[k];
     ev_stats s;
-    for (uint32_t l = 0; l < pl->nlines; l++) {
-        line_ref *lr = &b->lines[l0 + l];
-        uint64_t n = pl->lines[l].nevents;
-        memset(b->group + lr->base, 0xff, n * sizeof *b->group);
-        memset(b->flags + lr->base, 0, n);
-        for (uint32_t j = 0; j < n; j++) {
-            b->parent[lr->base + j] = NO_NODE;
-            b->end[lr->base + j] = (uint32_t)(lr->base + j + 1);
-        }
-    }
+    /* Only the grouping line's nodes are ever reached or read: the other
+     * lines' ids are set from it at the end (their node slots stay as
+     * allocated, never touched). */
+    for (uint32_t l = 0; l < pl->nlines; l++) b->lines[l0 + l].nested = 1;
     int gline = ps->gline;
-    if (gline < 0 || (!ps->any_stat && !ps->mdef)) return;
-    const ev_stats *mdef = ps->mdef;
+    if (gline < 0) return;
     const xpv_line *gl = &pl->lines[gline];
     uint64_t gbase = b->lines[l0 + (uint32_t)gline].base;
+    memset(b->group + gbase, 0xff, gl->nevents * sizeof *b->group);
+    for (uint32_t j = 0; j < gl->nevents; j++) {
+        b->parent[gbase + j] = NO_NODE;
+        b->end[gbase + j] = (uint32_t)(gbase + j + 1);
+    }
+    if (!ps->any_stat && !ps->mdef) return;
+    const ev_stats *mdef = ps->mdef;
     for (uint32_t j = 0; j < gl->nevents; j++) {
         read_stats(pl, gl, &gl->events[j], &ps->set, mdef ? &mdef[gl->events[j].meta] : NULL, &s);
         add_ctx(o, &s, ps->pid, (uint32_t)(gbase + j));
@@ -650,6 +730,9 @@ static void scan_tpu_plane(worker *w, uint32_t k) {
     for (uint32_t l = 0; l < pl->nlines; l++) {
         if ((int)l == gline) continue;
         const xpv_line *ln = &pl->lines[l];
+        /* (a line none of whose events can hold a context stat adds
+         * nothing: skipped without reading its events' bytes) */
+        if (!ps->mdef_ctx && !xpv_line_may_have(ln, &ps->ctx_set)) continue;
         uint32_t pi = 0;
         for (uint32_t j = 0; j < ln->nevents; j++) {
             const xpv_event *ev = &ln->events[j];
@@ -670,8 +753,9 @@ static void scan_tpu_plane(worker *w, uint32_t k) {
     }
 }
 
-/* One line of a host or GPU plane: same-line nesting, context stats,
- * roots, launches and kernels. */
+/* One line of a host or GPU plane: its events' context stats, roots,
+ * launches and kernels, and which events are `_a` (the nesting itself
+ * waits until propagation reaches the line: nest_line_of). */
 static void scan_line(worker *w, uint32_t k, uint32_t l) {
     builder *b = w->b;
     const xpv_plane *pl = &b->p->planes[k];
@@ -683,44 +767,26 @@ static void scan_line(worker *w, uint32_t k, uint32_t l) {
     line_ref *lr = &b->lines[b->g->plane_line0[k] + l];
     uint32_t ne = ln->nevents;
     ev_stats s;
-    visit_order(lr, ln, &w->ord, &w->ord_cap);
-    if (w->stack_cap < ne) {
-        w->stack_cap = ne;
-        w->stack = xpv_xrealloc(w->stack, w->stack_cap * sizeof *w->stack);
-        w->stack_end = xpv_xrealloc(w->stack_end, w->stack_cap * sizeof *w->stack_end);
-    }
-    uint32_t *st = w->stack;
-    int64_t *st_end = w->stack_end;
-    size_t sp = 0;
     uint32_t base = (uint32_t)lr->base;
     memset(b->group + base, 0xff, (size_t)ne * sizeof *b->group);
-    memset(b->flags + base, 0, ne);
+    if (ps->inert) return; /* (never reached: no node order needed either) */
+    visit_order(lr, ln, &w->ord, &w->ord_cap);
+    /* (no event of the line holds a grouping stat: none is read; nothing
+     * to record without one but TraceContext roots) */
+    int any_stat = ps->any_stat && xpv_line_may_have(ln, &ps->set);
+    if (!any_stat && !mdef && !ps->trace_context) return;
     for (uint32_t j = 0; j < ne; j++) {
-        uint32_t i = lr->ev ? lr->ev[j] : j;
-        const xpv_event *ev = &ln->events[i];
+        const xpv_event *ev = &ln->events[lr->ev ? lr->ev[j] : j];
         uint32_t node = base + j;
-        int64_t e = ev->start_ps + ev->dur_ps;
         uint8_t kind = ev->meta < pl->nevent_meta ? mk[ev->meta] : MK_NONE;
-        if (ps->any_stat && kind != MK_ALLOC)
+        if (any_stat && kind != MK_ALLOC && ev->wire != XPV_NO_STATS)
             read_stats(pl, ln, ev, &ps->set, mdef ? &mdef[ev->meta] : NULL, &s);
         else if (mdef)
             s = mdef[ev->meta];
         else
             s.has = 0;
-        if (!(s.has & (1u << GS_ASYNC))) {
-            /* The parent is the innermost open event that ends no
-             * earlier; popped events end here. */
-            while (sp > 0 && !(st_end[sp - 1] >= e)) b->end[st[--sp]] = node;
-            b->parent[node] = sp > 0 ? st[sp - 1] : NO_NODE;
-            st[sp] = node;
-            st_end[sp] = e;
-            sp++;
-        } else {
-            b->flags[node] |= NODE_ASYNC;
-            b->parent[node] = NO_NODE;
-            b->end[node] = node + 1;
-        }
         if (!s.has && kind != MK_TRACE_CONTEXT) continue; /* nothing below applies */
+        if (s.has & (1u << GS_ASYNC)) b->flags[node] |= NODE_ASYNC;
         add_ctx(o, &s, ps->pid, node);
         add_vals(o, &s, node);
         if (kind == MK_EXECUTOR && (s.has & (1u << GS_ID)) && (s.has & (1u << GS_ITER))) {
@@ -741,7 +807,6 @@ static void scan_line(worker *w, uint32_t k, uint32_t l) {
             *(corr_rec *)vec_push(ps->is_host ? &o->launches : &o->kernels) =
                 (corr_rec){s.v[GS_CORR], node};
     }
-    while (sp > 0) b->end[st[--sp]] = base + ne;
 }
 
 static void *worker_run(void *arg) {
@@ -752,8 +817,6 @@ static void *worker_run(void *arg) {
         else scan_line(w, su->plane, (uint32_t)su->line);
     }
     free(w->ord);
-    free(w->stack);
-    free(w->stack_end);
     return NULL;
 }
 
@@ -811,9 +874,11 @@ static void scan_all(builder *b, scan_out *o) {
     size_t nu = 0, cap = 0;
     scan_unit *units = NULL;
     uint64_t total = 0;
+    int inert = only_tpu_groups(p);
     for (uint32_t k = 0; k < p->nplanes; k++) {
         const xpv_plane *pl = &p->planes[k];
         plane_scan_init(&ps[k], pl);
+        ps[k].inert = inert && !ps[k].tpu;
         uint32_t n = ps[k].tpu ? 1 : pl->nlines;
         for (uint32_t l = 0; l < n; l++) {
             if (nu == cap) {
@@ -1174,16 +1239,18 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
         for (uint32_t l = 0; l < p->planes[k].nlines; l++) {
             uint32_t li = g->plane_line0[k] + l;
             g->line_off[li] = total;
-            b->lines[li] = (line_ref){k, l, total, NULL, NULL};
+            b->lines[li] = (line_ref){k, l, total, NULL, NULL, 0};
             total += p->planes[k].lines[l].nevents;
         }
     g->nevents = total;
     if (total >= INT32_MAX) total = 0; /* absurd: give up grouping */
     uint32_t nn = b->nn = (uint32_t)total;
-    /* group and flags are set per node by the scan's workers (first touch
-     * on their own thread; no separate pass over 13 bytes per event). */
+    /* group is set per line by the scan's workers (first touch on their
+     * own thread); flags start zero and are written for few nodes; parent
+     * and end only for the lines propagation reaches (nest_line_of), so
+     * most of their pages are never touched. */
     b->group = xpv_xmalloc((nn ? nn : 1) * sizeof *b->group);
-    b->flags = xpv_xmalloc(nn ? nn : 1);
+    b->flags = xpv_xcalloc(nn ? nn : 1, 1);
     b->parent = xpv_xmalloc((nn ? nn : 1) * sizeof *b->parent);
     b->end = xpv_xmalloc((nn ? nn : 1) * sizeof *b->end);
 
@@ -1373,6 +1440,8 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
     free(b->gtypes.p);
     free(b->queue.p);
     free(b->pars.p);
+    free(b->stack);
+    free(b->stack_end);
     i64map_free(&b->seen);
     free(o.prod.p);
     free(o.cons.p);
@@ -1423,7 +1492,7 @@ void xpv_groups_fill_gpu(xpv_groups *g, const xpv_profile *p) {
         size_t cap = 0;
         for (uint32_t l = 0; l < pl->nlines; l++) {
             if (!pl->lines[l].nevents) continue;
-            line_ref lr = {k, l, 0, NULL, NULL};
+            line_ref lr = {k, l, 0, NULL, NULL, 0};
             visit_order(&lr, &pl->lines[l], &tmp, &cap);
             free(lr.pos);
             cur[n++] = (gcur){&pl->lines[l], l, 0, lr.ev};
