@@ -20,10 +20,9 @@
 
 #include "collections.h"
 #include "group_events.h"
+#include "group_events_int.h"
 
-#define CONTEXT_EDGE_LIMIT 64
 #define NO_NODE UINT32_MAX
-#define TYPE_EXECUTOR (-1000)  /* executor -> iterator: (id, iter_num) */
 #define NO_PID INT64_MIN
 
 enum {
@@ -33,11 +32,6 @@ enum {
     NODE_LAUNCH = 8,           /* host launch with kernels */
     NODE_KERNEL = 16,          /* kernel with a launch */
 };
-
-typedef struct ctx_key {
-    int64_t type, id, id2;
-    uint32_t node;
-} ctx_key;
 
 typedef struct root_rec {
     uint32_t node;
@@ -99,14 +93,6 @@ typedef struct builder {
 } builder;
 
 /* ==== Small helpers ====================================================== */
-
-static int cmp_ctx_key(const void *a, const void *b) {
-    const ctx_key *x = a, *y = b;
-    if (x->type != y->type) return x->type < y->type ? -1 : 1;
-    if (x->id != y->id) return x->id < y->id ? -1 : 1;
-    if (x->id2 != y->id2) return x->id2 < y->id2 ? -1 : 1;
-    return (x->node > y->node) - (x->node < y->node);
-}
 
 static int same_key(const ctx_key *x, const ctx_key *y) {
     return x->type == y->type && x->id == y->id && x->id2 == y->id2;
@@ -942,7 +928,7 @@ static void context_edges(builder *b, scan_out *o, vec *edges, int executor_pass
     while (i < o->prod.n && j < o->cons.n) {
         ctx_key pk = P[i], ck = C[j];
         pk.node = ck.node = 0;
-        int c = cmp_ctx_key(&pk, &ck);
+        int c = xpv_ge_cmp_ctx_key(&pk, &ck);
         if (c < 0) {
             i++;
             continue;
@@ -966,124 +952,6 @@ static void context_edges(builder *b, scan_out *o, vec *edges, int executor_pass
         i = i2;
         j = j2;
     }
-}
-
-static uint64_t ctx_hash(const ctx_key *k) {
-    return mix64((uint64_t)k->type * 0x9e3779b97f4a7c15ULL ^ mix64((uint64_t)k->id) ^
-                 (uint64_t)k->id2 * 0xc2b2ae3d27d4eb4fULL);
-}
-
-/* A distinct context key and how many producers / consumers hold it. */
-typedef struct key_rec {
-    int64_t type, id, id2;
-    uint32_t np, nc, rank;
-} key_rec;
-
-typedef struct key_tab {
-    key_rec *k;
-    size_t n, cap;
-    uint32_t *slot;            /* key index + 1, 0 empty */
-    size_t mask;
-} key_tab;
-
-static uint32_t key_find(key_tab *t, const ctx_key *c) {
-    size_t s = ctx_hash(c) & t->mask;
-    for (;; s = (s + 1) & t->mask) {
-        uint32_t v = t->slot[s];
-        if (!v) break;
-        const key_rec *r = &t->k[v - 1];
-        if (r->type == c->type && r->id == c->id && r->id2 == c->id2) return v - 1;
-    }
-    if (t->n == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 1024;
-        t->k = xpv_xrealloc(t->k, t->cap * sizeof *t->k);
-    }
-    t->k[t->n] = (key_rec){c->type, c->id, c->id2, 0, 0, 0};
-    t->slot[s] = (uint32_t)++t->n;
-    return (uint32_t)(t->n - 1);
-}
-
-static int cmp_key_rec(const void *a, const void *b) {
-    const key_rec *x = *(const key_rec *const *)a, *y = *(const key_rec *const *)b;
-    if (x->type != y->type) return x->type < y->type ? -1 : 1;
-    if (x->id != y->id) return x->id < y->id ? -1 : 1;
-    return (x->id2 > y->id2) - (x->id2 < y->id2);
-}
-
-/* Records of the useful keys, in (key, node) order: a counting sort on the
- * key's rank (stable), then by node inside a key where the scan did not
- * already give node order. */
-static void ctx_place(vec *v, const uint32_t *kid, const key_tab *t, uint32_t nuseful) {
-    size_t *off = xpv_xcalloc((size_t)nuseful + 1, sizeof *off);
-    const ctx_key *in = v->p;
-    for (size_t i = 0; i < v->n; i++) {
-        const key_rec *r = &t->k[kid[i]];
-        if (r->rank != UINT32_MAX) off[r->rank + 1]++;
-    }
-    for (uint32_t r = 0; r < nuseful; r++) off[r + 1] += off[r];
-    size_t nout = off[nuseful];
-    ctx_key *out = xpv_xmalloc((nout ? nout : 1) * sizeof *out);
-    size_t *pos = xpv_xmalloc(((size_t)nuseful + 1) * sizeof *pos);
-    memcpy(pos, off, ((size_t)nuseful + 1) * sizeof *pos);
-    for (size_t i = 0; i < v->n; i++) {
-        const key_rec *r = &t->k[kid[i]];
-        if (r->rank != UINT32_MAX) out[pos[r->rank]++] = in[i];
-    }
-    for (uint32_t r = 0; r < nuseful; r++) {
-        size_t a = off[r], b = off[r + 1];
-        int sorted = 1;
-        for (size_t i = a + 1; i < b && sorted; i++)
-            if (out[i].node < out[i - 1].node) sorted = 0;
-        if (!sorted) qsort(out + a, b - a, sizeof *out, cmp_ctx_key);
-    }
-    free(pos);
-    free(off);
-    free(v->p);
-    v->p = out;
-    v->n = v->cap = nout;
-}
-
-/* Sort producers and consumers by (type, id, process, node), keeping only
- * the records context_edges can link: keys held on both sides, and (but
- * for executor keys) not by CONTEXT_EDGE_LIMIT or more on each.  The
- * result is what sorting everything gives, less records that make no
- * edge.  Producers and consumers run to millions on big profiles and
- * mostly do not match: a comparison sort of all of them cost more than
- * the rest of the pass. */
-static void ctx_sort(vec *prod, vec *cons) {
-    size_t n = prod->n + cons->n, nslot = 1024;
-    while (nslot < 2 * n) nslot <<= 1;
-    key_tab t = {NULL, 0, 0, xpv_xcalloc(nslot, sizeof(uint32_t)), nslot - 1};
-    uint32_t *kp = xpv_xmalloc((prod->n ? prod->n : 1) * sizeof *kp);
-    uint32_t *kc = xpv_xmalloc((cons->n ? cons->n : 1) * sizeof *kc);
-    const ctx_key *P = prod->p, *C = cons->p;
-    for (size_t i = 0; i < prod->n; i++) {
-        kp[i] = key_find(&t, &P[i]); /* (may move t.k) */
-        t.k[kp[i]].np++;
-    }
-    for (size_t i = 0; i < cons->n; i++) {
-        kc[i] = key_find(&t, &C[i]);
-        t.k[kc[i]].nc++;
-    }
-    free(t.slot);
-    key_rec **useful = xpv_xmalloc((t.n ? t.n : 1) * sizeof *useful);
-    uint32_t nu = 0;
-    for (size_t i = 0; i < t.n; i++) {
-        key_rec *r = &t.k[i];
-        r->rank = UINT32_MAX;
-        if (!r->np || !r->nc) continue;
-        if (r->type != TYPE_EXECUTOR && r->np >= CONTEXT_EDGE_LIMIT && r->nc >= CONTEXT_EDGE_LIMIT)
-            continue;
-        useful[nu++] = r;
-    }
-    if (nu) qsort(useful, nu, sizeof *useful, cmp_key_rec);
-    for (uint32_t r = 0; r < nu; r++) useful[r]->rank = r;
-    ctx_place(prod, kp, &t, nu);
-    ctx_place(cons, kc, &t, nu);
-    free(useful);
-    free(kp);
-    free(kc);
-    free(t.k);
 }
 
 /* Launch -> kernel links on correlation_id (the last launch of an id). */
@@ -1207,23 +1075,11 @@ static xpv_groups *groups_new(const xpv_profile *p, int source) {
     return g;
 }
 
-xpv_groups *xpv_group_events(const xpv_profile *p) {
-    for (uint32_t k = 0; k < p->nplanes; k++)
-        if (xpv_stat_id(&p->planes[k], "group_id") >= 0) return groups_new(p, XPV_GROUPS_FILE);
-    if (space_has_loop_ops(p)) return groups_new(p, XPV_GROUPS_LOOP_OPS);
-    /* No root can exist (no `_r` stat, no TraceContext or executor event,
-     * no TPU grouping line): no group, no per-event ids to compute. */
-    if (!space_may_have_roots(p)) return groups_new(p, XPV_GROUPS_NONE);
-    xpv_groups *g = groups_new(p, XPV_GROUPS_NONE);
-
-    builder B;
-    memset(&B, 0, sizeof B);
-    builder *b = &B;
-    b->p = p;
-    b->g = g;
-    b->queue.sz = b->pars.sz = sizeof(uint32_t);
-
-    /* Flat layout. */
+/* The flat node layout: line bases, per-node arrays.  Returns the node
+ * count (0 when there is nothing to group, or absurdly many). */
+static uint32_t layout_nodes(builder *b) {
+    const xpv_profile *p = b->p;
+    xpv_groups *g = b->g;
     g->plane_line0 = xpv_xmalloc((p->nplanes + 1) * sizeof *g->plane_line0);
     uint32_t nlines = 0;
     for (uint32_t k = 0; k < p->nplanes; k++) {
@@ -1253,27 +1109,26 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
     b->flags = xpv_xcalloc(nn ? nn : 1, 1);
     b->parent = xpv_xmalloc((nn ? nn : 1) * sizeof *b->parent);
     b->end = xpv_xmalloc((nn ? nn : 1) * sizeof *b->end);
+    return nn;
+}
 
-    scan_out o;
-    if (nn) scan_all(b, &o);
-    else scan_out_init(&o);
-    b->iters = o.iters;
-    b->steps = o.steps;
-    b->gtypes = o.gtypes;
-    memset(&o.iters, 0, sizeof o.iters);
-    memset(&o.steps, 0, sizeof o.steps);
-    memset(&o.gtypes, 0, sizeof o.gtypes);
-
-    /* Edges in XProf's order: inter-thread, context, then TF loops. */
+/* Edges in XProf's order (inter-thread, context, then TF loops), sorted
+ * both ways; the context values sorted by node.  Fills `loop_roots`. */
+static void build_edges(builder *b, scan_out *o, vec *loop_roots) {
+    b->iters = o->iters;
+    b->steps = o->steps;
+    b->gtypes = o->gtypes;
+    memset(&o->iters, 0, sizeof o->iters);
+    memset(&o->steps, 0, sizeof o->steps);
+    memset(&o->gtypes, 0, sizeof o->gtypes);
     vec edges = {0, 0, 0, sizeof(edge)};
-    if (o.prod.n && o.cons.n) {
-        ctx_sort(&o.prod, &o.cons);
-        context_edges(b, &o, &edges, 1);
-        context_edges(b, &o, &edges, 0);
+    if (o->prod.n && o->cons.n) {
+        xpv_ge_ctx_sort(&o->prod, &o->cons);
+        context_edges(b, o, &edges, 1);
+        context_edges(b, o, &edges, 0);
     }
-    kernel_links(b, &o);
-    vec loop_roots = {0, 0, 0, sizeof(root_rec)};
-    tf_loops(b, &o, &edges, &loop_roots);
+    kernel_links(b, o);
+    tf_loops(b, o, &edges, loop_roots);
     b->nedges = edges.n;
     b->out_e = edges.p;
     b->in_e = xpv_xmalloc((b->nedges ? b->nedges : 1) * sizeof *b->in_e);
@@ -1286,91 +1141,85 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
     if (b->iters.n) qsort(b->iters.p, b->iters.n, sizeof(node_val), cmp_node_val);
     if (b->steps.n) qsort(b->steps.p, b->steps.n, sizeof(node_val), cmp_node_val);
     if (b->gtypes.n) qsort(b->gtypes.p, b->gtypes.n, sizeof(node_val), cmp_node_val);
+}
 
-    /* Groups. */
-    vec work = {0, 0, 0, sizeof(uint32_t)};
-    int32_t next = 0;
-    if (loop_roots.n) {
-        const root_rec *R = loop_roots.p;
-        for (size_t i = 0; i < loop_roots.n; i++) {
-            int32_t gid = next++;
-            propagate(b, R[i].node, gid, &work);
-            name_group(b, R[i].node, gid);
-        }
-    } else if (o.roots.n) {
-        i64map level_of = {0};
-        root_rec *R = o.roots.p;
-        size_t nr = 0;
-        for (size_t i = 0; i < o.roots.n; i++) {
-            /* Roots tied to a tf.data step id are not steps. */
-            const line_ref *lr = line_of(b, R[i].node);
-            const xpv_plane *pl = &p->planes[lr->plane];
-            const xpv_line *ln = &pl->lines[lr->line];
-            int32_t sid = xpv_stat_id(pl, "id");
-            xpv_stat st;
-            int64_t id;
-            uint32_t v;
-            if (o.tfdata_ids.n && sid >= 0 &&
-                xpv_event_stat(pl, ln, &ln->events[event_of(lr, R[i].node)], sid, &st) &&
-                xpv_stat_as_int(&st, &id) && id != INT64_MIN && i64map_get(&o.tfdata_ids, id, &v))
-                continue;
-            R[nr++] = R[i];
-        }
-        for (size_t i = 0; i < nr; i++) i64map_put(&level_of, R[i].node, (uint32_t)R[i].level);
-        if (nr) qsort(R, nr, sizeof *R, cmp_root);
-        for (size_t i = 0; i < nr; i++) {
-            if (b->group[R[i].node] >= 0) continue;
-            if (ancestor_with_level(b, &level_of, R[i].node, R[i].level)) continue;
-            int32_t gid = next++;
-            propagate(b, R[i].node, gid, &work);
-            name_group(b, R[i].node, gid);
-        }
-        i64map_free(&level_of);
+/* Groups from explicit roots, highest level first, then by start: roots
+ * tied to a tf.data step id are not steps; a root is skipped when grouped
+ * already or when an ancestor is a root of its level. */
+static void group_roots(builder *b, scan_out *o, vec *work, int32_t *next) {
+    const xpv_profile *p = b->p;
+    i64map level_of = {0};
+    root_rec *R = o->roots.p;
+    size_t nr = 0;
+    for (size_t i = 0; i < o->roots.n; i++) {
+        const line_ref *lr = line_of(b, R[i].node);
+        const xpv_plane *pl = &p->planes[lr->plane];
+        const xpv_line *ln = &pl->lines[lr->line];
+        int32_t sid = xpv_stat_id(pl, "id");
+        xpv_stat st;
+        int64_t id;
+        uint32_t v;
+        if (o->tfdata_ids.n && sid >= 0 &&
+            xpv_event_stat(pl, ln, &ln->events[event_of(lr, R[i].node)], sid, &st) &&
+            xpv_stat_as_int(&st, &id) && id != INT64_MIN && i64map_get(&o->tfdata_ids, id, &v))
+            continue;
+        R[nr++] = R[i];
     }
-    /* TPU cores: when no grouping-line event was grouped from the host,
-     * each core's grouping events become groups in order. */
-    int any_tpu = 0, tpu_grouped = 0;
-    for (uint32_t k = 0; k < p->nplanes && nn; k++) {
+    for (size_t i = 0; i < nr; i++) i64map_put(&level_of, R[i].node, (uint32_t)R[i].level);
+    if (nr) qsort(R, nr, sizeof *R, cmp_root);
+    for (size_t i = 0; i < nr; i++) {
+        if (b->group[R[i].node] >= 0) continue;
+        if (ancestor_with_level(b, &level_of, R[i].node, R[i].level)) continue;
+        int32_t gid = (*next)++;
+        propagate(b, R[i].node, gid, work);
+        name_group(b, R[i].node, gid);
+    }
+    i64map_free(&level_of);
+}
+
+/* TPU cores: when no grouping-line event was grouped from the host, each
+ * core's grouping events become groups in order (ids from `next`, the same
+ * on every core). */
+static void group_tpu_cores(builder *b, vec *work, int32_t next) {
+    const xpv_profile *p = b->p;
+    int any_tpu = 0;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
         const xpv_plane *pl = &p->planes[k];
         if (!is_tensor_core_plane(pl)) continue;
         int gl = tpu_grouping_line(pl);
         if (gl < 0) continue;
         any_tpu = 1;
-        const line_ref *lr = &b->lines[g->plane_line0[k] + (uint32_t)gl];
+        const line_ref *lr = &b->lines[b->g->plane_line0[k] + (uint32_t)gl];
         for (uint32_t j = 0; j < pl->lines[gl].nevents; j++)
-            if (b->group[lr->base + j] >= 0) tpu_grouped = 1;
+            if (b->group[lr->base + j] >= 0) return; /* grouped from the host */
     }
-    if (any_tpu && !tpu_grouped) {
-        for (uint32_t k = 0; k < p->nplanes; k++) {
-            const xpv_plane *pl = &p->planes[k];
-            if (!is_tensor_core_plane(pl)) continue;
-            int gl = tpu_grouping_line(pl);
-            if (gl < 0) continue;
-            const line_ref *lr = &b->lines[g->plane_line0[k] + (uint32_t)gl];
-            int32_t id = next;
-            for (uint32_t j = 0; j < pl->lines[gl].nevents; j++) {
-                uint32_t node = (uint32_t)(lr->base + j);
-                if (b->group[node] >= 0) continue;
-                int32_t gid = id++;
-                propagate(b, node, gid, &work);
-                name_group(b, node, gid);
-            }
+    if (!any_tpu) return;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (!is_tensor_core_plane(pl)) continue;
+        int gl = tpu_grouping_line(pl);
+        if (gl < 0) continue;
+        const line_ref *lr = &b->lines[b->g->plane_line0[k] + (uint32_t)gl];
+        int32_t id = next;
+        for (uint32_t j = 0; j < pl->lines[gl].nevents; j++) {
+            uint32_t node = (uint32_t)(lr->base + j);
+            if (b->group[node] >= 0) continue;
+            int32_t gid = id++;
+            propagate(b, node, gid, work);
+            name_group(b, node, gid);
         }
     }
-    free(work.p);
+}
 
-    /* Per-event ids: nodes back to event order; TPU lines other than the
-     * grouping line take the overlapping grouping event's group. */
-    if (!nn) {
-        g->gid = xpv_xmalloc((g->nevents ? g->nevents : 1) * sizeof *g->gid);
-        memset(g->gid, 0xff, (g->nevents ? g->nevents : 1) * sizeof *g->gid);
-    } else {
-        g->gid = b->group; /* node order is event order on most lines */
-        b->group = NULL;
-    }
+/* Per-event ids: nodes back to event order. */
+static void gids_to_event_order(builder *b) {
+    const xpv_profile *p = b->p;
+    xpv_groups *g = b->g;
+    g->gid = b->group; /* node order is event order on most lines */
+    b->group = NULL;
     int32_t *tmp = NULL;
     size_t tmp_cap = 0;
-    for (uint32_t li = 0; li < b->nlines && nn; li++) {
+    for (uint32_t li = 0; li < b->nlines; li++) {
         const line_ref *lr = &b->lines[li];
         if (!lr->pos) continue;
         uint32_t ne = p->planes[lr->plane].lines[lr->line].nevents;
@@ -1383,7 +1232,13 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
         for (uint32_t i = 0; i < ne; i++) seg[i] = tmp[lr->pos[i]];
     }
     free(tmp);
-    for (uint32_t k = 0; k < p->nplanes && nn; k++) {
+}
+
+/* TPU lines other than the grouping line take the group of the
+ * overlapping grouping event (XProf's GroupQueue: keep the current
+ * grouping event while it overlaps, else look forward for one that does). */
+static void tpu_line_gids(xpv_groups *g, const xpv_profile *p) {
+    for (uint32_t k = 0; k < p->nplanes; k++) {
         const xpv_plane *pl = &p->planes[k];
         if (!is_tpu_plane(pl)) continue;
         int gl = tpu_grouping_line(pl);
@@ -1397,8 +1252,6 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
             }
             const xpv_line *gln = &pl->lines[gl];
             const int32_t *ggid = g->gid + g->line_off[g->plane_line0[k] + (uint32_t)gl];
-            /* XProf's GroupQueue: keep the current grouping event while it
-             * overlaps, else look forward for one that does. */
             int64_t cur = -1;
             for (uint32_t j = 0; j < ln->nevents; j++) {
                 const xpv_event *ev = &ln->events[j];
@@ -1420,8 +1273,9 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
             }
         }
     }
-    g->source = g->ngroups ? XPV_GROUPS_COMPUTED : XPV_GROUPS_NONE;
+}
 
+static void builder_free(builder *b, scan_out *o) {
     for (uint32_t li = 0; li < b->nlines; li++) {
         free(b->lines[li].pos);
         free(b->lines[li].ev);
@@ -1443,14 +1297,59 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
     free(b->stack);
     free(b->stack_end);
     i64map_free(&b->seen);
-    free(o.prod.p);
-    free(o.cons.p);
-    free(o.roots.p);
-    free(o.launches.p);
-    free(o.kernels.p);
-    free(o.execs.p);
-    i64map_free(&o.tfdata_ids);
+    free(o->prod.p);
+    free(o->cons.p);
+    free(o->roots.p);
+    free(o->launches.p);
+    free(o->kernels.p);
+    free(o->execs.p);
+    i64map_free(&o->tfdata_ids);
+}
+
+xpv_groups *xpv_group_events(const xpv_profile *p) {
+    for (uint32_t k = 0; k < p->nplanes; k++)
+        if (xpv_stat_id(&p->planes[k], "group_id") >= 0) return groups_new(p, XPV_GROUPS_FILE);
+    if (space_has_loop_ops(p)) return groups_new(p, XPV_GROUPS_LOOP_OPS);
+    /* No root can exist (no `_r` stat, no TraceContext or executor event,
+     * no TPU grouping line): no group, no per-event ids to compute. */
+    if (!space_may_have_roots(p)) return groups_new(p, XPV_GROUPS_NONE);
+    xpv_groups *g = groups_new(p, XPV_GROUPS_NONE);
+    builder B;
+    memset(&B, 0, sizeof B);
+    builder *b = &B;
+    b->p = p;
+    b->g = g;
+    b->queue.sz = b->pars.sz = sizeof(uint32_t);
+    scan_out o;
+    if (layout_nodes(b)) scan_all(b, &o);
+    else scan_out_init(&o);
+    vec loop_roots = {0, 0, 0, sizeof(root_rec)};
+    build_edges(b, &o, &loop_roots);
+    /* Groups: TF loop iterations replace the explicit roots when present. */
+    vec work = {0, 0, 0, sizeof(uint32_t)};
+    int32_t next = 0;
+    if (loop_roots.n) {
+        const root_rec *R = loop_roots.p;
+        for (size_t i = 0; i < loop_roots.n; i++) {
+            int32_t gid = next++;
+            propagate(b, R[i].node, gid, &work);
+            name_group(b, R[i].node, gid);
+        }
+    } else if (o.roots.n) {
+        group_roots(b, &o, &work, &next);
+    }
+    if (b->nn) group_tpu_cores(b, &work, next);
+    free(work.p);
     free(loop_roots.p);
+    if (b->nn) {
+        gids_to_event_order(b);
+        tpu_line_gids(g, p);
+    } else {
+        g->gid = xpv_xmalloc((g->nevents ? g->nevents : 1) * sizeof *g->gid);
+        memset(g->gid, 0xff, (g->nevents ? g->nevents : 1) * sizeof *g->gid);
+    }
+    g->source = g->ngroups ? XPV_GROUPS_COMPUTED : XPV_GROUPS_NONE;
+    builder_free(b, &o);
     return g;
 }
 
