@@ -449,6 +449,171 @@ static const hlo_memo *hlo_facts(ctx *c, opt64 prog, xpv_str hlo_op) {
     return m;
 }
 
+/* One XLA kernel's facts, as derive_kernel reads them. */
+typedef struct kfacts {
+    xpv_str module, hlo_op, tf_op;
+    opt64 prog, g, sr;
+    int64_t s, du;             /* start, duration (>= 0) */
+} kfacts;
+
+/* One kernel on its stream's derived lines `d` (XPV_DL_PER_STREAM of
+ * them): XLA Modules, XLA Ops (one level per `::` part of hlo_op),
+ * Framework Ops / Name Scope and Source code from the HLO instruction
+ * (else from tf_op), with scope_range_id chains when they fit. */
+static void derive_kernel(ctx *c, dline *d, const kfacts *kf) {
+    dline *scope = &d[XPV_DL_NAME_SCOPE], *ops = &d[XPV_DL_TF_OP], *mod = &d[XPV_DL_MODULE],
+          *hlo = &d[XPV_DL_HLO_OP], *srcl = &d[XPV_DL_SOURCE];
+    xpv_str module = kf->module, hlo_op = kf->hlo_op, tf_op = kf->tf_op, empty = {NULL, 0};
+    opt64 prog = kf->prog, g = kf->g, sr = kf->sr;
+    int64_t s = kf->s, du = kf->du;
+    /* scope range chain: [own, parent, ..., root] */
+    size_t nchain = 0;
+    if ((module.len || hlo_op.len) && sr.has) {
+        ensure_buf(c, 1);
+        c->sbuf[nchain++] = sr;
+        const scope_edge *ed;
+        int64_t cur = sr.v;
+        while ((ed = find_edge(c, cur)) != NULL && nchain < 256) {
+            int seen = 0;
+            for (size_t q = 0; q < nchain; q++)
+                if (c->sbuf[q].v == ed->parent) seen = 1;
+            if (seen) break;
+            ensure_buf(c, nchain + 1);
+            c->sbuf[nchain++] = (opt64){1, ed->parent};
+            cur = ed->parent;
+        }
+    }
+    char pre[64];
+    if (module.len) {
+        char *nm = NULL;
+        xpv_str name = module;
+        if (prog.has) {
+            size_t n = (size_t)module.len + 32;
+            nm = xpv_xmalloc(n);
+            int w = snprintf(nm, n, "%.*s(%lld)", (int)module.len, module.ptr,
+                             (long long)prog.v);
+            name = (xpv_str){nm, (uint32_t)w};
+        }
+        opt64 root = nchain ? c->sbuf[nchain - 1] : (opt64){0, 0};
+        add_level(mod, tab_get(&c->tab, name, empty), s, du, g, root, 0);
+        free(nm);
+    }
+    if (hlo_op.len) {
+        size_t np = 1;
+        for (uint32_t i = 0; i + 1 < hlo_op.len; i++)
+            if (hlo_op.ptr[i] == ':' && hlo_op.ptr[i + 1] == ':') np++, i++;
+        ensure_buf(c, np + nchain + 1);
+        /* reversed chain [root, ..., own] when it has one id per level */
+        opt64 *srs = NULL;
+        if (nchain == np) {
+            for (size_t q = 0; q < nchain / 2; q++) {
+                opt64 t = c->sbuf[q];
+                c->sbuf[q] = c->sbuf[nchain - 1 - q];
+                c->sbuf[nchain - 1 - q] = t;
+            }
+            srs = c->sbuf;
+        }
+        int pl_len = prog.has ? snprintf(pre, sizeof pre, "%lld/", (long long)prog.v) : 0;
+        size_t np2 = 0;
+        uint32_t b = 0;
+        for (uint32_t i = 0; i <= hlo_op.len; i++) {
+            int end = i == hlo_op.len;
+            if (!end && !(i + 1 < hlo_op.len && hlo_op.ptr[i] == ':' && hlo_op.ptr[i + 1] == ':'))
+                continue;
+            xpv_str part = {hlo_op.ptr + b, i - b};
+            size_t plen = prog.has ? (size_t)pl_len : (size_t)module.len + 1;
+            char *key = xpv_xmalloc(plen + part.len + 1);
+            if (prog.has)
+                memcpy(key, pre, plen);
+            else {
+                if (module.len) memcpy(key, module.ptr, module.len);
+                key[module.len] = '/';
+            }
+            if (part.len) memcpy(key + plen, part.ptr, part.len);
+            c->mbuf[np2++] = tab_get(&c->tab, (xpv_str){key, (uint32_t)(plen + part.len)}, part);
+            free(key);
+            if (!end) i++;
+            b = i + 1;
+        }
+        add_levels(hlo, c->mbuf, np2, s, du, g, srs);
+        const hlo_memo *hf = hlo_facts(c, prog, hlo_op);
+        if (hf && hf->fw.len && hf->nscopes <= HLO_MEMO_SCOPES)
+            add_tf_op(hf->scopes, hf->nscopes, hf->op_meta, s, du, g, scope, ops);
+        else if (hf && hf->fw.len)
+            process_tf_op(c, hf->fw, s, du, g, scope, ops);
+        else if (tf_op.len)
+            process_tf_op(c, tf_op, s, du, g, scope, ops);
+        if (hf && hf->src) add_level(srcl, hf->src, s, du, g, (opt64){0, 0}, 0);
+    } else if (tf_op.len) {
+        process_tf_op(c, tf_op, s, du, g, scope, ops);
+    }
+}
+
+/* The derived lines of a GPU plane into `out`: Steps first, then per
+ * stream (in `sl` order) its lines in id order, XProf's names and ids. */
+static void emit_gpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl, const sline *sl,
+                           const dline *lines, size_t nall, const dline *steps_line,
+                           xpv_dl_plane *out) {
+    const dline steps = *steps_line;
+    memset(out, 0, sizeof *out);
+    xpv_plane *sp = &out->synth;
+    sp->id = pl->id;
+    sp->name = pl->name;
+    sp->event_meta = xpv_arena_calloc(arena, c->tab.n, sizeof *sp->event_meta);
+    if (c->tab.n) memcpy(sp->event_meta, c->tab.m, c->tab.n * sizeof *sp->event_meta);
+    sp->nevent_meta = c->tab.n;
+    sp->stat_meta = xpv_arena_calloc(arena, 1, sizeof *sp->stat_meta);
+    sp->nstat_meta = 1;
+    out->line_display_id = xpv_arena_calloc(arena, pl->nlines ? pl->nlines : 1, sizeof(int64_t));
+    uint32_t nl = steps.n ? 1 : 0;
+    for (size_t q = 0; q < nall; q++)
+        if (lines[q].n) nl++;
+    sp->lines = xpv_arena_calloc(arena, nl, sizeof *sp->lines);
+    out->src_line = xpv_arena_calloc(arena, nl, sizeof *out->src_line);
+    if (steps.n) {
+        /* kThreadIdStepInfo, "Steps"; no display id: the trace shows
+         * it by its id, above the streams. */
+        xpv_line *ln = &sp->lines[sp->nlines];
+        out->src_line[sp->nlines++] = 0;
+        ln->id = ln->display_id = XPV_DL_BASE;
+        ln->name = ln->display_name = (xpv_str){"Steps", 5};
+        int64_t ts0 = INT64_MAX;
+        for (uint32_t li = 0; li < pl->nlines; li++)
+            if (pl->lines[li].timestamp_ns < ts0) ts0 = pl->lines[li].timestamp_ns;
+        ln->timestamp_ns = ts0 == INT64_MAX ? 0 : ts0;
+        ln->events = xpv_arena_alloc(arena, steps.n * sizeof *ln->events);
+        memcpy(ln->events, steps.ev, steps.n * sizeof *ln->events);
+        ln->nevents = (uint32_t)steps.n;
+        sp->nevents += steps.n;
+    }
+    int64_t pos = 0;
+    for (uint32_t k = 0; k < pl->nlines; k++) {
+        const xpv_line *src = &pl->lines[sl[k].li];
+        out->line_display_id[sl[k].li] = ++pos;
+        /* derived lines of this stream in id order: scope, ops, module,
+         * hlo, source */
+        for (int q = 0; q < 5; q++) {
+            const dline *d = &lines[(size_t)k * XPV_DL_PER_STREAM + q];
+            ++pos;
+            if (!d->n) continue;
+            xpv_line *ln = &sp->lines[sp->nlines];
+            out->src_line[sp->nlines++] = sl[k].li;
+            ln->id = XPV_DL_DEVICE_MIN + (int64_t)k * XPV_DL_PER_STREAM + q;
+            ln->display_id = pos;
+            char nm[128];
+            int w = snprintf(nm, sizeof nm, "%s - from #%lld", line_names[q], (long long)src->id);
+            ln->name.ptr = xpv_arena_strndup(arena, nm, (size_t)w);
+            ln->name.len = (uint32_t)w;
+            ln->display_name = ln->name;
+            ln->timestamp_ns = src->timestamp_ns;
+            ln->events = xpv_arena_alloc(arena, d->n * sizeof *ln->events);
+            if (d->n) memcpy(ln->events, d->ev, d->n * sizeof *ln->events);
+            ln->nevents = (uint32_t)d->n;
+            sp->nevents += d->n;
+        }
+    }
+}
+
 /* Derive one plane into `out`; returns 0 when nothing was derived. */
 static void gpu_steps(ctx *c, const xpv_plane *pl, const xpv_groups *gr, uint32_t pi, dline *d);
 
@@ -516,153 +681,16 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
             int32_t cg = xpv_group_of(gr, pi, sl[k].li, o[j].i); /* computed grouping */
             if (cg >= 0) g = (opt64){1, cg};
             if ((mask & (1u << S_SCOPE)) && xpv_stat_as_int(&st[S_SCOPE], &sr.v)) sr.has = 1;
-            int64_t s = e->start_ps, du = e->dur_ps > 0 ? e->dur_ps : 0;
-            /* scope range chain: [own, parent, ..., root] */
-            size_t nchain = 0;
-            if ((module.len || hlo_op.len) && sr.has) {
-                ensure_buf(c, 1);
-                c->sbuf[nchain++] = sr;
-                const scope_edge *ed;
-                int64_t cur = sr.v;
-                while ((ed = find_edge(c, cur)) != NULL && nchain < 256) {
-                    int seen = 0;
-                    for (size_t q = 0; q < nchain; q++)
-                        if (c->sbuf[q].v == ed->parent) seen = 1;
-                    if (seen) break;
-                    ensure_buf(c, nchain + 1);
-                    c->sbuf[nchain++] = (opt64){1, ed->parent};
-                    cur = ed->parent;
-                }
-            }
-            char pre[64];
-            if (module.len) {
-                char *nm = NULL;
-                xpv_str name = module;
-                if (prog.has) {
-                    size_t n = (size_t)module.len + 32;
-                    nm = xpv_xmalloc(n);
-                    int w = snprintf(nm, n, "%.*s(%lld)", (int)module.len, module.ptr,
-                                     (long long)prog.v);
-                    name = (xpv_str){nm, (uint32_t)w};
-                }
-                opt64 root = nchain ? c->sbuf[nchain - 1] : (opt64){0, 0};
-                add_level(mod, tab_get(&c->tab, name, empty), s, du, g, root, 0);
-                free(nm);
-            }
-            if (hlo_op.len) {
-                size_t np = 1;
-                for (uint32_t i = 0; i + 1 < hlo_op.len; i++)
-                    if (hlo_op.ptr[i] == ':' && hlo_op.ptr[i + 1] == ':') np++, i++;
-                ensure_buf(c, np + nchain + 1);
-                /* reversed chain [root, ..., own] when it has one id per level */
-                opt64 *srs = NULL;
-                if (nchain == np) {
-                    for (size_t q = 0; q < nchain / 2; q++) {
-                        opt64 t = c->sbuf[q];
-                        c->sbuf[q] = c->sbuf[nchain - 1 - q];
-                        c->sbuf[nchain - 1 - q] = t;
-                    }
-                    srs = c->sbuf;
-                }
-                int pl_len = prog.has ? snprintf(pre, sizeof pre, "%lld/", (long long)prog.v) : 0;
-                size_t np2 = 0;
-                uint32_t b = 0;
-                for (uint32_t i = 0; i <= hlo_op.len; i++) {
-                    int end = i == hlo_op.len;
-                    if (!end && !(i + 1 < hlo_op.len && hlo_op.ptr[i] == ':' && hlo_op.ptr[i + 1] == ':'))
-                        continue;
-                    xpv_str part = {hlo_op.ptr + b, i - b};
-                    size_t plen = prog.has ? (size_t)pl_len : (size_t)module.len + 1;
-                    char *key = xpv_xmalloc(plen + part.len + 1);
-                    if (prog.has)
-                        memcpy(key, pre, plen);
-                    else {
-                        if (module.len) memcpy(key, module.ptr, module.len);
-                        key[module.len] = '/';
-                    }
-                    if (part.len) memcpy(key + plen, part.ptr, part.len);
-                    c->mbuf[np2++] = tab_get(&c->tab, (xpv_str){key, (uint32_t)(plen + part.len)}, part);
-                    free(key);
-                    if (!end) i++;
-                    b = i + 1;
-                }
-                add_levels(hlo, c->mbuf, np2, s, du, g, srs);
-                const hlo_memo *hf = hlo_facts(c, prog, hlo_op);
-                if (hf && hf->fw.len && hf->nscopes <= HLO_MEMO_SCOPES)
-                    add_tf_op(hf->scopes, hf->nscopes, hf->op_meta, s, du, g, scope, ops);
-                else if (hf && hf->fw.len)
-                    process_tf_op(c, hf->fw, s, du, g, scope, ops);
-                else if (tf_op.len)
-                    process_tf_op(c, tf_op, s, du, g, scope, ops);
-                if (hf && hf->src) add_level(srcl, hf->src, s, du, g, (opt64){0, 0}, 0);
-            } else if (tf_op.len) {
-                process_tf_op(c, tf_op, s, du, g, scope, ops);
-            }
+            kfacts kf = {module, hlo_op, tf_op, prog, g, sr, e->start_ps,
+                         e->dur_ps > 0 ? e->dur_ps : 0};
+            derive_kernel(c, d, &kf);
         }
         for (int q = 0; q < 5; q++) total += d[q].n;
     }
     free(o);
 
     int any = total + steps.n > 0;
-    if (any) {
-        memset(out, 0, sizeof *out);
-        xpv_plane *sp = &out->synth;
-        sp->id = pl->id;
-        sp->name = pl->name;
-        sp->event_meta = xpv_arena_calloc(arena, c->tab.n, sizeof *sp->event_meta);
-        if (c->tab.n) memcpy(sp->event_meta, c->tab.m, c->tab.n * sizeof *sp->event_meta);
-        sp->nevent_meta = c->tab.n;
-        sp->stat_meta = xpv_arena_calloc(arena, 1, sizeof *sp->stat_meta);
-        sp->nstat_meta = 1;
-        out->line_display_id = xpv_arena_calloc(arena, pl->nlines ? pl->nlines : 1, sizeof(int64_t));
-        uint32_t nl = steps.n ? 1 : 0;
-        for (size_t q = 0; q < nall; q++)
-            if (lines[q].n) nl++;
-        sp->lines = xpv_arena_calloc(arena, nl, sizeof *sp->lines);
-        out->src_line = xpv_arena_calloc(arena, nl, sizeof *out->src_line);
-        if (steps.n) {
-            /* kThreadIdStepInfo, "Steps"; no display id: the trace shows
-             * it by its id, above the streams. */
-            xpv_line *ln = &sp->lines[sp->nlines];
-            out->src_line[sp->nlines++] = 0;
-            ln->id = ln->display_id = XPV_DL_BASE;
-            ln->name = ln->display_name = (xpv_str){"Steps", 5};
-            int64_t ts0 = INT64_MAX;
-            for (uint32_t li = 0; li < pl->nlines; li++)
-                if (pl->lines[li].timestamp_ns < ts0) ts0 = pl->lines[li].timestamp_ns;
-            ln->timestamp_ns = ts0 == INT64_MAX ? 0 : ts0;
-            ln->events = xpv_arena_alloc(arena, steps.n * sizeof *ln->events);
-            memcpy(ln->events, steps.ev, steps.n * sizeof *ln->events);
-            ln->nevents = (uint32_t)steps.n;
-            sp->nevents += steps.n;
-        }
-        int64_t pos = 0;
-        for (uint32_t k = 0; k < pl->nlines; k++) {
-            const xpv_line *src = &pl->lines[sl[k].li];
-            out->line_display_id[sl[k].li] = ++pos;
-            /* derived lines of this stream in id order: scope, ops, module,
-             * hlo, source */
-            for (int q = 0; q < 5; q++) {
-                dline *d = &lines[(size_t)k * XPV_DL_PER_STREAM + q];
-                ++pos;
-                if (!d->n) continue;
-                xpv_line *ln = &sp->lines[sp->nlines];
-                out->src_line[sp->nlines++] = sl[k].li;
-                ln->id = XPV_DL_DEVICE_MIN + (int64_t)k * XPV_DL_PER_STREAM + q;
-                ln->display_id = pos;
-                char nm[128];
-                int w = snprintf(nm, sizeof nm, "%s - from #%lld", line_names[q], (long long)src->id);
-                ln->name.ptr = xpv_arena_strndup(arena, nm, (size_t)w);
-                ln->name.len = (uint32_t)w;
-                ln->display_name = ln->name;
-                ln->timestamp_ns = src->timestamp_ns;
-                ln->events = xpv_arena_alloc(arena, d->n * sizeof *ln->events);
-                if (d->n) memcpy(ln->events, d->ev, d->n * sizeof *ln->events);
-                ln->nevents = (uint32_t)d->n;
-                sp->nevents += d->n;
-            }
-        }
-    }
+    if (any) emit_gpu_plane(c, arena, pl, sl, lines, nall, &steps, out);
     for (size_t q = 0; q < nall; q++) {
         free(lines[q].ev);
         free(lines[q].last);
@@ -753,6 +781,44 @@ static const char *const tpu_line_names[3] = {"Framework Name Scope", "Framework
                                               "Source code"};
 static const int tpu_line_ids[3] = {2, 3, 7}; /* kThreadIdTfNameScope, TfOp, Source */
 
+/* The derived lines of a TensorCore plane into `out`, XProf's names and
+ * ids (kThreadIdTfNameScope, kThreadIdTfOp, kThreadIdSource). */
+static void emit_tpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl,
+                           const dline *lines, xpv_dl_plane *out) {
+    memset(out, 0, sizeof *out);
+    xpv_plane *sp = &out->synth;
+    sp->id = pl->id;
+    sp->name = pl->name;
+    sp->event_meta = xpv_arena_calloc(arena, c->tab.n, sizeof *sp->event_meta);
+    memcpy(sp->event_meta, c->tab.m, c->tab.n * sizeof *sp->event_meta);
+    sp->nevent_meta = c->tab.n;
+    sp->stat_meta = xpv_arena_calloc(arena, 1, sizeof *sp->stat_meta);
+    sp->nstat_meta = 1;
+    out->line_display_id = xpv_arena_calloc(arena, pl->nlines ? pl->nlines : 1, sizeof(int64_t));
+    int64_t ts0 = INT64_MAX;
+    for (uint32_t li = 0; li < pl->nlines; li++) {
+        out->line_display_id[li] = pl->lines[li].display_id;
+        if (pl->lines[li].timestamp_ns < ts0) ts0 = pl->lines[li].timestamp_ns;
+    }
+    sp->lines = xpv_arena_calloc(arena, 3, sizeof *sp->lines);
+    out->src_line = xpv_arena_calloc(arena, 3, sizeof *out->src_line);
+    for (int q = 0; q < 3; q++) {
+        const dline *d = &lines[q];
+        if (!d->n) continue;
+        xpv_line *ln = &sp->lines[sp->nlines];
+        out->src_line[sp->nlines++] = 0;
+        ln->id = ln->display_id = XPV_DL_BASE + tpu_line_ids[q];
+        ln->name.ptr = tpu_line_names[q];
+        ln->name.len = (uint32_t)strlen(tpu_line_names[q]);
+        ln->display_name = ln->name;
+        ln->timestamp_ns = ts0 == INT64_MAX ? 0 : ts0;
+        ln->events = xpv_arena_alloc(arena, d->n * sizeof *ln->events);
+        memcpy(ln->events, d->ev, d->n * sizeof *ln->events);
+        ln->nevents = (uint32_t)d->n;
+        sp->nevents += d->n;
+    }
+}
+
 /* Framework Name Scope, Framework Ops and Source code of one TensorCore
  * plane from the `tf_op` and `source` stats of its events (event stats
  * over their metadata's); `_a` events are left out; group ids from the
@@ -786,11 +852,26 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     for (int q = 0; q < 3; q++) lines[q].not_gpu = 1;
     scope->dep[scope->ndep++] = ops;
 
+    /* Only events with a tf_op or a source add to the derived lines (the
+     * others change nothing, not even the merge state): a line none of
+     * whose events can have either is left out of the time-ordered walk,
+     * and a line that cannot hold any of the stats read here takes them
+     * from the metadata without reading its events' bytes. */
+    xpv_stat_set named;
+    xpv_stat_set_init(&named, pl, ids, 2);  /* tf_op, source */
     tcursor *cur = xpv_xcalloc(pl->nlines ? pl->nlines : 1, sizeof *cur);
+    uint8_t *own = xpv_xcalloc(pl->nlines ? pl->nlines : 1, 1);
     uint32_t ncur = 0;
     for (uint32_t li = 0; li < pl->nlines; li++) {
-        if (!pl->lines[li].nevents) continue;
-        cur[ncur++] = (tcursor){&pl->lines[li], li, 0, time_order(&pl->lines[li])};
+        const xpv_line *ln = &pl->lines[li];
+        if (!ln->nevents) continue;
+        own[li] = (uint8_t)xpv_line_may_have(ln, &set);
+        int adds = xpv_line_may_have(ln, &named);
+        for (uint32_t i = 0; i < ln->nevents && !adds; i++) {
+            const tstats *m = &mt[ln->events[i].meta];
+            adds = m->tf_op.len || m->source.len;
+        }
+        if (adds) cur[ncur++] = (tcursor){ln, li, 0, time_order(ln)};
     }
     opt64 none = {0, 0};
     while (ncur) {
@@ -806,7 +887,7 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
             cur[best] = cur[--ncur]; /* (ties go by line index, not array order) */
         }
         tstats ts = mt[e->meta];
-        if (e->wire != XPV_NO_STATS) {
+        if (e->wire != XPV_NO_STATS && own[li]) {
             xpv_stat st[T_N];
             uint32_t got = xpv_event_stats_in(pl, eln, e, &set, st, NULL);
             for (; got; got &= got - 1) tstat_set(&ts, __builtin_ctz(got), &st[__builtin_ctz(got)]);
@@ -849,45 +930,13 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     }
     reset(scope, 0);
     free(cur);
+    free(own);
     free(mt);
     for (uint32_t m = 0; m < pl->nevent_meta; m++) free(cache[m].scopes);
     free(cache);
 
     size_t total = scope->n + ops->n + src->n;
-    if (total) {
-        memset(out, 0, sizeof *out);
-        xpv_plane *sp = &out->synth;
-        sp->id = pl->id;
-        sp->name = pl->name;
-        sp->event_meta = xpv_arena_calloc(arena, c->tab.n, sizeof *sp->event_meta);
-        memcpy(sp->event_meta, c->tab.m, c->tab.n * sizeof *sp->event_meta);
-        sp->nevent_meta = c->tab.n;
-        sp->stat_meta = xpv_arena_calloc(arena, 1, sizeof *sp->stat_meta);
-        sp->nstat_meta = 1;
-        out->line_display_id = xpv_arena_calloc(arena, pl->nlines ? pl->nlines : 1, sizeof(int64_t));
-        int64_t ts0 = INT64_MAX;
-        for (uint32_t li = 0; li < pl->nlines; li++) {
-            out->line_display_id[li] = pl->lines[li].display_id;
-            if (pl->lines[li].timestamp_ns < ts0) ts0 = pl->lines[li].timestamp_ns;
-        }
-        sp->lines = xpv_arena_calloc(arena, 3, sizeof *sp->lines);
-        out->src_line = xpv_arena_calloc(arena, 3, sizeof *out->src_line);
-        for (int q = 0; q < 3; q++) {
-            dline *d = &lines[q];
-            if (!d->n) continue;
-            xpv_line *ln = &sp->lines[sp->nlines];
-            out->src_line[sp->nlines++] = 0;
-            ln->id = ln->display_id = XPV_DL_BASE + tpu_line_ids[q];
-            ln->name.ptr = tpu_line_names[q];
-            ln->name.len = (uint32_t)strlen(tpu_line_names[q]);
-            ln->display_name = ln->name;
-            ln->timestamp_ns = ts0 == INT64_MAX ? 0 : ts0;
-            ln->events = xpv_arena_alloc(arena, d->n * sizeof *ln->events);
-            memcpy(ln->events, d->ev, d->n * sizeof *ln->events);
-            ln->nevents = (uint32_t)d->n;
-            sp->nevents += d->n;
-        }
-    }
+    if (total) emit_tpu_plane(c, arena, pl, lines, out);
     for (int q = 0; q < 3; q++) {
         free(lines[q].ev);
         free(lines[q].last);

@@ -19,11 +19,10 @@
 
 #include "collections.h"
 #include "group_events.h"
+#include "group_events_int.h"
 #include "par.h"
 
-#define CONTEXT_EDGE_LIMIT 64
 #define NO_NODE UINT32_MAX
-#define TYPE_EXECUTOR (-1000)  /* executor -> iterator: (id, iter_num) */
 #define NO_PID INT64_MIN
 
 enum {
@@ -33,11 +32,6 @@ enum {
     NODE_LAUNCH = 8,           /* host launch with kernels */
     NODE_KERNEL = 16,          /* kernel with a launch */
 };
-
-typedef struct ctx_key {
-    int64_t type, id, id2;
-    uint32_t node;
-} ctx_key;
 
 typedef struct root_rec {
     uint32_t node;
@@ -71,6 +65,7 @@ typedef struct line_ref {
     uint64_t base;
     uint32_t *pos;             /* event index -> visit position, or NULL */
     uint32_t *ev;              /* visit position -> event index, or NULL */
+    int nested;                /* parent and end are set for its nodes */
 } line_ref;
 
 typedef struct builder {
@@ -92,17 +87,12 @@ typedef struct builder {
     i64map seen;
     uint32_t stamp;
     vec queue, pars;
+    uint32_t *stack;           /* nest_line_of's scratch */
+    int64_t *stack_end;
+    size_t stack_cap;
 } builder;
 
 /* ==== Small helpers ====================================================== */
-
-static int cmp_ctx_key(const void *a, const void *b) {
-    const ctx_key *x = a, *y = b;
-    if (x->type != y->type) return x->type < y->type ? -1 : 1;
-    if (x->id != y->id) return x->id < y->id ? -1 : 1;
-    if (x->id2 != y->id2) return x->id2 < y->id2 ? -1 : 1;
-    return (x->node > y->node) - (x->node < y->node);
-}
 
 static int same_key(const ctx_key *x, const ctx_key *y) {
     return x->type == y->type && x->id == y->id && x->id2 == y->id2;
@@ -220,6 +210,34 @@ static int space_has_loop_ops(const xpv_profile *p) {
     return 0;
 }
 
+/* Whether only TPU planes can take part in the grouping, so the others
+ * need no scan (their events all stay ungrouped): no plane but TPU ones
+ * can hold a root (no `_r` stat, no TraceContext or ExecutorState::Process
+ * event), no TPU plane can produce a context (no `_p`/`_pt` stat: a TPU
+ * group spreads nowhere), and no other plane holds a value a TPU group's
+ * name could read through its consumers' producers (no `iter_num`,
+ * `step_num` or `graph_type` stat).  That is JAX on TPU without step
+ * annotations: the host plane's millions of events are skipped. */
+static int only_tpu_groups(const xpv_profile *p) {
+    int tpu = 0;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (is_tpu_plane(pl)) {
+            tpu = 1;
+            if (xpv_stat_id(pl, "_p") >= 0 && xpv_stat_id(pl, "_pt") >= 0) return 0;
+            continue;
+        }
+        static const char *const stats[] = {"_r", "iter_num", "step_num", "graph_type"};
+        for (size_t i = 0; i < sizeof stats / sizeof stats[0]; i++)
+            if (xpv_stat_id(pl, stats[i]) >= 0) return 0;
+        for (uint32_t i = 0; i < pl->nevent_meta; i++) {
+            xpv_str nm = pl->event_meta[i].name;
+            if (xpv_str_eq(nm, "TraceContext") || xpv_str_eq(nm, "ExecutorState::Process")) return 0;
+        }
+    }
+    return tpu;
+}
+
 /* Whether a group root can exist: a plane defines the `_r` stat, holds a
  * TraceContext or ExecutorState::Process event metadata (legacy and TF
  * loop roots), or is a TensorCore plane with a grouping line. */
@@ -237,7 +255,7 @@ static int space_may_have_roots(const xpv_profile *p) {
 }
 
 /* The line holding node `x` (binary search over line bases). */
-static const line_ref *line_of(const builder *b, uint32_t x) {
+static line_ref *line_of(const builder *b, uint32_t x) {
     uint32_t lo = 0, hi = b->nlines;
     while (hi - lo > 1) {
         uint32_t mid = (lo + hi) / 2;
@@ -252,9 +270,48 @@ static uint32_t event_of(const line_ref *lr, uint32_t x) {
     return lr->ev ? lr->ev[v] : v;
 }
 
+/* Same-line nesting (parent, end) of the line holding node `x`, computed
+ * the first time propagation or an ancestor query reaches the line: most
+ * lines of a big profile are never reached (no root, no edge into them)
+ * and cost no more than the scan of their stats.  The parent of an event
+ * is the innermost open event that ends no earlier; popped events end at
+ * the node that pops them; `_a` events neither nest nor hold. */
+static void nest_line_of(builder *b, uint32_t x) {
+    line_ref *lr = line_of(b, x);
+    if (lr->nested) return;
+    lr->nested = 1;
+    const xpv_line *ln = &b->p->planes[lr->plane].lines[lr->line];
+    uint32_t ne = ln->nevents, base = (uint32_t)lr->base;
+    if (b->stack_cap < ne) {
+        b->stack_cap = ne;
+        b->stack = xpv_xrealloc(b->stack, ne * sizeof *b->stack);
+        b->stack_end = xpv_xrealloc(b->stack_end, ne * sizeof *b->stack_end);
+    }
+    uint32_t *st = b->stack;
+    int64_t *st_end = b->stack_end;
+    size_t sp = 0;
+    for (uint32_t j = 0; j < ne; j++) {
+        uint32_t node = base + j;
+        if (b->flags[node] & NODE_ASYNC) {
+            b->parent[node] = NO_NODE;
+            b->end[node] = node + 1;
+            continue;
+        }
+        const xpv_event *ev = &ln->events[lr->ev ? lr->ev[j] : j];
+        int64_t e = ev->start_ps + ev->dur_ps;
+        while (sp > 0 && !(st_end[sp - 1] >= e)) b->end[st[--sp]] = node;
+        b->parent[node] = sp > 0 ? st[sp - 1] : NO_NODE;
+        st[sp] = node;
+        st_end[sp] = e;
+        sp++;
+    }
+    while (sp > 0) b->end[st[--sp]] = base + ne;
+}
+
 /* Parents of `x` in XProf's order: nesting, launch, listed edges. */
 static void parents_of(builder *b, uint32_t x) {
     b->pars.n = 0;
+    nest_line_of(b, x);
     if (b->parent[x] != NO_NODE) *(uint32_t *)vec_push(&b->pars) = b->parent[x];
     if (b->flags[x] & NODE_KERNEL) {
         size_t lo = 0, hi = b->nkernels;
@@ -359,6 +416,7 @@ static int propagate(builder *b, uint32_t root, int32_t gid, vec *work) {
         uint32_t x = ((uint32_t *)work->p)[--work->n];
         push_edge_children(b, work, x, gid);
         if (b->flags[x] & NODE_ASYNC) continue;
+        nest_line_of(b, x);
         uint32_t y = x + 1, stop = b->end[x];
         while (y < stop) {
             if (b->group[y] >= 0) {
@@ -565,8 +623,12 @@ static void visit_order(line_ref *lr, const xpv_line *ln, ord_rec **ord, size_t 
 /* What the scan reads of a plane, resolved once before the workers. */
 typedef struct plane_scan {
     int is_host, tpu, gline, any_stat;
+    int mdef_ctx;              /* some event metadata holds a context stat */
+    int inert;                 /* not scanned: only_tpu_groups() */
+    int trace_context;         /* some event metadata is TraceContext (a root) */
     int32_t sids[GS_COUNT];
     xpv_stat_set set;
+    xpv_stat_set ctx_set;      /* _pt, _p, _ct, _c: for xpv_line_may_have */
     int64_t pid;
     uint8_t *mk;               /* per event metadata: MK_* */
     ev_stats *mdef;            /* per event metadata: its grouping stats, or NULL */
@@ -585,6 +647,7 @@ static void plane_scan_init(plane_scan *ps, const xpv_plane *pl) {
         if (ps->sids[i] >= 0 && i != GS_GT) ps->any_stat = 1;
     }
     xpv_stat_set_init(&ps->set, pl, ps->sids, GS_COUNT);
+    xpv_stat_set_init(&ps->ctx_set, pl, ps->sids + GS_PT, 4);
     ps->pid = NO_PID;
     int32_t sid_pid = xpv_stat_id(pl, "process_id");
     xpv_stat pst;
@@ -593,7 +656,12 @@ static void plane_scan_init(plane_scan *ps, const xpv_plane *pl) {
         if (xpv_stat_as_int(&pst, &v)) ps->pid = (int32_t)v;
     }
     ps->mk = meta_kinds(pl);
+    for (uint32_t i = 0; i < pl->nevent_meta; i++)
+        if (ps->mk[i] == MK_TRACE_CONTEXT) ps->trace_context = 1;
     ps->mdef = meta_stats(pl, ps->sids);
+    const uint32_t ctx_bits = (1u << GS_PT) | (1u << GS_P) | (1u << GS_CT) | (1u << GS_C);
+    for (uint32_t i = 0; ps->mdef && i < pl->nevent_meta; i++)
+        if (ps->mdef[i].has & ctx_bits) ps->mdef_ctx = 1;
 }
 
 /* One worker of the scan: a contiguous run of units (a TPU plane, or one
@@ -613,9 +681,7 @@ typedef struct worker {
     size_t nunits;
     scan_out o;
     ord_rec *ord;
-    size_t ord_cap, stack_cap;
-    uint32_t *stack;
-    int64_t *stack_end;
+    size_t ord_cap;
 } worker;
 
 /* A TPU plane: only the grouping line's events are nodes; the context
@@ -627,21 +693,21 @@ static void scan_tpu_plane(worker *w, uint32_t k) {
     scan_out *o = &w->o;
     uint32_t l0 = b->g->plane_line0[k];
     ev_stats s;
-    for (uint32_t l = 0; l < pl->nlines; l++) {
-        line_ref *lr = &b->lines[l0 + l];
-        uint64_t n = pl->lines[l].nevents;
-        memset(b->group + lr->base, 0xff, n * sizeof *b->group);
-        memset(b->flags + lr->base, 0, n);
-        for (uint32_t j = 0; j < n; j++) {
-            b->parent[lr->base + j] = NO_NODE;
-            b->end[lr->base + j] = (uint32_t)(lr->base + j + 1);
-        }
-    }
+    /* Only the grouping line's nodes are ever reached or read: the other
+     * lines' ids are set from it at the end (their node slots stay as
+     * allocated, never touched). */
+    for (uint32_t l = 0; l < pl->nlines; l++) b->lines[l0 + l].nested = 1;
     int gline = ps->gline;
-    if (gline < 0 || (!ps->any_stat && !ps->mdef)) return;
-    const ev_stats *mdef = ps->mdef;
+    if (gline < 0) return;
     const xpv_line *gl = &pl->lines[gline];
     uint64_t gbase = b->lines[l0 + (uint32_t)gline].base;
+    memset(b->group + gbase, 0xff, gl->nevents * sizeof *b->group);
+    for (uint32_t j = 0; j < gl->nevents; j++) {
+        b->parent[gbase + j] = NO_NODE;
+        b->end[gbase + j] = (uint32_t)(gbase + j + 1);
+    }
+    if (!ps->any_stat && !ps->mdef) return;
+    const ev_stats *mdef = ps->mdef;
     for (uint32_t j = 0; j < gl->nevents; j++) {
         read_stats(pl, gl, &gl->events[j], &ps->set, mdef ? &mdef[gl->events[j].meta] : NULL, &s);
         add_ctx(o, &s, ps->pid, (uint32_t)(gbase + j));
@@ -650,6 +716,9 @@ static void scan_tpu_plane(worker *w, uint32_t k) {
     for (uint32_t l = 0; l < pl->nlines; l++) {
         if ((int)l == gline) continue;
         const xpv_line *ln = &pl->lines[l];
+        /* (a line none of whose events can hold a context stat adds
+         * nothing: skipped without reading its events' bytes) */
+        if (!ps->mdef_ctx && !xpv_line_may_have(ln, &ps->ctx_set)) continue;
         uint32_t pi = 0;
         for (uint32_t j = 0; j < ln->nevents; j++) {
             const xpv_event *ev = &ln->events[j];
@@ -670,8 +739,9 @@ static void scan_tpu_plane(worker *w, uint32_t k) {
     }
 }
 
-/* One line of a host or GPU plane: same-line nesting, context stats,
- * roots, launches and kernels. */
+/* One line of a host or GPU plane: its events' context stats, roots,
+ * launches and kernels, and which events are `_a` (the nesting itself
+ * waits until propagation reaches the line: nest_line_of). */
 static void scan_line(worker *w, uint32_t k, uint32_t l) {
     builder *b = w->b;
     const xpv_plane *pl = &b->p->planes[k];
@@ -683,44 +753,26 @@ static void scan_line(worker *w, uint32_t k, uint32_t l) {
     line_ref *lr = &b->lines[b->g->plane_line0[k] + l];
     uint32_t ne = ln->nevents;
     ev_stats s;
-    visit_order(lr, ln, &w->ord, &w->ord_cap);
-    if (w->stack_cap < ne) {
-        w->stack_cap = ne;
-        w->stack = xpv_xrealloc(w->stack, w->stack_cap * sizeof *w->stack);
-        w->stack_end = xpv_xrealloc(w->stack_end, w->stack_cap * sizeof *w->stack_end);
-    }
-    uint32_t *st = w->stack;
-    int64_t *st_end = w->stack_end;
-    size_t sp = 0;
     uint32_t base = (uint32_t)lr->base;
     memset(b->group + base, 0xff, (size_t)ne * sizeof *b->group);
-    memset(b->flags + base, 0, ne);
+    if (ps->inert) return; /* (never reached: no node order needed either) */
+    visit_order(lr, ln, &w->ord, &w->ord_cap);
+    /* (no event of the line holds a grouping stat: none is read; nothing
+     * to record without one but TraceContext roots) */
+    int any_stat = ps->any_stat && xpv_line_may_have(ln, &ps->set);
+    if (!any_stat && !mdef && !ps->trace_context) return;
     for (uint32_t j = 0; j < ne; j++) {
-        uint32_t i = lr->ev ? lr->ev[j] : j;
-        const xpv_event *ev = &ln->events[i];
+        const xpv_event *ev = &ln->events[lr->ev ? lr->ev[j] : j];
         uint32_t node = base + j;
-        int64_t e = ev->start_ps + ev->dur_ps;
         uint8_t kind = ev->meta < pl->nevent_meta ? mk[ev->meta] : MK_NONE;
-        if (ps->any_stat && kind != MK_ALLOC)
+        if (any_stat && kind != MK_ALLOC && ev->wire != XPV_NO_STATS)
             read_stats(pl, ln, ev, &ps->set, mdef ? &mdef[ev->meta] : NULL, &s);
         else if (mdef)
             s = mdef[ev->meta];
         else
             s.has = 0;
-        if (!(s.has & (1u << GS_ASYNC))) {
-            /* The parent is the innermost open event that ends no
-             * earlier; popped events end here. */
-            while (sp > 0 && !(st_end[sp - 1] >= e)) b->end[st[--sp]] = node;
-            b->parent[node] = sp > 0 ? st[sp - 1] : NO_NODE;
-            st[sp] = node;
-            st_end[sp] = e;
-            sp++;
-        } else {
-            b->flags[node] |= NODE_ASYNC;
-            b->parent[node] = NO_NODE;
-            b->end[node] = node + 1;
-        }
         if (!s.has && kind != MK_TRACE_CONTEXT) continue; /* nothing below applies */
+        if (s.has & (1u << GS_ASYNC)) b->flags[node] |= NODE_ASYNC;
         add_ctx(o, &s, ps->pid, node);
         add_vals(o, &s, node);
         if (kind == MK_EXECUTOR && (s.has & (1u << GS_ID)) && (s.has & (1u << GS_ITER))) {
@@ -741,7 +793,6 @@ static void scan_line(worker *w, uint32_t k, uint32_t l) {
             *(corr_rec *)vec_push(ps->is_host ? &o->launches : &o->kernels) =
                 (corr_rec){s.v[GS_CORR], node};
     }
-    while (sp > 0) b->end[st[--sp]] = base + ne;
 }
 
 static void worker_run(void *arg) {
@@ -752,8 +803,6 @@ static void worker_run(void *arg) {
         else scan_line(w, su->plane, (uint32_t)su->line);
     }
     free(w->ord);
-    free(w->stack);
-    free(w->stack_end);
 }
 
 static void scan_out_init(scan_out *o) {
@@ -810,9 +859,11 @@ static void scan_all(builder *b, scan_out *o) {
     size_t nu = 0, cap = 0;
     scan_unit *units = NULL;
     uint64_t total = 0;
+    int inert = only_tpu_groups(p);
     for (uint32_t k = 0; k < p->nplanes; k++) {
         const xpv_plane *pl = &p->planes[k];
         plane_scan_init(&ps[k], pl);
+        ps[k].inert = inert && !ps[k].tpu;
         uint32_t n = ps[k].tpu ? 1 : pl->nlines;
         for (uint32_t l = 0; l < n; l++) {
             if (nu == cap) {
@@ -872,7 +923,7 @@ static void context_edges(builder *b, scan_out *o, vec *edges, int executor_pass
     while (i < o->prod.n && j < o->cons.n) {
         ctx_key pk = P[i], ck = C[j];
         pk.node = ck.node = 0;
-        int c = cmp_ctx_key(&pk, &ck);
+        int c = xpv_ge_cmp_ctx_key(&pk, &ck);
         if (c < 0) {
             i++;
             continue;
@@ -896,124 +947,6 @@ static void context_edges(builder *b, scan_out *o, vec *edges, int executor_pass
         i = i2;
         j = j2;
     }
-}
-
-static uint64_t ctx_hash(const ctx_key *k) {
-    return mix64((uint64_t)k->type * 0x9e3779b97f4a7c15ULL ^ mix64((uint64_t)k->id) ^
-                 (uint64_t)k->id2 * 0xc2b2ae3d27d4eb4fULL);
-}
-
-/* A distinct context key and how many producers / consumers hold it. */
-typedef struct key_rec {
-    int64_t type, id, id2;
-    uint32_t np, nc, rank;
-} key_rec;
-
-typedef struct key_tab {
-    key_rec *k;
-    size_t n, cap;
-    uint32_t *slot;            /* key index + 1, 0 empty */
-    size_t mask;
-} key_tab;
-
-static uint32_t key_find(key_tab *t, const ctx_key *c) {
-    size_t s = ctx_hash(c) & t->mask;
-    for (;; s = (s + 1) & t->mask) {
-        uint32_t v = t->slot[s];
-        if (!v) break;
-        const key_rec *r = &t->k[v - 1];
-        if (r->type == c->type && r->id == c->id && r->id2 == c->id2) return v - 1;
-    }
-    if (t->n == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 1024;
-        t->k = xpv_xrealloc(t->k, t->cap * sizeof *t->k);
-    }
-    t->k[t->n] = (key_rec){c->type, c->id, c->id2, 0, 0, 0};
-    t->slot[s] = (uint32_t)++t->n;
-    return (uint32_t)(t->n - 1);
-}
-
-static int cmp_key_rec(const void *a, const void *b) {
-    const key_rec *x = *(const key_rec *const *)a, *y = *(const key_rec *const *)b;
-    if (x->type != y->type) return x->type < y->type ? -1 : 1;
-    if (x->id != y->id) return x->id < y->id ? -1 : 1;
-    return (x->id2 > y->id2) - (x->id2 < y->id2);
-}
-
-/* Records of the useful keys, in (key, node) order: a counting sort on the
- * key's rank (stable), then by node inside a key where the scan did not
- * already give node order. */
-static void ctx_place(vec *v, const uint32_t *kid, const key_tab *t, uint32_t nuseful) {
-    size_t *off = xpv_xcalloc((size_t)nuseful + 1, sizeof *off);
-    const ctx_key *in = v->p;
-    for (size_t i = 0; i < v->n; i++) {
-        const key_rec *r = &t->k[kid[i]];
-        if (r->rank != UINT32_MAX) off[r->rank + 1]++;
-    }
-    for (uint32_t r = 0; r < nuseful; r++) off[r + 1] += off[r];
-    size_t nout = off[nuseful];
-    ctx_key *out = xpv_xmalloc((nout ? nout : 1) * sizeof *out);
-    size_t *pos = xpv_xmalloc(((size_t)nuseful + 1) * sizeof *pos);
-    memcpy(pos, off, ((size_t)nuseful + 1) * sizeof *pos);
-    for (size_t i = 0; i < v->n; i++) {
-        const key_rec *r = &t->k[kid[i]];
-        if (r->rank != UINT32_MAX) out[pos[r->rank]++] = in[i];
-    }
-    for (uint32_t r = 0; r < nuseful; r++) {
-        size_t a = off[r], b = off[r + 1];
-        int sorted = 1;
-        for (size_t i = a + 1; i < b && sorted; i++)
-            if (out[i].node < out[i - 1].node) sorted = 0;
-        if (!sorted) qsort(out + a, b - a, sizeof *out, cmp_ctx_key);
-    }
-    free(pos);
-    free(off);
-    free(v->p);
-    v->p = out;
-    v->n = v->cap = nout;
-}
-
-/* Sort producers and consumers by (type, id, process, node), keeping only
- * the records context_edges can link: keys held on both sides, and (but
- * for executor keys) not by CONTEXT_EDGE_LIMIT or more on each.  The
- * result is what sorting everything gives, less records that make no
- * edge.  Producers and consumers run to millions on big profiles and
- * mostly do not match: a comparison sort of all of them cost more than
- * the rest of the pass. */
-static void ctx_sort(vec *prod, vec *cons) {
-    size_t n = prod->n + cons->n, nslot = 1024;
-    while (nslot < 2 * n) nslot <<= 1;
-    key_tab t = {NULL, 0, 0, xpv_xcalloc(nslot, sizeof(uint32_t)), nslot - 1};
-    uint32_t *kp = xpv_xmalloc((prod->n ? prod->n : 1) * sizeof *kp);
-    uint32_t *kc = xpv_xmalloc((cons->n ? cons->n : 1) * sizeof *kc);
-    const ctx_key *P = prod->p, *C = cons->p;
-    for (size_t i = 0; i < prod->n; i++) {
-        kp[i] = key_find(&t, &P[i]); /* (may move t.k) */
-        t.k[kp[i]].np++;
-    }
-    for (size_t i = 0; i < cons->n; i++) {
-        kc[i] = key_find(&t, &C[i]);
-        t.k[kc[i]].nc++;
-    }
-    free(t.slot);
-    key_rec **useful = xpv_xmalloc((t.n ? t.n : 1) * sizeof *useful);
-    uint32_t nu = 0;
-    for (size_t i = 0; i < t.n; i++) {
-        key_rec *r = &t.k[i];
-        r->rank = UINT32_MAX;
-        if (!r->np || !r->nc) continue;
-        if (r->type != TYPE_EXECUTOR && r->np >= CONTEXT_EDGE_LIMIT && r->nc >= CONTEXT_EDGE_LIMIT)
-            continue;
-        useful[nu++] = r;
-    }
-    if (nu) qsort(useful, nu, sizeof *useful, cmp_key_rec);
-    for (uint32_t r = 0; r < nu; r++) useful[r]->rank = r;
-    ctx_place(prod, kp, &t, nu);
-    ctx_place(cons, kc, &t, nu);
-    free(useful);
-    free(kp);
-    free(kc);
-    free(t.k);
 }
 
 /* Launch -> kernel links on correlation_id (the last launch of an id). */
@@ -1137,23 +1070,11 @@ static xpv_groups *groups_new(const xpv_profile *p, int source) {
     return g;
 }
 
-xpv_groups *xpv_group_events(const xpv_profile *p) {
-    for (uint32_t k = 0; k < p->nplanes; k++)
-        if (xpv_stat_id(&p->planes[k], "group_id") >= 0) return groups_new(p, XPV_GROUPS_FILE);
-    if (space_has_loop_ops(p)) return groups_new(p, XPV_GROUPS_LOOP_OPS);
-    /* No root can exist (no `_r` stat, no TraceContext or executor event,
-     * no TPU grouping line): no group, no per-event ids to compute. */
-    if (!space_may_have_roots(p)) return groups_new(p, XPV_GROUPS_NONE);
-    xpv_groups *g = groups_new(p, XPV_GROUPS_NONE);
-
-    builder B;
-    memset(&B, 0, sizeof B);
-    builder *b = &B;
-    b->p = p;
-    b->g = g;
-    b->queue.sz = b->pars.sz = sizeof(uint32_t);
-
-    /* Flat layout. */
+/* The flat node layout: line bases, per-node arrays.  Returns the node
+ * count (0 when there is nothing to group, or absurdly many). */
+static uint32_t layout_nodes(builder *b) {
+    const xpv_profile *p = b->p;
+    xpv_groups *g = b->g;
     g->plane_line0 = xpv_xmalloc((p->nplanes + 1) * sizeof *g->plane_line0);
     uint32_t nlines = 0;
     for (uint32_t k = 0; k < p->nplanes; k++) {
@@ -1169,39 +1090,40 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
         for (uint32_t l = 0; l < p->planes[k].nlines; l++) {
             uint32_t li = g->plane_line0[k] + l;
             g->line_off[li] = total;
-            b->lines[li] = (line_ref){k, l, total, NULL, NULL};
+            b->lines[li] = (line_ref){k, l, total, NULL, NULL, 0};
             total += p->planes[k].lines[l].nevents;
         }
     g->nevents = total;
     if (total >= INT32_MAX) total = 0; /* absurd: give up grouping */
     uint32_t nn = b->nn = (uint32_t)total;
-    /* group and flags are set per node by the scan's workers (first touch
-     * on their own thread; no separate pass over 13 bytes per event). */
+    /* group is set per line by the scan's workers (first touch on their
+     * own thread); flags start zero and are written for few nodes; parent
+     * and end only for the lines propagation reaches (nest_line_of), so
+     * most of their pages are never touched. */
     b->group = xpv_xmalloc((nn ? nn : 1) * sizeof *b->group);
-    b->flags = xpv_xmalloc(nn ? nn : 1);
+    b->flags = xpv_xcalloc(nn ? nn : 1, 1);
     b->parent = xpv_xmalloc((nn ? nn : 1) * sizeof *b->parent);
     b->end = xpv_xmalloc((nn ? nn : 1) * sizeof *b->end);
+    return nn;
+}
 
-    scan_out o;
-    if (nn) scan_all(b, &o);
-    else scan_out_init(&o);
-    b->iters = o.iters;
-    b->steps = o.steps;
-    b->gtypes = o.gtypes;
-    memset(&o.iters, 0, sizeof o.iters);
-    memset(&o.steps, 0, sizeof o.steps);
-    memset(&o.gtypes, 0, sizeof o.gtypes);
-
-    /* Edges in XProf's order: inter-thread, context, then TF loops. */
+/* Edges in XProf's order (inter-thread, context, then TF loops), sorted
+ * both ways; the context values sorted by node.  Fills `loop_roots`. */
+static void build_edges(builder *b, scan_out *o, vec *loop_roots) {
+    b->iters = o->iters;
+    b->steps = o->steps;
+    b->gtypes = o->gtypes;
+    memset(&o->iters, 0, sizeof o->iters);
+    memset(&o->steps, 0, sizeof o->steps);
+    memset(&o->gtypes, 0, sizeof o->gtypes);
     vec edges = {0, 0, 0, sizeof(edge)};
-    if (o.prod.n && o.cons.n) {
-        ctx_sort(&o.prod, &o.cons);
-        context_edges(b, &o, &edges, 1);
-        context_edges(b, &o, &edges, 0);
+    if (o->prod.n && o->cons.n) {
+        xpv_ge_ctx_sort(&o->prod, &o->cons);
+        context_edges(b, o, &edges, 1);
+        context_edges(b, o, &edges, 0);
     }
-    kernel_links(b, &o);
-    vec loop_roots = {0, 0, 0, sizeof(root_rec)};
-    tf_loops(b, &o, &edges, &loop_roots);
+    kernel_links(b, o);
+    tf_loops(b, o, &edges, loop_roots);
     b->nedges = edges.n;
     b->out_e = edges.p;
     b->in_e = xpv_xmalloc((b->nedges ? b->nedges : 1) * sizeof *b->in_e);
@@ -1214,91 +1136,85 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
     if (b->iters.n) qsort(b->iters.p, b->iters.n, sizeof(node_val), cmp_node_val);
     if (b->steps.n) qsort(b->steps.p, b->steps.n, sizeof(node_val), cmp_node_val);
     if (b->gtypes.n) qsort(b->gtypes.p, b->gtypes.n, sizeof(node_val), cmp_node_val);
+}
 
-    /* Groups. */
-    vec work = {0, 0, 0, sizeof(uint32_t)};
-    int32_t next = 0;
-    if (loop_roots.n) {
-        const root_rec *R = loop_roots.p;
-        for (size_t i = 0; i < loop_roots.n; i++) {
-            int32_t gid = next++;
-            propagate(b, R[i].node, gid, &work);
-            name_group(b, R[i].node, gid);
-        }
-    } else if (o.roots.n) {
-        i64map level_of = {0};
-        root_rec *R = o.roots.p;
-        size_t nr = 0;
-        for (size_t i = 0; i < o.roots.n; i++) {
-            /* Roots tied to a tf.data step id are not steps. */
-            const line_ref *lr = line_of(b, R[i].node);
-            const xpv_plane *pl = &p->planes[lr->plane];
-            const xpv_line *ln = &pl->lines[lr->line];
-            int32_t sid = xpv_stat_id(pl, "id");
-            xpv_stat st;
-            int64_t id;
-            uint32_t v;
-            if (o.tfdata_ids.n && sid >= 0 &&
-                xpv_event_stat(pl, ln, &ln->events[event_of(lr, R[i].node)], sid, &st) &&
-                xpv_stat_as_int(&st, &id) && id != INT64_MIN && i64map_get(&o.tfdata_ids, id, &v))
-                continue;
-            R[nr++] = R[i];
-        }
-        for (size_t i = 0; i < nr; i++) i64map_put(&level_of, R[i].node, (uint32_t)R[i].level);
-        if (nr) qsort(R, nr, sizeof *R, cmp_root);
-        for (size_t i = 0; i < nr; i++) {
-            if (b->group[R[i].node] >= 0) continue;
-            if (ancestor_with_level(b, &level_of, R[i].node, R[i].level)) continue;
-            int32_t gid = next++;
-            propagate(b, R[i].node, gid, &work);
-            name_group(b, R[i].node, gid);
-        }
-        i64map_free(&level_of);
+/* Groups from explicit roots, highest level first, then by start: roots
+ * tied to a tf.data step id are not steps; a root is skipped when grouped
+ * already or when an ancestor is a root of its level. */
+static void group_roots(builder *b, scan_out *o, vec *work, int32_t *next) {
+    const xpv_profile *p = b->p;
+    i64map level_of = {0};
+    root_rec *R = o->roots.p;
+    size_t nr = 0;
+    for (size_t i = 0; i < o->roots.n; i++) {
+        const line_ref *lr = line_of(b, R[i].node);
+        const xpv_plane *pl = &p->planes[lr->plane];
+        const xpv_line *ln = &pl->lines[lr->line];
+        int32_t sid = xpv_stat_id(pl, "id");
+        xpv_stat st;
+        int64_t id;
+        uint32_t v;
+        if (o->tfdata_ids.n && sid >= 0 &&
+            xpv_event_stat(pl, ln, &ln->events[event_of(lr, R[i].node)], sid, &st) &&
+            xpv_stat_as_int(&st, &id) && id != INT64_MIN && i64map_get(&o->tfdata_ids, id, &v))
+            continue;
+        R[nr++] = R[i];
     }
-    /* TPU cores: when no grouping-line event was grouped from the host,
-     * each core's grouping events become groups in order. */
-    int any_tpu = 0, tpu_grouped = 0;
-    for (uint32_t k = 0; k < p->nplanes && nn; k++) {
+    for (size_t i = 0; i < nr; i++) i64map_put(&level_of, R[i].node, (uint32_t)R[i].level);
+    if (nr) qsort(R, nr, sizeof *R, cmp_root);
+    for (size_t i = 0; i < nr; i++) {
+        if (b->group[R[i].node] >= 0) continue;
+        if (ancestor_with_level(b, &level_of, R[i].node, R[i].level)) continue;
+        int32_t gid = (*next)++;
+        propagate(b, R[i].node, gid, work);
+        name_group(b, R[i].node, gid);
+    }
+    i64map_free(&level_of);
+}
+
+/* TPU cores: when no grouping-line event was grouped from the host, each
+ * core's grouping events become groups in order (ids from `next`, the same
+ * on every core). */
+static void group_tpu_cores(builder *b, vec *work, int32_t next) {
+    const xpv_profile *p = b->p;
+    int any_tpu = 0;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
         const xpv_plane *pl = &p->planes[k];
         if (!is_tensor_core_plane(pl)) continue;
         int gl = tpu_grouping_line(pl);
         if (gl < 0) continue;
         any_tpu = 1;
-        const line_ref *lr = &b->lines[g->plane_line0[k] + (uint32_t)gl];
+        const line_ref *lr = &b->lines[b->g->plane_line0[k] + (uint32_t)gl];
         for (uint32_t j = 0; j < pl->lines[gl].nevents; j++)
-            if (b->group[lr->base + j] >= 0) tpu_grouped = 1;
+            if (b->group[lr->base + j] >= 0) return; /* grouped from the host */
     }
-    if (any_tpu && !tpu_grouped) {
-        for (uint32_t k = 0; k < p->nplanes; k++) {
-            const xpv_plane *pl = &p->planes[k];
-            if (!is_tensor_core_plane(pl)) continue;
-            int gl = tpu_grouping_line(pl);
-            if (gl < 0) continue;
-            const line_ref *lr = &b->lines[g->plane_line0[k] + (uint32_t)gl];
-            int32_t id = next;
-            for (uint32_t j = 0; j < pl->lines[gl].nevents; j++) {
-                uint32_t node = (uint32_t)(lr->base + j);
-                if (b->group[node] >= 0) continue;
-                int32_t gid = id++;
-                propagate(b, node, gid, &work);
-                name_group(b, node, gid);
-            }
+    if (!any_tpu) return;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (!is_tensor_core_plane(pl)) continue;
+        int gl = tpu_grouping_line(pl);
+        if (gl < 0) continue;
+        const line_ref *lr = &b->lines[b->g->plane_line0[k] + (uint32_t)gl];
+        int32_t id = next;
+        for (uint32_t j = 0; j < pl->lines[gl].nevents; j++) {
+            uint32_t node = (uint32_t)(lr->base + j);
+            if (b->group[node] >= 0) continue;
+            int32_t gid = id++;
+            propagate(b, node, gid, work);
+            name_group(b, node, gid);
         }
     }
-    free(work.p);
+}
 
-    /* Per-event ids: nodes back to event order; TPU lines other than the
-     * grouping line take the overlapping grouping event's group. */
-    if (!nn) {
-        g->gid = xpv_xmalloc((g->nevents ? g->nevents : 1) * sizeof *g->gid);
-        memset(g->gid, 0xff, (g->nevents ? g->nevents : 1) * sizeof *g->gid);
-    } else {
-        g->gid = b->group; /* node order is event order on most lines */
-        b->group = NULL;
-    }
+/* Per-event ids: nodes back to event order. */
+static void gids_to_event_order(builder *b) {
+    const xpv_profile *p = b->p;
+    xpv_groups *g = b->g;
+    g->gid = b->group; /* node order is event order on most lines */
+    b->group = NULL;
     int32_t *tmp = NULL;
     size_t tmp_cap = 0;
-    for (uint32_t li = 0; li < b->nlines && nn; li++) {
+    for (uint32_t li = 0; li < b->nlines; li++) {
         const line_ref *lr = &b->lines[li];
         if (!lr->pos) continue;
         uint32_t ne = p->planes[lr->plane].lines[lr->line].nevents;
@@ -1311,7 +1227,13 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
         for (uint32_t i = 0; i < ne; i++) seg[i] = tmp[lr->pos[i]];
     }
     free(tmp);
-    for (uint32_t k = 0; k < p->nplanes && nn; k++) {
+}
+
+/* TPU lines other than the grouping line take the group of the
+ * overlapping grouping event (XProf's GroupQueue: keep the current
+ * grouping event while it overlaps, else look forward for one that does). */
+static void tpu_line_gids(xpv_groups *g, const xpv_profile *p) {
+    for (uint32_t k = 0; k < p->nplanes; k++) {
         const xpv_plane *pl = &p->planes[k];
         if (!is_tpu_plane(pl)) continue;
         int gl = tpu_grouping_line(pl);
@@ -1325,8 +1247,6 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
             }
             const xpv_line *gln = &pl->lines[gl];
             const int32_t *ggid = g->gid + g->line_off[g->plane_line0[k] + (uint32_t)gl];
-            /* XProf's GroupQueue: keep the current grouping event while it
-             * overlaps, else look forward for one that does. */
             int64_t cur = -1;
             for (uint32_t j = 0; j < ln->nevents; j++) {
                 const xpv_event *ev = &ln->events[j];
@@ -1348,8 +1268,9 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
             }
         }
     }
-    g->source = g->ngroups ? XPV_GROUPS_COMPUTED : XPV_GROUPS_NONE;
+}
 
+static void builder_free(builder *b, scan_out *o) {
     for (uint32_t li = 0; li < b->nlines; li++) {
         free(b->lines[li].pos);
         free(b->lines[li].ev);
@@ -1368,15 +1289,62 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
     free(b->gtypes.p);
     free(b->queue.p);
     free(b->pars.p);
+    free(b->stack);
+    free(b->stack_end);
     i64map_free(&b->seen);
-    free(o.prod.p);
-    free(o.cons.p);
-    free(o.roots.p);
-    free(o.launches.p);
-    free(o.kernels.p);
-    free(o.execs.p);
-    i64map_free(&o.tfdata_ids);
+    free(o->prod.p);
+    free(o->cons.p);
+    free(o->roots.p);
+    free(o->launches.p);
+    free(o->kernels.p);
+    free(o->execs.p);
+    i64map_free(&o->tfdata_ids);
+}
+
+xpv_groups *xpv_group_events(const xpv_profile *p) {
+    for (uint32_t k = 0; k < p->nplanes; k++)
+        if (xpv_stat_id(&p->planes[k], "group_id") >= 0) return groups_new(p, XPV_GROUPS_FILE);
+    if (space_has_loop_ops(p)) return groups_new(p, XPV_GROUPS_LOOP_OPS);
+    /* No root can exist (no `_r` stat, no TraceContext or executor event,
+     * no TPU grouping line): no group, no per-event ids to compute. */
+    if (!space_may_have_roots(p)) return groups_new(p, XPV_GROUPS_NONE);
+    xpv_groups *g = groups_new(p, XPV_GROUPS_NONE);
+    builder B;
+    memset(&B, 0, sizeof B);
+    builder *b = &B;
+    b->p = p;
+    b->g = g;
+    b->queue.sz = b->pars.sz = sizeof(uint32_t);
+    scan_out o;
+    if (layout_nodes(b)) scan_all(b, &o);
+    else scan_out_init(&o);
+    vec loop_roots = {0, 0, 0, sizeof(root_rec)};
+    build_edges(b, &o, &loop_roots);
+    /* Groups: TF loop iterations replace the explicit roots when present. */
+    vec work = {0, 0, 0, sizeof(uint32_t)};
+    int32_t next = 0;
+    if (loop_roots.n) {
+        const root_rec *R = loop_roots.p;
+        for (size_t i = 0; i < loop_roots.n; i++) {
+            int32_t gid = next++;
+            propagate(b, R[i].node, gid, &work);
+            name_group(b, R[i].node, gid);
+        }
+    } else if (o.roots.n) {
+        group_roots(b, &o, &work, &next);
+    }
+    if (b->nn) group_tpu_cores(b, &work, next);
+    free(work.p);
     free(loop_roots.p);
+    if (b->nn) {
+        gids_to_event_order(b);
+        tpu_line_gids(g, p);
+    } else {
+        g->gid = xpv_xmalloc((g->nevents ? g->nevents : 1) * sizeof *g->gid);
+        memset(g->gid, 0xff, (g->nevents ? g->nevents : 1) * sizeof *g->gid);
+    }
+    g->source = g->ngroups ? XPV_GROUPS_COMPUTED : XPV_GROUPS_NONE;
+    builder_free(b, &o);
     return g;
 }
 
@@ -1418,7 +1386,7 @@ void xpv_groups_fill_gpu(xpv_groups *g, const xpv_profile *p) {
         size_t cap = 0;
         for (uint32_t l = 0; l < pl->nlines; l++) {
             if (!pl->lines[l].nevents) continue;
-            line_ref lr = {k, l, 0, NULL, NULL};
+            line_ref lr = {k, l, 0, NULL, NULL, 0};
             visit_order(&lr, &pl->lines[l], &tmp, &cap);
             free(lr.pos);
             cur[n++] = (gcur){&pl->lines[l], l, 0, lr.ev};

@@ -185,8 +185,8 @@ static int decode_stat(dec *d, const uint8_t *p, const uint8_t *end,
 }
 
 /* Validate one XStat message without decoding it (the event hot path:
- * values are decoded lazily by model.c). */
-static inline int check_stat(dec *d, const uint8_t *p, const uint8_t *end) {
+ * values are decoded lazily by model.c); its metadata key goes into *keys. */
+static inline int check_stat(dec *d, const uint8_t *p, const uint8_t *end, uint64_t *keys) {
     while (p < end) {
         const uint8_t *at = p;
         uint64_t tag = 0, v = 0;
@@ -194,6 +194,7 @@ static inline int check_stat(dec *d, const uint8_t *p, const uint8_t *end) {
         unsigned field = (unsigned)(tag >> 3), wt = (unsigned)(tag & 7);
         if (wt == WT_VARINT) {
             if (!wire_varint(&p, end, &v)) return TRUNC(d, at, "stat value");
+            if (field == 1) *keys |= xpv_stat_key_bit((int64_t)v); /* metadata_id */
         } else if (field == 0 || !wire_skip(&p, end, wt)) {
             return TRUNC(d, at, "stat field");
         } else if (wt == WT_LEN && (p - at) > (1 << 30) + 16) {
@@ -374,10 +375,11 @@ static int decode_metadata_map(dec *d, xpv_plane *pl, const uint8_t *p,
 
 /* ==== Lines and events ===================================================== */
 
-/* Validate an XEvent's stats [p, end) and read its scalar fields. */
+/* Validate an XEvent's stats [p, end) and read its scalar fields; the
+ * metadata keys its stats name are added to *keys. */
 static inline int decode_event(dec *d, const xpv_plane *pl, const uint8_t *p,
                                const uint8_t *end, int64_t *meta_id, int64_t *off,
-                               int64_t *dur, int *has_stats, int *num_occ) {
+                               int64_t *dur, int *has_stats, int *num_occ, uint64_t *keys) {
     *meta_id = *off = *dur = 0;
     *has_stats = 0;
     while (p < end) {
@@ -406,7 +408,7 @@ static inline int decode_event(dec *d, const xpv_plane *pl, const uint8_t *p,
         case (4 << 3) | WT_LEN: {
             const uint8_t *s = NULL;
             if (!wire_len(&p, end, &s, &v)) return TRUNC(d, at, "event stat");
-            if (!check_stat(d, s, s + v)) return 0;
+            if (!check_stat(d, s, s + v, keys)) return 0;
             *has_stats = 1;
             break;
         }
@@ -440,6 +442,7 @@ static int decode_line(dec *d, xpv_plane *pl, const uint8_t *p, const uint8_t *e
     if ((uint64_t)(end - start) >= UINT32_MAX)
         return fail(d, start, "line larger than 4 GiB");
     size_t nev = 0;
+    uint64_t keys = 0; /* stat metadata keys seen (xpv_line.stat_keys) */
     xpv_event *ev = d->scratch;
     while (p < end) {
         const uint8_t *at = p;
@@ -464,7 +467,9 @@ static int decode_line(dec *d, xpv_plane *pl, const uint8_t *p, const uint8_t *e
             }
             int64_t mid, off, dur;
             int has_stats, num_occ = 0;
-            if (!decode_event(d, pl, s, s + v, &mid, &off, &dur, &has_stats, &num_occ)) return 0;
+            if (!decode_event(d, pl, s, s + v, &mid, &off, &dur, &has_stats, &num_occ,
+                              &keys))
+                return 0;
             if (num_occ) ln->has_num_occurrences = 1;
             ev[nev].start_ps = off;
             ev[nev].dur_ps = dur;
@@ -492,6 +497,8 @@ static int decode_line(dec *d, xpv_plane *pl, const uint8_t *p, const uint8_t *e
     if (!has_display_id) ln->display_id = ln->id;
     if (!has_display_name) ln->display_name = ln->name;
     ln->wire = start;
+    ln->stat_keys = keys;
+    ln->stat_keys_known = 1;
     ln->nevents = (uint32_t)nev;
     if (nev * sizeof(xpv_event) >= (1u << 20)) {
         /* A big line: hand the scratch array itself over (shrunk in place:

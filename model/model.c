@@ -196,6 +196,7 @@ void xpv_stat_set_init(xpv_stat_set *set, const xpv_plane *pl, const int32_t *id
         if (ids[i] >= 0 && (uint32_t)ids[i] < pl->nstat_meta) {
             set->want[i] = pl->stat_meta[ids[i]].key;
             set->valid |= 1u << i;
+            set->key_bits |= xpv_stat_key_bit(set->want[i]);
         }
     }
     /* Keys below 64 (metadata ids are small) are found by table; the
@@ -212,6 +213,32 @@ void xpv_stat_set_init(xpv_stat_set *set, const xpv_plane *pl, const int32_t *id
         } else {
             set->small[set->want[i]] = (uint8_t)i;
         }
+    }
+}
+
+/* The shape every producer writes an XStat payload [q, qe) in: field 1
+ * (metadata_id, one byte) first, then at most one value field ending the
+ * payload.  Returns 1 with the metadata id and where the value field
+ * starts (qe: no value), for stat_value to decode from there; 0 for any
+ * other shape, which the caller reads with stat_meta_id and stat_value
+ * over the whole payload instead (the same answer, more steps). */
+static inline int stat_simple(const uint8_t *q, const uint8_t *qe, int64_t *mid,
+                              const uint8_t **val) {
+    if (qe - q < 2 || q[0] != ((1 << 3) | WT_VARINT) || q[1] >= 0x80) return 0;
+    *mid = q[1];
+    *val = q + 2;
+    if (q + 2 == qe) return 1;
+    const uint8_t *x = q + 3;
+    uint64_t v;
+    switch (q[2]) {
+    case (2 << 3) | WT_I64: return qe - x == 8;
+    case (3 << 3) | WT_VARINT:
+    case (4 << 3) | WT_VARINT:
+    case (7 << 3) | WT_VARINT: return wire_varint(&x, qe, &v) && x == qe;
+    case (5 << 3) | WT_LEN:
+    case (6 << 3) | WT_LEN:
+    case (8 << 3) | WT_LEN: return wire_varint(&x, qe, &v) && v == (uint64_t)(qe - x);
+    default: return 0;
     }
 }
 
@@ -232,7 +259,12 @@ uint32_t xpv_event_stats_in(const xpv_plane *pl, const xpv_line *ln, const xpv_e
             continue;
         }
         if (!wire_len(&it.p, it.end, &s, &len)) break;
-        int64_t mid = stat_meta_id(s, s + len);
+        int64_t mid;
+        const uint8_t *val;
+        if (!stat_simple(s, s + len, &mid, &val)) {
+            mid = stat_meta_id(s, s + len);
+            val = s;
+        }
         uint32_t hit = 0;
         if ((uint64_t)mid < 64 && set->small[mid] != 0xff) hit = 1u << set->small[mid];
         for (uint32_t v = set->big; v; v &= v - 1) {
@@ -243,16 +275,18 @@ uint32_t xpv_event_stats_in(const xpv_plane *pl, const xpv_line *ln, const xpv_e
             uint32_t i = (uint32_t)__builtin_ctz(hit);
             more |= found & (1u << i);
             found |= 1u << i;
-            at[i] = s;
+            at[i] = val;
             at_end[i] = s + len;
         }
     }
     for (uint32_t v = found; v; v &= v - 1) {
         uint32_t i = (uint32_t)__builtin_ctz(v);
         int64_t mid;
+        /* (from the value field on, or the whole payload: the metadata id
+         * read here is not used, out[i].meta is the key that matched) */
         stat_value(at[i], at_end[i], &out[i], &mid);
         if (out[i].is_ref) stat_resolve(pl, mid, &out[i]);
-        out[i].meta = set->ids[i]; /* the index of the key that matched */
+        out[i].meta = set->ids[i];
     }
     if (multi) *multi = more;
     return found;

@@ -93,7 +93,18 @@ typedef struct xpv_line {
     xpv_event *events;
     uint32_t nevents;
     uint8_t has_num_occurrences; /* some event used num_occurrences, not offset */
+    uint8_t stat_keys_known;     /* stat_keys is valid (set by the decoder) */
+    uint64_t stat_keys;          /* the metadata keys its events' stats name, as
+                                  * xpv_stat_key_bit bits: lets a pass skip the
+                                  * lines whose events cannot hold the stats it
+                                  * reads without walking their bytes */
 } xpv_line;
+
+/* Bit of a stat metadata key in xpv_line.stat_keys: keys 0..62 have their
+ * own bit, every other key shares bit 63. */
+static inline uint64_t xpv_stat_key_bit(int64_t key) {
+    return (uint64_t)key < 63 ? 1ull << key : 1ull << 63;
+}
 
 typedef struct xpv_plane {
     int64_t id;
@@ -215,11 +226,18 @@ typedef struct xpv_stat_set {
     int64_t want[32];          /* raw metadata keys */
     uint32_t n, valid, big;    /* masks: ids in this plane, keys >= 64 */
     uint8_t small[64];         /* key < 64 -> index in ids, 0xff none */
+    uint64_t key_bits;         /* xpv_stat_key_bit of every valid key */
 } xpv_stat_set;
 void xpv_stat_set_init(xpv_stat_set *set, const xpv_plane *pl, const int32_t *ids,
                        uint32_t n);
 uint32_t xpv_event_stats_in(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
                             const xpv_stat_set *set, xpv_stat *out, uint32_t *multi);
+/* 0 when no event of the line can carry a stat of `set` (the decoder saw
+ * none of its keys there): xpv_event_stats_in would find nothing on any
+ * of them.  1 when some may (always for lines not from the decoder). */
+static inline int xpv_line_may_have(const xpv_line *ln, const xpv_stat_set *set) {
+    return !ln->stat_keys_known || (ln->stat_keys & set->key_bits) != 0;
+}
 /* Same, looking at the event's own stats first, then its metadata stats. */
 int xpv_event_or_meta_stat(const xpv_plane *pl, const xpv_line *ln,
                            const xpv_event *e, int32_t stat_id, xpv_stat *out);

@@ -391,6 +391,64 @@ static void test_tpu_module_line(void **state) {
     xpv_profile_free(p);
 }
 
+/* A TPU module consuming a host producer's context (`_pt/_p` -> an XLA
+ * Ops event's `_ct/_c`, held by the module event that covers it).
+ * host_stat: 0 none, 1 `step_num` 42 on the producer, 2 a `_r` root
+ * "train" over the producer. */
+static xpv_profile *tpu_with_host_producer(int host_stat) {
+    tx_space *s = tx_new();
+    int h = tx_plane(s, "/host:CPU");
+    int t = tx_line(s, h, 0, "python", 0);
+    tx_event_t *e;
+    if (host_stat == 2) {
+        e = tx_event(s, h, t, "train", 0, 100);
+        tx_ev_int(s, h, e, "_r", 1);
+        tx_ev_int(s, h, e, "step_num", 3);
+    }
+    e = tx_event(s, h, t, "ExecuteHelper", 10, 50);
+    tx_ev_int(s, h, e, "_pt", 5);
+    tx_ev_int(s, h, e, "_p", 77);
+    if (host_stat == 1) tx_ev_int(s, h, e, "step_num", 42);
+    tx_event(s, h, t, "nested", 20, 5);
+    int d = tx_plane(s, "/device:TPU:0");
+    int mods = tx_line(s, d, 1, "XLA Modules", 0);
+    tx_event(s, d, mods, "jit_f(1)", 200, 100);
+    int ops = tx_line(s, d, 2, "XLA Ops", 0);
+    e = tx_event(s, d, ops, "fusion", 210, 10);
+    tx_ev_int(s, d, e, "_ct", 5);
+    tx_ev_int(s, d, e, "_c", 77);
+    tx_event(s, d, ops, "copy", 230, 10); /* no stats */
+    int other = tx_line(s, d, 3, "XLA TraceMe", 0);
+    e = tx_event(s, d, other, "trace", 240, 10);
+    tx_ev_int(s, d, e, "run_id", 1);      /* a stat, not a context */
+    return tx_decode(s);
+}
+
+/* The host plane takes part in a TPU profile's grouping only where it can
+ * change it: a producer's step_num names the TPU group it feeds (XProf's
+ * GetContextStat walks to the producer), a host root groups the module
+ * through the context; without either the host is not scanned and its
+ * events stay ungrouped, the module a group of its own id. */
+static void test_tpu_host_producer(void **state) {
+    (void)state;
+    for (int host_stat = 0; host_stat < 3; host_stat++) {
+        xpv_profile *p = tpu_with_host_producer(host_stat);
+        xpv_groups *g = xpv_group_events(p);
+        assert_int_equal(g->source, XPV_GROUPS_COMPUTED);
+        assert_int_equal(g->ngroups, 1);
+        const char *want[3] = {"0", "42", "train 3"};
+        assert_string_equal(g->groups[0].name, want[host_stat]);
+        int32_t host = host_stat == 2 ? 0 : -1;
+        uint32_t first = host_stat == 2 ? 1 : 0; /* the producer's index */
+        assert_int_equal(gid_of(p, g, "/host:CPU", 0, first), host);
+        assert_int_equal(gid_of(p, g, "/host:CPU", 0, first + 1), host);
+        for (uint32_t l = 0; l < 3; l++) assert_int_equal(gid_of(p, g, "/device:TPU:0", l, 0), 0);
+        assert_int_equal(gid_of(p, g, "/device:TPU:0", 1, 1), 0);
+        xpv_groups_free(g);
+        xpv_profile_free(p);
+    }
+}
+
 /* Stats of the event metadata count as the event's (XProf's visitor sees
  * both): a root by a metadata-level `_r`. */
 static void test_metadata_stats(void **state) {
@@ -575,6 +633,7 @@ int main(void) {
         cmocka_unit_test(test_launch_kernel_levels),
         cmocka_unit_test(test_tpu_module_root),
         cmocka_unit_test(test_tpu_module_line),
+        cmocka_unit_test(test_tpu_host_producer),
         cmocka_unit_test(test_metadata_stats),
         cmocka_unit_test(test_file_grouped),
         cmocka_unit_test(test_loop_ops),

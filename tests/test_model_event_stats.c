@@ -10,6 +10,8 @@
 
 #include "model.h"
 #include "tool_xspace.h"
+#include "wire_write.h"
+#include "xplane.h"
 
 static void test_pick_matches_single_lookups(void **state) {
     (void)state;
@@ -89,9 +91,103 @@ static void test_pick_matches_single_lookups(void **state) {
     xpv_profile_free(p);
 }
 
+/* One XStat payload written field by field: `mid` first unless `mid_last`,
+ * an int64 value, and a second metadata id `mid2` when not 0. */
+static void put_stat(xpv_buf *b, int64_t mid, int64_t v, int mid_last, int64_t mid2) {
+    size_t f = wire_frame_open(b, 4);
+    if (!mid_last) wire_put_uint(b, 1, (uint64_t)mid);
+    wire_put_int(b, 4, v);
+    if (mid_last) wire_put_uint(b, 1, (uint64_t)mid);
+    if (mid2) wire_put_uint(b, 1, (uint64_t)mid2);
+    wire_frame_close(b, f);
+}
+
+static void put_meta(xpv_buf *b, unsigned field, int64_t id, const char *name) {
+    size_t e = wire_frame_open(b, field);
+    wire_put_uint(b, 1, (uint64_t)id);
+    size_t v = wire_frame_open(b, 2);
+    wire_put_uint(b, 1, (uint64_t)id);
+    wire_put_str(b, 2, name);
+    wire_frame_close(b, v);
+    wire_frame_close(b, e);
+}
+
+/* Stats in shapes no producer writes (the metadata id after the value,
+ * two metadata ids: the last wins) read as the general decoding says,
+ * and a line's stat keys (xpv_line.stat_keys) are what its events name. */
+static void test_unusual_stat_shapes_and_line_keys(void **state) {
+    (void)state;
+    xpv_buf b;
+    xpv_buf_init(&b);
+    size_t pl = wire_frame_open(&b, 1);
+    wire_put_uint(&b, 1, 1);
+    wire_put_str(&b, 2, "/host:CPU");
+    size_t ln = wire_frame_open(&b, 3);
+    wire_put_uint(&b, 1, 1);
+    size_t ev = wire_frame_open(&b, 4);
+    wire_put_uint(&b, 1, 1);
+    wire_put_uint(&b, 3, 10);
+    put_stat(&b, 1, 5, 1, 0);  /* a = 5, metadata id written last */
+    put_stat(&b, 2, 7, 0, 1);  /* ids 2 then 1: a = 7 */
+    wire_frame_close(&b, ev);
+    ev = wire_frame_open(&b, 4);
+    wire_put_uint(&b, 1, 1);
+    wire_put_uint(&b, 2, 20);
+    put_stat(&b, 2, 9, 0, 0);  /* b = 9, the usual shape */
+    wire_frame_close(&b, ev);
+    wire_frame_close(&b, ln);
+    size_t ln2 = wire_frame_open(&b, 3); /* a line without stats */
+    wire_put_uint(&b, 1, 2);
+    ev = wire_frame_open(&b, 4);
+    wire_put_uint(&b, 1, 1);
+    wire_frame_close(&b, ev);
+    wire_frame_close(&b, ln2);
+    put_meta(&b, 4, 1, "e");
+    put_meta(&b, 5, 1, "a");
+    put_meta(&b, 5, 2, "b");
+    put_meta(&b, 5, 3, "c");
+    wire_frame_close(&b, pl);
+    xpv_decode_error err;
+    xpv_profile *p = xpv_decode(b.data, b.len, NULL, &err);
+    assert_non_null(p);
+    const xpv_plane *P = &p->planes[0];
+    const xpv_line *L = &P->lines[0];
+    int32_t ids[3] = {xpv_stat_id(P, "a"), xpv_stat_id(P, "b"), xpv_stat_id(P, "c")};
+    xpv_stat out[3];
+    uint32_t multi = 0;
+    int64_t v = 0;
+    assert_int_equal(xpv_event_stats(P, L, &L->events[0], ids, 3, out, &multi), 1u);
+    assert_int_equal(multi, 1u);
+    assert_true(xpv_stat_as_int(&out[0], &v) && v == 7);
+    assert_int_equal(out[0].meta, ids[0]);
+    xpv_stat one;
+    assert_true(xpv_event_stat(P, L, &L->events[0], ids[0], &one));
+    assert_true(xpv_stat_as_int(&one, &v) && v == 7);
+    assert_int_equal(xpv_event_stats(P, L, &L->events[1], ids, 3, out, &multi), 2u);
+    assert_true(xpv_stat_as_int(&out[1], &v) && v == 9);
+    /* keys 1 and 2 on the first line, none on the second */
+    assert_true(L->stat_keys_known);
+    assert_true(L->stat_keys == (xpv_stat_key_bit(1) | xpv_stat_key_bit(2)));
+    assert_true(P->lines[1].stat_keys_known);
+    assert_true(P->lines[1].stat_keys == 0);
+    xpv_stat_set set;
+    xpv_stat_set_init(&set, P, ids + 2, 1); /* c: on no event */
+    assert_false(xpv_line_may_have(L, &set));
+    xpv_stat_set_init(&set, P, ids, 2);
+    assert_true(xpv_line_may_have(L, &set));
+    assert_false(xpv_line_may_have(&P->lines[1], &set));
+    xpv_line built = {0};   /* not from the decoder: anything may be there */
+    assert_true(xpv_line_may_have(&built, &set));
+    assert_true(xpv_stat_key_bit(62) == 1ull << 62 && xpv_stat_key_bit(63) == 1ull << 63 &&
+                xpv_stat_key_bit(-1) == 1ull << 63);
+    xpv_profile_free(p);
+    xpv_buf_free(&b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pick_matches_single_lookups),
+        cmocka_unit_test(test_unusual_stat_shapes_and_line_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
