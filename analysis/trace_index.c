@@ -881,10 +881,7 @@ const xpv_derived_kind xpv_derived_trace_index = {
 
 /* ==== Query ============================================================= */
 
-typedef struct cand {
-    int64_t start;
-    uint32_t ev;
-} cand;
+typedef xpv_ti_cand cand;
 
 static int cmp_cand(const void *a, const void *b) {
     const cand *x = a, *y = b;
@@ -1022,10 +1019,11 @@ static int level_of(const xpv_trace_index *ix, const xpv_trace_group *g, const x
  * finer), levels (Lq, Ls] are searched from its start, FLOW_SCAN events
  * per level and group (an other end follows its launch closely).  `hg`
  * holds each hit's group; the result stays ordered by (group, start).
+ * No end is added once the count reaches `limit` (the viewport budget).
  * Returns the new count. */
 static size_t add_flow_ends(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
                             int64_t end_ps, int Lq, xpv_trace_hit **phits, size_t *cap,
-                            uint32_t **phg, size_t *gcap, size_t n) {
+                            uint32_t **phg, size_t *gcap, size_t n, size_t limit) {
     xpv_trace_hit *hits = *phits;
     uint32_t *hg = *phg;
     u64set starters, seen, found;
@@ -1059,6 +1057,7 @@ static size_t add_flow_ends(const xpv_hostset *hs, const xpv_trace_index *ix, in
     size_t n0 = n;
 #define ADD_HIT(GI, ROW, EV, KEY)                                           \
     do {                                                                    \
+        if (n >= limit) break;                                              \
         xpv_trace_hit h_ = {(ROW), (EV)};                                   \
         u64set_add(&seen, xpv_trace_uid(h_) + 1);                           \
         u64set_add(&found, (KEY));                                          \
@@ -1151,98 +1150,117 @@ static size_t add_flow_ends(const xpv_hostset *hs, const xpv_trace_index *ix, in
  * >= E + R.  Events with dur >= R all have a level <= Lq (the coarsest level
  * with resolution <= R), so levels <= Lq are scanned (few events), and the
  * finer levels are only jumped into with galloping searches for start >=
- * E + R.
+ * E + R.  The group's visible events are appended to `q` (with the group);
+ * returns how many.
  */
-size_t xpv_trace_query(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
-                       int64_t end_ps, int64_t res_ps, xpv_trace_hit **out) {
-    size_t n = 0, cap = 0, gcap = 0;
-    xpv_trace_hit *hits = NULL;
-    uint32_t *hg = NULL;            /* group of each hit */
-    cand *cs = NULL;
-    size_t ccap = 0;
+size_t xpv_ti_query_group(xpv_ti_hits *q, const xpv_trace_index *ix, uint32_t gi,
+                          int64_t start_ps, int64_t end_ps, int64_t res_ps) {
     int Lq = res_ps > 0 ? level_for(res_ps) : LV - 1;  /* RES(Lq) in (R/4, R] */
     uint64_t p[LV], ph[LV];
-    for (uint32_t gi = 0; gi < ix->ngroups; gi++) {
-        const xpv_trace_group *g = &ix->groups[gi];
-        const xpv_trace_row *r = &ix->rows[g->row];
-        const xpv_event *evs = (*r->ln).events;
-        const uint32_t *idx = ix->idx;
-        int counter = r->is_counter;
-        size_t nc = 0, nseg = 0;
-        cand before = {INT64_MIN, UINT32_MAX};
-        for (int L = 0; L < LV; L++) {
-            uint64_t lo = g->off + g->seg[L], hi = g->off + g->seg[L + 1];
-            p[L] = ph[L] = hi;
-            if (lo == hi) continue;
-            uint64_t i = first_ending_after(evs, idx, lo, hi, start_ps, counter);
-            if (counter && i > lo) {
-                const xpv_event *e = &evs[idx[i - 1]];
-                if (e->start_ps > before.start) before = (cand){e->start_ps, idx[i - 1]};
-            }
-            if (L > Lq) {
-                p[L] = i;
-                continue;
-            }
-            size_t nc0 = nc;
-            for (; i < hi; i++) {
-                const xpv_event *e = &evs[idx[i]];
-                if (e->start_ps >= end_ps) break;
-                cs = grow(cs, &ccap, nc + 1, sizeof *cs);
-                cs[nc++] = (cand){e->start_ps, idx[i]};
-            }
-            nseg += nc > nc0;
+    const xpv_trace_group *g = &ix->groups[gi];
+    const xpv_trace_row *r = &ix->rows[g->row];
+    const xpv_event *evs = (*r->ln).events;
+    const uint32_t *idx = ix->idx;
+    int counter = r->is_counter;
+    size_t nc = 0, nseg = 0, n0 = q->n;
+    cand *cs = q->cs;
+    cand before = {INT64_MIN, UINT32_MAX};
+    for (int L = 0; L < LV; L++) {
+        uint64_t lo = g->off + g->seg[L], hi = g->off + g->seg[L + 1];
+        p[L] = ph[L] = hi;
+        if (lo == hi) continue;
+        uint64_t i = first_ending_after(evs, idx, lo, hi, start_ps, counter);
+        if (counter && i > lo) {
+            const xpv_event *e = &evs[idx[i - 1]];
+            if (e->start_ps > before.start) before = (cand){e->start_ps, idx[i - 1]};
         }
-        if (nseg > 1) qsort(cs, nc, sizeof *cs, cmp_cand);
-        if (counter && before.ev != UINT32_MAX) {
-            hits = grow(hits, &cap, n + 1, sizeof *hits);
-            hg = grow(hg, &gcap, n + 1, sizeof *hg);
-            hg[n] = gi;
-            hits[n++] = (xpv_trace_hit){g->row, before.ev};
+        if (L > Lq) {
+            p[L] = i;
+            continue;
         }
-        size_t ci = 0;
-        int64_t last_end = NONE;
-        for (;;) {
-            /* The next visible event: coarse cursor vs the fine heads. */
-            int64_t bs = INT64_MAX;
-            uint32_t be = UINT32_MAX;
-            int from = -1;
-            if (ci < nc) {
-                bs = cs[ci].start;
-                be = cs[ci].ev;
-            }
-            for (int L = Lq + 1; L < LV; L++)
-                if (p[L] < ph[L]) {
-                    uint32_t ev = idx[p[L]];
-                    if (cand_before(evs[ev].start_ps, ev, bs, be)) {
-                        bs = evs[ev].start_ps;
-                        be = ev;
-                        from = L;
-                    }
-                }
-            if (be == UINT32_MAX || bs >= end_ps) break;
-            hits = grow(hits, &cap, n + 1, sizeof *hits);
-            hg = grow(hg, &gcap, n + 1, sizeof *hg);
-            hg[n] = gi;
-            hits[n++] = (xpv_trace_hit){g->row, be};
-            if (from < 0) ci++;
-            else p[from]++;
-            int64_t d = counter ? 0 : ev_dur(&evs[be]);
-            if (bs + d > last_end) last_end = bs + d;
-            if (res_ps <= 0) continue;
-            int64_t t = last_end + res_ps;
-            while (ci < nc && cs[ci].start < t &&
-                   (counter || ev_dur(&evs[cs[ci].ev]) < res_ps))
-                ci++;
-            for (int L = Lq + 1; L < LV; L++)
-                if (p[L] < ph[L] && evs[idx[p[L]]].start_ps < t)
-                    p[L] = first_starting_at(evs, idx, p[L], ph[L], t);
+        size_t nc0 = nc;
+        for (; i < hi; i++) {
+            const xpv_event *e = &evs[idx[i]];
+            if (e->start_ps >= end_ps) break;
+            cs = grow(cs, &q->ccap, nc + 1, sizeof *cs);
+            cs[nc++] = (cand){e->start_ps, idx[i]};
         }
+        nseg += nc > nc0;
     }
-    free(cs);
-    if (res_ps > 0 && n) n = add_flow_ends(hs, ix, start_ps, end_ps, Lq, &hits, &cap, &hg, &gcap, n);
-    free(hg);
-    *out = hits;
-    return n;
+    q->cs = cs;
+    if (nseg > 1) qsort(cs, nc, sizeof *cs, cmp_cand);
+    if (counter && before.ev != UINT32_MAX) xpv_ti_hits_add(q, gi, g->row, before.ev);
+    size_t ci = 0;
+    int64_t last_end = NONE;
+    for (;;) {
+        /* The next visible event: coarse cursor vs the fine heads. */
+        int64_t bs = INT64_MAX;
+        uint32_t be = UINT32_MAX;
+        int from = -1;
+        if (ci < nc) {
+            bs = cs[ci].start;
+            be = cs[ci].ev;
+        }
+        for (int L = Lq + 1; L < LV; L++)
+            if (p[L] < ph[L]) {
+                uint32_t ev = idx[p[L]];
+                if (cand_before(evs[ev].start_ps, ev, bs, be)) {
+                    bs = evs[ev].start_ps;
+                    be = ev;
+                    from = L;
+                }
+            }
+        if (be == UINT32_MAX || bs >= end_ps) break;
+        xpv_ti_hits_add(q, gi, g->row, be);
+        if (from < 0) ci++;
+        else p[from]++;
+        int64_t d = counter ? 0 : ev_dur(&evs[be]);
+        if (bs + d > last_end) last_end = bs + d;
+        if (res_ps <= 0) continue;
+        int64_t t = last_end + res_ps;
+        while (ci < nc && cs[ci].start < t && (counter || ev_dur(&evs[cs[ci].ev]) < res_ps))
+            ci++;
+        for (int L = Lq + 1; L < LV; L++)
+            if (p[L] < ph[L] && evs[idx[p[L]]].start_ps < t)
+                p[L] = first_starting_at(evs, idx, p[L], ph[L], t);
+    }
+    return q->n - n0;
+}
+
+void xpv_ti_hits_add(xpv_ti_hits *q, uint32_t group, uint32_t row, uint32_t ev) {
+    q->hits = grow(q->hits, &q->cap, q->n + 1, sizeof *q->hits);
+    q->hg = grow(q->hg, &q->gcap, q->n + 1, sizeof *q->hg);
+    q->hg[q->n] = group;
+    q->hits[q->n++] = (xpv_trace_hit){row, ev};
+}
+
+size_t xpv_trace_query_budget(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
+                              int64_t end_ps, int64_t res_ps, const xpv_trace_budget *budget,
+                              xpv_trace_budget_info *info, xpv_trace_hit **out) {
+    xpv_ti_hits q;
+    memset(&q, 0, sizeof q);
+    if (info) memset(info, 0, sizeof *info);
+    for (uint32_t gi = 0; gi < ix->ngroups; gi++)
+        xpv_ti_query_group(&q, ix, gi, start_ps, end_ps, res_ps);
+    size_t limit = SIZE_MAX;
+    if (budget && budget->max_events) {
+        limit = budget->max_events;
+        xpv_ti_apply_budget(hs, ix, start_ps, end_ps, res_ps, budget, &q, info);
+    }
+    free(q.cs);
+    int Lq = res_ps > 0 ? level_for(res_ps) : LV - 1;
+    if (res_ps > 0 && q.n)
+        q.n = add_flow_ends(hs, ix, start_ps, end_ps, Lq, &q.hits, &q.cap, &q.hg, &q.gcap, q.n,
+                            limit);
+    free(q.hg);
+    if (!q.hits) q.hits = xpv_xmalloc(sizeof *q.hits);
+    *out = q.hits;
+    return q.n;
+}
+
+size_t xpv_trace_query(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
+                       int64_t end_ps, int64_t res_ps, xpv_trace_hit **out) {
+    return xpv_trace_query_budget(hs, ix, start_ps, end_ps, res_ps, NULL, NULL, out);
 }
 
 int xpv_trace_uid_decode(const xpv_hostset *hs, const xpv_trace_index *ix, uint64_t uid,

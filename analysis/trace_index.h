@@ -178,6 +178,46 @@ size_t xpv_trace_query(const xpv_hostset *hs, const xpv_trace_index *ix,
                        int64_t start_ps, int64_t end_ps, int64_t res_ps,
                        xpv_trace_hit **out);
 
+/*
+ * A total budget for one viewport answer, whatever the number of rows
+ * (XProf has no such rule: its resolution is per row, so a profile with
+ * 135 rows answers 15 times what one with 9 does).  When the visible
+ * events of the window exceed it, the rows share it max-min fairly (every
+ * row may keep the same number of events, the same for all because every
+ * row is as wide on screen; rows needing fewer keep all theirs): a row
+ * over its share is queried again at the finest coarser resolution whose
+ * visible events fit (XProf's rule at that resolution, so the longest
+ * events and a sample spread over the window stay), and when even the
+ * coarsest does not fit (more depth groups than its share) its longest
+ * events are kept.  1/16 of the events are left for the other ends of
+ * flows.  `max_bytes` bounds an estimate of the JSON written (a fixed size
+ * per event plus its escaped name), by lowering the event count.
+ * Deterministic: the same query gives the same events.
+ */
+typedef struct xpv_trace_budget {
+    size_t max_events;              /* 0: no budget */
+    size_t max_bytes;               /* 0: no byte bound */
+    int64_t *row_res_ps;            /* NULL, or the caller's array of nrows:
+                                     * set to the resolution each row over
+                                     * its share was answered at (others
+                                     * are left alone) */
+} xpv_trace_budget;
+
+typedef struct xpv_trace_budget_info {
+    size_t candidates;              /* visible events before the budget */
+    uint32_t rows_coarsened;        /* rows queried at a coarser resolution */
+    uint32_t rows_cut;              /* rows cut to their longest events */
+    size_t row_cap;                 /* events each row could keep */
+    int64_t max_row_res_ps;         /* coarsest resolution used for a row */
+} xpv_trace_budget_info;
+
+/* xpv_trace_query within `budget` (NULL: none); `info` (may be NULL) says
+ * what the budget did. */
+size_t xpv_trace_query_budget(const xpv_hostset *hs, const xpv_trace_index *ix,
+                              int64_t start_ps, int64_t end_ps, int64_t res_ps,
+                              const xpv_trace_budget *budget, xpv_trace_budget_info *info,
+                              xpv_trace_hit **out);
+
 /* uid of an event (stable for an index): row << 32 | ev. */
 static inline uint64_t xpv_trace_uid(xpv_trace_hit h) {
     return ((uint64_t)h.row << 32) | h.ev;
