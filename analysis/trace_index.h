@@ -117,6 +117,9 @@ typedef struct xpv_trace_index {
     const struct xpv_derived_lines **derived; /* per host: derived lines,
                                      * borrowed from the profile (enrich.h) */
     size_t nderived;
+    /* The name index (trace_search.c): built by the first search and
+     * kept with the index, under a lock (searches share the index). */
+    struct xpv_trace_names *names;
     uint64_t build_work;            /* comparisons + steps of the row/proc
                                      * ordering (tests check it grows
                                      * n log n); 0 for a loaded index */
@@ -226,6 +229,16 @@ static inline uint64_t xpv_trace_uid(xpv_trace_hit h) {
 int xpv_trace_uid_decode(const xpv_hostset *hs, const xpv_trace_index *ix,
                          uint64_t uid, xpv_trace_hit *out);
 
+/*
+ * Search (trace_search.c), over a name index built once per index by the
+ * first search (like XProf's prefix trie table, built once per host): per
+ * row its events ordered by metadata, the events shown under another name
+ * (a `step_name` stat, or a computed group's name) with that name, and
+ * each distinct string arg of an event with the events holding it.  A
+ * search then reads the metadata names and the distinct strings, and
+ * visits only the matching events: no event's stats are decoded again.
+ */
+
 /* Up to `limit` events whose shown name starts with `prefix`
  * (case-insensitive), in ascending start order, with start >= from_ps.
  * Fills *total with the number of matches >= from_ps.  `out` malloc'ed. */
@@ -239,5 +252,23 @@ size_t xpv_trace_search(const xpv_hostset *hs, const xpv_trace_index *ix,
 size_t xpv_trace_search_text(const xpv_hostset *hs, const xpv_trace_index *ix,
                              const char *text, int64_t from_ps, size_t limit,
                              xpv_trace_hit **out, uint64_t *total);
+
+/* What a search cost: `strings` names and distinct strings compared,
+ * `events` matching events visited; `built` 1 when this search built the
+ * name index. */
+typedef struct xpv_trace_search_work {
+    uint64_t strings, events;
+    int built;
+} xpv_trace_search_work;
+
+/* xpv_trace_search (text_mode 0) or xpv_trace_search_text (1), telling
+ * what it cost in *work (may be NULL). */
+size_t xpv_trace_search_ex(const xpv_hostset *hs, const xpv_trace_index *ix, const char *text,
+                           int text_mode, int64_t from_ps, size_t limit, xpv_trace_hit **out,
+                           uint64_t *total, xpv_trace_search_work *work);
+
+/* Memory held by the name index (0 before the first search). */
+size_t xpv_trace_names_bytes(const xpv_trace_index *ix);
+void xpv_trace_names_free(struct xpv_trace_names *nm);
 
 #endif
