@@ -7,10 +7,10 @@
  * group, and groups by row, so every row is one run of the hits.  When
  * they exceed the budget, a cap per row is found by water filling over
  * the rows' counts, and each row over the cap is queried again at a
- * coarser resolution: a doubling search finds a resolution where it fits,
- * then a bisection the finest one that does.  The visibility rule is
- * monotone enough in the resolution for this to work on real rows; the
- * row's longest events are the fallback for a row that never fits.
+ * coarser resolution (fit_row: a few probes aimed by the count, then
+ * bisection).  The visibility rule is monotone enough in the resolution
+ * for this to work on real rows; the row's longest events are the
+ * fallback for a row that never fits.
  */
 #include "trace_index.h"
 #include "trace_index_int.h"
@@ -23,7 +23,7 @@
  * (trace_viewer.c); a counter sample is shorter. */
 #define EVENT_BYTES 128
 #define COUNTER_BYTES 80
-#define BISECT_STEPS 6
+#define MAX_PROBES 10
 
 typedef struct row_run {
     uint32_t row;
@@ -108,28 +108,50 @@ static void keep_longest(xpv_ti_hits *t, const xpv_trace_index *ix, size_t cap) 
     free(v);
 }
 
-/* Re-query row `ri` at the finest resolution (coarser than `res_ps`)
- * where at most `cap` events are visible; the result is left in `t`.
- * Returns the resolution used. */
-static int64_t fit_row(xpv_ti_hits *t, const xpv_trace_index *ix, uint32_t ri, int64_t start_ps,
-                       int64_t end_ps, int64_t res_ps, size_t cap, int *cut) {
+/* Re-query row `ri` at a coarser resolution than `res_ps` where at most
+ * `cap` events are visible (about the finest: within 3/4 of the cap, or
+ * after MAX_PROBES queries), given `d` > cap visible at `res_ps`; the
+ * result is left in `t`.  Visible counts fall about as 1/R, so each probe
+ * aims at R * count / cap; once one fits, bisection.  Returns the
+ * resolution used; *cut when none fits (the longest events are kept). */
+static int64_t fit_row(xpv_ti_hits *t, xpv_ti_hits *best, const xpv_trace_index *ix, uint32_t ri,
+                       int64_t start_ps, int64_t end_ps, int64_t res_ps, size_t d, size_t cap,
+                       int *cut) {
     int64_t span = end_ps - start_ps > 0 ? end_ps - start_ps : 1;
-    int64_t lo = res_ps > 0 ? res_ps : 1, hi = lo;
-    /* Doubling: beyond 4x the span nothing more is hidden. */
-    for (;;) {
-        hi = hi > INT64_MAX / 2 ? INT64_MAX : hi * 2;
-        if (query_row(t, ix, ri, start_ps, end_ps, hi) <= cap || hi > 4 * span ||
-            hi == INT64_MAX)
-            break;
-        lo = hi;
+    int64_t lo = res_ps > 0 ? res_ps : 1, hi = 0, r = lo;
+    size_t c = d;
+    best->n = 0;
+    for (int k = 0; k < MAX_PROBES; k++) {
+        if (!hi) {
+            /* Beyond 4x the span nothing more is hidden. */
+            if (lo > 4 * span) break;
+            double aim = (double)lo * (double)c / (double)cap * 1.1;
+            double min = (double)lo * 1.25 + 1;
+            r = (int64_t)(aim > min ? aim : min);
+            if (r > 8 * span) r = 8 * span;
+        } else {
+            if (hi - lo <= 1) break;
+            r = lo + (hi - lo) / 2;
+        }
+        c = query_row(t, ix, ri, start_ps, end_ps, r);
+        if (c <= cap) {
+            xpv_ti_hits sw = *best;
+            *best = *t;
+            *t = sw;
+            hi = r;
+            if (4 * c >= 3 * cap) break;
+        } else {
+            lo = r;
+        }
     }
-    for (int k = 0; k < BISECT_STEPS && hi - lo > 1; k++) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (query_row(t, ix, ri, start_ps, end_ps, mid) <= cap) hi = mid;
-        else lo = mid;
+    *cut = !hi;
+    if (*cut) {
+        /* the coarsest answer, cut to its longest events */
+        r = 8 * span;
+        query_row(best, ix, ri, start_ps, end_ps, r);
+        keep_longest(best, ix, cap);
+        return r;
     }
-    *cut = query_row(t, ix, ri, start_ps, end_ps, hi) > cap;
-    if (*cut) keep_longest(t, ix, cap);
     return hi;
 }
 
@@ -162,9 +184,10 @@ void xpv_ti_apply_budget(const xpv_hostset *hs, const xpv_trace_index *ix, int64
     }
     size_t cap = water_fill(runs, nruns, ev_budget);
     if (info) info->row_cap = cap;
-    xpv_ti_hits out, t;
+    xpv_ti_hits out, t, best;
     memset(&out, 0, sizeof out);
     memset(&t, 0, sizeof t);
+    memset(&best, 0, sizeof best);
     for (size_t k = 0; k < nruns; k++) {
         const row_run *rr = &runs[k];
         if (rr->b - rr->a <= cap) {
@@ -173,18 +196,23 @@ void xpv_ti_apply_budget(const xpv_hostset *hs, const xpv_trace_index *ix, int64
             continue;
         }
         int cut = 0;
-        int64_t r = fit_row(&t, ix, rr->row, start_ps, end_ps, res_ps, cap, &cut);
+        int64_t r = fit_row(&t, &best, ix, rr->row, start_ps, end_ps, res_ps, rr->b - rr->a, cap,
+                            &cut);
         if (b->row_res_ps) b->row_res_ps[rr->row] = r;
         if (info) {
             info->rows_coarsened++;
             info->rows_cut += (uint32_t)cut;
             if (r > info->max_row_res_ps) info->max_row_res_ps = r;
         }
-        for (size_t i = 0; i < t.n; i++) xpv_ti_hits_add(&out, t.hg[i], t.hits[i].row, t.hits[i].ev);
+        for (size_t i = 0; i < best.n; i++)
+            xpv_ti_hits_add(&out, best.hg[i], best.hits[i].row, best.hits[i].ev);
     }
     free(t.hits);
     free(t.hg);
     free(t.cs);
+    free(best.hits);
+    free(best.hg);
+    free(best.cs);
     free(runs);
     free(q->hits);
     free(q->hg);
