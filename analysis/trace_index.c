@@ -1190,6 +1190,11 @@ size_t xpv_ti_query_group(xpv_ti_hits *q, const xpv_trace_index *ix, uint32_t gi
     }
     q->cs = cs;
     if (nseg > 1) qsort(cs, nc, sizeof *cs, cmp_cand);
+    /* The finer levels that still have events ahead (most of the 25 are
+     * empty or run out in a window): the loops below visit only those. */
+    int act[LV], nact = 0;
+    for (int L = Lq + 1; L < LV; L++)
+        if (p[L] < ph[L]) act[nact++] = L;
     if (counter && before.ev != UINT32_MAX) xpv_ti_hits_add(q, gi, g->row, before.ev);
     size_t ci = 0;
     int64_t last_end = NONE;
@@ -1202,15 +1207,19 @@ size_t xpv_ti_query_group(xpv_ti_hits *q, const xpv_trace_index *ix, uint32_t gi
             bs = cs[ci].start;
             be = cs[ci].ev;
         }
-        for (int L = Lq + 1; L < LV; L++)
-            if (p[L] < ph[L]) {
-                uint32_t ev = idx[p[L]];
-                if (cand_before(evs[ev].start_ps, ev, bs, be)) {
-                    bs = evs[ev].start_ps;
-                    be = ev;
-                    from = L;
-                }
+        for (int a = 0; a < nact; a++) {
+            int L = act[a];
+            if (p[L] >= ph[L]) {
+                act[a--] = act[--nact];     /* ran out: order is irrelevant */
+                continue;
             }
+            uint32_t ev = idx[p[L]];
+            if (cand_before(evs[ev].start_ps, ev, bs, be)) {
+                bs = evs[ev].start_ps;
+                be = ev;
+                from = L;
+            }
+        }
         if (be == UINT32_MAX || bs >= end_ps) break;
         xpv_ti_hits_add(q, gi, g->row, be);
         if (from < 0) ci++;
@@ -1221,9 +1230,11 @@ size_t xpv_ti_query_group(xpv_ti_hits *q, const xpv_trace_index *ix, uint32_t gi
         int64_t t = last_end + res_ps;
         while (ci < nc && cs[ci].start < t && (counter || ev_dur(&evs[cs[ci].ev]) < res_ps))
             ci++;
-        for (int L = Lq + 1; L < LV; L++)
+        for (int a = 0; a < nact; a++) {
+            int L = act[a];
             if (p[L] < ph[L] && evs[idx[p[L]]].start_ps < t)
                 p[L] = first_starting_at(evs, idx, p[L], ph[L], t);
+        }
     }
     return q->n - n0;
 }
