@@ -67,6 +67,8 @@ test('trace viewer: events per viewport within the budget on a real TPU profile'
       `all ${want.size} rows with events keep some (${blank.length} blank)`);
   }
   t.ok(bound >= 1, `the budget bound on ${bound} of the page's answers`);
+  t.match(await page.textContent('.xpv-trace-status'), /coarser detail to stay within 1.?500 events/,
+    'the status line says the budget applied');
   const ps = await page.evaluate(() => document.querySelector('.xpv-tool-root').xpvTrace.paintStats());
   t.ok(ps.boxes > 100 && ps.loaded <= BUDGET, `the page drew ${ps.boxes} boxes of ${ps.loaded} loaded events`);
   // The first page (healthz) has no favicon: the browser's 404 for it.
