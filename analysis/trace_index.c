@@ -864,6 +864,7 @@ void xpv_trace_index_free(xpv_trace_index *ix) {
     free(ix->steps);
     free(ix->derived);            /* the lines and groups belong to the profiles */
     free(ix->hgroups);
+    xpv_trace_names_free(ix->names);
     xpv_arena_free(&ix->arena);
     free(ix);
 }
@@ -873,7 +874,12 @@ static void *kind_build(const xpv_hostset *hs, xpv_err *err) {
     return xpv_trace_index_build(hs);
 }
 static void kind_free(void *d) { xpv_trace_index_free(d); }
-static size_t kind_size(const void *d) { return ((const xpv_trace_index *)d)->bytes; }
+/* With the name index once a search has built it (the server charges
+ * the growth to its budget after each answer). */
+static size_t kind_size(const void *d) {
+    const xpv_trace_index *ix = d;
+    return ix->bytes + xpv_trace_names_bytes(ix);
+}
 
 const xpv_derived_kind xpv_derived_trace_index = {
     .name = "trace_index", .build = kind_build, .free = kind_free, .size = kind_size,
@@ -881,10 +887,7 @@ const xpv_derived_kind xpv_derived_trace_index = {
 
 /* ==== Query ============================================================= */
 
-typedef struct cand {
-    int64_t start;
-    uint32_t ev;
-} cand;
+typedef xpv_ti_cand cand;
 
 static int cmp_cand(const void *a, const void *b) {
     const cand *x = a, *y = b;
@@ -1022,10 +1025,11 @@ static int level_of(const xpv_trace_index *ix, const xpv_trace_group *g, const x
  * finer), levels (Lq, Ls] are searched from its start, FLOW_SCAN events
  * per level and group (an other end follows its launch closely).  `hg`
  * holds each hit's group; the result stays ordered by (group, start).
+ * No end is added once the count reaches `limit` (the viewport budget).
  * Returns the new count. */
 static size_t add_flow_ends(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
                             int64_t end_ps, int Lq, xpv_trace_hit **phits, size_t *cap,
-                            uint32_t **phg, size_t *gcap, size_t n) {
+                            uint32_t **phg, size_t *gcap, size_t n, size_t limit) {
     xpv_trace_hit *hits = *phits;
     uint32_t *hg = *phg;
     u64set starters, seen, found;
@@ -1059,6 +1063,7 @@ static size_t add_flow_ends(const xpv_hostset *hs, const xpv_trace_index *ix, in
     size_t n0 = n;
 #define ADD_HIT(GI, ROW, EV, KEY)                                           \
     do {                                                                    \
+        if (n >= limit) break;                                              \
         xpv_trace_hit h_ = {(ROW), (EV)};                                   \
         u64set_add(&seen, xpv_trace_uid(h_) + 1);                           \
         u64set_add(&found, (KEY));                                          \
@@ -1151,98 +1156,128 @@ static size_t add_flow_ends(const xpv_hostset *hs, const xpv_trace_index *ix, in
  * >= E + R.  Events with dur >= R all have a level <= Lq (the coarsest level
  * with resolution <= R), so levels <= Lq are scanned (few events), and the
  * finer levels are only jumped into with galloping searches for start >=
- * E + R.
+ * E + R.  The group's visible events are appended to `q` (with the group);
+ * returns how many.
  */
-size_t xpv_trace_query(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
-                       int64_t end_ps, int64_t res_ps, xpv_trace_hit **out) {
-    size_t n = 0, cap = 0, gcap = 0;
-    xpv_trace_hit *hits = NULL;
-    uint32_t *hg = NULL;            /* group of each hit */
-    cand *cs = NULL;
-    size_t ccap = 0;
+size_t xpv_ti_query_group(xpv_ti_hits *q, const xpv_trace_index *ix, uint32_t gi,
+                          int64_t start_ps, int64_t end_ps, int64_t res_ps) {
     int Lq = res_ps > 0 ? level_for(res_ps) : LV - 1;  /* RES(Lq) in (R/4, R] */
     uint64_t p[LV], ph[LV];
-    for (uint32_t gi = 0; gi < ix->ngroups; gi++) {
-        const xpv_trace_group *g = &ix->groups[gi];
-        const xpv_trace_row *r = &ix->rows[g->row];
-        const xpv_event *evs = (*r->ln).events;
-        const uint32_t *idx = ix->idx;
-        int counter = r->is_counter;
-        size_t nc = 0, nseg = 0;
-        cand before = {INT64_MIN, UINT32_MAX};
-        for (int L = 0; L < LV; L++) {
-            uint64_t lo = g->off + g->seg[L], hi = g->off + g->seg[L + 1];
-            p[L] = ph[L] = hi;
-            if (lo == hi) continue;
-            uint64_t i = first_ending_after(evs, idx, lo, hi, start_ps, counter);
-            if (counter && i > lo) {
-                const xpv_event *e = &evs[idx[i - 1]];
-                if (e->start_ps > before.start) before = (cand){e->start_ps, idx[i - 1]};
-            }
-            if (L > Lq) {
-                p[L] = i;
+    const xpv_trace_group *g = &ix->groups[gi];
+    const xpv_trace_row *r = &ix->rows[g->row];
+    const xpv_event *evs = (*r->ln).events;
+    const uint32_t *idx = ix->idx;
+    int counter = r->is_counter;
+    size_t nc = 0, nseg = 0, n0 = q->n;
+    cand *cs = q->cs;
+    cand before = {INT64_MIN, UINT32_MAX};
+    for (int L = 0; L < LV; L++) {
+        uint64_t lo = g->off + g->seg[L], hi = g->off + g->seg[L + 1];
+        p[L] = ph[L] = hi;
+        if (lo == hi) continue;
+        uint64_t i = first_ending_after(evs, idx, lo, hi, start_ps, counter);
+        if (counter && i > lo) {
+            const xpv_event *e = &evs[idx[i - 1]];
+            if (e->start_ps > before.start) before = (cand){e->start_ps, idx[i - 1]};
+        }
+        if (L > Lq) {
+            p[L] = i;
+            continue;
+        }
+        size_t nc0 = nc;
+        for (; i < hi; i++) {
+            const xpv_event *e = &evs[idx[i]];
+            if (e->start_ps >= end_ps) break;
+            cs = grow(cs, &q->ccap, nc + 1, sizeof *cs);
+            cs[nc++] = (cand){e->start_ps, idx[i]};
+        }
+        nseg += nc > nc0;
+    }
+    q->cs = cs;
+    if (nseg > 1) qsort(cs, nc, sizeof *cs, cmp_cand);
+    /* The finer levels that still have events ahead (most of the 25 are
+     * empty or run out in a window): the loops below visit only those. */
+    int act[LV], nact = 0;
+    for (int L = Lq + 1; L < LV; L++)
+        if (p[L] < ph[L]) act[nact++] = L;
+    if (counter && before.ev != UINT32_MAX) xpv_ti_hits_add(q, gi, g->row, before.ev);
+    size_t ci = 0;
+    int64_t last_end = NONE;
+    for (;;) {
+        /* The next visible event: coarse cursor vs the fine heads. */
+        int64_t bs = INT64_MAX;
+        uint32_t be = UINT32_MAX;
+        int from = -1;
+        if (ci < nc) {
+            bs = cs[ci].start;
+            be = cs[ci].ev;
+        }
+        for (int a = 0; a < nact; a++) {
+            int L = act[a];
+            if (p[L] >= ph[L]) {
+                act[a--] = act[--nact];     /* ran out: order is irrelevant */
                 continue;
             }
-            size_t nc0 = nc;
-            for (; i < hi; i++) {
-                const xpv_event *e = &evs[idx[i]];
-                if (e->start_ps >= end_ps) break;
-                cs = grow(cs, &ccap, nc + 1, sizeof *cs);
-                cs[nc++] = (cand){e->start_ps, idx[i]};
+            uint32_t ev = idx[p[L]];
+            if (cand_before(evs[ev].start_ps, ev, bs, be)) {
+                bs = evs[ev].start_ps;
+                be = ev;
+                from = L;
             }
-            nseg += nc > nc0;
         }
-        if (nseg > 1) qsort(cs, nc, sizeof *cs, cmp_cand);
-        if (counter && before.ev != UINT32_MAX) {
-            hits = grow(hits, &cap, n + 1, sizeof *hits);
-            hg = grow(hg, &gcap, n + 1, sizeof *hg);
-            hg[n] = gi;
-            hits[n++] = (xpv_trace_hit){g->row, before.ev};
-        }
-        size_t ci = 0;
-        int64_t last_end = NONE;
-        for (;;) {
-            /* The next visible event: coarse cursor vs the fine heads. */
-            int64_t bs = INT64_MAX;
-            uint32_t be = UINT32_MAX;
-            int from = -1;
-            if (ci < nc) {
-                bs = cs[ci].start;
-                be = cs[ci].ev;
-            }
-            for (int L = Lq + 1; L < LV; L++)
-                if (p[L] < ph[L]) {
-                    uint32_t ev = idx[p[L]];
-                    if (cand_before(evs[ev].start_ps, ev, bs, be)) {
-                        bs = evs[ev].start_ps;
-                        be = ev;
-                        from = L;
-                    }
-                }
-            if (be == UINT32_MAX || bs >= end_ps) break;
-            hits = grow(hits, &cap, n + 1, sizeof *hits);
-            hg = grow(hg, &gcap, n + 1, sizeof *hg);
-            hg[n] = gi;
-            hits[n++] = (xpv_trace_hit){g->row, be};
-            if (from < 0) ci++;
-            else p[from]++;
-            int64_t d = counter ? 0 : ev_dur(&evs[be]);
-            if (bs + d > last_end) last_end = bs + d;
-            if (res_ps <= 0) continue;
-            int64_t t = last_end + res_ps;
-            while (ci < nc && cs[ci].start < t &&
-                   (counter || ev_dur(&evs[cs[ci].ev]) < res_ps))
-                ci++;
-            for (int L = Lq + 1; L < LV; L++)
-                if (p[L] < ph[L] && evs[idx[p[L]]].start_ps < t)
-                    p[L] = first_starting_at(evs, idx, p[L], ph[L], t);
+        if (be == UINT32_MAX || bs >= end_ps) break;
+        xpv_ti_hits_add(q, gi, g->row, be);
+        if (from < 0) ci++;
+        else p[from]++;
+        int64_t d = counter ? 0 : ev_dur(&evs[be]);
+        if (bs + d > last_end) last_end = bs + d;
+        if (res_ps <= 0) continue;
+        int64_t t = last_end + res_ps;
+        while (ci < nc && cs[ci].start < t && (counter || ev_dur(&evs[cs[ci].ev]) < res_ps))
+            ci++;
+        for (int a = 0; a < nact; a++) {
+            int L = act[a];
+            if (p[L] < ph[L] && evs[idx[p[L]]].start_ps < t)
+                p[L] = first_starting_at(evs, idx, p[L], ph[L], t);
         }
     }
-    free(cs);
-    if (res_ps > 0 && n) n = add_flow_ends(hs, ix, start_ps, end_ps, Lq, &hits, &cap, &hg, &gcap, n);
-    free(hg);
-    *out = hits;
-    return n;
+    return q->n - n0;
+}
+
+void xpv_ti_hits_add(xpv_ti_hits *q, uint32_t group, uint32_t row, uint32_t ev) {
+    q->hits = grow(q->hits, &q->cap, q->n + 1, sizeof *q->hits);
+    q->hg = grow(q->hg, &q->gcap, q->n + 1, sizeof *q->hg);
+    q->hg[q->n] = group;
+    q->hits[q->n++] = (xpv_trace_hit){row, ev};
+}
+
+size_t xpv_trace_query_budget(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
+                              int64_t end_ps, int64_t res_ps, const xpv_trace_budget *budget,
+                              xpv_trace_budget_info *info, xpv_trace_hit **out) {
+    xpv_ti_hits q;
+    memset(&q, 0, sizeof q);
+    if (info) memset(info, 0, sizeof *info);
+    for (uint32_t gi = 0; gi < ix->ngroups; gi++)
+        xpv_ti_query_group(&q, ix, gi, start_ps, end_ps, res_ps);
+    size_t limit = SIZE_MAX;
+    if (budget && budget->max_events) {
+        limit = budget->max_events;
+        xpv_ti_apply_budget(hs, ix, start_ps, end_ps, res_ps, budget, &q, info);
+    }
+    free(q.cs);
+    int Lq = res_ps > 0 ? level_for(res_ps) : LV - 1;
+    if (res_ps > 0 && q.n)
+        q.n = add_flow_ends(hs, ix, start_ps, end_ps, Lq, &q.hits, &q.cap, &q.hg, &q.gcap, q.n,
+                            limit);
+    free(q.hg);
+    if (!q.hits) q.hits = xpv_xmalloc(sizeof *q.hits);
+    *out = q.hits;
+    return q.n;
+}
+
+size_t xpv_trace_query(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
+                       int64_t end_ps, int64_t res_ps, xpv_trace_hit **out) {
+    return xpv_trace_query_budget(hs, ix, start_ps, end_ps, res_ps, NULL, NULL, out);
 }
 
 int xpv_trace_uid_decode(const xpv_hostset *hs, const xpv_trace_index *ix, uint64_t uid,
@@ -1258,175 +1293,4 @@ int xpv_trace_uid_decode(const xpv_hostset *hs, const xpv_trace_index *ix, uint6
     out->row = (uint32_t)row;
     out->ev = ev;
     return 1;
-}
-
-/* ==== Search ============================================================ */
-
-static int prefix_ci(xpv_str s, const char *p, size_t n) {
-    if (s.len < n) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (tolower((unsigned char)s.ptr[i]) != tolower((unsigned char)p[i])) return 0;
-    return 1;
-}
-
-typedef struct heap_item {
-    int64_t start;
-    uint64_t uid;
-} heap_item;
-
-static int heap_less(heap_item a, heap_item b) {
-    return a.start < b.start || (a.start == b.start && a.uid < b.uid);
-}
-
-/* Max-heap on (start, uid) keeping the `limit` smallest. */
-static void heap_push(heap_item *h, size_t *n, size_t limit, heap_item it) {
-    if (*n < limit) {
-        size_t i = (*n)++;
-        h[i] = it;
-        while (i && heap_less(h[(i - 1) / 2], h[i])) {
-            heap_item t = h[i];
-            h[i] = h[(i - 1) / 2];
-            h[(i - 1) / 2] = t;
-            i = (i - 1) / 2;
-        }
-        return;
-    }
-    if (!*n || !heap_less(it, h[0])) return;
-    h[0] = it;
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < *n && heap_less(h[m], h[l])) m = l;
-        if (r < *n && heap_less(h[m], h[r])) m = r;
-        if (m == i) break;
-        heap_item t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-    }
-}
-
-static int cmp_heap(const void *a, const void *b) {
-    heap_item x = *(const heap_item *)a, y = *(const heap_item *)b;
-    return heap_less(x, y) ? -1 : heap_less(y, x);
-}
-
-/* Case-insensitive substring (n > 0). */
-static int contains_ci(xpv_str s, const char *p, size_t n) {
-    if (s.len < n) return 0;
-    for (size_t i = 0; i + n <= s.len; i++) {
-        size_t k = 0;
-        while (k < n && tolower((unsigned char)s.ptr[i + k]) == tolower((unsigned char)p[k])) k++;
-        if (k == n) return 1;
-    }
-    return 0;
-}
-
-/* Whether an event's own args (string stats, ref_values resolved) hold the
- * text. */
-static int args_contain(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
-                        const char *text, size_t tn) {
-    if (e->wire == XPV_NO_STATS) return 0;
-    xpv_stat_iter it;
-    xpv_stat st;
-    xpv_stat_iter_init(&it, pl, ln, e);
-    while (xpv_stat_next(&it, &st))
-        if (st.kind == XPV_STAT_STR && contains_ci(st.v.s, text, tn)) return 1;
-    return 0;
-}
-
-/* One search over every indexed event: mode 0 = the shown name starts
- * with `text`, mode 1 = the shown name or a string arg (event or metadata
- * stat) contains it. */
-static size_t trace_search(const xpv_hostset *hs, const xpv_trace_index *ix, const char *text,
-                           int mode, int64_t from_ps, size_t limit, xpv_trace_hit **out,
-                           uint64_t *total) {
-    (void)hs;
-    size_t pn = strlen(text), nh = 0;
-    heap_item *heap = xpv_xmalloc((limit ? limit : 1) * sizeof *heap);
-    uint8_t *match = NULL;
-    size_t cap_match = 0;
-    const xpv_plane *last_pl = NULL;
-    *total = 0;
-    for (uint32_t ri = 0; ri < ix->nrows; ri++) {
-        const xpv_trace_row *r = &ix->rows[ri];
-        if (r->is_counter) continue;
-        const xpv_plane *pl = r->pl;
-        if (pl != last_pl) {
-            /* Per event metadata, once per plane: 1 = the name matches,
-             * 2 = (substring mode) one of its metadata stats does. */
-            match = grow(match, &cap_match, pl->nevent_meta + 1, 1);
-            for (uint32_t k = 0; k < pl->nevent_meta; k++) {
-                const xpv_event_meta *m = &pl->event_meta[k];
-                xpv_str nm = m->display_name.len ? m->display_name : m->name;
-                uint8_t v = (uint8_t)(mode ? contains_ci(nm, text, pn) : prefix_ci(nm, text, pn));
-                if (!v && mode)
-                    for (uint32_t si = 0; si < m->nstats && !v; si++)
-                        if (m->stats[si].kind == XPV_STAT_STR &&
-                            contains_ci(m->stats[si].v.s, text, pn))
-                            v = 2;
-                match[k] = v;
-            }
-            last_pl = pl;
-        }
-        const xpv_line *ln = r->ln;
-        const xpv_event *evs = ln->events;
-        const xpv_groups *hg = r->host < ix->nhosts ? ix->hgroups[r->host] : NULL;
-        for (uint32_t gi = r->group0; gi < r->group0 + r->ngroups; gi++) {
-            const xpv_trace_group *g = &ix->groups[gi];
-            uint64_t n = g->seg[LV];
-            for (uint64_t i = 0; i < n; i++) {
-                uint32_t ev = ix->idx[g->off + i];
-                const xpv_event *e = &evs[ev];
-                if (e->start_ps < from_ps) continue;
-                /* The shown name: a non-empty `step_name` stat replaces the
-                 * metadata name (as the renderer does), so match that. */
-                xpv_stat st;
-                int hit;
-                const char *sn;
-                if (r->st_step_name >= 0 && e->wire != XPV_NO_STATS &&
-                    xpv_event_stat(pl, ln, e, r->st_step_name, &st) &&
-                    st.kind == XPV_STAT_STR && st.v.s.len) {
-                    hit = mode ? contains_ci(st.v.s, text, pn) || match[e->meta] == 2 ||
-                                     args_contain(pl, ln, e, text, pn)
-                               : prefix_ci(st.v.s, text, pn);
-                } else if (hg && (sn = xpv_groups_step_name(hg, r->plane, r->line, ev))) {
-                    /* a computed group's root (group_events.h) is shown
-                     * under its group name */
-                    hit = mode ? contains_ci(xpv_cstr(sn), text, pn) || match[e->meta] == 2 ||
-                                     args_contain(pl, ln, e, text, pn)
-                               : prefix_ci(xpv_cstr(sn), text, pn);
-                } else {
-                    hit = match[e->meta] || (mode && args_contain(pl, ln, e, text, pn));
-                }
-                if (!hit) continue;
-                (*total)++;
-                if (limit) heap_push(heap, &nh, limit, (heap_item){e->start_ps, ((uint64_t)ri << 32) | ev});
-            }
-        }
-    }
-    free(match);
-    qsort(heap, nh, sizeof *heap, cmp_heap);
-    xpv_trace_hit *hits = xpv_xmalloc((nh ? nh : 1) * sizeof *hits);
-    for (size_t i = 0; i < nh; i++)
-        hits[i] = (xpv_trace_hit){(uint32_t)(heap[i].uid >> 32), (uint32_t)heap[i].uid};
-    free(heap);
-    *out = hits;
-    return nh;
-}
-
-size_t xpv_trace_search(const xpv_hostset *hs, const xpv_trace_index *ix, const char *prefix,
-                        int64_t from_ps, size_t limit, xpv_trace_hit **out, uint64_t *total) {
-    return trace_search(hs, ix, prefix, 0, from_ps, limit, out, total);
-}
-
-size_t xpv_trace_search_text(const xpv_hostset *hs, const xpv_trace_index *ix, const char *text,
-                             int64_t from_ps, size_t limit, xpv_trace_hit **out,
-                             uint64_t *total) {
-    if (!*text) {
-        *total = 0;
-        *out = xpv_xmalloc(sizeof **out);
-        return 0;
-    }
-    return trace_search(hs, ix, text, 1, from_ps, limit, out, total);
 }

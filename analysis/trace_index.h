@@ -117,6 +117,9 @@ typedef struct xpv_trace_index {
     const struct xpv_derived_lines **derived; /* per host: derived lines,
                                      * borrowed from the profile (enrich.h) */
     size_t nderived;
+    /* The name index (trace_search.c): built by the first search and
+     * kept with the index, under a lock (searches share the index). */
+    struct xpv_trace_names *names;
     uint64_t build_work;            /* comparisons + steps of the row/proc
                                      * ordering (tests check it grows
                                      * n log n); 0 for a loaded index */
@@ -178,6 +181,46 @@ size_t xpv_trace_query(const xpv_hostset *hs, const xpv_trace_index *ix,
                        int64_t start_ps, int64_t end_ps, int64_t res_ps,
                        xpv_trace_hit **out);
 
+/*
+ * A total budget for one viewport answer, whatever the number of rows
+ * (XProf has no such rule: its resolution is per row, so a profile with
+ * 135 rows answers 15 times what one with 9 does).  When the visible
+ * events of the window exceed it, the rows share it max-min fairly (every
+ * row may keep the same number of events, the same for all because every
+ * row is as wide on screen; rows needing fewer keep all theirs): a row
+ * over its share is queried again at the finest coarser resolution whose
+ * visible events fit (XProf's rule at that resolution, so the longest
+ * events and a sample spread over the window stay), and when even the
+ * coarsest does not fit (more depth groups than its share) its longest
+ * events are kept.  1/16 of the events are left for the other ends of
+ * flows.  `max_bytes` bounds an estimate of the JSON written (a fixed size
+ * per event plus its escaped name), by lowering the event count.
+ * Deterministic: the same query gives the same events.
+ */
+typedef struct xpv_trace_budget {
+    size_t max_events;              /* 0: no budget */
+    size_t max_bytes;               /* 0: no byte bound */
+    int64_t *row_res_ps;            /* NULL, or the caller's array of nrows:
+                                     * set to the resolution each row over
+                                     * its share was answered at (others
+                                     * are left alone) */
+} xpv_trace_budget;
+
+typedef struct xpv_trace_budget_info {
+    size_t candidates;              /* visible events before the budget */
+    uint32_t rows_coarsened;        /* rows queried at a coarser resolution */
+    uint32_t rows_cut;              /* rows cut to their longest events */
+    size_t row_cap;                 /* events each row could keep */
+    int64_t max_row_res_ps;         /* coarsest resolution used for a row */
+} xpv_trace_budget_info;
+
+/* xpv_trace_query within `budget` (NULL: none); `info` (may be NULL) says
+ * what the budget did. */
+size_t xpv_trace_query_budget(const xpv_hostset *hs, const xpv_trace_index *ix,
+                              int64_t start_ps, int64_t end_ps, int64_t res_ps,
+                              const xpv_trace_budget *budget, xpv_trace_budget_info *info,
+                              xpv_trace_hit **out);
+
 /* uid of an event (stable for an index): row << 32 | ev. */
 static inline uint64_t xpv_trace_uid(xpv_trace_hit h) {
     return ((uint64_t)h.row << 32) | h.ev;
@@ -185,6 +228,16 @@ static inline uint64_t xpv_trace_uid(xpv_trace_hit h) {
 /* Decode a uid; returns 0 when it names no indexed row/event. */
 int xpv_trace_uid_decode(const xpv_hostset *hs, const xpv_trace_index *ix,
                          uint64_t uid, xpv_trace_hit *out);
+
+/*
+ * Search (trace_search.c), over a name index built once per index by the
+ * first search (like XProf's prefix trie table, built once per host): per
+ * row its events ordered by metadata, the events shown under another name
+ * (a `step_name` stat, or a computed group's name) with that name, and
+ * each distinct string arg of an event with the events holding it.  A
+ * search then reads the metadata names and the distinct strings, and
+ * visits only the matching events: no event's stats are decoded again.
+ */
 
 /* Up to `limit` events whose shown name starts with `prefix`
  * (case-insensitive), in ascending start order, with start >= from_ps.
@@ -199,5 +252,23 @@ size_t xpv_trace_search(const xpv_hostset *hs, const xpv_trace_index *ix,
 size_t xpv_trace_search_text(const xpv_hostset *hs, const xpv_trace_index *ix,
                              const char *text, int64_t from_ps, size_t limit,
                              xpv_trace_hit **out, uint64_t *total);
+
+/* What a search cost: `strings` names and distinct strings compared,
+ * `events` matching events visited; `built` 1 when this search built the
+ * name index. */
+typedef struct xpv_trace_search_work {
+    uint64_t strings, events;
+    int built;
+} xpv_trace_search_work;
+
+/* xpv_trace_search (text_mode 0) or xpv_trace_search_text (1), telling
+ * what it cost in *work (may be NULL). */
+size_t xpv_trace_search_ex(const xpv_hostset *hs, const xpv_trace_index *ix, const char *text,
+                           int text_mode, int64_t from_ps, size_t limit, xpv_trace_hit **out,
+                           uint64_t *total, xpv_trace_search_work *work);
+
+/* Memory held by the name index (0 before the first search). */
+size_t xpv_trace_names_bytes(const xpv_trace_index *ix);
+void xpv_trace_names_free(struct xpv_trace_names *nm);
 
 #endif

@@ -1,6 +1,7 @@
 /*
- * trace_index_int.h - what the trace index's builder (trace_index.c) and
- * its image loader (trace_index_image.c) share; private to those two.
+ * trace_index_int.h - what the trace index's builder and query
+ * (trace_index.c), its image loader (trace_index_image.c) and its viewport
+ * budget (trace_budget.c) share; private to those.
  */
 #ifndef XPV_TRACE_INDEX_INT_H
 #define XPV_TRACE_INDEX_INT_H
@@ -37,5 +38,31 @@ uint64_t xpv_ti_layout(builder *bd, const xpv_hostset *hs);
 void xpv_ti_attach_groups(xpv_trace_index *ix, const xpv_hostset *hs);
 /* Memory held by an index (for the cache budget). */
 size_t xpv_ti_index_bytes(const xpv_trace_index *ix);
+
+/* A query's growing result: hits with the group of each. */
+typedef struct xpv_ti_cand {
+    int64_t start;
+    uint32_t ev;
+} xpv_ti_cand;
+
+typedef struct xpv_ti_hits {
+    xpv_trace_hit *hits;
+    uint32_t *hg;                   /* group of each hit */
+    size_t n, cap, gcap;
+    xpv_ti_cand *cs;                /* scratch of xpv_ti_query_group */
+    size_t ccap;
+} xpv_ti_hits;
+
+void xpv_ti_hits_add(xpv_ti_hits *q, uint32_t group, uint32_t row, uint32_t ev);
+/* Append the events of group `gi` visible in [start_ps, end_ps) at
+ * `res_ps` (XProf's rule, trace_index.h) to `q`, in start order; returns
+ * how many. */
+size_t xpv_ti_query_group(xpv_ti_hits *q, const xpv_trace_index *ix, uint32_t gi,
+                          int64_t start_ps, int64_t end_ps, int64_t res_ps);
+/* Bring the visible events `q` (ordered by group, then start) within
+ * `b` (trace_budget.c); fills `info` when not NULL. */
+void xpv_ti_apply_budget(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
+                         int64_t end_ps, int64_t res_ps, const xpv_trace_budget *b,
+                         xpv_ti_hits *q, xpv_trace_budget_info *info);
 
 #endif

@@ -13,9 +13,15 @@
  *              and gzip-compressed
  *   emission   JSON bytes/s of resolution-0 responses (every event of a
  *              window, with the stat scan for names/flows)
- *   details / search  one event's args, a name-prefix search
+ *   budget     the first viewport and the warm ones without the viewport
+ *              budget (max_events=5000000: the answer before the budget) and
+ *              with it (the default): events, bytes raw and gzip-6
+ *   details / search  one event's args; name searches: the first (builds
+ *              the name index), then new prefixes and a substring
  *   peak RSS   of the child, / file size
- * Baseline in the same run: memcpy of the file buffer's first 64 MiB (GB/s).
+ * Baselines in the same run: memcpy of the file buffer's first 64 MiB
+ * (GB/s), and `md5sum FILE` (wall time, file in the page cache as for the
+ * cold figure, which reads it too): cold first viewport / md5sum.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -51,6 +57,11 @@ static size_t gz_size(const char *data, size_t len, int level) {
     return n;
 }
 
+static size_t events_of(const xpv_buf *out) {
+    const char *r = strstr(out->data, "\"returnedEventsSize\":");
+    return r ? strtoull(r + 21, NULL, 10) : 0;
+}
+
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 static uint64_t rnd(void) {
     rng ^= rng << 13;
@@ -60,7 +71,7 @@ static uint64_t rnd(void) {
 }
 
 static int render(const xpv_hostset *hs, const void *ix, const char **kv, size_t n, xpv_buf *out) {
-    const char *k[8], *v[8];
+    const char *k[9], *v[9];
     for (size_t i = 0; i < n; i++) {
         k[i] = kv[2 * i];
         v[i] = kv[2 * i + 1];
@@ -73,6 +84,8 @@ static int render(const xpv_hostset *hs, const void *ix, const char **kv, size_t
     if (rc) fprintf(stderr, "render failed: %s\n", err.msg);
     return rc;
 }
+
+static double md5_s;
 
 static void run(const char *path, int width) {
     char s1[64], s2[64], s3[64];
@@ -114,16 +127,25 @@ static void run(const char *path, int width) {
            len / 1e6, (unsigned long long)p->nevents, (unsigned long long)ix->nidx,
            (unsigned long long)ix->ndropped, ix->nrows, ix->ngroups);
     printf("baseline        memcpy of the file (first 64 MiB) %.2f GB/s\n", clen / tm / 1e9);
-    printf("cold            %.3f s first viewport (read %.3f + decode %.3f + index %.3f + render %.3f)\n",
-           cold, t_read, t_dec, t_ix, t_first);
+    printf("cold            %.3f s first viewport (read %.3f + decode %.3f + index %.3f + render %.3f)"
+           " = %.2fx md5sum\n", cold, t_read, t_dec, t_ix, t_first, md5_s > 0 ? cold / md5_s : 0);
     printf("index           %.1f MB (%.2f bytes/event)\n", ix->bytes / 1e6,
            (double)ix->bytes / (double)(ix->nidx ? ix->nidx : 1));
-    printf("first viewport  %zu bytes raw, %zu gzip-6\n", first_raw, first_gz);
+    printf("first viewport  %zu bytes raw, %zu gzip-6, %zu events\n", first_raw, first_gz,
+           events_of(&out));
+    {
+        const char *kvb[] = {"tag", "trace_viewer@", "resolution", s1, "max_events", "5000000"};
+        double tb = bench_now();
+        render(&hs, ix, kvb, 3, &out);
+        tb = bench_now() - tb;
+        printf("  no budget     %zu bytes raw, %zu gzip-6, %zu events, render %.3f s\n", out.len,
+               gz_size(out.data, out.len, 6), events_of(&out), tb);
+    }
 
     /* warm viewports */
     enum { N = 40 };
     double tr[N], tg[N];
-    size_t max_raw = 0, max_gz = 0, max_ev = 0;
+    size_t max_raw = 0, max_gz = 0, max_ev = 0, nb_raw = 0, nb_gz = 0, nb_ev = 0;
     double full_ms = (double)(ix->max_ps - ix->min_ps) / 1e9, min_ms = (double)ix->min_ps / 1e9;
     for (int i = 0; i < N; i++) {
         double frac = i == 0 ? 1.0 : 1.0 / (double)(1ULL << (rnd() % 21));  /* 1 .. 1e-6 */
@@ -137,7 +159,12 @@ static void run(const char *path, int width) {
         snprintf(s2, sizeof s2, "%.9f", we);
         snprintf(s3, sizeof s3, "%d", (int)(px / 2) > 0 ? (int)(px / 2) : 1);
         const char *kv[] = {"tag", "trace_viewer@", "start_time_ms", s1, "end_time_ms", s2,
-                            "resolution", s3};
+                            "resolution", s3, "max_events", "5000000"};
+        render(&hs, ix, kv, 5, &out);           /* before the budget */
+        size_t gb = gz_size(out.data, out.len, 6), neb = events_of(&out);
+        if (out.len > nb_raw) nb_raw = out.len;
+        if (gb > nb_gz) nb_gz = gb;
+        if (neb > nb_ev) nb_ev = neb;
         double ta = bench_now();
         render(&hs, ix, kv, 4, &out);
         tr[i] = bench_now() - ta;
@@ -145,8 +172,7 @@ static void run(const char *path, int width) {
         tg[i] = bench_now() - ta;
         if (out.len > max_raw) max_raw = out.len;
         if (g > max_gz) max_gz = g;
-        const char *r = strstr(out.data, "\"returnedEventsSize\":");
-        size_t ne = r ? strtoull(r + 21, NULL, 10) : 0;
+        size_t ne = events_of(&out);
         if (ne > max_ev) max_ev = ne;
     }
     qsort(tr, N, sizeof *tr, bench_cmp_double);
@@ -154,6 +180,7 @@ static void run(const char *path, int width) {
     printf("warm viewport   render median %.1f ms, max %.1f ms; render+gzip6 median %.1f ms, max %.1f ms "
            "(%d queries, %d px)\n", tr[N / 2] * 1e3, tr[N - 1] * 1e3, tg[N / 2] * 1e3, tg[N - 1] * 1e3, N, width);
     printf("payload         max %zu bytes raw, %zu gzip-6, max %zu events\n", max_raw, max_gz, max_ev);
+    printf("  no budget     max %zu bytes raw, %zu gzip-6, max %zu events\n", nb_raw, nb_gz, nb_ev);
 
     /* emission speed: every event of windows (resolution 0) */
     size_t bytes = 0;
@@ -164,9 +191,9 @@ static void run(const char *path, int width) {
         snprintf(s1, sizeof s1, "%.9f", a);
         snprintf(s2, sizeof s2, "%.9f", b);
         const char *kv[] = {"tag", "trace_viewer@", "start_time_ms", s1, "end_time_ms", s2,
-                            "resolution", "0"};
+                            "resolution", "0", "max_events", "5000000"};
         double ta = bench_now();
-        render(&hs, ix, kv, 4, &out);
+        render(&hs, ix, kv, 5, &out);
         te += bench_now() - ta;
         bytes += out.len;
     }
@@ -178,11 +205,19 @@ static void run(const char *path, int width) {
     double td = bench_now();
     render(&hs, ix, kd, 2, &out);
     td = bench_now() - td;
-    const char *ks[] = {"tag", "trace_viewer@", "search_prefix", "Mat"};
-    double ts = bench_now();
-    render(&hs, ix, ks, 2, &out);
-    ts = bench_now() - ts;
-    printf("details         %.2f ms; search \"Mat\" over all events %.1f ms\n", td * 1e3, ts * 1e3);
+    printf("details         %.2f ms\n", td * 1e3);
+    const char *q[][2] = {{"search_prefix", "Mat"}, {"search_prefix", "fu"},
+                          {"search_prefix", "copy"}, {"search", "philox"}, {"search", "fusion"}};
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        const char *ks[] = {"tag", "trace_viewer@", q[i][0], q[i][1]};
+        double ts = bench_now();
+        render(&hs, ix, ks, 2, &out);
+        ts = bench_now() - ts;
+        const char *tmv = strstr(out.data, "\"totalMatches\":");
+        printf("search          %s=%s: %.1f ms, %llu matches%s\n", q[i][0], q[i][1], ts * 1e3,
+               tmv ? strtoull(tmv + 15, NULL, 10) : 0ULL, i ? "" : " (builds the name index)");
+    }
+    printf("name index      %.1f MB\n", xpv_trace_names_bytes(ix) / 1e6);
 
     xpv_buf_free(&out);
     xpv_trace_index_free(ix);
@@ -199,6 +234,15 @@ int main(int argc, char **argv) {
     }
     int width = argc > 2 ? atoi(argv[2]) : 1920;
     if (width < 100) width = 1920;
+    /* Baseline: md5sum of the same file (wall time; output discarded). */
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "md5sum '%s' > /dev/null", argv[1]);
+    if (strchr(argv[1], '\'') || system(cmd) != 0) fprintf(stderr, "md5sum failed\n");
+    double tm5 = bench_now();
+    if (system(cmd) != 0) fprintf(stderr, "md5sum failed\n");
+    tm5 = bench_now() - tm5;
+    printf("baseline        md5sum of the file %.3f s (file in the page cache)\n", tm5);
+    md5_s = tm5;
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {

@@ -495,6 +495,20 @@ void xpv_cache_release(xpv_cache *c, xpv_centry *e) {
     destroy_all(c, &g);
 }
 
+void xpv_cache_grow(xpv_cache *c, xpv_centry *e, size_t value_size) {
+    if (!e) return;
+    graveyard g = {NULL};
+    pthread_mutex_lock(&c->mu);
+    size_t want = value_size + ENTRY_OVERHEAD;
+    if (e->state == READY && e->charged && want > e->charged) {
+        c->used += want - e->charged;
+        e->charged = e->size = want;
+        evict_locked(c, &g);
+    }
+    pthread_mutex_unlock(&c->mu);
+    destroy_all(c, &g);
+}
+
 void xpv_cache_get_stats(xpv_cache *c, xpv_cache_stats *st) {
     pthread_mutex_lock(&c->mu);
     st->budget = c->budget;

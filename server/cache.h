@@ -114,6 +114,12 @@ size_t xpv_centry_size(const xpv_centry *e);
 /* Give back one reference.  NULL is allowed. */
 void xpv_cache_release(xpv_cache *c, xpv_centry *e);
 
+/* The held entry `e`'s value now takes `value_size` bytes (it grew after
+ * it was stored: a part built lazily, like the trace index's name index):
+ * charge the growth, evicting unused entries to stay in the budget.  A
+ * smaller size or an entry no longer charged changes nothing. */
+void xpv_cache_grow(xpv_cache *c, xpv_centry *e, size_t value_size);
+
 /* Drop every entry nobody uses (e.g. after the logdir changed). */
 void xpv_cache_clear(xpv_cache *c);
 

@@ -614,6 +614,10 @@ static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
                     terr.msg[0] ? terr.msg : "the tool failed");
         goto done;
     }
+    /* Derived data may have grown while answering (the trace index's name
+     * index, built by the first search): the budget counts it. */
+    if (dentry && rc->tool->derived->size)
+        xpv_cache_grow(a->cache, dentry, rc->tool->derived->size(derived));
     rendered *r = xpv_xcalloc(1, sizeof *r);
     r->body = xpv_buf_steal(&out, &r->len);
     v->ptr = r;

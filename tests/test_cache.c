@@ -481,6 +481,36 @@ static void test_cache__inline_mode(void **state) {
     xpv_cache_free(c);
 }
 
+/* A value that grows after it was stored is charged its new size: the
+ * unused entries it now crowds out are evicted, never the held one. */
+static void test_cache__grow(void **state) {
+    (void)state;
+    xpv_cache *c = xpv_cache_new(3 * 1200);
+    xpv_cache_release(c, get(c, "a", 1000));
+    xpv_cache_release(c, get(c, "b", 1000));
+    xpv_centry *e = get(c, "c", 1000);
+    xpv_cache_stats st;
+    xpv_cache_get_stats(c, &st);
+    size_t before = st.used;
+    assert_int_equal(st.entries, 3);
+    xpv_cache_grow(c, e, 500);          /* smaller: nothing changes */
+    xpv_cache_get_stats(c, &st);
+    assert_int_equal(st.used, before);
+    xpv_cache_grow(c, e, 2000);         /* +1000: "a" (LRU, unused) goes */
+    xpv_cache_get_stats(c, &st);
+    assert_true(st.used <= 3 * 1200);
+    assert_false(present(c, "a"));
+    assert_true(present(c, "c"));
+    assert_int_equal(xpv_centry_size(e), 2000 + 128);  /* + the entry overhead */
+    xpv_cache_grow(c, e, 5000);         /* over the budget: all unused go */
+    xpv_cache_get_stats(c, &st);
+    assert_false(present(c, "b"));
+    assert_true(present(c, "c"));
+    assert_int_equal(st.entries, 1);
+    xpv_cache_release(c, e);
+    xpv_cache_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_cache__hit_and_lru, reset),
@@ -491,6 +521,7 @@ int main(void) {
         cmocka_unit_test_setup(test_cache__admission, reset),
         cmocka_unit_test_setup(test_cache__pinned_refuses, reset),
         cmocka_unit_test_setup(test_cache__inline_mode, reset),
+        cmocka_unit_test_setup(test_cache__grow, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

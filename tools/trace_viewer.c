@@ -16,6 +16,9 @@
  *              only, plus fullTimespan and the step markers of the window.
  *              A flow is decided by its launching end: when that is
  *              visible, its other ends in the window come with it.
+ *              A total budget bounds the answer whatever the number of
+ *              rows (max_events=N, default 50000; xpv_trace_budget): when
+ *              it binds, `viewportBudget` says how.
  *   details    unique_id=N (or uid=N): one event with all its args.
  *   search     search=TEXT or search_prefix=P [search_limit=N]
  *              [search_start_ms=T]: events whose name or string args
@@ -47,6 +50,13 @@
 #define MAX_SAFE_INT ((int64_t)1 << 53)
 #define MAX_STEPS_OUT 5000
 #define MAX_RESOLUTION 65536     /* viewport pixels: bounds a response */
+/* The total budget of a viewport answer (xpv_trace_budget): 50k events
+ * draw in a frame (limits-and-ui.md) and, at ~130 bytes an event, gzip to
+ * about 1 MB; the byte bound (the JSON before gzip, ~8x larger) holds rows
+ * of long names to the same ~2 MB gzipped.  `max_events` overrides it. */
+#define DEFAULT_MAX_EVENTS 50000
+#define DEFAULT_MAX_BYTES (16u << 20)
+#define MAX_MAX_EVENTS 5000000
 
 static const char *const internal_stats[] = {"_pt", "_p", "_ct", "_c", "_r", "flops",
                                              "program_id", "symbol_id", "flow"};
@@ -542,8 +552,20 @@ static int render_stream(const xpv_hostset *hs, const xpv_trace_index *ix, const
         res_ps = (int64_t)((span + res / 2) / res);
         if (res_ps < 1) res_ps = 0;     /* finer than 1 ps: every event */
     }
+    xpv_trace_budget budget = {DEFAULT_MAX_EVENTS, DEFAULT_MAX_BYTES, NULL};
+    xpv_trace_budget_info binfo;
+    uint64_t me;
+    const char *s_max = xpv_param(q, "max_events");
+    if (s_max && *s_max) {
+        if (!xpv_parse_u64_strict(s_max, MAX_MAX_EVENTS, &me) || !me)
+            return bad(err, "max_events", s_max);
+        budget.max_events = (size_t)me;
+        /* the byte bound follows the event count */
+        budget.max_bytes = me > DEFAULT_MAX_EVENTS ? (size_t)me * (DEFAULT_MAX_BYTES / DEFAULT_MAX_EVENTS)
+                                                   : DEFAULT_MAX_BYTES;
+    }
     xpv_trace_hit *hits = NULL;
-    size_t n = xpv_trace_query(hs, ix, ws, we + 1, res_ps, &hits);
+    size_t n = xpv_trace_query_budget(hs, ix, ws, we + 1, res_ps, &budget, &binfo, &hits);
     xpv_buf args;
     xpv_buf_init(&args);
     xpv_buf_puts(out, HEADER);
@@ -555,6 +577,23 @@ static int render_stream(const xpv_hostset *hs, const xpv_trace_index *ix, const
     xpv_buf_puts(out, res_ps > 0 ? "true" : "false");
     xpv_buf_puts(out, ",\"returnedEventsSize\":");
     xpv_buf_u64(out, n);
+    /* Only when the budget changed the answer (answers within it are
+     * byte-identical to those before the budget existed). */
+    if (binfo.rows_coarsened) {
+        xpv_buf_puts(out, ",\"viewportBudget\":{\"maxEvents\":");
+        xpv_buf_u64(out, budget.max_events);
+        xpv_buf_puts(out, ",\"visibleEvents\":");
+        xpv_buf_u64(out, binfo.candidates);
+        xpv_buf_puts(out, ",\"rowCap\":");
+        xpv_buf_u64(out, binfo.row_cap);
+        xpv_buf_puts(out, ",\"rowsCoarsened\":");
+        xpv_buf_u64(out, binfo.rows_coarsened);
+        xpv_buf_puts(out, ",\"rowsCut\":");
+        xpv_buf_u64(out, binfo.rows_cut);
+        xpv_buf_puts(out, ",\"coarsestRowResolutionPs\":");
+        xpv_buf_i64(out, binfo.max_row_res_ps);
+        xpv_buf_putc(out, '}');
+    }
     /* Step markers overlapping the window: [ts_us, dur_us, name]. */
     xpv_buf_puts(out, ",\"steps\":[");
     size_t ns = 0;

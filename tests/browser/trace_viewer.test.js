@@ -205,7 +205,8 @@ test('trace viewer: several hosts', async (t) => {
 // with `xpview synth` and served by a server of our own), all hosts shown
 // and every track on screen.  The paint time of a frame is printed
 // (timing is not asserted: machines differ); the test asserts the frame
-// really had >= 50k events loaded, so the figure is about a dense frame.
+// really had about 50k events loaded (the server's viewport budget caps an
+// answer there), so the figure is about a dense frame.
 test('trace viewer: paint time of a dense frame', async (t) => {
   const fs = require('fs');
   const os = require('os');
@@ -261,7 +262,11 @@ test('trace viewer: paint time of a dense frame', async (t) => {
       `paint() ms median of 8: ${med(js).toFixed(2)} (min ${Math.min(...js).toFixed(2)}, max ` +
       `${Math.max(...js).toFixed(2)}), + raster ${med(raster).toFixed(2)} ms; ` +
       `window.__xpvLastPaintMs ${last.toFixed(2)}`);
-    t.ok(st.loaded >= 50000, `the frame is dense: ${st.loaded} events loaded (>= 50000)`);
+    // The server's viewport budget (tools/trace_viewer.c, 50,000 events
+    // with 1/16 of them kept for flows' other ends) bounds what a dense
+    // frame can hold: this one holds about that many.
+    t.ok(st.loaded >= 40000 && st.loaded <= 50000,
+      `the frame is dense: ${st.loaded} events loaded (40000..50000, the viewport budget)`);
     t.ok(st.boxes >= 0.5 * st.loaded, `most of them drawn: ${st.boxes} boxes`);
     t.ok(Number.isFinite(last) && last > 0, 'window.__xpvLastPaintMs is recorded');
     await t.assertClean(page);

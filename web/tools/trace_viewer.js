@@ -226,6 +226,15 @@ export default async function render(root, ctx) {
   }
   const layout = () => tl.layout();
 
+  // The server's total budget per answer (tools/trace_viewer.c): when it
+  // bound, the busiest rows came at a coarser level of detail.
+  function budgetNote(d) {
+    const b = d.viewportBudget;
+    if (!b) return '';
+    return `; ${b.rowsCoarsened} busy row${b.rowsCoarsened === 1 ? '' : 's'} at coarser detail to stay within ` +
+      `${b.maxEvents.toLocaleString()} events (${b.visibleEvents.toLocaleString()} visible)`;
+  }
+
   // ---- fetching ---------------------------------------------------------------
   async function fetchWindow() {
     const span = S.view[1] - S.view[0];
@@ -245,7 +254,7 @@ export default async function render(root, ctx) {
       ingest(d);
       status.textContent = `${S.nEvents.toLocaleString()} events loaded for ${fmtDur(e - s)}` +
         (S.filtered ? ` (level of detail: events shorter than ${fmtDur((e - s) / resolution)} ` +
-          'may be hidden; zoom in for more)' : '');
+          'may be hidden; zoom in for more)' : '') + budgetNote(d);
       draw();
     } catch (err) {
       if (err && err.name === 'AbortError') return;
@@ -839,7 +848,7 @@ export default async function render(root, ctx) {
       details.append(el('p', null, 'This profile has no trace events to show (no host thread, GPU, TPU or custom device timeline).'));
     }
     status.textContent = `${S.nEvents.toLocaleString()} events loaded (whole trace: ${fmtDur(S.full[1] - S.full[0])})` +
-      (chosen.length > 1 ? ` from ${chosen.length} hosts` : '');
+      (chosen.length > 1 ? ` from ${chosen.length} hosts` : '') + budgetNote(d);
     root.dataset.ready = '1';
     paint();
     const t0 = Number(pagestate.get('tv.t0')), t1 = Number(pagestate.get('tv.t1'));
