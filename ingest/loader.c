@@ -413,7 +413,10 @@ static xpv_profile *decode_buf(unsigned char *buf, size_t len, void (*buf_free)(
     memset(&de, 0, sizeof de);
     /* Cheap (top-level fields only), decided before xpv_decode owns buf. */
     int cut = ends_mid_record(buf, len);
-    xpv_profile *p = xpv_decode_limited(buf, len, buf_free, lim->max_mem, &de);
+    /* A mapped file's bytes are page cache the kernel can reclaim: the
+     * budget holds the model (and inflated or converted bytes). */
+    xpv_decode_opts o = {.budget = lim->max_mem, .file_mapped = buf_free == unmap_buf};
+    xpv_profile *p = xpv_decode_ex(buf, len, buf_free, &o, &de);
     if (p) return p;   /* buf is owned by xpv_decode now, also on failure */
     err->offset = (int64_t)de.offset;
     if (de.status == 413 || de.status == 503)

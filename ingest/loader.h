@@ -14,7 +14,8 @@
  * With lim->max_mem set, gunzip stops at that many bytes (and at any ratio
  * no real profile has, see gz.h), and the decoder checks every allocation
  * sized by the file's counts against it before making it: 413 naming the
- * file, in bounded memory.
+ * file, in bounded memory.  A mapped file's own bytes are not charged
+ * (page cache, reclaimable); inflated bytes are.
  * A file that changes size or mtime while it is read, or whose bytes stop
  * in the middle of a record (both: still being written) yields a 422
  * "incomplete ... still being written?" error, never a crash.

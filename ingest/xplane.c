@@ -800,32 +800,34 @@ static int replay_line(dec *d, line_job *j, xpv_line *ln) {
  * finds out what is wrong with it. */
 static size_t find_lines(dec *d, const uint8_t *p, const uint8_t *end, size_t min_avg,
                          xpv_arena *tmp, line_job **out) {
-    size_t nlines = 0, cap = 0;
-    line_job *jobs = NULL;
-    const uint8_t *ps = NULL, *s = NULL;
+    /* Count first (tags only): many small lines, or none, are parsed
+     * serially for less than handing them out costs. */
+    uint64_t nlines = 0, most = (uint64_t)(end - p) / (min_avg ? min_avg : 1);
+    const uint8_t *ps = NULL, *s = NULL, *q, *qe;
     uint64_t plen = 0, len = 0;
+    for (const uint8_t *pp = p; wire_next_len(&pp, end, 1, &ps, &plen);) {
+        for (q = ps, qe = ps + plen; wire_next_len(&q, qe, 3, &s, &len);)
+            if (++nlines > most) return SIZE_MAX;
+    }
+    if (!nlines) return SIZE_MAX;
+    line_job *jobs = calloc((size_t)nlines, sizeof *jobs);
+    if (!jobs) return SIZE_MAX;
+    size_t n = 0;
     while (wire_next_len(&p, end, 1, &ps, &plen)) {
-        const uint8_t *q = ps, *qe = ps + plen;
+        size_t first = n;
         uint64_t nem = 0;
-        size_t first = nlines;
-        while (q < qe) {
+        for (q = ps, qe = ps + plen; q < qe;) {
             uint64_t tag = 0;
             const uint8_t *at = q;
             if (!wire_varint(&q, qe, &tag) || !wire_skip(&q, qe, (unsigned)(tag & 7))) goto serial;
             if (tag == ((4 << 3) | WT_LEN)) nem++;
             if (tag != ((3 << 3) | WT_LEN)) continue;
-            const uint8_t *ls = at;
-            if (!wire_varint(&ls, qe, &tag) || !wire_len(&ls, qe, &s, &len)) goto serial;
-            if (nlines == cap) {
-                cap = cap ? cap * 2 : 64;
-                line_job *g = realloc(jobs, cap * sizeof *jobs);
-                if (!g) goto serial;
-                jobs = g;
-            }
-            memset(&jobs[nlines], 0, sizeof *jobs);
-            jobs[nlines].s = s;
-            jobs[nlines++].e = s + len;
+            if (!wire_varint(&at, qe, &tag) || !wire_len(&at, qe, &s, &len) || n == nlines)
+                goto serial;
+            jobs[n].s = s;
+            jobs[n++].e = s + len;
         }
+        if (n == first) continue;          /* no lines: no map needed */
         /* The map's own budget check comes later, in decode_plane. */
         if (!fits(d, ps, 64 * nem + 64 + 8 * (nem + 1), "event metadata ids")) goto serial;
         int64_t *ids = malloc((size_t)(nem + 1) * sizeof *ids);
@@ -840,12 +842,11 @@ static size_t find_lines(dec *d, const uint8_t *p, const uint8_t *end, size_t mi
         }
         const xpv_idmap *map = xpv_idmap_build(tmp, ids, k);
         free(ids);
-        for (size_t i = first; i < nlines; i++) jobs[i].ids = map;
+        for (size_t i = first; i < n; i++) jobs[i].ids = map;
     }
-    /* Many small lines: parsing them costs less than handing them out. */
-    if (!nlines || (uint64_t)(end - d->base) / nlines < min_avg) goto serial;
+    if (n != nlines) goto serial;
     *out = jobs;
-    return nlines;
+    return n;
 serial:
     free(jobs);
     return SIZE_MAX;
@@ -967,7 +968,7 @@ static int count_space(dec *d, const uint8_t *p, const uint8_t *end, uint32_t n[
 static int decode_space(xpv_profile *prof, const xpv_decode_opts *o, int parallel,
                         xpv_decode_error *err) {
     dec d = {.base = prof->buf, .arena = &prof->arena, .err = err, .budget = o->budget,
-             .charged = prof->buf_len};
+             .charged = o->file_mapped ? 0 : prof->buf_len};
     const uint8_t *start = prof->buf, *end = start + prof->buf_len, *p = start;
     uint32_t n[4];
     if (!count_space(&d, start, end, n)) return parallel ? -1 : 0;

@@ -44,6 +44,8 @@ typedef struct xpv_decode_opts {
                               * (default XPV_DECODE_PARALLEL_MIN) */
     size_t min_avg_line;     /* so are files whose lines average fewer
                               * bytes (default XPV_DECODE_MIN_AVG_LINE) */
+    int file_mapped;         /* `buf` maps a file (page cache, not heap):
+                              * its bytes are not charged to the budget */
     int parallel_used;       /* out: 1 when lines were parsed in parallel */
 } xpv_decode_opts;
 
