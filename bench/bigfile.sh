@@ -4,8 +4,9 @@
 # against md5sum of the same file, in the same run of this script.
 #
 #   bash bench/bigfile.sh RUN_DIR [REPEAT] [BASE_BIN]
-#       RUN_DIR   a run directory holding one host file, e.g. a real
-#                 profile grown to 1 GB:
+#       RUN_DIR   a run directory (.../plugins/profile/RUN) holding one host
+#                 file, e.g. a real
+#                 profile grown to 1 GB (RUN_DIR /tmp/tf1g/plugins/profile/r):
 #                 python3 ../shared/tools/grow_xplane.py \
 #                   ../shared/testdata/real/tensorflow-profiler/plugins/profile/GPU-multi-worker/34.83.195.179_6003.xplane.pb \
 #                   /tmp/tf1g/plugins/profile/r/host.xplane.pb 1617000000

@@ -538,26 +538,27 @@ static int parse_line(dec *d, const xpv_idmap *ids, const uint8_t *p, const uint
 /* Lines whose events take at least this many bytes keep their own block. */
 #define BIG_LINE (1u << 20)
 
-/* Give line `ln` (parsed, ln->nevents events in `ev`) its events array in
- * the profile: a big line takes the block `ev` itself (malloc'ed, exactly
- * sized or shrunk here: realloc cannot fail when shrinking, but keep the
- * old block if it does) so peak memory stays file + model; a small one a
- * copy in the arena, `ev` left to the caller.  Returns 1 when `ev` was
- * taken. */
-static int place_events(dec *d, const uint8_t *start, xpv_line *ln, xpv_event *ev, int *taken) {
+/* Give line `ln` (parsed, ln->nevents events in the malloc'ed block
+ * *evp) its events array in the profile: a big line takes the block
+ * itself (shrunk to size: realloc cannot fail when shrinking, but keep the
+ * old block if it does) so peak memory stays file + model, and sets
+ * *taken; a small one gets a copy in the arena, the block left to the
+ * caller.  0 when over the budget or out of memory. */
+static int place_events(dec *d, const uint8_t *start, xpv_line *ln, xpv_event **evp,
+                        int *taken) {
     size_t nev = ln->nevents;
     *taken = 0;
     if (nev * sizeof(xpv_event) >= BIG_LINE) {
         if (!charge(d, start, nev * sizeof(xpv_event), "events")) return 0;
-        ln->events = realloc(ev, nev * sizeof(xpv_event));
-        if (!ln->events) ln->events = ev;
+        ln->events = realloc(*evp, nev * sizeof(xpv_event));
+        if (!ln->events) ln->events = *evp;
         xpv_arena_adopt(d->arena, ln->events, nev * sizeof(xpv_event));
         *taken = 1;
         return 1;
     }
     ln->events = NULL;
     if (nev && !(ln->events = dalloc(d, start, nev, sizeof(xpv_event), "events"))) return 0;
-    if (nev) memcpy(ln->events, ev, nev * sizeof(xpv_event));
+    if (nev) memcpy(ln->events, *evp, nev * sizeof(xpv_event));
     return 1;
 }
 
@@ -567,7 +568,7 @@ static int decode_line(dec *d, xpv_plane *pl, const uint8_t *p, const uint8_t *e
                        xpv_line *ln, int64_t base_ns) {
     if (!parse_line(d, pl->event_meta_ids, p, end, ln, base_ns)) return 0;
     int taken;
-    if (!place_events(d, p, ln, d->scratch, &taken)) return 0;
+    if (!place_events(d, p, ln, &d->scratch, &taken)) return 0;
     if (taken) {
         d->scratch = NULL;
         d->scratch_cap = 0;
@@ -786,7 +787,7 @@ static int replay_line(dec *d, line_job *j, xpv_line *ln) {
         d->scratch_cap = cap;       /* no block: only its size matters */
     }
     int taken;
-    if (!place_events(d, j->s, ln, j->ev, &taken)) return 0;
+    if (!place_events(d, j->s, ln, &j->ev, &taken)) return 0;
     if (taken) d->scratch_cap = 0;
     else free(j->ev);
     j->ev = NULL;
