@@ -16,6 +16,10 @@
  * Every read is bounds-checked; malformed input yields an error with the
  * byte offset at which decoding failed.
  *
+ * Large files (xpv_decode_ex): lines are parsed on one thread per CPU
+ * first, then placed by the serial decoder in file order, so the profile
+ * is the serial one byte for byte ("Parallel line decoding" below).
+ *
  * Memory budget (xpv_decode_limited): every allocation sized by counts in
  * the file (planes, lines, events, metadata, stats, strings) is charged to
  * the budget before it is made, the file's own bytes included, so a small
