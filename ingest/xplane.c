@@ -781,7 +781,7 @@ static void *line_worker(void *arg) {
 /* Place a line parsed by a worker as decode_line would have: the scratch
  * growth it would have checked against the budget, then place_events. */
 static int replay_line(dec *d, line_job *j, xpv_line *ln) {
-    *ln = j->ln;
+    memcpy(ln, &j->ln, sizeof *ln);   /* padding too: zero in both */
     d->nclamped += j->nclamped;
     size_t nev = ln->nevents;
     if (nev > d->scratch_cap) {
