@@ -477,13 +477,13 @@ static xpv_trace_group *new_group(builder *b, uint32_t row, uint32_t key) {
 
 static void add_step(builder *b, int64_t s, int64_t d, uint32_t row, uint32_t ev) {
     xpv_trace_index *ix = b->ix;
-    if (ix->nsteps >= MAX_STEPS) return;
+    if (ix->nsteps - b->steps0 >= MAX_STEPS) return;
     ix->steps = grow(ix->steps, &b->cap_steps, ix->nsteps + 1, sizeof *ix->steps);
     ix->steps[ix->nsteps++] = (xpv_trace_step){s, d, row, ev};
 }
 
-/* Index the events of row `ri`. */
-static void index_row(builder *b, uint32_t ri, const xpv_plane *pl, const xpv_line *ln,
+/* Index the events of row `ri` (see trace_index_int.h). */
+void xpv_ti_index_row(builder *b, uint32_t ri, const xpv_plane *pl, const xpv_line *ln,
                       const uint8_t *dropped) {
     xpv_trace_index *ix = b->ix;
     xpv_trace_row *row = &ix->rows[ri];
@@ -798,12 +798,14 @@ xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs) {
     ix->max_ps = INT64_MIN;
     uint64_t total = xpv_ti_layout(&b, hs);
 
-    /* Pass 2: index each row. */
+    /* Pass 2: index each row, on several threads when it is worth it
+     * (trace_index_par.c), else here. */
     ix->idx = xpv_xmalloc((total ? total : 1) * sizeof *ix->idx);
     uint8_t *dropped = NULL;
     size_t cap_dropped = 0;
     const xpv_plane *last_pl = NULL;
-    for (uint32_t ri = 0; ri < ix->nrows; ri++) {
+    uint32_t ri0 = xpv_ti_index_rows_parallel(&b, total) ? ix->nrows : 0;
+    for (uint32_t ri = ri0; ri < ix->nrows; ri++) {
         xpv_trace_row *r = &ix->rows[ri];
         const xpv_plane *pl = r->pl;
         if (pl != last_pl) {
@@ -812,7 +814,7 @@ xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs) {
                 dropped[k] = (uint8_t)xpv_trace_is_internal(pl->event_meta[k].name);
             last_pl = pl;
         }
-        index_row(&b, ri, pl, r->ln, dropped);
+        xpv_ti_index_row(&b, ri, pl, r->ln, dropped);
     }
     free(dropped);
 

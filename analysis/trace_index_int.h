@@ -26,6 +26,8 @@ typedef struct builder {
     size_t cap_scratch, cap_stack;
     uint32_t *gcount;
     size_t cap_gcount;
+    uint32_t steps0;     /* ix->steps before the current row's: MAX_STEPS
+                          * caps steps - steps0 (0: all rows together) */
 } builder;
 
 static inline int64_t ev_dur(const xpv_event *e) { return e->dur_ps > 0 ? e->dur_ps : 0; }
@@ -34,6 +36,21 @@ static inline int64_t ev_dur(const xpv_event *e) { return e->dur_ps > 0 ? e->dur
  * ordered, with their names, pids/tids and stat ids; group ranges are left
  * empty.  Returns the number of events of the shown lines. */
 uint64_t xpv_ti_layout(builder *bd, const xpv_hostset *hs);
+/* Index row `ri` (events of `ln`, plane `pl`; dropped[meta] 1 for
+ * internal events): its idx entries from ix->nidx on, its groups appended
+ * to ix->groups, its steps to ix->steps, counts and span into b->ix. */
+void xpv_ti_index_row(builder *b, uint32_t ri, const xpv_plane *pl, const xpv_line *ln,
+                      const uint8_t *dropped);
+/* Pass 2 of a build on several threads (trace_index_par.c): every row
+ * indexed as the serial loop does, same index byte for byte.  Returns 0
+ * (nothing done: the caller indexes the rows) when one thread is to be
+ * used or the rows hold too few events to be worth it. */
+int xpv_ti_index_rows_parallel(builder *b, uint64_t total);
+/* Threads for that (0: the online CPUs, at most 8; 1: serial) and the
+ * events below which it stays serial (tests set both). */
+extern int xpv_ti_threads;
+extern uint64_t xpv_ti_parallel_min;
+
 /* The computed grouping of each host (borrowed from its enrichment). */
 void xpv_ti_attach_groups(xpv_trace_index *ix, const xpv_hostset *hs);
 /* Memory held by an index (for the cache budget). */

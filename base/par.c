@@ -39,3 +39,21 @@ void xpv_par_run(void (*fa)(void *), void *a, void (*fb)(void *), void *b) {
     else if (!hb.oom) half_run(&ha);
     if (hb.oom || ha.oom) xpv_oom_raise(hb.oom ? hb.failed : ha.failed);
 }
+
+void xpv_par_many(void (*fn)(void *), void *const *args, int n) {
+    enum { MAX = 64 };
+    if (n <= 0) return;
+    if (n > MAX) n = MAX;
+    half h[MAX];
+    pthread_t th[MAX];
+    int started[MAX] = {0};
+    for (int i = 0; i < n; i++) h[i] = (half){fn, args[i], 0, 0};
+    for (int i = 1; i < n; i++) started[i] = pthread_create(&th[i], NULL, half_thread, &h[i]) == 0;
+    half_run(&h[0]);
+    for (int i = 1; i < n; i++) {
+        if (started[i]) pthread_join(th[i], NULL);
+        else half_run(&h[i]);
+    }
+    for (int i = 0; i < n; i++)
+        if (h[i].oom) xpv_oom_raise(h[i].failed);
+}

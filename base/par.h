@@ -14,4 +14,10 @@
  * xpv_oom_run() (or aborts the process without one). */
 void xpv_par_run(void (*fa)(void *), void *a, void (*fb)(void *), void *b);
 
+/* fn(args[0]) on this thread and fn(args[i]) on a thread each for the
+ * others (run here in turn when a thread cannot be started); returns when
+ * all are done, raising an allocation failure of any as xpv_par_run does.
+ * n <= 64. */
+void xpv_par_many(void (*fn)(void *), void *const *args, int n);
+
 #endif

@@ -6,9 +6,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -163,6 +168,117 @@ int xpv_open_confined(const char *root, const char *path, const char *display,
     return fd;
 }
 
+/* ==== Mapped files ======================================================
+ *
+ * Plain XPlane files are mapped read-only instead of read into the heap:
+ * no copy, and the bytes stay page cache the kernel can reclaim (a 10 GB
+ * profile need not fit in memory beside its model).  Strings and event
+ * stats of the model point into the mapping for the profile's life.
+ *
+ * A mapped file truncated by another process faults (SIGBUS) on its lost
+ * pages.  The guard: a SIGBUS handler that, for a fault inside one of our
+ * mappings, maps zero pages over the rest of it and returns, so the access
+ * reads zeros (the decoder stops at a field 0, lazy stat decoding sees no
+ * more stats) and the mapping is marked damaged; the loader then reports
+ * the file as changed while it was read, and xpv_profile_damaged() says
+ * that a cached profile lost its bytes.  Faults elsewhere go to the
+ * previous handler (or the default action). */
+
+#define MAX_MAPS 1024
+
+typedef struct map_slot {
+    _Atomic uintptr_t lo;       /* 0: free */
+    _Atomic uintptr_t hi;
+    _Atomic int damaged;
+} map_slot;
+
+static map_slot maps[MAX_MAPS];
+static struct sigaction old_bus;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc) {
+    uintptr_t a = (uintptr_t)si->si_addr;
+    for (size_t i = 0; i < MAX_MAPS; i++) {
+        uintptr_t lo = atomic_load(&maps[i].lo), hi = atomic_load(&maps[i].hi);
+        if (!lo || a < lo || a >= hi) continue;
+        uintptr_t pg = a & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
+        if (pg < lo) pg = lo;
+        /* mmap is a plain system call on Linux: safe enough here. */
+        if (mmap((void *)pg, hi - pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+                 0) == MAP_FAILED)
+            break;
+        atomic_store(&maps[i].damaged, 1);
+        return;
+    }
+    if (old_bus.sa_flags & SA_SIGINFO) {
+        old_bus.sa_sigaction(sig, si, uc);
+    } else if (old_bus.sa_handler != SIG_DFL && old_bus.sa_handler != SIG_IGN) {
+        old_bus.sa_handler(sig);
+    } else {
+        signal(SIGBUS, SIG_DFL);   /* the access faults again: default action */
+    }
+}
+
+/* Install on_sigbus unless it is the handler now (someone - a test
+ * harness - may have replaced it since: it is then the one chained to). */
+static int install_bus(void) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    struct sigaction cur, sa;
+    int ok = sigaction(SIGBUS, NULL, &cur) == 0;
+    if (ok && (!(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != on_sigbus)) {
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_sigbus;
+        sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+        sigemptyset(&sa.sa_mask);
+        ok = sigaction(SIGBUS, &sa, &old_bus) == 0;
+    }
+    pthread_mutex_unlock(&lock);
+    return ok;
+}
+
+static map_slot *find_map(const void *p) {
+    for (size_t i = 0; i < MAX_MAPS; i++)
+        if (atomic_load(&maps[i].lo) == (uintptr_t)p) return &maps[i];
+    return NULL;
+}
+
+static void unmap_buf(void *buf, size_t len) {
+    map_slot *s = find_map(buf);
+    munmap(buf, len);
+    if (s) {
+        atomic_store(&s->hi, 0);
+        atomic_store(&s->lo, 0);
+        atomic_store(&s->damaged, 0);
+    }
+}
+
+/* Map `len` bytes of the file open on `fd` under the guard; NULL when it
+ * cannot (no guard, every slot taken, mmap failed): read it instead. */
+static void *map_file(int fd, size_t len) {
+    if (!install_bus()) return NULL;
+    void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) return NULL;
+    for (size_t i = 0; i < MAX_MAPS; i++) {
+        uintptr_t want = 0;
+        if (atomic_compare_exchange_strong(&maps[i].lo, &want, (uintptr_t)1)) {
+            atomic_store(&maps[i].damaged, 0);
+            atomic_store(&maps[i].hi, (uintptr_t)p + len);
+            atomic_store(&maps[i].lo, (uintptr_t)p);
+            /* Decoding reads it front to back (two streams at most). */
+            madvise(p, len, MADV_WILLNEED);
+            return p;
+        }
+    }
+    munmap(p, len);
+    return NULL;
+}
+
+int xpv_profile_damaged(const xpv_profile *p) {
+    if (!p || p->buf_free != unmap_buf) return 0;
+    map_slot *s = find_map(p->buf);
+    return s && atomic_load(&s->damaged);
+}
+
 /* ==== Loading ========================================================== */
 
 /* Chrome trace JSON (PyTorch *.pt.trace.json[.gz], TF 2.2 *.trace.json.gz)
@@ -212,50 +328,14 @@ static unsigned char *load_trace_json(int fd, const struct stat *st0, const char
     return (unsigned char *)xpv_buf_steal(&xs, len);
 }
 
-xpv_profile *xpv_load_profile(const char *path, const char *display,
-                              const xpv_load_limits *lim, xpv_err *err) {
-    xpv_load_limits def = {XPV_DEFAULT_MAX_FILE, XPV_DEFAULT_MAX_FILE, NULL, 0};
-    unsigned char *buf = NULL;
-    int fd = -1;
-    struct stat st0, st1;
-    size_t len = 0;
-    unsigned facts = 0;
-
-    if (!lim) lim = &def;
-    if (!display) display = path;
-    xpv_err_clear(err);
-    snprintf(err->file, sizeof err->file, "%s", display);
-
-    /* O_NONBLOCK: a FIFO put in place of the file must not block the
-     * thread (it is refused below as not a regular file). */
-    fd = xpv_open_confined(lim->root, path, display, err);
-    if (fd < 0) return NULL;
-    if (fstat(fd, &st0) != 0 || !S_ISREG(st0.st_mode)) {
-        xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: not a regular file", display);
-        goto fail;
-    }
-    if (st0.st_size == 0) {
-        xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: empty file", display);
-        goto fail;
-    }
-    if ((uint64_t)st0.st_size > lim->max_file) {
-        xpv_err_set(err, XPV_E_TOO_LARGE, "%s: file is %llu bytes, over the %llu-byte limit "
-                    "(--max_file_size)", display, (unsigned long long)st0.st_size,
-                    (unsigned long long)lim->max_file);
-        goto fail;
-    }
-    if (is_trace_json(path)) {
-        buf = load_trace_json(fd, &st0, display, lim, &len, &facts, err);
-        close(fd);
-        fd = -1;
-        if (!buf) return NULL;
-        goto decode;
-    }
-    len = (size_t)st0.st_size;
-    buf = malloc(len);
+/* Read `len` bytes of the file open on `fd` into a malloc'ed buffer.
+ * NULL with `err` filled (413 no memory, 500 read error, 422 short read:
+ * the file shrank). */
+static unsigned char *read_file(int fd, size_t len, const char *display, xpv_err *err) {
+    unsigned char *buf = malloc(len);
     if (!buf) {
         xpv_err_set(err, XPV_E_TOO_LARGE, "%s: cannot allocate %zu bytes", display, len);
-        goto fail;
+        return NULL;
     }
     size_t got = 0;
     while (got < len) {
@@ -264,81 +344,164 @@ xpv_profile *xpv_load_profile(const char *path, const char *display,
             if (errno == EINTR) continue;
             xpv_err_set(err, XPV_E_INTERNAL, "%s: read error at byte %zu: %s", display, got,
                         strerror(errno));
-            goto fail;
+            free(buf);
+            return NULL;
         }
         if (r == 0) break;
         got += (size_t)r;
     }
-    if (fstat(fd, &st1) != 0) {
-        xpv_err_set(err, XPV_E_INTERNAL, "%s: fstat failed: %s", display, strerror(errno));
-        goto fail;
-    }
-    if (got < len || st1.st_size != st0.st_size ||
-        st1.st_mtim.tv_sec != st0.st_mtim.tv_sec ||
-        st1.st_mtim.tv_nsec != st0.st_mtim.tv_nsec) {
+    if (got < len) {
         err->offset = (int64_t)got;
         xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: incomplete: the file changed while it was read "
                     "(still being written?); retry later", display);
-        goto fail;
-    }
-    close(fd);
-    fd = -1;
-
-    if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
-        size_t ilen = 0;
-        /* The smaller of --max_file_size and the memory budget. */
-        uint64_t cap = lim->max_inflated;
-        const char *cap_name = "limit (--max_file_size)";
-        if (lim->max_mem && lim->max_mem < cap) {
-            cap = lim->max_mem;
-            cap_name = "memory budget (--cache_mb)";
-        }
-        unsigned char *inflated = xpv_gunzip_limited(buf, len, cap, cap_name, &ilen, err);
         free(buf);
-        buf = NULL;
-        if (!inflated) {
-            char m[sizeof err->msg];
-            memcpy(m, err->msg, sizeof m);
-            xpv_err_set(err, err->status, "%.150s: %.200s", display, m);
-            return NULL;
-        }
-        if (ilen == 0) {
-            free(inflated);
-            xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: empty file (after gunzip)", display);
-            return NULL;
-        }
-        buf = inflated;
-        len = ilen;
+        return NULL;
     }
+    return buf;
+}
 
-decode:;
+/* Whether the file open on `fd` still has the size and mtime of `st0`
+ * (else `err` is filled: 422 incomplete, or 500 when fstat fails). */
+static int unchanged(int fd, const struct stat *st0, const char *display, xpv_err *err) {
+    struct stat st1;
+    if (fstat(fd, &st1) != 0) {
+        xpv_err_set(err, XPV_E_INTERNAL, "%s: fstat failed: %s", display, strerror(errno));
+        return 0;
+    }
+    if (st1.st_size == st0->st_size && st1.st_mtim.tv_sec == st0->st_mtim.tv_sec &&
+        st1.st_mtim.tv_nsec == st0->st_mtim.tv_nsec)
+        return 1;
+    xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: incomplete: the file changed while it was read "
+                "(still being written?); retry later", display);
+    return 0;
+}
+
+/* Gunzip `buf` (owned; freed with `buf_free`) into a new malloc'ed buffer,
+ * capped by --max_file_size and the memory budget.  NULL with `err`. */
+static unsigned char *gunzip_buf(unsigned char *buf, size_t *len,
+                                 void (*buf_free)(void *, size_t), const char *display,
+                                 const xpv_load_limits *lim, xpv_err *err) {
+    size_t ilen = 0;
+    /* The smaller of --max_file_size and the memory budget. */
+    uint64_t cap = lim->max_inflated;
+    const char *cap_name = "limit (--max_file_size)";
+    if (lim->max_mem && lim->max_mem < cap) {
+        cap = lim->max_mem;
+        cap_name = "memory budget (--cache_mb)";
+    }
+    unsigned char *inflated = xpv_gunzip_limited(buf, *len, cap, cap_name, &ilen, err);
+    buf_free(buf, *len);
+    if (!inflated) {
+        char m[sizeof err->msg];
+        memcpy(m, err->msg, sizeof m);
+        xpv_err_set(err, err->status, "%.150s: %.200s", display, m);
+        return NULL;
+    }
+    if (ilen == 0) {
+        free(inflated);
+        xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: empty file (after gunzip)", display);
+        return NULL;
+    }
+    *len = ilen;
+    return inflated;
+}
+
+/* Decode `buf` (owned; freed with `buf_free`), failures as xpv_err. */
+static xpv_profile *decode_buf(unsigned char *buf, size_t len, void (*buf_free)(void *, size_t),
+                               const char *display, const xpv_load_limits *lim, xpv_err *err) {
     xpv_decode_error de;
     memset(&de, 0, sizeof de);
     /* Cheap (top-level fields only), decided before xpv_decode owns buf. */
     int cut = ends_mid_record(buf, len);
-    xpv_profile *p = xpv_decode_limited(buf, len, free_buf, lim->max_mem, &de);
-    buf = NULL;  /* owned by xpv_decode now, also on failure */
-    if (!p) {
-        err->offset = (int64_t)de.offset;
-        if (de.status == 413 || de.status == 503)
-            xpv_err_set(err, de.status, "%s: %s (at byte offset %llu of %zu)", display,
-                        de.msg, (unsigned long long)de.offset, len);
-        else if (cut)
-            xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: incomplete: the file ends in the middle of a "
-                        "record (byte offset %llu of %zu; still being written?); retry "
-                        "when the profiler has finished writing it", display,
-                        (unsigned long long)de.offset, len);
-        else
-            xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: cannot decode XSpace at byte offset %llu: %s",
-                        display, (unsigned long long)de.offset,
-                        de.msg[0] ? de.msg : "malformed data");
+    /* A mapped file's bytes are page cache the kernel can reclaim: the
+     * budget holds the model (and inflated or converted bytes). */
+    xpv_decode_opts o = {.budget = lim->max_mem, .file_mapped = buf_free == unmap_buf};
+    xpv_profile *p = xpv_decode_ex(buf, len, buf_free, &o, &de);
+    if (p) return p;   /* buf is owned by xpv_decode now, also on failure */
+    err->offset = (int64_t)de.offset;
+    if (de.status == 413 || de.status == 503)
+        xpv_err_set(err, de.status, "%s: %s (at byte offset %llu of %zu)", display, de.msg,
+                    (unsigned long long)de.offset, len);
+    else if (cut)
+        xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: incomplete: the file ends in the middle of a "
+                    "record (byte offset %llu of %zu; still being written?); retry "
+                    "when the profiler has finished writing it", display,
+                    (unsigned long long)de.offset, len);
+    else
+        xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: cannot decode XSpace at byte offset %llu: %s",
+                    display, (unsigned long long)de.offset,
+                    de.msg[0] ? de.msg : "malformed data");
+    return NULL;
+}
+
+/* A plain or gzipped XPlane file open on `fd` (stat `st0`): mapped (read
+ * when it cannot be), gunzipped when it starts with the gzip magic, and
+ * decoded.  The file must not change until its bytes have been read: a
+ * mapping is read while it is gunzipped or decoded, so it is checked after
+ * that (a file that shrank meanwhile read zeros, see on_sigbus). */
+static xpv_profile *load_xplane(int fd, const struct stat *st0, const char *display,
+                                const xpv_load_limits *lim, xpv_err *err) {
+    size_t len = (size_t)st0->st_size;
+    void (*buf_free)(void *, size_t) = unmap_buf;
+    unsigned char *buf = map_file(fd, len);
+    if (!buf) {
+        buf_free = free_buf;
+        if (!(buf = read_file(fd, len, display, err))) return NULL;
+        if (!unchanged(fd, st0, display, err)) {
+            free(buf);
+            return NULL;
+        }
+    }
+    int mapped = buf_free == unmap_buf;
+    if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
+        buf = gunzip_buf(buf, &len, buf_free, display, lim, err);
+        if (buf && mapped && !unchanged(fd, st0, display, err)) {
+            free(buf);
+            return NULL;
+        }
+        if (!buf) return NULL;
+        return decode_buf(buf, len, free_buf, display, lim, err);
+    }
+    xpv_profile *p = decode_buf(buf, len, buf_free, display, lim, err);
+    if (mapped && !unchanged(fd, st0, display, err)) {
+        err->offset = 0;
+        xpv_profile_free(p);
         return NULL;
     }
-    p->trace_facts = facts;
     return p;
+}
 
-fail:
-    if (fd >= 0) close(fd);
-    free(buf);
-    return NULL;
+xpv_profile *xpv_load_profile(const char *path, const char *display,
+                              const xpv_load_limits *lim, xpv_err *err) {
+    xpv_load_limits def = {XPV_DEFAULT_MAX_FILE, XPV_DEFAULT_MAX_FILE, NULL, 0};
+    struct stat st0;
+    if (!lim) lim = &def;
+    if (!display) display = path;
+    xpv_err_clear(err);
+    snprintf(err->file, sizeof err->file, "%s", display);
+
+    /* O_NONBLOCK: a FIFO put in place of the file must not block the
+     * thread (it is refused below as not a regular file). */
+    int fd = xpv_open_confined(lim->root, path, display, err);
+    if (fd < 0) return NULL;
+    xpv_profile *p = NULL;
+    if (fstat(fd, &st0) != 0 || !S_ISREG(st0.st_mode)) {
+        xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: not a regular file", display);
+    } else if (st0.st_size == 0) {
+        xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: empty file", display);
+    } else if ((uint64_t)st0.st_size > lim->max_file) {
+        xpv_err_set(err, XPV_E_TOO_LARGE, "%s: file is %llu bytes, over the %llu-byte limit "
+                    "(--max_file_size)", display, (unsigned long long)st0.st_size,
+                    (unsigned long long)lim->max_file);
+    } else if (is_trace_json(path)) {
+        size_t len = 0;
+        unsigned facts = 0;
+        unsigned char *buf = load_trace_json(fd, &st0, display, lim, &len, &facts, err);
+        if (buf && (p = decode_buf(buf, len, free_buf, display, lim, err)))
+            p->trace_facts = facts;
+    } else {
+        p = load_xplane(fd, &st0, display, lim, err);
+    }
+    close(fd);
+    return p;
 }

@@ -1,9 +1,12 @@
 /*
  * loader.h - read one host file and decode it into a profile.
  *
- * XPlanes: open + fstat, size caps, read into one malloc'ed buffer, gunzip
- * when the bytes start with the gzip magic (inflated size capped too, so a
- * gzip bomb cannot exhaust memory), then xpv_decode().  Chrome-trace JSON
+ * XPlanes: open + fstat, size caps, map the file read-only (read it into
+ * one malloc'ed buffer when it cannot be mapped), gunzip when the bytes
+ * start with the gzip magic (inflated size capped too, so a gzip bomb
+ * cannot exhaust memory), then xpv_decode().  A mapped profile's bytes are
+ * page cache, not heap; a file truncated while mapped reads as zeros
+ * instead of killing the process (xpv_profile_damaged).  Chrome-trace JSON
  * (PyTorch, TF 2.2 trace.json.gz) is never held whole: it is converted to
  * an XSpace straight from the fd, inflated chunk by chunk
  * (xpv_ct_convert_fd), and that XSpace is decoded.  Every failure becomes
@@ -11,7 +14,8 @@
  * With lim->max_mem set, gunzip stops at that many bytes (and at any ratio
  * no real profile has, see gz.h), and the decoder checks every allocation
  * sized by the file's counts against it before making it: 413 naming the
- * file, in bounded memory.
+ * file, in bounded memory.  A mapped file's own bytes are not charged
+ * (page cache, reclaimable); inflated bytes are.
  * A file that changes size or mtime while it is read, or whose bytes stop
  * in the middle of a record (both: still being written) yields a 422
  * "incomplete ... still being written?" error, never a crash.
@@ -72,5 +76,10 @@ int xpv_open_beneath(const char *root, const char *rel, const char *display,
 xpv_profile *xpv_load_profile(const char *path, const char *display,
                               const xpv_load_limits *lim, xpv_err *err);
 
+
+/* Whether the file `p` was mapped from has shrunk since it was loaded
+ * (the lost bytes now read as zeros: answers from `p` are unreliable; load
+ * the file again).  0 for profiles not loaded by mapping a file. */
+int xpv_profile_damaged(const xpv_profile *p);
 
 #endif

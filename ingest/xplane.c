@@ -16,6 +16,10 @@
  * Every read is bounds-checked; malformed input yields an error with the
  * byte offset at which decoding failed.
  *
+ * Large files (xpv_decode_ex): lines are parsed on one thread per CPU
+ * first, then placed by the serial decoder in file order, so the profile
+ * is the serial one byte for byte ("Parallel line decoding" below).
+ *
  * Memory budget (xpv_decode_limited): every allocation sized by counts in
  * the file (planes, lines, events, metadata, stats, strings) is charged to
  * the budget before it is made, the file's own bytes included, so a small
@@ -24,10 +28,13 @@
  * other work) fail the file with a 503, never the process.
  */
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "checked.h"
 #include "idmap.h"
@@ -45,7 +52,20 @@ typedef struct dec {
     uint64_t nclamped;         /* lines/events whose times were clamped */
     uint64_t budget;           /* bytes the decode may hold; 0 = no limit */
     uint64_t charged;          /* bytes charged so far (the file included) */
+    _Atomic uint64_t *held;    /* line workers: bytes all workers hold (added
+                                * to `charged` by fits()); NULL otherwise */
+    struct line_job *jobs;     /* parallel decode: the lines, parsed already
+                                * (decode_plane places them); NULL: serial */
 } dec;
+
+/* A line parsed by a line worker (see "Parallel line decoding"). */
+typedef struct line_job {
+    const uint8_t *s, *e;      /* the line's bytes */
+    const xpv_idmap *ids;      /* its plane's event metadata ids */
+    xpv_line ln;               /* parsed; ln.events unset */
+    xpv_event *ev;             /* ln.nevents events, malloc'ed; NULL if none */
+    uint64_t nclamped;
+} line_job;
 
 static int fail(dec *d, const uint8_t *at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -85,7 +105,8 @@ static int fail_status(dec *d, const uint8_t *at, int status, const char *fmt, .
 /* Whether `bytes` more fit in the budget (nothing charged).  Fails the
  * decode with a 413 naming `what` when they do not. */
 static int fits(dec *d, const uint8_t *at, uint64_t bytes, const char *what) {
-    if (!d->budget || (bytes <= d->budget && d->charged <= d->budget - bytes)) return 1;
+    uint64_t charged = d->charged + (d->held ? atomic_load(d->held) : 0);
+    if (!d->budget || (bytes <= d->budget && charged <= d->budget - bytes)) return 1;
     return fail_status(d, at, 413, "decoding needs more than the %llu MiB memory budget "
                        "(%s: %llu MiB more; raise --cache_mb)",
                        (unsigned long long)(d->budget >> 20), what,
@@ -377,7 +398,7 @@ static int decode_metadata_map(dec *d, xpv_plane *pl, const uint8_t *p,
 
 /* Validate an XEvent's stats [p, end) and read its scalar fields; the
  * metadata keys its stats name are added to *keys. */
-static inline int decode_event(dec *d, const xpv_plane *pl, const uint8_t *p,
+static inline int decode_event(dec *d, const uint8_t *p,
                                const uint8_t *end, int64_t *meta_id, int64_t *off,
                                int64_t *dur, int *has_stats, int *num_occ, uint64_t *keys) {
     *meta_id = *off = *dur = 0;
@@ -417,7 +438,6 @@ static inline int decode_event(dec *d, const xpv_plane *pl, const uint8_t *p,
                 return TRUNC(d, at, "event field");
         }
     }
-    (void)pl;
     return 1;
 }
 
@@ -431,12 +451,15 @@ static inline void clamp_times(int64_t *start, int64_t *dur, int *clamped) {
     if (*dur > lim) { *dur = lim; *clamped = 1; }
 }
 
-/* Decode one XLine in a single pass.  Events go to the decoder's scratch
- * array first (their count is unknown until the end of the line) with
- * start = offset_ps; the line's base is added while copying them into an
- * exactly sized arena array, since timestamp_ns may follow the events. */
-static int decode_line(dec *d, xpv_plane *pl, const uint8_t *p, const uint8_t *end,
-                       xpv_line *ln, int64_t base_ns) {
+/* Decode one XLine in a single pass into the decoder's scratch array (its
+ * count is unknown until the end of the line): every field of `ln` but
+ * `events`, with each event's start already based on the line's timestamp
+ * and clamped (timestamp_ns may follow the events, so that is a second
+ * loop over the scratch).  `ids` maps the plane's event metadata ids.
+ * Touches nothing shared: line workers run it concurrently, each with its
+ * own decoder (see decode_lines_parallel). */
+static int parse_line(dec *d, const xpv_idmap *ids, const uint8_t *p, const uint8_t *end,
+                      xpv_line *ln, int64_t base_ns) {
     const uint8_t *start = p;
     int has_display_id = 0, has_display_name = 0;
     if ((uint64_t)(end - start) >= UINT32_MAX)
@@ -467,13 +490,12 @@ static int decode_line(dec *d, xpv_plane *pl, const uint8_t *p, const uint8_t *e
             }
             int64_t mid, off, dur;
             int has_stats, num_occ = 0;
-            if (!decode_event(d, pl, s, s + v, &mid, &off, &dur, &has_stats, &num_occ,
-                              &keys))
+            if (!decode_event(d, s, s + v, &mid, &off, &dur, &has_stats, &num_occ, &keys))
                 return 0;
             if (num_occ) ln->has_num_occurrences = 1;
             ev[nev].start_ps = off;
             ev[nev].dur_ps = dur;
-            ev[nev].meta = xpv_idmap_get(pl->event_meta_ids, mid); /* 0: unknown */
+            ev[nev].meta = xpv_idmap_get(ids, mid); /* 0: unknown */
             ev[nev].wire = has_stats ? (uint32_t)(at + 1 - start) : XPV_NO_STATS;
             nev++;
             continue;
@@ -500,22 +522,7 @@ static int decode_line(dec *d, xpv_plane *pl, const uint8_t *p, const uint8_t *e
     ln->stat_keys = keys;
     ln->stat_keys_known = 1;
     ln->nevents = (uint32_t)nev;
-    if (nev * sizeof(xpv_event) >= (1u << 20)) {
-        /* A big line: hand the scratch array itself over (shrunk in place:
-         * realloc cannot fail when shrinking, but keep the old block if it
-         * does) instead of copying it, so peak memory stays file + model. */
-        if (!charge(d, start, nev * sizeof(xpv_event), "events")) return 0;
-        ln->events = realloc(d->scratch, nev * sizeof(xpv_event));
-        if (!ln->events) ln->events = d->scratch;
-        xpv_arena_adopt(d->arena, ln->events, nev * sizeof(xpv_event));
-        ev = ln->events;
-        d->scratch = NULL;
-        d->scratch_cap = 0;
-    } else {
-        ln->events = NULL;
-        if (nev && !(ln->events = dalloc(d, start, nev, sizeof(xpv_event), "events")))
-            return 0;
-    }
+    ln->events = NULL;
     /* Base in ps.  A timestamp far from base_ns (extreme or corrupt
      * values) saturates instead of wrapping; the file gets a warning.
      * Keep in step with mp_line_base_ps (tools/memory_profile.c). */
@@ -527,19 +534,61 @@ static int decode_line(dec *d, xpv_plane *pl, const uint8_t *p, const uint8_t *e
     int64_t base_ps = ts * 1000; /* |ts| <= INT64_MAX / 4000: exact */
     if (clamped && nev) d->nclamped++; /* an empty line has no times to clamp */
     for (size_t i = 0; i < nev; i++) {
-        xpv_event e = ev[i];
-        int64_t off = e.start_ps;
+        xpv_event *e = &ev[i];
+        int64_t off = e->start_ps;
         int ec = 0;
         if (off > INT64_MAX / 4) { off = INT64_MAX / 4; ec = 1; }
-        e.start_ps = xpv_add_i64(base_ps, off, &ec);
-        clamp_times(&e.start_ps, &e.dur_ps, &ec);
+        e->start_ps = xpv_add_i64(base_ps, off, &ec);
+        clamp_times(&e->start_ps, &e->dur_ps, &ec);
         d->nclamped += (uint64_t)ec;
-        ln->events[i] = e;
+    }
+    return 1;
+}
+
+/* Lines whose events take at least this many bytes keep their own block. */
+#define BIG_LINE (1u << 20)
+
+/* Give line `ln` (parsed, ln->nevents events in the malloc'ed block
+ * *evp) its events array in the profile: a big line takes the block
+ * itself (shrunk to size: realloc cannot fail when shrinking, but keep the
+ * old block if it does) so peak memory stays file + model, and sets
+ * *taken; a small one gets a copy in the arena, the block left to the
+ * caller.  0 when over the budget or out of memory. */
+static int place_events(dec *d, const uint8_t *start, xpv_line *ln, xpv_event **evp,
+                        int *taken) {
+    size_t nev = ln->nevents;
+    *taken = 0;
+    if (nev * sizeof(xpv_event) >= BIG_LINE) {
+        if (!charge(d, start, nev * sizeof(xpv_event), "events")) return 0;
+        ln->events = realloc(*evp, nev * sizeof(xpv_event));
+        if (!ln->events) ln->events = *evp;
+        xpv_arena_adopt(d->arena, ln->events, nev * sizeof(xpv_event));
+        *taken = 1;
+        return 1;
+    }
+    ln->events = NULL;
+    if (nev && !(ln->events = dalloc(d, start, nev, sizeof(xpv_event), "events"))) return 0;
+    if (nev) memcpy(ln->events, *evp, nev * sizeof(xpv_event));
+    return 1;
+}
+
+/* Decode one XLine (serial path): parse it into the scratch array, then
+ * hand the scratch itself over (big line) or copy it into the arena. */
+static int decode_line(dec *d, xpv_plane *pl, const uint8_t *p, const uint8_t *end,
+                       xpv_line *ln, int64_t base_ns) {
+    if (!parse_line(d, pl->event_meta_ids, p, end, ln, base_ns)) return 0;
+    int taken;
+    if (!place_events(d, p, ln, &d->scratch, &taken)) return 0;
+    if (taken) {
+        d->scratch = NULL;
+        d->scratch_cap = 0;
     }
     return 1;
 }
 
 /* ==== Plane ================================================================ */
+
+static int replay_line(dec *d, struct line_job *j, xpv_line *ln);
 
 static int decode_plane(dec *d, const uint8_t *p, const uint8_t *end, xpv_plane *pl,
                         int64_t base_ns) {
@@ -620,7 +669,9 @@ static int decode_plane(dec *d, const uint8_t *p, const uint8_t *end, xpv_plane 
     const uint8_t *s = NULL;
     uint64_t v = 0;
     for (p = start; wire_next_len(&p, end, 3, &s, &v); k++) {
-        if (!decode_line(d, pl, s, s + v, &pl->lines[k], base_ns)) return 0;
+        if (d->jobs ? !replay_line(d, d->jobs++, &pl->lines[k])
+                    : !decode_line(d, pl, s, s + v, &pl->lines[k], base_ns))
+            return 0;
         pl->nevents += pl->lines[k].nevents;
     }
     return 1;
@@ -670,6 +721,211 @@ static int64_t find_base_ns(const uint8_t *p, const uint8_t *end) {
     return need && min_ts != INT64_MAX ? min_ts : 0;
 }
 
+/* ==== Parallel line decoding =============================================
+ *
+ * A large file's lines are parsed by several threads, then placed in the
+ * profile by the serial decoder in file order, so the profile is the one
+ * the serial decoder builds, byte for byte (same arena layout, same
+ * mem_size), whatever the threads' schedule:
+ *   1. a cheap pass finds every line's bytes and builds, per plane, the
+ *      map of event metadata ids (map keys only: what line parsing needs);
+ *   2. the threads take lines, biggest first, and parse each into its own
+ *      exactly sized malloc'ed block (parse_line, a decoder of their own);
+ *   3. the serial decoder runs as usual, but takes each line's parse
+ *      instead of parsing it (replay_line): metadata, charges to the
+ *      budget and arena allocations happen in the serial order.
+ * Any failure (malformed bytes, budget, memory) abandons the attempt: the
+ * file is then decoded serially from the start, so errors (message, byte
+ * offset, status) are the serial decoder's too. */
+
+typedef struct line_pool {
+    line_job *jobs;
+    uint32_t *order;           /* job indices, biggest line first */
+    size_t njobs;
+    _Atomic size_t next;       /* next entry of `order` to take */
+    _Atomic int failed;
+    _Atomic uint64_t held;     /* bytes of parsed events held */
+    const uint8_t *base;
+    uint64_t budget, charged;  /* the serial decoder's when the pool starts */
+    int64_t base_ns;
+} line_pool;
+
+static void *line_worker(void *arg) {
+    line_pool *lp = arg;
+    xpv_decode_error e;
+    dec d = {.base = lp->base, .err = &e, .budget = lp->budget, .charged = lp->charged,
+             .held = &lp->held};
+    while (!atomic_load(&lp->failed)) {
+        size_t i = atomic_fetch_add(&lp->next, 1);
+        if (i >= lp->njobs) break;
+        line_job *j = &lp->jobs[lp->order[i]];
+        d.nclamped = 0;
+        if (!parse_line(&d, j->ids, j->s, j->e, &j->ln, lp->base_ns)) {
+            atomic_store(&lp->failed, 1);
+            break;
+        }
+        j->nclamped = d.nclamped;
+        size_t bytes = (size_t)j->ln.nevents * sizeof(xpv_event);
+        if (bytes >= BIG_LINE) {    /* the scratch block itself, as serial */
+            j->ev = realloc(d.scratch, bytes);
+            if (!j->ev) j->ev = d.scratch;
+            d.scratch = NULL;
+            d.scratch_cap = 0;
+        } else if (bytes) {
+            if (!(j->ev = malloc(bytes))) {
+                atomic_store(&lp->failed, 1);
+                break;
+            }
+            memcpy(j->ev, d.scratch, bytes);
+        }
+        atomic_fetch_add(&lp->held, bytes);
+    }
+    free(d.scratch);
+    return NULL;
+}
+
+/* Place a line parsed by a worker as decode_line would have: the scratch
+ * growth it would have checked against the budget, then place_events. */
+static int replay_line(dec *d, line_job *j, xpv_line *ln) {
+    memcpy(ln, &j->ln, sizeof *ln);   /* padding too: zero in both */
+    d->nclamped += j->nclamped;
+    size_t nev = ln->nevents;
+    if (nev > d->scratch_cap) {
+        size_t cap = d->scratch_cap;
+        while (cap < nev) cap = cap ? cap * 2 : 4096;
+        if (!fits(d, j->s, cap * sizeof(xpv_event), "events of one line")) return 0;
+        d->scratch_cap = cap;       /* no block: only its size matters */
+    }
+    int taken;
+    if (!place_events(d, j->s, ln, &j->ev, &taken)) return 0;
+    if (taken) d->scratch_cap = 0;
+    else free(j->ev);
+    j->ev = NULL;
+    return 1;
+}
+
+/* Step 1: every line of every plane of [p, end) as a job, with its plane's
+ * event metadata ids (maps in `tmp`).  Returns the number of jobs, or
+ * SIZE_MAX when the file is better decoded serially (malformed, lines too
+ * small to be worth it, maps over the budget): the serial decoder then
+ * finds out what is wrong with it. */
+static size_t find_lines(dec *d, const uint8_t *p, const uint8_t *end, size_t min_avg,
+                         xpv_arena *tmp, line_job **out) {
+    /* Count first (tags only): many small lines, or none, are parsed
+     * serially for less than handing them out costs. */
+    uint64_t nlines = 0, most = (uint64_t)(end - p) / (min_avg ? min_avg : 1);
+    const uint8_t *ps = NULL, *s = NULL, *q, *qe;
+    uint64_t plen = 0, len = 0;
+    for (const uint8_t *pp = p; wire_next_len(&pp, end, 1, &ps, &plen);) {
+        for (q = ps, qe = ps + plen; wire_next_len(&q, qe, 3, &s, &len);)
+            if (++nlines > most) return SIZE_MAX;
+    }
+    if (!nlines) return SIZE_MAX;
+    line_job *jobs = calloc((size_t)nlines, sizeof *jobs);
+    if (!jobs) return SIZE_MAX;
+    size_t n = 0;
+    while (wire_next_len(&p, end, 1, &ps, &plen)) {
+        size_t first = n;
+        uint64_t nem = 0;
+        for (q = ps, qe = ps + plen; q < qe;) {
+            uint64_t tag = 0;
+            const uint8_t *at = q;
+            if (!wire_varint(&q, qe, &tag) || !wire_skip(&q, qe, (unsigned)(tag & 7))) goto serial;
+            if (tag == ((4 << 3) | WT_LEN)) nem++;
+            if (tag != ((3 << 3) | WT_LEN)) continue;
+            if (!wire_varint(&at, qe, &tag) || !wire_len(&at, qe, &s, &len) || n == nlines)
+                goto serial;
+            jobs[n].s = s;
+            jobs[n++].e = s + len;
+        }
+        if (n == first) continue;          /* no lines: no map needed */
+        /* The map's own budget check comes later, in decode_plane. */
+        if (!fits(d, ps, 64 * nem + 64 + 8 * (nem + 1), "event metadata ids")) goto serial;
+        int64_t *ids = malloc((size_t)(nem + 1) * sizeof *ids);
+        if (!ids) goto serial;
+        uint32_t k = 0;
+        const uint8_t *vs, *ve;
+        for (q = ps; wire_next_len(&q, qe, 4, &s, &len); k++) {
+            if (!map_entry(d, s, s + len, &ids[k], &vs, &ve)) {
+                free(ids);
+                goto serial;
+            }
+        }
+        const xpv_idmap *map = xpv_idmap_build(tmp, ids, k);
+        free(ids);
+        for (size_t i = first; i < n; i++) jobs[i].ids = map;
+    }
+    if (n != nlines) goto serial;
+    *out = jobs;
+    return n;
+serial:
+    free(jobs);
+    return SIZE_MAX;
+}
+
+typedef struct job_size {
+    uint64_t len;
+    uint32_t job;
+} job_size;
+
+/* Biggest first; file order among equals (a total order). */
+static int cmp_job_size(const void *a, const void *b) {
+    const job_size *x = a, *y = b;
+    if (x->len != y->len) return x->len > y->len ? -1 : 1;
+    return x->job < y->job ? -1 : x->job > y->job;
+}
+
+/* Steps 1 and 2 on `threads` threads (this one included).  Returns the
+ * parsed lines in file order (free with free_jobs), or NULL: decode
+ * serially. */
+static line_job *parse_lines_parallel(dec *d, const uint8_t *p, const uint8_t *end,
+                                      int64_t base_ns, const xpv_decode_opts *o,
+                                      xpv_arena *tmp, size_t *njobs) {
+    line_job *jobs = NULL;
+    int threads = o->threads;
+    size_t n = find_lines(d, p, end, o->min_avg_line, tmp, &jobs);
+    if (n == SIZE_MAX || n > UINT32_MAX) {
+        free(jobs);
+        return NULL;
+    }
+    line_pool lp = {.jobs = jobs, .njobs = n, .base = d->base, .budget = d->budget,
+                    .charged = d->charged, .base_ns = base_ns};
+    atomic_init(&lp.next, 0);
+    atomic_init(&lp.failed, 0);
+    atomic_init(&lp.held, 0);
+    lp.order = malloc(n * sizeof *lp.order);
+    if (!lp.order) {
+        free(jobs);
+        return NULL;
+    }
+    job_size *sz = malloc(n * sizeof *sz);
+    if (!sz) {
+        free(lp.order);
+        free(jobs);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) sz[i] = (job_size){(uint64_t)(jobs[i].e - jobs[i].s), (uint32_t)i};
+    qsort(sz, n, sizeof *sz, cmp_job_size);
+    for (size_t i = 0; i < n; i++) lp.order[i] = sz[i].job;
+    free(sz);
+    pthread_t th[XPV_DECODE_MAX_THREADS];
+    int started = 0;
+    for (int t = 1; t < threads && t < XPV_DECODE_MAX_THREADS; t++) {
+        if (pthread_create(&th[started], NULL, line_worker, &lp) != 0) break;
+        started++;
+    }
+    line_worker(&lp);
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    free(lp.order);
+    if (atomic_load(&lp.failed)) {
+        for (size_t i = 0; i < n; i++) free(jobs[i].ev);
+        free(jobs);
+        return NULL;
+    }
+    *njobs = n;
+    return jobs;
+}
+
 /* ==== XSpace =============================================================== */
 
 static int read_str_list(dec *d, const uint8_t *p, const uint8_t *end, unsigned field,
@@ -685,87 +941,79 @@ static int read_str_list(dec *d, const uint8_t *p, const uint8_t *end, unsigned 
     return 1;
 }
 
-xpv_profile *xpv_decode(void *buf, size_t len, void (*buf_free)(void *, size_t),
-                        xpv_decode_error *err) {
-    return xpv_decode_limited(buf, len, buf_free, 0, err);
-}
-
-xpv_profile *xpv_decode_limited(void *buf, size_t len, void (*buf_free)(void *, size_t),
-                                uint64_t budget, xpv_decode_error *err) {
-    xpv_profile *prof = xpv_xcalloc(1, sizeof *prof);
-    prof->buf = buf;
-    prof->buf_len = len;
-    prof->buf_free = buf_free;
-    prof->file_size = len;
-    xpv_arena_init(&prof->arena, 1 << 20);
-    if (err) {
-        err->offset = 0;
-        err->status = 0;
-        err->msg[0] = 0;
-    }
-    dec d = {.base = buf, .arena = &prof->arena, .err = err, .failed = 0, .scratch = NULL,
-             .scratch_cap = 0, .budget = budget, .charged = len};
-    const uint8_t *p = buf, *end = p + len;
-    if (len == 0) {
-        fail(&d, p, "empty file");
-        goto bad;
-    }
-    /* Pass 1: count. */
-    uint32_t nplanes = 0, nerr = 0, nwarn = 0, nhost = 0;
+/* Pass 1 over the XSpace's top level: counts, and the first error of its
+ * framing.  Returns 0 (failed) or 1. */
+static int count_space(dec *d, const uint8_t *p, const uint8_t *end, uint32_t n[4]) {
+    n[0] = n[1] = n[2] = n[3] = 0;
+    if (p == end) return fail(d, p, "empty file");
     while (p < end) {
         const uint8_t *at = p;
         uint64_t tag = 0;
-        if (!wire_varint(&p, end, &tag)) {
-            TRUNC(&d, at, "XSpace field tag");
-            goto bad;
-        }
+        if (!wire_varint(&p, end, &tag)) return TRUNC(d, at, "XSpace field tag");
         unsigned field = (unsigned)(tag >> 3), wt = (unsigned)(tag & 7);
         const uint8_t *val = p;
         if (field == 0 || !wire_skip(&p, end, wt)) {
-            uint64_t n = 0;
+            uint64_t len = 0;
             if (field == 0)
-                fail(&d, at, "invalid field number 0 (not an XSpace protobuf?)");
-            else if (wt == WT_LEN && wire_varint(&val, end, &n))
-                fail(&d, at, "XSpace field %u declares %llu bytes but only %llu remain "
-                     "(truncated or corrupt file)", field, (unsigned long long)n,
-                     (unsigned long long)(end - val));
-            else
-                fail(&d, at, "truncated or malformed XSpace field %u (wire type %u)", field, wt);
-            goto bad;
+                return fail(d, at, "invalid field number 0 (not an XSpace protobuf?)");
+            if (wt == WT_LEN && wire_varint(&val, end, &len))
+                return fail(d, at, "XSpace field %u declares %llu bytes but only %llu remain "
+                            "(truncated or corrupt file)", field, (unsigned long long)len,
+                            (unsigned long long)(end - val));
+            return fail(d, at, "truncated or malformed XSpace field %u (wire type %u)", field, wt);
         }
         if (wt == WT_LEN) {
-            if (field == 1) nplanes++;
-            else if (field == 2) nerr++;
-            else if (field == 3) nwarn++;
-            else if (field == 4) nhost++;
+            if (field >= 1 && field <= 4) n[field - 1]++;
         } else if (field <= 4) {
-            fail(&d, at, "XSpace field %u has wire type %u (not an XSpace protobuf?)", field, wt);
-            goto bad;
+            return fail(d, at, "XSpace field %u has wire type %u (not an XSpace protobuf?)",
+                        field, wt);
         }
     }
-    const uint8_t *start = buf;
-    if (!read_str_list(&d, start, end, 2, nerr, &prof->errors) ||
-        !read_str_list(&d, start, end, 3, nwarn, &prof->warnings) ||
-        !read_str_list(&d, start, end, 4, nhost, &prof->hostnames))
-        goto bad;
-    prof->nerrors = nerr;
-    prof->nwarnings = nwarn;
-    prof->nhostnames = nhost;
+    return 1;
+}
+
+/* Decode prof->buf into prof (empty, its arena initialised).  With
+ * o->threads > 1 the lines are parsed in parallel first; returns -1 when
+ * that was not possible or failed (prof then needs profile_reset before
+ * the serial decode).  Else 1, or 0 with `err` filled. */
+static int decode_space(xpv_profile *prof, const xpv_decode_opts *o, int parallel,
+                        xpv_decode_error *err) {
+    dec d = {.base = prof->buf, .arena = &prof->arena, .err = err, .budget = o->budget,
+             .charged = o->file_mapped ? 0 : prof->buf_len};
+    const uint8_t *start = prof->buf, *end = start + prof->buf_len, *p = start;
+    uint32_t n[4];
+    if (!count_space(&d, start, end, n)) return parallel ? -1 : 0;
     int64_t base_ns = find_base_ns(start, end);
+    line_job *jobs = NULL;
+    size_t njobs = 0;
+    int rc = 0;
+    xpv_arena tmp;             /* the workers' metadata id maps */
+    xpv_arena_init(&tmp, 1 << 16);
+    if (parallel) {
+        jobs = parse_lines_parallel(&d, start, end, base_ns, o, &tmp, &njobs);
+        if (!jobs) goto out;
+        d.jobs = jobs;
+    }
+    if (!read_str_list(&d, start, end, 2, n[1], &prof->errors) ||
+        !read_str_list(&d, start, end, 3, n[2], &prof->warnings) ||
+        !read_str_list(&d, start, end, 4, n[3], &prof->hostnames))
+        goto out;
+    prof->nerrors = n[1];
+    prof->nwarnings = n[2];
+    prof->nhostnames = n[3];
     /* Counted, not allocated yet: 512M empty planes (1 GiB of "0a 00")
      * stop here with a 413 instead of asking for 60 GB. */
     prof->planes = NULL;
-    if (nplanes && !(prof->planes = dalloc(&d, start, nplanes, sizeof(xpv_plane), "planes")))
-        goto bad;
-    prof->nplanes = nplanes;
+    if (n[0] && !(prof->planes = dalloc(&d, start, n[0], sizeof(xpv_plane), "planes")))
+        goto out;
+    prof->nplanes = n[0];
     uint32_t k = 0;
     const uint8_t *s = NULL;
     uint64_t v = 0;
     for (p = start; wire_next_len(&p, end, 1, &s, &v); k++) {
-        if (!decode_plane(&d, s, s + v, &prof->planes[k], base_ns)) goto bad;
+        if (!decode_plane(&d, s, s + v, &prof->planes[k], base_ns)) goto out;
         prof->nevents += prof->planes[k].nevents;
     }
-    free(d.scratch);
     prof->base_ns = base_ns;
     if (d.nclamped) {
         char msg[160];
@@ -775,10 +1023,75 @@ xpv_profile *xpv_decode_limited(void *buf, size_t len, void (*buf_free)(void *, 
                  (unsigned long long)d.nclamped);
         xpv_profile_add_warning(prof, msg);
     }
-    prof->mem_size = len + prof->arena.total + sizeof *prof;
-    return prof;
-bad:
+    prof->mem_size = prof->buf_len + prof->arena.total + sizeof *prof;
+    rc = 1;
+out:
     free(d.scratch);
+    for (size_t i = 0; i < njobs; i++) free(jobs[i].ev);   /* those not placed */
+    free(jobs);
+    xpv_arena_free(&tmp);
+    return rc || !parallel ? rc : -1;
+}
+
+/* Back to a freshly allocated profile over the same bytes. */
+static void profile_reset(xpv_profile *prof) {
+    void *buf = prof->buf;
+    size_t len = prof->buf_len;
+    void (*buf_free)(void *, size_t) = prof->buf_free;
+    xpv_arena_free(&prof->arena);
+    memset(prof, 0, sizeof *prof);
+    prof->buf = buf;
+    prof->buf_len = len;
+    prof->buf_free = buf_free;
+    prof->file_size = len;
+    xpv_arena_init(&prof->arena, 1 << 20);
+}
+
+/* Threads to parse lines with by default: the online CPUs, at most 8. */
+static int default_threads(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
+xpv_profile *xpv_decode_ex(void *buf, size_t len, void (*buf_free)(void *, size_t),
+                           xpv_decode_opts *opts, xpv_decode_error *err) {
+    xpv_decode_opts o = opts ? *opts : (xpv_decode_opts){0};
+    if (!o.threads) o.threads = default_threads();
+    if (o.threads > XPV_DECODE_MAX_THREADS) o.threads = XPV_DECODE_MAX_THREADS;
+    if (!o.parallel_min) o.parallel_min = XPV_DECODE_PARALLEL_MIN;
+    if (!o.min_avg_line) o.min_avg_line = XPV_DECODE_MIN_AVG_LINE;
+    xpv_profile *prof = xpv_xcalloc(1, sizeof *prof);
+    prof->buf = buf;
+    prof->buf_len = len;
+    prof->buf_free = buf_free;
+    profile_reset(prof);
+    if (err) {
+        err->offset = 0;
+        err->status = 0;
+        err->msg[0] = 0;
+    }
+    int rc = -1;
+    if (o.threads > 1 && len >= o.parallel_min) {
+        rc = decode_space(prof, &o, 1, err);
+        if (rc < 0) {
+            profile_reset(prof);
+            if (err) memset(err, 0, sizeof *err);
+        }
+    }
+    if (opts) opts->parallel_used = rc == 1;
+    if (rc < 0) rc = decode_space(prof, &o, 0, err);
+    if (rc == 1) return prof;
     xpv_profile_free(prof);
     return NULL;
+}
+
+xpv_profile *xpv_decode(void *buf, size_t len, void (*buf_free)(void *, size_t),
+                        xpv_decode_error *err) {
+    return xpv_decode_ex(buf, len, buf_free, NULL, err);
+}
+
+xpv_profile *xpv_decode_limited(void *buf, size_t len, void (*buf_free)(void *, size_t),
+                                uint64_t budget, xpv_decode_error *err) {
+    xpv_decode_opts o = {.budget = budget};
+    return xpv_decode_ex(buf, len, buf_free, &o, err);
 }

@@ -34,4 +34,32 @@ xpv_profile *xpv_decode_limited(void *buf, size_t len,
                                 void (*buf_free)(void *buf, size_t len),
                                 uint64_t budget, xpv_decode_error *err);
 
+/* Options of xpv_decode_ex.  Zeroed fields take the defaults. */
+typedef struct xpv_decode_opts {
+    uint64_t budget;         /* as xpv_decode_limited; 0 = no limit */
+    int threads;             /* threads parsing lines (the caller's one
+                              * included); 0: the online CPUs, at most 8;
+                              * 1: serial */
+    size_t parallel_min;     /* smaller files are decoded serially
+                              * (default XPV_DECODE_PARALLEL_MIN) */
+    size_t min_avg_line;     /* so are files whose lines average fewer
+                              * bytes (default XPV_DECODE_MIN_AVG_LINE) */
+    int file_mapped;         /* `buf` maps a file (page cache, not heap):
+                              * its bytes are not charged to the budget */
+    int parallel_used;       /* out: 1 when lines were parsed in parallel */
+} xpv_decode_opts;
+
+#define XPV_DECODE_MAX_THREADS 16
+#define XPV_DECODE_PARALLEL_MIN (16u << 20)
+#define XPV_DECODE_MIN_AVG_LINE 4096u
+
+/* xpv_decode_limited() with options (`opts` may be NULL).  A large file's
+ * lines are parsed by several threads and then placed by the serial
+ * decoder in file order: the profile is the serial decoder's, byte for
+ * byte (mem_size included), whatever the threads' schedule.  Any failure
+ * of the parallel attempt redoes the decode serially, so errors are the
+ * serial decoder's too. */
+xpv_profile *xpv_decode_ex(void *buf, size_t len, void (*buf_free)(void *buf, size_t len),
+                           xpv_decode_opts *opts, xpv_decode_error *err);
+
 #endif

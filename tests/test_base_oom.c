@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -152,6 +153,32 @@ static void test_par_failure_raised_after_both(void **state) {
     }
 }
 
+typedef struct many {
+    half_state h[5];
+} many;
+
+static int run_many(void *arg) {
+    many *m = arg;
+    void *args[5];
+    for (int i = 0; i < 5; i++) args[i] = &m->h[i];
+    xpv_par_many(half, args, 5);
+    return 4;
+}
+
+static void test_par_many(void **state) {
+    (void)state;
+    many m;
+    memset(&m, 0, sizeof m);
+    assert_int_equal(xpv_oom_run(run_many, &m, NULL), 4);
+    for (int i = 0; i < 5; i++) assert_true(m.h[i].done);
+    memset(&m, 0, sizeof m);
+    m.h[3].fail = 1;
+    size_t failed = 0;
+    assert_int_equal(xpv_oom_run(run_many, &m, &failed), XPV_OOM_FAILED);
+    assert_int_equal(failed, HUGE_SIZE);
+    for (int i = 0; i < 5; i++) assert_true(i == 3 ? !m.h[i].done : m.h[i].done);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_result_passes_through),
@@ -160,6 +187,7 @@ int main(void) {
         cmocka_unit_test(test_nesting),
         cmocka_unit_test(test_par_both_run),
         cmocka_unit_test(test_par_failure_raised_after_both),
+        cmocka_unit_test(test_par_many),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,9 @@
  * test_ingest_loader.c - loading host files (ingest/loader.c): plain, gzip, empty,
  * truncated, garbage, size caps, gzip bombs (byte cap, memory budget and
  * compression ratio), decoding budgets, the real corrupt file, and
- * confinement to the logdir (symlinks swapped in after the scan).
+ * confinement to the logdir (symlinks swapped in after the scan), mapped
+ * files (cut anywhere: the decoder's errors; truncated while mapped: zeros
+ * and xpv_profile_damaged, never SIGBUS).
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -16,6 +18,7 @@
 #include <sys/un.h>
 
 #include "loader.h"
+#include "synth.h"
 #include "srv_fixture.h"
 #include "testutil.h"
 
@@ -444,6 +447,93 @@ static void test_loader__confined_to_root(void **state) {
     assert_int_equal(err.status, 404);
 }
 
+/* Files are mapped now: a file cut anywhere fails as the decoder says for
+ * the same bytes read into memory (offset and reason), whatever the cut. */
+static void test_loader__mapped_cuts_as_read(void **state) {
+    (void)state;
+    xpv_buf b;
+    xpv_buf_init(&b);
+    fx_xspace(&b, planes, 400, "h");
+    int failed = 0;
+    for (size_t cut = 1; cut < b.len; cut += b.len / 37 + 1) {
+        fx_write(path_of("cuts.xplane.pb"), b.data, cut);
+        xpv_err err;
+        xpv_profile *p = xpv_load_profile(path_of("cuts.xplane.pb"), "cuts.xplane.pb", NULL, &err);
+        void *copy = malloc(cut);
+        memcpy(copy, b.data, cut);
+        xpv_decode_error de;
+        xpv_profile *q = xpv_decode(copy, cut, NULL, &de);
+        assert_int_equal(p != NULL, q != NULL);
+        if (p) {
+            assert_true(p->nevents == q->nevents);
+            assert_int_equal(xpv_profile_damaged(p), 0);
+        } else {
+            failed++;
+            assert_int_equal(err.status, 422);
+            assert_true((uint64_t)err.offset == de.offset);
+            /* The loader names a file cut inside a record as incomplete,
+             * else it gives the decoder's reason. */
+            assert_true(strstr(err.msg, de.msg) || strstr(err.msg, "incomplete: the file ends"));
+        }
+        xpv_profile_free(p);
+        xpv_profile_free(q);
+        free(copy);
+    }
+    assert_true(failed > 10);
+    xpv_buf_free(&b);
+}
+
+/* Every event stat of `p` decoded (touches every byte the model points
+ * to); returns how many. */
+static uint64_t touch_stats(const xpv_profile *p) {
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < p->nplanes; i++) {
+        const xpv_plane *pl = &p->planes[i];
+        for (uint32_t l = 0; l < pl->nlines; l++)
+            for (uint32_t e = 0; e < pl->lines[l].nevents; e++) {
+                xpv_stat_iter it;
+                xpv_stat st;
+                xpv_stat_iter_init(&it, pl, &pl->lines[l], &pl->lines[l].events[e]);
+                while (xpv_stat_next(&it, &st)) n++;
+            }
+    }
+    return n;
+}
+
+/* A mapped profile whose file is truncated by someone else afterwards:
+ * its lost bytes read as zeros (no SIGBUS), and it says it is damaged. */
+static void test_loader__truncated_while_mapped(void **state) {
+    (void)state;
+    xpv_synth_opts o = {0};
+    o.size_bytes = 400 * 1000;
+    o.hosts = 1;
+    xpv_synth_defaults(&o);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    assert_int_equal(xpv_synth_host(&o, 0, &b), 0);
+    assert_true(b.len > 16 * 4096);
+    fx_write(path_of("shrinks.xplane.pb"), b.data, b.len);
+    xpv_err err;
+    xpv_profile *p = xpv_load_profile(path_of("shrinks.xplane.pb"), NULL, NULL, &err);
+    assert_non_null(p);
+    uint64_t all = touch_stats(p);
+    assert_true(all > 0);
+    assert_int_equal(xpv_profile_damaged(p), 0);
+    assert_int_equal(truncate(path_of("shrinks.xplane.pb"), 4096), 0);
+    uint64_t left = touch_stats(p);
+    assert_true(left < all);
+    assert_int_equal(xpv_profile_damaged(p), 1);
+    xpv_profile_free(p);
+    /* The slot is free again: a new load is not damaged. */
+    fx_write(path_of("shrinks.xplane.pb"), b.data, b.len);
+    p = xpv_load_profile(path_of("shrinks.xplane.pb"), NULL, NULL, &err);
+    assert_non_null(p);
+    assert_true(touch_stats(p) == all);
+    assert_int_equal(xpv_profile_damaged(p), 0);
+    xpv_profile_free(p);
+    xpv_buf_free(&b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loader__plain_and_gzip),
@@ -455,6 +545,8 @@ int main(void) {
         cmocka_unit_test(test_loader__gzip_ratio_bomb),
         cmocka_unit_test(test_loader__real_files),
         cmocka_unit_test(test_loader__confined_to_root),
+        cmocka_unit_test(test_loader__mapped_cuts_as_read),
+        cmocka_unit_test(test_loader__truncated_while_mapped),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -502,6 +502,183 @@ static void test_corrupt_real(void **state) {
     assert_true(n >= 1);
 }
 
+/* ---- parallel line parsing ---------------------------------------------- */
+
+static void same_str(xpv_str a, xpv_str b) {
+    assert_int_equal(a.len, b.len);
+    if (a.len) assert_memory_equal(a.ptr, b.ptr, a.len);
+}
+
+static void same_stats(const xpv_stat *a, const xpv_stat *b, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        assert_int_equal(a[i].meta, b[i].meta);
+        assert_int_equal(a[i].kind, b[i].kind);
+        assert_int_equal(a[i].is_ref, b[i].is_ref);
+        if (a[i].kind >= XPV_STAT_STR) same_str(a[i].v.s, b[i].v.s);
+        else assert_true(a[i].v.u == b[i].v.u);
+    }
+}
+
+/* Two decodes of the same bytes hold the same model, field by field (the
+ * arena layout too: same mem_size). */
+static void same_profile(const xpv_profile *a, const xpv_profile *b) {
+    assert_int_equal(a->nplanes, b->nplanes);
+    assert_true(a->nevents == b->nevents);
+    assert_true(a->base_ns == b->base_ns);
+    assert_true(a->mem_size == b->mem_size);
+    assert_int_equal(a->nwarnings, b->nwarnings);
+    for (uint32_t i = 0; i < a->nwarnings; i++) same_str(a->warnings[i], b->warnings[i]);
+    assert_int_equal(a->nhostnames, b->nhostnames);
+    for (uint32_t i = 0; i < a->nhostnames; i++) same_str(a->hostnames[i], b->hostnames[i]);
+    for (uint32_t i = 0; i < a->nplanes; i++) {
+        const xpv_plane *x = &a->planes[i], *y = &b->planes[i];
+        assert_true(x->id == y->id);
+        same_str(x->name, y->name);
+        assert_int_equal(x->nlines, y->nlines);
+        assert_int_equal(x->nevent_meta, y->nevent_meta);
+        assert_int_equal(x->nstat_meta, y->nstat_meta);
+        assert_true(x->nevents == y->nevents);
+        assert_int_equal(x->nstats, y->nstats);
+        same_stats(x->stats, y->stats, x->nstats);
+        for (uint32_t k = 0; k < x->nevent_meta; k++) {
+            assert_true(x->event_meta[k].key == y->event_meta[k].key);
+            same_str(x->event_meta[k].name, y->event_meta[k].name);
+            assert_int_equal(x->event_meta[k].nstats, y->event_meta[k].nstats);
+            same_stats(x->event_meta[k].stats, y->event_meta[k].stats, x->event_meta[k].nstats);
+        }
+        for (uint32_t l = 0; l < x->nlines; l++) {
+            const xpv_line *p = &x->lines[l], *q = &y->lines[l];
+            assert_true(p->id == q->id && p->display_id == q->display_id);
+            assert_true(p->timestamp_ns == q->timestamp_ns && p->duration_ps == q->duration_ps);
+            same_str(p->name, q->name);
+            same_str(p->display_name, q->display_name);
+            assert_ptr_equal(p->wire, q->wire);
+            assert_int_equal(p->has_num_occurrences, q->has_num_occurrences);
+            assert_int_equal(p->nevents, q->nevents);
+            if (p->nevents)
+                assert_memory_equal(p->events, q->events, p->nevents * sizeof *p->events);
+        }
+    }
+}
+
+/* Decode `buf` serially and with 2..8 threads forced on whatever its size:
+ * the same profile, or the same error (status, offset, message).  Returns
+ * whether the parallel path ran (or 0 when the bytes do not decode). */
+static int par_vs_serial(void *buf, size_t len, uint64_t budget, const char *what) {
+    xpv_decode_error es, ep;
+    xpv_decode_opts so = {.budget = budget, .threads = 1};
+    xpv_profile *s = xpv_decode_ex(buf, len, NULL, &so, &es);
+    assert_int_equal(so.parallel_used, 0);
+    int used = 0;
+    static const int threads[] = {2, 3, 4, 8};
+    for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
+        xpv_decode_opts po = {.budget = budget, .threads = threads[t], .parallel_min = 1,
+                              .min_avg_line = 1};
+        memset(&ep, 0x5a, sizeof ep);
+        xpv_profile *p = xpv_decode_ex(buf, len, NULL, &po, &ep);
+        if (!s) {
+            if (p) fail_msg("%s: parallel decoded what serial refused: %s", what, es.msg);
+            assert_true(ep.offset == es.offset);
+            assert_int_equal(ep.status, es.status);
+            assert_string_equal(ep.msg, es.msg);
+            continue;
+        }
+        if (!p) fail_msg("%s: parallel failed: %s", what, ep.msg);
+        same_profile(s, p);
+        used |= po.parallel_used;
+        xpv_profile_free(p);
+    }
+    xpv_profile_free(s);
+    return used;
+}
+
+static void test_parallel_equals_serial(void **state) {
+    (void)state;
+    /* Synthetic: several lines per plane, two hosts, two sizes. */
+    uint64_t sizes[] = {100 * 1000, 2 * 1000 * 1000};
+    for (size_t i = 0; i < 2; i++) {
+        xpv_synth_opts o = {0};
+        o.size_bytes = sizes[i];
+        o.hosts = 2;
+        xpv_synth_defaults(&o);
+        for (int h = 0; h < 2; h++) {
+            xpv_buf b;
+            xpv_buf_init(&b);
+            assert_int_equal(xpv_synth_host(&o, h, &b), 0);
+            assert_true(par_vs_serial(b.data, b.len, 0, "synth"));
+            xpv_buf_free(&b);
+        }
+    }
+    /* Hand-built edge cases (clamped times, odd keys, num_occurrences). */
+    size_t len;
+    uint8_t *buf = build_edge_space(&len);
+    assert_true(par_vs_serial(buf, len, 0, "edge"));
+    free(buf);
+    if (!tu_shared_dir()) return;
+    char **files = tu_real_xplanes();
+    int n = 0;
+    for (char **f = files; *f; f++) {
+        void *b = tu_read_file(*f, &len);
+        assert_non_null(b);
+        assert_true(par_vs_serial(b, len, 0, *f));
+        free(b);
+        n++;
+    }
+    print_message("parallel = serial on %d real xplane files\n", n);
+    assert_true(n >= 5);
+    tu_free_list(files);
+}
+
+/* Errors stay the serial decoder's: every prefix of a file, a corrupt real
+ * file, and memory budgets from "only the file" up to "enough". */
+static void test_parallel_errors(void **state) {
+    (void)state;
+    size_t len;
+    uint8_t *buf = build_edge_space(&len);
+    for (size_t cut = 1; cut < len; cut++) par_vs_serial(buf, cut, 0, "prefix");
+    free(buf);
+
+    xpv_synth_opts o = {0};
+    o.size_bytes = 300 * 1000;
+    o.hosts = 1;
+    xpv_synth_defaults(&o);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    assert_int_equal(xpv_synth_host(&o, 0, &b), 0);
+    xpv_decode_error err;
+    xpv_profile *p = xpv_decode(b.data, b.len, NULL, &err);
+    assert_non_null(p);
+    uint64_t need = p->mem_size;
+    xpv_profile_free(p);
+    int refused = 0;
+    for (uint64_t budget = b.len; budget < need + need / 8; budget += need / 64) {
+        xpv_decode_opts so = {.budget = budget, .threads = 1};
+        p = xpv_decode_ex(b.data, b.len, NULL, &so, &err);
+        refused += !p;
+        if (!p) assert_int_equal(err.status, 413);
+        xpv_profile_free(p);
+        par_vs_serial(b.data, b.len, budget, "budget");
+    }
+    assert_true(refused > 3);
+    /* A line's bytes corrupted in the middle of the file. */
+    b.data[b.len / 2] = (char)0xff;
+    b.data[b.len / 2 + 1] = (char)0xff;
+    par_vs_serial(b.data, b.len, 0, "corrupted");
+    xpv_buf_free(&b);
+
+    if (!tu_shared_dir()) return;
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/testdata/real/corrupt", tu_shared_dir());
+    char **files = tu_find_files(dir, ".xplane.pb");
+    for (char **f = files; *f; f++) {
+        void *c = tu_read_file(*f, &len);
+        assert_non_null(c);
+        par_vs_serial(c, len, 0, *f);
+        free(c);
+    }
+    tu_free_list(files);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_edge_cases),
@@ -510,6 +687,8 @@ int main(void) {
         cmocka_unit_test(test_synth_files),
         cmocka_unit_test(test_real_files),
         cmocka_unit_test(test_corrupt_real),
+        cmocka_unit_test(test_parallel_equals_serial),
+        cmocka_unit_test(test_parallel_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,8 @@
  * exactly what the rule gives when applied to every event of the window).
  * Persistence: an index saved and loaded back answers byte for byte like
  * the built one; corrupt, truncated, extended, forged (re-hashed) images
- * and images of other profiles are rejected.
+ * and images of other profiles are rejected.  Parallel build: the serial
+ * index byte for byte on 2-8 threads.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "tool.h"
 #include "tool_xspace.h"
 #include "trace_index.h"
+#include "trace_index_int.h"
 
 #define NS 1000LL       /* ps per ns */
 #define US 1000000LL    /* ps per us */
@@ -633,6 +635,66 @@ static void test_persist_real_files(void **state) {
     assert_true(checked > 0);
 }
 
+/* Pass 2 on 2, 3 and 8 threads builds the serial index byte for byte (its
+ * saved image included), whatever the schedule: two synthetic hosts and
+ * every real xplane of ../shared. */
+static void same_parallel_build(const xpv_hostset *hs, const char *what) {
+    int saved_threads = xpv_ti_threads;
+    uint64_t saved_min = xpv_ti_parallel_min;
+    xpv_ti_threads = 1;
+    xpv_trace_index *ser = xpv_trace_index_build(hs);
+    xpv_buf a, b;
+    xpv_buf_init(&a);
+    xpv_buf_init(&b);
+    xpv_trace_index_save(ser, hs, &a);
+    static const int threads[] = {2, 3, 8};
+    xpv_ti_parallel_min = 0;
+    for (size_t t = 0; t < sizeof threads / sizeof *threads; t++) {
+        xpv_ti_threads = threads[t];
+        xpv_trace_index *par = xpv_trace_index_build(hs);
+        assert_same_index(ser, par);
+        assert_true(ser->min_ps == par->min_ps && ser->max_ps == par->max_ps);
+        assert_true(ser->ndropped == par->ndropped && ser->ncounter == par->ncounter);
+        assert_true(ser->bytes == par->bytes);
+        xpv_buf_reset(&b);
+        xpv_trace_index_save(par, hs, &b);
+        if (a.len != b.len || memcmp(a.data, b.data, a.len))
+            fail_msg("%s: the image differs on %d threads", what, threads[t]);
+        xpv_trace_index_free(par);
+    }
+    xpv_ti_threads = saved_threads;
+    xpv_ti_parallel_min = saved_min;
+    xpv_trace_index_free(ser);
+    xpv_buf_free(&a);
+    xpv_buf_free(&b);
+}
+
+static void test_parallel_build(void **state) {
+    (void)state;
+    xpv_profile *p[2] = {synth_profile(2, 0), synth_profile(2, 1)};
+    const xpv_profile *ps[2] = {p[0], p[1]};
+    const char *names[2] = {"worker0", "worker1"};
+    xpv_hostset hs = {2, ps, names};
+    same_parallel_build(&hs, "synth");
+    xpv_profile_free(p[0]);
+    xpv_profile_free(p[1]);
+    if (!tu_shared_dir()) return;
+    char **files = tu_real_xplanes();
+    int checked = 0;
+    for (char **f = files; *f; f++) {
+        xpv_profile *q = tx_decode_file(*f);
+        const xpv_profile *qs[1] = {q};
+        const char *qn[1] = {"host"};
+        xpv_hostset one = {1, qs, qn};
+        same_parallel_build(&one, *f);
+        xpv_profile_free(q);
+        checked++;
+    }
+    tu_free_list(files);
+    print_message("parallel = serial index on %d real files\n", checked);
+    assert_true(checked >= 5);
+}
+
 /* Load a copy of img (so ASan sees reads past `len`) and expect NULL. */
 static void expect_rejected(const xpv_hostset *hs, const char *img, size_t len) {
     char *copy = malloc(len ? len : 1);
@@ -741,6 +803,7 @@ int main(void) {
         cmocka_unit_test(test_persist_round_trip),
         cmocka_unit_test(test_persist_rejects_bad_images),
         cmocka_unit_test(test_persist_real_files),
+        cmocka_unit_test(test_parallel_build),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
