@@ -64,6 +64,9 @@ typedef struct rendered {
 void resp_init(xpv_response *r);
 void resp_take_buf(xpv_response *r, xpv_buf *b);
 void resp_error(xpv_response *r, const xpv_err *e);
+/* A CSV download: content type, and a file name made of the printf'd
+ * words with anything but [A-Za-z0-9._-] replaced by '_' (+ ".csv"). */
+void resp_csv(xpv_response *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void resp_errorf(xpv_response *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 const xpv_tool *find_tool(const xpv_app *a, const char *name);
@@ -83,8 +86,10 @@ void canonical_query(xpv_buf *b, const xpv_query *q);
 void reqctx_release(reqctx *c);
 int resolve_run(xpv_app *a, const xpv_query *q, int need_tool, reqctx *c, xpv_err *err);
 int resolve_hosts(const xpv_query *q, reqctx *c, xpv_err *err);
-/* The rendered answer of rc's tool for `q` (a referenced entry). */
-xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_query *q, xpv_err *err);
+/* The rendered answer of rc's tool for `q` (a referenced entry): the
+ * JSON, or with csv_table >= 0 that DataTable as CSV. */
+xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_query *q, long csv_table,
+                         xpv_err *err);
 /* The full trace as a streamed body: 0 when `r` now carries the producer,
  * else the answer is rendered as usual. */
 int stream_body(xpv_app *a, reqctx *rc, const xpv_query *q, xpv_response *r);

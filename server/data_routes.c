@@ -156,6 +156,13 @@ static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
         reqctx_release(&rc);
         return;
     }
+    uint64_t csv_table = 0;
+    const char *t = xpv_query_get(q, "table");
+    if (csv && t && *t && !xpv_parse_u64_strict(t, 100000, &csv_table)) {
+        resp_errorf(r, XPV_E_BAD_REQUEST, "bad parameter table=%s", t);
+        reqctx_release(&rc);
+        return;
+    }
     if (set_validators(a, r, csv ? "data_csv" : "data", rc.hosts, rc.nhosts, q, inm)) {
         reqctx_release(&rc);
         return;
@@ -164,63 +171,29 @@ static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
         reqctx_release(&rc);
         return;
     }
-    xpv_centry *e = get_rendered(a, &rc, q, &err);
+    xpv_centry *e = get_rendered(a, &rc, q, csv ? (long)csv_table : -1, &err);
     if (!e) {
         resp_error(r, &err);
         reqctx_release(&rc);
         return;
     }
     const rendered *out = xpv_centry_value(e);
-    if (!csv) {
-        r->body = out->body;
-        r->len = out->len;
-        r->gz = out->gz;
-        r->gz_len = out->gz_len;
-        r->compress = out->len > 512;
-        if (rc.tool->content_type) {    /* e.g. graph_viewer's DOT text */
-            xpv_params params = xpv_query_params(q);
-            const char *ct = rc.tool->content_type(&params);
-            if (ct) r->content_type = ct;
-        }
-        r->pin = e;
-        r->pin_cache = a->cache;
-        reqctx_release(&rc);
-        return;
+    r->body = out->body;
+    r->len = out->len;
+    r->gz = out->gz;
+    r->gz_len = out->gz_len;
+    r->compress = out->len > 512;
+    r->pin = e;
+    r->pin_cache = a->cache;
+    if (csv) {
+        /* filename="<tool>_<run>_<host>.csv" */
+        resp_csv(r, "%s_%s_%s", rc.tool->name, rc.run->name,
+                 rc.host_label ? rc.host_label : ALL_HOSTS);
+    } else if (rc.tool->content_type) {    /* e.g. graph_viewer's DOT text */
+        xpv_params params = xpv_query_params(q);
+        const char *ct = rc.tool->content_type(&params);
+        if (ct) r->content_type = ct;
     }
-    size_t index = 0;
-    const char *t = xpv_query_get(q, "table");
-    if (t && *t) {
-        uint64_t v;
-        if (!xpv_parse_u64_strict(t, 100000, &v)) {
-            xpv_cache_release(a->cache, e);
-            resp_errorf(r, XPV_E_BAD_REQUEST, "bad parameter table=%s", t);
-            reqctx_release(&rc);
-            return;
-        }
-        index = (size_t)v;
-    }
-    xpv_buf b;
-    xpv_buf_init(&b);
-    int rcode = xpv_datatable_to_csv(out->body, out->len, index, &b, &err);
-    xpv_cache_release(a->cache, e);
-    if (rcode != 0) {
-        xpv_buf_free(&b);
-        resp_error(r, &err);
-        reqctx_release(&rc);
-        return;
-    }
-    resp_take_buf(r, &b);
-    r->content_type = "text/csv; charset=utf-8";
-    /* filename="<tool>_<run>_<host>.csv", restricted to safe characters. */
-    char fname[200];
-    snprintf(fname, sizeof fname, "%s_%s_%s", rc.tool->name, rc.run->name,
-             rc.host_label ? rc.host_label : ALL_HOSTS);
-    for (char *p = fname; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-              (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
-            *p = '_';
-    snprintf(r->disposition, sizeof r->disposition,
-             "attachment; filename=\"%s.csv\"", fname);
     reqctx_release(&rc);
 }
 

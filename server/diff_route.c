@@ -145,16 +145,8 @@ static void diff(xpv_app *a, const xpv_query *q, xpv_response *r, int csv) {
     r->compress = r->len > 512;
     r->cache_control = "no-cache";
     if (csv) {
-        r->content_type = "text/csv; charset=utf-8";
-        char fname[200];
-        snprintf(fname, sizeof fname, "diff_%s_%s_vs_%s", c->kind->tool,
-                 xpv_query_get(q, "base_run"), xpv_query_get(q, "run"));
-        for (char *p = fname; *p; p++)
-            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                  (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
-                *p = '_';
-        snprintf(r->disposition, sizeof r->disposition,
-                 "attachment; filename=\"%s.csv\"", fname);
+        resp_csv(r, "diff_%s_%s_vs_%s", c->kind->tool, xpv_query_get(q, "base_run"),
+                 xpv_query_get(q, "run"));
     }
     xpv_compare_free(c);
 }

@@ -140,15 +140,7 @@ int legacy_data(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r
             return 1;
         }
         resp_take_buf(r, &c);
-        r->content_type = "text/csv; charset=utf-8";
-        char fname[200];
-        snprintf(fname, sizeof fname, "%s_%s_%s", tool, rc.run->name, f->name);
-        for (char *p = fname; *p; p++)
-            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                  (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
-                *p = '_';
-        snprintf(r->disposition, sizeof r->disposition, "attachment; filename=\"%s.csv\"",
-                 fname);
+        resp_csv(r, "%s_%s_%s", tool, rc.run->name, f->name);
     } else {
         resp_take_buf(r, &b);
     }

@@ -341,6 +341,7 @@ struct render_ctx {
     reqctx *rc;
     const xpv_query *q;
     const char *ids;            /* host identities, for the derived key */
+    long csv_table;             /* -1: the JSON; else this table as CSV */
 };
 
 static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
@@ -372,7 +373,11 @@ static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
     xpv_params params = xpv_query_params(ctx->q);
     xpv_err terr;
     memset(&terr, 0, sizeof terr);
-    if (rc->tool->render(&hs, derived, &params, &out, &terr) != 0) {
+    int rcode = ctx->csv_table < 0
+                    ? rc->tool->render(&hs, derived, &params, &out, &terr)
+                    : xpv_tool_csv(rc->tool, &hs, derived, &params, (size_t)ctx->csv_table, &out,
+                                   &terr);
+    if (rcode != 0) {
         xpv_err_set(err, terr.status ? terr.status : 500, "%s",
                     terr.msg[0] ? terr.msg : "the tool failed");
         goto done;
@@ -421,18 +426,20 @@ void canonical_query(xpv_buf *b, const xpv_query *q) {
 }
 
 /* The rendered output of the request's tool (a referenced cache entry
- * holding a `rendered`), or NULL with `err`. */
-xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_query *q,
-                                xpv_err *err) {
+ * holding a `rendered`): its JSON, or with csv_table >= 0 that table as
+ * CSV; NULL with `err`. */
+xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_query *q, long csv_table,
+                         xpv_err *err) {
     xpv_buf ids, key;
     xpv_buf_init(&ids);
     xpv_buf_init(&key);
     for (size_t i = 0; i < rc->nhosts; i++) host_identity(&ids, rc->hosts[i]);
     xpv_buf_putc(&ids, '\0');
-    xpv_buf_printf(&key, "R\x1f%s\x1f%s\x1f", rc->tool->name, ids.data);
+    if (csv_table < 0) xpv_buf_printf(&key, "R\x1f%s\x1f%s\x1f", rc->tool->name, ids.data);
+    else xpv_buf_printf(&key, "C%ld\x1f%s\x1f%s\x1f", csv_table, rc->tool->name, ids.data);
     canonical_query(&key, q);
     xpv_buf_putc(&key, '\0');
-    struct render_ctx ctx = {a, rc, q, ids.data};
+    struct render_ctx ctx = {a, rc, q, ids.data, csv_table};
     xpv_centry *e = xpv_cache_get(a->cache, key.data, build_rendered, &ctx, err);
     xpv_buf_free(&ids);
     xpv_buf_free(&key);

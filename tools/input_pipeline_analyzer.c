@@ -15,8 +15,8 @@
 #include "opstats.h"
 #include "tool.h"
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
+static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                  xpv_dt_doc *doc, xpv_err *err) {
     (void)hs;
     (void)q;
     const xpv_op_stats *os = derived;
@@ -28,18 +28,17 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     static const xpv_dt_col core_cols[] = {{"index", "Index", "string", NULL}};
     xpv_ipa ipa;
     xpv_ipa_compute(os, &ipa);
-    xpv_buf_puts(out, "[{");
-    xpv_dt_cols(out, core_cols, 1);
-    xpv_buf_puts(out, ",\"rows\":[]},");
-    xpv_ipa_write_step_table(out, &ipa);
-    xpv_buf_putc(out, ',');
-    xpv_ipa_write_input_ops_table(out, &ipa);
-    xpv_buf_putc(out, ',');
-    xpv_ipa_write_recommendation_table(out);
-    xpv_buf_putc(out, ',');
-    xpv_ipa_write_diagnostics_table(out, os, 0);
-    xpv_buf_putc(out, ']');
+    xpv_dt_add_cols(xpv_dt_doc_table(doc, 0), core_cols, 1);
+    xpv_ipa_step_table(doc, &ipa);
+    xpv_ipa_input_ops_table(doc, &ipa);
+    xpv_ipa_recommendation_table(doc);
+    xpv_ipa_diagnostics_table(doc, os, 0);
     return 0;
+}
+
+static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                  xpv_buf *out, xpv_err *err) {
+    return xpv_tool_tables_json(tables, hs, derived, q, out, err);
 }
 
 const xpv_tool xpv_tool_input_pipeline_analyzer = {
@@ -50,4 +49,5 @@ const xpv_tool xpv_tool_input_pipeline_analyzer = {
     .available = NULL,
     .derived = &xpv_derived_op_stats,
     .render = render,
+    .tables = tables,
 };

@@ -15,6 +15,7 @@
 
 #include "analysis.h"
 #include "buf.h"
+#include "datatable.h"
 #include "err.h"
 #include "model.h"
 
@@ -53,6 +54,13 @@ enum {
     XPV_TOOL_TABLE = 1 << 2,          /* output is DataTable(s): data_csv works */
 };
 
+/* A table tool's answer: its DataTables, built into `doc`, which the
+ * caller initialised as an array (xpv_dt_doc_init(doc, 1)) and releases
+ * whatever the result; a tool answering one bare table sets doc->array to
+ * 0.  Returns 0, or fills err and returns -1. */
+typedef int (*xpv_tool_tables_fn)(const xpv_hostset *hs, const void *derived,
+                                  const xpv_params *q, xpv_dt_doc *doc, xpv_err *err);
+
 typedef struct xpv_tool {
     const char *name;           /* XProf tool name, e.g. "overview_page" */
     const char *alias;          /* older name still accepted, or NULL */
@@ -65,11 +73,22 @@ typedef struct xpv_tool {
     /* Write the JSON.  Returns 0, or fills err and returns -1. */
     int (*render)(const xpv_hostset *hs, const void *derived,
                   const xpv_params *q, xpv_buf *out, xpv_err *err);
+    /* XPV_TOOL_TABLE tools: the tables render() writes as JSON (through
+     * xpv_tool_tables_json) and data_csv as CSV (xpv_tool_csv). */
+    xpv_tool_tables_fn tables;
     const xpv_tool_stream *stream;  /* NULL: render() answers every query */
     /* Content type of render()'s answer to this query; NULL (function or
      * result) means application/json. */
     const char *(*content_type)(const xpv_params *q);
 } xpv_tool;
+
+/* render() of a table tool: the tables `fn` builds, as DataTable JSON. */
+int xpv_tool_tables_json(xpv_tool_tables_fn fn, const xpv_hostset *hs, const void *derived,
+                         const xpv_params *q, xpv_buf *out, xpv_err *err);
+/* Table `index` of table tool `t`'s answer as CSV.  Returns 0, or -1 with
+ * `err` (the tool's error, or a 400 when it has no such table). */
+int xpv_tool_csv(const xpv_tool *t, const xpv_hostset *hs, const void *derived,
+                 const xpv_params *q, size_t index, xpv_buf *out, xpv_err *err);
 
 /* All tools in XProf's display order, NULL-terminated. */
 extern const xpv_tool *const *xpv_tools(void);
