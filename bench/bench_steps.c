@@ -109,7 +109,7 @@ int main(int argc, char **argv) {
     for (int k = 0; k < NTOOLS; k++) {
         xpv_buf_reset(&out);
         t0 = bench_now();
-        if (tools[k]->render(&hs, os, &q, &out, &err) != 0) {
+        if (xpv_tool_render(tools[k], &hs, os, &q, &out, &err) != 0) {
             fprintf(stderr, "%s: render failed: %s\n", tools[k]->name, err.msg);
             return 1;
         }
@@ -151,7 +151,7 @@ int main(int argc, char **argv) {
                 xpv_buf_reset(&out);
                 t0 = bench_now();
                 c0 = bench_cpu_now();
-                tools[k]->render(&hs, os, &q, &out, &err);
+                xpv_tool_render(tools[k], &hs, os, &q, &out, &err);
                 best_add(&br[k], bench_now() - t0, bench_cpu_now() - c0);
             }
         }

@@ -53,7 +53,7 @@ static json_t *render_json(const char *tool, const xpv_hostset *hs, const void *
     xpv_params q = {0, NULL, NULL};
     xpv_err terr;
     memset(&terr, 0, sizeof terr);
-    if (t->render(hs, derived, &q, &out, &terr) != 0) {
+    if (xpv_tool_render(t, hs, derived, &q, &out, &terr) != 0) {
         xpv_err_set(err, terr.status ? terr.status : XPV_E_INTERNAL, "%s: %s", tool,
                     terr.msg[0] ? terr.msg : "the tool failed");
         xpv_buf_free(&out);

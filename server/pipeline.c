@@ -374,7 +374,7 @@ static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
     xpv_err terr;
     memset(&terr, 0, sizeof terr);
     int rcode = ctx->csv_table < 0
-                    ? rc->tool->render(&hs, derived, &params, &out, &terr)
+                    ? xpv_tool_render(rc->tool, &hs, derived, &params, &out, &terr)
                     : xpv_tool_csv(rc->tool, &hs, derived, &params, (size_t)ctx->csv_table, &out,
                                    &terr);
     if (rcode != 0) {

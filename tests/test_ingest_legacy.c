@@ -623,7 +623,7 @@ static json_t *kernel_table(const xpv_profile *const *ps, size_t n) {
     xpv_buf_init(&out);
     xpv_err err;
     memset(&err, 0, sizeof err);
-    assert_int_equal(xpv_tool_kernel_stats.render(&hs, &none, NULL, &out, &err), 0);
+    assert_int_equal(xpv_tool_render(&xpv_tool_kernel_stats, &hs, &none, NULL, &out, &err), 0);
     json_error_t je;
     json_t *j = json_loadb(out.data, out.len, 0, &je);
     xpv_buf_free(&out);

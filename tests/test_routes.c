@@ -58,11 +58,6 @@ static int tables_table(const xpv_hostset *hs, const void *d, const xpv_params *
     return 0;
 }
 
-static int render_table(const xpv_hostset *hs, const void *d, const xpv_params *q,
-                        xpv_buf *out, xpv_err *err) {
-    return xpv_tool_tables_json(tables_table, hs, d, q, out, err);
-}
-
 static int render_names(const xpv_hostset *hs, const void *d, const xpv_params *q,
                         xpv_buf *out, xpv_err *err) {
     (void)d;
@@ -116,7 +111,7 @@ static int render_derived(const xpv_hostset *hs, const void *d, const xpv_params
 }
 
 static const xpv_tool t_all = {"t_all", NULL, "All", XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
-                               NULL, NULL, render_table, tables_table, NULL, NULL};
+                               NULL, NULL, NULL, tables_table, NULL, NULL};
 static const xpv_tool t_only = {"t_only", NULL, "Only", XPV_TOOL_ALL_HOSTS_ONLY, NULL, NULL,
                                 render_names, NULL, NULL, NULL};
 static const xpv_tool t_single = {"t_single", "t_old", "Single", 0, has_gpu, NULL,

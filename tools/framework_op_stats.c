@@ -175,11 +175,6 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
     return 0;
 }
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
-    return xpv_tool_tables_json(tables, hs, derived, q, out, err);
-}
-
 const xpv_tool xpv_tool_framework_op_stats = {
     .name = "framework_op_stats",
     .alias = "tensorflow_stats",
@@ -187,6 +182,5 @@ const xpv_tool xpv_tool_framework_op_stats = {
     .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
     .available = NULL,
     .derived = &xpv_derived_op_stats,
-    .render = render,
     .tables = tables,
 };

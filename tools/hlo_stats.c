@@ -142,11 +142,6 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
     return 0;
 }
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
-    return xpv_tool_tables_json(tables, hs, derived, q, out, err);
-}
-
 static int available(const xpv_profile *p) {
     for (uint32_t i = 0; i < p->nplanes; i++)
         if (xpv_str_has_prefix(p->planes[i].name, "/device:GPU:") ||
@@ -162,6 +157,5 @@ const xpv_tool xpv_tool_hlo_stats = {
     .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
     .available = available,
     .derived = &xpv_derived_op_stats,
-    .render = render,
     .tables = tables,
 };

@@ -36,11 +36,6 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
     return 0;
 }
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
-    return xpv_tool_tables_json(tables, hs, derived, q, out, err);
-}
-
 const xpv_tool xpv_tool_input_pipeline_analyzer = {
     .name = "input_pipeline_analyzer",
     .alias = "input_pipeline", /* the old name XProf still accepts (§1.5) */
@@ -48,6 +43,5 @@ const xpv_tool xpv_tool_input_pipeline_analyzer = {
     .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
     .available = NULL,
     .derived = &xpv_derived_op_stats,
-    .render = render,
     .tables = tables,
 };

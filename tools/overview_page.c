@@ -268,11 +268,6 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
     return 0;
 }
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
-    return xpv_tool_tables_json(tables, hs, derived, q, out, err);
-}
-
 const xpv_tool xpv_tool_overview_page = {
     .name = "overview_page",
     .alias = NULL,
@@ -280,6 +275,5 @@ const xpv_tool xpv_tool_overview_page = {
     .flags = XPV_TOOL_ALL_HOSTS_ONLY | XPV_TOOL_TABLE,
     .available = NULL,
     .derived = &xpv_derived_op_stats,
-    .render = render,
     .tables = tables,
 };

@@ -60,11 +60,12 @@ const char *xpv_param(const xpv_params *q, const char *key) {
     return NULL;
 }
 
-int xpv_tool_tables_json(xpv_tool_tables_fn fn, const xpv_hostset *hs, const void *derived,
-                         const xpv_params *q, xpv_buf *out, xpv_err *err) {
+int xpv_tool_render(const xpv_tool *t, const xpv_hostset *hs, const void *derived,
+                    const xpv_params *q, xpv_buf *out, xpv_err *err) {
+    if (!t->tables) return t->render(hs, derived, q, out, err);
     xpv_dt_doc doc;
     xpv_dt_doc_init(&doc, 1);
-    int rc = fn(hs, derived, q, &doc, err);
+    int rc = t->tables(hs, derived, q, &doc, err);
     if (rc == 0) xpv_dt_doc_write_json(&doc, out);
     xpv_dt_doc_release(&doc);
     return rc;

@@ -360,11 +360,6 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
     return 0;
 }
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
-    return xpv_tool_tables_json(tables, hs, derived, q, out, err);
-}
-
 /* XProf lists the tool for profiles with device ops: the same rule as
  * hlo_stats. */
 static int available(const xpv_profile *p) { return xpv_tool_hlo_stats.available(p); }
@@ -376,6 +371,5 @@ const xpv_tool xpv_tool_roofline_model = {
     .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
     .available = available,
     .derived = &xpv_derived_op_stats,
-    .render = render,
     .tables = tables,
 };

@@ -898,11 +898,6 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
     return 0;
 }
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
-    return xpv_tool_tables_json(tables, hs, derived, q, out, err);
-}
-
 /* Offered when the host plane has tf.data iterator events. */
 static int available(const xpv_profile *p) {
     const xpv_plane *pl = xpv_find_plane(p, "/host:CPU");
@@ -919,6 +914,5 @@ const xpv_tool xpv_tool_tf_data_bottleneck_analysis = {
     .flags = XPV_TOOL_ALL_HOSTS_ONLY | XPV_TOOL_TABLE,
     .available = available,
     .derived = NULL,
-    .render = render,
     .tables = tables,
 };

@@ -70,11 +70,12 @@ typedef struct xpv_tool {
      * means always. */
     int (*available)(const xpv_profile *p);
     const xpv_derived_kind *derived;  /* NULL when render needs none */
-    /* Write the JSON.  Returns 0, or fills err and returns -1. */
+    /* Write the JSON.  Returns 0, or fills err and returns -1.  NULL for
+     * table tools: call xpv_tool_render, which writes their tables. */
     int (*render)(const xpv_hostset *hs, const void *derived,
                   const xpv_params *q, xpv_buf *out, xpv_err *err);
-    /* XPV_TOOL_TABLE tools: the tables render() writes as JSON (through
-     * xpv_tool_tables_json) and data_csv as CSV (xpv_tool_csv). */
+    /* XPV_TOOL_TABLE tools: their tables, written as JSON by
+     * xpv_tool_render and as CSV by xpv_tool_csv; NULL for the others. */
     xpv_tool_tables_fn tables;
     const xpv_tool_stream *stream;  /* NULL: render() answers every query */
     /* Content type of render()'s answer to this query; NULL (function or
@@ -82,9 +83,10 @@ typedef struct xpv_tool {
     const char *(*content_type)(const xpv_params *q);
 } xpv_tool;
 
-/* render() of a table tool: the tables `fn` builds, as DataTable JSON. */
-int xpv_tool_tables_json(xpv_tool_tables_fn fn, const xpv_hostset *hs, const void *derived,
-                         const xpv_params *q, xpv_buf *out, xpv_err *err);
+/* The JSON answer of tool `t`: its render(), or a table tool's tables as
+ * DataTable JSON.  Returns 0, or fills err and returns -1. */
+int xpv_tool_render(const xpv_tool *t, const xpv_hostset *hs, const void *derived,
+                    const xpv_params *q, xpv_buf *out, xpv_err *err);
 /* Table `index` of table tool `t`'s answer as CSV.  Returns 0, or -1 with
  * `err` (the tool's error, or a 400 when it has no such table). */
 int xpv_tool_csv(const xpv_tool *t, const xpv_hostset *hs, const void *derived,
