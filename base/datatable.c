@@ -227,15 +227,16 @@ static void json_rows(xpv_buf *b, const xpv_dt *t) {
 
 void xpv_dt_write_json(const xpv_dt *t, xpv_buf *out) {
     int props_last = (t->flags & XPV_DT_PROPS_LAST) != 0;
+    int props = t->props.n || (t->flags & XPV_DT_PROPS_ALWAYS);
     xpv_buf_putc(out, '{');
     json_cols(out, t);
-    if (t->props.n && !props_last) {
+    if (props && !props_last) {
         xpv_buf_puts(out, ",\"p\":");
         json_kvs(out, t->props.p, t->props.n);
     }
     xpv_buf_putc(out, ',');
     json_rows(out, t);
-    if (t->props.n && props_last) {
+    if (props && props_last) {
         xpv_buf_puts(out, ",\"p\":");
         json_kvs(out, t->props.p, t->props.n);
     }

@@ -20,8 +20,8 @@
  *
  * JSON bytes: cells are {"v":V} (plus "f" and "p" when set), rows
  * {"c":[...]}, columns {"id","label",["p":{"role"}],"type"}; the table's
- * "p" (string values) is written when it has properties, before "rows"
- * unless XPV_DT_PROPS_LAST.  CSV: the header is each column's label (its
+ * "p" (string values) is written when it has properties (or always with
+ * XPV_DT_PROPS_ALWAYS), before "rows" unless XPV_DT_PROPS_LAST.  CSV: the header is each column's label (its
  * id when the label is empty), then one line per row of the cells' values
  * ("v"), RFC 4180 quoting, CRLF line ends; numbers as JSON would give them
  * back (integers as written, others with 15 significant digits).
@@ -46,6 +46,7 @@ typedef struct xpv_dt_col {
 enum {
     XPV_DT_PROPS_LAST = 1 << 0,   /* "p" after "rows" (XProf's stats tables) */
     XPV_DT_ROLE_LAST = 1 << 1,    /* column "p" after "type" (gviz order) */
+    XPV_DT_PROPS_ALWAYS = 1 << 2, /* "p" written even when empty */
 };
 
 typedef enum xpv_dt_kind {

@@ -22,10 +22,10 @@
 
 /* ==== Data routes ====================================================== */
 
-static void route_runs(xpv_app *a, const xpv_query *q, const char *inm,
+static void route_runs(xpv_app *a, const xpv_request *rq, const char *inm,
                         xpv_response *r) {
     (void)inm;
-    (void)q;
+    (void)rq;
     xpv_runlist *rl = xpv_logdir_scan(a->ld, 0);
     xpv_buf b;
     xpv_buf_init(&b);
@@ -40,12 +40,12 @@ static void route_runs(xpv_app *a, const xpv_query *q, const char *inm,
 }
 
 
-static void route_run_tools(xpv_app *a, const xpv_query *q, const char *inm,
+static void route_run_tools(xpv_app *a, const xpv_request *rq, const char *inm,
                              xpv_response *r) {
     reqctx rc;
     xpv_err err;
     xpv_err_clear(&err);
-    if (resolve_run(a, q, 0, &rc, &err) != 0) {
+    if (resolve_run(a, rq, 0, &rc, &err) != 0) {
         resp_error(r, &err);
         reqctx_release(&rc);
         return;
@@ -89,16 +89,16 @@ static int cmp_cstr(const void *x, const void *y) {
     return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
-static void route_hosts(xpv_app *a, const xpv_query *q, const char *inm,
+static void route_hosts(xpv_app *a, const xpv_request *rq, const char *inm,
                          xpv_response *r) {
-    if (legacy_hosts(a, q, r)) return;   /* older formats */
+    if (legacy_hosts(a, rq, r)) return;   /* older formats */
     (void)inm;
     reqctx rc;
     xpv_err err;
     xpv_err_clear(&err);
-    const char *tag = xpv_query_get(q, "tag");
-    int need_tool = tag && *tag;
-    if (resolve_run(a, q, need_tool, &rc, &err) != 0) {
+    const char *tag = rq->tag;
+    int need_tool = tag != NULL;
+    if (resolve_run(a, rq, need_tool, &rc, &err) != 0) {
         resp_error(r, &err);
         reqctx_release(&rc);
         return;
@@ -130,13 +130,13 @@ static void route_hosts(xpv_app *a, const xpv_query *q, const char *inm,
     reqctx_release(&rc);
 }
 
-static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
+static void route_data(xpv_app *a, const xpv_request *rq, const char *inm,
                        xpv_response *r, int csv) {
-    if (legacy_data(a, q, inm, r, csv)) return;   /* older formats */
+    if (legacy_data(a, rq, inm, r, csv)) return;   /* older formats */
     reqctx rc;
     xpv_err err;
     xpv_err_clear(&err);
-    if (resolve_run(a, q, 1, &rc, &err) != 0 || resolve_hosts(q, &rc, &err) != 0) {
+    if (resolve_run(a, rq, 1, &rc, &err) != 0 || resolve_hosts(rq, &rc, &err) != 0) {
         resp_error(r, &err);
         reqctx_release(&rc);
         return;
@@ -156,22 +156,15 @@ static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
         reqctx_release(&rc);
         return;
     }
-    uint64_t csv_table = 0;
-    const char *t = xpv_query_get(q, "table");
-    if (csv && t && *t && !xpv_parse_u64_strict(t, 100000, &csv_table)) {
-        resp_errorf(r, XPV_E_BAD_REQUEST, "bad parameter table=%s", t);
+    if (set_validators(a, r, csv ? "data_csv" : "data", rc.hosts, rc.nhosts, rq->q, inm)) {
         reqctx_release(&rc);
         return;
     }
-    if (set_validators(a, r, csv ? "data_csv" : "data", rc.hosts, rc.nhosts, q, inm)) {
+    if (!csv && stream_body(a, &rc, rq->q, r) == 0) {   /* the full trace */
         reqctx_release(&rc);
         return;
     }
-    if (!csv && stream_body(a, &rc, q, r) == 0) {   /* the full trace */
-        reqctx_release(&rc);
-        return;
-    }
-    xpv_centry *e = get_rendered(a, &rc, q, csv ? (long)csv_table : -1, &err);
+    xpv_centry *e = get_rendered(a, &rc, rq->q, csv ? (long)rq->table : -1, &err);
     if (!e) {
         resp_error(r, &err);
         reqctx_release(&rc);
@@ -190,7 +183,7 @@ static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
         resp_csv(r, "%s_%s_%s", rc.tool->name, rc.run->name,
                  rc.host_label ? rc.host_label : ALL_HOSTS);
     } else if (rc.tool->content_type) {    /* e.g. graph_viewer's DOT text */
-        xpv_params params = xpv_query_params(q);
+        xpv_params params = xpv_query_params(rq->q);
         const char *ct = rc.tool->content_type(&params);
         if (ct) r->content_type = ct;
     }
@@ -206,12 +199,12 @@ static void json_str_array(xpv_buf *b, const xpv_str *s, uint32_t n) {
     xpv_buf_putc(b, ']');
 }
 
-static void route_profile_info(xpv_app *a, const xpv_query *q, const char *inm,
+static void route_profile_info(xpv_app *a, const xpv_request *rq, const char *inm,
                                 xpv_response *r) {
     reqctx rc;
     xpv_err err;
     xpv_err_clear(&err);
-    if (resolve_run(a, q, 0, &rc, &err) != 0) {
+    if (resolve_run(a, rq, 0, &rc, &err) != 0) {
         resp_error(r, &err);
         reqctx_release(&rc);
         return;
@@ -221,8 +214,8 @@ static void route_profile_info(xpv_app *a, const xpv_query *q, const char *inm,
         reqctx_release(&rc);
         return;
     }
-    const char *hn = xpv_query_get(q, "host");
-    const xpv_host *h = (!hn || !*hn || !strcmp(hn, ALL_HOSTS))
+    const char *hn = rq->host;
+    const xpv_host *h = (!hn || !strcmp(hn, ALL_HOSTS))
                             ? &rc.run->hosts[0] : xpv_run_find_host(rc.run, hn);
     if (!h) {
         resp_errorf(r, XPV_E_NOT_FOUND, "unknown host in run %s: %s", rc.run->name, hn);
@@ -276,15 +269,15 @@ static void route_profile_info(xpv_app *a, const xpv_query *q, const char *inm,
 /* module_list (XProf): the run's HLO module names, comma-separated, as
  * text: "jit_f(123),jit_g(45)".  Ordered by device time (the default
  * module of memory_viewer first), then by name. */
-static void route_module_list(xpv_app *a, const xpv_query *q, const char *inm,
+static void route_module_list(xpv_app *a, const xpv_request *rq, const char *inm,
                               xpv_response *r) {
     (void)inm;
     reqctx rc;
     xpv_err err;
     xpv_err_clear(&err);
     tool_input in;
-    if (resolve_run(a, q, 0, &rc, &err) != 0 || !(rc.tool = find_tool(a, "memory_viewer")) ||
-        !rc.run->nhosts || rc.run->hosts[0].kind || resolve_hosts(q, &rc, &err) != 0 ||
+    if (resolve_run(a, rq, 0, &rc, &err) != 0 || !(rc.tool = find_tool(a, "memory_viewer")) ||
+        !rc.run->nhosts || rc.run->hosts[0].kind || resolve_hosts(rq, &rc, &err) != 0 ||
         get_tool_input(a, &rc, 0, &in, &err) != 0) {
         if (!err.status) xpv_err_set(&err, XPV_E_NOT_FOUND, "this run has no HLO modules");
         resp_error(r, &err);
@@ -306,29 +299,29 @@ static void route_module_list(xpv_app *a, const xpv_query *q, const char *inm,
     reqctx_release(&rc);
 }
 
-static void route_version(xpv_app *a, const xpv_query *q, const char *inm,
+static void route_version(xpv_app *a, const xpv_request *rq, const char *inm,
                            xpv_response *r) {
     (void)inm;
     (void)a;
-    (void)q;
+    (void)rq;
     r->content_type = "text/plain; charset=utf-8";
     r->body = XPV_VERSION;
     r->len = strlen(XPV_VERSION);
 }
 
-static void route_data_plain(xpv_app *a, const xpv_query *q, const char *inm,
+static void route_data_plain(xpv_app *a, const xpv_request *rq, const char *inm,
                               xpv_response *r) {
-    route_data(a, q, inm, r, 0);
+    route_data(a, rq, inm, r, 0);
 }
 
-static void route_data_csv(xpv_app *a, const xpv_query *q, const char *inm,
+static void route_data_csv(xpv_app *a, const xpv_request *rq, const char *inm,
                             xpv_response *r) {
-    route_data(a, q, inm, r, 1);
+    route_data(a, rq, inm, r, 1);
 }
 
 static const struct {
     const char *name;
-    void (*fn)(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r);
+    void (*fn)(xpv_app *a, const xpv_request *rq, const char *inm, xpv_response *r);
 } data_routes[] = {
     {"runs", route_runs},
     {"run_tools", route_run_tools},
@@ -349,7 +342,11 @@ void data_route(xpv_app *a, const char *route, const xpv_query *q,
                 const char *inm, xpv_response *r) {
     for (size_t i = 0; i < sizeof data_routes / sizeof data_routes[0]; i++)
         if (!strcmp(data_routes[i].name, route)) {
-            data_routes[i].fn(a, q, inm, r);
+            xpv_request rq;
+            xpv_err err;
+            xpv_err_clear(&err);
+            if (xpv_request_parse(&rq, q, &err) != 0) resp_error(r, &err);
+            else data_routes[i].fn(a, &rq, inm, r);
             return;
         }
     resp_errorf(r, XPV_E_NOT_FOUND, "unknown route: %.200s", route);

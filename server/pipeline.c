@@ -137,11 +137,11 @@ void reqctx_release(reqctx *c) {
 }
 
 /* Resolve `run` (and `tag` when need_tool) from the query. */
-int resolve_run(xpv_app *a, const xpv_query *q, int need_tool, reqctx *c,
+int resolve_run(xpv_app *a, const xpv_request *rq, int need_tool, reqctx *c,
                 xpv_err *err) {
-    const char *run = xpv_query_get(q, "run");
+    const char *run = rq->run;
     memset(c, 0, sizeof c[0]);
-    if (!run || !*run) return xpv_err_set(err, XPV_E_BAD_REQUEST, "missing parameter: run");
+    if (!run) return xpv_err_set(err, XPV_E_BAD_REQUEST, "missing parameter: run");
     c->rl = xpv_logdir_scan(a->ld, 0);
     /* No forced rescan for unknown names: that would let any client make
      * the server walk the logdir on every request.  New runs show up within
@@ -149,8 +149,8 @@ int resolve_run(xpv_app *a, const xpv_query *q, int need_tool, reqctx *c,
     c->run = xpv_runlist_find(c->rl, run);
     if (!c->run) return xpv_err_set(err, XPV_E_NOT_FOUND, "unknown run: %s", run);
     if (need_tool) {
-        const char *tag = xpv_query_get(q, "tag");
-        if (!tag || !*tag) return xpv_err_set(err, XPV_E_BAD_REQUEST, "missing parameter: tag");
+        const char *tag = rq->tag;
+        if (!tag) return xpv_err_set(err, XPV_E_BAD_REQUEST, "missing parameter: tag");
         c->tool = find_tool(a, tag);
         if (!c->tool) return xpv_err_set(err, XPV_E_NOT_FOUND, "unknown tool: %s", tag);
     }
@@ -159,10 +159,10 @@ int resolve_run(xpv_app *a, const xpv_query *q, int need_tool, reqctx *c,
 
 /* Select hosts per XProf: hosts=a,b (trace viewer only), host=H, or
  * host=ALL_HOSTS / no host = all of them. */
-int resolve_hosts(const xpv_query *q, reqctx *c, xpv_err *err) {
+int resolve_hosts(const xpv_request *rq, reqctx *c, xpv_err *err) {
     const xpv_run *run = c->run;
-    const char *host = xpv_query_get(q, "host");
-    const char *list = xpv_query_get(q, "hosts");
+    const char *host = rq->host;
+    const char *list = rq->hosts;
     char *sel = xpv_xcalloc(run->nhosts, 1);
     int explicit_list = 0;
     if (c->tool && is_trace_tool(c->tool) && list && *list) {
