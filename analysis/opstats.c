@@ -176,6 +176,13 @@ const xpv_derived_kind xpv_derived_op_stats = {
     "op_stats", derived_build, derived_free, derived_size,
 };
 
+const xpv_op_stats *xpv_op_stats_need(const void *derived, const char *tool, xpv_err *err) {
+    const xpv_op_stats *os = derived;
+    if (os && os->ops) return os;
+    xpv_err_set(err, XPV_E_INTERNAL, "%s: op_stats missing", tool);
+    return NULL;
+}
+
 /* ==== Generic input pipeline analysis ==================================== */
 
 #define PS_PER_MS 1e9

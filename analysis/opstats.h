@@ -96,6 +96,10 @@ typedef struct xpv_ipa {
     int64_t input_op_time_ps;    /* Σ self time of the input ops */
 } xpv_ipa;
 
+/* The op_stats a tool was handed as `derived` (borrowed), or NULL with a
+ * 500 naming `tool` when it is missing. */
+const xpv_op_stats *xpv_op_stats_need(const void *derived, const char *tool, xpv_err *err);
+
 void xpv_ipa_compute(const xpv_op_stats *os, xpv_ipa *out);
 /* Per-step value of a category, in ms. */
 double xpv_ipa_step_cat_ms(const xpv_step *s, int cat);

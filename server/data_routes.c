@@ -40,16 +40,25 @@ static void route_runs(xpv_app *a, const xpv_request *rq, const char *inm,
 }
 
 
+/* resolve_run (and resolve_hosts when `hosts`), answering the error
+ * itself: 0, or -1 when `r` holds the error (rc released). */
+static int open_request(xpv_app *a, const xpv_request *rq, int need_tool, int hosts,
+                        reqctx *rc, xpv_response *r) {
+    xpv_err err;
+    xpv_err_clear(&err);
+    if (resolve_run(a, rq, need_tool, rc, &err) == 0 &&
+        (!hosts || resolve_hosts(rq, rc, &err) == 0))
+        return 0;
+    resp_error(r, &err);
+    reqctx_release(rc);
+    return -1;
+}
+
 static void route_run_tools(xpv_app *a, const xpv_request *rq, const char *inm,
                              xpv_response *r) {
     reqctx rc;
     xpv_err err;
-    xpv_err_clear(&err);
-    if (resolve_run(a, rq, 0, &rc, &err) != 0) {
-        resp_error(r, &err);
-        reqctx_release(&rc);
-        return;
-    }
+    if (open_request(a, rq, 0, 0, &rc, r) != 0) return;
     if (!rc.run->nhosts || rc.run->nlegacy || rc.run->hosts[0].kind) {   /* older formats */
         legacy_run_tools(a, &rc, inm, r);
         reqctx_release(&rc);
@@ -94,15 +103,7 @@ static void route_hosts(xpv_app *a, const xpv_request *rq, const char *inm,
     if (legacy_hosts(a, rq, r)) return;   /* older formats */
     (void)inm;
     reqctx rc;
-    xpv_err err;
-    xpv_err_clear(&err);
-    const char *tag = rq->tag;
-    int need_tool = tag != NULL;
-    if (resolve_run(a, rq, need_tool, &rc, &err) != 0) {
-        resp_error(r, &err);
-        reqctx_release(&rc);
-        return;
-    }
+    if (open_request(a, rq, rq->tag != NULL, 0, &rc, r) != 0) return;
     size_t n = rc.run->nhosts;
     const char **names = xpv_xcalloc(n + 1, sizeof *names);
     size_t k = 0;
@@ -136,11 +137,7 @@ static void route_data(xpv_app *a, const xpv_request *rq, const char *inm,
     reqctx rc;
     xpv_err err;
     xpv_err_clear(&err);
-    if (resolve_run(a, rq, 1, &rc, &err) != 0 || resolve_hosts(rq, &rc, &err) != 0) {
-        resp_error(r, &err);
-        reqctx_release(&rc);
-        return;
-    }
+    if (open_request(a, rq, 1, 1, &rc, r) != 0) return;
     /* A Chrome-trace run (PyTorch) answers only the tools its run_tools
      * lists; the others are 404, not an empty page. */
     if (rc.run->nhosts && rc.run->hosts[0].kind && !is_trace_tool(rc.tool) &&
@@ -204,11 +201,7 @@ static void route_profile_info(xpv_app *a, const xpv_request *rq, const char *in
     reqctx rc;
     xpv_err err;
     xpv_err_clear(&err);
-    if (resolve_run(a, rq, 0, &rc, &err) != 0) {
-        resp_error(r, &err);
-        reqctx_release(&rc);
-        return;
-    }
+    if (open_request(a, rq, 0, 0, &rc, r) != 0) return;
     if (!rc.run->nhosts) {   /* older formats: per-tool files only */
         legacy_profile_info(&rc, r);
         reqctx_release(&rc);

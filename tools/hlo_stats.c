@@ -142,20 +142,12 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
     return 0;
 }
 
-static int available(const xpv_profile *p) {
-    for (uint32_t i = 0; i < p->nplanes; i++)
-        if (xpv_str_has_prefix(p->planes[i].name, "/device:GPU:") ||
-            xpv_str_has_prefix(p->planes[i].name, "/device:TPU:"))
-            return 1;
-    return 0;
-}
-
 const xpv_tool xpv_tool_hlo_stats = {
     .name = "hlo_stats",
     .alias = NULL,
     .title = "HLO Op Stats",
     .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
-    .available = available,
+    .available = xpv_tool_has_accelerator,
     .derived = &xpv_derived_op_stats,
     .tables = tables,
 };

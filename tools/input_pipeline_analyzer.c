@@ -19,12 +19,8 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
                   xpv_dt_doc *doc, xpv_err *err) {
     (void)hs;
     (void)q;
-    const xpv_op_stats *os = derived;
-    if (!os || !os->ops) {
-        err->status = XPV_E_INTERNAL;
-        snprintf(err->msg, sizeof err->msg, "input_pipeline_analyzer: op_stats missing");
-        return -1;
-    }
+    const xpv_op_stats *os = xpv_op_stats_need(derived, "input_pipeline_analyzer", err);
+    if (!os) return -1;
     static const xpv_dt_col core_cols[] = {{"index", "Index", "string", NULL}};
     xpv_ipa ipa;
     xpv_ipa_compute(os, &ipa);

@@ -250,12 +250,8 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
                   xpv_dt_doc *doc, xpv_err *err) {
     (void)hs;
     (void)q;
-    const xpv_op_stats *os = derived;
-    if (!os || !os->ops) {
-        err->status = XPV_E_INTERNAL;
-        snprintf(err->msg, sizeof err->msg, "overview_page: op_stats missing");
-        return -1;
-    }
+    const xpv_op_stats *os = xpv_op_stats_need(derived, "overview_page", err);
+    if (!os) return -1;
     xpv_ipa ipa;
     xpv_ipa_compute(os, &ipa);
     analysis_table(doc, os);

@@ -200,21 +200,12 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     return 0;
 }
 
-/* Offered for profiles with an accelerator plane. */
-static int available(const xpv_profile *p) {
-    for (uint32_t i = 0; i < p->nplanes; i++)
-        if (xpv_str_has_prefix(p->planes[i].name, "/device:GPU:") ||
-            xpv_str_has_prefix(p->planes[i].name, "/device:TPU:"))
-            return 1;
-    return 0;
-}
-
 const xpv_tool xpv_tool_pod_viewer = {
     .name = "pod_viewer",
     .alias = NULL,
     .title = "Pod Viewer",
     .flags = XPV_TOOL_ALL_HOSTS_ONLY,
-    .available = available,
+    .available = xpv_tool_has_accelerator,
     .derived = &xpv_derived_op_stats,
     .render = render,
 };

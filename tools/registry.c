@@ -53,6 +53,14 @@ const xpv_tool *xpv_tool_find(const char *name) {
     return NULL;
 }
 
+int xpv_tool_has_accelerator(const xpv_profile *p) {
+    for (uint32_t i = 0; i < p->nplanes; i++)
+        if (xpv_str_has_prefix(p->planes[i].name, "/device:GPU:") ||
+            xpv_str_has_prefix(p->planes[i].name, "/device:TPU:"))
+            return 1;
+    return 0;
+}
+
 const char *xpv_param(const xpv_params *q, const char *key) {
     if (!q) return NULL;
     for (size_t i = 0; i < q->n; i++)

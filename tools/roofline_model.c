@@ -40,8 +40,6 @@
 
 #define MAX_RECORDS 1000
 
-extern const xpv_tool xpv_tool_hlo_stats;
-
 static double safe_div(double a, double b) { return b != 0 ? a / b : 0.0; }
 
 /* One record, as XProf's RooflineModelRecord. */
@@ -360,16 +358,14 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
     return 0;
 }
 
-/* XProf lists the tool for profiles with device ops: the same rule as
- * hlo_stats. */
-static int available(const xpv_profile *p) { return xpv_tool_hlo_stats.available(p); }
 
 const xpv_tool xpv_tool_roofline_model = {
     .name = "roofline_model",
     .alias = NULL,
     .title = "Roofline Model",
     .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
-    .available = available,
+    /* XProf lists it for profiles with device ops, as hlo_stats. */
+    .available = xpv_tool_has_accelerator,
     .derived = &xpv_derived_op_stats,
     .tables = tables,
 };

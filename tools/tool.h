@@ -92,6 +92,10 @@ int xpv_tool_render(const xpv_tool *t, const xpv_hostset *hs, const void *derive
 int xpv_tool_csv(const xpv_tool *t, const xpv_hostset *hs, const void *derived,
                  const xpv_params *q, size_t index, xpv_buf *out, xpv_err *err);
 
+/* available() of the tools XProf offers for profiles with a GPU or TPU
+ * plane (hlo_stats, op_profile, roofline_model, pod_viewer). */
+int xpv_tool_has_accelerator(const xpv_profile *p);
+
 /* All tools in XProf's display order, NULL-terminated. */
 extern const xpv_tool *const *xpv_tools(void);
 /* Tool by name or alias (a trailing '^' is ignored, as XProf does), or NULL. */
