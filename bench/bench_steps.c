@@ -55,12 +55,7 @@ static void best_add(best *b, double w, double c) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: bench_steps FILE.xplane.pb [reps]\n");
-        return 2;
-    }
-    int reps = argc > 2 ? atoi(argv[2]) : 3;
-    if (reps < 1) reps = 1;
+    int reps = bench_reps(argc, argv, 3);
     /* "steps": only xpv_steps_build, for profiling it alone. */
     int only_steps = argc > 3 && !strcmp(argv[3], "steps");
     double tcold = bench_now();
@@ -71,9 +66,9 @@ int main(int argc, char **argv) {
     double tdec;
     xpv_profile *p = bench_decode(buf, len, NULL, &tdec);
     double t0;
-    const xpv_profile *profiles[1] = {p};
-    const char *names[1] = {"host"};
-    xpv_hostset hs = {1, profiles, names};
+    bench_host one;
+    bench_host_init(&one, p);
+    const xpv_hostset hs = one.hs;
     xpv_params q = {0, NULL, NULL};
     xpv_err err;
 
