@@ -147,7 +147,7 @@ static void route_data(xpv_app *a, const xpv_request *rq, const char *inm,
         reqctx_release(&rc);
         return;
     }
-    if (csv && !(rc.tool->flags & XPV_TOOL_TABLE)) {   /* before any work */
+    if (csv && !rc.tool->tables) {   /* before any work */
         resp_errorf(r, XPV_E_BAD_REQUEST, "%s has no tables: data_csv serves table tools only",
                     rc.tool->name);
         reqctx_release(&rc);

@@ -110,7 +110,7 @@ static int render_derived(const xpv_hostset *hs, const void *d, const xpv_params
     return 0;
 }
 
-static const xpv_tool t_all = {"t_all", NULL, "All", XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
+static const xpv_tool t_all = {"t_all", NULL, "All", XPV_TOOL_ALL_HOSTS_OK,
                                NULL, NULL, NULL, tables_table, NULL, NULL};
 static const xpv_tool t_only = {"t_only", NULL, "Only", XPV_TOOL_ALL_HOSTS_ONLY, NULL, NULL,
                                 render_names, NULL, NULL, NULL};

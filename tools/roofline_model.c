@@ -363,7 +363,7 @@ const xpv_tool xpv_tool_roofline_model = {
     .name = "roofline_model",
     .alias = NULL,
     .title = "Roofline Model",
-    .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
+    .flags = XPV_TOOL_ALL_HOSTS_OK,
     /* XProf lists it for profiles with device ops, as hlo_stats. */
     .available = xpv_tool_has_accelerator,
     .derived = &xpv_derived_op_stats,

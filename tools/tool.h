@@ -51,7 +51,6 @@ typedef struct xpv_tool_stream {
 enum {
     XPV_TOOL_ALL_HOSTS_ONLY = 1 << 0, /* multi-host runs: only ALL_HOSTS */
     XPV_TOOL_ALL_HOSTS_OK = 1 << 1,   /* ALL_HOSTS offered besides hosts */
-    XPV_TOOL_TABLE = 1 << 2,          /* output is DataTable(s): data_csv works */
 };
 
 /* A table tool's answer: its DataTables, built into `doc`, which the
@@ -74,7 +73,7 @@ typedef struct xpv_tool {
      * table tools: call xpv_tool_render, which writes their tables. */
     int (*render)(const xpv_hostset *hs, const void *derived,
                   const xpv_params *q, xpv_buf *out, xpv_err *err);
-    /* XPV_TOOL_TABLE tools: their tables, written as JSON by
+    /* Table tools (data_csv works): their tables, written as JSON by
      * xpv_tool_render and as CSV by xpv_tool_csv; NULL for the others. */
     xpv_tool_tables_fn tables;
     const xpv_tool_stream *stream;  /* NULL: render() answers every query */
