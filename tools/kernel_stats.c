@@ -22,14 +22,13 @@
 #include "opstats.h"
 #include "tool.h"
 
-/* Whole nanoseconds as microseconds, exact (fixed decimals). */
-static void ns_cell(xpv_dt *t, uint64_t ns) {
-    xpv_buf tmp;
-    xpv_buf_init(&tmp);
-    xpv_buf_ps_as_us(&tmp, xpv_ns_to_ps_u64(ns, NULL));
-    xpv_buf_putc(&tmp, '\0');
-    xpv_dt_num_text(t, tmp.data);
-    xpv_buf_free(&tmp);
+/* Whole nanoseconds as microseconds, exact (fixed decimals); `tmp` is
+ * scratch space. */
+static void ns_cell(xpv_dt *t, uint64_t ns, xpv_buf *tmp) {
+    xpv_buf_reset(tmp);
+    xpv_buf_ps_as_us(tmp, xpv_ns_to_ps_u64(ns, NULL));
+    xpv_buf_putc(tmp, '\0');
+    xpv_dt_num_text(t, tmp->data);
 }
 
 static void dims_cell(xpv_dt *t, const uint32_t d[3]) {
@@ -80,6 +79,8 @@ static void kernel_table(xpv_dt *t, const xpv_op_metrics *m, const char *occ_lab
     };
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
         xpv_dt_add_col(t, cols[i][0], cols[i][2], cols[i][1], NULL);
+    xpv_buf tmp;
+    xpv_buf_init(&tmp);
     for (size_t i = 0; i < m->nkernels; i++) {
         const xpv_kernel_report *k = &m->kernels[i];
         xpv_dt_row(t);
@@ -95,11 +96,12 @@ static void kernel_table(xpv_dt *t, const xpv_op_metrics *m, const char *occ_lab
         xpv_dt_bool(t, k->is_kernel_using_tensor_core);
         xpv_dt_str(t, k->op_name);
         xpv_dt_num(t, (double)k->occurrences);
-        ns_cell(t, k->total_duration_ns);
-        ns_cell(t, k->occurrences ? k->total_duration_ns / k->occurrences : 0);
-        ns_cell(t, k->min_duration_ns);
-        ns_cell(t, k->max_duration_ns);
+        ns_cell(t, k->total_duration_ns, &tmp);
+        ns_cell(t, k->occurrences ? k->total_duration_ns / k->occurrences : 0, &tmp);
+        ns_cell(t, k->min_duration_ns, &tmp);
+        ns_cell(t, k->max_duration_ns, &tmp);
     }
+    xpv_buf_free(&tmp);
 }
 
 static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
