@@ -180,7 +180,6 @@ const xpv_tool xpv_tool_framework_op_stats = {
     .alias = "tensorflow_stats",
     .title = "Framework Op Stats",
     .flags = XPV_TOOL_ALL_HOSTS_OK,
-    .available = NULL,
     .derived = &xpv_derived_op_stats,
     .tables = tables,
 };

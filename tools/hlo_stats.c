@@ -144,7 +144,6 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
 
 const xpv_tool xpv_tool_hlo_stats = {
     .name = "hlo_stats",
-    .alias = NULL,
     .title = "HLO Op Stats",
     .flags = XPV_TOOL_ALL_HOSTS_OK,
     .available = xpv_tool_has_accelerator,

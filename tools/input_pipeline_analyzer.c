@@ -37,7 +37,6 @@ const xpv_tool xpv_tool_input_pipeline_analyzer = {
     .alias = "input_pipeline", /* the old name XProf still accepts (§1.5) */
     .title = "Input Pipeline Analyzer",
     .flags = XPV_TOOL_ALL_HOSTS_OK,
-    .available = NULL,
     .derived = &xpv_derived_op_stats,
     .tables = tables,
 };

@@ -128,7 +128,6 @@ static int available(const xpv_profile *p) {
 
 const xpv_tool xpv_tool_kernel_stats = {
     .name = "kernel_stats",
-    .alias = NULL,
     .title = "GPU Kernel Stats",
     .flags = XPV_TOOL_ALL_HOSTS_OK,
     .available = available,

@@ -351,7 +351,6 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
 
 const xpv_tool xpv_tool_op_profile = {
     .name = "op_profile",
-    .alias = NULL,
     .title = "HLO Op Profile",
     .flags = XPV_TOOL_ALL_HOSTS_OK,
     .available = xpv_tool_has_accelerator,

@@ -266,10 +266,8 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
 
 const xpv_tool xpv_tool_overview_page = {
     .name = "overview_page",
-    .alias = NULL,
     .title = "Overview Page",
     .flags = XPV_TOOL_ALL_HOSTS_ONLY,
-    .available = NULL,
     .derived = &xpv_derived_op_stats,
     .tables = tables,
 };

@@ -202,7 +202,6 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
 
 const xpv_tool xpv_tool_pod_viewer = {
     .name = "pod_viewer",
-    .alias = NULL,
     .title = "Pod Viewer",
     .flags = XPV_TOOL_ALL_HOSTS_ONLY,
     .available = xpv_tool_has_accelerator,

@@ -361,7 +361,6 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
 
 const xpv_tool xpv_tool_roofline_model = {
     .name = "roofline_model",
-    .alias = NULL,
     .title = "Roofline Model",
     .flags = XPV_TOOL_ALL_HOSTS_OK,
     /* XProf lists it for profiles with device ops, as hlo_stats. */

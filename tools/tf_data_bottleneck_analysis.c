@@ -909,10 +909,8 @@ static int available(const xpv_profile *p) {
 
 const xpv_tool xpv_tool_tf_data_bottleneck_analysis = {
     .name = "tf_data_bottleneck_analysis",
-    .alias = NULL,
     .title = "tf.data Bottleneck Analysis",
     .flags = XPV_TOOL_ALL_HOSTS_ONLY,
     .available = available,
-    .derived = NULL,
     .tables = tables,
 };
