@@ -278,60 +278,11 @@ const xpv_derived_kind xpv_derived_op_stats = {
     .combine = combine,
 };
 
-/* ==== DataTable JSON helpers ============================================= */
-
-void xpv_dt_cols(xpv_buf *b, const xpv_dt_col *cols, size_t n) {
-    xpv_buf_puts(b, "\"cols\":[");
-    for (size_t i = 0; i < n; i++) {
-        if (i) xpv_buf_putc(b, ',');
-        xpv_buf_puts(b, "{\"id\":");
-        xpv_buf_json_cstr(b, cols[i].id);
-        xpv_buf_puts(b, ",\"label\":");
-        xpv_buf_json_cstr(b, cols[i].label);
-        if (cols[i].role) {
-            xpv_buf_puts(b, ",\"p\":{\"role\":");
-            xpv_buf_json_cstr(b, cols[i].role);
-            xpv_buf_putc(b, '}');
-        }
-        xpv_buf_puts(b, ",\"type\":");
-        xpv_buf_json_cstr(b, cols[i].type);
-        xpv_buf_putc(b, '}');
-    }
-    xpv_buf_putc(b, ']');
-}
-
-void xpv_dt_kv(xpv_buf *b, int *first, const char *key, const char *val) {
-    if (!*first) xpv_buf_putc(b, ',');
-    *first = 0;
-    xpv_buf_json_cstr(b, key);
-    xpv_buf_putc(b, ':');
-    xpv_buf_json_cstr(b, val ? val : "");
-}
-
-void xpv_dt_kvf(xpv_buf *b, int *first, const char *key, const char *fmt, ...) {
-    char tmp[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    xpv_dt_kv(b, first, key, tmp);
-}
-
-void xpv_dt_cell_str(xpv_buf *b, const char *s, int last) {
-    xpv_buf_puts(b, "{\"v\":");
-    xpv_buf_json_cstr(b, s ? s : "");
-    xpv_buf_puts(b, last ? "}" : "},");
-}
-
-void xpv_dt_cell_num(xpv_buf *b, double v, int last) {
-    xpv_buf_puts(b, "{\"v\":");
-    xpv_buf_double(b, v);
-    xpv_buf_puts(b, last ? "}" : "},");
-}
-
-void xpv_dt_cell_bool(xpv_buf *b, int v, int last) {
-    xpv_buf_puts(b, v ? "{\"v\":true" : "{\"v\":false");
-    xpv_buf_puts(b, last ? "}" : "},");
+const xpv_op_stats *xpv_op_stats_need(const void *derived, const char *tool, xpv_err *err) {
+    const xpv_op_stats *os = derived;
+    if (os && os->ops) return os;
+    xpv_err_set(err, XPV_E_INTERNAL, "%s: op_stats missing", tool);
+    return NULL;
 }
 
 /* ==== Generic input pipeline analysis ==================================== */
@@ -603,37 +554,34 @@ static void step_label(const xpv_step *s, char *out, size_t n) {
     else snprintf(out, n, "%lld", (long long)s->step_num);
 }
 
-void xpv_ipa_write_step_table(xpv_buf *b, const xpv_ipa *r) {
+void xpv_ipa_step_table(xpv_dt_doc *doc, const xpv_ipa *r) {
     const xpv_step_db *db = &r->os->steps;
-    xpv_buf_putc(b, '{');
-    xpv_dt_cols(b, step_cols, sizeof step_cols / sizeof step_cols[0]);
-    xpv_buf_puts(b, ",\"p\":{");
-    int first = 1;
+    xpv_dt *t = xpv_dt_doc_table(doc, 0);
+    xpv_dt_add_cols(t, step_cols, sizeof step_cols / sizeof step_cols[0]);
     char key[64];
     for (int c = 0; c < XPV_IPA_NCATS; c++) {
         snprintf(key, sizeof key, "%s_time_ms_avg", cat_prop[c]);
-        xpv_dt_kvf(b, &first, key, "%.1f", r->cat[c].avg);
+        xpv_dt_propf(t, key, "%.1f", r->cat[c].avg);
         snprintf(key, sizeof key, "%s_time_ms_sdv", cat_prop[c]);
-        xpv_dt_kvf(b, &first, key, "%.1f", r->cat[c].sd);
+        xpv_dt_propf(t, key, "%.1f", r->cat[c].sd);
     }
-    xpv_dt_kv(b, &first, "all_other_bottleneck", r->all_other_statement);
-    xpv_dt_kv(b, &first, "all_other_statement", r->all_other_statement);
-    xpv_dt_kv(b, &first, "device_collectives_bottleneck", r->collectives_statement);
-    xpv_dt_kv(b, &first, "device_collectives_statement", r->collectives_statement);
-    xpv_dt_kv(b, &first, "hardware_type", r->os->hardware_type);
-    xpv_dt_kv(b, &first, "input_conclusion", r->input_statement);
-    xpv_dt_kv(b, &first, "kernel_launch_bottleneck", r->kernel_launch_statement);
-    xpv_dt_kv(b, &first, "kernel_launch_statement", r->kernel_launch_statement);
-    xpv_dt_kv(b, &first, "step_time_graph_column_ids",
+    xpv_dt_prop(t, "all_other_bottleneck", r->all_other_statement);
+    xpv_dt_prop(t, "all_other_statement", r->all_other_statement);
+    xpv_dt_prop(t, "device_collectives_bottleneck", r->collectives_statement);
+    xpv_dt_prop(t, "device_collectives_statement", r->collectives_statement);
+    xpv_dt_prop(t, "hardware_type", r->os->hardware_type);
+    xpv_dt_prop(t, "input_conclusion", r->input_statement);
+    xpv_dt_prop(t, "kernel_launch_bottleneck", r->kernel_launch_statement);
+    xpv_dt_prop(t, "kernel_launch_statement", r->kernel_launch_statement);
+    xpv_dt_prop(t, "step_time_graph_column_ids",
               "stepnum,deviceComputeTimeMs,deviceToDeviceTimeMs,deviceCollectivesTimeMs,"
               "hostComputeTimeMs,kernelLaunchTimeMs,infeedTimeMs,outfeedTimeMs,compileTimeMs,"
               "otherTimeMs, tooltip");
-    xpv_dt_kvf(b, &first, "steptime_ms_average", "%.1f", r->step_time.avg);
-    xpv_dt_kvf(b, &first, "steptime_ms_maximum", "%.1f", r->step_time.max);
-    xpv_dt_kvf(b, &first, "steptime_ms_minimum", "%.1f", r->step_time.min);
-    xpv_dt_kvf(b, &first, "steptime_ms_standard_deviation", "%.1f", r->step_time.sd);
-    xpv_dt_kv(b, &first, "summary_nextstep", r->summary_next_step);
-    xpv_buf_puts(b, "},\"rows\":[");
+    xpv_dt_propf(t, "steptime_ms_average", "%.1f", r->step_time.avg);
+    xpv_dt_propf(t, "steptime_ms_maximum", "%.1f", r->step_time.max);
+    xpv_dt_propf(t, "steptime_ms_minimum", "%.1f", r->step_time.min);
+    xpv_dt_propf(t, "steptime_ms_standard_deviation", "%.1f", r->step_time.sd);
+    xpv_dt_prop(t, "summary_nextstep", r->summary_next_step);
     for (size_t i = 0; i < db->n; i++) {
         const xpv_step *s = &db->steps[i];
         char label[256], tip[1024];
@@ -650,18 +598,15 @@ void xpv_ipa_write_step_table(xpv_buf *b, const xpv_ipa *r) {
                  v[XPV_IPA_INPUT], v[XPV_IPA_KERNEL_LAUNCH], v[XPV_IPA_HOST_COMPUTE],
                  v[XPV_IPA_DEVICE_COLLECTIVES], v[XPV_IPA_DEVICE_TO_DEVICE],
                  v[XPV_IPA_DEVICE_COMPUTE]);
-        if (i) xpv_buf_putc(b, ',');
-        xpv_buf_puts(b, "{\"c\":[");
-        xpv_dt_cell_str(b, label, 0);
-        for (int c = 0; c < XPV_IPA_NCATS; c++) xpv_dt_cell_num(b, v[c], 0);
-        xpv_dt_cell_str(b, tip, 0);
-        xpv_dt_cell_num(b, step_ms, 1);
-        xpv_buf_puts(b, "]}");
+        xpv_dt_row(t);
+        xpv_dt_str(t, label);
+        for (int c = 0; c < XPV_IPA_NCATS; c++) xpv_dt_num(t, v[c]);
+        xpv_dt_str(t, tip);
+        xpv_dt_num(t, step_ms);
     }
-    xpv_buf_puts(b, "]}");
 }
 
-void xpv_ipa_write_input_ops_table(xpv_buf *b, const xpv_ipa *r) {
+void xpv_ipa_input_ops_table(xpv_dt_doc *doc, const xpv_ipa *r) {
     static const xpv_dt_col cols[] = {
         {"opName", "Input Op", "string", NULL},
         {"count", "Count", "number", NULL},
@@ -672,38 +617,31 @@ void xpv_ipa_write_input_ops_table(xpv_buf *b, const xpv_ipa *r) {
          "number", NULL},
         {"category", "Category", "string", NULL},
     };
-    xpv_buf_putc(b, '{');
-    xpv_dt_cols(b, cols, sizeof cols / sizeof cols[0]);
-    xpv_buf_puts(b, ",\"p\":{");
-    int first = 1;
-    xpv_dt_kvf(b, &first, "advanced_file_read_us", "%.3f", r->advanced_file_read_us);
-    xpv_dt_kvf(b, &first, "demanded_file_read_us", "%.3f", r->demanded_file_read_us);
-    xpv_dt_kvf(b, &first, "enqueue_us", "%.3f", r->enqueue_us);
-    xpv_dt_kvf(b, &first, "preprocessing_us", "%.3f", r->preprocessing_us);
-    xpv_dt_kvf(b, &first, "unclassified_nonequeue_us", "%.3f", r->unclassified_non_enqueue_us);
-    xpv_buf_puts(b, "},\"rows\":[");
+    xpv_dt *t = xpv_dt_doc_table(doc, 0);
+    xpv_dt_add_cols(t, cols, sizeof cols / sizeof cols[0]);
+    xpv_dt_propf(t, "advanced_file_read_us", "%.3f", r->advanced_file_read_us);
+    xpv_dt_propf(t, "demanded_file_read_us", "%.3f", r->demanded_file_read_us);
+    xpv_dt_propf(t, "enqueue_us", "%.3f", r->enqueue_us);
+    xpv_dt_propf(t, "preprocessing_us", "%.3f", r->preprocessing_us);
+    xpv_dt_propf(t, "unclassified_nonequeue_us", "%.3f", r->unclassified_non_enqueue_us);
     const xpv_op_metrics_db *db = &r->os->ops->host;
     double total = (double)r->input_op_time_ps;
-    int nrow = 0;
     for (size_t i = 0; i < db->n; i++) {
         const xpv_op_metric *m = &db->ops[i];
         const char *c = xpv_input_op_category(m);
         if (!c) continue;
-        if (nrow++) xpv_buf_putc(b, ',');
-        xpv_buf_puts(b, "{\"c\":[");
-        xpv_dt_cell_str(b, m->name, 0);
-        xpv_dt_cell_num(b, (double)m->occurrences, 0);
-        xpv_dt_cell_num(b, (double)m->time_ps / PS_PER_MS, 0);
-        xpv_dt_cell_num(b, total > 0 ? (double)m->time_ps / total : 0, 0);
-        xpv_dt_cell_num(b, (double)m->self_time_ps / PS_PER_MS, 0);
-        xpv_dt_cell_num(b, total > 0 ? (double)m->self_time_ps / total : 0, 0);
-        xpv_dt_cell_str(b, c, 1);
-        xpv_buf_puts(b, "]}");
+        xpv_dt_row(t);
+        xpv_dt_str(t, m->name);
+        xpv_dt_num(t, (double)m->occurrences);
+        xpv_dt_num(t, (double)m->time_ps / PS_PER_MS);
+        xpv_dt_num(t, total > 0 ? (double)m->time_ps / total : 0);
+        xpv_dt_num(t, (double)m->self_time_ps / PS_PER_MS);
+        xpv_dt_num(t, total > 0 ? (double)m->self_time_ps / total : 0);
+        xpv_dt_str(t, c);
     }
-    xpv_buf_puts(b, "]}");
 }
 
-void xpv_ipa_write_recommendation_table(xpv_buf *b) {
+void xpv_ipa_recommendation_table(xpv_dt_doc *doc) {
     static const char *const tips[] = {
         "Enqueuing data: you may want to combine small input data chunks into fewer but "
         "larger chunks.",
@@ -730,16 +668,12 @@ void xpv_ipa_write_recommendation_table(xpv_buf *b) {
         "target=\"_blank\">tf.data API</a> (if you are not using it now)",
     };
     static const xpv_dt_col cols[] = {{"link", "link", "string", NULL}};
-    xpv_buf_putc(b, '{');
-    xpv_dt_cols(b, cols, 1);
-    xpv_buf_puts(b, ",\"rows\":[");
+    xpv_dt *t = xpv_dt_doc_table(doc, 0);
+    xpv_dt_add_cols(t, cols, 1);
     for (size_t i = 0; i < sizeof tips / sizeof tips[0]; i++) {
-        if (i) xpv_buf_putc(b, ',');
-        xpv_buf_puts(b, "{\"c\":[");
-        xpv_dt_cell_str(b, tips[i], 1);
-        xpv_buf_puts(b, "]}");
+        xpv_dt_row(t);
+        xpv_dt_str(t, tips[i]);
     }
-    xpv_buf_puts(b, "]}");
 }
 
 static const char NO_STEP_MARKER[] =
@@ -761,51 +695,46 @@ static const char LOOPS_NO_GROUPING[] =
     "TensorFlow loop ops (While/For) were found in the profile; steps cannot be grouped "
     "from such traces, so the step-time analysis is empty.";
 
-static void diag_row(xpv_buf *b, int *nrow, const char *sev, const char *msg) {
-    if ((*nrow)++) xpv_buf_putc(b, ',');
-    xpv_buf_puts(b, "{\"c\":[");
-    xpv_dt_cell_str(b, sev, 0);
-    xpv_dt_cell_str(b, msg, 1);
-    xpv_buf_puts(b, "]}");
+static void diag_row(xpv_dt *t, const char *sev, const char *msg) {
+    xpv_dt_row(t);
+    xpv_dt_str(t, sev);
+    xpv_dt_str(t, msg);
 }
 
 static int cmp_cstr(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-void xpv_ipa_write_diagnostics_table(xpv_buf *b, const xpv_op_stats *os, int overview) {
+void xpv_ipa_diagnostics_table(xpv_dt_doc *doc, const xpv_op_stats *os, int overview) {
     static const xpv_dt_col cols[] = {
         {"severity", "Severity", "string", NULL},
         {"message", "Message", "string", NULL},
     };
-    xpv_buf_putc(b, '{');
-    xpv_dt_cols(b, cols, 2);
-    xpv_buf_puts(b, ",\"rows\":[");
-    int nrow = 0;
+    xpv_dt *t = xpv_dt_doc_table(doc, 0);
+    xpv_dt_add_cols(t, cols, 2);
     /* Warnings first then errors would change XProf's order: it lists
      * info, warnings, errors. */
     const xpv_step_db *db = &os->steps;
     if (overview)
-        for (size_t i = 0; i < os->nwarnings; i++) diag_row(b, &nrow, "WARNING", os->warnings[i]);
+        for (size_t i = 0; i < os->nwarnings; i++) diag_row(t, "WARNING", os->warnings[i]);
     if (db->n == 0) {
-        if (db->grouping == XPV_GROUPING_LOOPS) diag_row(b, &nrow, "WARNING", LOOPS_NO_GROUPING);
-        diag_row(b, &nrow, "WARNING", db->empty_intersect ? EMPTY_INTERSECT : NO_STEP_MARKER);
+        if (db->grouping == XPV_GROUPING_LOOPS) diag_row(t, "WARNING", LOOPS_NO_GROUPING);
+        diag_row(t, "WARNING", db->empty_intersect ? EMPTY_INTERSECT : NO_STEP_MARKER);
     }
     if (db->num_steps_dropped) {
         char msg[512];
         snprintf(msg, sizeof msg, "%u%s", db->num_steps_dropped, STEPS_DROPPED);
-        diag_row(b, &nrow, "WARNING", msg);
+        diag_row(t, "WARNING", msg);
     }
     if (overview) {
         if (os->nerrors) {
             const char **errs = xpv_xmalloc(os->nerrors * sizeof *errs);
             memcpy(errs, os->errors, os->nerrors * sizeof *errs);
             qsort(errs, os->nerrors, sizeof *errs, cmp_cstr);
-            for (size_t i = 0; i < os->nerrors; i++) diag_row(b, &nrow, "ERROR", errs[i]);
+            for (size_t i = 0; i < os->nerrors; i++) diag_row(t, "ERROR", errs[i]);
             free(errs);
         } else if (strcmp(os->device_type, "CPU") && os->device_core_count <= 0) {
-            diag_row(b, &nrow, "ERROR", NO_DEVICE_TRACE);
+            diag_row(t, "ERROR", NO_DEVICE_TRACE);
         }
     }
-    xpv_buf_puts(b, "]}");
 }

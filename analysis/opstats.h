@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "datatable.h"
 #include "hlo.h"
 #include "op_metrics.h"
 #include "steps.h"
@@ -114,38 +115,26 @@ typedef struct xpv_ipa {
     int64_t input_op_time_ps;    /* Σ self time of the input ops */
 } xpv_ipa;
 
+/* The op_stats a tool was handed as `derived` (borrowed), or NULL with a
+ * 500 naming `tool` when it is missing. */
+const xpv_op_stats *xpv_op_stats_need(const void *derived, const char *tool, xpv_err *err);
+
 void xpv_ipa_compute(const xpv_op_stats *os, xpv_ipa *out);
 /* Per-step value of a category, in ms. */
 double xpv_ipa_step_cat_ms(const xpv_step *s, int cat);
 
-/* The generic step table (§2.6), as the overview embeds it too. */
-void xpv_ipa_write_step_table(xpv_buf *b, const xpv_ipa *ipa);
-/* host_input_ops_table. */
-void xpv_ipa_write_input_ops_table(xpv_buf *b, const xpv_ipa *ipa);
-/* recommendation_table (five fixed tf.data tips). */
-void xpv_ipa_write_recommendation_table(xpv_buf *b);
-/* diagnostics table; `overview` adds the errors / device checks that
+/* The input pipeline's DataTables, each appended to `doc`: */
+/* the generic step table (§2.6), as the overview embeds it too; */
+void xpv_ipa_step_table(xpv_dt_doc *doc, const xpv_ipa *ipa);
+/* host_input_ops_table; */
+void xpv_ipa_input_ops_table(xpv_dt_doc *doc, const xpv_ipa *ipa);
+/* recommendation_table (five fixed tf.data tips); */
+void xpv_ipa_recommendation_table(xpv_dt_doc *doc);
+/* the diagnostics table; `overview` adds the errors / device checks that
  * XProf's overview shows besides the step diagnostics. */
-void xpv_ipa_write_diagnostics_table(xpv_buf *b, const xpv_op_stats *os, int overview);
+void xpv_ipa_diagnostics_table(xpv_dt_doc *doc, const xpv_op_stats *os, int overview);
 /* Input op category ("Enqueue", "Preprocessing", ...) or NULL when the op
  * is not an input op. */
 const char *xpv_input_op_category(const xpv_op_metric *m);
-
-/* ==== DataTable JSON helpers ============================================= */
-
-/* One column: id, label, type ("string"/"number"/"boolean"), and an
- * optional role written as p {"role": role}. */
-typedef struct xpv_dt_col {
-    const char *id, *label, *type, *role;
-} xpv_dt_col;
-
-void xpv_dt_cols(xpv_buf *b, const xpv_dt_col *cols, size_t n); /* "cols":[...] */
-void xpv_dt_kv(xpv_buf *b, int *first, const char *key, const char *val);
-void xpv_dt_kvf(xpv_buf *b, int *first, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/* Cells: value then "," unless last. */
-void xpv_dt_cell_str(xpv_buf *b, const char *s, int last);
-void xpv_dt_cell_num(xpv_buf *b, double v, int last);
-void xpv_dt_cell_bool(xpv_buf *b, int v, int last);
 
 #endif /* XPV_OPSTATS_H */

@@ -118,6 +118,43 @@ void xpv_buf_ps_as_ms(xpv_buf *b, int64_t ps) { fixed(b, ps, 9, 0); }
 
 static const char hexd[] = "0123456789abcdef";
 
+size_t xpv_utf8_seq_len(const unsigned char *p, const unsigned char *end) {
+    unsigned char c = *p;
+    size_t need = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+    if (c > 0xF4) need = 0;
+    int ok = need && (size_t)(end - p) >= need;
+    for (size_t i = 1; ok && i < need; i++)
+        if ((p[i] & 0xC0) != 0x80) ok = 0;
+    if (ok && need == 3) {
+        uint32_t cp = ((uint32_t)(c & 0x0F) << 12) | ((uint32_t)(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
+        if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)) ok = 0;
+    }
+    if (ok && need == 4) {
+        uint32_t cp = ((uint32_t)(c & 0x07) << 18) | ((uint32_t)(p[1] & 0x3F) << 12) |
+                      ((uint32_t)(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
+        if (cp < 0x10000 || cp > 0x10FFFF) ok = 0;
+    }
+    return ok ? need : 0;
+}
+
+void xpv_buf_utf8_clean(xpv_buf *b, const char *s, size_t n) {
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    while (p < end) {
+        const unsigned char *run = p;
+        while (p < end && *p < 0x80) p++;
+        xpv_buf_add(b, run, (size_t)(p - run));
+        if (p == end) break;
+        size_t k = xpv_utf8_seq_len(p, end);
+        if (k) {
+            xpv_buf_add(b, p, k);
+            p += k;
+        } else {
+            xpv_buf_add(b, "\xef\xbf\xbd", 3);
+            p++;
+        }
+    }
+}
+
 void xpv_buf_json_str(xpv_buf *b, const char *s, size_t n) {
     const unsigned char *p = (const unsigned char *)s, *end = n ? p + n : p;
     /* Worst case every byte becomes \u00XX (6 bytes). */
@@ -147,28 +184,15 @@ void xpv_buf_json_str(xpv_buf *b, const char *s, size_t n) {
             p++;
             continue;
         }
-        /* Validate one UTF-8 sequence. */
-        size_t need = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
-        if (c > 0xF4) need = 0;
-        int ok = need && (size_t)(end - p) >= need;
-        for (size_t i = 1; ok && i < need; i++)
-            if ((p[i] & 0xC0) != 0x80) ok = 0;
-        if (ok && need == 3) {
-            uint32_t cp = ((uint32_t)(c & 0x0F) << 12) | ((uint32_t)(p[1] & 0x3F) << 6) | (p[2] & 0x3F);
-            if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)) ok = 0;
-            else if (cp == 0x2028 || cp == 0x2029) {
-                memcpy(w, cp == 0x2028 ? "\\u2028" : "\\u2029", 6);
-                w += 6;
-                p += 3;
-                continue;
-            }
+        size_t need = xpv_utf8_seq_len(p, end);
+        if (need == 3 && p[1] == 0x80 && (p[2] == 0xA8 || p[2] == 0xA9) && c == 0xE2) {
+            /* U+2028 / U+2029: valid JSON, but not inside JavaScript strings. */
+            memcpy(w, p[2] == 0xA8 ? "\\u2028" : "\\u2029", 6);
+            w += 6;
+            p += 3;
+            continue;
         }
-        if (ok && need == 4) {
-            uint32_t cp = ((uint32_t)(c & 0x07) << 18) | ((uint32_t)(p[1] & 0x3F) << 12) |
-                          ((uint32_t)(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
-            if (cp < 0x10000 || cp > 0x10FFFF) ok = 0;
-        }
-        if (!ok) {
+        if (!need) {
             memcpy(w, "\\ufffd", 6);
             w += 6;
             p++;

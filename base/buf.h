@@ -59,5 +59,11 @@ void xpv_buf_json_str(xpv_buf *b, const char *s, size_t n);
 static inline void xpv_buf_json_cstr(xpv_buf *b, const char *s) {
     xpv_buf_json_str(b, s, strlen(s));
 }
+/* Length of the valid UTF-8 sequence starting at p (a byte >= 0x80), or 0
+ * when it is not one (overlong, surrogate, truncated, past U+10FFFF). */
+size_t xpv_utf8_seq_len(const unsigned char *p, const unsigned char *end);
+/* Append `n` bytes of `s` with each invalid UTF-8 byte replaced by U+FFFD:
+ * the string a JSON reader gets back from xpv_buf_json_str. */
+void xpv_buf_utf8_clean(xpv_buf *b, const char *s, size_t n);
 
 #endif

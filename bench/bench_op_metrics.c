@@ -19,12 +19,7 @@
 #include "op_metrics.h"
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: bench_op_metrics FILE.xplane.pb [reps]\n");
-        return 2;
-    }
-    int reps = argc > 2 ? atoi(argv[2]) : 3;
-    if (reps < 1) reps = 1;
+    int reps = bench_reps(argc, argv, 3);
     size_t len;
     void *buf = bench_read_all(argv[1], &len);
     double mb = (double)len / 1e6;
@@ -32,9 +27,9 @@ int main(int argc, char **argv) {
     double tdec;
     xpv_profile *p = bench_decode(buf, len, NULL, &tdec);
     double t0;
-    const xpv_profile *profiles[1] = {p};
-    const char *names[1] = {"host"};
-    xpv_hostset hs = {1, profiles, names};
+    bench_host one;
+    bench_host_init(&one, p);
+    const xpv_hostset hs = one.hs;
 
     double best = 1e30, best_cpu = 1e30;
     size_t nhost = 0, ndev = 0, nker = 0;

@@ -55,12 +55,7 @@ static void best_add(best *b, double w, double c) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: bench_steps FILE.xplane.pb [reps]\n");
-        return 2;
-    }
-    int reps = argc > 2 ? atoi(argv[2]) : 3;
-    if (reps < 1) reps = 1;
+    int reps = bench_reps(argc, argv, 3);
     /* "steps": only xpv_steps_build, for profiling it alone. */
     int only_steps = argc > 3 && !strcmp(argv[3], "steps");
     double tcold = bench_now();
@@ -71,9 +66,9 @@ int main(int argc, char **argv) {
     double tdec;
     xpv_profile *p = bench_decode(buf, len, NULL, &tdec);
     double t0;
-    const xpv_profile *profiles[1] = {p};
-    const char *names[1] = {"host"};
-    xpv_hostset hs = {1, profiles, names};
+    bench_host one;
+    bench_host_init(&one, p);
+    const xpv_hostset hs = one.hs;
     xpv_params q = {0, NULL, NULL};
     xpv_err err;
 
@@ -109,7 +104,7 @@ int main(int argc, char **argv) {
     for (int k = 0; k < NTOOLS; k++) {
         xpv_buf_reset(&out);
         t0 = bench_now();
-        if (tools[k]->render(&hs, os, &q, &out, &err) != 0) {
+        if (xpv_tool_render(tools[k], &hs, os, &q, &out, &err) != 0) {
             fprintf(stderr, "%s: render failed: %s\n", tools[k]->name, err.msg);
             return 1;
         }
@@ -151,7 +146,7 @@ int main(int argc, char **argv) {
                 xpv_buf_reset(&out);
                 t0 = bench_now();
                 c0 = bench_cpu_now();
-                tools[k]->render(&hs, os, &q, &out, &err);
+                xpv_tool_render(tools[k], &hs, os, &q, &out, &err);
                 best_add(&br[k], bench_now() - t0, bench_cpu_now() - c0);
             }
         }

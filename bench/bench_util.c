@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,4 +74,20 @@ void bench_buf_free(void *b, size_t n) {
 int bench_cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+int bench_reps(int argc, char **argv, int dflt) {
+    if (argc < 2) {
+        const char *slash = strrchr(argv[0], '/');
+        fprintf(stderr, "usage: %s FILE.xplane.pb [reps]\n", slash ? slash + 1 : argv[0]);
+        exit(2);
+    }
+    int reps = argc > 2 ? atoi(argv[2]) : dflt;
+    return reps < 1 ? 1 : reps;
+}
+
+void bench_host_init(bench_host *h, const xpv_profile *p) {
+    h->profiles[0] = p;
+    h->names[0] = "host";
+    h->hs = (xpv_hostset){1, h->profiles, h->names};
 }

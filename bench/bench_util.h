@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+#include "analysis.h"
 #include "model.h"
 #include "xplane.h"
 
@@ -39,6 +40,20 @@ xpv_profile *bench_decode(void *buf, size_t len, void (*free_fn)(void *, size_t)
 
 /* xpv_decode free callback for buffers from bench_read_all: free(b). */
 void bench_buf_free(void *b, size_t n);
+
+/* The repetitions of a bench run as `NAME FILE.xplane.pb [reps] ...`:
+ * argv[2], at least 1 (`dflt` when absent).  Without FILE prints the usage
+ * line and exits 2. */
+int bench_reps(int argc, char **argv, int dflt);
+
+/* One decoded profile as a one-host set named "host" (hs borrows the
+ * struct's arrays: keep it where it is). */
+typedef struct bench_host {
+    const xpv_profile *profiles[1];
+    const char *names[1];
+    xpv_hostset hs;
+} bench_host;
+void bench_host_init(bench_host *h, const xpv_profile *p);
 
 /* qsort comparator for an array of double, ascending. */
 int bench_cmp_double(const void *a, const void *b);

@@ -53,7 +53,7 @@ static json_t *render_json(const char *tool, const xpv_hostset *hs, const void *
     xpv_params q = {0, NULL, NULL};
     xpv_err terr;
     memset(&terr, 0, sizeof terr);
-    if (t->render(hs, derived, &q, &out, &terr) != 0) {
+    if (xpv_tool_render(t, hs, derived, &q, &out, &terr) != 0) {
         xpv_err_set(err, terr.status ? terr.status : XPV_E_INTERNAL, "%s: %s", tool,
                     terr.msg[0] ? terr.msg : "the tool failed");
         xpv_buf_free(&out);
@@ -251,62 +251,96 @@ static int extract_memory(const xpv_compare_kind *k, const xpv_hostset *hs,
 
 /* ==== Any DataTable tool ================================================ */
 
-static int col_index(json_t *cols, const char *id) {
-    size_t i;
-    json_t *c;
+static int col_index(const xpv_dt *t, const char *id) {
+    const xpv_dt_col *c = t->cols.p;
     if (!id) return -1;
-    json_array_foreach(cols, i, c) {
-        if (!strcmp(jstr(json_object_get(c, "id")), id)) return (int)i;
-    }
+    for (size_t i = 0; i < t->cols.n; i++)
+        if (!strcmp(c[i].id, id)) return (int)i;
     return -1;
 }
 
-static const char *cell_str(json_t *cells, int i, char *tmp, size_t n) {
-    if (i < 0) return "";
-    json_t *v = json_object_get(json_array_get(cells, (size_t)i), "v");
-    if (json_is_string(v)) return json_string_value(v);
-    if (json_is_number(v)) {
-        snprintf(tmp, n, "%.17g", json_number_value(v));
-        return tmp;
+/* A cell as text: strings as they are, numbers with 17 digits (NaN and
+ * the infinities by name, as the JSON answer spells them). */
+static const char *cell_str(const xpv_dt_cell *c, char *tmp, size_t n) {
+    if (!c) return "";
+    double v;
+    switch (c->kind) {
+    case XPV_DT_STR: return c->v.s;
+    case XPV_DT_INT: v = (double)c->v.i; break;
+    case XPV_DT_NUMTEXT: v = strtod(c->v.s, NULL); break;
+    case XPV_DT_NUM:
+        v = c->v.d;
+        if (isnan(v)) return "NaN";
+        if (isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+        break;
+    default: return "";
     }
-    return "";
+    snprintf(tmp, n, "%.17g", v);
+    return tmp;
+}
+
+/* A cell as a number (numeric strings parsed, true = 1). */
+static double cell_num(const xpv_dt_cell *c) {
+    if (!c) return 0;
+    switch (c->kind) {
+    case XPV_DT_NUM: return c->v.d;
+    case XPV_DT_INT: return (double)c->v.i;
+    case XPV_DT_NUMTEXT:
+    case XPV_DT_STR: return strtod(c->v.s, NULL);
+    case XPV_DT_BOOL: return c->v.b ? 1 : 0;
+    default: return 0;
+    }
+}
+
+/* Element `index` of the tool's answer (-1: the answer itself) when it is
+ * a DataTable, else NULL. */
+static const xpv_dt *answer_table(const xpv_dt_doc *d, int index) {
+    if (index < 0) return d->array ? NULL : xpv_dt_doc_get(d, 0);
+    if (!d->array || (size_t)index >= d->items.n) return NULL;
+    return ((const xpv_dt_item *)d->items.p)[index].table;
 }
 
 int xpv_cmp_extract_datatable(const xpv_compare_kind *k, const xpv_hostset *hs,
                               const void *derived, xpv_cmp_side *out, xpv_err *err) {
-    json_t *root = render_json(k->tool, hs, derived, err);
-    if (!root) return -1;
-    json_t *dt = k->table < 0 ? root : json_array_get(root, (size_t)k->table);
-    json_t *cols = json_object_get(dt, "cols");
-    if (!json_is_array(cols)) {
-        json_decref(root);
-        return xpv_err_set(err, XPV_E_INTERNAL, "%s: no DataTable at index %d", k->tool, k->table);
+    const xpv_tool *tool = xpv_tool_find(k->tool);
+    if (!tool) return xpv_err_set(err, XPV_E_NOT_FOUND, "unknown tool: %s", k->tool);
+    xpv_dt_doc doc;
+    xpv_dt_doc_init(&doc, 1);
+    xpv_params q = {0, NULL, NULL};
+    xpv_err terr;
+    memset(&terr, 0, sizeof terr);
+    if (tool->tables && tool->tables(hs, derived, &q, &doc, &terr) != 0) {
+        xpv_dt_doc_release(&doc);
+        return xpv_err_set(err, terr.status ? terr.status : XPV_E_INTERNAL, "%s: %s", k->tool,
+                           terr.msg[0] ? terr.msg : "the tool failed");
     }
-    int name_i = col_index(cols, k->name_col), li[XPV_CMP_MAXL], vi[XPV_CMP_MAXV];
-    if (name_i < 0) {
-        json_decref(root);
-        return xpv_err_set(err, XPV_E_INTERNAL, "%s: no column %s", k->tool, k->name_col);
+    const xpv_dt *t = answer_table(&doc, k->table);
+    int ret = 0;
+    int name_i = t ? col_index(t, k->name_col) : -1, li[XPV_CMP_MAXL], vi[XPV_CMP_MAXV];
+    if (!t) {
+        ret = xpv_err_set(err, XPV_E_INTERNAL, "%s: no DataTable at index %d", k->tool, k->table);
+    } else if (name_i < 0) {
+        ret = xpv_err_set(err, XPV_E_INTERNAL, "%s: no column %s", k->tool, k->name_col);
+    } else {
+        for (int j = 0; j < XPV_CMP_MAXL; j++) li[j] = col_index(t, k->labels[j]);
+        for (int j = 0; j < XPV_CMP_MAXV; j++) vi[j] = col_index(t, k->values[j]);
+        double scale = k->scale != 0 ? k->scale : 1.0;
+        char tmp[64];
+        for (size_t i = 0; i < xpv_dt_nrows(t); i++) {
+            const char *name = cell_str(xpv_dt_cell_at(t, i, (size_t)name_i), tmp, sizeof tmp);
+            if (!strcmp(name, "IDLE")) continue;
+            xpv_cmp_row *r = xpv_cmp_side_add(out, name);
+            for (int j = 0; j < XPV_CMP_MAXL; j++)
+                if (li[j] >= 0)
+                    r->labels[j] = xpv_cmp_side_str(
+                        out, cell_str(xpv_dt_cell_at(t, i, (size_t)li[j]), tmp, sizeof tmp));
+            for (int j = 0; j < XPV_CMP_MAXV; j++)
+                if (vi[j] >= 0) r->v[j] = scale * cell_num(xpv_dt_cell_at(t, i, (size_t)vi[j]));
+            out->total += r->v[0];
+        }
     }
-    for (int j = 0; j < XPV_CMP_MAXL; j++) li[j] = col_index(cols, k->labels[j]);
-    for (int j = 0; j < XPV_CMP_MAXV; j++) vi[j] = col_index(cols, k->values[j]);
-    double scale = k->scale != 0 ? k->scale : 1.0;
-    size_t i;
-    json_t *row;
-    char tmp[64];
-    json_array_foreach(json_object_get(dt, "rows"), i, row) {
-        json_t *cells = json_object_get(row, "c");
-        const char *name = cell_str(cells, name_i, tmp, sizeof tmp);
-        if (!strcmp(name, "IDLE")) continue;
-        xpv_cmp_row *r = xpv_cmp_side_add(out, name);
-        for (int j = 0; j < XPV_CMP_MAXL; j++)
-            if (li[j] >= 0) r->labels[j] = xpv_cmp_side_str(out, cell_str(cells, li[j], tmp, sizeof tmp));
-        for (int j = 0; j < XPV_CMP_MAXV; j++)
-            if (vi[j] >= 0)
-                r->v[j] = scale * jnum(json_object_get(json_array_get(cells, (size_t)vi[j]), "v"));
-        out->total += r->v[0];
-    }
-    json_decref(root);
-    return 0;
+    xpv_dt_doc_release(&doc);
+    return ret;
 }
 
 /* ==== The table ========================================================= */

@@ -96,82 +96,44 @@ static void fail(xpv_err *err, int status, const char *fmt, const char *arg) {
     snprintf(err->msg, sizeof err->msg, fmt, arg);
 }
 
-/* Column list: "id|type|label" strings. */
-static void cols(xpv_buf *b, const char *const *c, size_t n) {
-    xpv_buf_puts(b, "\"cols\":[");
+/* A new table of `d` with columns given as "id|type|label" strings, in the
+ * old plugin's gviz order (column "p" after "type", table "p" after
+ * "rows", written even when empty when `props`). */
+static xpv_dt *table(xpv_dt_doc *d, const char *const *c, size_t n, int props) {
+    xpv_dt *t = xpv_dt_doc_table(d, XPV_DT_PROPS_LAST | XPV_DT_ROLE_LAST |
+                                        (props ? XPV_DT_PROPS_ALWAYS : 0));
     for (size_t i = 0; i < n; i++) {
         const char *s = c[i], *p1 = strchr(s, '|'), *p2 = strchr(p1 + 1, '|');
-        if (i) xpv_buf_putc(b, ',');
-        xpv_buf_puts(b, "{\"id\":");
-        xpv_buf_json_str(b, s, (size_t)(p1 - s));
-        xpv_buf_puts(b, ",\"label\":");
-        xpv_buf_json_cstr(b, p2 + 1);
-        xpv_buf_puts(b, ",\"type\":");
-        xpv_buf_json_str(b, p1 + 1, (size_t)(p2 - p1 - 1));
-        if (!strncmp(s, "tooltip|", 8))
-            xpv_buf_puts(b, ",\"p\":{\"role\":\"tooltip\"}");
-        xpv_buf_putc(b, '}');
+        char id[64], type[16];
+        snprintf(id, sizeof id, "%.*s", (int)(p1 - s), s);
+        snprintf(type, sizeof type, "%.*s", (int)(p2 - p1 - 1), p1 + 1);
+        xpv_dt_add_col(t, id, p2 + 1, type, strcmp(id, "tooltip") ? NULL : "tooltip");
     }
-    xpv_buf_putc(b, ']');
+    return t;
 }
 
-/* Cells: each writes a leading comma unless it is the first of its row. */
-typedef struct row { xpv_buf *b; int n; } row;
+/* A number cell (no NaN or infinities in the old plugin's tables). */
+static void cnum(xpv_dt *t, double v) { xpv_dt_num(t, isfinite(v) ? v : 0.0); }
 
-static void row_begin(row *r, xpv_buf *b, int *nrows) {
-    r->b = b;
-    r->n = 0;
-    if ((*nrows)++) xpv_buf_putc(b, ',');
-    xpv_buf_puts(b, "{\"c\":[");
-}
-static void row_end(row *r) { xpv_buf_puts(r->b, "]}"); }
-static void sep(row *r) {
-    if (r->n++) xpv_buf_putc(r->b, ',');
-}
-static void cnum(row *r, double v) {
-    sep(r);
-    xpv_buf_puts(r->b, "{\"v\":");
-    xpv_buf_double(r->b, isfinite(v) ? v : 0.0);
-    xpv_buf_putc(r->b, '}');
-}
-static void cstr(row *r, const char *s) {
-    sep(r);
-    xpv_buf_puts(r->b, "{\"v\":");
-    xpv_buf_json_cstr(r->b, s ? s : "");
-    xpv_buf_putc(r->b, '}');
-}
-static void cbool(row *r, int v) {
-    sep(r);
-    xpv_buf_puts(r->b, v ? "{\"v\":true}" : "{\"v\":false}");
-}
-static void cus_from_ns(row *r, uint64_t ns) {
-    sep(r);
-    xpv_buf_puts(r->b, "{\"v\":");
-    if (ns > (uint64_t)INT64_MAX / 1000) xpv_buf_double(r->b, (double)ns / 1000.0);
-    else xpv_buf_ps_as_us(r->b, (int64_t)ns * 1000);
-    xpv_buf_putc(r->b, '}');
+/* Whole nanoseconds as exact microseconds (fixed decimals). */
+static void cus_from_ns(xpv_dt *t, uint64_t ns) {
+    if (ns > (uint64_t)INT64_MAX / 1000) {
+        xpv_dt_num(t, (double)ns / 1000.0);
+        return;
+    }
+    xpv_buf b;
+    xpv_buf_init(&b);
+    xpv_buf_ps_as_us(&b, (int64_t)ns * 1000);
+    xpv_buf_putc(&b, '\0');
+    xpv_dt_num_text(t, b.data);
+    xpv_buf_free(&b);
 }
 
-/* Table properties: "p":{...} with string values. */
-typedef struct props { xpv_buf *b; int n; } props;
-
-static void props_begin(props *p, xpv_buf *b) {
-    p->b = b;
-    p->n = 0;
-    xpv_buf_puts(b, ",\"p\":{");
+static void propf(xpv_dt *t, const char *k, const char *fmt, double v) {
+    char s[64];
+    snprintf(s, sizeof s, fmt, v);
+    xpv_dt_prop(t, k, s);
 }
-static void prop(props *p, const char *k, const char *v) {
-    if (p->n++) xpv_buf_putc(p->b, ',');
-    xpv_buf_json_cstr(p->b, k);
-    xpv_buf_putc(p->b, ':');
-    xpv_buf_json_cstr(p->b, v ? v : "");
-}
-static void propf(props *p, const char *k, const char *fmt, double v) {
-    char t[64];
-    snprintf(t, sizeof t, fmt, v);
-    prop(p, k, t);
-}
-static void props_end(props *p) { xpv_buf_putc(p->b, '}'); }
 
 /* ==== Any payloads ======================================================= */
 
@@ -216,11 +178,8 @@ static double avg_of(const StepSummary *s) { return s ? s->average : 0; }
 static double sdv_of(const StepSummary *s) { return s ? s->standard_deviation : 0; }
 
 /* The generic step-time table of an InputPipelineAnalysisResult. */
-static void write_step_table(xpv_buf *b, const InputResult *r) {
-    xpv_buf_putc(b, '{');
-    cols(b, STEP_COLS, sizeof STEP_COLS / sizeof STEP_COLS[0]);
-    xpv_buf_puts(b, ",\"rows\":[");
-    int nrows = 0;
+static void step_table(xpv_dt_doc *doc, const InputResult *r) {
+    xpv_dt *t = table(doc, STEP_COLS, sizeof STEP_COLS / sizeof STEP_COLS[0], 1);
     for (size_t i = 0; i < r->n_step_details; i++) {
         const Any *a = r->step_details[i];
         if (!any_is(a, "PerGenericStepDetails")) continue;
@@ -240,35 +199,30 @@ static void write_step_table(xpv_buf *b, const InputResult *r) {
                  label, d->step_time_ms, d->unknown_time_ms, d->host_compile_ms, d->output_ms,
                  input, d->host_prepare_ms, d->host_compute_ms, d->device_collectives_ms,
                  d->device_to_device_ms, d->device_compute_ms);
-        row rw;
-        row_begin(&rw, b, &nrows);
-        cstr(&rw, label);
-        cnum(&rw, d->device_compute_ms);
-        cnum(&rw, d->device_to_device_ms);
-        cnum(&rw, d->device_collectives_ms);
-        cnum(&rw, d->host_compute_ms);
-        cnum(&rw, d->host_prepare_ms);
-        cnum(&rw, input);
-        cnum(&rw, d->output_ms);
-        cnum(&rw, d->host_compile_ms);
-        cnum(&rw, d->unknown_time_ms);
-        cstr(&rw, tip);
-        cnum(&rw, d->step_time_ms);
-        row_end(&rw);
+        xpv_dt_row(t);
+        xpv_dt_str(t, label);
+        cnum(t, d->device_compute_ms);
+        cnum(t, d->device_to_device_ms);
+        cnum(t, d->device_collectives_ms);
+        cnum(t, d->host_compute_ms);
+        cnum(t, d->host_prepare_ms);
+        cnum(t, input);
+        cnum(t, d->output_ms);
+        cnum(t, d->host_compile_ms);
+        cnum(t, d->unknown_time_ms);
+        xpv_dt_str(t, tip);
+        cnum(t, d->step_time_ms);
         tensorflow__profiler__legacy_per_generic_step_details__free_unpacked(d, NULL);
     }
-    xpv_buf_putc(b, ']');
-    props p;
-    props_begin(&p, b);
-    prop(&p, "step_time_graph_column_ids",
+    xpv_dt_prop(t, "step_time_graph_column_ids",
          "deviceComputeTimeMs,deviceToDeviceTimeMs,deviceCollectivesTimeMs,hostComputeTimeMs,"
          "kernelLaunchTimeMs,infeedTimeMs,outfeedTimeMs,compileTimeMs,otherTimeMs");
-    prop(&p, "hardware_type", r->hardware_type);
+    xpv_dt_prop(t, "hardware_type", r->hardware_type);
     const StepSummary *st = r->step_time_summary;
-    propf(&p, "steptime_ms_average", "%.1f", st ? st->average : 0);
-    propf(&p, "steptime_ms_standard_deviation", "%.1f", st ? st->standard_deviation : 0);
-    propf(&p, "steptime_ms_minimum", "%.1f", st ? st->minimum : 0);
-    propf(&p, "steptime_ms_maximum", "%.1f", st ? st->maximum : 0);
+    propf(t, "steptime_ms_average", "%.1f", st ? st->average : 0);
+    propf(t, "steptime_ms_standard_deviation", "%.1f", st ? st->standard_deviation : 0);
+    propf(t, "steptime_ms_minimum", "%.1f", st ? st->minimum : 0);
+    propf(t, "steptime_ms_maximum", "%.1f", st ? st->maximum : 0);
     Breakdown *bd = unpack_breakdown(r->step_time_breakdown);
     struct { const char *name; const StepSummary *s; } cats[] = {
         {"device_compute", bd ? bd->device_compute_ms_summary : NULL},
@@ -284,35 +238,30 @@ static void write_step_table(xpv_buf *b, const InputResult *r) {
     for (size_t i = 0; i < sizeof cats / sizeof cats[0]; i++) {
         char k[64];
         snprintf(k, sizeof k, "%s_time_ms_avg", cats[i].name);
-        propf(&p, k, "%.1f", avg_of(cats[i].s));
+        propf(t, k, "%.1f", avg_of(cats[i].s));
         snprintf(k, sizeof k, "%s_time_ms_sdv", cats[i].name);
-        propf(&p, k, "%.1f", sdv_of(cats[i].s));
+        propf(t, k, "%.1f", sdv_of(cats[i].s));
     }
     if (bd) tensorflow__profiler__legacy_generic_step_time_breakdown__free_unpacked(bd, NULL);
     const Tensorflow__Profiler__LegacyInputPipelineAnalysisRecommendation *rec = r->recommendation;
     Bottleneck *ba = rec ? unpack_bottleneck(rec->bottleneck_analysis) : NULL;
-    prop(&p, "input_conclusion", ba ? ba->input_statement : "");
-    prop(&p, "summary_nextstep", rec ? rec->summary_next_step : "");
+    xpv_dt_prop(t, "input_conclusion", ba ? ba->input_statement : "");
+    xpv_dt_prop(t, "summary_nextstep", rec ? rec->summary_next_step : "");
     if (ba) {
-        prop(&p, "device_collectives_bottleneck", ba->device_collectives_classification);
-        prop(&p, "device_collectives_statement", ba->device_collectives_statement);
-        prop(&p, "kernel_launch_bottleneck", ba->kernel_launch_classification);
-        prop(&p, "kernel_launch_statement", ba->kernel_launch_statement);
-        prop(&p, "all_other_bottleneck", ba->all_other_classification);
-        prop(&p, "all_other_statement", ba->all_other_statement);
+        xpv_dt_prop(t, "device_collectives_bottleneck", ba->device_collectives_classification);
+        xpv_dt_prop(t, "device_collectives_statement", ba->device_collectives_statement);
+        xpv_dt_prop(t, "kernel_launch_bottleneck", ba->kernel_launch_classification);
+        xpv_dt_prop(t, "kernel_launch_statement", ba->kernel_launch_statement);
+        xpv_dt_prop(t, "all_other_bottleneck", ba->all_other_classification);
+        xpv_dt_prop(t, "all_other_statement", ba->all_other_statement);
         tensorflow__profiler__legacy_bottleneck_analysis__free_unpacked(ba, NULL);
     }
-    props_end(&p);
-    xpv_buf_putc(b, '}');
 }
 
-static void write_diagnostics(xpv_buf *b, const Diagnostics *d, char **extra_errors,
+static void diagnostics_table(xpv_dt_doc *doc, const Diagnostics *d, char **extra_errors,
                               size_t nextra) {
     static const char *const c[] = {"severity|string|severity", "message|string|message"};
-    xpv_buf_putc(b, '{');
-    cols(b, c, 2);
-    xpv_buf_puts(b, ",\"rows\":[");
-    int nrows = 0;
+    xpv_dt *t = table(doc, c, 2, 0);
     struct { const char *sev; char **msgs; size_t n; } groups[] = {
         {"INFO", d ? d->info : NULL, d ? d->n_info : 0},
         {"WARNING", d ? d->warnings : NULL, d ? d->n_warnings : 0},
@@ -321,20 +270,16 @@ static void write_diagnostics(xpv_buf *b, const Diagnostics *d, char **extra_err
     };
     for (size_t g = 0; g < 4; g++)
         for (size_t i = 0; i < groups[g].n; i++) {
-            row rw;
-            row_begin(&rw, b, &nrows);
-            cstr(&rw, groups[g].sev);
-            cstr(&rw, groups[g].msgs[i]);
-            row_end(&rw);
+            xpv_dt_row(t);
+            xpv_dt_str(t, groups[g].sev);
+            xpv_dt_str(t, groups[g].msgs[i]);
         }
-    xpv_buf_puts(b, "]}");
 }
 
-static void write_input_pipeline(xpv_buf *b, const InputResult *r) {
+static void input_pipeline_tables(xpv_dt_doc *doc, const InputResult *r) {
     /* [max_infeed_core (TPU only: empty), steps, input ops, tips, diagnostics] */
-    xpv_buf_puts(b, "[{\"cols\":[],\"rows\":[]},");
-    write_step_table(b, r);
-    xpv_buf_putc(b, ',');
+    (void)table(doc, NULL, 0, 0);
+    step_table(doc, r);
     static const char *const op_cols[] = {
         "opName|string|Input Op",
         "count|number|Count",
@@ -344,63 +289,45 @@ static void write_input_pipeline(xpv_buf *b, const InputResult *r) {
         "selfTimeInPercent|number|Total Self Time (as % of total input-processing time)",
         "category|string|Category",
     };
-    xpv_buf_putc(b, '{');
-    cols(b, op_cols, sizeof op_cols / sizeof op_cols[0]);
-    xpv_buf_puts(b, ",\"rows\":[");
-    int nrows = 0;
+    xpv_dt *t = table(doc, op_cols, sizeof op_cols / sizeof op_cols[0], 1);
     for (size_t i = 0; i < r->n_input_op_details; i++) {
         const Tensorflow__Profiler__LegacyInputOpDetails *o = r->input_op_details[i];
-        row rw;
-        row_begin(&rw, b, &nrows);
-        cstr(&rw, o->op_name);
-        cnum(&rw, (double)o->count);
-        cnum(&rw, o->time_in_ms);
-        cnum(&rw, o->time_in_percent / 100.0);
-        cnum(&rw, o->self_time_in_ms);
-        cnum(&rw, o->self_time_in_percent / 100.0);
-        cstr(&rw, o->category);
-        row_end(&rw);
+        xpv_dt_row(t);
+        xpv_dt_str(t, o->op_name);
+        cnum(t, (double)o->count);
+        cnum(t, o->time_in_ms);
+        cnum(t, o->time_in_percent / 100.0);
+        cnum(t, o->self_time_in_ms);
+        cnum(t, o->self_time_in_percent / 100.0);
+        xpv_dt_str(t, o->category);
     }
-    xpv_buf_putc(b, ']');
     const Tensorflow__Profiler__LegacyInputTimeBreakdown *tb = r->input_time_breakdown;
-    props p;
-    props_begin(&p, b);
-    propf(&p, "enqueue_us", "%.3f", tb ? tb->enqueue_us : 0);
-    propf(&p, "demanded_file_read_us", "%.3f", tb ? tb->demanded_file_read_us : 0);
-    propf(&p, "advanced_file_read_us", "%.3f", tb ? tb->advanced_file_read_us : 0);
-    propf(&p, "preprocessing_us", "%.3f", tb ? tb->preprocessing_us : 0);
-    propf(&p, "unclassified_nonequeue_us", "%.3f", tb ? tb->unclassified_non_enqueue_us : 0);
-    props_end(&p);
-    xpv_buf_puts(b, "},{");
+    propf(t, "enqueue_us", "%.3f", tb ? tb->enqueue_us : 0);
+    propf(t, "demanded_file_read_us", "%.3f", tb ? tb->demanded_file_read_us : 0);
+    propf(t, "advanced_file_read_us", "%.3f", tb ? tb->advanced_file_read_us : 0);
+    propf(t, "preprocessing_us", "%.3f", tb ? tb->preprocessing_us : 0);
+    propf(t, "unclassified_nonequeue_us", "%.3f", tb ? tb->unclassified_non_enqueue_us : 0);
     static const char *const link_col[] = {"link|string|link"};
-    cols(b, link_col, 1);
-    xpv_buf_puts(b, ",\"rows\":[");
-    nrows = 0;
+    t = table(doc, link_col, 1, 0);
     for (size_t i = 0; r->recommendation && i < r->recommendation->n_details; i++) {
-        row rw;
-        row_begin(&rw, b, &nrows);
-        cstr(&rw, r->recommendation->details[i]);
-        row_end(&rw);
+        xpv_dt_row(t);
+        xpv_dt_str(t, r->recommendation->details[i]);
     }
-    xpv_buf_puts(b, "]},");
-    write_diagnostics(b, r->diagnostics, r->error_messages, r->n_error_messages);
-    xpv_buf_putc(b, ']');
+    diagnostics_table(doc, r->diagnostics, r->error_messages, r->n_error_messages);
 }
 
 /* ==== Overview page ====================================================== */
 
-static void write_tips(xpv_buf *b, int *nrows, const char *type, Tip **tips, size_t n) {
+static void tip_rows(xpv_dt *t, const char *type, Tip **tips, size_t n) {
     for (size_t i = 0; i < n; i++) {
-        row rw;
-        row_begin(&rw, b, nrows);
-        cstr(&rw, type);
-        cstr(&rw, tips[i]->link);
-        row_end(&rw);
+        xpv_dt_row(t);
+        xpv_dt_str(t, type);
+        xpv_dt_str(t, tips[i]->link);
     }
 }
 
 /* Overview table 0: the top device ops and the analysis properties. */
-static void write_ov_analysis(xpv_buf *b,
+static void ov_analysis_table(xpv_dt_doc *doc,
                               const Tensorflow__Profiler__LegacyOverviewPageAnalysis *a) {
     static const char *const an_cols[] = {
         "selfTimePercent|number|Time (%)",
@@ -411,122 +338,94 @@ static void write_ov_analysis(xpv_buf *b,
         "tcEligibility|boolean|TensorCore eligibility",
         "tcUtilization|boolean|Op is using TensorCore",
     };
-    xpv_buf_putc(b, '{');
-    cols(b, an_cols, sizeof an_cols / sizeof an_cols[0]);
-    xpv_buf_puts(b, ",\"rows\":[");
-    int nrows = 0;
+    xpv_dt *t = table(doc, an_cols, sizeof an_cols / sizeof an_cols[0], 1);
     for (size_t i = 0; a && i < a->n_top_device_ops; i++) {
         const Tensorflow__Profiler__LegacyOverviewTfOp *op = a->top_device_ops[i];
-        row rw;
-        row_begin(&rw, b, &nrows);
-        cnum(&rw, op->self_time_fraction);
-        cnum(&rw, op->cumulative_time_fraction);
-        cstr(&rw, op->category);
-        cstr(&rw, op->name);
-        cnum(&rw, op->flop_rate);
-        cbool(&rw, op->is_op_tensorcore_eligible);
-        cbool(&rw, op->is_op_using_tensorcore);
-        row_end(&rw);
+        xpv_dt_row(t);
+        cnum(t, op->self_time_fraction);
+        cnum(t, op->cumulative_time_fraction);
+        xpv_dt_str(t, op->category);
+        xpv_dt_str(t, op->name);
+        cnum(t, op->flop_rate);
+        xpv_dt_bool(t, op->is_op_tensorcore_eligible);
+        xpv_dt_bool(t, op->is_op_using_tensorcore);
     }
-    xpv_buf_putc(b, ']');
-    props p;
-    props_begin(&p, b);
     if (a) {
-        propf(&p, "host_tf_op_percent", "%.1f%%", a->host_tf_op_percent);
-        propf(&p, "device_tf_op_percent", "%.1f%%", a->device_tf_op_percent);
-        propf(&p, "host_op_time_eager_percent", "%.1f%%", a->host_op_time_eager_percent);
-        propf(&p, "device_op_time_eager_percent", "%.1f%%", a->device_op_time_eager_percent);
-        propf(&p, "device_compute_16bit_percent", "%.1f%%", a->device_compute_16bit_percent);
-        propf(&p, "device_compute_32bit_percent", "%.1f%%", a->device_compute_32bit_percent);
-        propf(&p, "host_trace_level", "%.0f", (double)a->host_trace_level);
-        prop(&p, "remark_text", a->remark_text);
-        prop(&p, "remark_color", a->remark_color);
+        propf(t, "host_tf_op_percent", "%.1f%%", a->host_tf_op_percent);
+        propf(t, "device_tf_op_percent", "%.1f%%", a->device_tf_op_percent);
+        propf(t, "host_op_time_eager_percent", "%.1f%%", a->host_op_time_eager_percent);
+        propf(t, "device_op_time_eager_percent", "%.1f%%", a->device_op_time_eager_percent);
+        propf(t, "device_compute_16bit_percent", "%.1f%%", a->device_compute_16bit_percent);
+        propf(t, "device_compute_32bit_percent", "%.1f%%", a->device_compute_32bit_percent);
+        propf(t, "host_trace_level", "%.0f", (double)a->host_trace_level);
+        xpv_dt_prop(t, "remark_text", a->remark_text);
+        xpv_dt_prop(t, "remark_color", a->remark_color);
     }
-    props_end(&p);
-    xpv_buf_putc(b, '}');
-
 }
 
 /* Overview table 2: the run environment. */
-static void write_ov_environment(
-    xpv_buf *b, const Tensorflow__Profiler__LegacyOverviewPageRunEnvironment *env) {
+static void ov_environment_table(
+    xpv_dt_doc *doc, const Tensorflow__Profiler__LegacyOverviewPageRunEnvironment *env) {
     static const char *const env_cols[] = {
         "host_id|string|host_id", "command_line|string|command_line",
         "start_time|string|start_time", "bns_address|string|bns_address",
     };
-    xpv_buf_putc(b, '{');
-    cols(b, env_cols, 4);
-    xpv_buf_puts(b, ",\"rows\":[");
-    int nrows = 0;
+    xpv_dt *t = table(doc, env_cols, 4, 1);
     for (size_t i = 0; env && i < env->n_host_dependent_job_info; i++) {
         const Tensorflow__Profiler__LegacyOverviewPageHostDependentJobInfo *h =
             env->host_dependent_job_info[i];
         char ts[32] = "";
-        time_t t = (time_t)h->start_time;
+        time_t start = (time_t)h->start_time;
         struct tm tm;
-        if (gmtime_r(&t, &tm)) strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
-        row rw;
-        row_begin(&rw, b, &nrows);
-        cstr(&rw, h->host_id);
-        cstr(&rw, h->command_line);
-        cstr(&rw, ts);
-        cstr(&rw, h->bns_address);
-        row_end(&rw);
+        if (gmtime_r(&start, &tm)) strftime(ts, sizeof ts, "%Y-%m-%d %H:%M:%S", &tm);
+        xpv_dt_row(t);
+        xpv_dt_str(t, h->host_id);
+        xpv_dt_str(t, h->command_line);
+        xpv_dt_str(t, ts);
+        xpv_dt_str(t, h->bns_address);
     }
-    xpv_buf_putc(b, ']');
-    props p;
-    props_begin(&p, b);
     if (env) {
-        char t[128];
-        if (env->host_count < 0) prop(&p, "host_count", "unknown");
-        else propf(&p, "host_count", "%.0f", env->host_count);
-        snprintf(t, sizeof t, "%d (num tasks per host = %.1f)", env->task_count,
+        char v[128];
+        if (env->host_count < 0) xpv_dt_prop(t, "host_count", "unknown");
+        else propf(t, "host_count", "%.0f", env->host_count);
+        snprintf(v, sizeof v, "%d (num tasks per host = %.1f)", env->task_count,
                  env->host_count > 0 ? (double)env->task_count / env->host_count : 0.0);
-        prop(&p, "task_count", t);
-        prop(&p, "device_type", env->device_type);
+        xpv_dt_prop(t, "task_count", v);
+        xpv_dt_prop(t, "device_type", env->device_type);
         if (env->replica_count > 0)
-            snprintf(t, sizeof t, "%d (Replica count = %d, num cores per replica = %d)",
+            snprintf(v, sizeof v, "%d (Replica count = %d, num cores per replica = %d)",
                      env->device_core_count, env->replica_count, env->num_cores_per_replica);
         else
-            snprintf(t, sizeof t, "%d", env->device_core_count);
-        prop(&p, "device_core_count", t);
+            snprintf(v, sizeof v, "%d", env->device_core_count);
+        xpv_dt_prop(t, "device_core_count", v);
     }
-    props_end(&p);
-    xpv_buf_putc(b, '}');
-
 }
 
 /* Overview table 3: the recommendation (tips and statements). */
-static void write_ov_recommendation(
-    xpv_buf *b, const Tensorflow__Profiler__LegacyOverviewPageRecommendation *rec) {
+static void ov_recommendation_table(
+    xpv_dt_doc *doc, const Tensorflow__Profiler__LegacyOverviewPageRecommendation *rec) {
     static const char *const rec_cols[] = {"tip_type|string|tip_type", "link|string|link"};
-    xpv_buf_putc(b, '{');
-    cols(b, rec_cols, 2);
-    xpv_buf_puts(b, ",\"rows\":[");
-    int nrows = 0;
+    xpv_dt *t = table(doc, rec_cols, 2, 1);
     if (rec) {
-        write_tips(b, &nrows, "faq", rec->faq_tips, rec->n_faq_tips);
-        write_tips(b, &nrows, "host", rec->host_tips, rec->n_host_tips);
-        write_tips(b, &nrows, "device", rec->device_tips, rec->n_device_tips);
-        write_tips(b, &nrows, "doc", rec->documentation_tips, rec->n_documentation_tips);
-        write_tips(b, &nrows, "inference", rec->inference_tips, rec->n_inference_tips);
-        write_tips(b, &nrows, "input", rec->input_tips, rec->n_input_tips);
+        tip_rows(t, "faq", rec->faq_tips, rec->n_faq_tips);
+        tip_rows(t, "host", rec->host_tips, rec->n_host_tips);
+        tip_rows(t, "device", rec->device_tips, rec->n_device_tips);
+        tip_rows(t, "doc", rec->documentation_tips, rec->n_documentation_tips);
+        tip_rows(t, "inference", rec->inference_tips, rec->n_inference_tips);
+        tip_rows(t, "input", rec->input_tips, rec->n_input_tips);
     }
-    xpv_buf_putc(b, ']');
-    props p;
-    props_begin(&p, b);
     if (rec) {
-        prop(&p, "bottleneck", rec->bottleneck);
-        prop(&p, "statement", rec->statement);
-        if (!strcmp(rec->bottleneck, "host")) prop(&p, "non_bottleneck_tip_types", "device");
-        else if (!strcmp(rec->bottleneck, "device")) prop(&p, "non_bottleneck_tip_types", "host");
-        if (*rec->output_statement) prop(&p, "output_statement", rec->output_statement);
+        xpv_dt_prop(t, "bottleneck", rec->bottleneck);
+        xpv_dt_prop(t, "statement", rec->statement);
+        if (!strcmp(rec->bottleneck, "host")) xpv_dt_prop(t, "non_bottleneck_tip_types", "device");
+        else if (!strcmp(rec->bottleneck, "device")) xpv_dt_prop(t, "non_bottleneck_tip_types", "host");
+        if (*rec->output_statement) xpv_dt_prop(t, "output_statement", rec->output_statement);
         if (*rec->tf_function_statement_html)
-            prop(&p, "tf_function_statement_html", rec->tf_function_statement_html);
+            xpv_dt_prop(t, "tf_function_statement_html", rec->tf_function_statement_html);
         if (*rec->eager_statement_html)
-            prop(&p, "eager_statement_html", rec->eager_statement_html);
+            xpv_dt_prop(t, "eager_statement_html", rec->eager_statement_html);
         if (*rec->outside_compilation_statement_html)
-            prop(&p, "outside_compilation_statement_html",
+            xpv_dt_prop(t, "outside_compilation_statement_html",
                  rec->outside_compilation_statement_html);
         const Any *ga = rec->recommendation;
         GenericRec *g = any_is(ga, "GenericRecommendation")
@@ -534,46 +433,38 @@ static void write_ov_recommendation(
                                                                           ga->value.data)
             : NULL;
         if (g) {
-            prop(&p, "device_collectives_bottleneck", g->device_collectives_bottleneck);
-            prop(&p, "device_collectives_statement", g->device_collectives_statement);
-            prop(&p, "kernel_launch_bottleneck", g->kernel_launch_bottleneck);
-            prop(&p, "kernel_launch_statement", g->kernel_launch_statement);
-            prop(&p, "all_other_bottleneck", g->all_other_bottleneck);
-            prop(&p, "all_other_statement", g->all_other_statement);
-            prop(&p, "precision_statement", g->precision_statement);
+            xpv_dt_prop(t, "device_collectives_bottleneck", g->device_collectives_bottleneck);
+            xpv_dt_prop(t, "device_collectives_statement", g->device_collectives_statement);
+            xpv_dt_prop(t, "kernel_launch_bottleneck", g->kernel_launch_bottleneck);
+            xpv_dt_prop(t, "kernel_launch_statement", g->kernel_launch_statement);
+            xpv_dt_prop(t, "all_other_bottleneck", g->all_other_bottleneck);
+            xpv_dt_prop(t, "all_other_statement", g->all_other_statement);
+            xpv_dt_prop(t, "precision_statement", g->precision_statement);
             tensorflow__profiler__legacy_generic_recommendation__free_unpacked(g, NULL);
         }
     }
-    props_end(&p);
-    xpv_buf_putc(b, '}');
 }
 
-static void write_overview(xpv_buf *b, const OverviewPage *o) {
-    xpv_buf_putc(b, '[');
-    write_ov_analysis(b, o->analysis);
-    xpv_buf_putc(b, ',');
+static void overview_tables(xpv_dt_doc *doc, const OverviewPage *o) {
+    ov_analysis_table(doc, o->analysis);
     /* Step table from the embedded input analysis. */
     if (o->input_analysis) {
-        write_step_table(b, o->input_analysis);
+        step_table(doc, o->input_analysis);
     } else {
         Tensorflow__Profiler__LegacyInputPipelineAnalysisResult empty =
             TENSORFLOW__PROFILER__LEGACY_INPUT_PIPELINE_ANALYSIS_RESULT__INIT;
-        write_step_table(b, &empty);
+        step_table(doc, &empty);
     }
-    xpv_buf_putc(b, ',');
-
-    write_ov_environment(b, o->run_environment);
-    xpv_buf_putc(b, ',');
-    write_ov_recommendation(b, o->recommendation);
-    xpv_buf_putc(b, ',');
-    xpv_buf_puts(b, "{},{},");
-    write_diagnostics(b, o->diagnostics, o->errors, o->n_errors);
-    xpv_buf_putc(b, ']');
+    ov_environment_table(doc, o->run_environment);
+    ov_recommendation_table(doc, o->recommendation);
+    xpv_dt_doc_raw(doc, "{}");
+    xpv_dt_doc_raw(doc, "{}");
+    diagnostics_table(doc, o->diagnostics, o->errors, o->n_errors);
 }
 
 /* ==== TF stats =========================================================== */
 
-static void write_tf_stats_table(xpv_buf *b, const TfStatsTable *t, int gpu) {
+static void tf_stats_table(xpv_dt_doc *doc, const TfStatsTable *tab, int gpu) {
     static const char *const c[] = {
         "rank|number|Rank",
         "host_or_device|string|Host/device",
@@ -600,37 +491,31 @@ static void write_tf_stats_table(xpv_buf *b, const TfStatsTable *t, int gpu) {
     size_t n = 0;
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         if (gpu || strncmp(c[i], "gpu_tensorcore", 14)) use[n++] = c[i];
-    xpv_buf_putc(b, '{');
-    cols(b, use, n);
-    xpv_buf_puts(b, ",\"rows\":[");
-    int nrows = 0;
-    for (size_t i = 0; t && i < t->n_tf_stats_record; i++) {
-        const Tensorflow__Profiler__LegacyTfStatsRecord *r = t->tf_stats_record[i];
-        row rw;
-        row_begin(&rw, b, &nrows);
-        cnum(&rw, (double)r->rank);
-        cstr(&rw, r->host_or_device);
-        cstr(&rw, r->op_type);
-        cstr(&rw, r->op_name);
-        cnum(&rw, (double)r->occurrences);
-        cnum(&rw, r->total_time_in_us);
-        cnum(&rw, r->avg_time_in_us);
-        cnum(&rw, r->total_self_time_in_us);
-        cnum(&rw, r->avg_self_time_in_us);
-        cnum(&rw, r->device_total_self_time_as_fraction);
-        cnum(&rw, r->device_cumulative_total_self_time_as_fraction);
-        cnum(&rw, r->host_total_self_time_as_fraction);
-        cnum(&rw, r->host_cumulative_total_self_time_as_fraction);
-        cnum(&rw, r->measured_flop_rate);
-        cnum(&rw, r->measured_flop_rate);   /* no model flops in these files */
-        cnum(&rw, r->measured_memory_bw);
-        cnum(&rw, r->operational_intensity);
-        if (gpu) cnum(&rw, r->gpu_tensorcore_utilization);
-        cstr(&rw, r->bound_by);
-        cstr(&rw, r->is_eager ? "Eager" : "Function");
-        row_end(&rw);
+    xpv_dt *t = table(doc, use, n, 0);
+    for (size_t i = 0; tab && i < tab->n_tf_stats_record; i++) {
+        const Tensorflow__Profiler__LegacyTfStatsRecord *r = tab->tf_stats_record[i];
+        xpv_dt_row(t);
+        cnum(t, (double)r->rank);
+        xpv_dt_str(t, r->host_or_device);
+        xpv_dt_str(t, r->op_type);
+        xpv_dt_str(t, r->op_name);
+        cnum(t, (double)r->occurrences);
+        cnum(t, r->total_time_in_us);
+        cnum(t, r->avg_time_in_us);
+        cnum(t, r->total_self_time_in_us);
+        cnum(t, r->avg_self_time_in_us);
+        cnum(t, r->device_total_self_time_as_fraction);
+        cnum(t, r->device_cumulative_total_self_time_as_fraction);
+        cnum(t, r->host_total_self_time_as_fraction);
+        cnum(t, r->host_cumulative_total_self_time_as_fraction);
+        cnum(t, r->measured_flop_rate);
+        cnum(t, r->measured_flop_rate);   /* no model flops in these files */
+        cnum(t, r->measured_memory_bw);
+        cnum(t, r->operational_intensity);
+        if (gpu) cnum(t, r->gpu_tensorcore_utilization);
+        xpv_dt_str(t, r->bound_by);
+        xpv_dt_str(t, r->is_eager ? "Eager" : "Function");
     }
-    xpv_buf_puts(b, "]}");
 }
 
 /* ==== Kernel stats ======================================================= */
@@ -642,7 +527,7 @@ static void dims(char *out, size_t cap, const uint32_t *d, size_t n) {
         k += (size_t)snprintf(out + k, cap - k, i ? ",%u" : "%u", d[i]);
 }
 
-static void write_kernel_stats(xpv_buf *b, const KernelDb *db) {
+static void kernel_stats_table(xpv_dt_doc *doc, const KernelDb *db) {
     static const char *const c[] = {
         "rank|number|Rank",
         "kernel_name|string|Kernel Name",
@@ -660,35 +545,29 @@ static void write_kernel_stats(xpv_buf *b, const KernelDb *db) {
         "min_duration_us|number|Min Duration (\xce\xbcs)",
         "max_duration_us|number|Max Duration (\xce\xbcs)",
     };
-    xpv_buf_putc(b, '{');
-    cols(b, c, sizeof c / sizeof c[0]);
-    xpv_buf_puts(b, ",\"rows\":[");
-    int nrows = 0;
+    xpv_dt *t = table(doc, c, sizeof c / sizeof c[0], 0);
     for (size_t i = 0; db && i < db->n_reports; i++) {
         const Tensorflow__Profiler__LegacyKernelReport *k = db->reports[i];
         char bd[48], gd[48];
         dims(bd, sizeof bd, k->block_dim, k->n_block_dim);
         dims(gd, sizeof gd, k->grid_dim, k->n_grid_dim);
-        row rw;
-        row_begin(&rw, b, &nrows);
-        cnum(&rw, (double)(i + 1));
-        cstr(&rw, k->name);
-        cnum(&rw, k->registers_per_thread);
-        cnum(&rw, (double)k->static_shmem_bytes + (double)k->dynamic_shmem_bytes);
-        cstr(&rw, bd);
-        cstr(&rw, gd);
-        cnum(&rw, k->occupancy_pct);
-        cbool(&rw, k->is_op_tensor_core_eligible);
-        cbool(&rw, k->is_kernel_using_tensor_core);
-        cstr(&rw, k->op_name);
-        cnum(&rw, k->occurrences);
-        cus_from_ns(&rw, k->total_duration_ns);
-        cus_from_ns(&rw, k->occurrences ? k->total_duration_ns / k->occurrences : 0);
-        cus_from_ns(&rw, k->min_duration_ns);
-        cus_from_ns(&rw, k->max_duration_ns);
-        row_end(&rw);
+        xpv_dt_row(t);
+        cnum(t, (double)(i + 1));
+        xpv_dt_str(t, k->name);
+        cnum(t, k->registers_per_thread);
+        cnum(t, (double)k->static_shmem_bytes + (double)k->dynamic_shmem_bytes);
+        xpv_dt_str(t, bd);
+        xpv_dt_str(t, gd);
+        cnum(t, k->occupancy_pct);
+        xpv_dt_bool(t, k->is_op_tensor_core_eligible);
+        xpv_dt_bool(t, k->is_kernel_using_tensor_core);
+        xpv_dt_str(t, k->op_name);
+        cnum(t, k->occurrences);
+        cus_from_ns(t, k->total_duration_ns);
+        cus_from_ns(t, k->occurrences ? k->total_duration_ns / k->occurrences : 0);
+        cus_from_ns(t, k->min_duration_ns);
+        cus_from_ns(t, k->max_duration_ns);
     }
-    xpv_buf_puts(b, "]}");
 }
 
 /* ==== JSON files ========================================================= */
@@ -854,80 +733,175 @@ static void normalize_pod_viewer(json_t *root) {
     }
 }
 
-/* ==== Entry point ======================================================== */
+/* ==== Stored DataTable JSON, for CSV ===================================== */
 
-int xpv_legacy_render(enum xpv_legacy_kind kind, const void *data, size_t len,
-                      size_t max_inflated, xpv_buf *out, xpv_err *err) {
-    if (!max_inflated) max_inflated = DEFAULT_MAX_INFLATED;
-    const uint8_t *d = data;
+/* One cell as a JSON reader gives it: strings, integers, reals (as text
+ * that stays a real: -0.0, 1e16), booleans, null; arrays and objects as
+ * their compact JSON. */
+static void import_value(xpv_dt *t, json_t *v) {
+    char tmp[40];
+    switch (json_typeof(v)) {
+    case JSON_STRING: xpv_dt_strn(t, json_string_value(v), json_string_length(v)); break;
+    case JSON_INTEGER: xpv_dt_int(t, (int64_t)json_integer_value(v)); break;
+    case JSON_REAL:
+        snprintf(tmp, sizeof tmp, "%.17g", json_real_value(v));
+        if (!strpbrk(tmp, ".eEni")) strcat(tmp, ".0");
+        xpv_dt_num_text(t, tmp);
+        break;
+    case JSON_TRUE: xpv_dt_bool(t, 1); break;
+    case JSON_FALSE: xpv_dt_bool(t, 0); break;
+    case JSON_NULL: xpv_dt_null(t); break;
+    default: {
+        char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        xpv_dt_str(t, s ? s : "");
+        free(s);
+    }
+    }
+}
+
+static void import_table(xpv_dt_doc *doc, json_t *jt) {
+    xpv_dt *t = xpv_dt_doc_table(doc, XPV_DT_PROPS_LAST | XPV_DT_ROLE_LAST);
+    json_t *cols = json_object_get(jt, "cols"), *c, *row;
+    size_t i, ncols = json_array_size(cols);
+    json_array_foreach(cols, i, c) {
+        const char *id = json_string_value(json_object_get(c, "id"));
+        const char *label = json_string_value(json_object_get(c, "label"));
+        const char *type = json_string_value(json_object_get(c, "type"));
+        xpv_dt_add_col(t, id, label, type, NULL);
+    }
+    json_array_foreach(json_object_get(jt, "rows"), i, row) {
+        json_t *cells = json_object_get(row, "c");
+        xpv_dt_row(t);
+        for (size_t k = 0; k < ncols; k++) {
+            json_t *cell = json_array_get(cells, k);
+            if (json_is_object(cell)) cell = json_object_get(cell, "v");
+            if (cell) import_value(t, cell);
+            else xpv_dt_null(t);
+        }
+    }
+}
+
+/* The DataTables of a stored JSON answer (array elements with "cols"). */
+static void import_tables(xpv_dt_doc *doc, json_t *root) {
+    size_t i;
+    json_t *el;
+    json_array_foreach(root, i, el) {
+        if (json_is_object(el) && json_is_array(json_object_get(el, "cols")))
+            import_table(doc, el);
+        else
+            xpv_dt_doc_raw(doc, "{}");   /* not a table: only counted out */
+    }
+}
+
+/* ==== Entry points ======================================================= */
+
+/* The stored JSON of a JSON kind, inflated, parsed and shape-checked. */
+static json_t *load_json(enum xpv_legacy_kind kind, const uint8_t *d, size_t len,
+                         size_t max_inflated, xpv_err *err) {
+    void *inflated = NULL;
+    size_t n = len;
+    if (len >= 2 && d[0] == 0x1f && d[1] == 0x8b) {
+        inflated = xpv_gunzip(d, len, max_inflated, &n, err);
+        if (!inflated) return NULL;
+        d = inflated;
+    }
+    json_t *j = parse_json(d, n, err);
+    free(inflated);
+    if (!j) return NULL;
+    int ok = kind == XPV_LEGACY_POD_VIEWER_JSON || kind == XPV_LEGACY_MEMORY_PROFILE_JSON_GZ
+                 ? json_is_object(j) : json_is_array(j);
+    if (!ok) {
+        json_decref(j);
+        fail(err, 422, "%s", "stored tool JSON has an unexpected shape");
+        return NULL;
+    }
+    return j;
+}
+
+/* The tables of a protobuf kind into `doc`: 1, or 0 when the bytes are
+ * not the kind's message, -1 when the kind is no protobuf table kind. */
+static int pb_tables(enum xpv_legacy_kind kind, const uint8_t *d, size_t len, xpv_dt_doc *doc) {
     switch (kind) {
     case XPV_LEGACY_OVERVIEW_PB: {
         OverviewPage *o = tensorflow__profiler__legacy_overview_page__unpack(NULL, len, d);
-        if (!o) break;
-        write_overview(out, o);
+        if (!o) return 0;
+        overview_tables(doc, o);
         tensorflow__profiler__legacy_overview_page__free_unpacked(o, NULL);
-        return 0;
+        return 1;
     }
     case XPV_LEGACY_INPUT_PIPELINE_PB: {
         InputResult *r =
             tensorflow__profiler__legacy_input_pipeline_analysis_result__unpack(NULL, len, d);
-        if (!r) break;
-        write_input_pipeline(out, r);
+        if (!r) return 0;
+        input_pipeline_tables(doc, r);
         tensorflow__profiler__legacy_input_pipeline_analysis_result__free_unpacked(r, NULL);
-        return 0;
+        return 1;
     }
     case XPV_LEGACY_TF_STATS_PB: {
         TfStatsDb *db = tensorflow__profiler__legacy_tf_stats_database__unpack(NULL, len, d);
-        if (!db) break;
+        if (!db) return 0;
         int gpu = !strcmp(db->device_type, "GPU");
-        xpv_buf_putc(out, '[');
-        write_tf_stats_table(out, db->with_idle, gpu);
-        xpv_buf_putc(out, ',');
-        write_tf_stats_table(out, db->without_idle, gpu);
-        xpv_buf_putc(out, ']');
+        tf_stats_table(doc, db->with_idle, gpu);
+        tf_stats_table(doc, db->without_idle, gpu);
         tensorflow__profiler__legacy_tf_stats_database__free_unpacked(db, NULL);
-        return 0;
+        return 1;
     }
     case XPV_LEGACY_KERNEL_STATS_PB: {
         /* A 0-byte file is a valid empty KernelStatsDb. */
         KernelDb *db = tensorflow__profiler__legacy_kernel_stats_db__unpack(NULL, len, d);
-        if (!db) break;
-        write_kernel_stats(out, db);
+        if (!db) return 0;
+        doc->array = 0;
+        kernel_stats_table(doc, db);
         tensorflow__profiler__legacy_kernel_stats_db__free_unpacked(db, NULL);
-        return 0;
+        return 1;
     }
+    default: return -1;
+    }
+}
+
+static const char NOT_PB[] = "file does not decode as the expected protobuf message";
+
+int xpv_legacy_tables(enum xpv_legacy_kind kind, const void *data, size_t len,
+                      size_t max_inflated, xpv_dt_doc *doc, xpv_err *err) {
+    if (!max_inflated) max_inflated = DEFAULT_MAX_INFLATED;
+    int rc = pb_tables(kind, data, len, doc);
+    if (rc >= 0) return rc ? 0 : (fail(err, 422, "%s", NOT_PB), -1);
+    if (kind != XPV_LEGACY_OVERVIEW_JSON && kind != XPV_LEGACY_INPUT_PIPELINE_JSON) {
+        fail(err, 400, "%s", "this file holds no DataTables");
+        return -1;
+    }
+    json_t *j = load_json(kind, data, len, max_inflated, err);
+    if (!j) return -1;
+    import_tables(doc, j);
+    json_decref(j);
+    return 0;
+}
+
+int xpv_legacy_render(enum xpv_legacy_kind kind, const void *data, size_t len,
+                      size_t max_inflated, xpv_buf *out, xpv_err *err) {
+    if (!max_inflated) max_inflated = DEFAULT_MAX_INFLATED;
+    xpv_dt_doc doc;
+    xpv_dt_doc_init(&doc, 1);
+    int rc = pb_tables(kind, data, len, &doc);
+    if (rc == 1) xpv_dt_doc_write_json(&doc, out);
+    xpv_dt_doc_release(&doc);
+    if (rc >= 0) return rc ? 0 : (fail(err, 422, "%s", NOT_PB), -1);
+    switch (kind) {
     case XPV_LEGACY_OVERVIEW_JSON:
     case XPV_LEGACY_INPUT_PIPELINE_JSON:
     case XPV_LEGACY_POD_VIEWER_JSON:
     case XPV_LEGACY_MEMORY_PROFILE_JSON_GZ: {
-        void *inflated = NULL;
-        size_t n = len;
-        if (len >= 2 && d[0] == 0x1f && d[1] == 0x8b) {
-            inflated = xpv_gunzip(d, len, max_inflated, &n, err);
-            if (!inflated) return -1;
-            d = inflated;
-        }
-        json_t *j = parse_json(d, n, err);
-        free(inflated);
+        json_t *j = load_json(kind, data, len, max_inflated, err);
         if (!j) return -1;
-        int ok = kind == XPV_LEGACY_POD_VIEWER_JSON || kind == XPV_LEGACY_MEMORY_PROFILE_JSON_GZ
-                     ? json_is_object(j) : json_is_array(j);
-        if (!ok) {
-            json_decref(j);
-            fail(err, 422, "%s", "stored tool JSON has an unexpected shape");
-            return -1;
-        }
         if (kind == XPV_LEGACY_POD_VIEWER_JSON) normalize_pod_viewer(j);
         if (kind == XPV_LEGACY_MEMORY_PROFILE_JSON_GZ) normalize_memory_profile(j);
-        int rc = dump(j, out);
+        int drc = dump(j, out);
         json_decref(j);
-        if (rc) fail(err, 500, "%s", "JSON serialization failed");
-        return rc;
+        if (drc) fail(err, 500, "%s", "JSON serialization failed");
+        return drc;
     }
     default:
         fail(err, 400, "%s", "not a per-tool file kind");
         return -1;
     }
-    fail(err, 422, "%s", "file does not decode as the expected protobuf message");
-    return -1;
 }

@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "datatable.h"
 #include "err.h"
 
 enum xpv_legacy_kind {
@@ -65,5 +66,13 @@ int xpv_legacy_is_trace_file(const char *fname, int any_json, size_t *host_len);
  * the cap, 400 wrong kind). */
 int xpv_legacy_render(enum xpv_legacy_kind kind, const void *data, size_t len,
                       size_t max_inflated, xpv_buf *out, xpv_err *err);
+
+/* The DataTables of one stored file (overview, input pipeline, TF stats,
+ * kernel stats; protobuf or the old JSON), appended to `doc` (initialised
+ * as an array by the caller; a bare-table answer sets doc->array = 0):
+ * what data_csv exports.  Returns 0, or -1 with err as above (400 for a
+ * kind without tables). */
+int xpv_legacy_tables(enum xpv_legacy_kind kind, const void *data, size_t len,
+                      size_t max_inflated, xpv_dt_doc *doc, xpv_err *err);
 
 #endif

@@ -9,7 +9,7 @@
  *   validators.c     ETag / Last-Modified / If-Modified-Since
  *   data_routes.c    /data/plugin/profile/<route> handlers
  *   legacy_routes.c  TF 2.2-era per-tool files on the same routes
- *   csv.c            DataTable JSON -> CSV (data_csv)
+ *   request.c        the shared query parameters, parsed once per request
  *   diff_route.c     /data/plugin/profile/diff: two runs compared (compare/)
  */
 #ifndef XPV_APP_H
@@ -23,6 +23,7 @@
 #include "diskcache.h"
 #include "loader.h"
 #include "query.h"
+#include "request.h"
 #include "routes.h"
 #include "tool.h"
 
@@ -64,6 +65,9 @@ typedef struct rendered {
 void resp_init(xpv_response *r);
 void resp_take_buf(xpv_response *r, xpv_buf *b);
 void resp_error(xpv_response *r, const xpv_err *e);
+/* A CSV download: content type, and a file name made of the printf'd
+ * words with anything but [A-Za-z0-9._-] replaced by '_' (+ ".csv"). */
+void resp_csv(xpv_response *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void resp_errorf(xpv_response *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 const xpv_tool *find_tool(const xpv_app *a, const char *name);
@@ -81,10 +85,13 @@ xpv_centry *get_tool_list(xpv_app *a, const xpv_host *h, xpv_err *err);
 /* The query's pairs in a canonical order (stable-sorted by key). */
 void canonical_query(xpv_buf *b, const xpv_query *q);
 void reqctx_release(reqctx *c);
-int resolve_run(xpv_app *a, const xpv_query *q, int need_tool, reqctx *c, xpv_err *err);
-int resolve_hosts(const xpv_query *q, reqctx *c, xpv_err *err);
-/* The rendered answer of rc's tool for `q` (a referenced entry). */
-xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_query *q, xpv_err *err);
+/* The request's run (and tool, when need_tool), then its hosts. */
+int resolve_run(xpv_app *a, const xpv_request *rq, int need_tool, reqctx *c, xpv_err *err);
+int resolve_hosts(const xpv_request *rq, reqctx *c, xpv_err *err);
+/* The rendered answer of rc's tool for `q` (a referenced entry): the
+ * JSON, or with csv_table >= 0 that DataTable as CSV. */
+xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_query *q, long csv_table,
+                         xpv_err *err);
 /* The full trace as a streamed body: 0 when `r` now carries the producer,
  * else the answer is rendered as usual. */
 int stream_body(xpv_app *a, reqctx *rc, const xpv_query *q, xpv_response *r);
@@ -116,13 +123,13 @@ void data_route(xpv_app *a, const char *route, const xpv_query *q, const char *i
 void route_statz(xpv_app *a, xpv_response *r);
 
 /* ---- diff_route.c: diff (JSON) and diff_csv ---- */
-void route_diff(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r);
-void route_diff_csv(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r);
+void route_diff(xpv_app *a, const xpv_request *rq, const char *inm, xpv_response *r);
+void route_diff_csv(xpv_app *a, const xpv_request *rq, const char *inm, xpv_response *r);
 
 /* ---- legacy_routes.c: each returns 1 when it answered `r` ---- */
 void legacy_run_tools(xpv_app *a, const reqctx *rc, const char *inm, xpv_response *r);
-int legacy_hosts(xpv_app *a, const xpv_query *q, xpv_response *r);
-int legacy_data(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r, int csv);
+int legacy_hosts(xpv_app *a, const xpv_request *rq, xpv_response *r);
+int legacy_data(xpv_app *a, const xpv_request *rq, const char *inm, xpv_response *r, int csv);
 void legacy_profile_info(const reqctx *rc, xpv_response *r);
 /* Whether a Chrome-trace run's run_tools lists canonical tool `name`. */
 int legacy_trace_run_offers(xpv_app *a, const reqctx *rc, const char *name);

@@ -87,10 +87,10 @@ static void take(xpv_response *r, int status, xpv_buf *b) {
     r->cache_control = "no-store";
 }
 
-void xpv_capture_token_route(xpv_app *a, const xpv_query *q, const char *inm,
+void xpv_capture_token_route(xpv_app *a, const xpv_request *rq, const char *inm,
                              xpv_response *r) {
     (void)a;
-    (void)q;
+    (void)rq;
     (void)inm;
     pthread_once(&token_once, make_token);
     xpv_buf b;
@@ -228,8 +228,9 @@ static void status_route(const char *id, xpv_response *r) {
     take(r, status, &b);
 }
 
-void xpv_capture_route(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r) {
+void xpv_capture_route(xpv_app *a, const xpv_request *rq, const char *inm, xpv_response *r) {
     (void)inm;
+    const xpv_query *q = rq->q;   /* the capture's own options */
     const char *id = xpv_query_get(q, "capture_id");
     if (id) {
         status_route(id, r);

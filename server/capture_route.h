@@ -22,6 +22,7 @@
 #define XPV_CAPTURE_ROUTE_H
 
 #include "query.h"
+#include "request.h"
 #include "routes.h"
 
 /* Process-wide.  `enabled` 0: every capture request is a 403 carrying
@@ -33,11 +34,11 @@ void xpv_capture_route_configure(int enabled, const char *why_off, const char *a
 int xpv_capture_route_is_loopback(const char *host);
 
 /* The route, in routes.c's data-route table. */
-void xpv_capture_route(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r);
+void xpv_capture_route(xpv_app *a, const xpv_request *rq, const char *inm, xpv_response *r);
 
 /* GET capture_token: {"token": T}, the per-process value capture_profile
  * requires as token=T (against cross-site request forgery). */
-void xpv_capture_token_route(xpv_app *a, const xpv_query *q, const char *inm,
+void xpv_capture_token_route(xpv_app *a, const xpv_request *rq, const char *inm,
                              xpv_response *r);
 
 #endif

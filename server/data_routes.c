@@ -22,10 +22,10 @@
 
 /* ==== Data routes ====================================================== */
 
-static void route_runs(xpv_app *a, const xpv_query *q, const char *inm,
+static void route_runs(xpv_app *a, const xpv_request *rq, const char *inm,
                         xpv_response *r) {
     (void)inm;
-    (void)q;
+    (void)rq;
     xpv_runlist *rl = xpv_logdir_scan(a->ld, 0);
     xpv_buf b;
     xpv_buf_init(&b);
@@ -40,16 +40,25 @@ static void route_runs(xpv_app *a, const xpv_query *q, const char *inm,
 }
 
 
-static void route_run_tools(xpv_app *a, const xpv_query *q, const char *inm,
+/* resolve_run (and resolve_hosts when `hosts`), answering the error
+ * itself: 0, or -1 when `r` holds the error (rc released). */
+static int open_request(xpv_app *a, const xpv_request *rq, int need_tool, int hosts,
+                        reqctx *rc, xpv_response *r) {
+    xpv_err err;
+    xpv_err_clear(&err);
+    if (resolve_run(a, rq, need_tool, rc, &err) == 0 &&
+        (!hosts || resolve_hosts(rq, rc, &err) == 0))
+        return 0;
+    resp_error(r, &err);
+    reqctx_release(rc);
+    return -1;
+}
+
+static void route_run_tools(xpv_app *a, const xpv_request *rq, const char *inm,
                              xpv_response *r) {
     reqctx rc;
     xpv_err err;
-    xpv_err_clear(&err);
-    if (resolve_run(a, q, 0, &rc, &err) != 0) {
-        resp_error(r, &err);
-        reqctx_release(&rc);
-        return;
-    }
+    if (open_request(a, rq, 0, 0, &rc, r) != 0) return;
     if (!rc.run->nhosts || rc.run->nlegacy || rc.run->hosts[0].kind) {   /* older formats */
         legacy_run_tools(a, &rc, inm, r);
         reqctx_release(&rc);
@@ -89,20 +98,12 @@ static int cmp_cstr(const void *x, const void *y) {
     return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
-static void route_hosts(xpv_app *a, const xpv_query *q, const char *inm,
+static void route_hosts(xpv_app *a, const xpv_request *rq, const char *inm,
                          xpv_response *r) {
-    if (legacy_hosts(a, q, r)) return;   /* older formats */
+    if (legacy_hosts(a, rq, r)) return;   /* older formats */
     (void)inm;
     reqctx rc;
-    xpv_err err;
-    xpv_err_clear(&err);
-    const char *tag = xpv_query_get(q, "tag");
-    int need_tool = tag && *tag;
-    if (resolve_run(a, q, need_tool, &rc, &err) != 0) {
-        resp_error(r, &err);
-        reqctx_release(&rc);
-        return;
-    }
+    if (open_request(a, rq, rq->tag != NULL, 0, &rc, r) != 0) return;
     size_t n = rc.run->nhosts;
     const char **names = xpv_xcalloc(n + 1, sizeof *names);
     size_t k = 0;
@@ -130,17 +131,13 @@ static void route_hosts(xpv_app *a, const xpv_query *q, const char *inm,
     reqctx_release(&rc);
 }
 
-static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
+static void route_data(xpv_app *a, const xpv_request *rq, const char *inm,
                        xpv_response *r, int csv) {
-    if (legacy_data(a, q, inm, r, csv)) return;   /* older formats */
+    if (legacy_data(a, rq, inm, r, csv)) return;   /* older formats */
     reqctx rc;
     xpv_err err;
     xpv_err_clear(&err);
-    if (resolve_run(a, q, 1, &rc, &err) != 0 || resolve_hosts(q, &rc, &err) != 0) {
-        resp_error(r, &err);
-        reqctx_release(&rc);
-        return;
-    }
+    if (open_request(a, rq, 1, 1, &rc, r) != 0) return;
     /* A Chrome-trace run (PyTorch) answers only the tools its run_tools
      * lists; the others are 404, not an empty page. */
     if (rc.run->nhosts && rc.run->hosts[0].kind && !is_trace_tool(rc.tool) &&
@@ -150,77 +147,43 @@ static void route_data(xpv_app *a, const xpv_query *q, const char *inm,
         reqctx_release(&rc);
         return;
     }
-    if (csv && !(rc.tool->flags & XPV_TOOL_TABLE)) {   /* before any work */
+    if (csv && !rc.tool->tables) {   /* before any work */
         resp_errorf(r, XPV_E_BAD_REQUEST, "%s has no tables: data_csv serves table tools only",
                     rc.tool->name);
         reqctx_release(&rc);
         return;
     }
-    if (set_validators(a, r, csv ? "data_csv" : "data", rc.hosts, rc.nhosts, q, inm)) {
+    if (set_validators(a, r, csv ? "data_csv" : "data", rc.hosts, rc.nhosts, rq->q, inm)) {
         reqctx_release(&rc);
         return;
     }
-    if (!csv && stream_body(a, &rc, q, r) == 0) {   /* the full trace */
+    if (!csv && stream_body(a, &rc, rq->q, r) == 0) {   /* the full trace */
         reqctx_release(&rc);
         return;
     }
-    xpv_centry *e = get_rendered(a, &rc, q, &err);
+    xpv_centry *e = get_rendered(a, &rc, rq->q, csv ? (long)rq->table : -1, &err);
     if (!e) {
         resp_error(r, &err);
         reqctx_release(&rc);
         return;
     }
     const rendered *out = xpv_centry_value(e);
-    if (!csv) {
-        r->body = out->body;
-        r->len = out->len;
-        r->gz = out->gz;
-        r->gz_len = out->gz_len;
-        r->compress = out->len > 512;
-        if (rc.tool->content_type) {    /* e.g. graph_viewer's DOT text */
-            xpv_params params = xpv_query_params(q);
-            const char *ct = rc.tool->content_type(&params);
-            if (ct) r->content_type = ct;
-        }
-        r->pin = e;
-        r->pin_cache = a->cache;
-        reqctx_release(&rc);
-        return;
+    r->body = out->body;
+    r->len = out->len;
+    r->gz = out->gz;
+    r->gz_len = out->gz_len;
+    r->compress = out->len > 512;
+    r->pin = e;
+    r->pin_cache = a->cache;
+    if (csv) {
+        /* filename="<tool>_<run>_<host>.csv" */
+        resp_csv(r, "%s_%s_%s", rc.tool->name, rc.run->name,
+                 rc.host_label ? rc.host_label : ALL_HOSTS);
+    } else if (rc.tool->content_type) {    /* e.g. graph_viewer's DOT text */
+        xpv_params params = xpv_query_params(rq->q);
+        const char *ct = rc.tool->content_type(&params);
+        if (ct) r->content_type = ct;
     }
-    size_t index = 0;
-    const char *t = xpv_query_get(q, "table");
-    if (t && *t) {
-        uint64_t v;
-        if (!xpv_parse_u64_strict(t, 100000, &v)) {
-            xpv_cache_release(a->cache, e);
-            resp_errorf(r, XPV_E_BAD_REQUEST, "bad parameter table=%s", t);
-            reqctx_release(&rc);
-            return;
-        }
-        index = (size_t)v;
-    }
-    xpv_buf b;
-    xpv_buf_init(&b);
-    int rcode = xpv_datatable_to_csv(out->body, out->len, index, &b, &err);
-    xpv_cache_release(a->cache, e);
-    if (rcode != 0) {
-        xpv_buf_free(&b);
-        resp_error(r, &err);
-        reqctx_release(&rc);
-        return;
-    }
-    resp_take_buf(r, &b);
-    r->content_type = "text/csv; charset=utf-8";
-    /* filename="<tool>_<run>_<host>.csv", restricted to safe characters. */
-    char fname[200];
-    snprintf(fname, sizeof fname, "%s_%s_%s", rc.tool->name, rc.run->name,
-             rc.host_label ? rc.host_label : ALL_HOSTS);
-    for (char *p = fname; *p; p++)
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-              (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
-            *p = '_';
-    snprintf(r->disposition, sizeof r->disposition,
-             "attachment; filename=\"%s.csv\"", fname);
     reqctx_release(&rc);
 }
 
@@ -233,23 +196,19 @@ static void json_str_array(xpv_buf *b, const xpv_str *s, uint32_t n) {
     xpv_buf_putc(b, ']');
 }
 
-static void route_profile_info(xpv_app *a, const xpv_query *q, const char *inm,
+static void route_profile_info(xpv_app *a, const xpv_request *rq, const char *inm,
                                 xpv_response *r) {
     reqctx rc;
     xpv_err err;
     xpv_err_clear(&err);
-    if (resolve_run(a, q, 0, &rc, &err) != 0) {
-        resp_error(r, &err);
-        reqctx_release(&rc);
-        return;
-    }
+    if (open_request(a, rq, 0, 0, &rc, r) != 0) return;
     if (!rc.run->nhosts) {   /* older formats: per-tool files only */
         legacy_profile_info(&rc, r);
         reqctx_release(&rc);
         return;
     }
-    const char *hn = xpv_query_get(q, "host");
-    const xpv_host *h = (!hn || !*hn || !strcmp(hn, ALL_HOSTS))
+    const char *hn = rq->host;
+    const xpv_host *h = (!hn || !strcmp(hn, ALL_HOSTS))
                             ? &rc.run->hosts[0] : xpv_run_find_host(rc.run, hn);
     if (!h) {
         resp_errorf(r, XPV_E_NOT_FOUND, "unknown host in run %s: %s", rc.run->name, hn);
@@ -303,15 +262,15 @@ static void route_profile_info(xpv_app *a, const xpv_query *q, const char *inm,
 /* module_list (XProf): the run's HLO module names, comma-separated, as
  * text: "jit_f(123),jit_g(45)".  Ordered by device time (the default
  * module of memory_viewer first), then by name. */
-static void route_module_list(xpv_app *a, const xpv_query *q, const char *inm,
+static void route_module_list(xpv_app *a, const xpv_request *rq, const char *inm,
                               xpv_response *r) {
     (void)inm;
     reqctx rc;
     xpv_err err;
     xpv_err_clear(&err);
     tool_input in;
-    if (resolve_run(a, q, 0, &rc, &err) != 0 || !(rc.tool = find_tool(a, "memory_viewer")) ||
-        !rc.run->nhosts || rc.run->hosts[0].kind || resolve_hosts(q, &rc, &err) != 0 ||
+    if (resolve_run(a, rq, 0, &rc, &err) != 0 || !(rc.tool = find_tool(a, "memory_viewer")) ||
+        !rc.run->nhosts || rc.run->hosts[0].kind || resolve_hosts(rq, &rc, &err) != 0 ||
         get_tool_input(a, &rc, 0, &in, &err) != 0) {
         if (!err.status) xpv_err_set(&err, XPV_E_NOT_FOUND, "this run has no HLO modules");
         resp_error(r, &err);
@@ -333,29 +292,29 @@ static void route_module_list(xpv_app *a, const xpv_query *q, const char *inm,
     reqctx_release(&rc);
 }
 
-static void route_version(xpv_app *a, const xpv_query *q, const char *inm,
+static void route_version(xpv_app *a, const xpv_request *rq, const char *inm,
                            xpv_response *r) {
     (void)inm;
     (void)a;
-    (void)q;
+    (void)rq;
     r->content_type = "text/plain; charset=utf-8";
     r->body = XPV_VERSION;
     r->len = strlen(XPV_VERSION);
 }
 
-static void route_data_plain(xpv_app *a, const xpv_query *q, const char *inm,
+static void route_data_plain(xpv_app *a, const xpv_request *rq, const char *inm,
                               xpv_response *r) {
-    route_data(a, q, inm, r, 0);
+    route_data(a, rq, inm, r, 0);
 }
 
-static void route_data_csv(xpv_app *a, const xpv_query *q, const char *inm,
+static void route_data_csv(xpv_app *a, const xpv_request *rq, const char *inm,
                             xpv_response *r) {
-    route_data(a, q, inm, r, 1);
+    route_data(a, rq, inm, r, 1);
 }
 
 static const struct {
     const char *name;
-    void (*fn)(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r);
+    void (*fn)(xpv_app *a, const xpv_request *rq, const char *inm, xpv_response *r);
 } data_routes[] = {
     {"runs", route_runs},
     {"run_tools", route_run_tools},
@@ -376,7 +335,11 @@ void data_route(xpv_app *a, const char *route, const xpv_query *q,
                 const char *inm, xpv_response *r) {
     for (size_t i = 0; i < sizeof data_routes / sizeof data_routes[0]; i++)
         if (!strcmp(data_routes[i].name, route)) {
-            data_routes[i].fn(a, q, inm, r);
+            xpv_request rq;
+            xpv_err err;
+            xpv_err_clear(&err);
+            if (xpv_request_parse(&rq, q, &err) != 0) resp_error(r, &err);
+            else data_routes[i].fn(a, &rq, inm, r);
             return;
         }
     resp_errorf(r, XPV_E_NOT_FOUND, "unknown route: %.200s", route);

@@ -23,16 +23,16 @@
 /* Resolve one side: run `run`, host `host`, tool `tag`, in app `a`. */
 static int resolve_side(xpv_app *a, const char *run, const char *host, const char *tag,
                         reqctx *rc, xpv_err *err) {
-    xpv_query q = XPV_QUERY_INIT;
-    xpv_query_add(&q, "run", run ? run : "");
-    xpv_query_add(&q, "tag", tag);
-    if (host && *host) xpv_query_add(&q, "host", host);
+    xpv_request q;
+    memset(&q, 0, sizeof q);
+    q.run = run;
+    q.tag = tag;
+    q.host = host;
     int ret = resolve_run(a, &q, 1, rc, err);
     if (ret == 0 && !rc->run->nhosts)
         ret = xpv_err_set(err, XPV_E_BAD_PROFILE, "run %s has no profile to compare (older formats "
                           "are not compared)", rc->run->name);
     if (ret == 0) ret = resolve_hosts(&q, rc, err);
-    xpv_query_release(&q);
     return ret;
 }
 
@@ -68,16 +68,14 @@ static int call_compare(void *p) {
     return 0;
 }
 
-int xpv_app_diff(xpv_app *base_app, xpv_app *new_app, const xpv_query *q,
+int xpv_app_diff(xpv_app *base_app, xpv_app *new_app, const xpv_request *rq,
                  xpv_compare **out, xpv_err *err) {
     *out = NULL;
-    const char *tag = xpv_query_get(q, "tag");
-    if (!tag || !*tag) tag = "overview_page";
-    const char *run = xpv_query_get(q, "run"), *base_run = xpv_query_get(q, "base_run");
-    const char *host = xpv_query_get(q, "host"), *base_host = xpv_query_get(q, "base_host");
-    if (!base_host || !*base_host) base_host = host;
-    if (!run || !*run) return xpv_err_set(err, XPV_E_BAD_REQUEST, "missing parameter: run");
-    if (!base_run || !*base_run) return xpv_err_set(err, XPV_E_BAD_REQUEST, "missing parameter: base_run");
+    const char *tag = rq->tag ? rq->tag : "overview_page";
+    const char *run = rq->run, *base_run = rq->base_run;
+    const char *host = rq->host, *base_host = rq->base_host ? rq->base_host : host;
+    if (!run) return xpv_err_set(err, XPV_E_BAD_REQUEST, "missing parameter: run");
+    if (!base_run) return xpv_err_set(err, XPV_E_BAD_REQUEST, "missing parameter: base_run");
     const xpv_tool *t = find_tool(new_app, tag);
     if (!t) return xpv_err_set(err, XPV_E_NOT_FOUND, "unknown tool: %s", tag);
     const xpv_compare_kind *k = xpv_compare_find(t->name);
@@ -142,21 +140,12 @@ done:
     return ret;
 }
 
-static void diff(xpv_app *a, const xpv_query *q, xpv_response *r, int csv) {
-    size_t top = 0;
-    const char *t = xpv_query_get(q, "top");
-    if (t && *t) {
-        uint64_t v;
-        if (!xpv_parse_u64_strict(t, 1000000, &v)) {
-            resp_errorf(r, XPV_E_BAD_REQUEST, "bad parameter top=%s", t);
-            return;
-        }
-        top = (size_t)v;
-    }
+static void diff(xpv_app *a, const xpv_request *rq, xpv_response *r, int csv) {
+    size_t top = rq->top;
     xpv_compare *c;
     xpv_err err;
     xpv_err_clear(&err);
-    if (xpv_app_diff(a, a, q, &c, &err) != 0) {
+    if (xpv_app_diff(a, a, rq, &c, &err) != 0) {
         resp_error(r, &err);
         return;
     }
@@ -168,28 +157,19 @@ static void diff(xpv_app *a, const xpv_query *q, xpv_response *r, int csv) {
     r->compress = r->len > 512;
     r->cache_control = "no-cache";
     if (csv) {
-        r->content_type = "text/csv; charset=utf-8";
-        char fname[200];
-        snprintf(fname, sizeof fname, "diff_%s_%s_vs_%s", c->kind->tool,
-                 xpv_query_get(q, "base_run"), xpv_query_get(q, "run"));
-        for (char *p = fname; *p; p++)
-            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                  (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
-                *p = '_';
-        snprintf(r->disposition, sizeof r->disposition,
-                 "attachment; filename=\"%s.csv\"", fname);
+        resp_csv(r, "diff_%s_%s_vs_%s", c->kind->tool, rq->base_run, rq->run);
     }
     xpv_compare_free(c);
 }
 
-void route_diff(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r) {
+void route_diff(xpv_app *a, const xpv_request *rq, const char *inm, xpv_response *r) {
     (void)inm;
     if (xpv_cache_defer_heavy()) return;   /* loads on two threads: a worker's job */
-    diff(a, q, r, 0);
+    diff(a, rq, r, 0);
 }
 
-void route_diff_csv(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r) {
+void route_diff_csv(xpv_app *a, const xpv_request *rq, const char *inm, xpv_response *r) {
     (void)inm;
     if (xpv_cache_defer_heavy()) return;   /* loads on two threads: a worker's job */
-    diff(a, q, r, 1);
+    diff(a, rq, r, 1);
 }

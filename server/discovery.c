@@ -482,6 +482,25 @@ void xpv_logdir_free(xpv_logdir *ld) {
 
 const char *xpv_logdir_root(const xpv_logdir *ld) { return ld->root; }
 
+/* Rescan, ld->mu held on entry and on return (released during the scan
+ * and while the replaced list is released): the new list becomes ld->cur.
+ * Returns it, with a reference for the caller when `ref`. */
+static xpv_runlist *rescan_locked(xpv_logdir *ld, int ref) {
+    ld->scanning++;
+    pthread_mutex_unlock(&ld->mu);
+    xpv_runlist *fresh = scan_now(ld);
+    pthread_mutex_lock(&ld->mu);
+    ld->scanning--;
+    xpv_runlist *old = ld->cur;
+    ld->cur = fresh;
+    ld->last_ms = xpv_now_ms();
+    if (ref) __atomic_add_fetch(&fresh->refs, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&ld->mu);
+    if (old) xpv_runlist_release(old);
+    pthread_mutex_lock(&ld->mu);
+    return fresh;
+}
+
 xpv_runlist *xpv_logdir_scan(xpv_logdir *ld, int force) {
     pthread_mutex_lock(&ld->mu);
     int64_t now = xpv_now_ms();
@@ -493,19 +512,8 @@ xpv_runlist *xpv_logdir_scan(xpv_logdir *ld, int force) {
         pthread_mutex_unlock(&ld->mu);
         return rl;
     }
-    ld->scanning++;
+    xpv_runlist *fresh = rescan_locked(ld, 1);
     pthread_mutex_unlock(&ld->mu);
-
-    xpv_runlist *fresh = scan_now(ld);
-
-    pthread_mutex_lock(&ld->mu);
-    ld->scanning--;
-    xpv_runlist *old = ld->cur;
-    ld->cur = fresh;
-    ld->last_ms = xpv_now_ms();
-    __atomic_add_fetch(&fresh->refs, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&ld->mu);
-    if (old) xpv_runlist_release(old);
     return fresh;
 }
 
@@ -522,17 +530,7 @@ static void *scanner_main(void *arg) {
         ts.tv_nsec = (long)(ns % 1000000000);
         pthread_cond_timedwait(&ld->cv, &ld->mu, &ts);
         if (ld->stop) break;
-        ld->scanning++;
-        pthread_mutex_unlock(&ld->mu);
-        xpv_runlist *fresh = scan_now(ld);
-        pthread_mutex_lock(&ld->mu);
-        ld->scanning--;
-        xpv_runlist *old = ld->cur;
-        ld->cur = fresh;
-        ld->last_ms = xpv_now_ms();
-        pthread_mutex_unlock(&ld->mu);
-        if (old) xpv_runlist_release(old);
-        pthread_mutex_lock(&ld->mu);
+        (void)rescan_locked(ld, 0);
     }
     pthread_mutex_unlock(&ld->mu);
     return NULL;

@@ -72,15 +72,15 @@ int legacy_trace_run_offers(xpv_app *a, const reqctx *rc, const char *name) {
 
 /* hosts?tag=T for a tool served from per-tool files.  Returns 1 when it
  * answered. */
-int legacy_hosts(xpv_app *a, const xpv_query *q, xpv_response *r) {
-    const char *tag = xpv_query_get(q, "tag");
-    if (!tag || !*tag) return 0;
+int legacy_hosts(xpv_app *a, const xpv_request *rq, xpv_response *r) {
+    const char *tag = rq->tag;
+    if (!tag) return 0;
     reqctx rc;
     xpv_err err;
     xpv_err_clear(&err);
     char tool[64];
     xpv_legacy_tool_name(tag, tool, sizeof tool);
-    if (resolve_run(a, q, 0, &rc, &err) != 0 || !xpv_legacy_run_has_tool(rc.run, tool)) {
+    if (resolve_run(a, rq, 0, &rc, &err) != 0 || !xpv_legacy_run_has_tool(rc.run, tool)) {
         reqctx_release(&rc);
         return 0;
     }
@@ -93,24 +93,24 @@ int legacy_hosts(xpv_app *a, const xpv_query *q, xpv_response *r) {
 }
 
 /* data / data_csv from a per-tool file.  Returns 1 when it answered. */
-int legacy_data(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r,
+int legacy_data(xpv_app *a, const xpv_request *rq, const char *inm, xpv_response *r,
                 int csv) {
     reqctx rc;
     xpv_err err;
     memset(&rc, 0, sizeof rc);   /* released below even when never resolved */
     xpv_err_clear(&err);
     char tool[64];
-    xpv_legacy_tool_name(xpv_query_get(q, "tag"), tool, sizeof tool);
-    if (!tool[0] || resolve_run(a, q, 0, &rc, &err) != 0) {
+    xpv_legacy_tool_name(rq->tag, tool, sizeof tool);
+    if (!tool[0] || resolve_run(a, rq, 0, &rc, &err) != 0) {
         reqctx_release(&rc);
         return 0;
     }
-    const xpv_host *f = xpv_legacy_find(rc.run, tool, xpv_query_get(q, "host"));
+    const xpv_host *f = xpv_legacy_find(rc.run, tool, rq->host);
     if (!f) {
         reqctx_release(&rc);
         return 0;
     }
-    if (set_validators(a, r, csv ? "data_csv" : "data", &f, 1, q, inm)) {
+    if (set_validators(a, r, csv ? "data_csv" : "data", &f, 1, rq->q, inm)) {
         reqctx_release(&rc);
         return 1;
     }
@@ -120,38 +120,14 @@ int legacy_data(xpv_app *a, const xpv_query *q, const char *inm, xpv_response *r
     }
     xpv_buf b;
     xpv_buf_init(&b);
-    if (xpv_legacy_serve(f, &a->limits, &b, &err) != 0) {
+    if (xpv_legacy_serve(f, &a->limits, csv ? (long)rq->table : -1, &b, &err) != 0) {
         xpv_buf_free(&b);
         resp_error(r, &err);
         reqctx_release(&rc);
         return 1;
     }
-    if (csv) {
-        const char *t = xpv_query_get(q, "table");
-        size_t index = t && *t ? (size_t)strtoul(t, NULL, 10) : 0;
-        xpv_buf c;
-        xpv_buf_init(&c);
-        int rcode = xpv_datatable_to_csv(b.data, b.len, index, &c, &err);
-        xpv_buf_free(&b);
-        if (rcode != 0) {
-            xpv_buf_free(&c);
-            resp_error(r, &err);
-            reqctx_release(&rc);
-            return 1;
-        }
-        resp_take_buf(r, &c);
-        r->content_type = "text/csv; charset=utf-8";
-        char fname[200];
-        snprintf(fname, sizeof fname, "%s_%s_%s", tool, rc.run->name, f->name);
-        for (char *p = fname; *p; p++)
-            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                  (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
-                *p = '_';
-        snprintf(r->disposition, sizeof r->disposition, "attachment; filename=\"%s.csv\"",
-                 fname);
-    } else {
-        resp_take_buf(r, &b);
-    }
+    resp_take_buf(r, &b);
+    if (csv) resp_csv(r, "%s_%s_%s", tool, rc.run->name, f->name);
     reqctx_release(&rc);
     return 1;
 }

@@ -160,25 +160,26 @@ void xpv_legacy_host_list(const xpv_run *run, const char *tool, xpv_buf *out) {
     xpv_buf_putc(out, ']');
 }
 
-int xpv_legacy_serve(const xpv_host *f, const xpv_load_limits *lim, xpv_buf *out,
-                     xpv_err *err) {
+/* The bytes of `f` (malloc'd, the caller frees them), or NULL with err. */
+static char *read_file(const xpv_host *f, const xpv_load_limits *lim, size_t *lenp,
+                       xpv_err *err) {
     uint64_t cap = lim && lim->max_file ? lim->max_file : XPV_DEFAULT_MAX_FILE;
     snprintf(err->file, sizeof err->file, "%s", f->rel);
     /* Confined like the xplane loader: no symlink swapped in after the
      * scan is followed out of the logdir. */
     int fd = xpv_open_confined(lim ? lim->root : NULL, f->path, f->rel, err);
-    if (fd < 0) return -1;
+    if (fd < 0) return NULL;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
         xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: not a regular file", f->rel);
-        return -1;
+        return NULL;
     }
     if ((uint64_t)st.st_size > cap) {
         close(fd);
         xpv_err_set(err, XPV_E_TOO_LARGE, "%s: file is %llu bytes, over the %llu-byte limit", f->rel,
                     (unsigned long long)st.st_size, (unsigned long long)cap);
-        return -1;
+        return NULL;
     }
     size_t len = (size_t)st.st_size, got = 0;
     char *buf = xpv_xmalloc(len ? len : 1);
@@ -192,12 +193,34 @@ int xpv_legacy_serve(const xpv_host *f, const xpv_load_limits *lim, xpv_buf *out
     if (got != len) {
         free(buf);
         xpv_err_set(err, XPV_E_BAD_PROFILE, "%s: incomplete read (file changed?)", f->rel);
-        return -1;
+        return NULL;
     }
+    *lenp = len;
+    return buf;
+}
+
+int xpv_legacy_serve(const xpv_host *f, const xpv_load_limits *lim, long csv_table,
+                     xpv_buf *out, xpv_err *err) {
+    size_t len;
+    char *buf = read_file(f, lim, &len, err);
+    if (!buf) return -1;
     xpv_err te;
     memset(&te, 0, sizeof te);
-    int rc = xpv_legacy_render((enum xpv_legacy_kind)f->kind, buf, len,
-                               lim ? (size_t)lim->max_inflated : 0, out, &te);
+    size_t max_inflated = lim ? (size_t)lim->max_inflated : 0;
+    int rc;
+    if (csv_table < 0) {
+        rc = xpv_legacy_render((enum xpv_legacy_kind)f->kind, buf, len, max_inflated, out, &te);
+    } else {
+        xpv_dt_doc doc;
+        xpv_dt_doc_init(&doc, 1);
+        rc = xpv_legacy_tables((enum xpv_legacy_kind)f->kind, buf, len, max_inflated, &doc, &te);
+        if (rc == 0 && xpv_dt_doc_write_csv(&doc, (size_t)csv_table, out, err) != 0) {
+            xpv_dt_doc_release(&doc);
+            free(buf);
+            return -1;   /* no such table: not the file's fault */
+        }
+        xpv_dt_doc_release(&doc);
+    }
     free(buf);
     if (rc) xpv_err_set(err, te.status ? te.status : XPV_E_BAD_PROFILE, "%s: %s", f->rel, te.msg);
     return rc;

@@ -52,8 +52,9 @@ void xpv_legacy_note_trace(uint64_t ino, uint64_t size, int64_t mtime_ns, unsign
 void xpv_legacy_host_list(const xpv_run *run, const char *tool, xpv_buf *out);
 
 /* Read `f` (size-capped by lim->max_file) and render its tool JSON into
- * `out`.  Returns 0, or -1 with `err` filled (file named). */
-int xpv_legacy_serve(const xpv_host *f, const xpv_load_limits *lim, xpv_buf *out,
-                     xpv_err *err);
+ * `out`, or with csv_table >= 0 that DataTable of it as CSV.  Returns 0,
+ * or -1 with `err` filled (file named). */
+int xpv_legacy_serve(const xpv_host *f, const xpv_load_limits *lim, long csv_table,
+                     xpv_buf *out, xpv_err *err);
 
 #endif

@@ -458,14 +458,15 @@ static int cmd_diff(int argc, char **argv) {
         xpv_app_free(sb.app);
         return 2;
     }
-    xpv_query q = XPV_QUERY_INIT;
-    xpv_query_add(&q, "tag", tool);
-    xpv_query_add(&q, "run", sn.run);
-    xpv_query_add(&q, "base_run", sb.run);
+    xpv_request q;
+    memset(&q, 0, sizeof q);
+    q.tag = tool && *tool ? tool : NULL;
+    q.run = sn.run[0] ? sn.run : NULL;
+    q.base_run = sb.run[0] ? sb.run : NULL;
     const char *nh = sn.host[0] ? sn.host : host;
     const char *bh = sb.host[0] ? sb.host : base_host ? base_host : host;
-    xpv_query_add(&q, "host", nh ? nh : "ALL_HOSTS");
-    xpv_query_add(&q, "base_host", bh ? bh : "ALL_HOSTS");
+    q.host = nh && *nh ? nh : "ALL_HOSTS";
+    q.base_host = bh && *bh ? bh : "ALL_HOSTS";
     xpv_compare *c = NULL;
     xpv_err err;
     xpv_err_clear(&err);
@@ -505,7 +506,6 @@ static int cmd_diff(int argc, char **argv) {
         }
         xpv_compare_free(c);
     }
-    xpv_query_release(&q);
     xpv_app_free(sn.app);
     xpv_app_free(sb.app);
     return rc;

@@ -138,11 +138,11 @@ void reqctx_release(reqctx *c) {
 }
 
 /* Resolve `run` (and `tag` when need_tool) from the query. */
-int resolve_run(xpv_app *a, const xpv_query *q, int need_tool, reqctx *c,
+int resolve_run(xpv_app *a, const xpv_request *rq, int need_tool, reqctx *c,
                 xpv_err *err) {
-    const char *run = xpv_query_get(q, "run");
+    const char *run = rq->run;
     memset(c, 0, sizeof c[0]);
-    if (!run || !*run) return xpv_err_set(err, XPV_E_BAD_REQUEST, "missing parameter: run");
+    if (!run) return xpv_err_set(err, XPV_E_BAD_REQUEST, "missing parameter: run");
     c->rl = xpv_logdir_scan(a->ld, 0);
     /* No forced rescan for unknown names: that would let any client make
      * the server walk the logdir on every request.  New runs show up within
@@ -150,8 +150,8 @@ int resolve_run(xpv_app *a, const xpv_query *q, int need_tool, reqctx *c,
     c->run = xpv_runlist_find(c->rl, run);
     if (!c->run) return xpv_err_set(err, XPV_E_NOT_FOUND, "unknown run: %s", run);
     if (need_tool) {
-        const char *tag = xpv_query_get(q, "tag");
-        if (!tag || !*tag) return xpv_err_set(err, XPV_E_BAD_REQUEST, "missing parameter: tag");
+        const char *tag = rq->tag;
+        if (!tag) return xpv_err_set(err, XPV_E_BAD_REQUEST, "missing parameter: tag");
         c->tool = find_tool(a, tag);
         if (!c->tool) return xpv_err_set(err, XPV_E_NOT_FOUND, "unknown tool: %s", tag);
     }
@@ -160,10 +160,10 @@ int resolve_run(xpv_app *a, const xpv_query *q, int need_tool, reqctx *c,
 
 /* Select hosts per XProf: hosts=a,b (trace viewer only), host=H, or
  * host=ALL_HOSTS / no host = all of them. */
-int resolve_hosts(const xpv_query *q, reqctx *c, xpv_err *err) {
+int resolve_hosts(const xpv_request *rq, reqctx *c, xpv_err *err) {
     const xpv_run *run = c->run;
-    const char *host = xpv_query_get(q, "host");
-    const char *list = xpv_query_get(q, "hosts");
+    const char *host = rq->host;
+    const char *list = rq->hosts;
     char *sel = xpv_xcalloc(run->nhosts, 1);
     int explicit_list = 0;
     if (c->tool && is_trace_tool(c->tool) && list && *list) {
@@ -246,13 +246,18 @@ struct tool_call {
     xpv_err *err;
     const xpv_profile *profile; /* kind->part_build's */
     const void **parts;         /* kind->combine's */
+    long csv_table;             /* render: -1 = JSON, else that table as CSV */
     size_t n;
     void *result;               /* kind->build's, part_build's, combine's or stream->open's */
 };
 
+/* The tool's JSON, or its table number csv_table as CSV (>= 0). */
 static int call_render(void *p) {
     struct tool_call *c = p;
-    return c->tool->render(c->hs, c->derived, c->params, c->out, c->err);
+    return c->csv_table < 0
+               ? xpv_tool_render(c->tool, c->hs, c->derived, c->params, c->out, c->err)
+               : xpv_tool_csv(c->tool, c->hs, c->derived, c->params, (size_t)c->csv_table, c->out,
+                              c->err);
 }
 
 static int call_build(void *p) {
@@ -568,6 +573,7 @@ struct render_ctx {
     reqctx *rc;
     const xpv_query *q;
     const char *ids;            /* host identities, for the derived key */
+    long csv_table;             /* -1: the JSON; else this table as CSV */
 };
 
 static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
@@ -602,7 +608,8 @@ static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
     xpv_err terr;
     memset(&terr, 0, sizeof terr);
     struct tool_call tc = {.tool = rc->tool, .hs = &hs, .derived = derived,
-                           .params = &params, .out = &out, .err = &terr};
+                           .params = &params, .out = &out, .err = &terr,
+                           .csv_table = ctx->csv_table};
     size_t failed = 0;
     int trc = xpv_oom_run(call_render, &tc, &failed);
     if (trc == XPV_OOM_FAILED) {
@@ -662,18 +669,20 @@ void canonical_query(xpv_buf *b, const xpv_query *q) {
 }
 
 /* The rendered output of the request's tool (a referenced cache entry
- * holding a `rendered`), or NULL with `err`. */
-xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_query *q,
-                                xpv_err *err) {
+ * holding a `rendered`): its JSON, or with csv_table >= 0 that table as
+ * CSV; NULL with `err`. */
+xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_query *q, long csv_table,
+                         xpv_err *err) {
     xpv_buf ids, key;
     xpv_buf_init(&ids);
     xpv_buf_init(&key);
     for (size_t i = 0; i < rc->nhosts; i++) host_identity(&ids, rc->hosts[i]);
     xpv_buf_putc(&ids, '\0');
-    xpv_buf_printf(&key, "R\x1f%s\x1f%s\x1f", rc->tool->name, ids.data);
+    if (csv_table < 0) xpv_buf_printf(&key, "R\x1f%s\x1f%s\x1f", rc->tool->name, ids.data);
+    else xpv_buf_printf(&key, "C%ld\x1f%s\x1f%s\x1f", csv_table, rc->tool->name, ids.data);
     canonical_query(&key, q);
     xpv_buf_putc(&key, '\0');
-    struct render_ctx ctx = {a, rc, q, ids.data};
+    struct render_ctx ctx = {a, rc, q, ids.data, csv_table};
     xpv_centry *e = xpv_cache_get(a->cache, key.data, build_rendered, &ctx, err);
     xpv_buf_free(&ids);
     xpv_buf_free(&key);
@@ -777,7 +786,8 @@ int stream_body(xpv_app *a, reqctx *rc, const xpv_query *q, xpv_response *r) {
     }
     xpv_err terr;
     memset(&terr, 0, sizeof terr);
-    struct tool_call tc = {.tool = rc->tool, .hs = &hs, .derived = derived, .params = &params, .err = &terr};
+    struct tool_call tc = {.tool = rc->tool, .hs = &hs, .derived = derived, .params = &params,
+                           .err = &terr};
     size_t failed = 0;
     if (xpv_oom_run(call_open, &tc, &failed) == XPV_OOM_FAILED)
         oom_error(&terr, "opening", rc->tool->name, failed);

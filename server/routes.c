@@ -76,6 +76,20 @@ void resp_take_buf(xpv_response *r, xpv_buf *b) {
     r->compress = len > 512;
 }
 
+void resp_csv(xpv_response *r, const char *fmt, ...) {
+    char fname[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fname, sizeof fname, fmt, ap);
+    va_end(ap);
+    for (char *p = fname; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+              (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
+            *p = '_';
+    r->content_type = "text/csv; charset=utf-8";
+    snprintf(r->disposition, sizeof r->disposition, "attachment; filename=\"%s.csv\"", fname);
+}
+
 void resp_error(xpv_response *r, const xpv_err *e) {
     xpv_buf b;
     xpv_buf_init(&b);

@@ -28,6 +28,7 @@
 #include "cache.h"
 #include "diskcache.h"
 #include "query.h"
+#include "request.h"
 #include "tool.h"
 #include "util.h"
 
@@ -129,13 +130,13 @@ void xpv_app_data_route(xpv_app *app, const char *route, const xpv_query *q,
 void xpv_response_release(xpv_response *r);
 
 /* Two runs compared in one tool (server/diff_route.c, compare/compare.h).
- * `q`: run, host (the new side, looked up in `new_app`), base_run,
+ * `rq`: run, host (the new side, looked up in `new_app`), base_run,
  * base_host (default: host; looked up in `base_app`), tag (default
  * overview_page).  Host to host or ALL_HOSTS to ALL_HOSTS.  Returns 0 with
  * *out (free with xpv_compare_free), or -1 with `err` (err->file names a
  * profile that could not be loaded). */
 struct xpv_compare;
-int xpv_app_diff(xpv_app *base_app, xpv_app *new_app, const xpv_query *q,
+int xpv_app_diff(xpv_app *base_app, xpv_app *new_app, const xpv_request *rq,
                  struct xpv_compare **out, xpv_err *err);
 
 /* Server counters (for /statz and tests). */
@@ -149,11 +150,5 @@ typedef struct xpv_app_stats {
 } xpv_app_stats;
 
 void xpv_app_get_stats(xpv_app *app, xpv_app_stats *st);
-
-/* Convert DataTable JSON (an object with "cols"/"rows", or an array of
- * them: table `index`) to CSV in `out`.  Returns 0, or -1 with a 400
- * error. */
-int xpv_datatable_to_csv(const char *json, size_t len, size_t index,
-                         xpv_buf *out, xpv_err *err);
 
 #endif

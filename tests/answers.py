@@ -3,8 +3,9 @@
 
 A refactor must not change what users see.  This walks a running server the
 way the dashboard does: runs -> run_tools -> hosts, then asks each tool of
-each host (and ALL_HOSTS where offered) for `data` (and `data_csv` for the
-tools whose answer is a table), plus a few parameterised queries per tool
+each host (and ALL_HOSTS where offered) for `data` (and `data_csv`, every
+table of it, for the tools whose answer is a table), plus a few
+parameterised queries per tool
 (op_profile grouped three ways, trace viewport, ...).  Every answer is
 stored as one file named after its query.
 
@@ -39,7 +40,9 @@ EXTRA = {
     "memory_viewer": [{"type": "module_list"}],
 }
 TABLE_TOOLS = {"framework_op_stats", "kernel_stats", "hlo_stats",
-               "roofline_model", "tf_data_bottleneck_analysis"}
+               "roofline_model", "tf_data_bottleneck_analysis",
+               "overview_page", "input_pipeline_analyzer"}
+MAX_TABLES = 10   # data_csv?table=N asked up to the first N that fails
 
 
 def get(base, route, params):
@@ -77,6 +80,13 @@ def queries(base):
                 p = {"run": run, "tag": tool, "host": host}
                 if tool in TABLE_TOOLS:
                     yield "data_csv " + json.dumps(p, sort_keys=True), "data_csv", p
+                    # Every table of the answer, and the first index past them.
+                    for t in range(1, MAX_TABLES):
+                        pt = dict(p, table=str(t))
+                        yield ("data_csv " + json.dumps(pt, sort_keys=True),
+                               "data_csv", pt)
+                        if get(base, "data_csv", pt)[0] != 200:
+                            break
                 yield "profile_info " + json.dumps(p, sort_keys=True), "profile_info", p
 
 

@@ -26,7 +26,7 @@ __attribute__((unused)) static json_t *dt_render_hs(const xpv_tool *t, const xpv
     assert_non_null(d);
     xpv_buf b;
     xpv_buf_init(&b);
-    assert_int_equal(t->render(hs, d, NULL, &b, &err), 0);
+    assert_int_equal(xpv_tool_render(t, hs, d, NULL, &b, &err), 0);
     json_error_t jerr;
     json_t *j = json_loadb(b.data, b.len, 0, &jerr);
     if (!j) print_message("bad JSON: %s\n", jerr.text);

@@ -553,6 +553,57 @@ static void free_bytes(void *b, size_t n) {
  * device time of each op (kernels linked by External id) equals
  * torch-tb-profiler's "device self duration" (spec §9: 149670 µs for
  * aten::cudnn_convolution_backward_weight in resnet50_num_workers_0). */
+/* The DataTables of a stored JSON file as data_csv exports them: cells as
+ * a JSON reader sees them (-0.0 and 1e16 stay reals, an object cell is
+ * its JSON, a bare cell is its value, a missing one empty), elements
+ * without "cols" not counted, and the protobuf kinds' tables the ones
+ * render() writes. */
+static void test_tables_csv(void **state) {
+    (void)state;
+    static const char json[] =
+        "[{},{\"cols\":[{\"id\":\"a\",\"label\":\"\",\"type\":\"number\"},"
+        "{\"id\":\"b\",\"label\":\"B, b\",\"type\":\"string\"},{\"id\":\"c\"}],"
+        "\"rows\":[{\"c\":[{\"v\":-0.0},{\"v\":{\"x\":[1,true]}},{\"v\":null}]},"
+        "{\"c\":[{\"v\":1e16},\"bare\"]},{\"c\":[{\"v\":12},{\"v\":\"q\\\"\"},{\"v\":2.5}]}]}]";
+    xpv_dt_doc doc;
+    xpv_dt_doc_init(&doc, 1);
+    xpv_err err;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(xpv_legacy_tables(XPV_LEGACY_OVERVIEW_JSON, json, strlen(json), 0, &doc,
+                                       &err), 0);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    assert_int_equal(xpv_dt_doc_write_csv(&doc, 0, &b, &err), 0);
+    xpv_buf_putc(&b, '\0');
+    assert_string_equal(b.data, "a,\"B, b\",c\r\n-0,\"{\"\"x\"\":[1,true]}\",\r\n"
+                                "1e+16,bare,\r\n12,\"q\"\"\",2.5\r\n");
+    assert_int_equal(xpv_dt_doc_write_csv(&doc, 1, &b, &err), -1);
+    assert_int_equal(err.status, 400);
+    xpv_dt_doc_release(&doc);
+    xpv_buf_free(&b);
+
+    /* Pod viewer files hold no DataTables. */
+    xpv_dt_doc_init(&doc, 1);
+    assert_int_equal(xpv_legacy_tables(XPV_LEGACY_POD_VIEWER_JSON, "{}", 2, 0, &doc, &err), -1);
+    assert_int_equal(err.status, 400);
+    xpv_dt_doc_release(&doc);
+
+    /* An empty KernelStatsDb: one bare table, the one render() writes. */
+    xpv_dt_doc_init(&doc, 1);
+    assert_int_equal(xpv_legacy_tables(XPV_LEGACY_KERNEL_STATS_PB, "", 0, 0, &doc, &err), 0);
+    assert_int_equal(doc.array, 0);
+    xpv_buf_init(&b);
+    xpv_dt_doc_write_json(&doc, &b);
+    xpv_buf r;
+    xpv_buf_init(&r);
+    assert_int_equal(xpv_legacy_render(XPV_LEGACY_KERNEL_STATS_PB, "", 0, 0, &r, &err), 0);
+    assert_int_equal(b.len, r.len);
+    assert_memory_equal(b.data, r.data, r.len);
+    xpv_buf_free(&b);
+    xpv_buf_free(&r);
+    xpv_dt_doc_release(&doc);
+}
+
 static void test_real_pytorch_op_metrics(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
@@ -623,7 +674,7 @@ static json_t *kernel_table(const xpv_profile *const *ps, size_t n) {
     xpv_buf_init(&out);
     xpv_err err;
     memset(&err, 0, sizeof err);
-    assert_int_equal(xpv_tool_kernel_stats.render(&hs, &none, NULL, &out, &err), 0);
+    assert_int_equal(xpv_tool_render(&xpv_tool_kernel_stats, &hs, &none, NULL, &out, &err), 0);
     json_error_t je;
     json_t *j = json_loadb(out.data, out.len, 0, &je);
     xpv_buf_free(&out);
@@ -686,6 +737,7 @@ int main(void) {
         cmocka_unit_test(test_real_input_pipeline),
         cmocka_unit_test(test_real_tf_stats),
         cmocka_unit_test(test_real_json_files),
+        cmocka_unit_test(test_tables_csv),
         cmocka_unit_test(test_real_pytorch_op_metrics),
         cmocka_unit_test(test_pytorch_occupancy_label),
     };

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "query.h"
+#include "request.h"
 #include "testutil.h"
 
 static void test_query__basic(void **state) {
@@ -108,9 +109,50 @@ static void test_query__url_decode(void **state) {
     assert_int_equal(xpv_url_decode("0123456789abcde", 15, out, sizeof out, 0), 15);
 }
 
+/* The typed request (server/request.c): shared parameters read once,
+ * empty = absent, numbers strictly decimal with the parameter named. */
+static void test_request__parse(void **state) {
+    (void)state;
+    xpv_query q = XPV_QUERY_INIT;
+    xpv_err err;
+    const char *s = "run=r1&tag=trace_viewer%40&host=&hosts=a,b&table=12&top=0&x=1&run=r2";
+    assert_int_equal(xpv_query_parse(&q, s, strlen(s), &err), 0);
+    xpv_request rq;
+    assert_int_equal(xpv_request_parse(&rq, &q, &err), 0);
+    assert_ptr_equal(rq.q, &q);
+    assert_string_equal(rq.run, "r1");   /* the first one, as XProf */
+    assert_string_equal(rq.tag, "trace_viewer@");
+    assert_null(rq.host);                /* empty: absent */
+    assert_string_equal(rq.hosts, "a,b");
+    assert_null(rq.base_run);
+    assert_int_equal(rq.table, 12);
+    assert_int_equal(rq.top, 0);
+    xpv_query_release(&q);
+
+    static const char *const bad[][2] = {
+        {"table=1x", "bad parameter table=1x"},   {"table=-1", "bad parameter table=-1"},
+        {"table=%2B2", "bad parameter table=+2"},   {"table=100001", "bad parameter table=100001"},
+        {"top=0x10", "bad parameter top=0x10"},   {"run=a&top=1e3", "bad parameter top=1e3"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(xpv_query_parse(&q, bad[i][0], strlen(bad[i][0]), &err), 0);
+        memset(&err, 0, sizeof err);
+        assert_int_equal(xpv_request_parse(&rq, &q, &err), -1);
+        assert_int_equal(err.status, 400);
+        assert_string_equal(err.msg, bad[i][1]);
+        xpv_query_release(&q);
+    }
+    assert_int_equal(xpv_query_parse(&q, "table=100000&top=", 17, &err), 0);
+    assert_int_equal(xpv_request_parse(&rq, &q, &err), 0);
+    assert_int_equal(rq.table, 100000);
+    assert_int_equal(rq.top, 0);
+    xpv_query_release(&q);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_query__basic),
+        cmocka_unit_test(test_request__parse),
         cmocka_unit_test(test_query__duplicates_first_wins),
         cmocka_unit_test(test_query__rejects),
         cmocka_unit_test(test_query__empty_and_null),

@@ -35,25 +35,26 @@ static int has_gpu(const xpv_profile *p) {
 }
 
 /* Two DataTables: events per host, then the value of param x. */
-static int render_table(const xpv_hostset *hs, const void *d, const xpv_params *q,
-                        xpv_buf *out, xpv_err *err) {
+static int tables_table(const xpv_hostset *hs, const void *d, const xpv_params *q,
+                        xpv_dt_doc *doc, xpv_err *err) {
     (void)d;
     (void)err;
     count(&nrender);
-    xpv_buf_puts(out, "[{\"cols\":[{\"id\":\"host\",\"label\":\"Host\",\"type\":\"string\"},"
-                      "{\"id\":\"n\",\"label\":\"Events, total\",\"type\":\"number\"}],"
-                      "\"rows\":[");
+    xpv_dt *t = xpv_dt_doc_table(doc, XPV_DT_PROPS_LAST);
+    xpv_dt_add_col(t, "host", "Host", "string", NULL);
+    xpv_dt_add_col(t, "n", "Events, total", "number", NULL);
     for (size_t i = 0; i < hs->n; i++) {
-        if (i) xpv_buf_putc(out, ',');
-        xpv_buf_puts(out, "{\"c\":[{\"v\":");
-        xpv_buf_json_cstr(out, hs->hostnames[i]);
-        xpv_buf_printf(out, "},{\"v\":%llu}]}", (unsigned long long)hs->profiles[i]->nevents);
+        xpv_dt_row(t);
+        xpv_dt_str(t, hs->hostnames[i]);
+        xpv_dt_int(t, (int64_t)hs->profiles[i]->nevents);
     }
     const char *x = xpv_param(q, "x");
-    xpv_buf_puts(out, "],\"p\":{}},{\"cols\":[{\"id\":\"x\",\"label\":\"X\",\"type\":\"string\"}],"
-                      "\"rows\":[{\"c\":[{\"v\":");
-    xpv_buf_json_cstr(out, x ? x : "");
-    xpv_buf_puts(out, "}]},{\"c\":[{\"v\":null}]}]}]");
+    t = xpv_dt_doc_table(doc, 0);
+    xpv_dt_add_col(t, "x", "X", "string", NULL);
+    xpv_dt_row(t);
+    xpv_dt_str(t, x ? x : "");
+    xpv_dt_row(t);
+    xpv_dt_null(t);
     return 0;
 }
 
@@ -110,16 +111,18 @@ static int render_derived(const xpv_hostset *hs, const void *d, const xpv_params
     return 0;
 }
 
-static const xpv_tool t_all = {"t_all", NULL, "All", XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
-                               NULL, NULL, render_table, NULL, NULL};
+static const xpv_tool t_all = {"t_all", NULL, "All", XPV_TOOL_ALL_HOSTS_OK,
+                               NULL, NULL, NULL, tables_table, NULL, NULL};
 static const xpv_tool t_only = {"t_only", NULL, "Only", XPV_TOOL_ALL_HOSTS_ONLY, NULL, NULL,
-                                render_names, NULL, NULL};
+                                render_names, NULL, NULL, NULL};
 static const xpv_tool t_single = {"t_single", "t_old", "Single", 0, has_gpu, NULL,
-                                  render_names, NULL, NULL};
-static const xpv_tool t_trace = {"trace_viewer", NULL, "Trace", 0, NULL, NULL, render_names, NULL, NULL};
+                                  render_names, NULL, NULL, NULL};
+static const xpv_tool t_trace = {"trace_viewer", NULL, "Trace", 0, NULL, NULL, render_names,
+                                 NULL, NULL, NULL};
 static const xpv_tool t_derived = {"t_derived", NULL, "Derived", XPV_TOOL_ALL_HOSTS_OK, NULL,
-                                   &kind_sum, render_derived, NULL, NULL};
-static const xpv_tool t_fail = {"t_fail", NULL, "Fail", 0, NULL, NULL, render_fail, NULL, NULL};
+                                   &kind_sum, render_derived, NULL, NULL, NULL};
+static const xpv_tool t_fail = {"t_fail", NULL, "Fail", 0, NULL, NULL, render_fail, NULL, NULL,
+                                NULL};
 static const xpv_tool *const test_tools[] = {&t_all, &t_trace, &t_only, &t_single,
                                             &t_derived, &t_fail, NULL};
 

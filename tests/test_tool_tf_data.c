@@ -81,7 +81,7 @@ static json_t *run(const xpv_profile *const *ps, const char *const *hn, size_t n
     xpv_err err = {0};
     xpv_buf out;
     xpv_buf_init(&out);
-    assert_int_equal(t->render(&hs, NULL, NULL, &out, &err), 0);
+    assert_int_equal(xpv_tool_render(t, &hs, NULL, NULL, &out, &err), 0);
     json_error_t jerr;
     json_t *j = json_loadb(out.data, out.len, 0, &jerr);
     if (!j) fail_msg("invalid JSON: %s", jerr.text);

@@ -54,19 +54,10 @@ static const char *bound_by(const xpv_op_metrics *m, double flop_rate, double hb
     return res;
 }
 
-static void num_cell(xpv_buf *b, double v) {
-    xpv_buf_puts(b, "{\"v\":");
-    xpv_buf_double(b, isfinite(v) ? v : 0.0);
-    xpv_buf_puts(b, "},");
-}
+/* A number cell; XProf's table has no NaN or infinities. */
+static void num_cell(xpv_dt *t, double v) { xpv_dt_num(t, isfinite(v) ? v : 0.0); }
 
-static void str_cell(xpv_buf *b, const char *s, int last) {
-    xpv_buf_puts(b, "{\"v\":");
-    xpv_buf_json_cstr(b, s);
-    xpv_buf_puts(b, last ? "}" : "},");
-}
-
-static void write_cols(xpv_buf *b, int gpu) {
+static void add_cols(xpv_dt *t, int gpu) {
     static const char *const cols[][3] = {
         {"rank", "number", "Rank"},
         {"host_or_device", "string", "Host/device"},
@@ -91,30 +82,18 @@ static void write_cols(xpv_buf *b, int gpu) {
         {"bound_by", "string", "Bound by"},
         {"eager", "string", "Execution mode"},
     };
-    xpv_buf_puts(b, "\"cols\":[");
-    int first = 1;
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
         if (!gpu && !strcmp(cols[i][0], "gpu_tensorcore_utilization")) continue;
-        if (!first) xpv_buf_putc(b, ',');
-        first = 0;
-        xpv_buf_puts(b, "{\"id\":");
-        xpv_buf_json_cstr(b, cols[i][0]);
-        xpv_buf_puts(b, ",\"label\":");
-        xpv_buf_json_cstr(b, cols[i][2]);
-        xpv_buf_puts(b, ",\"type\":");
-        xpv_buf_json_cstr(b, cols[i][1]);
-        xpv_buf_putc(b, '}');
+        xpv_dt_add_col(t, cols[i][0], cols[i][2], cols[i][1], NULL);
     }
-    xpv_buf_putc(b, ']');
 }
 
 typedef struct table_state {
     int rank;
     double dev_cum, host_cum;
-    int nrows;
 } table_state;
 
-static void write_row(xpv_buf *b, const xpv_op_metrics *m, const xpv_op_metric *op,
+static void add_row(xpv_dt *t, const xpv_op_metrics *m, const xpv_op_metric *op,
                       int on_device, double total_us, table_state *ts, int gpu) {
     double total_time_us = (double)op->time_ps / 1e6;
     double self_us = (double)op->self_time_ps / 1e6;
@@ -136,37 +115,33 @@ static void write_row(xpv_buf *b, const xpv_op_metrics *m, const xpv_op_metric *
     double bw_gib = safe_div(op->bytes_accessed, time_ns) / GIB_PER_GB;
     double intensity = safe_div(op->flops, op->bytes_accessed);
 
-    if (ts->nrows++) xpv_buf_putc(b, ',');
-    xpv_buf_puts(b, "{\"c\":[");
-    num_cell(b, ++ts->rank);
-    str_cell(b, on_device ? "Device" : "Host", 0);
-    str_cell(b, op->category, 0);
-    str_cell(b, op->name, 0);
-    num_cell(b, occ);
-    num_cell(b, total_time_us);
-    num_cell(b, safe_div(total_time_us, occ));
-    num_cell(b, self_us);
-    num_cell(b, safe_div(self_us, occ));
-    num_cell(b, dev_frac);
-    num_cell(b, dev_cum);
-    num_cell(b, host_frac);
-    num_cell(b, host_cum);
-    num_cell(b, flop_rate);
-    num_cell(b, model_rate);
-    num_cell(b, bw_gib);
-    num_cell(b, intensity);
-    if (gpu) num_cell(b, on_device ? tensorcore_util(m, op->name) : 0.0);
-    str_cell(b, bound_by(m, flop_rate, bw_gib), 0);
-    str_cell(b, op->is_eager ? "Eager" : "Function", 1);
-    xpv_buf_puts(b, "]}");
+    xpv_dt_row(t);
+    num_cell(t, ++ts->rank);
+    xpv_dt_str(t, on_device ? "Device" : "Host");
+    xpv_dt_str(t, op->category);
+    xpv_dt_str(t, op->name);
+    num_cell(t, occ);
+    num_cell(t, total_time_us);
+    num_cell(t, safe_div(total_time_us, occ));
+    num_cell(t, self_us);
+    num_cell(t, safe_div(self_us, occ));
+    num_cell(t, dev_frac);
+    num_cell(t, dev_cum);
+    num_cell(t, host_frac);
+    num_cell(t, host_cum);
+    num_cell(t, flop_rate);
+    num_cell(t, model_rate);
+    num_cell(t, bw_gib);
+    num_cell(t, intensity);
+    if (gpu) num_cell(t, on_device ? tensorcore_util(m, op->name) : 0.0);
+    xpv_dt_str(t, bound_by(m, flop_rate, bw_gib));
+    xpv_dt_str(t, op->is_eager ? "Eager" : "Function");
 }
 
-static void write_table(xpv_buf *b, const xpv_op_metrics *m, int exclude_idle) {
+static void op_table(xpv_dt *t, const xpv_op_metrics *m, int exclude_idle) {
     int gpu = strstr(m->device_type, "GPU") != NULL;
-    table_state ts = {0, 0, 0, 0};
-    xpv_buf_putc(b, '{');
-    write_cols(b, gpu);
-    xpv_buf_puts(b, ",\"rows\":[");
+    table_state ts = {0, 0, 0};
+    add_cols(t, gpu);
     const xpv_op_metrics_db *dbs[2] = {&m->device_tf, &m->host};
     for (int half = 0; half < 2; half++) {
         const xpv_op_metrics_db *db = dbs[half];
@@ -179,27 +154,23 @@ static void write_table(xpv_buf *b, const xpv_op_metrics *m, int exclude_idle) {
         for (size_t i = 0; i < limit; i++) {
             const xpv_op_metric *op = &db->ops[i];
             if (exclude_idle && op->is_idle) continue;
-            write_row(b, m, op, on_device, total_us, &ts, gpu);
+            add_row(t, m, op, on_device, total_us, &ts, gpu);
         }
     }
-    xpv_buf_puts(b, "],\"p\":{\"architecture_type\":\"Unknown\",\"task_type\":");
-    xpv_buf_json_cstr(b, xpv_op_metrics_is_training(m) ? "Training" : "Inference");
-    xpv_buf_puts(b, "}}");
+    xpv_dt_prop(t, "architecture_type", "Unknown");
+    xpv_dt_prop(t, "task_type", xpv_op_metrics_is_training(m) ? "Training" : "Inference");
 }
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
+static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                  xpv_dt_doc *doc, xpv_err *err) {
     /* The shared OpStats intermediate (steps + op metrics), built once
      * per (run, host set) for all four stats tools. */
     const xpv_op_metrics *m = ((const xpv_op_stats *)derived)->ops;
     xpv_op_metrics *own = NULL;
     if (!m) m = own = xpv_op_metrics_build(hs, err);
     if (!m) return -1;
-    xpv_buf_putc(out, '[');
-    write_table(out, m, 0);
-    xpv_buf_putc(out, ',');
-    write_table(out, m, 1);
-    xpv_buf_putc(out, ']');
+    op_table(xpv_dt_doc_table(doc, XPV_DT_PROPS_LAST), m, 0);
+    op_table(xpv_dt_doc_table(doc, XPV_DT_PROPS_LAST), m, 1);
     xpv_op_metrics_free(own);
     return 0;
 }
@@ -208,8 +179,7 @@ const xpv_tool xpv_tool_framework_op_stats = {
     .name = "framework_op_stats",
     .alias = "tensorflow_stats",
     .title = "Framework Op Stats",
-    .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
-    .available = NULL,
+    .flags = XPV_TOOL_ALL_HOSTS_OK,
     .derived = &xpv_derived_op_stats,
-    .render = render,
+    .tables = tables,
 };

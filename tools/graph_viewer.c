@@ -672,7 +672,6 @@ static int available(const xpv_profile *p) { return xpv_hlo_count_protos(p) > 0;
 
 const xpv_tool xpv_tool_graph_viewer = {
     .name = "graph_viewer",
-    .alias = NULL,
     .title = "Graph Viewer",
     .flags = XPV_TOOL_ALL_HOSTS_OK,
     .available = available,

@@ -27,7 +27,7 @@ static double safe_div(double a, double b) { return b != 0 ? a / b : 0.0; }
 
 static int contains(const char *s, const char *needle) { return s && strstr(s, needle); }
 
-static void write_row(xpv_buf *b, const xpv_op_metrics *m, const xpv_op_metric *op,
+static void add_row(xpv_dt *t, const xpv_op_metrics *m, const xpv_op_metric *op,
                       const xpv_hlo_op *h, int rank, double total_us, double *cum) {
     double time_us = (double)op->time_ps / 1e6, self_us = (double)op->self_time_ps / 1e6;
     double occ = (double)op->occurrences;
@@ -53,41 +53,38 @@ static void write_row(xpv_buf *b, const xpv_op_metrics *m, const xpv_op_metric *
     char pid[32];
     snprintf(pid, sizeof pid, "%llu", (unsigned long long)(uint64_t)op->program_id);
 
-    xpv_buf_puts(b, "{\"c\":[");
-    xpv_dt_cell_num(b, rank, 0);
-    xpv_dt_cell_str(b, pid, 0);
-    xpv_dt_cell_str(b, category, 0);
-    xpv_buf_puts(b, "{\"v\":");
-    xpv_buf_json_str(b, hname.ptr, hname.len);
-    xpv_buf_puts(b, "},");
-    xpv_dt_cell_str(b, expr.data, 0);
-    xpv_dt_cell_str(b, prov, 0);
-    xpv_dt_cell_num(b, occ, 0);
-    xpv_dt_cell_num(b, time_us, 0);
-    xpv_dt_cell_num(b, safe_div(time_us, occ), 0);
-    xpv_dt_cell_num(b, self_us, 0);
-    xpv_dt_cell_num(b, safe_div(self_us, occ), 0);
-    xpv_dt_cell_num(b, frac * 100.0, 0);
-    xpv_dt_cell_num(b, *cum * 100.0, 0);
-    xpv_dt_cell_num(b, 0, 0);                 /* dma_stall_percent */
-    xpv_dt_cell_num(b, rl.model_flop_rate, 0);
-    xpv_dt_cell_num(b, rl.flop_rate, 0);
-    xpv_dt_cell_num(b, rl.memory_bw, 0);
-    xpv_dt_cell_num(b, rl.hbm_bw, 0);
-    xpv_dt_cell_num(b, 0, 0);                 /* cmem_read_bw */
-    xpv_dt_cell_num(b, 0, 0);                 /* cmem_write_bw */
-    xpv_dt_cell_num(b, rl.operational_intensity, 0);
-    xpv_dt_cell_str(b, op->is_idle ? "Unknown" : rl.bound_by, 0);
+    xpv_dt_row(t);
+    xpv_dt_num(t, rank);
+    xpv_dt_str(t, pid);
+    xpv_dt_str(t, category);
+    xpv_dt_strn(t, hname.ptr, hname.len);
+    xpv_dt_str(t, expr.data);
+    xpv_dt_str(t, prov);
+    xpv_dt_num(t, occ);
+    xpv_dt_num(t, time_us);
+    xpv_dt_num(t, safe_div(time_us, occ));
+    xpv_dt_num(t, self_us);
+    xpv_dt_num(t, safe_div(self_us, occ));
+    xpv_dt_num(t, frac * 100.0);
+    xpv_dt_num(t, *cum * 100.0);
+    xpv_dt_num(t, 0);                 /* dma_stall_percent */
+    xpv_dt_num(t, rl.model_flop_rate);
+    xpv_dt_num(t, rl.flop_rate);
+    xpv_dt_num(t, rl.memory_bw);
+    xpv_dt_num(t, rl.hbm_bw);
+    xpv_dt_num(t, 0);                 /* cmem_read_bw */
+    xpv_dt_num(t, 0);                 /* cmem_write_bw */
+    xpv_dt_num(t, rl.operational_intensity);
+    xpv_dt_str(t, op->is_idle ? "Unknown" : rl.bound_by);
     int remat = contains(expr.data, "remat") || contains(prov, "remat");
     int outside = contains(prov, "outside_compilation") || contains(prov, "OutsideCompilation");
-    xpv_dt_cell_str(b, remat ? "Yes" : "No", 0);
-    xpv_dt_cell_str(b, outside ? "Yes" : "No", 0);
-    xpv_dt_cell_str(b, "No", 0);              /* autotuned */
-    xpv_dt_cell_str(b, src, 0);
-    xpv_dt_cell_str(b, m->has_tpu && !op->is_idle ? "TensorCore" : "", 0);
-    xpv_dt_cell_str(b, "", 0);                /* parent_op_name */
-    xpv_dt_cell_num(b, 0, 1);                 /* vdd_energy */
-    xpv_buf_puts(b, "]}");
+    xpv_dt_str(t, remat ? "Yes" : "No");
+    xpv_dt_str(t, outside ? "Yes" : "No");
+    xpv_dt_str(t, "No");              /* autotuned */
+    xpv_dt_str(t, src);
+    xpv_dt_str(t, m->has_tpu && !op->is_idle ? "TensorCore" : "");
+    xpv_dt_str(t, "");                /* parent_op_name */
+    xpv_dt_num(t, 0);                 /* vdd_energy */
     xpv_buf_free(&expr);
 }
 
@@ -123,14 +120,15 @@ static const xpv_dt_col cols[] = {
     {"vdd_energy", "VDD Energy (J)", "number", NULL},
 };
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
+static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                  xpv_dt_doc *doc, xpv_err *err) {
     (void)q;
     const xpv_op_stats *os = derived;
     const xpv_op_metrics *m = os->ops;
     const xpv_op_metrics_db *db = &m->device;
-    xpv_buf rows;
-    xpv_buf_init(&rows);
+    doc->array = 0;
+    xpv_dt *t = xpv_dt_doc_table(doc, 0);
+    xpv_dt_add_cols(t, cols, sizeof cols / sizeof cols[0]);
     double total_us = (double)db->total_time_ps / 1e6, cum = 0;
     int rank = 0;
     /* XProf's device db is empty (no IDLE either) without device planes. */
@@ -138,36 +136,17 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
         const xpv_op_metric *op = &db->ops[i];
         if (op->occurrences == 0 && !op->is_idle) continue;
         xpv_hlo_op h;
-        if (xpv_hlo_resolve(os->hlo, hs, op, &h, err) < 0) {
-            xpv_buf_free(&rows);
-            return -1;
-        }
-        if (rank) xpv_buf_putc(&rows, ',');
-        write_row(&rows, m, op, &h, ++rank, total_us, &cum);
+        if (xpv_hlo_resolve(os->hlo, hs, op, &h, err) < 0) return -1;
+        add_row(t, m, op, &h, ++rank, total_us, &cum);
     }
-    xpv_buf_putc(out, '{');
-    xpv_dt_cols(out, cols, sizeof cols / sizeof cols[0]);
-    xpv_buf_puts(out, ",\"rows\":[");
-    xpv_buf_add(out, rows.data, rows.len);
-    xpv_buf_puts(out, "]}");
-    xpv_buf_free(&rows);
-    return 0;
-}
-
-static int available(const xpv_profile *p) {
-    for (uint32_t i = 0; i < p->nplanes; i++)
-        if (xpv_str_has_prefix(p->planes[i].name, "/device:GPU:") ||
-            xpv_str_has_prefix(p->planes[i].name, "/device:TPU:"))
-            return 1;
     return 0;
 }
 
 const xpv_tool xpv_tool_hlo_stats = {
     .name = "hlo_stats",
-    .alias = NULL,
     .title = "HLO Op Stats",
-    .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
-    .available = available,
+    .flags = XPV_TOOL_ALL_HOSTS_OK,
+    .available = xpv_tool_has_accelerator,
     .derived = &xpv_derived_op_stats,
-    .render = render,
+    .tables = tables,
 };

@@ -15,30 +15,20 @@
 #include "opstats.h"
 #include "tool.h"
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
+static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                  xpv_dt_doc *doc, xpv_err *err) {
     (void)hs;
     (void)q;
-    const xpv_op_stats *os = derived;
-    if (!os || !os->ops) {
-        err->status = XPV_E_INTERNAL;
-        snprintf(err->msg, sizeof err->msg, "input_pipeline_analyzer: op_stats missing");
-        return -1;
-    }
+    const xpv_op_stats *os = xpv_op_stats_need(derived, "input_pipeline_analyzer", err);
+    if (!os) return -1;
     static const xpv_dt_col core_cols[] = {{"index", "Index", "string", NULL}};
     xpv_ipa ipa;
     xpv_ipa_compute(os, &ipa);
-    xpv_buf_puts(out, "[{");
-    xpv_dt_cols(out, core_cols, 1);
-    xpv_buf_puts(out, ",\"rows\":[]},");
-    xpv_ipa_write_step_table(out, &ipa);
-    xpv_buf_putc(out, ',');
-    xpv_ipa_write_input_ops_table(out, &ipa);
-    xpv_buf_putc(out, ',');
-    xpv_ipa_write_recommendation_table(out);
-    xpv_buf_putc(out, ',');
-    xpv_ipa_write_diagnostics_table(out, os, 0);
-    xpv_buf_putc(out, ']');
+    xpv_dt_add_cols(xpv_dt_doc_table(doc, 0), core_cols, 1);
+    xpv_ipa_step_table(doc, &ipa);
+    xpv_ipa_input_ops_table(doc, &ipa);
+    xpv_ipa_recommendation_table(doc);
+    xpv_ipa_diagnostics_table(doc, os, 0);
     return 0;
 }
 
@@ -46,8 +36,7 @@ const xpv_tool xpv_tool_input_pipeline_analyzer = {
     .name = "input_pipeline_analyzer",
     .alias = "input_pipeline", /* the old name XProf still accepts (§1.5) */
     .title = "Input Pipeline Analyzer",
-    .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
-    .available = NULL,
+    .flags = XPV_TOOL_ALL_HOSTS_OK,
     .derived = &xpv_derived_op_stats,
-    .render = render,
+    .tables = tables,
 };

@@ -14,6 +14,7 @@
  * column keeps its id and values, its label says which one it holds
  * ("Est. Achieved Occupancy %", or "Occupancy %" when hosts mix both).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "op_metrics.h"
@@ -21,30 +22,19 @@
 #include "opstats.h"
 #include "tool.h"
 
-static void num_cell(xpv_buf *b, double v) {
-    xpv_buf_puts(b, "{\"v\":");
-    xpv_buf_double(b, v);
-    xpv_buf_puts(b, "},");
+/* Whole nanoseconds as microseconds, exact (fixed decimals); `tmp` is
+ * scratch space. */
+static void ns_cell(xpv_dt *t, uint64_t ns, xpv_buf *tmp) {
+    xpv_buf_reset(tmp);
+    xpv_buf_ps_as_us(tmp, xpv_ns_to_ps_u64(ns, NULL));
+    xpv_buf_putc(tmp, '\0');
+    xpv_dt_num_text(t, tmp->data);
 }
 
-static void ns_cell(xpv_buf *b, uint64_t ns, int last) {
-    xpv_buf_puts(b, "{\"v\":");
-    xpv_buf_ps_as_us(b, xpv_ns_to_ps_u64(ns, NULL));
-    xpv_buf_puts(b, last ? "}" : "},");
-}
-
-static void str_cell(xpv_buf *b, const char *s) {
-    xpv_buf_puts(b, "{\"v\":");
-    xpv_buf_json_cstr(b, s);
-    xpv_buf_puts(b, "},");
-}
-
-static void bool_cell(xpv_buf *b, int v) {
-    xpv_buf_puts(b, v ? "{\"v\":true}," : "{\"v\":false},");
-}
-
-static void dims_cell(xpv_buf *b, const uint32_t d[3]) {
-    xpv_buf_printf(b, "{\"v\":\"%u,%u,%u\"},", d[0], d[1], d[2]);
+static void dims_cell(xpv_dt *t, const uint32_t d[3]) {
+    char tmp[48];
+    snprintf(tmp, sizeof tmp, "%u,%u,%u", d[0], d[1], d[2]);
+    xpv_dt_str(t, tmp);
 }
 
 /* The occupancy column's label for the kernels of `m` (see the top). */
@@ -55,7 +45,7 @@ static const char *occupancy_label(const xpv_op_metrics *m) {
 }
 
 /* Write the kernel stats DataTable of `m` into `b`. */
-static void write_kernel_table(xpv_buf *b, const xpv_op_metrics *m, const char *occ_label) {
+static void kernel_table(xpv_dt *t, const xpv_op_metrics *m, const char *occ_label) {
     const char *const cols[][3] = {
         {"rank", "number", "Rank"},
         {"kernel_name", "string", "Kernel Name"},
@@ -73,52 +63,44 @@ static void write_kernel_table(xpv_buf *b, const xpv_op_metrics *m, const char *
         {"min_duration_us", "number", "Min Duration (\xce\xbcs)"},
         {"max_duration_us", "number", "Max Duration (\xce\xbcs)"},
     };
-    xpv_buf_puts(b, "{\"cols\":[");
-    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
-        if (i) xpv_buf_putc(b, ',');
-        xpv_buf_puts(b, "{\"id\":");
-        xpv_buf_json_cstr(b, cols[i][0]);
-        xpv_buf_puts(b, ",\"label\":");
-        xpv_buf_json_cstr(b, cols[i][2]);
-        xpv_buf_puts(b, ",\"type\":");
-        xpv_buf_json_cstr(b, cols[i][1]);
-        xpv_buf_putc(b, '}');
-    }
-    xpv_buf_puts(b, "],\"rows\":[");
+    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+        xpv_dt_add_col(t, cols[i][0], cols[i][2], cols[i][1], NULL);
+    xpv_buf tmp;
+    xpv_buf_init(&tmp);
     for (size_t i = 0; i < m->nkernels; i++) {
         const xpv_kernel_report *k = &m->kernels[i];
-        if (i) xpv_buf_putc(b, ',');
-        xpv_buf_puts(b, "{\"c\":[");
-        num_cell(b, (double)(i + 1));
-        str_cell(b, k->name);
-        num_cell(b, k->registers_per_thread);
-        num_cell(b, (double)k->static_shmem_bytes + (double)k->dynamic_shmem_bytes);
-        dims_cell(b, k->block);
-        dims_cell(b, k->grid);
+        xpv_dt_row(t);
+        xpv_dt_num(t, (double)(i + 1));
+        xpv_dt_str(t, k->name);
+        xpv_dt_num(t, k->registers_per_thread);
+        xpv_dt_num(t, (double)k->static_shmem_bytes + (double)k->dynamic_shmem_bytes);
+        dims_cell(t, k->block);
+        dims_cell(t, k->grid);
         /* KernelReport.occupancy_pct is a proto float. */
-        num_cell(b, (double)(float)k->occupancy_pct);
-        bool_cell(b, k->is_op_tensor_core_eligible);
-        bool_cell(b, k->is_kernel_using_tensor_core);
-        str_cell(b, k->op_name);
-        num_cell(b, (double)k->occurrences);
-        ns_cell(b, k->total_duration_ns, 0);
-        ns_cell(b, k->occurrences ? k->total_duration_ns / k->occurrences : 0, 0);
-        ns_cell(b, k->min_duration_ns, 0);
-        ns_cell(b, k->max_duration_ns, 1);
-        xpv_buf_puts(b, "]}");
+        xpv_dt_num(t, (double)(float)k->occupancy_pct);
+        xpv_dt_bool(t, k->is_op_tensor_core_eligible);
+        xpv_dt_bool(t, k->is_kernel_using_tensor_core);
+        xpv_dt_str(t, k->op_name);
+        xpv_dt_num(t, (double)k->occurrences);
+        ns_cell(t, k->total_duration_ns, &tmp);
+        ns_cell(t, k->occurrences ? k->total_duration_ns / k->occurrences : 0, &tmp);
+        ns_cell(t, k->min_duration_ns, &tmp);
+        ns_cell(t, k->max_duration_ns, &tmp);
     }
-    xpv_buf_puts(b, "]}");
+    xpv_buf_free(&tmp);
 }
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
+static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                  xpv_dt_doc *doc, xpv_err *err) {
+    (void)q;
     /* The shared OpStats intermediate (steps + op metrics), built once
      * per (run, host set) for all four stats tools. */
     const xpv_op_metrics *m = ((const xpv_op_stats *)derived)->ops;
     xpv_op_metrics *own = NULL;
     if (!m) m = own = xpv_op_metrics_build(hs, err);
     if (!m) return -1;
-    write_kernel_table(out, m, occupancy_label(m));
+    doc->array = 0;
+    kernel_table(xpv_dt_doc_table(doc, 0), m, occupancy_label(m));
     xpv_op_metrics_free(own);
     return 0;
 }
@@ -132,10 +114,9 @@ static int available(const xpv_profile *p) {
 
 const xpv_tool xpv_tool_kernel_stats = {
     .name = "kernel_stats",
-    .alias = NULL,
     .title = "GPU Kernel Stats",
-    .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
+    .flags = XPV_TOOL_ALL_HOSTS_OK,
     .available = available,
     .derived = &xpv_derived_op_stats,
-    .render = render,
+    .tables = tables,
 };

@@ -759,10 +759,8 @@ static int available(const xpv_profile *p) {
 
 const xpv_tool xpv_tool_memory_profile = {
     .name = "memory_profile",
-    .alias = NULL,
     .title = "Memory Profile",
     .flags = 0,
     .available = available,
-    .derived = NULL,
     .render = render,
 };

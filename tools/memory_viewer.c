@@ -258,7 +258,6 @@ static int available(const xpv_profile *p) { return xpv_hlo_count_protos(p) > 0;
 
 const xpv_tool xpv_tool_memory_viewer = {
     .name = "memory_viewer",
-    .alias = NULL,
     .title = "Memory Viewer",
     .flags = 0,
     .available = available,

@@ -349,20 +349,11 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     return rc;
 }
 
-static int available(const xpv_profile *p) {
-    for (uint32_t i = 0; i < p->nplanes; i++)
-        if (xpv_str_has_prefix(p->planes[i].name, "/device:GPU:") ||
-            xpv_str_has_prefix(p->planes[i].name, "/device:TPU:"))
-            return 1;
-    return 0;
-}
-
 const xpv_tool xpv_tool_op_profile = {
     .name = "op_profile",
-    .alias = NULL,
     .title = "HLO Op Profile",
     .flags = XPV_TOOL_ALL_HOSTS_OK,
-    .available = available,
+    .available = xpv_tool_has_accelerator,
     .derived = &xpv_derived_op_stats,
     .render = render,
 };

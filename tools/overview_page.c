@@ -23,17 +23,17 @@ static void pct(char *out, size_t n, double v) {
     else snprintf(out, n, "unknown");
 }
 
-static void kv_pct(xpv_buf *b, int *first, const char *key, double v) {
+static void prop_pct(xpv_dt *t, const char *key, double v) {
     char tmp[64];
     pct(tmp, sizeof tmp, v);
-    xpv_dt_kv(b, first, key, tmp);
+    xpv_dt_prop(t, key, tmp);
 }
 
 static double safe_div(double a, double b) { return b != 0 ? a / b : 0; }
 
 /* ---- analysis table ---- */
 
-static void write_analysis(xpv_buf *b, const xpv_op_stats *os) {
+static void analysis_table(xpv_dt_doc *doc, const xpv_op_stats *os) {
     const xpv_op_metrics *m = os->ops;
     int gpu = strstr(os->device_type, "GPU") != NULL;
 
@@ -56,7 +56,7 @@ static void write_analysis(xpv_buf *b, const xpv_op_stats *os) {
     }
     double c16 = (double)os->steps.compute_16bit_ps, c32 = (double)os->steps.compute_32bit_ps;
 
-    xpv_buf_putc(b, '{');
+    xpv_dt *t = xpv_dt_doc_table(doc, 0);
     if (gpu) {
         static const xpv_dt_col cols[] = {
             {"selfTimePercent", "Time (%)", "number", NULL},
@@ -67,7 +67,7 @@ static void write_analysis(xpv_buf *b, const xpv_op_stats *os) {
             {"tcEligibility", "TensorCore eligibility", "boolean", NULL},
             {"tcUtilization", "Op is using TensorCore", "boolean", NULL},
         };
-        xpv_dt_cols(b, cols, sizeof cols / sizeof cols[0]);
+        xpv_dt_add_cols(t, cols, sizeof cols / sizeof cols[0]);
     } else {
         static const xpv_dt_col cols[] = {
             {"selfTimePercent", "Time (%)", "number", NULL},
@@ -76,13 +76,11 @@ static void write_analysis(xpv_buf *b, const xpv_op_stats *os) {
             {"operation", "Operation", "string", NULL},
             {"flopRate", "Bf16 Normalized Flop Rate(GFLOPs/Sec)", "number", NULL},
         };
-        xpv_dt_cols(b, cols, sizeof cols / sizeof cols[0]);
+        xpv_dt_add_cols(t, cols, sizeof cols / sizeof cols[0]);
     }
-    xpv_buf_puts(b, ",\"p\":{");
-    int first = 1;
     if (gpu) {
-        kv_pct(b, &first, "device_compute_16bit_percent", 100.0 * safe_div(c16, c16 + c32));
-        kv_pct(b, &first, "device_compute_32bit_percent", 100.0 * safe_div(c32, c16 + c32));
+        prop_pct(t, "device_compute_16bit_percent", 100.0 * safe_div(c16, c16 + c32));
+        prop_pct(t, "device_compute_32bit_percent", 100.0 * safe_div(c32, c16 + c32));
     } else {
         const xpv_op_metrics_db *d = &m->device;
         double busy = (double)d->total_op_time_ps;
@@ -92,24 +90,23 @@ static void write_analysis(xpv_buf *b, const xpv_op_stats *os) {
             busy = (double)m->tpu_busy_ps;
             idle = (double)m->tpu_idle_ps;
         }
-        kv_pct(b, &first, "device_duty_cycle_percent", 100.0 * safe_div(busy, busy + idle));
-        kv_pct(b, &first, "device_idle_time_percent", 100.0 * xpv_op_metrics_idle_ratio(d));
+        prop_pct(t, "device_duty_cycle_percent", 100.0 * safe_div(busy, busy + idle));
+        prop_pct(t, "device_idle_time_percent", 100.0 * xpv_op_metrics_idle_ratio(d));
     }
-    kv_pct(b, &first, "device_op_time_eager_percent", 100.0 * safe_div(dev_eager, dev_self));
-    kv_pct(b, &first, "device_tf_op_percent", 100.0 * safe_div(dev_occ, host_occ + dev_occ));
+    prop_pct(t, "device_op_time_eager_percent", 100.0 * safe_div(dev_eager, dev_self));
+    prop_pct(t, "device_tf_op_percent", 100.0 * safe_div(dev_occ, host_occ + dev_occ));
     if (!gpu) {
-        kv_pct(b, &first, "flop_rate_utilization_relative_to_roofline", 0);
-        kv_pct(b, &first, "host_idle_time_percent", 100.0 * xpv_op_metrics_idle_ratio(&m->host));
+        prop_pct(t, "flop_rate_utilization_relative_to_roofline", 0);
+        prop_pct(t, "host_idle_time_percent", 100.0 * xpv_op_metrics_idle_ratio(&m->host));
     }
-    kv_pct(b, &first, "hbm_utilization_percent", 0);
-    kv_pct(b, &first, "host_op_time_eager_percent", 100.0 * safe_div(host_eager, host_self));
-    kv_pct(b, &first, "host_tf_op_percent", 100.0 * safe_div(host_occ, host_occ + dev_occ));
-    xpv_dt_kv(b, &first, "host_trace_level", "0");
-    if (!gpu) kv_pct(b, &first, "memory_bw_utilization_relative_to_hw_limit", 0);
-    kv_pct(b, &first, "mxu_utilization_percent", m->mxu_utilization_percent);
-    xpv_dt_kv(b, &first, "remark_color", "");
-    xpv_dt_kv(b, &first, "remark_text", "");
-    xpv_buf_puts(b, "},\"rows\":[");
+    prop_pct(t, "hbm_utilization_percent", 0);
+    prop_pct(t, "host_op_time_eager_percent", 100.0 * safe_div(host_eager, host_self));
+    prop_pct(t, "host_tf_op_percent", 100.0 * safe_div(host_occ, host_occ + dev_occ));
+    xpv_dt_prop(t, "host_trace_level", "0");
+    if (!gpu) prop_pct(t, "memory_bw_utilization_relative_to_hw_limit", 0);
+    prop_pct(t, "mxu_utilization_percent", m->mxu_utilization_percent);
+    xpv_dt_prop(t, "remark_color", "");
+    xpv_dt_prop(t, "remark_text", "");
 
     /* Top device ops of the TF-level db without idle; fractions of the
      * total device op time. */
@@ -121,13 +118,13 @@ static void write_analysis(xpv_buf *b, const xpv_op_stats *os) {
         if (op->is_idle) continue;
         double frac = safe_div((double)op->self_time_ps, total);
         cum += frac;
-        if (nrow++) xpv_buf_putc(b, ',');
-        xpv_buf_puts(b, "{\"c\":[");
-        xpv_dt_cell_num(b, frac, 0);
-        xpv_dt_cell_num(b, cum, 0);
-        xpv_dt_cell_str(b, op->category, 0);
-        xpv_dt_cell_str(b, op->name, 0);
-        xpv_dt_cell_num(b, safe_div(op->flops, (double)op->time_ps / 1000.0), !gpu);
+        nrow++;
+        xpv_dt_row(t);
+        xpv_dt_num(t, frac);
+        xpv_dt_num(t, cum);
+        xpv_dt_str(t, op->category);
+        xpv_dt_str(t, op->name);
+        xpv_dt_num(t, safe_div(op->flops, (double)op->time_ps / 1000.0));
         if (gpu) {
             int eligible = 0;
             uint64_t tc_ns = 0;
@@ -137,53 +134,46 @@ static void write_analysis(xpv_buf *b, const xpv_op_stats *os) {
                 eligible |= kr->is_op_tensor_core_eligible;
                 if (kr->is_kernel_using_tensor_core) tc_ns += kr->total_duration_ns;
             }
-            xpv_dt_cell_bool(b, eligible, 0);
-            xpv_dt_cell_bool(b, tc_ns != 0, 1);
+            xpv_dt_bool(t, eligible);
+            xpv_dt_bool(t, tc_ns != 0);
         }
-        xpv_buf_puts(b, "]}");
     }
-    xpv_buf_puts(b, "]}");
 }
 
 /* ---- run environment ---- */
 
-static void write_run_environment(xpv_buf *b, const xpv_op_stats *os) {
+static void run_environment_table(xpv_dt_doc *doc, const xpv_op_stats *os) {
     static const xpv_dt_col cols[] = {
         {"host_id", "host_id", "string", NULL},
         {"command_line", "command_line", "string", NULL},
         {"start_time", "start_time", "string", NULL},
         {"bns_address", "bns_address", "string", NULL},
     };
-    xpv_buf_putc(b, '{');
-    xpv_dt_cols(b, cols, sizeof cols / sizeof cols[0]);
-    xpv_buf_puts(b, ",\"p\":{");
-    int first = 1;
-    xpv_dt_kvf(b, &first, "device_core_count", "%d", os->device_core_count);
-    xpv_dt_kv(b, &first, "device_type", os->device_type);
-    xpv_dt_kvf(b, &first, "host_count", "%d", os->host_count);
+    xpv_dt *t = xpv_dt_doc_table(doc, 0);
+    xpv_dt_add_cols(t, cols, sizeof cols / sizeof cols[0]);
+    xpv_dt_propf(t, "device_core_count", "%d", os->device_core_count);
+    xpv_dt_prop(t, "device_type", os->device_type);
+    xpv_dt_propf(t, "host_count", "%d", os->host_count);
     /* The same verdict TF stats shows (task_type), so the pages agree. */
-    xpv_dt_kv(b, &first, "is_training", xpv_op_metrics_is_training(os->ops) ? "true" : "false");
+    xpv_dt_prop(t, "is_training", xpv_op_metrics_is_training(os->ops) ? "true" : "false");
     if (os->task_count > 0 && os->host_count > 0)
-        xpv_dt_kvf(b, &first, "task_count", "%d (num tasks per host = %d)", os->task_count,
+        xpv_dt_propf(t, "task_count", "%d (num tasks per host = %d)", os->task_count,
                    os->task_count / os->host_count);
     else
-        xpv_dt_kvf(b, &first, "task_count", "%d", os->task_count);
-    xpv_buf_puts(b, "},\"rows\":[]}");
+        xpv_dt_propf(t, "task_count", "%d", os->task_count);
 }
 
 /* ---- recommendation ---- */
 
-static void tip_row(xpv_buf *b, int *nrow, const char *type, const char *link,
-                    const char *desc) {
-    if ((*nrow)++) xpv_buf_putc(b, ',');
-    xpv_buf_puts(b, "{\"c\":[");
-    xpv_dt_cell_str(b, type, 0);
-    xpv_dt_cell_str(b, link, 0);
-    xpv_dt_cell_str(b, desc, 1);
-    xpv_buf_puts(b, "]}");
+static void tip_row(xpv_dt *t, const char *type, const char *link, const char *desc) {
+    xpv_dt_row(t);
+    xpv_dt_str(t, type);
+    xpv_dt_str(t, link);
+    xpv_dt_str(t, desc);
 }
 
-static void write_recommendation(xpv_buf *b, const xpv_op_stats *os, const xpv_ipa *ipa) {
+static void recommendation_table(xpv_dt_doc *doc, const xpv_op_stats *os,
+                                 const xpv_ipa *ipa) {
     static const xpv_dt_col cols[] = {
         {"tip_type", "tip_type", "string", NULL},
         {"link", "link", "string", NULL},
@@ -201,56 +191,51 @@ static void write_recommendation(xpv_buf *b, const xpv_op_stats *os, const xpv_i
                      p16);
     }
     const char *bn = ipa->input_classification;
-    xpv_buf_putc(b, '{');
-    xpv_dt_cols(b, cols, sizeof cols / sizeof cols[0]);
-    xpv_buf_puts(b, ",\"p\":{");
-    int first = 1;
-    xpv_dt_kv(b, &first, "all_other_bottleneck", ipa->all_other_classification);
-    xpv_dt_kv(b, &first, "all_other_statement", ipa->all_other_statement);
-    xpv_dt_kv(b, &first, "bottleneck", bn);
-    xpv_dt_kv(b, &first, "device_collectives_bottleneck", ipa->collectives_classification);
-    xpv_dt_kv(b, &first, "device_collectives_statement", ipa->collectives_statement);
-    xpv_dt_kv(b, &first, "kernel_launch_bottleneck", ipa->kernel_launch_classification);
-    xpv_dt_kv(b, &first, "kernel_launch_statement", ipa->kernel_launch_statement);
-    xpv_dt_kv(b, &first, "non_bottleneck_tip_types",
+    xpv_dt *t = xpv_dt_doc_table(doc, 0);
+    xpv_dt_add_cols(t, cols, sizeof cols / sizeof cols[0]);
+    xpv_dt_prop(t, "all_other_bottleneck", ipa->all_other_classification);
+    xpv_dt_prop(t, "all_other_statement", ipa->all_other_statement);
+    xpv_dt_prop(t, "bottleneck", bn);
+    xpv_dt_prop(t, "device_collectives_bottleneck", ipa->collectives_classification);
+    xpv_dt_prop(t, "device_collectives_statement", ipa->collectives_statement);
+    xpv_dt_prop(t, "kernel_launch_bottleneck", ipa->kernel_launch_classification);
+    xpv_dt_prop(t, "kernel_launch_statement", ipa->kernel_launch_statement);
+    xpv_dt_prop(t, "non_bottleneck_tip_types",
               !strcmp(bn, "host") ? "device" : !strcmp(bn, "device") ? "host" : "");
-    xpv_dt_kv(b, &first, "precision_statement", precision);
-    xpv_dt_kv(b, &first, "statement", ipa->input_statement);
-    xpv_buf_puts(b, "},\"rows\":[");
-    int nrow = 0;
+    xpv_dt_prop(t, "precision_statement", precision);
+    xpv_dt_prop(t, "statement", ipa->input_statement);
     const char *hw = os->hardware_type;
     int tpu = !strcmp(hw, "TPU");
     char tip[256];
-    tip_row(b, &nrow, "faq", "Refer to the TF2 Profiler FAQ", "Tool troubleshooting / FAQ");
-    tip_row(b, &nrow, "host",
+    tip_row(t, "faq", "Refer to the TF2 Profiler FAQ", "Tool troubleshooting / FAQ");
+    tip_row(t, "host",
             "input_pipeline_analyzer (especially Section 3 for the breakdown of input "
             "operations on the Host)",
             "Next steps for reducing the Host time");
-    tip_row(b, &nrow, "host",
+    tip_row(t, "host",
             "trace_viewer (look at the activities on the timeline of each Host Thread near the "
             "bottom of the trace view)",
             "Next steps for reducing the Host time");
     snprintf(tip, sizeof tip,
              "%s (identify the time-consuming operations executed on the %s)",
              tpu ? "op_profile" : "framework_op_stats", hw);
-    tip_row(b, &nrow, "device", tip, "Next steps for reducing the Device time");
+    tip_row(t, "device", tip, "Next steps for reducing the Device time");
     snprintf(tip, sizeof tip,
              "trace_viewer (look at the activities on the timeline of each %s in the trace "
              "view)",
              tpu ? "TPU core" : hw);
-    tip_row(b, &nrow, "device", tip, "Next steps for reducing the Device time");
-    tip_row(b, &nrow, "doc",
+    tip_row(t, "device", tip, "Next steps for reducing the Device time");
+    tip_row(t, "doc",
             "<a href=\"https://www.tensorflow.org/guide/data_performance_analysis\" "
             "target=\"_blank\">Analyze tf.data performance with the TF Profiler</a>",
             "Other useful resources");
-    tip_row(b, &nrow, "doc",
+    tip_row(t, "doc",
             "<a href=\"https://www.tensorflow.org/guide/data_performance\" "
             "target=\"_blank\">Better performance with the tf.data API</a>",
             "Other useful resources");
-    xpv_buf_puts(b, "]}");
 }
 
-static void write_inference_latency(xpv_buf *b) {
+static void inference_latency_table(xpv_dt_doc *doc) {
     static const xpv_dt_col cols[] = {
         {"percentile", "percentile", "string", NULL},
         {"hostTimeMs", "Host time (in ms)", "number", NULL},
@@ -258,45 +243,31 @@ static void write_inference_latency(xpv_buf *b) {
         {"communicationTimeMs", "Host-device communication time (in ms)", "number", NULL},
         {"totalTimeMs", "Total latency (in ms)", "number", NULL},
     };
-    xpv_buf_putc(b, '{');
-    xpv_dt_cols(b, cols, sizeof cols / sizeof cols[0]);
-    xpv_buf_puts(b, ",\"rows\":[]}");
+    xpv_dt_add_cols(xpv_dt_doc_table(doc, 0), cols, sizeof cols / sizeof cols[0]);
 }
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
+static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                  xpv_dt_doc *doc, xpv_err *err) {
     (void)hs;
     (void)q;
-    const xpv_op_stats *os = derived;
-    if (!os || !os->ops) {
-        err->status = XPV_E_INTERNAL;
-        snprintf(err->msg, sizeof err->msg, "overview_page: op_stats missing");
-        return -1;
-    }
+    const xpv_op_stats *os = xpv_op_stats_need(derived, "overview_page", err);
+    if (!os) return -1;
     xpv_ipa ipa;
     xpv_ipa_compute(os, &ipa);
-    xpv_buf_putc(out, '[');
-    write_analysis(out, os);
-    xpv_buf_putc(out, ',');
-    xpv_ipa_write_step_table(out, &ipa);
-    xpv_buf_putc(out, ',');
-    write_run_environment(out, os);
-    xpv_buf_putc(out, ',');
-    write_recommendation(out, os, &ipa);
-    xpv_buf_putc(out, ',');
-    write_inference_latency(out);
-    xpv_buf_puts(out, ",{},");
-    xpv_ipa_write_diagnostics_table(out, os, 1);
-    xpv_buf_putc(out, ']');
+    analysis_table(doc, os);
+    xpv_ipa_step_table(doc, &ipa);
+    run_environment_table(doc, os);
+    recommendation_table(doc, os, &ipa);
+    inference_latency_table(doc);
+    xpv_dt_doc_raw(doc, "{}");
+    xpv_ipa_diagnostics_table(doc, os, 1);
     return 0;
 }
 
 const xpv_tool xpv_tool_overview_page = {
     .name = "overview_page",
-    .alias = NULL,
     .title = "Overview Page",
-    .flags = XPV_TOOL_ALL_HOSTS_ONLY | XPV_TOOL_TABLE,
-    .available = NULL,
+    .flags = XPV_TOOL_ALL_HOSTS_ONLY,
     .derived = &xpv_derived_op_stats,
-    .render = render,
+    .tables = tables,
 };

@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <jansson.h>
 
 #include "opstats.h"
 #include "steps.h"
@@ -114,11 +113,10 @@ static void pv_record(xpv_buf *b, const char *host, const xpv_step *s) {
 /* Step diagnostics from op_stats' diagnostics DataTable, as
  * {"info":[],"warnings":[...],"errors":[...]}. */
 static void pv_diagnostics(xpv_buf *b, const xpv_op_stats *os) {
-    xpv_buf tmp;
-    xpv_buf_init(&tmp);
-    xpv_ipa_write_diagnostics_table(&tmp, os, 0);
-    json_t *t = json_loadb(tmp.data, tmp.len, 0, NULL);
-    xpv_buf_free(&tmp);
+    xpv_dt_doc doc;
+    xpv_dt_doc_init(&doc, 1);
+    xpv_ipa_diagnostics_table(&doc, os, 0);
+    const xpv_dt *t = xpv_dt_doc_get(&doc, 0);
     static const char *const keys[3] = {"info", "warnings", "errors"};
     static const char *const sev[3] = {"INFO", "WARNING", "ERROR"};
     xpv_buf_putc(b, '{');
@@ -126,20 +124,17 @@ static void pv_diagnostics(xpv_buf *b, const xpv_op_stats *os) {
         if (k) xpv_buf_putc(b, ',');
         xpv_buf_printf(b, "\"%s\":[", keys[k]);
         int first = 1;
-        json_t *rows = json_object_get(t, "rows");
-        for (size_t i = 0; i < json_array_size(rows); i++) {
-            json_t *c = json_object_get(json_array_get(rows, i), "c");
-            const char *s = json_string_value(json_object_get(json_array_get(c, 0), "v"));
-            const char *m = json_string_value(json_object_get(json_array_get(c, 1), "v"));
-            if (!s || !m || strcmp(s, sev[k])) continue;
+        for (size_t i = 0; i < xpv_dt_nrows(t); i++) {
+            const xpv_dt_cell *s = xpv_dt_cell_at(t, i, 0), *m = xpv_dt_cell_at(t, i, 1);
+            if (!s || !m || strcmp(s->v.s, sev[k])) continue;
             if (!first) xpv_buf_putc(b, ',');
             first = 0;
-            xpv_buf_json_cstr(b, m);
+            xpv_buf_json_cstr(b, m->v.s);
         }
         xpv_buf_putc(b, ']');
     }
     xpv_buf_putc(b, '}');
-    json_decref(t);
+    xpv_dt_doc_release(&doc);
 }
 
 static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
@@ -196,21 +191,11 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     return 0;
 }
 
-/* Offered for profiles with an accelerator plane. */
-static int available(const xpv_profile *p) {
-    for (uint32_t i = 0; i < p->nplanes; i++)
-        if (xpv_str_has_prefix(p->planes[i].name, "/device:GPU:") ||
-            xpv_str_has_prefix(p->planes[i].name, "/device:TPU:"))
-            return 1;
-    return 0;
-}
-
 const xpv_tool xpv_tool_pod_viewer = {
     .name = "pod_viewer",
-    .alias = NULL,
     .title = "Pod Viewer",
     .flags = XPV_TOOL_ALL_HOSTS_ONLY,
-    .available = available,
+    .available = xpv_tool_has_accelerator,
     .derived = &xpv_derived_op_stats,
     .render = render,
 };

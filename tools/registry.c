@@ -53,9 +53,41 @@ const xpv_tool *xpv_tool_find(const char *name) {
     return NULL;
 }
 
+int xpv_tool_has_accelerator(const xpv_profile *p) {
+    for (uint32_t i = 0; i < p->nplanes; i++)
+        if (xpv_str_has_prefix(p->planes[i].name, "/device:GPU:") ||
+            xpv_str_has_prefix(p->planes[i].name, "/device:TPU:"))
+            return 1;
+    return 0;
+}
+
 const char *xpv_param(const xpv_params *q, const char *key) {
     if (!q) return NULL;
     for (size_t i = 0; i < q->n; i++)
         if (!strcmp(q->keys[i], key)) return q->vals[i];
     return NULL;
+}
+
+int xpv_tool_render(const xpv_tool *t, const xpv_hostset *hs, const void *derived,
+                    const xpv_params *q, xpv_buf *out, xpv_err *err) {
+    if (!t->tables) return t->render(hs, derived, q, out, err);
+    xpv_dt_doc doc;
+    xpv_dt_doc_init(&doc, 1);
+    int rc = t->tables(hs, derived, q, &doc, err);
+    if (rc == 0) xpv_dt_doc_write_json(&doc, out);
+    xpv_dt_doc_release(&doc);
+    return rc;
+}
+
+int xpv_tool_csv(const xpv_tool *t, const xpv_hostset *hs, const void *derived,
+                 const xpv_params *q, size_t index, xpv_buf *out, xpv_err *err) {
+    if (!t->tables)
+        return xpv_err_set(err, XPV_E_BAD_REQUEST,
+                           "%s has no tables: data_csv serves table tools only", t->name);
+    xpv_dt_doc doc;
+    xpv_dt_doc_init(&doc, 1);
+    int rc = t->tables(hs, derived, q, &doc, err);
+    if (rc == 0) rc = xpv_dt_doc_write_csv(&doc, index, out, err);
+    xpv_dt_doc_release(&doc);
+    return rc;
 }

@@ -40,8 +40,6 @@
 
 #define MAX_RECORDS 1000
 
-extern const xpv_tool xpv_tool_hlo_stats;
-
 static double safe_div(double a, double b) { return b != 0 ? a / b : 0.0; }
 
 /* One record, as XProf's RooflineModelRecord. */
@@ -184,28 +182,22 @@ static double field_num(const rec *r, int f) {
     }
 }
 
-static void write_rec(xpv_buf *b, const col *cols, size_t ncols, const rec *r) {
+static void add_rec(xpv_dt *t, const col *cols, size_t ncols, const rec *r) {
     char pid[32];
     snprintf(pid, sizeof pid, "%llu", (unsigned long long)r->program_id);
-    xpv_buf_puts(b, "{\"c\":[");
+    xpv_dt_row(t);
     for (size_t i = 0; i < ncols; i++) {
-        int last = i + 1 == ncols;
         switch (cols[i].field) {
-        case F_STEP: xpv_dt_cell_str(b, r->step, last); break;
-        case F_CATEGORY: xpv_dt_cell_str(b, r->category, last); break;
-        case F_OPERATION:
-            xpv_buf_puts(b, "{\"v\":");
-            xpv_buf_json_str(b, r->name.ptr, r->name.len);
-            xpv_buf_puts(b, last ? "}" : "},");
-            break;
-        case F_BOUND_BY: xpv_dt_cell_str(b, r->rl.bound_by, last); break;
-        case F_INFEED: xpv_dt_cell_bool(b, r->infeed, last); break;
-        case F_MODULE: xpv_dt_cell_str(b, pid, last); break;
-        case F_SOURCE: xpv_dt_cell_str(b, r->source, last); break;
-        default: xpv_dt_cell_num(b, field_num(r, cols[i].field), last); break;
+        case F_STEP: xpv_dt_str(t, r->step); break;
+        case F_CATEGORY: xpv_dt_str(t, r->category); break;
+        case F_OPERATION: xpv_dt_strn(t, r->name.ptr, r->name.len); break;
+        case F_BOUND_BY: xpv_dt_str(t, r->rl.bound_by); break;
+        case F_INFEED: xpv_dt_bool(t, r->infeed); break;
+        case F_MODULE: xpv_dt_str(t, pid); break;
+        case F_SOURCE: xpv_dt_str(t, r->source); break;
+        default: xpv_dt_num(t, field_num(r, cols[i].field)); break;
         }
     }
-    xpv_buf_puts(b, "]}");
 }
 
 /* What one render needs. */
@@ -227,7 +219,7 @@ static void fill_rates(const ctx *c, rec *r, double flops, double model_flops, d
 }
 
 /* XProf GenerateRooflineModelProgramRecord over the whole database. */
-static void write_program(xpv_buf *b, const ctx *c, int infeed, int64_t io_ps) {
+static void add_program(xpv_dt *t, const ctx *c, int infeed, int64_t io_ps) {
     double flops = 0, model = 0, bytes = 0;
     for (size_t i = 0; i < c->db->n; i++) {
         const xpv_op_metric *op = &c->db->ops[i];
@@ -249,16 +241,15 @@ static void write_program(xpv_buf *b, const ctx *c, int infeed, int64_t io_ps) {
     r.time_frac = total_ps != 0 ? 1.0 : 0.0;
     r.infeed = infeed;
     fill_rates(c, &r, flops, model, bytes, (double)total_ps);
-    write_rec(b, c->cols, c->ncols, &r);
+    add_rec(t, c->cols, c->ncols, &r);
 }
 
 /* XProf ConvertOpMetricsDbToRooflineModelRecords for one infeed choice. */
-static void write_records(xpv_buf *b, const ctx *c, int infeed, int *nrows) {
+static void add_records(xpv_dt *t, const ctx *c, int infeed) {
     int64_t io_ps = 0;
     for (size_t i = 0; !infeed && i < c->db->n; i++)
         if (xpv_category_is_infeed_outfeed(c->category[i])) io_ps += c->db->ops[i].time_ps;
-    if ((*nrows)++) xpv_buf_putc(b, ',');
-    write_program(b, c, infeed, io_ps);
+    add_program(t, c, infeed, io_ps);
     double total_us = (double)(c->db->total_time_ps - io_ps) / 1e6, cum = 0;
     int64_t rank = 0;
     size_t lim = c->db->n < MAX_RECORDS ? c->db->n : MAX_RECORDS;
@@ -285,19 +276,15 @@ static void write_records(xpv_buf *b, const ctx *c, int infeed, int *nrows) {
         r.time_frac = safe_div((double)op->time_ps, (double)(c->db->total_time_ps - io_ps));
         r.infeed = infeed;
         fill_rates(c, &r, op->flops, op->model_flops, op->bytes_accessed, (double)op->time_ps);
-        xpv_buf_putc(b, ',');
-        (*nrows)++;
-        write_rec(b, c->cols, c->ncols, &r);
+        add_rec(t, c->cols, c->ncols, &r);
     }
 }
 
-static void kv_num(xpv_buf *b, int *first, const char *key, double v) {
-    xpv_dt_kvf(b, first, key, "%g", v);
-}
+static void prop_num(xpv_dt *t, const char *key, double v) { xpv_dt_propf(t, key, "%g", v); }
 
 /* XProf InitializeRooflineModelDatabaseFromOpStats + the table's custom
  * properties. */
-static void write_props(xpv_buf *b, const ctx *c) {
+static void add_props(xpv_dt *t, const ctx *c) {
     const xpv_perf_env *pe = &c->m->perf;
     double flop = pe->peak_tera_flops_per_second * 1000.0;
     double hbm = xpv_perf_peak_bw(pe, XPV_BW_HBM) / XPV_GIB_PER_GB;
@@ -312,36 +299,33 @@ static void write_props(xpv_buf *b, const ctx *c) {
         vr = xpv_perf_peak_bw(pe, XPV_BW_VMEM_RD) / XPV_GIB_PER_GB;
         vw = xpv_perf_peak_bw(pe, XPV_BW_VMEM_WR) / XPV_GIB_PER_GB;
     }
-    int first = 1;
-    xpv_buf_puts(b, ",\"p\":{");
-    xpv_dt_kv(b, &first, "device_type", c->os->device_type);
+    xpv_dt_prop(t, "device_type", c->os->device_type);
     if (!c->gpu) {
-        xpv_dt_kvf(b, &first, "megacore", "%d", pe->has_megacore);
-        xpv_dt_kvf(b, &first, "has_cmem", "%d", pe->has_cmem);
-        xpv_dt_kvf(b, &first, "has_merged_vmem", "%d", pe->has_merged_vmem);
+        xpv_dt_propf(t, "megacore", "%d", pe->has_megacore);
+        xpv_dt_propf(t, "has_cmem", "%d", pe->has_cmem);
+        xpv_dt_propf(t, "has_merged_vmem", "%d", pe->has_merged_vmem);
     }
-    kv_num(b, &first, "peak_flop_rate", flop);
-    kv_num(b, &first, "peak_hbm_bw", hbm);
+    prop_num(t, "peak_flop_rate", flop);
+    prop_num(t, "peak_hbm_bw", hbm);
     if (!c->gpu) {
-        kv_num(b, &first, "peak_cmem_read_bw", cr);
-        kv_num(b, &first, "peak_cmem_write_bw", cw);
-        kv_num(b, &first, "peak_vmem_read_bw", vr);
+        prop_num(t, "peak_cmem_read_bw", cr);
+        prop_num(t, "peak_cmem_write_bw", cw);
+        prop_num(t, "peak_vmem_read_bw", vr);
     }
-    kv_num(b, &first, "peak_vmem_write_bw", vw);
-    kv_num(b, &first, "hbm_ridge_point", xpv_ridge_point(flop, hbm));
+    prop_num(t, "peak_vmem_write_bw", vw);
+    prop_num(t, "hbm_ridge_point", xpv_ridge_point(flop, hbm));
     if (!c->gpu) {
-        kv_num(b, &first, "cmem_read_ridge_point", xpv_ridge_point(flop, cr));
-        kv_num(b, &first, "cmem_write_ridge_point", xpv_ridge_point(flop, cw));
-        kv_num(b, &first, "vmem_read_ridge_point", xpv_ridge_point(flop, vr));
+        prop_num(t, "cmem_read_ridge_point", xpv_ridge_point(flop, cr));
+        prop_num(t, "cmem_write_ridge_point", xpv_ridge_point(flop, cw));
+        prop_num(t, "vmem_read_ridge_point", xpv_ridge_point(flop, vr));
     }
-    kv_num(b, &first, "vmem_write_ridge_point", xpv_ridge_point(flop, vw));
+    prop_num(t, "vmem_write_ridge_point", xpv_ridge_point(flop, vw));
     /* DVFS normalised op time is not read: XProf's ratio of it is 0. */
-    if (!c->gpu) kv_num(b, &first, "time_scale_multiplier", 0);
-    xpv_buf_putc(b, '}');
+    if (!c->gpu) prop_num(t, "time_scale_multiplier", 0);
 }
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
+static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                  xpv_dt_doc *doc, xpv_err *err) {
     (void)q;
     const xpv_op_stats *os = derived;
     ctx c = {.os = os, .m = os->ops, .db = &os->ops->device};
@@ -363,34 +347,24 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     }
     c.hlo = hlo;
     c.category = cat;
-    xpv_dt_col dcols[sizeof TPU_COLS / sizeof TPU_COLS[0]];
-    for (size_t i = 0; i < c.ncols; i++) dcols[i] = c.cols[i].c;
-    xpv_buf_putc(out, '[');
-    xpv_buf_putc(out, '{');
-    xpv_dt_cols(out, dcols, c.ncols);
-    write_props(out, &c);
-    xpv_buf_puts(out, ",\"rows\":[");
-    int nrows = 0;
+    xpv_dt *t = xpv_dt_doc_table(doc, 0);
+    for (size_t i = 0; i < c.ncols; i++) xpv_dt_add_cols(t, &c.cols[i].c, 1);
+    add_props(t, &c);
     if (device)
-        for (int infeed = 1; infeed >= 0; infeed--) write_records(out, &c, infeed, &nrows);
-    xpv_buf_puts(out, "]},");
-    xpv_ipa_write_diagnostics_table(out, os, 0);
-    xpv_buf_putc(out, ']');
+        for (int infeed = 1; infeed >= 0; infeed--) add_records(t, &c, infeed);
+    xpv_ipa_diagnostics_table(doc, os, 0);
     free(hlo);
     free(cat);
     return 0;
 }
 
-/* XProf lists the tool for profiles with device ops: the same rule as
- * hlo_stats. */
-static int available(const xpv_profile *p) { return xpv_tool_hlo_stats.available(p); }
 
 const xpv_tool xpv_tool_roofline_model = {
     .name = "roofline_model",
-    .alias = NULL,
     .title = "Roofline Model",
-    .flags = XPV_TOOL_ALL_HOSTS_OK | XPV_TOOL_TABLE,
-    .available = available,
+    .flags = XPV_TOOL_ALL_HOSTS_OK,
+    /* XProf lists it for profiles with device ops, as hlo_stats. */
+    .available = xpv_tool_has_accelerator,
     .derived = &xpv_derived_op_stats,
-    .render = render,
+    .tables = tables,
 };

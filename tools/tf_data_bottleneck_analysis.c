@@ -693,38 +693,32 @@ static void td_commas(xpv_buf *b, int64_t v) {
     }
 }
 
-static void td_jstr(xpv_buf *b, xpv_str s) { xpv_buf_json_str(b, s.ptr, s.len); }
+/* A new table of `doc` with columns {id, type, label}. */
+static xpv_dt *td_table(xpv_dt_doc *doc, const char *const cols[][3], size_t n) {
+    xpv_dt *t = xpv_dt_doc_table(doc, XPV_DT_PROPS_LAST);
+    for (size_t i = 0; i < n; i++) xpv_dt_add_col(t, cols[i][0], cols[i][2], cols[i][1], NULL);
+    return t;
+}
 
-/* Write `tmp`'s bytes as a JSON string into b. */
-static void td_jbuf(xpv_buf *b, const xpv_buf *tmp) { xpv_buf_json_str(b, tmp->data, tmp->len); }
-
-static void td_cols(xpv_buf *b, const char *const cols[][3], size_t n) {
-    xpv_buf_puts(b, "{\"cols\":[");
-    for (size_t i = 0; i < n; i++) {
-        if (i) xpv_buf_putc(b, ',');
-        xpv_buf_puts(b, "{\"id\":");
-        xpv_buf_json_cstr(b, cols[i][0]);
-        xpv_buf_puts(b, ",\"label\":");
-        xpv_buf_json_cstr(b, cols[i][2]);
-        xpv_buf_puts(b, ",\"type\":");
-        xpv_buf_json_cstr(b, cols[i][1]);
-        xpv_buf_putc(b, '}');
-    }
-    xpv_buf_puts(b, "],\"rows\":[");
+/* A cell property holding ps as exact microseconds. */
+static void td_prop_us(xpv_dt *t, const char *key, int64_t ps, xpv_buf *tmp) {
+    xpv_buf_reset(tmp);
+    xpv_buf_ps_as_us(tmp, ps);
+    xpv_dt_cell_prop(t, key, tmp->data, tmp->len);
 }
 
 static int64_t td_us(int64_t ps) { return ps / 1000000; }
 
-static void td_graph_table(xpv_buf *b, const td_host *hosts, size_t nh) {
+static void td_graph_table(xpv_dt_doc *doc, const td_host *hosts, size_t nh) {
     static const char *const cols[][3] = {
         {"host", "string", "Host"}, {"input_pipeline", "string", "Input Pipeline"},
         {"rank", "number", "Rank"}, {"name", "string", "Name"},
         {"parent", "string", "Parent"}, {"type", "number", "Type"},
     };
-    td_cols(b, cols, 6);
+    xpv_dt *t = td_table(doc, cols, 6);
     xpv_buf tmp;
     xpv_buf_init(&tmp);
-    int first = 1;
+    char num[32];
     for (size_t h = 0; h < nh; h++) {
         const td_host *ho = &hosts[h];
         for (size_t pi = 0; pi < ho->npipes; pi++) {
@@ -737,14 +731,12 @@ static void td_graph_table(xpv_buf *b, const td_host *hosts, size_t nh) {
                     xpv_str nm = m ? m->name : xpv_cstr("");
                     xpv_str ln = m ? m->long_name : xpv_cstr("");
                     int type = it->blocking ? (it->id == c->bottleneck_id ? 2 : 1) : 0;
-                    if (!first) xpv_buf_putc(b, ',');
-                    first = 0;
-                    xpv_buf_puts(b, "{\"c\":[{\"v\":");
-                    xpv_buf_json_cstr(b, ho->hostname);
-                    xpv_buf_puts(b, "},{\"v\":");
-                    xpv_buf_json_cstr(b, pp->name);
-                    xpv_buf_printf(b, "},{\"v\":%zu},{\"v\":\"%lld\",\"f\":", r,
-                                   (long long)it->id);
+                    xpv_dt_row(t);
+                    xpv_dt_str(t, ho->hostname);
+                    xpv_dt_str(t, pp->name);
+                    xpv_dt_int(t, (int64_t)r);
+                    snprintf(num, sizeof num, "%lld", (long long)it->id);
+                    xpv_dt_str(t, num);
                     xpv_buf_reset(&tmp);
                     xpv_buf_puts(&tmp, "<div style='padding: 1px;'><b>");
                     td_html(&tmp, nm);
@@ -755,54 +747,46 @@ static void td_graph_table(xpv_buf *b, const td_host *hosts, size_t nh) {
                                    (long long)td_us(it->start_ps),
                                    (long long)td_us(it->duration_ps),
                                    (long long)td_us(it->self_ps), (long long)it->num_calls);
-                    td_jbuf(b, &tmp);
-                    xpv_buf_puts(b, ",\"p\":{\"name\":");
-                    td_jstr(b, nm);
-                    xpv_buf_puts(b, ",\"long_name\":");
-                    td_jstr(b, ln);
-                    xpv_buf_puts(b, ",\"start_time_us\":\"");
-                    xpv_buf_ps_as_us(b, it->start_ps);
-                    xpv_buf_puts(b, "\",\"duration_us\":\"");
-                    xpv_buf_ps_as_us(b, it->duration_ps);
-                    xpv_buf_puts(b, "\",\"self_time_us\":\"");
-                    xpv_buf_ps_as_us(b, it->self_ps);
-                    xpv_buf_printf(b, "\",\"num_calls\":\"%lld\"}},{\"v\":",
-                                   (long long)it->num_calls);
-                    if (m && m->parent_id) xpv_buf_printf(b, "\"%lld\"", (long long)m->parent_id);
-                    else xpv_buf_puts(b, "\"\"");
-                    xpv_buf_printf(b, "},{\"v\":%d}]}", type);
+                    xpv_dt_cell_f(t, tmp.data, tmp.len);
+                    xpv_dt_cell_prop(t, "name", nm.ptr, nm.len);
+                    xpv_dt_cell_prop(t, "long_name", ln.ptr, ln.len);
+                    td_prop_us(t, "start_time_us", it->start_ps, &tmp);
+                    td_prop_us(t, "duration_us", it->duration_ps, &tmp);
+                    td_prop_us(t, "self_time_us", it->self_ps, &tmp);
+                    snprintf(num, sizeof num, "%lld", (long long)it->num_calls);
+                    xpv_dt_cell_prop(t, "num_calls", num, strlen(num));
+                    num[0] = '\0';
+                    if (m && m->parent_id) snprintf(num, sizeof num, "%lld", (long long)m->parent_id);
+                    xpv_dt_str(t, num);
+                    xpv_dt_int(t, type);
                 }
             }
         }
     }
     xpv_buf_free(&tmp);
-    xpv_buf_puts(b, "]}");
 }
 
-static void td_summary_table(xpv_buf *b, const td_host *hosts, size_t nh) {
+static void td_summary_table(xpv_dt_doc *doc, const td_host *hosts, size_t nh) {
     static const char *const cols[][3] = {
         {"host", "string", "Host"}, {"input_pipeline", "string", "Input Pipeline"},
         {"min", "number", "Min (us)"}, {"mean", "number", "Avg (us)"},
         {"max", "number", "Max (us)"}, {"num_calls", "number", "# calls"},
         {"num_slow_calls", "number", "# slow calls"},
     };
-    td_cols(b, cols, 7);
-    int first = 1;
+    xpv_dt *t = td_table(doc, cols, 7);
     for (size_t h = 0; h < nh; h++) {
         for (size_t pi = 0; pi < hosts[h].npipes; pi++) {
             const td_pipeline *pp = &hosts[h].pipes[pi];
-            if (!first) xpv_buf_putc(b, ',');
-            first = 0;
-            xpv_buf_puts(b, "{\"c\":[{\"v\":");
-            xpv_buf_json_cstr(b, hosts[h].hostname);
-            xpv_buf_puts(b, "},{\"v\":");
-            xpv_buf_json_cstr(b, pp->name);
-            xpv_buf_printf(b, "},{\"v\":%lld},{\"v\":%lld},{\"v\":%lld},{\"v\":%zu},{\"v\":%lld}]}",
-                           (long long)td_us(pp->min_ps), (long long)td_us(pp->avg_ps),
-                           (long long)td_us(pp->max_ps), pp->ncalls, (long long)pp->num_slow);
+            xpv_dt_row(t);
+            xpv_dt_str(t, hosts[h].hostname);
+            xpv_dt_str(t, pp->name);
+            xpv_dt_int(t, td_us(pp->min_ps));
+            xpv_dt_int(t, td_us(pp->avg_ps));
+            xpv_dt_int(t, td_us(pp->max_ps));
+            xpv_dt_int(t, (int64_t)pp->ncalls);
+            xpv_dt_int(t, pp->num_slow);
         }
     }
-    xpv_buf_puts(b, "]}");
 }
 
 typedef struct td_slow {
@@ -816,7 +800,7 @@ static int td_cmp_slow(const void *x, const void *y) {
     return a->order < b->order ? -1 : a->order > b->order;
 }
 
-static void td_bottleneck_table(xpv_buf *b, const td_host *hosts, size_t nh) {
+static void td_bottleneck_table(xpv_dt_doc *doc, const td_host *hosts, size_t nh) {
     static const char *const cols[][3] = {
         {"host", "string", "Host"}, {"input_pipeline", "string", "Input Pipeline"},
         {"max_latency", "number", "Max Latency (us)"}, {"bottleneck", "string", "Bottleneck"},
@@ -833,7 +817,7 @@ static void td_bottleneck_table(xpv_buf *b, const td_host *hosts, size_t nh) {
             ns++;
         }
     qsort(slow, ns, sizeof *slow, td_cmp_slow);
-    td_cols(b, cols, 5);
+    xpv_dt *t = td_table(doc, cols, 5);
     xpv_buf tmp;
     xpv_buf_init(&tmp);
     for (size_t i = 0; i < ns; i++) {
@@ -842,12 +826,10 @@ static void td_bottleneck_table(xpv_buf *b, const td_host *hosts, size_t nh) {
         const td_call *c = &pp->calls[0];
         const td_iter_meta *m = td_meta(ho, c->bottleneck_id);
         xpv_str nm = m ? m->name : xpv_cstr("");
-        if (i) xpv_buf_putc(b, ',');
-        xpv_buf_puts(b, "{\"c\":[{\"v\":");
-        xpv_buf_json_cstr(b, ho->hostname);
-        xpv_buf_puts(b, "},{\"v\":");
-        xpv_buf_json_cstr(b, pp->name);
-        xpv_buf_printf(b, "},{\"v\":%lld},{\"v\":", (long long)td_us(pp->max_ps));
+        xpv_dt_row(t);
+        xpv_dt_str(t, ho->hostname);
+        xpv_dt_str(t, pp->name);
+        xpv_dt_int(t, td_us(pp->max_ps));
         xpv_buf_reset(&tmp);
         xpv_buf_puts(&tmp, "<u>Iterator Type</u>: <b>");
         td_html(&tmp, nm);
@@ -856,10 +838,8 @@ static void td_bottleneck_table(xpv_buf *b, const td_host *hosts, size_t nh) {
         xpv_buf_puts(&tmp, "<br/><u>Latency</u>: ");
         td_commas(&tmp, td_us(c->bottleneck_ps));
         xpv_buf_puts(&tmp, " us");
-        td_jbuf(b, &tmp);
-        xpv_buf_puts(b, "},{\"v\":");
-        xpv_buf_json_cstr(b, td_suggestion(td_bottleneck_type(nm)));
-        xpv_buf_puts(b, "}]}");
+        xpv_dt_strn(t, tmp.data, tmp.len);
+        xpv_dt_str(t, td_suggestion(td_bottleneck_type(nm)));
     }
     xpv_buf_free(&tmp);
 
@@ -899,13 +879,9 @@ static void td_bottleneck_table(xpv_buf *b, const td_host *hosts, size_t nh) {
               "to capture a longer profile.";
     }
     free(slow);
-    xpv_buf_printf(b, "],\"p\":{\"is_input_bound\":\"%s\",\"summary_message\":",
-                   bound ? "true" : "false");
-    xpv_buf_json_cstr(b, msg);
-    xpv_buf_puts(b, "}}");
+    xpv_dt_prop(t, "is_input_bound", bound ? "true" : "false");
+    xpv_dt_prop(t, "summary_message", msg);
 }
-
-/* ==== Tool ================================================================ */
 
 /* ==== Derived data: one analysed host per part ========================== */
 
@@ -992,8 +968,8 @@ static const xpv_derived_kind td_kind = {
 
 /* ==== Tool ================================================================ */
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
+static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                  xpv_dt_doc *doc, xpv_err *err) {
     (void)q;
     const td_run *run = derived;
     td_run *own = NULL;
@@ -1004,13 +980,9 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
         if (run->hosts[i]) hosts[i] = *run->hosts[i];
         hosts[i].hostname = hs->hostnames[i];
     }
-    xpv_buf_putc(out, '[');
-    td_graph_table(out, hosts, hs->n);
-    xpv_buf_putc(out, ',');
-    td_summary_table(out, hosts, hs->n);
-    xpv_buf_putc(out, ',');
-    td_bottleneck_table(out, hosts, hs->n);
-    xpv_buf_putc(out, ']');
+    td_graph_table(doc, hosts, hs->n);
+    td_summary_table(doc, hosts, hs->n);
+    td_bottleneck_table(doc, hosts, hs->n);
     free(hosts);
     td_run_free(own);
     return 0;
@@ -1027,10 +999,9 @@ static int available(const xpv_profile *p) {
 
 const xpv_tool xpv_tool_tf_data_bottleneck_analysis = {
     .name = "tf_data_bottleneck_analysis",
-    .alias = NULL,
     .title = "tf.data Bottleneck Analysis",
-    .flags = XPV_TOOL_ALL_HOSTS_ONLY | XPV_TOOL_TABLE,
+    .flags = XPV_TOOL_ALL_HOSTS_ONLY,
     .available = available,
     .derived = &td_kind,
-    .render = render,
+    .tables = tables,
 };

@@ -15,6 +15,7 @@
 
 #include "analysis.h"
 #include "buf.h"
+#include "datatable.h"
 #include "err.h"
 #include "model.h"
 
@@ -50,8 +51,14 @@ typedef struct xpv_tool_stream {
 enum {
     XPV_TOOL_ALL_HOSTS_ONLY = 1 << 0, /* multi-host runs: only ALL_HOSTS */
     XPV_TOOL_ALL_HOSTS_OK = 1 << 1,   /* ALL_HOSTS offered besides hosts */
-    XPV_TOOL_TABLE = 1 << 2,          /* output is DataTable(s): data_csv works */
 };
+
+/* A table tool's answer: its DataTables, built into `doc`, which the
+ * caller initialised as an array (xpv_dt_doc_init(doc, 1)) and releases
+ * whatever the result; a tool answering one bare table sets doc->array to
+ * 0.  Returns 0, or fills err and returns -1. */
+typedef int (*xpv_tool_tables_fn)(const xpv_hostset *hs, const void *derived,
+                                  const xpv_params *q, xpv_dt_doc *doc, xpv_err *err);
 
 typedef struct xpv_tool {
     const char *name;           /* XProf tool name, e.g. "overview_page" */
@@ -62,14 +69,31 @@ typedef struct xpv_tool {
      * means always. */
     int (*available)(const xpv_profile *p);
     const xpv_derived_kind *derived;  /* NULL when render needs none */
-    /* Write the JSON.  Returns 0, or fills err and returns -1. */
+    /* Write the JSON.  Returns 0, or fills err and returns -1.  NULL for
+     * table tools: call xpv_tool_render, which writes their tables. */
     int (*render)(const xpv_hostset *hs, const void *derived,
                   const xpv_params *q, xpv_buf *out, xpv_err *err);
+    /* Table tools (data_csv works): their tables, written as JSON by
+     * xpv_tool_render and as CSV by xpv_tool_csv; NULL for the others. */
+    xpv_tool_tables_fn tables;
     const xpv_tool_stream *stream;  /* NULL: render() answers every query */
     /* Content type of render()'s answer to this query; NULL (function or
      * result) means application/json. */
     const char *(*content_type)(const xpv_params *q);
 } xpv_tool;
+
+/* The JSON answer of tool `t`: its render(), or a table tool's tables as
+ * DataTable JSON.  Returns 0, or fills err and returns -1. */
+int xpv_tool_render(const xpv_tool *t, const xpv_hostset *hs, const void *derived,
+                    const xpv_params *q, xpv_buf *out, xpv_err *err);
+/* Table `index` of table tool `t`'s answer as CSV.  Returns 0, or -1 with
+ * `err` (the tool's error, or a 400 when it has no such table). */
+int xpv_tool_csv(const xpv_tool *t, const xpv_hostset *hs, const void *derived,
+                 const xpv_params *q, size_t index, xpv_buf *out, xpv_err *err);
+
+/* available() of the tools XProf offers for profiles with a GPU or TPU
+ * plane (hlo_stats, op_profile, roofline_model, pod_viewer). */
+int xpv_tool_has_accelerator(const xpv_profile *p);
 
 /* All tools in XProf's display order, NULL-terminated. */
 extern const xpv_tool *const *xpv_tools(void);

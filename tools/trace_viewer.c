@@ -760,7 +760,6 @@ const xpv_tool xpv_tool_trace_viewer = {
     .alias = "trace_viewer@",
     .title = "Trace Viewer",
     .flags = 0,
-    .available = NULL,
     .derived = &xpv_derived_trace_index,
     .render = render,
     .stream = &full_stream,

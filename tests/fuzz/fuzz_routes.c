@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "legacy.h"
 #include "routes.h"
 #include "srv_fixture.h"
 #include "synth.h"
@@ -144,7 +145,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     xpv_err err;
     xpv_buf_init(&csv);
     xpv_err_clear(&err);
-    (void)xpv_datatable_to_csv((const char *)data, size, size % 3, &csv, &err);
+    /* The bytes as a stored DataTable JSON file, exported as CSV. */
+    xpv_dt_doc doc;
+    xpv_dt_doc_init(&doc, 1);
+    if (xpv_legacy_tables(XPV_LEGACY_OVERVIEW_JSON, data, size, 1u << 20, &doc, &err) == 0)
+        (void)xpv_dt_doc_write_csv(&doc, size % 3, &csv, &err);
+    xpv_dt_doc_release(&doc);
     xpv_buf_free(&csv);
     free(s);
     return 0;

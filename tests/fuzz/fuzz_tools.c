@@ -42,7 +42,7 @@ static void render_all(const xpv_hostset *hs, const xpv_params *params, int mult
         xpv_buf out;
         xpv_buf_init(&out);
         memset(&err, 0, sizeof err);
-        int rc = tl->render(hs, derived, params, &out, &err);
+        int rc = xpv_tool_render(tl, hs, derived, params, &out, &err);
         if (rc == 0 && out.len == 0) abort();
         if (rc != 0 && err.status == 0) abort();
         xpv_buf_free(&out);

@@ -1,4 +1,4 @@
-// dom.js - the one DOM helper every page uses.
+// dom.js - the one DOM helper every page uses (and the summary card).
 //
 // el(tag, attrs, ...kids): `attrs` is an object ({class, text, onX: fn,
 // other attributes; null/undefined/false skipped, true = empty value}) or a
@@ -39,4 +39,21 @@ export function richText(parent, text) {
   return parent;
 }
 
-export default { el, richText };
+// A summary card: a muted title, the value in large type and an optional
+// muted line under it, appended to `parent` and returned.  `attrs` are the
+// card's own attributes for el(); their class is added to xpv-card.
+export function card(parent, title, value, sub, attrs) {
+  const a = Object.assign({}, attrs);
+  a.class = 'xpv-card' + (a.class ? ' ' + a.class : '');
+  const c = el('div', a);
+  c.append(el('div', { class: 'xpv-muted' }, title));
+  const v = el('div', { class: 'xpv-card-value' }, value);
+  v.style.fontSize = '18px';
+  v.style.fontWeight = '600';
+  c.append(v);
+  if (sub) c.append(el('div', { class: 'xpv-muted' }, sub));
+  parent.append(c);
+  return c;
+}
+
+export default { el, richText, card };

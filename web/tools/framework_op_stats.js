@@ -13,7 +13,7 @@ import { createTable } from '../lib/table.js';
 import { compareSection } from '../lib/compare.js';
 import { pieChart } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
-import { el } from '../lib/dom.js';
+import { el, card } from '../lib/dom.js';
 import { formatNumber, pct } from '../lib/format.js';
 
 // Columns holding fractions (0..1) shown as percentages.
@@ -32,16 +32,8 @@ function sideTable(dt, side) {
   });
 }
 
-function summaryCard(parent, title, value, sub, key) {
-  const c = el('div', { class: 'xpv-card', 'data-key': key });
-  c.append(el('div', { class: 'xpv-muted' }, title));
-  const v = el('div', { class: 'xpv-card-value' }, value);
-  v.style.fontSize = '18px';
-  v.style.fontWeight = '600';
-  c.append(v);
-  if (sub) c.append(el('div', { class: 'xpv-muted' }, sub));
-  parent.append(c);
-}
+const summaryCard = (parent, title, value, sub, key) =>
+  card(parent, title, value, sub, { 'data-key': key });
 
 export default async function render(root, ctx) {
   const data = await ctx.api.json('data', { run: ctx.run, tag: ctx.tool, host: ctx.host });

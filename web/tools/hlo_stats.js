@@ -14,7 +14,7 @@
 import { createTable } from '../lib/table.js';
 import { pieChart, formatNumber } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
-import { el } from '../lib/dom.js';
+import { el, card as summaryCard } from '../lib/dom.js';
 
 const us = (v) => `${formatNumber(v)} \u00b5s`;
 
@@ -46,16 +46,7 @@ export default async function render(root, ctx) {
   const idleUs = idle ? Number(idle.total_self_time) || 0 : 0;
   const programs = new Set(ops.map((o) => o.program_id));
   const cards = el('div', { class: 'xpv-cards xpv-hlo-summary' });
-  const card = (title, value, sub, key) => {
-    const c = el('div', { class: 'xpv-card', 'data-key': key });
-    c.append(el('div', { class: 'xpv-muted' }, title));
-    const v = el('div', { class: 'xpv-card-value' }, value);
-    v.style.fontSize = '18px';
-    v.style.fontWeight = '600';
-    c.append(v);
-    if (sub) c.append(el('div', { class: 'xpv-muted' }, sub));
-    cards.append(c);
-  };
+  const card = (title, value, sub, key) => summaryCard(cards, title, value, sub, { 'data-key': key });
   card('Total self-time of HLO ops', us(busy),
     `${ops.length.toLocaleString('en-US')} ops in ${programs.size} program(s)`, 'busy');
   card('Device idle time', busy + idleUs > 0 ? `${(100 * idleUs / (busy + idleUs)).toFixed(1)}%` : 'n/a',

@@ -13,21 +13,13 @@ import { createTable } from '../lib/table.js';
 import { compareSection } from '../lib/compare.js';
 import { pieChart } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
-import { el } from '../lib/dom.js';
+import { el, card } from '../lib/dom.js';
 import { formatNumber } from '../lib/format.js';
 
 const us = (v) => `${formatNumber(v)} \u00b5s`;
 
-function summaryCard(parent, title, value, sub, key) {
-  const c = el('div', { class: 'xpv-card', 'data-key': key });
-  c.append(el('div', { class: 'xpv-muted' }, title));
-  const v = el('div', { class: 'xpv-card-value' }, value);
-  v.style.fontSize = '18px';
-  v.style.fontWeight = '600';
-  c.append(v);
-  if (sub) c.append(el('div', { class: 'xpv-muted' }, sub));
-  parent.append(c);
-}
+const summaryCard = (parent, title, value, sub, key) =>
+  card(parent, title, value, sub, { 'data-key': key });
 
 export default async function render(root, ctx) {
   const t = await ctx.api.json('data', { run: ctx.run, tag: ctx.tool, host: ctx.host });

@@ -14,21 +14,11 @@ import { createTable } from '../lib/table.js';
 import { compareSection } from '../lib/compare.js';
 import { barChart } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
-import { el, richText } from '../lib/dom.js';
+import { el, richText, card as summaryCard } from '../lib/dom.js';
 import { fmt } from '../lib/format.js';
 import { stepChart, diagnosticsBox, isTpuStepTable } from '../lib/steps.js';
 
-function card(parent, title, value, sub, cls) {
-  const c = el('div', { class: 'xpv-card' + (cls ? ' ' + cls : '') });
-  c.append(el('div', { class: 'xpv-muted' }, title));
-  const v = el('div', { class: 'xpv-card-value' }, value);
-  v.style.fontSize = '18px';
-  v.style.fontWeight = '600';
-  c.append(v);
-  if (sub) c.append(el('div', { class: 'xpv-muted' }, sub));
-  parent.append(c);
-  return c;
-}
+const card = (parent, title, value, sub, cls) => summaryCard(parent, title, value, sub, { class: cls });
 
 const KNOWN_TOOLS = ['input_pipeline_analyzer', 'trace_viewer', 'framework_op_stats',
   'kernel_stats', 'memory_profile', 'op_profile', 'hlo_stats'];
