@@ -31,46 +31,17 @@ static int prefix_ci(xpv_str s, const char *p, size_t n) {
     return 1;
 }
 
-typedef struct heap_item {
+/* A hit of the reference search, in answer order: by start, then row
+ * and event. */
+typedef struct hit_key {
     int64_t start;
-    uint64_t uid;
-} heap_item;
+    uint64_t uid;       /* row << 32 | event */
+} hit_key;
 
-static int heap_less(heap_item a, heap_item b) {
-    return a.start < b.start || (a.start == b.start && a.uid < b.uid);
-}
-
-/* Max-heap on (start, uid) keeping the `limit` smallest. */
-static void heap_push(heap_item *h, size_t *n, size_t limit, heap_item it) {
-    if (*n < limit) {
-        size_t i = (*n)++;
-        h[i] = it;
-        while (i && heap_less(h[(i - 1) / 2], h[i])) {
-            heap_item t = h[i];
-            h[i] = h[(i - 1) / 2];
-            h[(i - 1) / 2] = t;
-            i = (i - 1) / 2;
-        }
-        return;
-    }
-    if (!*n || !heap_less(it, h[0])) return;
-    h[0] = it;
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < *n && heap_less(h[m], h[l])) m = l;
-        if (r < *n && heap_less(h[m], h[r])) m = r;
-        if (m == i) break;
-        heap_item t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-    }
-}
-
-static int cmp_heap(const void *a, const void *b) {
-    heap_item x = *(const heap_item *)a, y = *(const heap_item *)b;
-    return heap_less(x, y) ? -1 : heap_less(y, x);
+static int cmp_hit(const void *a, const void *b) {
+    const hit_key *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return (x->uid > y->uid) - (x->uid < y->uid);
 }
 
 /* Case-insensitive substring (n > 0). */
@@ -105,7 +76,10 @@ static size_t walk_search(const xpv_hostset *hs, const xpv_trace_index *ix, cons
                            uint64_t *total) {
     (void)hs;
     size_t pn = strlen(text), nh = 0;
-    heap_item *heap = xpv_xmalloc((limit ? limit : 1) * sizeof *heap);
+    /* Every hit, sorted afterwards: simpler than the search's bounded
+     * heap, so it checks that heap too. */
+    size_t cap = 16;
+    hit_key *heap = xpv_xmalloc(cap * sizeof *heap);
     uint8_t *match = NULL;
     const xpv_plane *last_pl = NULL;
     *total = 0;
@@ -162,12 +136,14 @@ static size_t walk_search(const xpv_hostset *hs, const xpv_trace_index *ix, cons
                 }
                 if (!hit) continue;
                 (*total)++;
-                if (limit) heap_push(heap, &nh, limit, (heap_item){e->start_ps, ((uint64_t)ri << 32) | ev});
+                if (nh == cap) heap = xpv_xrealloc(heap, (cap *= 2) * sizeof *heap);
+                heap[nh++] = (hit_key){e->start_ps, ((uint64_t)ri << 32) | ev};
             }
         }
     }
     free(match);
-    qsort(heap, nh, sizeof *heap, cmp_heap);
+    qsort(heap, nh, sizeof *heap, cmp_hit);
+    if (nh > limit) nh = limit;
     xpv_trace_hit *hits = xpv_xmalloc((nh ? nh : 1) * sizeof *hits);
     for (size_t i = 0; i < nh; i++)
         hits[i] = (xpv_trace_hit){(uint32_t)(heap[i].uid >> 32), (uint32_t)heap[i].uid};
