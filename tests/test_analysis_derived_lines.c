@@ -26,6 +26,23 @@ static xpv_str ev_name(const xpv_dl_plane *d, const xpv_event *e) {
     return m->display_name.len ? m->display_name : m->name;
 }
 
+/* A stat of derived event `i` of line `ln` (-1 / empty when absent). */
+static int64_t ev_int(const xpv_dl_plane *d, const xpv_line *ln, uint32_t i, const char *name) {
+    xpv_stat st;
+    int64_t v;
+    int32_t id = xpv_stat_id(&d->synth, name);
+    if (id >= 0 && xpv_event_stat(&d->synth, ln, &ln->events[i], id, &st) && xpv_stat_as_int(&st, &v))
+        return v;
+    return -1;
+}
+static xpv_str ev_str(const xpv_dl_plane *d, const xpv_line *ln, uint32_t i, const char *name) {
+    xpv_stat st;
+    int32_t id = xpv_stat_id(&d->synth, name);
+    if (id >= 0 && xpv_event_stat(&d->synth, ln, &ln->events[i], id, &st) && st.kind == XPV_STAT_STR)
+        return st.v.s;
+    return (xpv_str){NULL, 0};
+}
+
 static tx_event_t *kernel(tx_space *s, int pl, int ln, const char *name, int64_t off, int64_t dur) {
     tx_event_t *e = tx_event(s, pl, ln, name, off, dur);
     tx_ev_str(s, pl, e, "kernel_details", "blah");
@@ -104,6 +121,43 @@ static void test_group_breaks_merge(void **state) {
     assert_int_equal(find_line(dp, "XLA Ops")->nevents, 2);
     assert_true(xpv_str_eq(ev_name(dp, &find_line(dp, "XLA Ops")->events[0]), "op"));
     assert_true(xpv_str_eq(dp->synth.event_meta[find_line(dp, "XLA Ops")->events[0].meta].name, "m/op"));
+    xpv_derived_lines_free(d);
+    xpv_profile_free(p);
+}
+
+/* Every new derived event carries its group id as a `group_id` stat
+ * (XProf's ExpandOrAddLevelEvent adds it when the event is created; a
+ * merged event keeps the one of its first kernel, the merge needs equal
+ * groups); an event without a group has no stats at all.  Kernels of
+ * groups 1, 1, 2, none on every derived line: events 1, 2, none. */
+static void test_group_id_stats(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:GPU:0");
+    int ln = tx_line(s, pl, 1, "Stream #1(Compute)", 0);
+    for (int i = 0; i < 4; i++) {
+        tx_event_t *e = kernel(s, pl, ln, "k", 10000 * i, 5000);
+        tx_ev_str(s, pl, e, "hlo_module", "m");
+        tx_ev_str(s, pl, e, "hlo_op", "op");
+        tx_ev_str(s, pl, e, "tf_op", "a/Add:Add");
+        if (i < 3) tx_ev_int(s, pl, e, "group_id", i < 2 ? 1 : 2);
+    }
+    xpv_profile *p = tx_decode(s);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
+    const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
+    assert_non_null(dp);
+    const char *rows[] = {"XLA Modules", "XLA Ops", "Framework Ops", "Framework Name Scope"};
+    for (int r = 0; r < 4; r++) {
+        const xpv_line *l = find_line(dp, rows[r]);
+        assert_non_null(l);
+        assert_int_equal(l->nevents, 3);
+        assert_int_equal(ev_int(dp, l, 0, "group_id"), 1);
+        assert_int_equal(l->events[0].dur_ps, 15000);   /* the two kernels of group 1 */
+        assert_int_equal(ev_int(dp, l, 1, "group_id"), 2);
+        assert_int_equal(l->events[2].wire, XPV_NO_STATS);
+        assert_int_equal(ev_int(dp, l, 2, "group_id"), -1);
+        assert_int_equal(ev_str(dp, l, 0, "step_name").len, 0);  /* Steps events only */
+    }
     xpv_derived_lines_free(d);
     xpv_profile_free(p);
 }
@@ -421,8 +475,16 @@ static void test_gpu_steps(void **state) {
     assert_int_equal(steps->nevents, 2);
     assert_int_equal(steps->events[0].start_ps, 100000);
     assert_int_equal(steps->events[0].dur_ps, 150000);  /* both kernels of step 1 */
-    assert_true(xpv_str_eq(ev_name(dp, &steps->events[0]), "train 1"));
-    assert_true(xpv_str_eq(ev_name(dp, &steps->events[1]), "train 2"));
+    /* XProf: metadata named by the group id, a group_id stat and the
+     * group's name as step_name (AddGroupMetadataToStepEvents) */
+    for (int k = 0; k < 2; k++) {
+        char gid[8], sn[16];
+        snprintf(gid, sizeof gid, "%d", k);
+        snprintf(sn, sizeof sn, "train %d", k + 1);
+        assert_true(xpv_str_eq(ev_name(dp, &steps->events[k]), gid));
+        assert_int_equal(ev_int(dp, steps, k, "group_id"), k);
+        assert_true(xpv_str_eq(ev_str(dp, steps, k, "step_name"), sn));
+    }
     xpv_derived_lines_free(dl);
     xpv_groups_free(g);
     xpv_profile_free(p);
@@ -432,6 +494,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hlo_merge_and_levels),
         cmocka_unit_test(test_group_breaks_merge),
+        cmocka_unit_test(test_group_id_stats),
         cmocka_unit_test(test_tf_name_scopes),
         cmocka_unit_test(test_no_derivation_when_present),
         cmocka_unit_test(test_trace_rows),
