@@ -53,6 +53,18 @@
  * ops, modules, ops, source] per stream in that order; empty derived lines
  * are dropped after numbering.
  *
+ * Launch Stats (DeriveEventsFromHostTrace), after the planes: on
+ * `/host:CPU`, every event of a non-derived line whose name does not start
+ * with "cu", with `device_id` and `correlation_id` stats and a group, is a
+ * launch on the device_id-th GPU plane (profile order; ids past the last
+ * plane are dropped).  Per device, a line `Launch Stats` (id
+ * kThreadIdKernelLaunch = 0xdeadbeef + 1, shown by its id as Steps) with
+ * one event per group, "Launch Stats for <group name>", spanning its
+ * launches, with stats group_id, num_launches, max_launch_time_us and
+ * avg_launch_time_us (ps / 1e6).  Events are in start order (XProf: hash
+ * order).  Without a grouping there are no groups, hence no rows (XProf
+ * needs the group in its group map too).
+ *
  * Planes that already hold derived lines (ids 0xdeadbeef ..
  * 0xdeadbeef + 389 as int32: TF 2.4 GPU profiles) are left alone.  Planes
  * are derived on two threads (halves by event count, joined in plane
@@ -60,8 +72,7 @@
  * Not done: the scope_range_id tree is read only where its plane stats
  * name defined stat metadata (the model drops undefined metadata ids, so
  * on JAX 0.11 files each kernel's own scope_range_id is the module key and
- * XLA Modules do not merge); `Launch Stats`
- * (DeriveEventsFromHostTrace); host offload lines; the cuda_graph_id /
+ * XLA Modules do not merge); host offload lines; the cuda_graph_id /
  * correlation_id stats XProf puts on the XLA Ops event of a CUDA graph's
  * inner node (its kernels are not read as CUDA graph executions here).
  *
