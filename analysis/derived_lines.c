@@ -4,6 +4,7 @@
 #include "derived_lines.h"
 #include "group_events.h"
 #include "hlo.h"
+#include "idmap.h"
 #include "par.h"
 
 #include <stdio.h>
@@ -82,6 +83,8 @@ typedef struct lvl {
 
 typedef struct dline {
     xpv_event *ev;
+    struct opt64 *gid;         /* per event: its group id (XProf's group_id
+                                * stat on every derived event) */
     size_t n, cap;
     lvl *last;
     size_t nlast;
@@ -92,10 +95,11 @@ typedef struct dline {
                                 * duration */
 } dline;
 
-typedef struct opt64 {
+typedef struct opt64 opt64;
+struct opt64 {
     int has;
     int64_t v;
-} opt64;
+};
 
 /* AdjustDurationForTraceViewer: stacked open events of levels >= level with
  * equal spans are shrunk by 1 ns more per level, at most to 1 ns for the
@@ -153,8 +157,10 @@ static void add_level(dline *d, uint32_t meta, int64_t start, int64_t dur, opt64
     if (d->n == d->cap) {
         d->cap = d->cap ? d->cap * 2 : 64;
         d->ev = xpv_xrealloc(d->ev, d->cap * sizeof *d->ev);
+        d->gid = xpv_xrealloc(d->gid, d->cap * sizeof *d->gid);
     }
     d->ev[d->n] = (xpv_event){start, dur, meta, XPV_NO_STATS};
+    d->gid[d->n] = g;
     L = &d->last[level];
     *L = (lvl){1, g.has, sr.has, (uint32_t)d->n, g.v, sr.v};
     d->n++;
@@ -549,11 +555,168 @@ static void derive_kernel(ctx *c, dline *d, const kfacts *kf) {
     }
 }
 
+/* ==== Stats of derived events =========================================== */
+
+/* The stat metadata of every synthesized plane: XProf's DerivedXLineBuilder
+ * gives each new derived event a `group_id` stat when it has a group,
+ * AddGroupMetadataToStepEvents adds `step_name` to Steps events of a named
+ * group, and DeriveEventsFromHostTrace gives Launch Stats events their
+ * counts.  Ids are the dense indices (index 0: the empty entry). */
+enum { DS_GROUP_ID = 1, DS_STEP_NAME, DS_NUM_LAUNCHES, DS_MAX_LAUNCH_US, DS_AVG_LAUNCH_US, DS_N };
+static const char *const ds_names[DS_N] = {"", "group_id", "step_name", "num_launches",
+                                           "max_launch_time_us", "avg_launch_time_us"};
+
+static void synth_stat_meta(xpv_arena *arena, xpv_plane *sp) {
+    sp->stat_meta = xpv_arena_calloc(arena, DS_N, sizeof *sp->stat_meta);
+    sp->nstat_meta = DS_N;
+    int64_t ids[DS_N - 1];
+    for (int k = 1; k < DS_N; k++) {
+        sp->stat_meta[k].key = sp->stat_meta[k].id = k;
+        sp->stat_meta[k].name = (xpv_str){ds_names[k], (uint32_t)strlen(ds_names[k])};
+        ids[k - 1] = k;
+    }
+    sp->stat_meta_ids = xpv_idmap_build(arena, ids, DS_N - 1);
+}
+
+/* Wire bytes of derived events' stats, in the XEvent shape the model's
+ * stat iterator reads (a length, then `stats` fields 4 holding XStats),
+ * written straight into the arena after an exact size pass. */
+static uint8_t *put_varint(uint8_t *w, uint64_t v) {
+    do {
+        uint8_t c = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        *w++ = (uint8_t)(c | (v ? 0x80 : 0));
+    } while (v);
+    return w;
+}
+static size_t varint_len(uint64_t v) {
+    size_t n = 1;
+    while (v >>= 7) n++;
+    return n;
+}
+
+/* One derived event's stats; absent ones are zero. */
+typedef struct dstats {
+    opt64 g;
+    xpv_str step_name;
+    int launch;
+    uint64_t num_launches;
+    double max_us, avg_us;
+} dstats;
+
+/* Sizes: an XStat of a metadata id below 128 and one varint value; the
+ * step_name XStat; an XStat holding a double. */
+static size_t stat_int_len(uint64_t v) { return 3 + varint_len(v); }
+static size_t stat_str_len(uint32_t n) { return 3 + varint_len(n) + n; }
+#define STAT_DOUBLE_LEN 11
+
+static size_t body_len(const dstats *s) {
+    size_t body = 0;
+    if (s->g.has) body += 2 + stat_int_len((uint64_t)s->g.v);
+    if (s->step_name.len) {
+        size_t sn = stat_str_len(s->step_name.len);
+        body += 1 + varint_len(sn) + sn;
+    }
+    if (s->launch) body += 2 + stat_int_len(s->num_launches) + 2 * (2 + STAT_DOUBLE_LEN);
+    return body;
+}
+
+/* One event's length and body at `w`; returns the end. */
+static uint8_t *put_event(uint8_t *w, const dstats *s) {
+    w = put_varint(w, body_len(s));
+    if (s->g.has) {            /* int64_value (field 4) */
+        *w++ = (4 << 3) | 2;
+        w = put_varint(w, stat_int_len((uint64_t)s->g.v));
+        *w++ = (1 << 3) | 0;
+        *w++ = DS_GROUP_ID;
+        *w++ = (4 << 3) | 0;
+        w = put_varint(w, (uint64_t)s->g.v);
+    }
+    if (s->step_name.len) {    /* str_value (field 5) */
+        *w++ = (4 << 3) | 2;
+        w = put_varint(w, stat_str_len(s->step_name.len));
+        *w++ = (1 << 3) | 0;
+        *w++ = DS_STEP_NAME;
+        *w++ = (5 << 3) | 2;
+        w = put_varint(w, s->step_name.len);
+        memcpy(w, s->step_name.ptr, s->step_name.len);
+        w += s->step_name.len;
+    }
+    if (s->launch) {           /* uint64_value (field 3), then double_value (field 2) */
+        *w++ = (4 << 3) | 2;
+        w = put_varint(w, stat_int_len(s->num_launches));
+        *w++ = (1 << 3) | 0;
+        *w++ = DS_NUM_LAUNCHES;
+        *w++ = (3 << 3) | 0;
+        w = put_varint(w, s->num_launches);
+        double d[2] = {s->max_us, s->avg_us};
+        for (int k = 0; k < 2; k++) {
+            *w++ = (4 << 3) | 2;
+            *w++ = STAT_DOUBLE_LEN;
+            *w++ = (1 << 3) | 0;
+            *w++ = (uint8_t)(DS_MAX_LAUNCH_US + k);
+            *w++ = (2 << 3) | 1;
+            memcpy(w, &d[k], 8);   /* little-endian, as wire_double reads it */
+            w += 8;
+        }
+    }
+    return w;
+}
+
+static int has_stats(const dstats *s) { return s->g.has || s->step_name.len || s->launch; }
+
+/* Give the events of `ln` their stats (`stat(arg, i)` for event i) as
+ * wire bytes in `arena`; events without any keep XPV_NO_STATS. */
+static void attach_stats(xpv_arena *arena, xpv_line *ln, dstats (*stat)(const void *, uint32_t),
+                         const void *arg) {
+    size_t total = 0;
+    for (uint32_t i = 0; i < ln->nevents; i++) {
+        dstats s = stat(arg, i);
+        if (has_stats(&s)) {
+            size_t b = body_len(&s);
+            total += varint_len(b) + b;
+        }
+    }
+    if (!total || total >= XPV_NO_STATS) return;
+    uint8_t *base = xpv_arena_alloc(arena, total), *w = base;
+    for (uint32_t i = 0; i < ln->nevents; i++) {
+        dstats s = stat(arg, i);
+        if (!has_stats(&s)) continue;
+        ln->events[i].wire = (uint32_t)(w - base);
+        w = put_event(w, &s);
+    }
+    ln->wire = base;
+}
+
+/* The stats of an annotation line's event: its group id. */
+static dstats group_stat(const void *arg, uint32_t i) {
+    const opt64 *gid = arg;
+    dstats s;
+    memset(&s, 0, sizeof s);
+    s.g = gid[i];
+    return s;
+}
+
+/* The stats of a Steps event: group id and, for a named group, step_name. */
+typedef struct steps_arg {
+    const opt64 *gid;
+    const xpv_groups *gr;
+} steps_arg;
+static dstats steps_stat(const void *arg, uint32_t i) {
+    const steps_arg *a = arg;
+    dstats s = group_stat(a->gid, i);
+    int64_t g = s.g.v;
+    const char *gname = a->gr && s.g.has && g >= 0 && g < (int64_t)a->gr->ngroups
+                            ? a->gr->groups[g].name : NULL;
+    if (gname) s.step_name = (xpv_str){gname, (uint32_t)strlen(gname)};
+    return s;
+}
+
 /* The derived lines of a GPU plane into `out`: Steps first, then per
  * stream (in `sl` order) its lines in id order, XProf's names and ids. */
 static void emit_gpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl, const sline *sl,
                            const dline *lines, size_t nall, const dline *steps_line,
-                           xpv_dl_plane *out) {
+                           const xpv_groups *gr, xpv_dl_plane *out) {
     const dline steps = *steps_line;
     memset(out, 0, sizeof *out);
     xpv_plane *sp = &out->synth;
@@ -562,8 +725,7 @@ static void emit_gpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl, 
     sp->event_meta = xpv_arena_calloc(arena, c->tab.n, sizeof *sp->event_meta);
     if (c->tab.n) memcpy(sp->event_meta, c->tab.m, c->tab.n * sizeof *sp->event_meta);
     sp->nevent_meta = c->tab.n;
-    sp->stat_meta = xpv_arena_calloc(arena, 1, sizeof *sp->stat_meta);
-    sp->nstat_meta = 1;
+    synth_stat_meta(arena, sp);
     out->line_display_id = xpv_arena_calloc(arena, pl->nlines ? pl->nlines : 1, sizeof(int64_t));
     uint32_t nl = steps.n ? 1 : 0;
     for (size_t q = 0; q < nall; q++)
@@ -584,6 +746,10 @@ static void emit_gpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl, 
         ln->events = xpv_arena_alloc(arena, steps.n * sizeof *ln->events);
         memcpy(ln->events, steps.ev, steps.n * sizeof *ln->events);
         ln->nevents = (uint32_t)steps.n;
+        /* group_id, and step_name for a named group (the trace shows it
+         * as the event's name) */
+        steps_arg sa = {steps.gid, gr};
+        attach_stats(arena, ln, steps_stat, &sa);
         sp->nevents += steps.n;
     }
     int64_t pos = 0;
@@ -609,6 +775,7 @@ static void emit_gpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl, 
             ln->events = xpv_arena_alloc(arena, d->n * sizeof *ln->events);
             if (d->n) memcpy(ln->events, d->ev, d->n * sizeof *ln->events);
             ln->nevents = (uint32_t)d->n;
+            attach_stats(arena, ln, group_stat, d->gid);
             sp->nevents += d->n;
         }
     }
@@ -690,12 +857,14 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
     free(o);
 
     int any = total + steps.n > 0;
-    if (any) emit_gpu_plane(c, arena, pl, sl, lines, nall, &steps, out);
+    if (any) emit_gpu_plane(c, arena, pl, sl, lines, nall, &steps, gr, out);
     for (size_t q = 0; q < nall; q++) {
         free(lines[q].ev);
+        free(lines[q].gid);
         free(lines[q].last);
     }
     free(steps.ev);
+    free(steps.gid);
     free(steps.last);
     free(lines);
     free(sl);
@@ -792,8 +961,7 @@ static void emit_tpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl,
     sp->event_meta = xpv_arena_calloc(arena, c->tab.n, sizeof *sp->event_meta);
     memcpy(sp->event_meta, c->tab.m, c->tab.n * sizeof *sp->event_meta);
     sp->nevent_meta = c->tab.n;
-    sp->stat_meta = xpv_arena_calloc(arena, 1, sizeof *sp->stat_meta);
-    sp->nstat_meta = 1;
+    synth_stat_meta(arena, sp);
     out->line_display_id = xpv_arena_calloc(arena, pl->nlines ? pl->nlines : 1, sizeof(int64_t));
     int64_t ts0 = INT64_MAX;
     for (uint32_t li = 0; li < pl->nlines; li++) {
@@ -815,6 +983,7 @@ static void emit_tpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl,
         ln->events = xpv_arena_alloc(arena, d->n * sizeof *ln->events);
         memcpy(ln->events, d->ev, d->n * sizeof *ln->events);
         ln->nevents = (uint32_t)d->n;
+        attach_stats(arena, ln, group_stat, d->gid);
         sp->nevents += d->n;
     }
 }
@@ -939,6 +1108,7 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     if (total) emit_tpu_plane(c, arena, pl, lines, out);
     for (int q = 0; q < 3; q++) {
         free(lines[q].ev);
+        free(lines[q].gid);
         free(lines[q].last);
     }
     free(c->tab.m);
@@ -988,9 +1158,8 @@ static void gpu_steps(ctx *c, const xpv_plane *pl, const xpv_groups *gr, uint32_
         if (g < 0) continue;
         char nm[32];
         int w = snprintf(nm, sizeof nm, "%lld", (long long)g);
-        const char *gname = gr && g < (int64_t)gr->ngroups ? gr->groups[g].name : NULL;
-        xpv_str disp = gname ? (xpv_str){gname, (uint32_t)strlen(gname)} : (xpv_str){NULL, 0};
-        uint32_t m = tab_get(&c->tab, (xpv_str){nm, (uint32_t)w}, disp);
+        /* no display name: the group's name is the event's step_name stat */
+        uint32_t m = tab_get(&c->tab, (xpv_str){nm, (uint32_t)w}, (xpv_str){NULL, 0});
         add_level(d, m, e->start_ps, e->dur_ps > 0 ? e->dur_ps : 0, (opt64){1, g}, none, 0);
     }
     free(cur);
@@ -1031,6 +1200,193 @@ static void dl_worker_run(void *arg) {
     free(w->c.mbuf);
     free(w->c.sbuf);
     free(w->c.memo);
+}
+
+/* ==== Launch Stats (DeriveEventsFromHostTrace) ========================== */
+
+/* Launches of one group on one device. */
+typedef struct launch_acc {
+    uint32_t dev;
+    int64_t g;
+    int64_t start, end;        /* union of the launch events' spans */
+    uint64_t n;
+    int64_t max_ps, sum_ps;
+} launch_acc;
+
+static int cmp_launch(const void *a, const void *b) {
+    const launch_acc *x = a, *y = b;
+    if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->g < y->g ? -1 : x->g > y->g;
+}
+
+static dstats launch_stat(const void *arg, uint32_t i) {
+    const launch_acc *a = (const launch_acc *)arg + i;
+    dstats s;
+    memset(&s, 0, sizeof s);
+    s.g = (opt64){1, a->g};
+    s.launch = 1;
+    s.num_launches = a->n;
+    s.max_us = (double)a->max_ps / 1e6;
+    s.avg_us = (double)a->sum_ps / (double)a->n / 1e6;
+    return s;
+}
+
+static int64_t plane_start_ns(const xpv_plane *pl) {
+    int64_t t = INT64_MAX;
+    for (uint32_t li = 0; li < pl->nlines; li++)
+        if (pl->lines[li].timestamp_ns < t) t = pl->lines[li].timestamp_ns;
+    return t == INT64_MAX ? 0 : t;
+}
+
+/* Every launch on `/host:CPU` (a non-derived line's event whose name does
+ * not start with "cu", with `device_id` and `correlation_id` stats and a
+ * group), accumulated per (device_id, group) into *out (sorted by device,
+ * then start).  Device ids index the GPU planes in profile order. */
+static size_t collect_launches(const xpv_profile *p, const xpv_groups *gr, uint32_t ndev,
+                               launch_acc **out) {
+    *out = NULL;
+    const xpv_plane *host = xpv_find_plane(p, "/host:CPU");
+    if (!host || !ndev || !(gr && gr->gid)) return 0;
+    uint32_t hi = (uint32_t)(host - p->planes);
+    int32_t ids[2] = {xpv_stat_id(host, "device_id"), xpv_stat_id(host, "correlation_id")};
+    if (ids[0] < 0 || ids[1] < 0) return 0;
+    xpv_stat_set set;
+    xpv_stat_set_init(&set, host, ids, 2);
+    launch_acc *acc = NULL;
+    size_t n = 0, cap = 0, last = 0;
+    /* (device, group) -> accumulator index + 1, when the table is small */
+    uint64_t nslot = (uint64_t)ndev * gr->ngroups;
+    uint32_t *slot = nslot && nslot <= (1u << 22) ? xpv_xcalloc(nslot, sizeof *slot) : NULL;
+    for (uint32_t li = 0; li < host->nlines; li++) {
+        const xpv_line *ln = &host->lines[li];
+        if (xpv_dl_is_derived_id(ln->id) || !xpv_line_may_have(ln, &set)) continue;
+        for (uint32_t ei = 0; ei < ln->nevents; ei++) {
+            const xpv_event *e = &ln->events[ei];
+            if (xpv_str_has_prefix(host->event_meta[e->meta].name, "cu")) continue;
+            xpv_stat st[2];
+            int64_t dev;
+            if (xpv_event_stats_in(host, ln, e, &set, st, NULL) != 3 ||
+                !xpv_stat_as_int(&st[0], &dev) || dev < 0 || dev >= (int64_t)ndev)
+                continue;
+            int32_t g = xpv_group_of(gr, hi, li, ei);
+            if (g < 0 || (uint32_t)g >= gr->ngroups || !gr->groups[g].name) continue;
+            int64_t du = e->dur_ps > 0 ? e->dur_ps : 0;
+            size_t k = n;
+            uint64_t sk = (uint64_t)dev * gr->ngroups + (uint32_t)g;
+            if (slot) {
+                if (slot[sk]) k = slot[sk] - 1;
+            } else if (last < n && acc[last].dev == (uint32_t)dev && acc[last].g == g) {
+                k = last;
+            } else {
+                for (k = 0; k < n && !(acc[k].dev == (uint32_t)dev && acc[k].g == g); k++) {}
+            }
+            if (k == n) {
+                if (slot) slot[sk] = (uint32_t)n + 1;
+                if (n == cap) {
+                    cap = cap ? cap * 2 : 16;
+                    acc = xpv_xrealloc(acc, cap * sizeof *acc);
+                }
+                acc[n++] = (launch_acc){(uint32_t)dev, g, e->start_ps, e->start_ps + du, 0, 0, 0};
+            }
+            last = k;
+            launch_acc *a = &acc[k];
+            if (e->start_ps < a->start) a->start = e->start_ps;
+            if (e->start_ps + du > a->end) a->end = e->start_ps + du;
+            a->n++;
+            a->sum_ps += du;
+            if (du > a->max_ps) a->max_ps = du;
+        }
+    }
+    free(slot);
+    if (n) qsort(acc, n, sizeof *acc, cmp_launch);
+    *out = acc;
+    return n;
+}
+
+/* The derived lines of plane `pi`, created empty (the plane's own lines
+ * keep their display ids) when it has none yet. */
+static xpv_dl_plane *dl_plane_for(xpv_derived_lines *d, const xpv_profile *p, uint32_t pi) {
+    for (uint32_t i = 0; i < d->nplanes; i++)
+        if (d->planes[i].plane == pi) return &d->planes[i];
+    const xpv_plane *pl = &p->planes[pi];
+    d->planes = xpv_xrealloc(d->planes, (d->nplanes + 1) * sizeof *d->planes);
+    uint32_t at = d->nplanes;
+    while (at > 0 && d->planes[at - 1].plane > pi) at--;
+    memmove(&d->planes[at + 1], &d->planes[at], (d->nplanes - at) * sizeof *d->planes);
+    d->nplanes++;
+    xpv_dl_plane *dp = &d->planes[at];
+    memset(dp, 0, sizeof *dp);
+    dp->plane = pi;
+    dp->synth.id = pl->id;
+    dp->synth.name = pl->name;
+    dp->synth.event_meta = xpv_arena_calloc(&d->arena, 1, sizeof *dp->synth.event_meta);
+    dp->synth.nevent_meta = 1;
+    synth_stat_meta(&d->arena, &dp->synth);
+    dp->line_display_id = xpv_arena_calloc(&d->arena, pl->nlines ? pl->nlines : 1, sizeof(int64_t));
+    for (uint32_t li = 0; li < pl->nlines; li++) dp->line_display_id[li] = pl->lines[li].display_id;
+    return dp;
+}
+
+/* XProf's DeriveEventsFromHostTrace: per GPU plane (the device_id-th one)
+ * a `Launch Stats` line (kThreadIdKernelLaunch) with one event per group
+ * that launched on it, "Launch Stats for <group name>", spanning its
+ * launches, with group_id, num_launches, max_launch_time_us and
+ * avg_launch_time_us.  Planes whose file holds derived lines are left
+ * alone, as for the other derived lines. */
+static void derive_launch_stats(xpv_derived_lines *d, const xpv_profile *p, const xpv_groups *gr) {
+    uint32_t ndev = 0, *dev_plane = xpv_xcalloc(p->nplanes ? p->nplanes : 1, sizeof *dev_plane);
+    for (uint32_t pi = 0; pi < p->nplanes; pi++)
+        if (xpv_str_has_prefix(p->planes[pi].name, "/device:GPU:")) dev_plane[ndev++] = pi;
+    launch_acc *acc;
+    size_t n = collect_launches(p, gr, ndev, &acc);
+    const xpv_plane *host = xpv_find_plane(p, "/host:CPU");
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && acc[j].dev == acc[i].dev) j++;
+        uint32_t pi = dev_plane[acc[i].dev];
+        const xpv_plane *pl = &p->planes[pi];
+        int derived = 0;
+        for (uint32_t li = 0; li < pl->nlines; li++)
+            if (xpv_dl_is_derived_id(pl->lines[li].id)) derived = 1;
+        if (!derived) {
+            xpv_dl_plane *dp = dl_plane_for(d, p, pi);
+            xpv_plane *sp = &dp->synth;
+            /* event metadata: the plane's, then one per event */
+            xpv_event_meta *m = xpv_arena_calloc(&d->arena, sp->nevent_meta + (j - i), sizeof *m);
+            memcpy(m, sp->event_meta, sp->nevent_meta * sizeof *m);
+            xpv_line *lines = xpv_arena_calloc(&d->arena, sp->nlines + 1, sizeof *lines);
+            if (sp->nlines) memcpy(lines, sp->lines, sp->nlines * sizeof *lines);
+            uint32_t *src = xpv_arena_calloc(&d->arena, sp->nlines + 1, sizeof *src);
+            if (sp->nlines) memcpy(src, dp->src_line, sp->nlines * sizeof *src);
+            xpv_line *ln = &lines[sp->nlines];
+            ln->id = ln->display_id = XPV_DL_BASE + 1;   /* shown by its id, as Steps */
+            ln->name = ln->display_name = (xpv_str){"Launch Stats", 12};
+            int64_t t0 = plane_start_ns(pl), th = host ? plane_start_ns(host) : t0;
+            ln->timestamp_ns = th < t0 ? th : t0;
+            ln->events = xpv_arena_alloc(&d->arena, (j - i) * sizeof *ln->events);
+            ln->nevents = (uint32_t)(j - i);
+            for (size_t k = i; k < j; k++) {
+                uint32_t mi = sp->nevent_meta++;
+                char nm[600];
+                int w = snprintf(nm, sizeof nm, "Launch Stats for %s", gr->groups[acc[k].g].name);
+                if (w >= (int)sizeof nm) w = (int)sizeof nm - 1;
+                m[mi].key = m[mi].id = mi;
+                m[mi].name = (xpv_str){xpv_arena_strndup(&d->arena, nm, (size_t)w), (uint32_t)w};
+                ln->events[k - i] = (xpv_event){acc[k].start, acc[k].end - acc[k].start, mi,
+                                                XPV_NO_STATS};
+            }
+            attach_stats(&d->arena, ln, launch_stat, acc + i);
+            sp->event_meta = m;
+            sp->lines = lines;
+            dp->src_line = src;
+            sp->nlines++;
+            sp->nevents += ln->nevents;
+        }
+        i = j;
+    }
+    free(acc);
+    free(dev_plane);
 }
 
 /* Below this many device events one thread derives every plane. */
@@ -1096,6 +1452,7 @@ xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p, const struct xp
     free(w[1].planes);
     free(edges);
     xpv_hlo_map_free(hm);
+    derive_launch_stats(d, p, groups);
     d->bytes = sizeof *d + d->arena.total + d->arena2.total + d->nplanes * sizeof *d->planes;
     return d;
 }

@@ -53,6 +53,18 @@
  * ops, modules, ops, source] per stream in that order; empty derived lines
  * are dropped after numbering.
  *
+ * Launch Stats (DeriveEventsFromHostTrace), after the planes: on
+ * `/host:CPU`, every event of a non-derived line whose name does not start
+ * with "cu", with `device_id` and `correlation_id` stats and a group, is a
+ * launch on the device_id-th GPU plane (profile order; ids past the last
+ * plane are dropped).  Per device, a line `Launch Stats` (id
+ * kThreadIdKernelLaunch = 0xdeadbeef + 1, shown by its id as Steps) with
+ * one event per group, "Launch Stats for <group name>", spanning its
+ * launches, with stats group_id, num_launches, max_launch_time_us and
+ * avg_launch_time_us (ps / 1e6).  Events are in start order (XProf: hash
+ * order).  Without a grouping there are no groups, hence no rows (XProf
+ * needs the group in its group map too).
+ *
  * Planes that already hold derived lines (ids 0xdeadbeef ..
  * 0xdeadbeef + 389 as int32: TF 2.4 GPU profiles) are left alone.  Planes
  * are derived on two threads (halves by event count, joined in plane
@@ -60,10 +72,20 @@
  * Not done: the scope_range_id tree is read only where its plane stats
  * name defined stat metadata (the model drops undefined metadata ids, so
  * on JAX 0.11 files each kernel's own scope_range_id is the module key and
- * XLA Modules do not merge); `Launch Stats`
- * (DeriveEventsFromHostTrace); host offload lines.  Derived events carry
- * no stats (XProf gives them group_id, and Steps events step_name): the
- * trace viewer shows them without args.
+ * XLA Modules do not merge); host offload lines; the cuda_graph_id /
+ * correlation_id stats XProf puts on the XLA Ops event of a CUDA graph's
+ * inner node (its kernels are not read as CUDA graph executions here).
+ *
+ * Stats (XProf's DerivedXLineBuilder::ExpandOrAddLevelEvent): every
+ * derived event created for a kernel or op with a group id carries a
+ * `group_id` stat (a merge needs equal groups, so it holds for the whole
+ * event); Steps events also carry `step_name`, the group's name, when the
+ * grouping named it (AddGroupMetadataToStepEvents; their metadata is named
+ * by the group id, without a display name: the trace shows the step_name).
+ * They are stored as XEvent wire bytes of the synthesized lines, so the
+ * model's stat functions and the trace viewer's args read them as they
+ * read a file's.  XProf adds nothing else (no `level`, no hlo_text: its
+ * symbol resolver leaves that empty).
  */
 #ifndef XPV_DERIVED_LINES_H
 #define XPV_DERIVED_LINES_H
@@ -81,9 +103,10 @@ enum { XPV_DL_NAME_SCOPE = 0, XPV_DL_TF_OP = 1, XPV_DL_MODULE = 2, XPV_DL_HLO_OP
 
 typedef struct xpv_dl_plane {
     uint32_t plane;            /* index of the GPU plane in the profile */
-    /* The derived lines (non-empty ones, in display order) and the event
-     * metadata their events refer to; no stat metadata, no stats.  Events
-     * have wire == XPV_NO_STATS. */
+    /* The derived lines (non-empty ones, in display order), the event
+     * metadata their events refer to and the stat metadata of their stats
+     * (group_id, step_name; see above).  Events without stats have
+     * wire == XPV_NO_STATS. */
     xpv_plane synth;
     uint32_t *src_line;        /* per synth line: the stream line it derives from */
     int64_t *line_display_id;  /* per line of the source plane: XProf's display id */

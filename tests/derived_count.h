@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "group_events.h"
 #include "model.h"
 
 static inline void dc_count(const xpv_profile *p, size_t *modules, size_t *ops0) {
@@ -178,6 +179,53 @@ static inline void dc_count_tpu(const xpv_profile *p, size_t *ops, size_t *scope
         }
         free(r);
     }
+}
+
+/* XProf's Launch Stats rows (DeriveEventsFromHostTrace), counted from the
+ * host plane: every event of `/host:CPU` whose name does not start with
+ * "cu" and that has `device_id` (below the number of GPU planes) and
+ * `correlation_id` stats and a group in `g` (the profile's grouping) is a
+ * launch; *events gets the number of distinct (device_id, group) pairs,
+ * *launches the number of launches. */
+static inline void dc_launch_count(const xpv_profile *p, const xpv_groups *g, size_t *events,
+                                   size_t *launches) {
+    *events = *launches = 0;
+    int64_t ndev = 0;
+    for (uint32_t i = 0; i < p->nplanes; i++)
+        if (xpv_str_has_prefix(p->planes[i].name, "/device:GPU:")) ndev++;
+    long long (*seen)[2] = NULL;
+    size_t nseen = 0;
+    for (uint32_t i = 0; i < p->nplanes; i++) {
+        const xpv_plane *pl = &p->planes[i];
+        if (!xpv_str_eq(pl->name, "/host:CPU")) continue;
+        int32_t sd = xpv_stat_id(pl, "device_id"), sc = xpv_stat_id(pl, "correlation_id");
+        for (uint32_t l = 0; l < pl->nlines; l++)
+            for (uint32_t k = 0; k < pl->lines[l].nevents; k++) {
+                const xpv_line *ln = &pl->lines[l];
+                const xpv_event *e = &ln->events[k];
+                xpv_str nm = pl->event_meta[e->meta].name;
+                if (nm.len >= 2 && nm.ptr[0] == 'c' && nm.ptr[1] == 'u') continue;
+                xpv_stat st;
+                int64_t dev;
+                if (sd < 0 || !xpv_event_stat(pl, ln, e, sd, &st) || !xpv_stat_as_int(&st, &dev) ||
+                    dev < 0 || dev >= ndev)
+                    continue;
+                if (sc < 0 || !xpv_event_stat(pl, ln, e, sc, &st)) continue;
+                int32_t gid = xpv_group_of(g, i, l, k);
+                if (gid < 0) continue;
+                (*launches)++;
+                size_t q = 0;
+                while (q < nseen && !(seen[q][0] == dev && seen[q][1] == gid)) q++;
+                if (q == nseen) {
+                    seen = realloc(seen, (nseen + 1) * sizeof *seen);
+                    seen[nseen][0] = dev;
+                    seen[nseen][1] = gid;
+                    nseen++;
+                }
+            }
+    }
+    *events = nseen;
+    free(seen);
 }
 
 #endif

@@ -26,6 +26,32 @@ static xpv_str ev_name(const xpv_dl_plane *d, const xpv_event *e) {
     return m->display_name.len ? m->display_name : m->name;
 }
 
+/* A stat of derived event `i` of line `ln` (-1 / empty when absent). */
+static int64_t ev_int(const xpv_dl_plane *d, const xpv_line *ln, uint32_t i, const char *name) {
+    xpv_stat st;
+    int64_t v;
+    int32_t id = xpv_stat_id(&d->synth, name);
+    if (id >= 0 && xpv_event_stat(&d->synth, ln, &ln->events[i], id, &st) && xpv_stat_as_int(&st, &v))
+        return v;
+    return -1;
+}
+static xpv_str ev_str(const xpv_dl_plane *d, const xpv_line *ln, uint32_t i, const char *name) {
+    xpv_stat st;
+    int32_t id = xpv_stat_id(&d->synth, name);
+    if (id >= 0 && xpv_event_stat(&d->synth, ln, &ln->events[i], id, &st) && st.kind == XPV_STAT_STR)
+        return st.v.s;
+    return (xpv_str){NULL, 0};
+}
+
+static double ev_double(const xpv_dl_plane *d, const xpv_line *ln, uint32_t i, const char *name) {
+    xpv_stat st;
+    int32_t id = xpv_stat_id(&d->synth, name);
+    if (id >= 0 && xpv_event_stat(&d->synth, ln, &ln->events[i], id, &st) &&
+        st.kind == XPV_STAT_DOUBLE)
+        return st.v.d;
+    return -1;
+}
+
 static tx_event_t *kernel(tx_space *s, int pl, int ln, const char *name, int64_t off, int64_t dur) {
     tx_event_t *e = tx_event(s, pl, ln, name, off, dur);
     tx_ev_str(s, pl, e, "kernel_details", "blah");
@@ -104,6 +130,43 @@ static void test_group_breaks_merge(void **state) {
     assert_int_equal(find_line(dp, "XLA Ops")->nevents, 2);
     assert_true(xpv_str_eq(ev_name(dp, &find_line(dp, "XLA Ops")->events[0]), "op"));
     assert_true(xpv_str_eq(dp->synth.event_meta[find_line(dp, "XLA Ops")->events[0].meta].name, "m/op"));
+    xpv_derived_lines_free(d);
+    xpv_profile_free(p);
+}
+
+/* Every new derived event carries its group id as a `group_id` stat
+ * (XProf's ExpandOrAddLevelEvent adds it when the event is created; a
+ * merged event keeps the one of its first kernel, the merge needs equal
+ * groups); an event without a group has no stats at all.  Kernels of
+ * groups 1, 1, 2, none on every derived line: events 1, 2, none. */
+static void test_group_id_stats(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:GPU:0");
+    int ln = tx_line(s, pl, 1, "Stream #1(Compute)", 0);
+    for (int i = 0; i < 4; i++) {
+        tx_event_t *e = kernel(s, pl, ln, "k", 10000 * i, 5000);
+        tx_ev_str(s, pl, e, "hlo_module", "m");
+        tx_ev_str(s, pl, e, "hlo_op", "op");
+        tx_ev_str(s, pl, e, "tf_op", "a/Add:Add");
+        if (i < 3) tx_ev_int(s, pl, e, "group_id", i < 2 ? 1 : 2);
+    }
+    xpv_profile *p = tx_decode(s);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
+    const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
+    assert_non_null(dp);
+    const char *rows[] = {"XLA Modules", "XLA Ops", "Framework Ops", "Framework Name Scope"};
+    for (int r = 0; r < 4; r++) {
+        const xpv_line *l = find_line(dp, rows[r]);
+        assert_non_null(l);
+        assert_int_equal(l->nevents, 3);
+        assert_int_equal(ev_int(dp, l, 0, "group_id"), 1);
+        assert_int_equal(l->events[0].dur_ps, 15000);   /* the two kernels of group 1 */
+        assert_int_equal(ev_int(dp, l, 1, "group_id"), 2);
+        assert_int_equal(l->events[2].wire, XPV_NO_STATS);
+        assert_int_equal(ev_int(dp, l, 2, "group_id"), -1);
+        assert_int_equal(ev_str(dp, l, 0, "step_name").len, 0);  /* Steps events only */
+    }
     xpv_derived_lines_free(d);
     xpv_profile_free(p);
 }
@@ -421,17 +484,153 @@ static void test_gpu_steps(void **state) {
     assert_int_equal(steps->nevents, 2);
     assert_int_equal(steps->events[0].start_ps, 100000);
     assert_int_equal(steps->events[0].dur_ps, 150000);  /* both kernels of step 1 */
-    assert_true(xpv_str_eq(ev_name(dp, &steps->events[0]), "train 1"));
-    assert_true(xpv_str_eq(ev_name(dp, &steps->events[1]), "train 2"));
+    /* XProf: metadata named by the group id, a group_id stat and the
+     * group's name as step_name (AddGroupMetadataToStepEvents) */
+    for (int k = 0; k < 2; k++) {
+        char gid[8], sn[16];
+        snprintf(gid, sizeof gid, "%d", k);
+        snprintf(sn, sizeof sn, "train %d", k + 1);
+        assert_true(xpv_str_eq(ev_name(dp, &steps->events[k]), gid));
+        assert_int_equal(ev_int(dp, steps, k, "group_id"), k);
+        assert_true(xpv_str_eq(ev_str(dp, steps, k, "step_name"), sn));
+    }
     xpv_derived_lines_free(dl);
     xpv_groups_free(g);
     xpv_profile_free(p);
+}
+
+/* ==== Launch Stats (DeriveEventsFromHostTrace) ========================== */
+
+/* Host launches in two steps ("train 1", "train 2") on two GPUs: per
+ * (device_id, group) one "Launch Stats for <group name>" event on the
+ * device's `Launch Stats` line (kThreadIdKernelLaunch), spanning the
+ * launches, with group_id, num_launches, max/avg launch time in us.  A
+ * "cu..." API event and a device_id past the GPU planes are not launches;
+ * GPU:0 has derived lines of its own (the row is added to them), GPU:1
+ * none (it gets only this row). */
+static void test_launch_stats(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int h = tx_plane(s, "/host:CPU");
+    int hl = tx_line(s, h, 1, "python", 0);
+    int d0 = tx_plane(s, "/device:GPU:0");
+    int st0 = tx_line(s, d0, 7, "Stream #7(Compute)", 0);
+    int d1 = tx_plane(s, "/device:GPU:1");
+    tx_line(s, d1, 3, "Stream #3", 0);
+    /* step, offset, duration, device, correlation id, name */
+    struct { int step; int64_t off, dur; int dev, corr; const char *name; } L[] = {
+        {0, 1000, 1000, 0, 10, "launch"},  {0, 5000, 3000, 0, 11, "launch"},
+        {0, 9000, 2000, 1, 12, "launch"},  {0, 20000, 7000, 0, 13, "cuLaunchKernel"},
+        {0, 30000, 9000, 5, 14, "launch"}, {1, 1000, 4000, 0, 20, "launch"},
+    };
+    for (int i = 0; i < 2; i++) {
+        tx_event_t *e = tx_event(s, h, hl, "train", 1000000 * i, 500000);
+        tx_ev_int(s, h, e, "_r", 1);
+        tx_ev_int(s, h, e, "step_num", i + 1);
+        for (size_t k = 0; k < sizeof L / sizeof L[0]; k++) {
+            if (L[k].step != i) continue;
+            e = tx_event(s, h, hl, L[k].name, 1000000 * i + L[k].off, L[k].dur);
+            tx_ev_int(s, h, e, "device_id", L[k].dev);
+            tx_ev_int(s, h, e, "correlation_id", L[k].corr);
+        }
+    }
+    tx_ev_int(s, d0, kernel(s, d0, st0, "k", 100000, 5000), "correlation_id", 10);
+    xpv_profile *p = tx_decode(s);
+    xpv_groups *g = xpv_group_events(p);
+    xpv_groups_fill_gpu(g, p);
+    xpv_derived_lines *dl = xpv_derived_lines_build(p, g);
+    const xpv_dl_plane *dp = xpv_derived_lines_plane(dl, 1);
+    assert_non_null(dp);
+    assert_non_null(line_by_id(dp, XPV_DL_BASE));          /* its Steps row */
+    const xpv_line *ls = line_by_id(dp, XPV_DL_BASE + 1);
+    assert_non_null(ls);
+    assert_true(xpv_str_eq(ls->name, "Launch Stats"));
+    assert_int_equal(ls->nevents, 2);
+    assert_true(xpv_str_eq(ev_name(dp, &ls->events[0]), "Launch Stats for train 1"));
+    assert_int_equal(ls->events[0].start_ps, 1000);
+    assert_int_equal(ls->events[0].dur_ps, 7000);         /* [1000, 8000) */
+    assert_int_equal(ev_int(dp, ls, 0, "group_id"), 0);
+    assert_int_equal(ev_int(dp, ls, 0, "num_launches"), 2);
+    assert_true(ev_double(dp, ls, 0, "max_launch_time_us") == 3000 / 1e6);
+    assert_true(ev_double(dp, ls, 0, "avg_launch_time_us") == 2000 / 1e6);
+    assert_true(xpv_str_eq(ev_name(dp, &ls->events[1]), "Launch Stats for train 2"));
+    assert_int_equal(ls->events[1].start_ps, 1001000);
+    assert_int_equal(ev_int(dp, ls, 1, "group_id"), 1);
+    assert_int_equal(ev_int(dp, ls, 1, "num_launches"), 1);
+    assert_true(ev_double(dp, ls, 1, "avg_launch_time_us") == 4000 / 1e6);
+    const xpv_dl_plane *dp1 = xpv_derived_lines_plane(dl, 2);
+    assert_non_null(dp1);
+    assert_int_equal(dp1->synth.nlines, 1);
+    ls = line_by_id(dp1, XPV_DL_BASE + 1);
+    assert_non_null(ls);
+    assert_int_equal(ls->nevents, 1);
+    assert_int_equal(ls->events[0].start_ps, 9000);
+    assert_int_equal(ev_int(dp1, ls, 0, "num_launches"), 1);
+    assert_int_equal(dp1->line_display_id[0], 3);           /* the stream keeps its id */
+    /* no GPU:5: nothing else anywhere */
+    assert_int_equal(dl->nplanes, 2);
+    size_t ev, la;
+    dc_launch_count(p, g, &ev, &la);
+    assert_int_equal(ev, 3);
+    assert_int_equal(la, 4);
+    xpv_derived_lines_free(dl);
+    xpv_groups_free(g);
+    xpv_profile_free(p);
+}
+
+/* The Launch Stats rows of real JAX GPU profiles against an independent
+ * count of their host launches (derived_count.h): the H100 capture
+ * without command buffers launches each kernel from the host in 5 steps;
+ * the MI300X files have launches but no step roots, so no groups and (as
+ * in XProf, which needs a group) no rows; the command-buffer capture's
+ * launches are "cu..." API events. */
+static void check_launch_file(const char *path, size_t *nrows) {
+    xpv_profile *p = tx_decode_file(path);
+    xpv_groups *g = xpv_group_events(p);
+    xpv_groups_fill_gpu(g, p);
+    xpv_derived_lines *dl = xpv_derived_lines_build(p, g);
+    size_t want_ev, want_la, got_ev = 0, got_la = 0;
+    dc_launch_count(p, g, &want_ev, &want_la);
+    for (uint32_t i = 0; i < dl->nplanes; i++) {
+        const xpv_dl_plane *dp = &dl->planes[i];
+        const xpv_line *ls = line_by_id(dp, XPV_DL_BASE + 1);
+        if (!ls) continue;
+        got_ev += ls->nevents;
+        for (uint32_t k = 0; k < ls->nevents; k++) got_la += (size_t)ev_int(dp, ls, k, "num_launches");
+    }
+    const char *b = strrchr(path, '/');
+    print_message("%s: Launch Stats events %zu (independent %zu), launches %zu (%zu)\n",
+                  b ? b + 1 : path, got_ev, want_ev, got_la, want_la);
+    assert_int_equal(got_ev, want_ev);
+    assert_int_equal(got_la, want_la);
+    *nrows += got_ev;
+    xpv_derived_lines_free(dl);
+    xpv_groups_free(g);
+    xpv_profile_free(p);
+}
+
+static void test_real_launch_stats(void **state) {
+    (void)state;
+    const char *src = getenv("XPV_SRC");
+    char path[4096];
+    size_t rows = 0;
+    snprintf(path, sizeof path, "%s/tests/data/device/jax_gpu_mlp_nocmdbuf.xplane.pb", src ? src : ".");
+    check_launch_file(path, &rows);
+    assert_int_equal(rows, 5);   /* one per step on GPU:0 */
+    snprintf(path, sizeof path, "%s/tests/data/device/jax_gpu_mlp.xplane.pb", src ? src : ".");
+    check_launch_file(path, &rows);
+    assert_int_equal(rows, 5);
+    TU_SKIP_NO_SHARED();
+    char **files = tu_real_xplanes();
+    for (char **f = files; *f; f++) check_launch_file(*f, &rows);
+    tu_free_list(files);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hlo_merge_and_levels),
         cmocka_unit_test(test_group_breaks_merge),
+        cmocka_unit_test(test_group_id_stats),
         cmocka_unit_test(test_tf_name_scopes),
         cmocka_unit_test(test_no_derivation_when_present),
         cmocka_unit_test(test_trace_rows),
@@ -440,6 +639,8 @@ int main(void) {
         cmocka_unit_test(test_tpu_gap_rule),
         cmocka_unit_test(test_real_tpu),
         cmocka_unit_test(test_gpu_steps),
+        cmocka_unit_test(test_launch_stats),
+        cmocka_unit_test(test_real_launch_stats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -521,10 +521,14 @@ static void test_jax_computed_groups(void **state) {
         json_t *gid = json_object_get(args, "group_id");
         int steps_row = json_integer_value(json_object_get(e, "tid")) == (json_int_t)(int32_t)0xdeadbeefu;
         if (name && steps_row && !strcmp(json_string_value(json_object_get(e, "ph")), "X")) {
-            /* the GPU's derived Steps row: one event per group, its name */
+            /* the GPU's derived Steps row: one event per group, shown by
+             * its step_name; args group_id and step_name, no long_name */
             char want[32];
             snprintf(want, sizeof want, "train %d", steps);
             assert_string_equal(name, want);
+            assert_int_equal(json_integer_value(gid), steps);
+            assert_string_equal(json_string_value(json_object_get(args, "step_name")), want);
+            assert_null(json_object_get(args, "long_name"));
             steps++;
             continue;
         }
@@ -558,13 +562,12 @@ static void test_jax_computed_groups(void **state) {
     json_array_foreach(evs, i, e) {
         const char *name = json_string_value(json_object_get(e, "name"));
         if (!name || strncmp(name, "train", 5)) continue;
-        /* (the derived Steps row carries no args: derived_lines.h) */
-        if (json_integer_value(json_object_get(e, "tid")) == (json_int_t)(int32_t)0xdeadbeefu) continue;
+        /* (the host roots and the derived Steps events alike) */
         json_t *args = json_object_get(e, "args");
         assert_int_equal(json_integer_value(json_object_get(args, "group_id")), name[6] - '0');
         trains++;
     }
-    assert_int_equal(trains, 5);
+    assert_int_equal(trains, 10);   /* 5 host roots, 5 GPU Steps events */
     out_free(&o);
 
     const char *k2[] = {"tag", "trace_viewer@", "search_prefix", "train 3"};
