@@ -536,6 +536,9 @@ static void handle_event(ct *c, evf *f) {
     if (kernel) c->sum.kernels++;
 
     uint32_t li = line_of(c, f, annot);
+    /* line_of appends to the scratch text, which may move it: `cat`
+     * pointed into it (use-after-free found by the fuzzing campaign). */
+    cat = f->has_cat ? T(c, f->cat_off) : empty;
     ctline *ln = &c->lines[li];
     if (gpu || annot) ln->gpu = 1;
     ln->nev++;
