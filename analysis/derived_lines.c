@@ -2,6 +2,7 @@
  * derived_lines.c - XProf's derived GPU timeline lines (see derived_lines.h).
  */
 #include "derived_lines.h"
+#include "derived_lines_int.h"
 #include "group_events.h"
 #include "hlo.h"
 #include "idmap.h"
@@ -83,8 +84,10 @@ typedef struct lvl {
 
 typedef struct dline {
     xpv_event *ev;
-    struct opt64 *gid;         /* per event: its group id (XProf's group_id
+    opt64 *gid;                /* per event: its group id (XProf's group_id
                                 * stat on every derived event) */
+    gstat *gx;                 /* per event, on lines with graph_stats */
+    int graph_stats;
     size_t n, cap;
     lvl *last;
     size_t nlast;
@@ -94,12 +97,6 @@ typedef struct dline {
                                 * across a gap under twice the last one's
                                 * duration */
 } dline;
-
-typedef struct opt64 opt64;
-struct opt64 {
-    int has;
-    int64_t v;
-};
 
 /* AdjustDurationForTraceViewer: stacked open events of levels >= level with
  * equal spans are shrunk by 1 ns more per level, at most to 1 ns for the
@@ -158,9 +155,11 @@ static void add_level(dline *d, uint32_t meta, int64_t start, int64_t dur, opt64
         d->cap = d->cap ? d->cap * 2 : 64;
         d->ev = xpv_xrealloc(d->ev, d->cap * sizeof *d->ev);
         d->gid = xpv_xrealloc(d->gid, d->cap * sizeof *d->gid);
+        if (d->graph_stats) d->gx = xpv_xrealloc(d->gx, d->cap * sizeof *d->gx);
     }
     d->ev[d->n] = (xpv_event){start, dur, meta, XPV_NO_STATS};
     d->gid[d->n] = g;
+    if (d->graph_stats) d->gx[d->n] = (gstat){0, 0, 0};
     L = &d->last[level];
     *L = (lvl){1, g.has, sr.has, (uint32_t)d->n, g.v, sr.v};
     d->n++;
@@ -174,6 +173,18 @@ static void add_levels(dline *d, const uint32_t *metas, size_t n, int64_t start,
         add_level(d, metas[i], start, dur, g, srs ? srs[i] : none, i);
     }
     reset(d, n);
+}
+
+/* XProf's AddStatToLevelEvent: the open event of `level` (if any) gets
+ * the kernel's CUDA-graph stats, replacing earlier values. */
+static void set_graph_stats(dline *d, size_t level, uint64_t graph, opt64 corr) {
+    if (!d->graph_stats || level >= d->nlast || !d->last[level].has) return;
+    gstat *x = &d->gx[d->last[level].ev];
+    x->graph = graph;
+    if (corr.has) {
+        x->has_corr = 1;
+        x->corr = corr.v;
+    }
 }
 
 /* ==== TF op names (tf_op_utils) ========================================= */
@@ -300,11 +311,13 @@ static xpv_str tf_op_event_name(const tfop *op, char *buf, size_t cap) {
 
 typedef struct scope_edge {
     int64_t id, parent;
+    uint32_t pos;              /* order in the plane's stats */
 } scope_edge;
 
 static int cmp_edge(const void *a, const void *b) {
     const scope_edge *x = a, *y = b;
-    return x->id < y->id ? -1 : x->id > y->id;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
 /* One XLA kernel's HLO facts, remembered per (hlo_op text, program). */
@@ -333,9 +346,14 @@ typedef struct ctx {
     size_t cap_buf;
 } ctx;
 
+static int cmp_edge_id(const void *a, const void *b) {
+    const scope_edge *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static const scope_edge *find_edge(const ctx *c, int64_t id) {
-    scope_edge key = {id, 0};
-    return c->nedges ? bsearch(&key, c->edges, c->nedges, sizeof key, cmp_edge) : NULL;
+    scope_edge key = {id, 0, 0};
+    return c->nedges ? bsearch(&key, c->edges, c->nedges, sizeof key, cmp_edge_id) : NULL;
 }
 
 static void ensure_buf(ctx *c, size_t n) {
@@ -411,9 +429,12 @@ static int str_has(xpv_str s, const char *sub) {
     return 0;
 }
 
-enum { S_KERNEL, S_MODULE, S_PROGRAM, S_HLO_OP, S_TF_OP, S_GROUP, S_SCOPE, S_N };
+enum { S_KERNEL, S_MODULE, S_PROGRAM, S_HLO_OP, S_TF_OP, S_GROUP, S_SCOPE, S_GRAPH_EXEC,
+       S_GRAPH, S_CORR, S_N };
 static const char *const stat_names[S_N] = {"kernel_details", "hlo_module", "program_id", "hlo_op",
-                                           "tf_op", "group_id", "scope_range_id"};
+                                           "tf_op", "group_id", "scope_range_id",
+                                           "cuda_graph_exec_id", "cuda_graph_id",
+                                           "correlation_id"};
 
 static const char *const line_names[5] = {"Framework Name Scope", "Framework Ops", "XLA Modules",
                                           "XLA Ops", "Source code"};
@@ -460,6 +481,8 @@ typedef struct kfacts {
     xpv_str module, hlo_op, tf_op;
     opt64 prog, g, sr;
     int64_t s, du;             /* start, duration (>= 0) */
+    uint64_t graph;            /* cuda_graph_id (a CUDA graph's inner node), 0: none */
+    opt64 corr;                /* correlation_id */
 } kfacts;
 
 /* One kernel on its stream's derived lines `d` (XPV_DL_PER_STREAM of
@@ -479,9 +502,12 @@ static void derive_kernel(ctx *c, dline *d, const kfacts *kf) {
         c->sbuf[nchain++] = sr;
         const scope_edge *ed;
         int64_t cur = sr.v;
-        while ((ed = find_edge(c, cur)) != NULL && nchain < 256) {
+        /* XProf stops at the first parent seen before (a cycle); the
+         * kernel's own id is not among them; a bound against hostile
+         * chains */
+        while ((ed = find_edge(c, cur)) != NULL && nchain < 4096) {
             int seen = 0;
-            for (size_t q = 0; q < nchain; q++)
+            for (size_t q = 1; q < nchain; q++)
                 if (c->sbuf[q].v == ed->parent) seen = 1;
             if (seen) break;
             ensure_buf(c, nchain + 1);
@@ -542,6 +568,9 @@ static void derive_kernel(ctx *c, dline *d, const kfacts *kf) {
             b = i + 1;
         }
         add_levels(hlo, c->mbuf, np2, s, du, g, srs);
+        /* a CUDA graph's inner node: its innermost XLA op carries the
+         * graph id and the kernel's correlation id */
+        if (kf->graph) set_graph_stats(hlo, np2 - 1, kf->graph, kf->corr);
         const hlo_memo *hf = hlo_facts(c, prog, hlo_op);
         if (hf && hf->fw.len && hf->nscopes <= HLO_MEMO_SCOPES)
             add_tf_op(hf->scopes, hf->nscopes, hf->op_meta, s, du, g, scope, ops);
@@ -555,145 +584,25 @@ static void derive_kernel(ctx *c, dline *d, const kfacts *kf) {
     }
 }
 
-/* ==== Stats of derived events =========================================== */
-
-/* The stat metadata of every synthesized plane: XProf's DerivedXLineBuilder
- * gives each new derived event a `group_id` stat when it has a group,
- * AddGroupMetadataToStepEvents adds `step_name` to Steps events of a named
- * group, and DeriveEventsFromHostTrace gives Launch Stats events their
- * counts.  Ids are the dense indices (index 0: the empty entry). */
-enum { DS_GROUP_ID = 1, DS_STEP_NAME, DS_NUM_LAUNCHES, DS_MAX_LAUNCH_US, DS_AVG_LAUNCH_US, DS_N };
-static const char *const ds_names[DS_N] = {"", "group_id", "step_name", "num_launches",
-                                           "max_launch_time_us", "avg_launch_time_us"};
-
-static void synth_stat_meta(xpv_arena *arena, xpv_plane *sp) {
-    sp->stat_meta = xpv_arena_calloc(arena, DS_N, sizeof *sp->stat_meta);
-    sp->nstat_meta = DS_N;
-    int64_t ids[DS_N - 1];
-    for (int k = 1; k < DS_N; k++) {
-        sp->stat_meta[k].key = sp->stat_meta[k].id = k;
-        sp->stat_meta[k].name = (xpv_str){ds_names[k], (uint32_t)strlen(ds_names[k])};
-        ids[k - 1] = k;
-    }
-    sp->stat_meta_ids = xpv_idmap_build(arena, ids, DS_N - 1);
-}
-
-/* Wire bytes of derived events' stats, in the XEvent shape the model's
- * stat iterator reads (a length, then `stats` fields 4 holding XStats),
- * written straight into the arena after an exact size pass. */
-static uint8_t *put_varint(uint8_t *w, uint64_t v) {
-    do {
-        uint8_t c = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        *w++ = (uint8_t)(c | (v ? 0x80 : 0));
-    } while (v);
-    return w;
-}
-static size_t varint_len(uint64_t v) {
-    size_t n = 1;
-    while (v >>= 7) n++;
-    return n;
-}
-
-/* One derived event's stats; absent ones are zero. */
-typedef struct dstats {
-    opt64 g;
-    xpv_str step_name;
-    int launch;
-    uint64_t num_launches;
-    double max_us, avg_us;
-} dstats;
-
-/* Sizes: an XStat of a metadata id below 128 and one varint value; the
- * step_name XStat; an XStat holding a double. */
-static size_t stat_int_len(uint64_t v) { return 3 + varint_len(v); }
-static size_t stat_str_len(uint32_t n) { return 3 + varint_len(n) + n; }
-#define STAT_DOUBLE_LEN 11
-
-static size_t body_len(const dstats *s) {
-    size_t body = 0;
-    if (s->g.has) body += 2 + stat_int_len((uint64_t)s->g.v);
-    if (s->step_name.len) {
-        size_t sn = stat_str_len(s->step_name.len);
-        body += 1 + varint_len(sn) + sn;
-    }
-    if (s->launch) body += 2 + stat_int_len(s->num_launches) + 2 * (2 + STAT_DOUBLE_LEN);
-    return body;
-}
-
-/* One event's length and body at `w`; returns the end. */
-static uint8_t *put_event(uint8_t *w, const dstats *s) {
-    w = put_varint(w, body_len(s));
-    if (s->g.has) {            /* int64_value (field 4) */
-        *w++ = (4 << 3) | 2;
-        w = put_varint(w, stat_int_len((uint64_t)s->g.v));
-        *w++ = (1 << 3) | 0;
-        *w++ = DS_GROUP_ID;
-        *w++ = (4 << 3) | 0;
-        w = put_varint(w, (uint64_t)s->g.v);
-    }
-    if (s->step_name.len) {    /* str_value (field 5) */
-        *w++ = (4 << 3) | 2;
-        w = put_varint(w, stat_str_len(s->step_name.len));
-        *w++ = (1 << 3) | 0;
-        *w++ = DS_STEP_NAME;
-        *w++ = (5 << 3) | 2;
-        w = put_varint(w, s->step_name.len);
-        memcpy(w, s->step_name.ptr, s->step_name.len);
-        w += s->step_name.len;
-    }
-    if (s->launch) {           /* uint64_value (field 3), then double_value (field 2) */
-        *w++ = (4 << 3) | 2;
-        w = put_varint(w, stat_int_len(s->num_launches));
-        *w++ = (1 << 3) | 0;
-        *w++ = DS_NUM_LAUNCHES;
-        *w++ = (3 << 3) | 0;
-        w = put_varint(w, s->num_launches);
-        double d[2] = {s->max_us, s->avg_us};
-        for (int k = 0; k < 2; k++) {
-            *w++ = (4 << 3) | 2;
-            *w++ = STAT_DOUBLE_LEN;
-            *w++ = (1 << 3) | 0;
-            *w++ = (uint8_t)(DS_MAX_LAUNCH_US + k);
-            *w++ = (2 << 3) | 1;
-            memcpy(w, &d[k], 8);   /* little-endian, as wire_double reads it */
-            w += 8;
-        }
-    }
-    return w;
-}
-
-static int has_stats(const dstats *s) { return s->g.has || s->step_name.len || s->launch; }
-
-/* Give the events of `ln` their stats (`stat(arg, i)` for event i) as
- * wire bytes in `arena`; events without any keep XPV_NO_STATS. */
-static void attach_stats(xpv_arena *arena, xpv_line *ln, dstats (*stat)(const void *, uint32_t),
-                         const void *arg) {
-    size_t total = 0;
-    for (uint32_t i = 0; i < ln->nevents; i++) {
-        dstats s = stat(arg, i);
-        if (has_stats(&s)) {
-            size_t b = body_len(&s);
-            total += varint_len(b) + b;
-        }
-    }
-    if (!total || total >= XPV_NO_STATS) return;
-    uint8_t *base = xpv_arena_alloc(arena, total), *w = base;
-    for (uint32_t i = 0; i < ln->nevents; i++) {
-        dstats s = stat(arg, i);
-        if (!has_stats(&s)) continue;
-        ln->events[i].wire = (uint32_t)(w - base);
-        w = put_event(w, &s);
-    }
-    ln->wire = base;
-}
-
 /* The stats of an annotation line's event: its group id. */
 static dstats group_stat(const void *arg, uint32_t i) {
     const opt64 *gid = arg;
     dstats s;
     memset(&s, 0, sizeof s);
     s.g = gid[i];
+    return s;
+}
+
+/* The stats of a derived line's event: group id and, on XLA Ops, the
+ * CUDA-graph stats. */
+typedef struct line_arg {
+    const opt64 *gid;
+    const gstat *gx;           /* NULL: none */
+} line_arg;
+static dstats line_stat(const void *arg, uint32_t i) {
+    const line_arg *a = arg;
+    dstats s = group_stat(a->gid, i);
+    if (a->gx) s.gx = a->gx[i];
     return s;
 }
 
@@ -725,7 +634,7 @@ static void emit_gpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl, 
     sp->event_meta = xpv_arena_calloc(arena, c->tab.n, sizeof *sp->event_meta);
     if (c->tab.n) memcpy(sp->event_meta, c->tab.m, c->tab.n * sizeof *sp->event_meta);
     sp->nevent_meta = c->tab.n;
-    synth_stat_meta(arena, sp);
+    xpv_dl_synth_stat_meta(arena, sp);
     out->line_display_id = xpv_arena_calloc(arena, pl->nlines ? pl->nlines : 1, sizeof(int64_t));
     uint32_t nl = steps.n ? 1 : 0;
     for (size_t q = 0; q < nall; q++)
@@ -749,7 +658,7 @@ static void emit_gpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl, 
         /* group_id, and step_name for a named group (the trace shows it
          * as the event's name) */
         steps_arg sa = {steps.gid, gr};
-        attach_stats(arena, ln, steps_stat, &sa);
+        xpv_dl_attach_stats(arena, ln, steps_stat, &sa);
         sp->nevents += steps.n;
     }
     int64_t pos = 0;
@@ -775,7 +684,8 @@ static void emit_gpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl, 
             ln->events = xpv_arena_alloc(arena, d->n * sizeof *ln->events);
             if (d->n) memcpy(ln->events, d->ev, d->n * sizeof *ln->events);
             ln->nevents = (uint32_t)d->n;
-            attach_stats(arena, ln, group_stat, d->gid);
+            line_arg la = {d->gid, d->gx};
+            xpv_dl_attach_stats(arena, ln, line_stat, &la);
             sp->nevents += d->n;
         }
     }
@@ -817,7 +727,7 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
     ord *o = NULL;
     size_t cap_o = 0;
     size_t total = 0;
-    for (uint32_t k = 0; k < pl->nlines && ids[S_KERNEL] >= 0; k++) {
+    for (uint32_t k = 0; k < pl->nlines && (ids[S_KERNEL] >= 0 || ids[S_GRAPH_EXEC] >= 0); k++) {
         const xpv_line *ln = &pl->lines[sl[k].li];
         dline *d = &lines[(size_t)k * XPV_DL_PER_STREAM];
         dline *scope = &d[XPV_DL_NAME_SCOPE], *ops = &d[XPV_DL_TF_OP], *mod = &d[XPV_DL_MODULE],
@@ -826,6 +736,7 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
         mod->dep[mod->ndep++] = scope;
         mod->dep[mod->ndep++] = hlo;
         mod->dep[mod->ndep++] = srcl;   /* a new module event ends the source one */
+        hlo->graph_stats = 1;
         if (ln->nevents > cap_o) {
             cap_o = ln->nevents;
             o = xpv_xrealloc(o, cap_o * sizeof *o);
@@ -837,7 +748,9 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
             const xpv_event *e = &ln->events[o[j].i];
             xpv_stat st[S_N];
             uint32_t mask = xpv_event_stats_in(pl, ln, e, &set, st, NULL);
-            if (!(mask & (1u << S_KERNEL))) continue;
+            /* kernels, and CUDA graph executions (XProf: IsKernel or
+             * IsCudaGraphExecution) */
+            if (!(mask & ((1u << S_KERNEL) | (1u << S_GRAPH_EXEC)))) continue;
             xpv_str module = empty, hlo_op = empty, tf_op = empty;
             opt64 prog = {0, 0}, g = {0, 0}, sr = {0, 0};
             if ((mask & (1u << S_MODULE)) && st[S_MODULE].kind == XPV_STAT_STR) module = st[S_MODULE].v.s;
@@ -849,7 +762,10 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
             if (cg >= 0) g = (opt64){1, cg};
             if ((mask & (1u << S_SCOPE)) && xpv_stat_as_int(&st[S_SCOPE], &sr.v)) sr.has = 1;
             kfacts kf = {module, hlo_op, tf_op, prog, g, sr, e->start_ps,
-                         e->dur_ps > 0 ? e->dur_ps : 0};
+                         e->dur_ps > 0 ? e->dur_ps : 0, 0, {0, 0}};
+            int64_t gv;
+            if ((mask & (1u << S_GRAPH)) && xpv_stat_as_int(&st[S_GRAPH], &gv)) kf.graph = (uint64_t)gv;
+            if ((mask & (1u << S_CORR)) && xpv_stat_as_int(&st[S_CORR], &kf.corr.v)) kf.corr.has = 1;
             derive_kernel(c, d, &kf);
         }
         for (int q = 0; q < 5; q++) total += d[q].n;
@@ -861,6 +777,7 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
     for (size_t q = 0; q < nall; q++) {
         free(lines[q].ev);
         free(lines[q].gid);
+        free(lines[q].gx);
         free(lines[q].last);
     }
     free(steps.ev);
@@ -961,7 +878,7 @@ static void emit_tpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl,
     sp->event_meta = xpv_arena_calloc(arena, c->tab.n, sizeof *sp->event_meta);
     memcpy(sp->event_meta, c->tab.m, c->tab.n * sizeof *sp->event_meta);
     sp->nevent_meta = c->tab.n;
-    synth_stat_meta(arena, sp);
+    xpv_dl_synth_stat_meta(arena, sp);
     out->line_display_id = xpv_arena_calloc(arena, pl->nlines ? pl->nlines : 1, sizeof(int64_t));
     int64_t ts0 = INT64_MAX;
     for (uint32_t li = 0; li < pl->nlines; li++) {
@@ -983,7 +900,7 @@ static void emit_tpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl,
         ln->events = xpv_arena_alloc(arena, d->n * sizeof *ln->events);
         memcpy(ln->events, d->ev, d->n * sizeof *ln->events);
         ln->nevents = (uint32_t)d->n;
-        attach_stats(arena, ln, group_stat, d->gid);
+        xpv_dl_attach_stats(arena, ln, group_stat, d->gid);
         sp->nevents += d->n;
     }
 }
@@ -1109,6 +1026,7 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     for (int q = 0; q < 3; q++) {
         free(lines[q].ev);
         free(lines[q].gid);
+        free(lines[q].gx);
         free(lines[q].last);
     }
     free(c->tab.m);
@@ -1322,7 +1240,7 @@ static xpv_dl_plane *dl_plane_for(xpv_derived_lines *d, const xpv_profile *p, ui
     dp->synth.name = pl->name;
     dp->synth.event_meta = xpv_arena_calloc(&d->arena, 1, sizeof *dp->synth.event_meta);
     dp->synth.nevent_meta = 1;
-    synth_stat_meta(&d->arena, &dp->synth);
+    xpv_dl_synth_stat_meta(&d->arena, &dp->synth);
     dp->line_display_id = xpv_arena_calloc(&d->arena, pl->nlines ? pl->nlines : 1, sizeof(int64_t));
     for (uint32_t li = 0; li < pl->nlines; li++) dp->line_display_id[li] = pl->lines[li].display_id;
     return dp;
@@ -1332,8 +1250,10 @@ static xpv_dl_plane *dl_plane_for(xpv_derived_lines *d, const xpv_profile *p, ui
  * a `Launch Stats` line (kThreadIdKernelLaunch) with one event per group
  * that launched on it, "Launch Stats for <group name>", spanning its
  * launches, with group_id, num_launches, max_launch_time_us and
- * avg_launch_time_us.  Planes whose file holds derived lines are left
- * alone, as for the other derived lines. */
+ * avg_launch_time_us.  Also on planes whose file holds derived lines
+ * (TF 2.4 wrote Steps and op lines but no Launch Stats): XProf adds the
+ * line to every GPU plane (GetOrCreateLine; a file's own Launch Stats line
+ * would get the events too, here a second row of the same id). */
 static void derive_launch_stats(xpv_derived_lines *d, const xpv_profile *p, const xpv_groups *gr) {
     uint32_t ndev = 0, *dev_plane = xpv_xcalloc(p->nplanes ? p->nplanes : 1, sizeof *dev_plane);
     for (uint32_t pi = 0; pi < p->nplanes; pi++)
@@ -1346,43 +1266,38 @@ static void derive_launch_stats(xpv_derived_lines *d, const xpv_profile *p, cons
         while (j < n && acc[j].dev == acc[i].dev) j++;
         uint32_t pi = dev_plane[acc[i].dev];
         const xpv_plane *pl = &p->planes[pi];
-        int derived = 0;
-        for (uint32_t li = 0; li < pl->nlines; li++)
-            if (xpv_dl_is_derived_id(pl->lines[li].id)) derived = 1;
-        if (!derived) {
-            xpv_dl_plane *dp = dl_plane_for(d, p, pi);
-            xpv_plane *sp = &dp->synth;
-            /* event metadata: the plane's, then one per event */
-            xpv_event_meta *m = xpv_arena_calloc(&d->arena, sp->nevent_meta + (j - i), sizeof *m);
-            memcpy(m, sp->event_meta, sp->nevent_meta * sizeof *m);
-            xpv_line *lines = xpv_arena_calloc(&d->arena, sp->nlines + 1, sizeof *lines);
-            if (sp->nlines) memcpy(lines, sp->lines, sp->nlines * sizeof *lines);
-            uint32_t *src = xpv_arena_calloc(&d->arena, sp->nlines + 1, sizeof *src);
-            if (sp->nlines) memcpy(src, dp->src_line, sp->nlines * sizeof *src);
-            xpv_line *ln = &lines[sp->nlines];
-            ln->id = ln->display_id = XPV_DL_BASE + 1;   /* shown by its id, as Steps */
-            ln->name = ln->display_name = (xpv_str){"Launch Stats", 12};
-            int64_t t0 = plane_start_ns(pl), th = host ? plane_start_ns(host) : t0;
-            ln->timestamp_ns = th < t0 ? th : t0;
-            ln->events = xpv_arena_alloc(&d->arena, (j - i) * sizeof *ln->events);
-            ln->nevents = (uint32_t)(j - i);
-            for (size_t k = i; k < j; k++) {
-                uint32_t mi = sp->nevent_meta++;
-                char nm[600];
-                int w = snprintf(nm, sizeof nm, "Launch Stats for %s", gr->groups[acc[k].g].name);
-                if (w >= (int)sizeof nm) w = (int)sizeof nm - 1;
-                m[mi].key = m[mi].id = mi;
-                m[mi].name = (xpv_str){xpv_arena_strndup(&d->arena, nm, (size_t)w), (uint32_t)w};
-                ln->events[k - i] = (xpv_event){acc[k].start, acc[k].end - acc[k].start, mi,
-                                                XPV_NO_STATS};
-            }
-            attach_stats(&d->arena, ln, launch_stat, acc + i);
-            sp->event_meta = m;
-            sp->lines = lines;
-            dp->src_line = src;
-            sp->nlines++;
-            sp->nevents += ln->nevents;
+        xpv_dl_plane *dp = dl_plane_for(d, p, pi);
+        xpv_plane *sp = &dp->synth;
+        /* event metadata: the plane's, then one per event */
+        xpv_event_meta *m = xpv_arena_calloc(&d->arena, sp->nevent_meta + (j - i), sizeof *m);
+        memcpy(m, sp->event_meta, sp->nevent_meta * sizeof *m);
+        xpv_line *lines = xpv_arena_calloc(&d->arena, sp->nlines + 1, sizeof *lines);
+        if (sp->nlines) memcpy(lines, sp->lines, sp->nlines * sizeof *lines);
+        uint32_t *src = xpv_arena_calloc(&d->arena, sp->nlines + 1, sizeof *src);
+        if (sp->nlines) memcpy(src, dp->src_line, sp->nlines * sizeof *src);
+        xpv_line *ln = &lines[sp->nlines];
+        ln->id = ln->display_id = XPV_DL_BASE + 1;   /* shown by its id, as Steps */
+        ln->name = ln->display_name = (xpv_str){"Launch Stats", 12};
+        int64_t t0 = plane_start_ns(pl), th = host ? plane_start_ns(host) : t0;
+        ln->timestamp_ns = th < t0 ? th : t0;
+        ln->events = xpv_arena_alloc(&d->arena, (j - i) * sizeof *ln->events);
+        ln->nevents = (uint32_t)(j - i);
+        for (size_t k = i; k < j; k++) {
+            uint32_t mi = sp->nevent_meta++;
+            char nm[600];
+            int w = snprintf(nm, sizeof nm, "Launch Stats for %s", gr->groups[acc[k].g].name);
+            if (w >= (int)sizeof nm) w = (int)sizeof nm - 1;
+            m[mi].key = m[mi].id = mi;
+            m[mi].name = (xpv_str){xpv_arena_strndup(&d->arena, nm, (size_t)w), (uint32_t)w};
+            ln->events[k - i] = (xpv_event){acc[k].start, acc[k].end - acc[k].start, mi,
+                                            XPV_NO_STATS};
         }
+        xpv_dl_attach_stats(&d->arena, ln, launch_stat, acc + i);
+        sp->event_meta = m;
+        sp->lines = lines;
+        dp->src_line = src;
+        sp->nlines++;
+        sp->nevents += ln->nevents;
         i = j;
     }
     free(acc);
@@ -1406,11 +1321,20 @@ xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p, const struct xp
         for (uint32_t i = 0; i < tree->nstats; i++) {
             const xpv_stat *st = &tree->stats[i];
             int64_t v;
-            if (st->meta < 0 || (uint32_t)st->meta >= tree->nstat_meta || !xpv_stat_as_int(st, &v))
-                continue;
-            edges[nedges++] = (scope_edge){tree->stat_meta[st->meta].id, v};
+            if (!xpv_stat_as_int(st, &v)) continue;
+            /* XProf keys the tree by the stat's metadata id as written
+             * (the writer defines no metadata for them) */
+            if (tree->stat_mids)
+                edges[nedges++] = (scope_edge){tree->stat_mids[i], v, i};
+            else if (st->meta >= 0 && (uint32_t)st->meta < tree->nstat_meta)
+                edges[nedges++] = (scope_edge){tree->stat_meta[st->meta].id, v, i};
         }
         if (nedges) qsort(edges, nedges, sizeof *edges, cmp_edge);
+        /* a repeated id keeps its first parent (XProf's map emplace) */
+        size_t u = 0;
+        for (size_t k = 0; k < nedges; k++)
+            if (!u || edges[u - 1].id != edges[k].id) edges[u++] = edges[k];
+        nedges = u;
     }
     /* Two workers over halves of the device events (XProf derives planes
      * on a thread pool too); the planes are independent. */

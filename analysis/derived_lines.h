@@ -13,13 +13,16 @@
  *     (after xpv_groups_fill_gpu, XProf's ProcessUngroupedEvents), else the
  *     file's `group_id` stat.
  *   - per stream line (every non-derived line), from its kernel events
- *     (events with a `kernel_details` stat), in (start asc, duration desc)
- *     order:
+ *     (events with a `kernel_details` stat) and CUDA graph executions
+ *     (a `cuda_graph_exec_id` stat), in (start asc, duration desc) order:
  *     `XLA Modules - from #<line id>`: one event per `hlo_module`, named
  *     `module(program_id)` (just `module` without program_id);
  *     `XLA Ops - from #<line id>`: one level per `::` part of `hlo_op`,
  *     metadata name `<program_id>/<part>` (or `<module>/<part>`), shown as
- *     `<part>`;
+ *     `<part>`; a kernel that is an inner node of a CUDA graph (non-zero
+ *     `cuda_graph_id`) gives the innermost level's open event the stats
+ *     `cuda_graph_id` (uint64) and its `correlation_id` (int64), the
+ *     latest kernel's values winning (AddStatToLevelEvent);
  *     `Framework Name Scope` / `Framework Ops - from #<line id>`: for XLA
  *     kernels (with `hlo_op` and `program_id`) the `op_name` of their HLO
  *     instruction's metadata in the profile's HLO protos (hlo.h), else the
@@ -36,9 +39,8 @@
  * them by id, above the file's lines).
  * Merge (ExpandOrAddLevelEvent): the previous event of the same level is
  * extended when it has the same metadata, the same group_id (both absent
- * or equal), a compatible scope_range_id (either absent or equal; the
- * module level uses the root of the `/host:__ScopeRangeCallStack__`
- * chain) and, on a TPU plane without a group id, starts within twice the
+ * or equal), a compatible scope_range_id (either absent or equal) and, on
+ * a TPU plane without a group id, starts within twice the
  * previous event's duration of its end; otherwise it and the deeper levels
  * are closed (stacked events with equal spans are shrunk by 1 ns per
  * level, AdjustDurationForTraceViewer) and a new event starts.  Closing
@@ -65,20 +67,24 @@
  * order).  Without a grouping there are no groups, hence no rows (XProf
  * needs the group in its group map too).
  *
+ * scope_range_id: a kernel's chain is its own id, then its parents in the
+ * `/host:__ScopeRangeCallStack__` tree (plane stats: the stat's metadata
+ * id as written, which names no metadata, -> its parent; a repeated id
+ * keeps its first parent), stopping at the first parent seen before (a
+ * cycle; also after 4096 ids).  XLA Modules events key on the chain's root
+ * (one per module execution); XLA Ops levels take the chain root first
+ * when it has exactly one id per level, else none.
+ *
  * Planes that already hold derived lines (ids 0xdeadbeef ..
- * 0xdeadbeef + 389 as int32: TF 2.4 GPU profiles) are left alone.  Planes
- * are derived on two threads (halves by event count, joined in plane
- * order: the result does not depend on it).
- * Not done: the scope_range_id tree is read only where its plane stats
- * name defined stat metadata (the model drops undefined metadata ids, so
- * on JAX 0.11 files each kernel's own scope_range_id is the module key and
- * XLA Modules do not merge); host offload lines; the cuda_graph_id /
- * correlation_id stats XProf puts on the XLA Ops event of a CUDA graph's
- * inner node (its kernels are not read as CUDA graph executions here).
+ * 0xdeadbeef + 389 as int32: TF 2.4 GPU profiles) get no annotation or
+ * Steps lines (XProf would derive them again beside the file's), but get
+ * Launch Stats.  Planes are derived on two threads (halves by event count,
+ * joined in plane order: the result does not depend on it).
+ * Not done: host offload lines.
  *
  * Stats (XProf's DerivedXLineBuilder::ExpandOrAddLevelEvent): every
  * derived event created for a kernel or op with a group id carries a
- * `group_id` stat (a merge needs equal groups, so it holds for the whole
+ * `group_id` stat (XLA Ops of CUDA graph nodes also the two above) (a merge needs equal groups, so it holds for the whole
  * event); Steps events also carry `step_name`, the group's name, when the
  * grouping named it (AddGroupMetadataToStepEvents; their metadata is named
  * by the group id, without a display name: the trace shows the step_name).

@@ -715,8 +715,12 @@ uint64_t xpv_ti_layout(builder *bd, const xpv_hostset *hs) {
                 r->is_host = host;
                 r->st_step_name = xpv_stat_id(rpl, "step_name");
                 r->st_group_id = xpv_stat_id(rpl, "group_id");
-                r->st_corr = xpv_stat_id(rpl, "correlation_id");
+                /* a derived event's correlation_id (XLA Ops of a CUDA
+                 * graph node) is an arg, not a launch flow: XProf binds
+                 * flows before deriving lines */
+                r->st_corr = der ? -1 : xpv_stat_id(rpl, "correlation_id");
                 r->st_flow = xpv_stat_id(rpl, "flow");
+                r->st_async = xpv_stat_id(rpl, "_a");
                 ix->procs[proc].nthreads++;
                 total += ln->nevents;
             }

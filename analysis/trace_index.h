@@ -67,7 +67,7 @@ typedef struct xpv_trace_row {
     uint32_t group0, ngroups;       /* range in groups */
     uint64_t nevents;               /* events indexed (dropped ones excluded) */
     /* Stat ids (dense, per plane) the renderer needs, or -1. */
-    int32_t st_step_name, st_group_id, st_corr, st_flow;
+    int32_t st_step_name, st_group_id, st_corr, st_flow, st_async;
     /* Where the events live: the profile's plane and line, or for a
      * derived row (line >= the plane's nlines) the derived plane and line
      * (derived_lines.h); and the JSON names of their event metadata. */

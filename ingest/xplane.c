@@ -236,10 +236,12 @@ static void resolve_stat(const xpv_plane *pl, int64_t mid, xpv_stat *st) {
 }
 
 /* Decode a run of stats stored as a repeated field `field` inside message
- * [p, end) into an arena array.  Used for plane and metadata stats. */
+ * [p, end) into an arena array.  Used for plane and metadata stats.  With
+ * `mids`, also the metadata id of each stat as written (an arena array;
+ * XProf's scope-range tree keys are ids that name no metadata). */
 static int decode_stat_list(dec *d, const xpv_plane *pl, const uint8_t *p,
                             const uint8_t *end, unsigned field, xpv_stat **out,
-                            uint32_t *nout) {
+                            uint32_t *nout, int64_t **mids) {
     uint32_t n = 0;
     const uint8_t *q = p;
     while (q < end) {
@@ -252,6 +254,10 @@ static int decode_stat_list(dec *d, const xpv_plane *pl, const uint8_t *p,
     *nout = n;
     *out = NULL;
     if (n && !(*out = dalloc(d, p, n, sizeof(xpv_stat), "stats"))) return 0;
+    if (mids) {
+        *mids = NULL;
+        if (n && !(*mids = dalloc(d, p, n, sizeof(int64_t), "stat ids"))) return 0;
+    }
     uint32_t i = 0;
     const uint8_t *s = NULL;
     uint64_t len = 0;
@@ -259,6 +265,7 @@ static int decode_stat_list(dec *d, const xpv_plane *pl, const uint8_t *p,
         int64_t mid = 0;
         if (!decode_stat(d, s, s + len, &mid, &(*out)[i])) return 0;
         resolve_stat(pl, mid, &(*out)[i]);
+        if (mids) (*mids)[i] = mid;
         i++;
     }
     return 1;
@@ -346,7 +353,7 @@ static int decode_event_meta(dec *d, const xpv_plane *pl, const uint8_t *p,
             return TRUNC(d, at, "event metadata field");
         }
     }
-    if (!decode_stat_list(d, pl, start, end, 5, &m->stats, &m->nstats)) return 0;
+    if (!decode_stat_list(d, pl, start, end, 5, &m->stats, &m->nstats, NULL)) return 0;
     if (nchild) {
         m->child_ids = dalloc(d, start, nchild, sizeof(int64_t), "child ids");
         if (!m->child_ids) return 0;
@@ -659,7 +666,7 @@ static int decode_plane(dec *d, const uint8_t *p, const uint8_t *end, xpv_plane 
     free(ids);
 
     /* Plane stats. */
-    if (!decode_stat_list(d, pl, start, end, 6, &pl->stats, &pl->nstats)) return 0;
+    if (!decode_stat_list(d, pl, start, end, 6, &pl->stats, &pl->nstats, &pl->stat_mids)) return 0;
 
     /* Lines. */
     pl->lines = NULL;

@@ -117,6 +117,10 @@ typedef struct xpv_plane {
     uint32_t nstat_meta;
     xpv_stat *stats;             /* plane-level stats */
     uint32_t nstats;
+    /* per plane stat: its metadata id as written, also when no metadata
+     * has it (`/host:__ScopeRangeCallStack__` keys its tree so); NULL
+     * where the source was not an xplane */
+    int64_t *stat_mids;
     /* id -> dense index lookup (private to model.c; use the functions). */
     struct xpv_idmap *event_meta_ids;
     struct xpv_idmap *stat_meta_ids;

@@ -2,8 +2,8 @@
  * derived_count.h - an independent count of XProf's derived GPU events
  * (XLA Modules and XLA Ops level 0) straight from the kernels of a
  * profile, for tests: a module event per maximal run of consecutive
- * kernels (file order) with the same `hlo_module(program_id)` and
- * group_id; an XLA Ops level-0 event per maximal run with the same
+ * kernels (file order) with the same `hlo_module(program_id)`, group_id
+ * and root of their scope_range_id chain; an XLA Ops level-0 event per maximal run with the same
  * program_id and first `::` part of hlo_op that does not cross a new
  * module event.  Planes holding derived lines count 0.
  */
@@ -16,6 +16,26 @@
 
 #include "group_events.h"
 #include "model.h"
+
+/* The root of scope range id `id` in the `/host:__ScopeRangeCallStack__`
+ * tree (plane stats: stat metadata id -> parent id), by linear scans;
+ * `id` itself when it has no parent.  Cycles stop after 64 steps. */
+static inline long long dc_scope_root(const xpv_profile *p, long long id) {
+    const xpv_plane *t = xpv_find_plane(p, "/host:__ScopeRangeCallStack__");
+    if (!t || !t->stat_mids) return id;
+    for (int step = 0; step < 64; step++) {
+        int found = 0;
+        for (uint32_t i = 0; i < t->nstats && !found; i++) {
+            int64_t v;
+            if (t->stat_mids[i] == id && xpv_stat_as_int(&t->stats[i], &v)) {
+                id = v;
+                found = 1;
+            }
+        }
+        if (!found) break;
+    }
+    return id;
+}
 
 static inline void dc_count(const xpv_profile *p, size_t *modules, size_t *ops0) {
     *modules = *ops0 = 0;
@@ -30,7 +50,7 @@ static inline void dc_count(const xpv_profile *p, size_t *modules, size_t *ops0)
         if (derived) continue;
         int32_t sk = xpv_stat_id(pl, "kernel_details"), sm = xpv_stat_id(pl, "hlo_module"),
                 sp = xpv_stat_id(pl, "program_id"), so = xpv_stat_id(pl, "hlo_op"),
-                sg = xpv_stat_id(pl, "group_id");
+                sg = xpv_stat_id(pl, "group_id"), sr = xpv_stat_id(pl, "scope_range_id");
         for (uint32_t l = 0; l < pl->nlines; l++) {
             const xpv_line *ln = &pl->lines[l];
             char pm[512] = "", po[512] = "";
@@ -42,11 +62,17 @@ static inline void dc_count(const xpv_profile *p, size_t *modules, size_t *ops0)
                 int64_t v;
                 if (sp >= 0 && xpv_event_stat(pl, ln, e, sp, &st) && xpv_stat_as_int(&st, &v)) pid = v;
                 if (sg >= 0 && xpv_event_stat(pl, ln, e, sg, &st) && xpv_stat_as_int(&st, &v)) g = v;
+                /* a module run also ends where the root of the kernel's
+                 * scope range chain changes (one root per execution) */
+                long long root = -1;
+                if (sr >= 0 && xpv_event_stat(pl, ln, e, sr, &st) && xpv_stat_as_int(&st, &v))
+                    root = dc_scope_root(p, v);
                 char km[512], ko[512];
                 int new_module = 0;
                 if (sm >= 0 && xpv_event_stat(pl, ln, e, sm, &st) && st.kind == XPV_STAT_STR &&
                     st.v.s.len) {
-                    snprintf(km, sizeof km, "%.*s(%lld)|%lld", (int)st.v.s.len, st.v.s.ptr, pid, g);
+                    snprintf(km, sizeof km, "%.*s(%lld)|%lld|%lld", (int)st.v.s.len, st.v.s.ptr, pid,
+                             g, root);
                     if (strcmp(km, pm)) {
                         (*modules)++;
                         new_module = 1;

@@ -238,6 +238,277 @@ static void test_no_derivation_when_present(void **state) {
     xpv_profile_free(p);
 }
 
+/* ==== scope_range_id (DeriveEventsFromAnnotationsForLines) ============== */
+
+/* A `/host:__ScopeRangeCallStack__` tree edge child -> parent as its
+ * writer stores it: a plane stat whose metadata id is the child id and
+ * names no stat metadata. */
+static void tree_edge(tx_space *s, int tp, int64_t child, int64_t parent) {
+    tx_plane_t *p = s->space.planes[tp];
+    tx_stat_t *st = tx_alloc(s, sizeof *st);
+    tx_stat_t init = TENSORFLOW__PROFILER__XSTAT__INIT;
+    *st = init;
+    st->metadata_id = child;
+    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_INT64_VALUE;
+    st->int64_value = parent;
+    tx_push(s, &p->n_stats, (void ***)&p->stats, st);
+}
+
+static tx_event_t *module_kernel(tx_space *s, int pl, int ln, int64_t off, int64_t dur,
+                                 const char *hlo_op, int64_t scope) {
+    tx_event_t *e = kernel(s, pl, ln, "k", off, dur);
+    tx_ev_str(s, pl, e, "hlo_module", "hlo_module");
+    if (hlo_op) tx_ev_str(s, pl, e, "hlo_op", hlo_op);
+    if (scope >= 0) tx_ev_int(s, pl, e, "scope_range_id", scope);
+    return e;
+}
+
+/* XProf's HloModuleNameSameScopeRangeIdTest / ...DifferentScopeRangeIdTest:
+ * two kernels of one module with scope_range_id 10 and 10 give one XLA
+ * Modules event, with 10 and 20 two; without a scope id on either side
+ * they merge. */
+static void test_scope_range_module(void **state) {
+    (void)state;
+    const int64_t second[] = {10, 20, -1};
+    const uint32_t want[] = {1, 2, 1};
+    for (int c = 0; c < 3; c++) {
+        tx_space *s = tx_new();
+        int pl = tx_plane(s, "/device:GPU:0");
+        int ln = tx_line(s, pl, 0, "Stream #0", 0);
+        module_kernel(s, pl, ln, 0, 100, NULL, 10);
+        module_kernel(s, pl, ln, 200, 300, NULL, second[c]);
+        xpv_profile *p = tx_decode(s);
+        xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
+        const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
+        assert_non_null(dp);
+        assert_int_equal(dp->synth.nlines, 1);   /* only XLA Modules */
+        const xpv_line *mod = find_line(dp, "XLA Modules");
+        assert_non_null(mod);
+        assert_int_equal(mod->nevents, want[c]);
+        assert_true(xpv_str_eq(ev_name(dp, &mod->events[0]), "hlo_module"));
+        if (want[c] == 1) assert_int_equal(mod->events[0].dur_ps, 500);
+        xpv_derived_lines_free(d);
+        xpv_profile_free(p);
+    }
+}
+
+/* With the tree, XLA Modules events key on the root of a kernel's chain
+ * (kernels 11, 12 under execution 1 merge; 21 under execution 2 starts a
+ * new event although the module is the same), and XLA Ops levels take the
+ * chain from the root down when it has one id per `::` level: op "a::b"
+ * of kernels 11 (chain 11 -> 1) and 12 (12 -> 1) share level 0 (id 1) but
+ * split at level 1 (11 vs 12).  The tree's stats name no metadata. */
+static void test_scope_range_tree(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int tp = tx_plane(s, "/host:__ScopeRangeCallStack__");
+    tree_edge(s, tp, 11, 1);
+    tree_edge(s, tp, 12, 1);
+    tree_edge(s, tp, 21, 2);
+    tree_edge(s, tp, 11, 7);   /* a repeated child keeps its first parent */
+    int pl = tx_plane(s, "/device:GPU:0");
+    int ln = tx_line(s, pl, 0, "Stream #0", 0);
+    module_kernel(s, pl, ln, 0, 100, "a::b", 11);
+    module_kernel(s, pl, ln, 100, 100, "a::b", 12);
+    module_kernel(s, pl, ln, 200, 100, "a::b", 21);
+    xpv_profile *p = tx_decode(s);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
+    const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 1);
+    assert_non_null(dp);
+    const xpv_line *mod = find_line(dp, "XLA Modules");
+    assert_non_null(mod);
+    assert_int_equal(mod->nevents, 2);
+    assert_int_equal(mod->events[0].start_ps, 0);
+    assert_int_equal(mod->events[0].dur_ps, 200);
+    assert_int_equal(mod->events[1].start_ps, 200);
+    const xpv_line *xo = find_line(dp, "XLA Ops");
+    assert_non_null(xo);
+    /* level 0 "a": [0,200) then [200,300) (a new module resets the ops);
+     * level 1 "b": [0,100), [100,200), [200,300) */
+    uint32_t na = 0, nb = 0;
+    for (uint32_t i = 0; i < xo->nevents; i++) {
+        if (xpv_str_eq(ev_name(dp, &xo->events[i]), "a")) na++;
+        if (xpv_str_eq(ev_name(dp, &xo->events[i]), "b")) nb++;
+    }
+    assert_int_equal(na, 2);
+    assert_int_equal(nb, 3);
+    assert_true(xpv_str_eq(ev_name(dp, &xo->events[0]), "a"));
+    assert_int_equal(xo->events[0].dur_ps, 200);
+    xpv_derived_lines_free(d);
+    xpv_profile_free(p);
+}
+
+/* XProf's CycleDetectionTest: a cyclic tree (10 -> 20 -> 10) ends; the
+ * chain of 10 is [10, 20, 10] as XProf walks it (it stops at the first
+ * parent seen twice), so its module keys on 10, and that of 20 on 20:
+ * kernels 10, 20, 10 give three XLA Modules events. */
+static void test_scope_range_cycle(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int tp = tx_plane(s, "/host:__ScopeRangeCallStack__");
+    tree_edge(s, tp, 10, 20);
+    tree_edge(s, tp, 20, 10);
+    int pl = tx_plane(s, "/device:GPU:0");
+    int ln = tx_line(s, pl, 0, "Stream #0", 0);
+    module_kernel(s, pl, ln, 0, 100, NULL, 10);
+    module_kernel(s, pl, ln, 100, 100, NULL, 20);   /* chain [20, 10, 20]: root 20 */
+    module_kernel(s, pl, ln, 200, 100, NULL, 10);
+    xpv_profile *p = tx_decode(s);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
+    const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 1);
+    assert_non_null(dp);
+    const xpv_line *mod = find_line(dp, "XLA Modules");
+    assert_non_null(mod);
+    assert_int_equal(mod->nevents, 3);
+    xpv_derived_lines_free(d);
+    xpv_profile_free(p);
+}
+
+/* ==== CUDA graphs ======================================================= */
+
+/* XProf's XloOpHasCudaGraphStats: two kernels of one op, inner nodes of
+ * CUDA graph 20 with correlation_id 10000, merge into one XLA Ops event
+ * that carries cuda_graph_id 20 (uint64) and correlation_id 10000.  As in
+ * HloOpsFromCudaKernelsTest, two different ops give two events, each with
+ * the stats; a cuda_graph_id of 0 adds nothing. */
+static void test_cuda_graph_stats(void **state) {
+    (void)state;
+    for (int c = 0; c < 3; c++) {
+        tx_space *s = tx_new();
+        int pl = tx_plane(s, "/device:GPU:0");
+        int ln = tx_line(s, pl, 0, "Stream #0", 0);
+        for (int i = 0; i < 2; i++) {
+            tx_event_t *e = kernel(s, pl, ln, "op", i ? 200 : 0, i ? 300 : 100);
+            tx_ev_int(s, pl, e, "group_id", 1);
+            tx_ev_str(s, pl, e, "hlo_module", "module");
+            tx_ev_str(s, pl, e, "hlo_op", c == 1 ? (i ? "hlo_op2" : "hlo_op1") : "op_level_2");
+            tx_ev_int(s, pl, e, "correlation_id", 10000);
+            tx_stat_t *st = tx_new_stat(s, pl, &e->n_stats, &e->stats, "cuda_graph_id");
+            st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_UINT64_VALUE;
+            st->uint64_value = c == 2 ? 0 : 20;
+        }
+        xpv_profile *p = tx_decode(s);
+        xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
+        const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
+        assert_non_null(dp);
+        const xpv_line *xo = find_line(dp, "XLA Ops");
+        assert_non_null(xo);
+        assert_int_equal(xo->nevents, c == 1 ? 2 : 1);
+        for (uint32_t i = 0; i < xo->nevents; i++) {
+            assert_int_equal(ev_int(dp, xo, i, "group_id"), 1);
+            assert_int_equal(ev_int(dp, xo, i, "cuda_graph_id"), c == 2 ? -1 : 20);
+            assert_int_equal(ev_int(dp, xo, i, "correlation_id"), c == 2 ? -1 : 10000);
+            if (c != 2) {
+                xpv_stat st;
+                int32_t id = xpv_stat_id(&dp->synth, "cuda_graph_id");
+                assert_true(xpv_event_stat(&dp->synth, xo, &xo->events[i], id, &st));
+                assert_int_equal(st.kind, XPV_STAT_UINT);
+                id = xpv_stat_id(&dp->synth, "correlation_id");
+                assert_true(xpv_event_stat(&dp->synth, xo, &xo->events[i], id, &st));
+                assert_int_equal(st.kind, XPV_STAT_INT);
+            }
+        }
+        if (c == 0) assert_int_equal(xo->events[0].dur_ps, 500);
+        /* the other derived lines carry no graph stats */
+        const xpv_line *mod = find_line(dp, "XLA Modules");
+        assert_int_equal(ev_int(dp, mod, 0, "cuda_graph_id"), -1);
+        xpv_derived_lines_free(d);
+        xpv_profile_free(p);
+    }
+}
+
+/* XProf's TfOpLineTest and NoHloModuleNameTest: a CUDA graph execution
+ * (an event with cuda_graph_exec_id, no kernel_details) counts as a
+ * kernel: with tf_op mul:Mul after two kernels of it, one Framework Ops
+ * event [0,600); without annotations it derives nothing. */
+static void test_cuda_graph_exec(void **state) {
+    (void)state;
+    for (int c = 0; c < 2; c++) {
+        tx_space *s = tx_new();
+        int pl = tx_plane(s, "/device:GPU:0");
+        int ln = tx_line(s, pl, 0, "Stream #0", 0);
+        tx_event_t *e1 = kernel(s, pl, ln, "op1", 0, 100);
+        tx_event_t *e2 = kernel(s, pl, ln, "op2", 200, 300);
+        tx_event_t *e3 = tx_event(s, pl, ln, "op3", 500, 100);
+        tx_stat_t *st = tx_new_stat(s, pl, &e3->n_stats, &e3->stats, "cuda_graph_exec_id");
+        st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_UINT64_VALUE;
+        st->uint64_value = 1;
+        if (c == 0) {
+            tx_ev_str(s, pl, e1, "tf_op", "mul:Mul");
+            tx_ev_str(s, pl, e2, "tf_op", "mul:Mul");
+            tx_ev_str(s, pl, e3, "tf_op", "mul:Mul");
+        }
+        xpv_profile *p = tx_decode(s);
+        xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
+        const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
+        if (c == 1) {
+            assert_null(dp);
+        } else {
+            assert_non_null(dp);
+            assert_int_equal(dp->synth.nlines, 1);
+            const xpv_line *op = find_line(dp, "Framework Ops");
+            assert_non_null(op);
+            assert_int_equal(op->nevents, 1);
+            assert_int_equal(op->events[0].start_ps, 0);
+            assert_int_equal(op->events[0].dur_ps, 600);
+        }
+        xpv_derived_lines_free(d);
+        xpv_profile_free(p);
+    }
+}
+
+/* The H100 files with XLA command buffers (jax_gpu_mlp: every kernel an
+ * inner node of CUDA graph 2 under hlo_op command_buffer_1): each XLA Ops
+ * event carries cuda_graph_id and the correlation_id of the last kernel
+ * it covers, counted straight from the kernels; the file without command
+ * buffers has none. */
+static void check_graph_file(const char *path, int want_graph) {
+    xpv_profile *p = tx_decode_file(path);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
+    const xpv_plane *gpu = xpv_find_plane(p, "/device:GPU:0");
+    assert_non_null(gpu);
+    const xpv_dl_plane *dp = xpv_derived_lines_plane(d, (uint32_t)(gpu - p->planes));
+    assert_non_null(dp);
+    const xpv_line *xo = find_line(dp, "XLA Ops");
+    assert_non_null(xo);
+    const xpv_line *ln = &gpu->lines[0];
+    int32_t sg = xpv_stat_id(gpu, "cuda_graph_id"), sc = xpv_stat_id(gpu, "correlation_id");
+    size_t with = 0;
+    for (uint32_t i = 0; i < xo->nevents; i++) {
+        int64_t g = ev_int(dp, xo, i, "cuda_graph_id");
+        if (g < 0) continue;
+        with++;
+        /* the last kernel that ends inside the event */
+        const xpv_event *x = &xo->events[i];
+        int64_t want_g = -1, want_c = -1;
+        for (uint32_t k = 0; k < ln->nevents; k++) {
+            const xpv_event *e = &ln->events[k];
+            if (e->start_ps < x->start_ps || e->start_ps + e->dur_ps > x->start_ps + x->dur_ps)
+                continue;
+            xpv_stat st;
+            int64_t v;
+            if (sg >= 0 && xpv_event_stat(gpu, ln, e, sg, &st) && xpv_stat_as_int(&st, &v)) want_g = v;
+            if (sc >= 0 && xpv_event_stat(gpu, ln, e, sc, &st) && xpv_stat_as_int(&st, &v)) want_c = v;
+        }
+        assert_int_equal(g, want_g);
+        assert_int_equal(ev_int(dp, xo, i, "correlation_id"), want_c);
+    }
+    print_message("%s: %u XLA Ops events, %zu with cuda_graph_id\n", path, xo->nevents, with);
+    assert_int_equal(with, want_graph ? xo->nevents : 0);
+    xpv_derived_lines_free(d);
+    xpv_profile_free(p);
+}
+
+static void test_real_cuda_graph(void **state) {
+    (void)state;
+    const char *src = getenv("XPV_SRC");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/data/device/jax_gpu_mlp.xplane.pb", src ? src : ".");
+    check_graph_file(path, 1);
+    snprintf(path, sizeof path, "%s/tests/data/device/jax_gpu_mlp_nocmdbuf.xplane.pb", src ? src : ".");
+    check_graph_file(path, 0);
+}
+
 /* The trace index shows the derived rows under the GPU process, after
  * their stream, with XProf's display ids as tids. */
 static void test_trace_rows(void **state) {
@@ -294,11 +565,8 @@ static void check_file(const char *path, size_t *nfiles) {
         }
     print_message("%s: XLA Modules %zu (independent %zu), XLA Ops %zu (independent %zu)\n", path,
                   got_mod, want_mod, got_ops, want_ops);
-    /* Known gap (derived_lines.h): kernels with scope_range_id whose tree
-     * the model cannot read do not merge their XLA Modules events. */
-    if (!strstr(path, "jax_gpu_mlp")) assert_int_equal(got_mod, want_mod);
-    if (!strstr(path, "jax_gpu_mlp")) assert_int_equal(got_ops, want_ops);
-    assert_true(got_ops >= want_ops);
+    assert_int_equal(got_mod, want_mod);
+    assert_int_equal(got_ops, want_ops);
     if (want_mod) (*nfiles)++;
     xpv_derived_lines_free(d);
     xpv_profile_free(p);
@@ -506,8 +774,8 @@ static void test_gpu_steps(void **state) {
  * device's `Launch Stats` line (kThreadIdKernelLaunch), spanning the
  * launches, with group_id, num_launches, max/avg launch time in us.  A
  * "cu..." API event and a device_id past the GPU planes are not launches;
- * GPU:0 has derived lines of its own (the row is added to them), GPU:1
- * none (it gets only this row). */
+ * GPU:0 gets derived lines (the row is added to them); GPU:1, whose file
+ * already holds a derived line, gets only this row. */
 static void test_launch_stats(void **state) {
     (void)state;
     tx_space *s = tx_new();
@@ -517,6 +785,11 @@ static void test_launch_stats(void **state) {
     int st0 = tx_line(s, d0, 7, "Stream #7(Compute)", 0);
     int d1 = tx_plane(s, "/device:GPU:1");
     tx_line(s, d1, 3, "Stream #3", 0);
+    /* GPU:1 holds a derived line of its writer (TF 2.4): no other derived
+     * rows there, but Launch Stats all the same (XProf adds them to every
+     * GPU plane) */
+    int dd = tx_line(s, d1, (int64_t)(int32_t)0xdeadbeefu + 3, "TensorFlow Ops", 0);
+    tx_event(s, d1, dd, "op", 0, 100);
     /* step, offset, duration, device, correlation id, name */
     struct { int step; int64_t off, dur; int dev, corr; const char *name; } L[] = {
         {0, 1000, 1000, 0, 10, "launch"},  {0, 5000, 3000, 0, 11, "launch"},
@@ -567,6 +840,7 @@ static void test_launch_stats(void **state) {
     assert_int_equal(ls->events[0].start_ps, 9000);
     assert_int_equal(ev_int(dp1, ls, 0, "num_launches"), 1);
     assert_int_equal(dp1->line_display_id[0], 3);           /* the stream keeps its id */
+    assert_int_equal(dp1->line_display_id[1], (int64_t)(int32_t)0xdeadbeefu + 3);
     /* no GPU:5: nothing else anywhere */
     assert_int_equal(dl->nplanes, 2);
     size_t ev, la;
@@ -641,6 +915,12 @@ int main(void) {
         cmocka_unit_test(test_gpu_steps),
         cmocka_unit_test(test_launch_stats),
         cmocka_unit_test(test_real_launch_stats),
+        cmocka_unit_test(test_scope_range_module),
+        cmocka_unit_test(test_scope_range_tree),
+        cmocka_unit_test(test_scope_range_cycle),
+        cmocka_unit_test(test_cuda_graph_stats),
+        cmocka_unit_test(test_cuda_graph_exec),
+        cmocka_unit_test(test_real_cuda_graph),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

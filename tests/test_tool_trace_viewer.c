@@ -514,7 +514,7 @@ static void test_jax_computed_groups(void **state) {
     json_t *evs = events(&o);
     size_t i;
     json_t *e;
-    int trains = 0, steps = 0, kernels[5] = {0};
+    int trains = 0, steps = 0, kernels[5] = {0}, graph_ops = 0;
     json_array_foreach(evs, i, e) {
         const char *name = json_string_value(json_object_get(e, "name"));
         json_t *args = json_object_get(e, "args");
@@ -540,10 +540,19 @@ static void test_jax_computed_groups(void **state) {
             assert_string_equal(json_string_value(json_object_get(args, "step_name")), want);
             trains++;
         }
-        /* the kernels (derived XLA rows on the same device carry none) */
+        /* XLA Ops of the command buffer (CUDA graph 2): graph id and the
+         * correlation id of its last kernel as args, no flow */
+        if (json_integer_value(json_object_get(e, "pid")) == 1 &&
+            json_object_get(args, "cuda_graph_id") && !json_object_get(args, "kernel_details")) {
+            assert_int_equal(json_integer_value(json_object_get(args, "cuda_graph_id")), 2);
+            assert_true(json_is_integer(json_object_get(args, "correlation_id")));
+            assert_null(json_object_get(e, "bind_id"));
+            graph_ops++;
+        }
+        /* the kernels */
         if (json_integer_value(json_object_get(e, "pid")) == 1 &&
             !strcmp(json_string_value(json_object_get(e, "ph")), "X") &&
-            json_object_get(args, "correlation_id")) {
+            json_object_get(args, "correlation_id") && json_object_get(args, "kernel_details")) {
             assert_true(json_is_integer(gid));
             json_int_t g = json_integer_value(gid);
             assert_true(g >= 0 && g < 5);
@@ -552,6 +561,7 @@ static void test_jax_computed_groups(void **state) {
     }
     assert_int_equal(trains, 5);
     assert_int_equal(steps, 5);
+    assert_int_equal(graph_ops, 5);   /* one command buffer per step */
     for (int g = 0; g < 5; g++) assert_int_equal(kernels[g], 15);
     out_free(&o);
 

@@ -1,0 +1,54 @@
+/*
+ * derived_lines_int.h - internals shared by derived_lines.c and
+ * derived_stats.c: the stats XProf puts on derived events.
+ */
+#ifndef XPV_DERIVED_LINES_INT_H
+#define XPV_DERIVED_LINES_INT_H
+
+#include <stdint.h>
+
+#include "arena.h"
+#include "model.h"
+
+typedef struct opt64 {
+    int has;
+    int64_t v;
+} opt64;
+
+/* The CUDA-graph stats of an XLA Ops event (XProf's AddStatToLevelEvent):
+ * cuda_graph_id of its kernel, a CUDA graph's inner node, and that
+ * kernel's correlation_id; the latest merged kernel's values win. */
+typedef struct gstat {
+    uint64_t graph;            /* 0: none */
+    int has_corr;
+    int64_t corr;
+} gstat;
+
+/* The stat metadata of every synthesized plane: XProf's DerivedXLineBuilder
+ * gives each new derived event a `group_id` stat when it has a group,
+ * AddGroupMetadataToStepEvents adds `step_name` to Steps events of a named
+ * group, DeriveEventsFromHostTrace gives Launch Stats events their counts,
+ * and XLA Ops of CUDA graph nodes get cuda_graph_id and correlation_id.
+ * Ids are the dense indices (index 0: the empty entry). */
+enum { DS_GROUP_ID = 1, DS_STEP_NAME, DS_NUM_LAUNCHES, DS_MAX_LAUNCH_US, DS_AVG_LAUNCH_US,
+       DS_CUDA_GRAPH_ID, DS_CORRELATION_ID, DS_N };
+
+/* One derived event's stats; absent ones are zero. */
+typedef struct dstats {
+    opt64 g;
+    xpv_str step_name;
+    int launch;
+    uint64_t num_launches;
+    double max_us, avg_us;
+    gstat gx;                  /* XLA Ops of a CUDA graph node; graph 0: none */
+} dstats;
+
+/* Give `sp` (a synthesized plane) the stat metadata above, in `arena`. */
+void xpv_dl_synth_stat_meta(xpv_arena *arena, xpv_plane *sp);
+
+/* Give the events of `ln` their stats (`stat(arg, i)` for event i) as
+ * wire bytes in `arena`; events without any keep XPV_NO_STATS. */
+void xpv_dl_attach_stats(xpv_arena *arena, xpv_line *ln, dstats (*stat)(const void *, uint32_t),
+                         const void *arg);
+
+#endif
