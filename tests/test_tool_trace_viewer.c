@@ -162,12 +162,27 @@ static void check_shape(json_t *evs, size_t *nx, size_t *nc, size_t *nm) {
             const char *k;
             json_t *v;
             json_object_foreach(args, k, v) assert_true(json_is_number(v));
+        } else if (!strcmp(ph, "b") || !strcmp(ph, "e")) {
+            /* async (XProf's AddAsyncEvent): no tid, no dur; an id and a
+             * category to pair "b" with "e" */
+            assert_null(json_object_get(e, "tid"));
+            assert_null(json_object_get(e, "dur"));
+            assert_true(json_is_number(json_object_get(e, "ts")));
+            assert_true(json_is_integer(json_object_get(e, "id")));
+            assert_true(json_is_string(json_object_get(e, "cat")));
         } else {
             assert_string_equal(ph, "M");
             (*nm)++;
             assert_true(json_is_object(json_object_get(e, "args")));
         }
     }
+}
+
+static size_t count_ph(json_t *evs, const char *ph) {
+    size_t i, n = 0;
+    json_t *e;
+    json_array_foreach(evs, i, e) n += !strcmp(json_string_value(json_object_get(e, "ph")), ph);
+    return n;
 }
 
 static json_t *find_event(json_t *evs, const char *ph, const char *name) {
@@ -609,13 +624,107 @@ static void test_empty_profile(void **state) {
     xpv_profile_free(p);
 }
 
+/* ---- async events (XProf's AddAsyncEvent) ------------------------------ */
+
+static void async_ev(tx_space *s, int pl, int ln, const char *name, int64_t off, int64_t dur,
+                     uint64_t flow, int with_a) {
+    tx_event_t *e = tx_event(s, pl, ln, name, off, dur);
+    if (with_a) tx_ev_int(s, pl, e, "_a", 1);
+    tx_ev_int(s, pl, e, "group_id", 4);
+    tx_ev_str(s, pl, e, "extra", "x");
+    if (flow) {
+        tx_stat_t *st = tx_new_stat(s, pl, &e->n_stats, &e->stats, "flow");
+        st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_UINT64_VALUE;
+        st->uint64_value = flow;
+    }
+}
+
+/* On a TPU's `Async XLA Ops` line: `_a` with a flow in+out (id 7,
+ * generic) gives "b" at its start and "e" at its end (args group_id only);
+ * out (id 8, category 5 PjRt) a "b"; in (id 9) an "e" at its start;
+ * `_a` without a flow, and a flow without `_a`, stay complete events.  No
+ * tid, no dur; `_a` and `flow` are not args.  The streaming window writes
+ * the same shapes with a uid; details answer a complete event. */
+static void test_async_events(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:TPU:0");
+    int ln = tx_line(s, pl, 4, "Async XLA Ops", 0);
+    async_ev(s, pl, ln, "copy-start", 1 * US, 5 * US, (7ULL << 2) | 3, 1);
+    async_ev(s, pl, ln, "send", 2 * US, 1 * US, (8ULL << 2) | 2 | (5ULL << 58), 1);
+    async_ev(s, pl, ln, "recv", 3 * US, 1 * US, (9ULL << 2) | 1, 1);
+    async_ev(s, pl, ln, "plain_a", 4 * US, 1 * US, 0, 1);
+    async_ev(s, pl, ln, "plain_flow", 7 * US, 1 * US, (10ULL << 2) | 3, 0);
+    xpv_profile *p = tx_decode(s);
+    const xpv_profile *ps[1] = {p};
+    out o;
+    xpv_err err;
+    const char *kv[] = {"tag", "trace_viewer"};
+    assert_int_equal(run_tool(ps, 1, kv, 1, &o, &err), 0);
+    json_t *evs = events(&o);
+    size_t nx, nc, nm;
+    check_shape(evs, &nx, &nc, &nm);
+    assert_int_equal(nx, 2);
+    assert_int_equal(count_ph(evs, "b"), 2);
+    assert_int_equal(count_ph(evs, "e"), 2);
+    json_t *b = find_event(evs, "b", "copy-start"), *e = find_event(evs, "e", "copy-start");
+    assert_non_null(b);
+    assert_non_null(e);
+    assert_int_equal(json_integer_value(json_object_get(b, "id")), 7);
+    assert_int_equal(json_integer_value(json_object_get(e, "id")), 7);
+    assert_string_equal(json_string_value(json_object_get(b, "cat")), "");
+    assert_true(json_number_value(json_object_get(b, "ts")) == 1.0);
+    assert_true(json_number_value(json_object_get(e, "ts")) == 6.0);
+    json_t *ba = json_object_get(b, "args");
+    assert_int_equal(json_integer_value(json_object_get(ba, "group_id")), 4);
+    assert_string_equal(json_string_value(json_object_get(ba, "extra")), "x");
+    assert_null(json_object_get(ba, "_a"));
+    assert_null(json_object_get(ba, "flow"));
+    json_t *ea = json_object_get(e, "args");
+    assert_int_equal(json_object_size(ea), 1);
+    assert_int_equal(json_integer_value(json_object_get(ea, "group_id")), 4);
+    json_t *sb = find_event(evs, "b", "send");
+    assert_string_equal(json_string_value(json_object_get(sb, "cat")), "PjRt");
+    assert_null(find_event(evs, "e", "send"));
+    json_t *re = find_event(evs, "e", "recv");
+    assert_true(json_number_value(json_object_get(re, "ts")) == 3.0);
+    assert_null(find_event(evs, "b", "recv"));
+    assert_non_null(find_event(evs, "X", "plain_a"));
+    json_t *pf = find_event(evs, "X", "plain_flow");
+    assert_non_null(pf);
+    assert_true(json_is_true(json_object_get(pf, "flow_in")));
+    out_free(&o);
+
+    const char *ks[] = {"tag", "trace_viewer@", "resolution", "0"};
+    assert_int_equal(run_tool(ps, 1, ks, 2, &o, &err), 0);
+    evs = events(&o);
+    check_shape(evs, &nx, &nc, &nm);
+    assert_int_equal(count_ph(evs, "b"), 2);
+    assert_int_equal(count_ph(evs, "e"), 2);
+    b = find_event(evs, "b", "copy-start");
+    json_t *uid = json_object_get(json_object_get(b, "args"), "uid");
+    assert_true(json_is_integer(uid));
+    char ubuf[32];
+    snprintf(ubuf, sizeof ubuf, "%lld", (long long)json_integer_value(uid));
+    out_free(&o);
+    const char *kd[] = {"tag", "trace_viewer@", "unique_id", ubuf};
+    assert_int_equal(run_tool(ps, 1, kd, 2, &o, &err), 0);
+    evs = events(&o);
+    assert_non_null(find_event(evs, "X", "copy-start"));
+    out_free(&o);
+    xpv_profile_free(p);
+}
+
 /* ---- real profiles ----------------------------------------------------- */
 
 /* Events of the planes/lines the trace viewer shows, minus internal ones,
- * counted directly from the model. */
-static void expected_counts(const xpv_profile *p, size_t *nx, size_t *nsamples) {
+ * counted directly from the model: complete events, counter samples, and
+ * XProf's async events (an integer `_a` and a `flow` stat with direction
+ * bits: "b" for out or in+out, "e" for in or in+out). */
+static void expected_counts(const xpv_profile *p, size_t *nx, size_t *nsamples, size_t *nb,
+                            size_t *ne) {
     int gpu = 0;
-    *nx = *nsamples = 0;
+    *nx = *nsamples = *nb = *ne = 0;
     for (uint32_t i = 0; i < p->nplanes; i++) gpu |= xpv_str_has_prefix(p->planes[i].name, "/device:GPU:");
     for (uint32_t i = 0; i < p->nplanes; i++) {
         const xpv_plane *pl = &p->planes[i];
@@ -626,8 +735,20 @@ static void expected_counts(const xpv_profile *p, size_t *nx, size_t *nsamples) 
         for (uint32_t l = 0; l < pl->nlines; l++) {
             const xpv_line *ln = &pl->lines[l];
             if (xpv_str_has_prefix(ln->name, "counters_")) continue;
+            int32_t sa = xpv_stat_id(pl, "_a"), sf = xpv_stat_id(pl, "flow");
             for (uint32_t k = 0; k < ln->nevents; k++) {
-                if (xpv_trace_is_internal(pl->event_meta[ln->events[k].meta].name)) continue;
+                const xpv_event *e = &ln->events[k];
+                if (xpv_trace_is_internal(pl->event_meta[e->meta].name)) continue;
+                xpv_stat a, fl;
+                if (!xpv_str_eq(ln->name, "_counters_") && sa >= 0 && sf >= 0 &&
+                    xpv_event_stat(pl, ln, e, sa, &a) &&
+                    (a.kind == XPV_STAT_INT || a.kind == XPV_STAT_UINT) &&
+                    xpv_event_stat(pl, ln, e, sf, &fl) &&
+                    (fl.kind == XPV_STAT_INT || fl.kind == XPV_STAT_UINT) && (fl.v.u & 3)) {
+                    if (fl.v.u & 2) (*nb)++;
+                    if (fl.v.u & 1) (*ne)++;
+                    continue;
+                }
                 if (xpv_str_eq(ln->name, "_counters_")) (*nsamples)++;
                 else (*nx)++;
             }
@@ -702,8 +823,8 @@ static void test_real_profiles(void **state) {
     int checked = 0;
     for (char **f = files; *f; f++) {
         xpv_profile *p = tx_decode_file(*f);
-        size_t want_x, want_c;
-        expected_counts(p, &want_x, &want_c);
+        size_t want_x, want_c, want_b, want_e;
+        expected_counts(p, &want_x, &want_c, &want_b, &want_e);
         size_t dmod, dops;
         dc_count(p, &dmod, &dops);
         want_x += dmod + dops; /* derived GPU rows (one XLA Ops level in these files) */
@@ -720,9 +841,13 @@ static void test_real_profiles(void **state) {
         assert_int_equal(run_tool(ps, 1, kv, 1, &o, &err), 0);
         size_t nx, nc, nm;
         check_shape(events(&o), &nx, &nc, &nm);
-        print_message("%s: %zu complete events (expected %zu), %zu counter samples of %zu, %zu bytes\n",
-                      *f, nx, want_x, nc, want_c, o.buf.len);
+        size_t nb = count_ph(events(&o), "b"), ne = count_ph(events(&o), "e");
+        print_message("%s: %zu complete events (expected %zu), %zu counter samples of %zu, "
+                      "async %zu b / %zu e (expected %zu / %zu), %zu bytes\n",
+                      *f, nx, want_x, nc, want_c, nb, ne, want_b, want_e, o.buf.len);
         assert_int_equal(nx, want_x);
+        assert_int_equal(nb, want_b);
+        assert_int_equal(ne, want_e);
         assert_true(nc <= want_c);
         assert_true(want_x > 0);
         out_free(&o);
@@ -897,6 +1022,7 @@ int main(void) {
         cmocka_unit_test(test_search_substring),
         cmocka_unit_test(test_empty_profile),
         cmocka_unit_test(test_jax_computed_groups),
+        cmocka_unit_test(test_async_events),
         cmocka_unit_test(test_real_profiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,6 +36,16 @@
  * flow_out, device side flow_in, category "gpu_launch").  Counter samples
  * (`_counters_` lines) become standard "ph":"C" events with their numeric
  * stats as args.
+ * Async events (XProf's AddAsyncEvent, xplane_to_trace_container.cc): an
+ * event with an integer `_a` stat and a `flow` stat of a non-zero
+ * direction is written without a tid as {"pid","name","ts","id","cat",
+ * "ph":"b"|"e","args"} (trace_events_to_json.h): direction out "b" at its
+ * start, in "e" at its start, in+out "b" at its start and an "e" (args:
+ * group_id only) at its end; id = the flow id, cat = XProf's context type
+ * string ("" for generic).  In the full download and the streaming
+ * window; details and search answer such an event as a complete one.  In
+ * the streaming window it is kept or dropped with its line's events
+ * (XProf drops async events per name at the resolution, as counters).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,14 +68,24 @@
 #define DEFAULT_MAX_BYTES (16u << 20)
 #define MAX_MAX_EVENTS 5000000
 
+/* `_a` (integer) is consumed as the async mark, as `flow` is. */
 static const char *const internal_stats[] = {"_pt", "_p", "_ct", "_c", "_r", "flops",
-                                             "program_id", "symbol_id", "flow"};
+                                             "program_id", "symbol_id", "flow", "_a"};
 
 static const char *const context_types[] = {
     "generic", "legacy", "tf_exec", "tfrt_exec", "shared_batch_scheduler", "pjrt",
     "adaptive_shared_batch_scheduler", "tfrt_tpu_runtime", "tpu_embedding_engine",
     "gpu_launch", "batcher", "tpu_stream", "tpu_launch", "pathways_executor",
     "pjrt_library_call", "threadpool_event", "jax_serving_executor",
+};
+
+/* XProf's GetContextTypeString (tsl context_types), the "cat" of async
+ * events; kinds past the last known one are generic (GetSafeContextType).
+ * (Flows of complete events keep the names of context_types above.) */
+static const char *const xprof_context_types[] = {
+    "", "", "tf_exec", "tfrt_exec", "batch_sched", "PjRt", "as_batch_sched", "tfrt_rt",
+    "tpu_embed", "gpu_launch", "batcher", "tpu_stream", "tpu_launch", "pathways_exec",
+    "pjrt_library_call", "threadpool_event",
 };
 
 static int is_internal_stat(xpv_str name) {
@@ -84,6 +104,7 @@ typedef struct ev_info {
     int has_corr;
     uint64_t flow;
     int has_flow;
+    int is_async;              /* an integer `_a` stat */
 } ev_info;
 
 static void write_int_value(xpv_buf *b, int64_t v) {
@@ -157,6 +178,8 @@ static void note_stat(const xpv_trace_row *r, const xpv_stat *st, ev_info *info)
     } else if (st->meta == r->st_flow && (st->kind == XPV_STAT_UINT || st->kind == XPV_STAT_INT)) {
         info->flow = st->v.u;
         info->has_flow = 1;
+    } else if (st->meta == r->st_async && (st->kind == XPV_STAT_UINT || st->kind == XPV_STAT_INT)) {
+        info->is_async = 1;
     }
 }
 
@@ -175,7 +198,8 @@ static void scan_event(const xpv_plane *pl, const xpv_line *ln, const xpv_trace_
     if (args)
         for (uint32_t i = 0; i < m->nstats; i++) write_arg(args, pl, &m->stats[i], &first);
     if (e->wire == XPV_NO_STATS) return;
-    if (!args && r->st_step_name < 0 && r->st_group_id < 0 && r->st_corr < 0 && r->st_flow < 0)
+    if (!args && r->st_step_name < 0 && r->st_group_id < 0 && r->st_corr < 0 && r->st_flow < 0 &&
+        r->st_async < 0)
         return;
     xpv_stat_iter it;
     xpv_stat st;
@@ -254,15 +278,76 @@ static void write_flow(xpv_buf *b, const xpv_trace_row *r, const ev_info *info) 
     }
 }
 
-/* One complete event.  `full`: all args; else args {uid, group_id}. */
+/* The head of an async event: {"pid","name","ts","id","cat","ph". */
+static void async_head(xpv_buf *b, const xpv_trace_row *r, const xpv_event *e,
+                       const ev_info *info, int64_t ts_ps, const char *ph) {
+    uint64_t v = info->flow;
+    unsigned cat = (unsigned)(v >> 58);
+    xpv_buf_puts(b, "{\"pid\":");
+    xpv_buf_i64(b, r->pid);
+    xpv_buf_puts(b, ",\"name\":");
+    if (info->has_step_name && info->step_name.len)
+        xpv_buf_json_str(b, info->step_name.ptr, info->step_name.len);
+    else
+        xpv_buf_add(b, r->jname[e->meta], r->jname_len[e->meta]);
+    xpv_buf_puts(b, ",\"ts\":");
+    xpv_buf_ps_as_us(b, ts_ps);
+    xpv_buf_puts(b, ",\"id\":");
+    write_id(b, (v >> 2) & (((uint64_t)1 << 56) - 1));
+    xpv_buf_puts(b, ",\"cat\":");
+    xpv_buf_json_cstr(b, cat < sizeof xprof_context_types / sizeof xprof_context_types[0]
+                             ? xprof_context_types[cat] : "");
+    xpv_buf_puts(b, ",\"ph\":\"");
+    xpv_buf_puts(b, ph);
+    xpv_buf_putc(b, '"');
+}
+
+/* An async event (see the top): "b" or "e" with the event's args, and for
+ * a flow in and out an "e" at its end with only its group_id.  `args`
+ * holds the full args when `full`. */
+static void write_async(xpv_buf *b, const xpv_trace_row *r, uint32_t ri, uint32_t ev,
+                        const ev_info *info, int full, const xpv_buf *args) {
+    const xpv_event *e = &r->ln->events[ev];
+    unsigned dir = (unsigned)(info->flow & 3);
+    async_head(b, r, e, info, e->start_ps, dir == 1 ? "e" : "b");
+    xpv_buf_puts(b, ",\"args\":{");
+    if (full && args->len) {
+        xpv_buf_add(b, args->data, args->len);
+        xpv_buf_putc(b, ',');
+    } else if (!full && info->has_group_id) {
+        xpv_buf_puts(b, "\"group_id\":");
+        write_int_value(b, info->group_id);
+        xpv_buf_putc(b, ',');
+    }
+    xpv_buf_puts(b, "\"uid\":");
+    xpv_buf_u64(b, ((uint64_t)ri << 32) | ev);
+    xpv_buf_puts(b, "}}");
+    if (dir != 3) return;
+    xpv_buf_putc(b, ',');
+    async_head(b, r, e, info, e->start_ps + (e->dur_ps > 0 ? e->dur_ps : 0), "e");
+    if (info->has_group_id) {
+        xpv_buf_puts(b, ",\"args\":{\"group_id\":");
+        write_int_value(b, info->group_id);
+        xpv_buf_putc(b, '}');
+    }
+    xpv_buf_putc(b, '}');
+}
+
+/* One event: complete, or with `async_ok` an async one when its stats
+ * make it so.  `full`: all args; else args {uid, group_id}. */
 static void write_event(xpv_buf *b, const xpv_hostset *hs, const xpv_trace_index *ix,
-                        const xpv_trace_row *r, uint32_t ri, uint32_t ev, int full, xpv_buf *args) {
+                        const xpv_trace_row *r, uint32_t ri, uint32_t ev, int full, int async_ok,
+                        xpv_buf *args) {
     const xpv_plane *pl = r->pl;
     const xpv_line *ln = r->ln;
     const xpv_event *e = &ln->events[ev];
     ev_info info;
     xpv_buf_reset(args);
     scan_event_grouped(ix, pl, ln, r, ev, &info, full ? args : NULL);
+    if (async_ok && info.is_async && info.has_flow && (info.flow & 3)) {
+        write_async(b, r, ri, ev, &info, full, args);
+        return;
+    }
     xpv_str name = shown_name(pl, e, &info);
     xpv_buf_puts(b, "{\"pid\":");
     xpv_buf_i64(b, r->pid);
@@ -472,7 +557,7 @@ static int full_next(full_writer *w, xpv_buf *out, size_t max) {
                     continue;
                 }
             } else {
-                write_event(out, hs, ix, r, w->ri, i, 1, &w->args);
+                write_event(out, hs, ix, r, w->ri, i, 1, 1, &w->args);
             }
             w->first = 0;
         }
@@ -629,7 +714,7 @@ static int render_stream(const xpv_hostset *hs, const xpv_trace_index *ix, const
                 continue;
             }
         } else {
-            write_event(out, hs, ix, r, hits[i].row, hits[i].ev, 0, &args);
+            write_event(out, hs, ix, r, hits[i].row, hits[i].ev, 0, 1, &args);
         }
         first = 0;
     }
@@ -653,7 +738,7 @@ static int render_details(const xpv_hostset *hs, const xpv_trace_index *ix, cons
     xpv_buf_init(&args);
     xpv_buf_puts(out, HEADER);
     xpv_buf_puts(out, ",\"traceEvents\":[");
-    write_event(out, hs, ix, &ix->rows[h.row], h.row, h.ev, 1, &args);
+    write_event(out, hs, ix, &ix->rows[h.row], h.row, h.ev, 1, 0, &args);
     xpv_buf_puts(out, "]}");
     xpv_buf_free(&args);
     return 0;
@@ -684,7 +769,7 @@ static int render_search(const xpv_hostset *hs, const xpv_trace_index *ix, const
     for (size_t i = 0; i < n; i++) {
         if (i) xpv_buf_putc(out, ',');
         xpv_buf_putc(out, '\n');
-        write_event(out, hs, ix, &ix->rows[hits[i].row], hits[i].row, hits[i].ev, 0, &args);
+        write_event(out, hs, ix, &ix->rows[hits[i].row], hits[i].row, hits[i].ev, 0, 0, &args);
     }
     xpv_buf_puts(out, "\n]}");
     free(hits);
