@@ -5,8 +5,10 @@
 // only" is chosen, and the trace viewer draws the TPU rows: the file's XLA
 // Modules / XLA Ops and the rows XProf derives from the ops' tf_op and
 // source stats (Framework Name Scope, Framework Ops, Source code), in the
-// streamed view and in the full download.  Needs XPV_REAL_URL; no request
-// may leave 127.0.0.1.
+// streamed view and in the full download; the `Async XLA Ops` line's
+// copy-start/done events, which XProf writes as async "b"/"e" pairs, drawn
+// on their async-copy track and clicked for their details.  Needs
+// XPV_REAL_URL; no request may leave 127.0.0.1.
 const { test } = require('./harness');
 
 const RUN = 'openxla-xprof/tpu_inference_2';
@@ -68,8 +70,35 @@ test('TPU run: overview, TF stats, trace viewer rows', async (t) => {
   t.ok(ops.events > 0, `Framework Ops drew events (${ops.events} loaded)`);
   t.ok(tpu0.tracks.find((r) => r.name === 'XLA Ops').events > 0, 'XLA Ops events loaded');
   // XProf's order: derived rows (negative tids) above the file's rows.
-  const order = tpu0.tracks.slice().sort((a, b) => a.tid - b.tid).map((r) => r.name);
+  const order = tpu0.tracks.filter((r) => typeof r.tid === 'number')
+    .sort((a, b) => a.tid - b.tid).map((r) => r.name);
   t.ok(order.indexOf('Framework Ops') < order.indexOf('XLA Modules'), `row order ${order}`);
+
+  // Async events: one track per async channel (the event name), after the
+  // threads; click one of its slices as a user would.
+  const asyncRow = tpu0.tracks.find((r) => r.name === 'async-copy');
+  t.ok(!!asyncRow && asyncRow.events > 0, `TPU:0 async-copy track (${asyncRow && asyncRow.events} slices)`);
+  const cb = await page.locator('canvas.xpv-trace-canvas').boundingBox();
+  let slice = null;
+  for (let i = 0; i < 12 && !slice; i++) {
+    slice = (await page.evaluate(() => document.querySelector('.xpv-tool-root').xpvTrace.boxes()))
+      .filter((b) => b.name === 'async-copy' && b.uid !== undefined && b.w >= 3 && b.y > 40 &&
+        b.y < cb.height - 30).sort((a, b) => b.w - a.w)[0] || null;
+    if (!slice) {
+      await page.mouse.move(cb.x + cb.width / 2, cb.y + cb.height / 2);
+      await page.mouse.wheel(0, 300);
+      await settle(t, page);
+    }
+  }
+  t.ok(!!slice, 'an async-copy slice is on screen');
+  await page.mouse.click(cb.x + slice.x + Math.min(slice.w / 2, 20), cb.y + slice.y + slice.h / 2);
+  await t.waitText(page, '.xpv-trace-details-name', /async-copy/);
+  await page.waitForFunction(() => {
+    const d = document.querySelector('.xpv-trace-details');
+    return d && !/Loading arguments/.test(d.textContent) && /Arguments/.test(d.textContent);
+  });
+  t.match(await page.textContent('.xpv-trace-details'), /copy-start|copy-done/,
+    'its details show the async op (long name)');
 
   // The full download holds the same rows.
   const href = await page.getAttribute('.xpv-trace-download', 'href');
@@ -79,5 +108,8 @@ test('TPU run: overview, TF stats, trace viewer rows', async (t) => {
   for (const want of ['Framework Name Scope', 'Framework Ops', 'Source code', 'XLA Ops']) {
     t.ok(names.has(want), `download has row ${want}`);
   }
+  const nb = full.traceEvents.filter((e) => e.ph === 'b').length;
+  const ne = full.traceEvents.filter((e) => e.ph === 'e').length;
+  t.ok(nb === 600 && ne === 600, `download has the 600 async copies as b/e pairs (${nb} / ${ne})`);
   await t.assertClean(page);
 });

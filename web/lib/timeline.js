@@ -75,9 +75,26 @@ export function createTimeline({ box, canvas, spacer, S, palette, onFlowCategory
     };
     const threadTrack = (p, tid) => track(p, `t${tid}`,
       () => ({ key: `${p.pid}/t${tid}`, pid: p.pid, tid, name: `thread ${tid}`, sort: tid, events: [], counter: false }));
+    const open = new Map();   // async "b" events waiting for their "e"
     for (const e of d.traceEvents || []) {
       const ph = e.ph;
-      if (ph === 'X') {
+      if (ph === 'b' || ph === 'e') {
+        // XProf's async events (lines such as a TPU's "Async XLA Ops"): a
+        // "b" and the "e" of the same pid, cat and id make one slice, on a
+        // track per event name (XProf's async channel), after the threads.
+        const k = `${e.pid}/${e.cat}/${e.id}`;
+        const b = open.get(k);
+        if (ph === 'b') { open.set(k, e); continue; }
+        if (!b) continue;
+        open.delete(k);
+        const tid = `async:${b.name}`;
+        const t = threadTrack(proc(b.pid), tid);
+        t.name = b.name;
+        t.sort = 1e18;
+        t.events.push({ ts: b.ts, dur: Math.max(0, e.ts - b.ts), name: b.name,
+          uid: b.args ? b.args.uid : undefined, pid: b.pid, tid, depth: 0,
+          group: b.args ? b.args.group_id : undefined });
+      } else if (ph === 'X') {
         const p = proc(e.pid);
         threadTrack(p, e.tid).events.push({
           ts: e.ts, dur: e.dur, name: e.name, uid: e.args ? e.args.uid : undefined,
