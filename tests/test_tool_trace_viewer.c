@@ -317,6 +317,10 @@ static void test_streaming_details_search(void **state) {
     assert_true(json_number_value(json_array_get(span, 0)) == 0.0);
     assert_true(json_number_value(json_array_get(span, 1)) == 0.1);  /* 100 us */
     assert_true(json_is_true(json_object_get(o.j, "filteredByVisibility")));
+    /* XProf's tail: the two HBM counter samples, no cap message */
+    assert_int_equal(json_integer_value(json_object_get(o.j, "totalCounterEvents")), 2);
+    assert_int_equal(count_ph(events(&o), "C"), 2);
+    assert_string_equal(json_string_value(json_object_get(o.j, "showCounterMessage")), "");
     assert_int_equal(json_integer_value(json_object_get(o.j, "resolutionPs")),
                      (100000000 + 32768) / 65536);
     json_t *evs = events(&o);

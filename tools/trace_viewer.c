@@ -16,6 +16,8 @@
  *              only, plus fullTimespan and the step markers of the window.
  *              A flow is decided by its launching end: when that is
  *              visible, its other ends in the window come with it.
+ *              The answer ends with XProf's showCounterMessage ("") and
+ *              totalCounterEvents (the counter samples in it).
  *              A total budget bounds the answer whatever the number of
  *              rows (max_events=N, default 50000; xpv_trace_budget): when
  *              it binds, `viewportBudget` says how.
@@ -702,6 +704,7 @@ static int render_stream(const xpv_hostset *hs, const xpv_trace_index *ix, const
     }
     xpv_buf_puts(out, "],\"traceEvents\":[");
     int first = 1;
+    size_t ncounter = 0;
     write_metadata(out, ix, 1, &first);
     for (size_t i = 0; i < n; i++) {
         const xpv_trace_row *r = &ix->rows[hits[i].row];
@@ -713,12 +716,17 @@ static int render_stream(const xpv_hostset *hs, const xpv_trace_index *ix, const
                 out->len = mark;
                 continue;
             }
+            ncounter++;
         } else {
             write_event(out, hs, ix, r, hits[i].row, hits[i].ev, 0, 1, &args);
         }
         first = 0;
     }
-    xpv_buf_puts(out, "\n]}");
+    /* XProf's tail (TraceEventsToJson): the counter samples written; its
+     * message is for its 10M-sample cap, which the budget keeps us under */
+    xpv_buf_puts(out, "\n],\"showCounterMessage\":\"\",\"totalCounterEvents\":");
+    xpv_buf_u64(out, ncounter);
+    xpv_buf_putc(out, '}');
     free(hits);
     xpv_buf_free(&args);
     return 0;
