@@ -284,8 +284,11 @@ fi
 # (/host:CPU*, /device:GPU:* or else /device:TPU:*, /device:CUSTOM:*), minus
 # lines named counters_*, minus `_counters_` samples (those are "C"
 # events), minus the internal events XProf drops (MemoryAllocation,
-# MemoryDeallocation, tf.data *Produce/*Consume).  The walker's own total is
-# checked against profile_info's event count first.
+# MemoryDeallocation, tf.data *Produce/*Consume), minus XProf's async events
+# (an integer `_a` stat and a `flow` stat with direction bits; written as
+# "b" for direction out or in+out and "e" for in or in+out, counted here
+# too).  The walker's own total is checked against profile_info's event
+# count first.
 REAL="${XPV_SHARED:-../shared}/testdata/real"
 if [ ! -d "$REAL" ]; then
     echo "skip real-xplane trace viewer checks: $REAL absent (set XPV_SHARED)"
@@ -323,10 +326,18 @@ def derived(name):
 planes = []
 for f, v in fields(open(sys.argv[1], 'rb').read()):
     if f != 1: continue
-    p = {'name': '', 'lines': [], 'meta': {}}
+    p = {'name': '', 'lines': [], 'meta': {}, 'smeta': {}}
     for g, w in fields(v):
         if g == 2: p['name'] = w.decode('utf-8', 'replace')
         elif g == 3: p['lines'].append(w)
+        elif g == 5:
+            key, name = 0, ''
+            for h, x in fields(w):
+                if h == 1: key = x
+                elif h == 2:
+                    for m, y in fields(x):
+                        if m == 2: name = y.decode('utf-8', 'replace')
+            p['smeta'][key] = name
         elif g == 4:
             key, name = 0, ''
             for h, x in fields(w):
@@ -338,7 +349,7 @@ for f, v in fields(open(sys.argv[1], 'rb').read()):
     planes.append(p)
 gpu = any(p['name'].startswith('/device:GPU:') for p in planes)
 dev = '/device:GPU:' if gpu else '/device:TPU:'
-x = c = dropped = 0
+x = c = dropped = nb = ne = 0
 total = sum(len([1 for g, w in fields(ln) if g == 4]) for p in planes for ln in p['lines'])
 for p in planes:
     n = p['name']
@@ -350,13 +361,24 @@ for p in planes:
             elif g == 4: evs.append(w)
         if name.startswith('counters_') or derived(name): continue
         for e in evs:
-            mid = 0
+            mid, is_a, flow = 0, False, 0
             for g, w in fields(e):
                 if g == 1: mid = w
+                elif g == 4:
+                    sid, ival = 0, None
+                    for h, y in fields(w):
+                        if h == 1: sid = y
+                        elif h in (3, 4): ival = y
+                    sn = p['smeta'].get(sid, '')
+                    if sn == '_a' and ival is not None: is_a = True
+                    elif sn == 'flow' and ival is not None: flow = ival
             if internal(p['meta'].get(mid, '')): dropped += 1
             elif name == '_counters_': c += 1
+            elif is_a and flow & 3:
+                nb += (flow & 2) >> 1
+                ne += flow & 1
             else: x += 1
-print(x, c, dropped, total)
+print(x, c, dropped, total, nb, ne)
 EOF
     mkdir -p "$tmp/real/plugins/profile/gpu" "$tmp/real/plugins/profile/tpu"
     cp "$REAL"/tensorflow-profiler/plugins/profile/GPU-multi-worker/*.xplane.pb \
@@ -368,18 +390,18 @@ EOF
     sum_x=0
     for f in "$tmp"/real/plugins/profile/*/*.xplane.pb; do
         run=$(basename "$(dirname "$f")"); host=$(basename "$f" .xplane.pb)
-        read -r want_x want_c want_drop total < <(python3 "$tmp/count.py" "$f")
+        read -r want_x want_c want_drop total want_b want_e < <(python3 "$tmp/count.py" "$f")
         fetch "$P/profile_info?run=$run&host=$host"
         check "real $run/$host: wire walker total = profile_info events ($total)" \
             json "assert d['events'] == $total, (d['events'], $total)"
         fetch "$P/data?run=$run&tag=trace_viewer&host=$host"
         check "real $run/$host: trace_viewer 200" [ "$STATUS" = 200 ]
-        check "real $run/$host: $want_x complete events ($want_drop internal dropped), $want_c counters" \
+        check "real $run/$host: $want_x complete events ($want_drop internal dropped), $want_c counters, async $want_b b / $want_e e" \
             json "import collections; ev = d['traceEvents']; \
 tn = {(e['pid'], e.get('tid')): e['args']['name'] for e in ev if e.get('ph') == 'M' and e.get('name') == 'thread_name'}; \
 D = ('Framework Name Scope', 'Framework Ops', 'Source code', 'Steps', 'XLA Modules - from', 'XLA Ops - from', 'Launch Stats'); \
 c = collections.Counter(e.get('ph') for e in ev if not str(tn.get((e.get('pid'), e.get('tid')), '')).startswith(D)); \
-assert c['X'] == $want_x and c['C'] <= $want_c, (dict(c), $want_x, $want_c)"
+assert c['X'] == $want_x and c['C'] <= $want_c and c['b'] == $want_b and c['e'] == $want_e, (dict(c), $want_x, $want_c, $want_b, $want_e)"
         [ "$run" = gpu ] && sum_x=$((sum_x + want_x))
     done
     fetch "$P/data?run=gpu&tag=trace_viewer&hosts=34.83.195.179_6003,34.83.195.180_6003"
