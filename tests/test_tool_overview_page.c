@@ -152,6 +152,11 @@ static void test_no_steps_cpu(void **state) {
     dt_col_ids(an, ids, sizeof ids);
     assert_string_equal(ids, "selfTimePercent,cumulativeTimePercent,category,operation,flopRate");
     assert_string_equal(dt_pstr(an, "host_tf_op_percent"), "100.0%");
+    /* Not a TPU device type: XProf leaves its TPU analysis fields at 0
+     * (the host is idle 1 ms of 7 here, the device has no op at all). */
+    assert_string_equal(dt_pstr(an, "host_idle_time_percent"), "0.0%");
+    assert_string_equal(dt_pstr(an, "device_idle_time_percent"), "0.0%");
+    assert_string_equal(dt_pstr(an, "device_duty_cycle_percent"), "0.0%");
     json_t *st = json_array_get(j, 1);
     assert_int_equal(dt_nrows(st), 0);
     assert_string_equal(dt_pstr(st, "hardware_type"), "CPU_ONLY");
@@ -193,6 +198,192 @@ static void test_capture_diagnostics(void **state) {
     assert_string_equal(dt_cell_str(dg, 3, 1), "zz dropped 12 GPU events");
     json_decref(j);
     xpv_profile_free(p);
+}
+
+/* XProf PropagateXSpaceDiagnosticsToOpStats keeps each error / warning
+ * text once per XSpace; CombineDiagnostics appends the hosts' lists as
+ * they are (a text two hosts report is shown twice). */
+static void test_capture_diagnostics_dedup(void **state) {
+    (void)state;
+    static char *errs[] = {"b GPU events dropped", "a CUPTI error", "b GPU events dropped"};
+    static char *warns[] = {"buffer nearly full", "buffer nearly full"};
+    xpv_profile *ps[2];
+    for (int i = 0; i < 2; i++) {
+        tx_space *s = tx_new();
+        int host = tx_plane(s, "/host:CPU");
+        tx_line(s, host, 1, "main", 0);
+        s->space.n_errors = 3;
+        s->space.errors = errs;
+        s->space.n_warnings = 2;
+        s->space.warnings = warns;
+        ps[i] = tx_decode(s);
+        assert_non_null(ps[i]);
+    }
+    /* One host: 1 warning, the no-step warning, 2 errors (sorted). */
+    json_t *j = dt_render_one(&xpv_tool_overview_page, ps[0]);
+    json_t *dg = json_array_get(j, 6);
+    assert_int_equal(dt_nrows(dg), 4);
+    assert_string_equal(dt_cell_str(dg, 0, 1), "buffer nearly full");
+    assert_non_null(strstr(dt_cell_str(dg, 1, 1), "No step marker observed"));
+    assert_string_equal(dt_cell_str(dg, 2, 1), "a CUPTI error");
+    assert_string_equal(dt_cell_str(dg, 3, 1), "b GPU events dropped");
+    json_decref(j);
+    /* Two hosts: each host's distinct texts, both hosts' kept. */
+    sf_hosts h;
+    sf_hosts_init(&h, ps, 2);
+    j = dt_render_hs(&xpv_tool_overview_page, &h.hs);
+    dg = json_array_get(j, 6);
+    assert_int_equal(dt_nrows(dg), 2 + 1 + 4);
+    assert_string_equal(dt_cell_str(dg, 0, 1), "buffer nearly full");
+    assert_string_equal(dt_cell_str(dg, 1, 1), "buffer nearly full");
+    assert_string_equal(dt_cell_str(dg, 3, 1), "a CUPTI error");
+    assert_string_equal(dt_cell_str(dg, 4, 1), "a CUPTI error");
+    assert_string_equal(dt_cell_str(dg, 6, 1), "b GPU events dropped");
+    json_decref(j);
+    xpv_profile_free(ps[0]);
+    xpv_profile_free(ps[1]);
+}
+
+/* A profile with one GPU plane carrying the given device capabilities
+ * (NULL vendor / name: stat absent; major < 0: no compute capability). */
+static xpv_profile *gpu_caps(const char *vendor, int major, int minor, const char *name) {
+    tx_space *s = tx_new();
+    tx_line(s, tx_plane(s, "/host:CPU"), 1, "main", 0);
+    int gpu = tx_plane(s, "/device:GPU:0");
+    if (major >= 0) {
+        tx_plane_int(s, gpu, "compute_cap_major", major);
+        tx_plane_int(s, gpu, "compute_cap_minor", minor);
+    }
+    if (vendor) tx_plane_str(s, gpu, "device_vendor", vendor);
+    if (name) tx_plane_str(s, gpu, "gpu_device_name", name);
+    tx_plane(s, "/device:GPU:1"); /* a second, bare plane: only the first is read */
+    return tx_decode(s);
+}
+
+static const char *run_env(xpv_profile *p, const char *key, char *out, size_t n) {
+    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
+    snprintf(out, n, "%s", dt_pstr(json_array_get(j, 2), key));
+    json_decref(j);
+    xpv_profile_free(p);
+    return out;
+}
+
+/* XProf SetRunEnvironment + GpuModelName (cuda_type_utils.cc,
+ * rocm_type_utils.cc): the first GPU plane's vendor picks the table; an
+ * unknown or missing vendor gives "GPU"; AMD names its gfx architecture
+ * from a well-formed gpu_device_name, else from compute capability 9.4 /
+ * 9.5, else the family. */
+static void test_gpu_device_type_names(void **state) {
+    (void)state;
+    static const struct {
+        const char *vendor;
+        int major, minor;
+        const char *name, *want;
+    } cases[] = {
+        {"Nvidia", 7, 0, NULL, "Nvidia GPU (Volta)"},
+        {"Nvidia", 7, 5, NULL, "Nvidia GPU (Turing)"},
+        {"Nvidia", 8, 9, NULL, "Nvidia GPU (Ada Lovelace)"},
+        {"Nvidia", 10, 0, NULL, "Nvidia GPU (Blackwell)"},
+        {"Nvidia", 12, 0, NULL, "Nvidia GPU"},
+        {"Nvidia", -1, 0, NULL, "Nvidia GPU"},
+        {NULL, 7, 0, NULL, "GPU"},          /* TF 2.4: no vendor stat */
+        {"Intel", 7, 0, NULL, "GPU"},
+        {"AMD", 9, 4, NULL, "AMD GPU - gfx942"},
+        {"AMD", 9, 5, NULL, "AMD GPU - gfx950"},
+        {"AMD", 9, 0, NULL, "AMD GPU - gfx-9XX series"},
+        {"AMD", 9, 0, "gfx90a", "AMD GPU - gfx90a"},
+        {"AMD", 9, 4, "gfx90a:sramecc+:xnack-", "AMD GPU - gfx942"}, /* not well formed */
+        {"AMD", 11, 0, "gfx11", "AMD GPU - gfx-11XX series"},       /* too short */
+        {"AMD", 12, 0, NULL, "AMD GPU"},
+    };
+    char buf[64];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *got = run_env(gpu_caps(cases[i].vendor, cases[i].major, cases[i].minor,
+                                           cases[i].name),
+                                  "device_type", buf, sizeof buf);
+        if (strcmp(got, cases[i].want)) print_message("case %zu: %s\n", i, got);
+        assert_string_equal(got, cases[i].want);
+    }
+    assert_string_equal(run_env(gpu_caps(NULL, 7, 0, NULL), "device_core_count", buf, sizeof buf),
+                        "2");
+}
+
+/* TPU: the device type is the first TensorCore plane's device_type_string
+ * ("" without it); only "/device:TPU:<n>" planes are cores.  XProf fills
+ * the TPU analysis fields and names the device "TPU" in the tips only when
+ * ParseHardwareType(device type) is TPU. */
+static void test_tpu_device_type(void **state) {
+    (void)state;
+    for (int with_type = 0; with_type < 2; with_type++) {
+        tx_space *s = tx_new();
+        int host = tx_plane(s, "/host:CPU");
+        int ln = tx_line(s, host, 1, "main", 0);
+        tx_event(s, host, ln, "MatMul:MatMul", 0, 5 * SF_MS);
+        tx_event(s, host, ln, "Add:AddV2", 6 * SF_MS, 4 * SF_MS); /* 1 ms of 10 idle */
+        int tc0 = tx_plane(s, "/device:TPU:0");
+        if (with_type) tx_plane_str(s, tc0, "device_type_string", "TPU v5 lite");
+        tx_plane(s, "/device:TPU:1");
+        tx_plane_str(s, tx_plane(s, "/device:TPU:0 SparseCore 0"), "device_type_string", "SC");
+        tx_plane(s, "/device:TPU_NON_CORE:0");
+        xpv_profile *p = tx_decode(s);
+        json_t *j = dt_render_one(&xpv_tool_overview_page, p);
+        json_t *an = json_array_get(j, 0), *re = json_array_get(j, 2);
+        json_t *rec = json_array_get(j, 3);
+        assert_string_equal(dt_pstr(re, "device_type"), with_type ? "TPU v5 lite" : "");
+        assert_string_equal(dt_pstr(re, "device_core_count"), "2");
+        assert_string_equal(dt_pstr(an, "host_idle_time_percent"), with_type ? "10.0%" : "0.0%");
+        assert_string_equal(dt_pstr(an, "device_idle_time_percent"),
+                            with_type ? "100.0%" : "0.0%");
+        const char *tip = NULL;
+        for (size_t r = 0; r < dt_nrows(rec); r++)
+            if (!strcmp(dt_cell_str(rec, r, 0), "device")) {
+                tip = dt_cell_str(rec, r, 1);
+                break;
+            }
+        assert_non_null(tip);
+        assert_string_equal(tip, with_type ? "op_profile (identify the time-consuming operations "
+                                             "executed on the TPU)"
+                                           : "framework_op_stats (identify the time-consuming "
+                                             "operations executed on the UNKNOWN_HARDWARE)");
+        json_decref(j);
+        xpv_profile_free(p);
+    }
+}
+
+/* XProf CombineRunEnvironment over hosts: "CPU" never replaces a device
+ * type; the last device host's type wins and device cores add. */
+static void test_combined_device_type(void **state) {
+    (void)state;
+    char buf[64];
+    for (int order = 0; order < 2; order++) {
+        tx_space *s = tx_new();
+        tx_line(s, tx_plane(s, "/host:CPU"), 1, "main", 0);
+        xpv_profile *cpu = tx_decode(s);
+        xpv_profile *gpu = gpu_caps("Nvidia", 8, 0, NULL);
+        xpv_profile *ps[2] = {order ? gpu : cpu, order ? cpu : gpu};
+        sf_hosts h;
+        sf_hosts_init(&h, ps, 2);
+        json_t *j = dt_render_hs(&xpv_tool_overview_page, &h.hs);
+        json_t *re = json_array_get(j, 2);
+        assert_string_equal(dt_pstr(re, "device_type"), "Nvidia GPU (Ampere)");
+        assert_string_equal(dt_pstr(re, "device_core_count"), "2");
+        json_decref(j);
+        xpv_profile_free(cpu);
+        xpv_profile_free(gpu);
+    }
+    /* A TPU host then a GPU host: the GPU's name (the last device host). */
+    tx_space *s = tx_new();
+    tx_plane_str(s, tx_plane(s, "/device:TPU:0"), "device_type_string", "TPU v4");
+    xpv_profile *ps[2] = {tx_decode(s), gpu_caps("AMD", 9, 4, NULL)};
+    sf_hosts h;
+    sf_hosts_init(&h, ps, 2);
+    json_t *j = dt_render_hs(&xpv_tool_overview_page, &h.hs);
+    snprintf(buf, sizeof buf, "%s", dt_pstr(json_array_get(j, 2), "device_type"));
+    assert_string_equal(buf, "AMD GPU - gfx942");
+    assert_string_equal(dt_pstr(json_array_get(j, 2), "device_core_count"), "3");
+    json_decref(j);
+    xpv_profile_free(ps[0]);
+    xpv_profile_free(ps[1]);
 }
 
 static json_t *load_gz_json(const char *path) {
@@ -305,6 +496,10 @@ int main(void) {
         cmocka_unit_test(test_multi_host),
         cmocka_unit_test(test_no_steps_cpu),
         cmocka_unit_test(test_capture_diagnostics),
+        cmocka_unit_test(test_capture_diagnostics_dedup),
+        cmocka_unit_test(test_gpu_device_type_names),
+        cmocka_unit_test(test_tpu_device_type),
+        cmocka_unit_test(test_combined_device_type),
         cmocka_unit_test(test_multi_host_steps_dropped),
         cmocka_unit_test(test_shape_matches_xprof_golden),
         cmocka_unit_test(test_real_files),
