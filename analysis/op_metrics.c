@@ -623,21 +623,112 @@ static void host_process_line(host_acc *h) {
     h->idle_ps = xpv_add_i64(h->idle_ps, span > h->line_op_time ? span - h->line_op_time : 0, NULL);
 }
 
+/* Stat ids a host plane needs, resolved once. */
+typedef struct host_ids {
+    int32_t eager, tf_op, cat, stage, stage_cat;
+} host_ids;
+
+/* ParseTfOpFullname of event metadata `mi`'s name, once per metadata (many
+ * metadata have no event on these lines).  PyTorch traces (converted by
+ * chrome_trace.c) mark operators with the stat cat="cpu_op" ("Operator" in
+ * 2021 Kineto): such an event is an op whose type is its name
+ * (aten::conv2d).  XPlane profiles have no "cat" stat, so this costs them
+ * nothing. */
+static const xpv_tf_op *meta_op(const xpv_plane *pl, const xpv_line *ln, const xpv_event *ev,
+                                const host_ids *ids, xpv_tf_op *meta_ops, uint8_t *meta_seen) {
+    uint32_t mi = ev->meta;
+    if (mi >= pl->nevent_meta) return NULL;
+    if (!meta_seen[mi]) {
+        meta_ops[mi] = xpv_parse_tf_op(pl->event_meta[mi].name);
+        meta_seen[mi] = 1;
+        xpv_stat cs;
+        if (ids->cat >= 0 && meta_ops[mi].category == XPV_OP_UNKNOWN &&
+            xpv_event_stat(pl, ln, ev, ids->cat, &cs) && cs.kind == XPV_STAT_STR &&
+            (xpv_str_eq(cs.v.s, "cpu_op") || xpv_str_eq(cs.v.s, "Operator")) &&
+            pl->event_meta[mi].name.len) {
+            meta_ops[mi].category = XPV_OP_PYTORCH;
+            meta_ops[mi].name = pl->event_meta[mi].name;
+            meta_ops[mi].type = pl->event_meta[mi].name;
+        }
+    }
+    return &meta_ops[mi];
+}
+
+/* An op of the plane's op map: its row and type (the row's category). */
+typedef struct host_ent {
+    uint32_t row;
+    xpv_str type;
+} host_ent;
+
+/* XProf CollectTfOpsFromHostThreadsXPlane for a plane whose events carry
+ * input-pipeline stages: one map over every line (derived ones too) from
+ * an id to its op, the first event of an id deciding.  An event with an
+ * input_pipeline_stage_id is an op only with an
+ * input_pipeline_stage_category too: keyed by the stage id, named by the
+ * event, typed by the category (ParseTfOpFullname with kInputPipeline;
+ * without a category string the name is parsed as usual), its row keyed
+ * (stage id, name) as XProf's hlo_module_id.  Other events are keyed by
+ * their metadata id when their name parses to a known op.  Stage ids and
+ * metadata ids share the map, as in XProf.  Returns the entries (malloc'd)
+ * and fills `map` (id -> entry index). */
+static host_ent *collect_stage_ops(host_acc *h, const xpv_plane *pl, const host_ids *ids,
+                                   xpv_tf_op *meta_ops, uint8_t *meta_seen, i64map *map) {
+    host_ent *ents = NULL;
+    size_t n = 0, cap = 0;
+    for (uint32_t l = 0; l < pl->nlines; l++) {
+        const xpv_line *ln = &pl->lines[l];
+        for (uint32_t k = 0; k < ln->nevents; k++) {
+            const xpv_event *ev = &ln->events[k];
+            if (ev->meta >= pl->nevent_meta || !pl->event_meta[ev->meta].name.len) continue;
+            xpv_str name = pl->event_meta[ev->meta].name;
+            xpv_stat st;
+            int64_t key, pid = 0;
+            xpv_tf_op op;
+            if (ev->wire != XPV_NO_STATS && xpv_event_stat(pl, ln, ev, ids->stage, &st)) {
+                xpv_stat cs;
+                if (ids->stage_cat < 0 || !xpv_event_stat(pl, ln, ev, ids->stage_cat, &cs))
+                    continue;
+                key = 0;
+                xpv_stat_as_int(&st, &key);
+                pid = key;
+                xpv_str cat = cs.kind == XPV_STAT_STR ? cs.v.s : xpv_cstr("");
+                if (cat.len) op = (xpv_tf_op){XPV_OP_UNKNOWN, name, cat};
+                else op = xpv_parse_tf_op(name);
+            } else {
+                const xpv_tf_op *mo = meta_op(pl, ln, ev, ids, meta_ops, meta_seen);
+                if (!mo || mo->category == XPV_OP_UNKNOWN) continue;
+                op = *mo;
+                key = pl->event_meta[ev->meta].key;
+            }
+            uint32_t *slot = i64map_slot(map, key);
+            if (*slot) continue; /* the first event of an id decides */
+            if (n == cap) {
+                cap = cap ? cap * 2 : 64;
+                ents = xpv_xrealloc(ents, cap * sizeof *ents);
+            }
+            ents[n].row = xpv_om_optab_row(&h->tab, pid, op.name);
+            ents[n].type = op.type;
+            *slot = (uint32_t)++n; /* entry index + 1 */
+        }
+    }
+    return ents;
+}
+
 static void host_plane(host_acc *h, const xpv_plane *pl) {
-    /* ParseTfOpFullname of an event metadata name and its row, once per
-     * metadata, on first use (many metadata have no event on these lines). */
     uint32_t nm = pl->nevent_meta;
     xpv_tf_op *meta_ops = xpv_xcalloc(nm ? nm : 1, sizeof *meta_ops);
     uint32_t *meta_row = xpv_xcalloc(nm ? nm : 1, sizeof *meta_row); /* row + 1 */
     uint8_t *meta_seen = xpv_xcalloc(nm ? nm : 1, 1);
     memo_clear(&h->tfop); /* keys are pointers into this plane's strings */
-    int32_t sid_eager = xpv_stat_id(pl, "is_eager");
-    int32_t sid_tf_op = xpv_stat_id(pl, "tf_op");
-    /* PyTorch traces (converted by chrome_trace.c) mark operators with the
-     * stat cat="cpu_op" ("Operator" in 2021 Kineto): such an event is an op whose type is its name
-     * (aten::conv2d).  XPlane profiles have no "cat" stat, so this costs
-     * them nothing. */
-    int32_t sid_cat = xpv_stat_id(pl, "cat");
+    host_ids ids = {xpv_stat_id(pl, "is_eager"), xpv_stat_id(pl, "tf_op"), xpv_stat_id(pl, "cat"),
+                    xpv_stat_id(pl, "input_pipeline_stage_id"),
+                    xpv_stat_id(pl, "input_pipeline_stage_category")};
+    /* Planes without stage stats (every profile before tf.data wrote
+     * them) key ops by metadata alone: one parse per metadata, no map. */
+    i64map stage_map = {0};
+    host_ent *ents = ids.stage >= 0
+                         ? collect_stage_ops(h, pl, &ids, meta_ops, meta_seen, &stage_map)
+                         : NULL;
 
     for (uint32_t l = 0; l < pl->nlines; l++) {
         const xpv_line *ln = &pl->lines[l];
@@ -647,43 +738,44 @@ static void host_plane(host_acc *h, const xpv_plane *pl) {
         for (uint32_t k = 0; k < ln->nevents; k++) {
             const xpv_event *ev = &ln->events[k];
             uint32_t mi = ev->meta;
-            if (mi < nm && !meta_seen[mi]) {
-                meta_ops[mi] = xpv_parse_tf_op(pl->event_meta[mi].name);
-                meta_seen[mi] = 1;
-                xpv_stat cs;
-                if (sid_cat >= 0 && meta_ops[mi].category == XPV_OP_UNKNOWN &&
-                    xpv_event_stat(pl, ln, ev, sid_cat, &cs) && cs.kind == XPV_STAT_STR &&
-                    (xpv_str_eq(cs.v.s, "cpu_op") || xpv_str_eq(cs.v.s, "Operator")) &&
-                    pl->event_meta[mi].name.len) {
-                    meta_ops[mi].category = XPV_OP_PYTORCH;
-                    meta_ops[mi].name = pl->event_meta[mi].name;
-                    meta_ops[mi].type = pl->event_meta[mi].name;
-                }
-            }
-            int by_name = mi < nm && meta_ops[mi].category != XPV_OP_UNKNOWN;
             int64_t is_eager = 0;
             xpv_str tf_op = {NULL, 0};
-            int has_tf_op = 0;
+            int has_tf_op = 0, has_stage = 0;
+            int64_t stage = 0;
             if (ev->wire != XPV_NO_STATS) {
-                /* Two stats of many: xpv_event_stat compares raw keys and
+                /* A few stats of many: xpv_event_stat compares raw keys and
                  * decodes only the match (cheaper than iterating). */
                 xpv_stat st;
-                if (sid_eager >= 0 && xpv_event_stat(pl, ln, ev, sid_eager, &st))
+                if (ids.eager >= 0 && xpv_event_stat(pl, ln, ev, ids.eager, &st))
                     xpv_stat_as_int(&st, &is_eager);
-                if (sid_tf_op >= 0 && xpv_event_stat(pl, ln, ev, sid_tf_op, &st) &&
-                    st.kind == XPV_STAT_STR) {
+                if (ids.tf_op >= 0 && xpv_event_stat(pl, ln, ev, ids.tf_op, &st) &&
+                    st.kind == XPV_STAT_STR && st.v.s.len) {
                     tf_op = st.v.s;
                     has_tf_op = 1 + st.is_ref;
                 }
+                if (ids.stage >= 0 && xpv_event_stat(pl, ln, ev, ids.stage, &st)) {
+                    has_stage = 1;
+                    xpv_stat_as_int(&st, &stage);
+                }
             }
             int64_t b = ev->start_ps, e = xpv_add_i64(ev->start_ps, ev->dur_ps, NULL);
-            if (by_name) {
-                if (!meta_row[mi]) meta_row[mi] = xpv_om_optab_row(&h->tab, 0, meta_ops[mi].name) + 1;
-                host_push_op(h, meta_row[mi] - 1, meta_ops[mi].type, is_eager != 0, b, e);
+            if (ents) {
+                /* XProf CollectTfActivities: the stage id stands for the
+                 * metadata id when the event has one. */
+                uint32_t v;
+                int64_t key = has_stage ? stage : mi < nm ? pl->event_meta[mi].key : INT64_MIN;
+                if (i64map_get(&stage_map, key, &v))
+                    host_push_op(h, ents[v - 1].row, ents[v - 1].type, is_eager != 0, b, e);
+            } else {
+                const xpv_tf_op *mo = meta_op(pl, ln, ev, &ids, meta_ops, meta_seen);
+                if (mo && mo->category != XPV_OP_UNKNOWN) {
+                    if (!meta_row[mi]) meta_row[mi] = xpv_om_optab_row(&h->tab, 0, mo->name) + 1;
+                    host_push_op(h, meta_row[mi] - 1, mo->type, is_eager != 0, b, e);
+                }
             }
             if (has_tf_op) {
                 /* Only ref stats repeat their pointer: inline strings skip
-                 * the memo. */
+                 * the memo.  XProf skips an empty tf_op. */
                 memo_key key = memo_key6(ptr_u64(tf_op.ptr), tf_op.len, 0, 0, 0, 0);
                 const memo_val *v = has_tf_op == 2 ? memo_find(&h->tfop, &key) : NULL;
                 memo_val nv;
@@ -700,6 +792,8 @@ static void host_plane(host_acc *h, const xpv_plane *pl) {
         }
         host_process_line(h);
     }
+    free(ents);
+    i64map_free(&stage_map);
     free(meta_ops);
     free(meta_row);
     free(meta_seen);

@@ -386,6 +386,42 @@ static void test_combined_device_type(void **state) {
     xpv_profile_free(ps[1]);
 }
 
+/* XProf ComputeAnalysisResult: the host's eager share is the self time of
+ * host rows whose is_eager is set (an op is eager when any of its
+ * executions was, OpMetricsDbBuilder::EnterOp), IDLE excluded; ops named
+ * by a tf_op stat are never eager (CollectTfActivities). TF stats shows
+ * the same flag per row as "Eager" / "Function". */
+static void test_host_eager_share(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int host = tx_plane(s, "/host:CPU");
+    int ln = tx_line(s, host, 1, "main", 0);
+    tx_ev_int(s, host, tx_event(s, host, ln, "a:MatMul", 0, 4 * SF_MS), "is_eager", 1);
+    tx_ev_int(s, host, tx_event(s, host, ln, "b:AddV2", 5 * SF_MS, 6 * SF_MS), "is_eager", 0);
+    tx_ev_int(s, host, tx_event(s, host, ln, "a:MatMul", 12 * SF_MS, 2 * SF_MS), "is_eager", 0);
+    tx_event_t *e = tx_event(s, host, ln, "k", 15 * SF_MS, 2 * SF_MS);
+    tx_ev_str(s, host, e, "tf_op", "c:Relu");
+    tx_ev_int(s, host, e, "is_eager", 1);
+    xpv_profile *p = tx_decode(s);
+    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
+    /* a: 6 ms eager; b 6 ms, c 2 ms not: 6 / 14. */
+    assert_string_equal(dt_pstr(json_array_get(j, 0), "host_op_time_eager_percent"), "42.9%");
+    assert_string_equal(dt_pstr(json_array_get(j, 0), "device_op_time_eager_percent"), "0.0%");
+    json_decref(j);
+    j = dt_render_one(&xpv_tool_framework_op_stats, p);
+    json_t *t = json_array_get(j, 0);
+    int seen = 0;
+    for (size_t r = 0; r < dt_nrows(t); r++) {
+        const char *op = dt_cell_str(t, r, 3);
+        const char *mode = dt_cell_str(t, r, 18);
+        if (!strcmp(op, "a")) assert_string_equal(mode, "Eager"), seen++;
+        if (!strcmp(op, "b") || !strcmp(op, "c")) assert_string_equal(mode, "Function"), seen++;
+    }
+    assert_int_equal(seen, 3);
+    json_decref(j);
+    xpv_profile_free(p);
+}
+
 static json_t *load_gz_json(const char *path) {
     gzFile f = gzopen(path, "rb");
     if (!f) return NULL;
@@ -497,6 +533,7 @@ int main(void) {
         cmocka_unit_test(test_no_steps_cpu),
         cmocka_unit_test(test_capture_diagnostics),
         cmocka_unit_test(test_capture_diagnostics_dedup),
+        cmocka_unit_test(test_host_eager_share),
         cmocka_unit_test(test_gpu_device_type_names),
         cmocka_unit_test(test_tpu_device_type),
         cmocka_unit_test(test_combined_device_type),
