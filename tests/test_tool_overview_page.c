@@ -382,6 +382,24 @@ static void test_combined_device_type(void **state) {
     assert_string_equal(buf, "AMD GPU - gfx942");
     assert_string_equal(dt_pstr(json_array_get(j, 2), "device_core_count"), "3");
     json_decref(j);
+    /* The other order: the TPU's name, so TF stats (TfStatsToDataTable)
+     * has no GPU TensorCore column although a host has GPU planes. */
+    xpv_profile *rev[2] = {ps[1], ps[0]};
+    sf_hosts_init(&h, rev, 2);
+    j = dt_render_hs(&xpv_tool_overview_page, &h.hs);
+    assert_string_equal(dt_pstr(json_array_get(j, 2), "device_type"), "TPU v4");
+    json_decref(j);
+    char ids[1024];
+    j = dt_render_hs(&xpv_tool_framework_op_stats, &h.hs);
+    dt_col_ids(json_array_get(j, 0), ids, sizeof ids);
+    assert_non_null(strstr(ids, "eager")); /* the whole list was written */
+    assert_null(strstr(ids, "gpu_tensorcore_utilization"));
+    json_decref(j);
+    sf_hosts_init(&h, ps, 2);
+    j = dt_render_hs(&xpv_tool_framework_op_stats, &h.hs);
+    dt_col_ids(json_array_get(j, 0), ids, sizeof ids);
+    assert_non_null(strstr(ids, "gpu_tensorcore_utilization"));
+    json_decref(j);
     xpv_profile_free(ps[0]);
     xpv_profile_free(ps[1]);
 }
