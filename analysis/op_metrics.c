@@ -617,7 +617,10 @@ static void host_process_line(host_acc *h) {
         first = h->acts[0].ts;
         last = h->acts[na - 1].ts;
     }
+    /* XProf SetTotalTimePs: total = max(span, op time) per line, whose
+     * difference is the line's IDLE (AddIdleOp before combining). */
     int64_t span = xpv_sub_i64(last, first, NULL);
+    if (span < h->line_op_time) span = h->line_op_time;
     h->total_time_ps = xpv_add_i64(h->total_time_ps, span, NULL);
     h->total_op_time_ps = xpv_add_i64(h->total_op_time_ps, h->line_op_time, NULL);
     h->idle_ps = xpv_add_i64(h->idle_ps, span > h->line_op_time ? span - h->line_op_time : 0, NULL);
@@ -1158,8 +1161,12 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
         hlo_flush(d, &cur, &plane_op_time);
     }
     free(uses_tc);
+    /* XProf SetTotalTimePs per plane: the streams' op time can exceed the
+     * plane's span (overlapping streams); the total is then the op time
+     * and IDLE 0. */
     int64_t span = last > first ? xpv_sub_i64(last, first, NULL) : 0;
-    d->total_time_ps = xpv_add_i64(d->total_time_ps, span, NULL);
+    d->total_time_ps = xpv_add_i64(d->total_time_ps, span > plane_op_time ? span : plane_op_time,
+                                   NULL);
     d->total_op_time_ps = xpv_add_i64(d->total_op_time_ps, plane_op_time, NULL);
     d->idle_ps = xpv_add_i64(d->idle_ps, span > plane_op_time ? span - plane_op_time : 0, NULL);
 }

@@ -438,6 +438,47 @@ static void test_parse_helpers(void **state) {
 }
 
 /* Real TF 2.4 GPU profile: counts match an independent walk of the file. */
+/* XProf's xplane_to_op_metrics_db_test DeviceOpMetricsDb: TF-op kernels
+ * on two streams of one GPU, named "<tf op>/<kernel>", typed by the TF op.
+ * The streams overlap, so their op time (46 us) exceeds the plane's span
+ * (100..130 us): XProf's total is the op time (SetTotalTimePs) and IDLE 0,
+ * not the span. */
+static void test_device_streams_overlap(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:GPU:0");
+    int st1 = tx_line(s, pl, 10, "Stream #10", 0), st2 = tx_line(s, pl, 20, "Stream #20", 0);
+    static const struct { int line; const char *kernel, *tf_op; int64_t start_ns, dur_ns; } ev[] = {
+        {1, "kernel1", "TfOp1:TfOp1", 100000, 8000}, {1, "kernel2", "TfOp1:TfOp1", 110000, 10000},
+        {2, "kernel1", "TfOp1:TfOp1", 100000, 8000}, {2, "kernel2", "TfOp1:TfOp1", 110000, 10000},
+        {2, "kernel3", "TfOp2:TfOp2", 120000, 10000},
+    };
+    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++) {
+        tx_event_t *e = tx_event(s, pl, ev[i].line == 1 ? st1 : st2, ev[i].kernel,
+                                 ev[i].start_ns * 1000, ev[i].dur_ns * 1000);
+        tx_ev_ref(s, pl, e, "tf_op", ev[i].tf_op);
+    }
+    xpv_profile *p = tx_decode(s);
+    xpv_op_metrics *m = build1(p);
+    const xpv_op_metrics_db *d = &m->device;
+    assert_int_equal(d->n, 4); /* kernel1, kernel2, kernel3, IDLE */
+    assert_int_equal(d->total_op_time_ps, (8000 * 2 + 10000 * 2 + 10000) * 1000LL);
+    assert_int_equal(d->total_time_ps, d->total_op_time_ps); /* > span 30 us */
+    const xpv_op_metric *k1 = find_op(d, "TfOp1/kernel1");
+    assert_non_null(k1);
+    assert_string_equal(k1->category, "TfOp1");
+    assert_int_equal(k1->occurrences, 2);
+    assert_int_equal(k1->time_ps, 16000 * 1000LL);
+    assert_int_equal(find_op(d, "TfOp1/kernel2")->occurrences, 2);
+    assert_int_equal(find_op(d, "TfOp2/kernel3")->time_ps, 10000 * 1000LL);
+    const xpv_op_metric *idle = find_op(d, "IDLE");
+    assert_string_equal(idle->category, "IDLE");
+    assert_int_equal(idle->time_ps, 0);
+    assert_true(xpv_op_metrics_idle_ratio(d) == 0.0);
+    xpv_op_metrics_free(m);
+    xpv_profile_free(p);
+}
+
 /* The row named `name` with program id (XProf hlo_module_id) `pid`. */
 static const xpv_op_metric *find_op_pid(const xpv_op_metrics_db *db, const char *name,
                                         int64_t pid) {
@@ -595,6 +636,7 @@ int main(void) {
         cmocka_unit_test(test_kernel_grouping_by_value),
         cmocka_unit_test(test_parse_helpers),
         cmocka_unit_test(test_host_input_pipeline_stages),
+        cmocka_unit_test(test_device_streams_overlap),
         cmocka_unit_test(test_host_input_pipeline_edges),
         cmocka_unit_test(test_real_gpu_file),
     };

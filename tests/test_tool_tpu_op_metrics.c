@@ -128,6 +128,27 @@ static void test_nesting_self_time_and_idle(void **state) {
     xpv_profile_free(p);
 }
 
+/* XLA Ops and Framework Ops are both op lines (IsOpLineName): their op
+ * time adds up past the span; XProf's total is then the op time
+ * (SetTotalTimePs) and IDLE 0. */
+static void test_op_lines_overlap_total(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:TPU:0");
+    hlo(s, pl, "fusion.1", 1, "loop fusion", NULL);
+    hlo(s, pl, "dot", 2, "convolution", NULL);
+    tx_event(s, pl, tx_line(s, pl, 3, "XLA Ops", 0), "fusion.1", 0, 10 * MS);
+    tx_event(s, pl, tx_line(s, pl, 5, "Framework Ops", 0), "dot", 0, 10 * MS);
+    xpv_profile *p = tx_decode(s);
+    xpv_op_metrics *m = build1(p);
+    const xpv_op_metrics_db *d = &m->device;
+    assert_int_equal(d->total_op_time_ps, 20 * MS);
+    assert_int_equal(d->total_time_ps, 20 * MS);
+    assert_int_equal(find_op(d, "IDLE")->self_time_ps, 0);
+    xpv_op_metrics_free(m);
+    xpv_profile_free(p);
+}
+
 /* flops / bytes are per occurrence in the metadata: multiplied by the
  * occurrences (model_flops = flops when absent); custom-calls are not. */
 static void test_flops_times_occurrences(void **state) {
@@ -562,6 +583,7 @@ static void test_real_tpu_file(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nesting_self_time_and_idle),
+        cmocka_unit_test(test_op_lines_overlap_total),
         cmocka_unit_test(test_flops_times_occurrences),
         cmocka_unit_test(test_device_timespan_display_name_two_cores),
         cmocka_unit_test(test_duty_cycle_off_duty),
