@@ -144,6 +144,7 @@ struct xpv_host_stats {
     char device_type[64];
     int device_core_count;
     int hw;                      /* enum xpv_hw */
+    const char *hostname;        /* XSpace.hostnames[0], or NULL */
     /* XSpace errors / warnings, each text once (first-seen order). */
     const char **errors, **warnings;
     size_t nerrors, nwarnings;
@@ -191,6 +192,9 @@ static void rest_part(void *arg) {
     xpv_host_stats *h = j->h;
     host_run_environment(p, h->device_type, sizeof h->device_type, &h->device_core_count,
                          &h->hw);
+    h->hostname = p->nhostnames ? xpv_arena_strndup(&h->arena, p->hostnames[0].ptr,
+                                                    p->hostnames[0].len)
+                                : NULL;
     /* A capture lists an error or warning once per occurrence; XProf keeps
      * each text once per XSpace (hosts are not deduplicated). */
     h->errors = unique_strs(&h->arena, p->errors, p->nerrors, &h->nerrors);
@@ -263,7 +267,15 @@ xpv_op_stats *xpv_op_stats_combine(const xpv_host_stats *const *parts, size_t n,
         lists[i] = h ? h->protos : NULL;
         counts[i] = h ? h->nprotos : 0;
         if (!h) continue;
-        s->host_count++;
+        /* XProf counts hosts by name (CombineRunEnvironment: the set of
+         * each XSpace's hostname), tasks by XSpace: two files of one
+         * embedded hostname are 1 host with 2 tasks.  A file without one
+         * gets its file's host name from XProf, distinct within a run:
+         * counted as a host of its own here. */
+        int seen = 0;
+        for (size_t k = 0; h->hostname && k < i && !seen; k++)
+            seen = parts[k] && parts[k]->hostname && !strcmp(parts[k]->hostname, h->hostname);
+        if (!seen) s->host_count++;
         s->task_count++;
         if (strcmp(h->device_type, "CPU") && strcmp(h->device_type, "Device")) {
             snprintf(s->device_type, sizeof s->device_type, "%s", h->device_type);

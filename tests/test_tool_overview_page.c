@@ -244,6 +244,42 @@ static void test_capture_diagnostics_dedup(void **state) {
     xpv_profile_free(ps[1]);
 }
 
+/* XProf CombineRunEnvironment counts hosts by the XSpaces' hostnames
+ * (a set) and tasks by XSpace: files of one embedded hostname are one
+ * host; a file without one is a host of its own. */
+static void test_host_and_task_count(void **state) {
+    (void)state;
+    static char *w0[] = {"w0"}, *w1[] = {"w1"};
+    char **names[4] = {w0, w0, w1, NULL};
+    xpv_profile *ps[4];
+    for (int i = 0; i < 4; i++) {
+        tx_space *s = tx_new();
+        tx_line(s, tx_plane(s, "/host:CPU"), 1, "main", 0);
+        if (names[i]) {
+            s->space.n_hostnames = 1;
+            s->space.hostnames = names[i];
+        }
+        ps[i] = tx_decode(s);
+        assert_non_null(ps[i]);
+    }
+    static const struct { size_t n; const char *hosts, *tasks; } want[] = {
+        {1, "1", "1 (num tasks per host = 1)"},
+        {2, "1", "2 (num tasks per host = 2)"},
+        {3, "2", "3 (num tasks per host = 1)"},
+        {4, "3", "4 (num tasks per host = 1)"},
+    };
+    for (size_t k = 0; k < 4; k++) {
+        sf_hosts h;
+        sf_hosts_init(&h, ps, want[k].n);
+        json_t *j = dt_render_hs(&xpv_tool_overview_page, &h.hs);
+        json_t *re = json_array_get(j, 2);
+        assert_string_equal(dt_pstr(re, "host_count"), want[k].hosts);
+        assert_string_equal(dt_pstr(re, "task_count"), want[k].tasks);
+        json_decref(j);
+    }
+    for (int i = 0; i < 4; i++) xpv_profile_free(ps[i]);
+}
+
 /* A profile with one GPU plane carrying the given device capabilities
  * (NULL vendor / name: stat absent; major < 0: no compute capability). */
 static xpv_profile *gpu_caps(const char *vendor, int major, int minor, const char *name) {
@@ -552,6 +588,7 @@ int main(void) {
         cmocka_unit_test(test_capture_diagnostics),
         cmocka_unit_test(test_capture_diagnostics_dedup),
         cmocka_unit_test(test_host_eager_share),
+        cmocka_unit_test(test_host_and_task_count),
         cmocka_unit_test(test_gpu_device_type_names),
         cmocka_unit_test(test_tpu_device_type),
         cmocka_unit_test(test_combined_device_type),
