@@ -663,17 +663,15 @@ typedef struct host_ent {
     xpv_str type;
 } host_ent;
 
-/* XProf CollectTfOpsFromHostThreadsXPlane for a plane whose events carry
- * input-pipeline stages: one map over every line (derived ones too) from
- * an id to its op, the first event of an id deciding.  An event with an
- * input_pipeline_stage_id is an op only with an
- * input_pipeline_stage_category too: keyed by the stage id, named by the
- * event, typed by the category (ParseTfOpFullname with kInputPipeline;
- * without a category string the name is parsed as usual), its row keyed
- * (stage id, name) as XProf's hlo_module_id.  Other events are keyed by
- * their metadata id when their name parses to a known op.  Stage ids and
- * metadata ids share the map, as in XProf.  Returns the entries (malloc'd)
- * and fills `map` (id -> entry index). */
+/* XProf CollectTfOpsFromHostThreadsXPlane for a plane with input-pipeline
+ * stages: a map over every line (derived ones too) from an id to its op,
+ * the first event of an id deciding.  An event with a stage id is an op
+ * only with a stage category too: keyed by the stage id, named by the
+ * event, typed by the category (ParseTfOpFullname with kInputPipeline; an
+ * empty category parses the name), its row keyed (stage id, name).  Other
+ * events are keyed by metadata id when their name parses to an op; both
+ * kinds of id share the map, as in XProf.  Returns the entries (malloc'd)
+ * and fills `map` (id -> entry index + 1). */
 static host_ent *collect_stage_ops(host_acc *h, const xpv_plane *pl, const host_ids *ids,
                                    xpv_tf_op *meta_ops, uint8_t *meta_seen, i64map *map) {
     host_ent *ents = NULL;
@@ -1010,6 +1008,21 @@ typedef struct hlo_cur {
     double flops, model_flops, bytes;
 } hlo_cur;
 
+/* 1 when `row` runs for the first time on this plane (recorded): XProf's
+ * EnterOpMetadata takes is_eager only then; planes' dbs are OR-combined. */
+static int first_on_plane(dev_acc *d, uint32_t row) {
+    if (row >= d->caprow) {
+        size_t cap = d->caprow ? d->caprow : 64;
+        while (cap <= row) cap *= 2;
+        d->row_plane = xpv_xrealloc(d->row_plane, cap * sizeof *d->row_plane);
+        memset(d->row_plane + d->caprow, 0, (cap - d->caprow) * sizeof *d->row_plane);
+        d->caprow = cap;
+    }
+    if (d->row_plane[row] == d->plane_no) return 0;
+    d->row_plane[row] = d->plane_no;
+    return 1;
+}
+
 static void hlo_flush(dev_acc *d, hlo_cur *c, int64_t *line_op_time) {
     if (!c->active) return;
     memo_key key = memo_key6(ptr_u64(c->op.ptr), c->op.len, (uint64_t)c->program_id, 0, 0, 0);
@@ -1022,8 +1035,8 @@ static void hlo_flush(dev_acc *d, hlo_cur *c, int64_t *line_op_time) {
         if (c->memo_ok) memo_put(&d->hlo, &key, &nv);
         row = nv.row;
     }
-    optab_add(&d->tab, row, c->category, c->provenance, c->is_eager, 1, c->dur, 0, c->flops,
-              c->model_flops, c->bytes);
+    optab_add(&d->tab, row, c->category, c->provenance, first_on_plane(d, row) && c->is_eager, 1,
+              c->dur, 0, c->flops, c->model_flops, c->bytes);
     *line_op_time = xpv_add_i64(*line_op_time, c->dur, NULL);
     memset(c, 0, sizeof *c);
 }
@@ -1042,6 +1055,7 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
     memo_clear(&d->tfop);
     memo_clear(&d->hlo);
     memo_clear(&d->kern_memo);
+    d->plane_no++;
     int64_t first = INT64_MAX, last = INT64_MIN, plane_op_time = 0;
     /* TensorCore use depends on the kernel name only: once per metadata. */
     uint8_t *uses_tc = xpv_xcalloc(pl->nevent_meta ? pl->nevent_meta : 1, 1);
@@ -1114,7 +1128,8 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
                     if (tf_memo) memo_put(&d->tfop, &key, &nv);
                     v = &nv;
                 }
-                optab_add(&d->tab, v->row, v->a, s.tf_op, s.is_eager != 0, 1, ev->dur_ps, 0,
+                optab_add(&d->tab, v->row, v->a, s.tf_op,
+                          first_on_plane(d, v->row) && s.is_eager != 0, 1, ev->dur_ps, 0,
                           s.flops, s.model_flops, s.bytes);
                 plane_op_time = xpv_add_i64(plane_op_time, ev->dur_ps, NULL);
                 kernel_op = v->b;
@@ -1173,16 +1188,21 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
 
 /* ==== TF-level device db ================================================= */
 
-static void build_device_tf(xpv_op_metrics *m) {
+/* XProf CreateTfMetricsDbFromDeviceOpMetricsDb walks the device db in its
+ * own order, the order ops first appeared (hosts, planes, events: `dev`'s
+ * row order here; a row never completed has no occurrence and is not in
+ * the db); the TF op's is_eager is the last device op's
+ * (UpdateTfOpMetricsWithDeviceOpMetrics sets it, it does not OR). */
+static void build_device_tf(xpv_op_metrics *m, const optab *dev) {
     optab t;
     optab_init(&t, &m->arena);
     int64_t idle = 0;
-    for (size_t i = 0; i < m->device.n; i++) {
-        const xpv_op_metric *d = &m->device.ops[i];
-        if (d->is_idle) {
-            idle = xpv_add_i64(idle, d->self_time_ps, NULL);
-            continue;
-        }
+    for (size_t i = 0; i < m->device.n; i++)
+        if (m->device.ops[i].is_idle)
+            idle = xpv_add_i64(idle, m->device.ops[i].self_time_ps, NULL);
+    for (size_t i = 0; i < dev->n; i++) {
+        const xpv_op_metric *d = &dev->rows[i];
+        if (d->occurrences <= 0) continue;
         xpv_str name, type;
         if (!d->provenance[0]) {
             name = xpv_cstr(d->name);
@@ -1221,7 +1241,7 @@ static void build_device_tf(xpv_op_metrics *m) {
         r->flops += d->flops;
         r->model_flops += d->model_flops;
         r->bytes_accessed += d->bytes_accessed;
-        r->is_eager |= d->is_eager;
+        r->is_eager = d->is_eager;
     }
     optab_finish(&t, &m->device_tf, idle, m->device.total_time_ps, m->device.total_op_time_ps);
     optab_free(&t);
@@ -1319,6 +1339,7 @@ xpv_om_part *xpv_op_metrics_part_build(const xpv_profile *p) {
     memo_free(&d.hlo);
     memo_free(&d.kern_memo);
     free(d.scratch);
+    free(d.row_plane);
     return pt;
 }
 
@@ -1429,7 +1450,7 @@ xpv_op_metrics *xpv_op_metrics_combine(const xpv_om_part *const *parts, size_t n
     optab_finish(&dt, &m->device, d_idle, d_total, d_op);
     m->has_device_ops = dt.n > 0;
     m->has_tpu = has_tpu;
-    build_device_tf(m);
+    build_device_tf(m, &dt);
 
     if (kern.n) qsort(kern.rows, kern.n, sizeof *kern.rows, cmp_kernel);
     m->nkernels = kern.n < KERNEL_TOP_K ? kern.n : KERNEL_TOP_K;

@@ -479,6 +479,50 @@ static void test_device_streams_overlap(void **state) {
     xpv_profile_free(p);
 }
 
+static void eager_kernel(tx_space *s, int pl, int ln, const char *kernel, const char *tf_op,
+                         int64_t start, int eager) {
+    tx_event_t *e = tx_event(s, pl, ln, kernel, start, MS);
+    tx_ev_ref(s, pl, e, "tf_op", tf_op);
+    tx_ev_int(s, pl, e, "is_eager", eager);
+}
+
+/* Device is_eager as XProf decides it: a device op takes the flag of its
+ * first execution on each GPU plane (EnterOpMetadata runs once per op and
+ * plane), OR-ed over planes (CombineOpMetrics); the TF-level op takes the
+ * flag of the last of its device ops in the device db's order, the order
+ * they first ran (UpdateTfOpMetricsWithDeviceOpMetrics sets, not ORs). */
+static void test_device_eager(void **state) {
+    (void)state;
+    for (int planes = 1; planes <= 2; planes++) {
+        tx_space *s = tx_new();
+        int g0 = tx_plane(s, "/device:GPU:0");
+        int l0 = tx_line(s, g0, 1, "Stream #1", 0);
+        eager_kernel(s, g0, l0, "k", "a:MatMul", 0, 0);
+        eager_kernel(s, g0, l0, "k", "a:MatMul", 2 * MS, 1); /* not its first on GPU:0 */
+        eager_kernel(s, g0, l0, "x1", "b:AddV2", 4 * MS, 1);  /* b/x1 first: eager */
+        eager_kernel(s, g0, l0, "x2", "b:AddV2", 6 * MS, 0);  /* b/x2 last: not */
+        eager_kernel(s, g0, l0, "y2", "c:Relu", 8 * MS, 0);   /* c/y2 first: not */
+        eager_kernel(s, g0, l0, "y1", "c:Relu", 10 * MS, 1);  /* c/y1 last: eager */
+        if (planes == 2) {
+            int g1 = tx_plane(s, "/device:GPU:1");
+            eager_kernel(s, g1, tx_line(s, g1, 1, "Stream #1", 0), "k", "a:MatMul", 0, 1);
+        }
+        xpv_profile *p = tx_decode(s);
+        xpv_op_metrics *m = build1(p);
+        const xpv_op_metric *k = find_op(&m->device, "a/k");
+        assert_non_null(k);
+        assert_int_equal(k->occurrences, planes == 2 ? 3 : 2);
+        assert_int_equal(k->is_eager, planes == 2);
+        assert_int_equal(find_op(&m->device, "b/x1")->is_eager, 1);
+        assert_int_equal(find_op(&m->device, "b/x2")->is_eager, 0);
+        assert_int_equal(find_op(&m->device_tf, "a")->is_eager, planes == 2);
+        assert_int_equal(find_op(&m->device_tf, "b")->is_eager, 0);
+        assert_int_equal(find_op(&m->device_tf, "c")->is_eager, 1);
+        xpv_op_metrics_free(m);
+        xpv_profile_free(p);
+    }
+}
+
 /* The row named `name` with program id (XProf hlo_module_id) `pid`. */
 static const xpv_op_metric *find_op_pid(const xpv_op_metrics_db *db, const char *name,
                                         int64_t pid) {
@@ -637,6 +681,7 @@ int main(void) {
         cmocka_unit_test(test_parse_helpers),
         cmocka_unit_test(test_host_input_pipeline_stages),
         cmocka_unit_test(test_device_streams_overlap),
+        cmocka_unit_test(test_device_eager),
         cmocka_unit_test(test_host_input_pipeline_edges),
         cmocka_unit_test(test_real_gpu_file),
     };
