@@ -1260,8 +1260,7 @@ struct xpv_om_part {
     int64_t d_total_ps, d_op_ps, d_idle_ps;
     uint64_t kernel_events, kernel_total_ns;
     int64_t tpu_busy_ps, tpu_idle_ps;
-    int has_gpu, has_tpu, has_mxu;
-    double mxu;
+    int has_gpu, has_tpu;
     xpv_perf_env perf;
     int perf_last;              /* kind of the last plane read: -1 none,
                                  * 0 TPU, 1 GPU */
@@ -1296,11 +1295,6 @@ xpv_om_part *xpv_op_metrics_part_build(const xpv_profile *p) {
         /* XProf reads the host threads plane "/host:CPU" only. */
         if (xpv_str_eq(pl->name, "/host:CPU")) {
             host_plane(&h, pl);
-            xpv_stat st;
-            int32_t id = xpv_stat_id(pl, "matrix_unit_utilization_percent");
-            if (!pt->has_mxu && id >= 0 && xpv_plane_stat(pl, id, &st) &&
-                xpv_stat_as_double(&st, &pt->mxu))
-                pt->has_mxu = 1;
         } else if (xpv_str_has_prefix(pl->name, "/device:GPU:")) {
             pt->has_gpu = 1;
             xpv_perf_env_read(&pt->perf, pl, 1);
@@ -1416,7 +1410,7 @@ xpv_op_metrics *xpv_op_metrics_combine(const xpv_om_part *const *parts, size_t n
     ktab kern;
     memset(&kern, 0, sizeof kern);
     int64_t h_total = 0, h_op = 0, h_idle = 0, d_total = 0, d_op = 0, d_idle = 0;
-    int has_tpu = 0, has_mxu = 0, perf_last = -1;
+    int has_tpu = 0, perf_last = -1;
     for (size_t i = 0; i < n; i++) {
         const xpv_om_part *pt = parts[i];
         if (!pt) continue;
@@ -1438,10 +1432,6 @@ xpv_op_metrics *xpv_op_metrics_combine(const xpv_om_part *const *parts, size_t n
         m->tpu_idle_ps += pt->tpu_idle_ps;
         m->has_gpu |= pt->has_gpu;
         has_tpu |= pt->has_tpu;
-        if (!has_mxu && pt->has_mxu) {
-            has_mxu = 1;
-            m->mxu_utilization_percent = pt->mxu;
-        }
         m->occupancy_achieved |= pt->occ_achieved;
         m->occupancy_theoretical |= pt->occ_theoretical;
         perf_merge(&m->perf, &perf_last, pt);

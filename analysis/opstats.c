@@ -145,6 +145,7 @@ struct xpv_host_stats {
     int device_core_count;
     int hw;                      /* enum xpv_hw */
     const char *hostname;        /* XSpace.hostnames[0], or NULL */
+    double mxu, hbm;             /* host plane utilization stats, or 0 */
     /* XSpace errors / warnings, each text once (first-seen order). */
     const char **errors, **warnings;
     size_t nerrors, nwarnings;
@@ -186,6 +187,23 @@ typedef struct rest_job {
     xpv_host_stats *h;
 } rest_job;
 
+/* XProf ConvertXSpaceToOpStats: the first "/host:CPU" plane's
+ * matrix_unit_utilization_percent and hbm_utilization_percent stats
+ * (DoubleValue: a stat of another kind reads as 0). */
+static void host_utilization(const xpv_profile *p, double *mxu, double *hbm) {
+    *mxu = *hbm = 0;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (!xpv_str_eq(pl->name, "/host:CPU")) continue;
+        xpv_stat st;
+        int32_t id = xpv_stat_id(pl, "matrix_unit_utilization_percent");
+        if (id >= 0 && xpv_plane_stat(pl, id, &st) && st.kind == XPV_STAT_DOUBLE) *mxu = st.v.d;
+        id = xpv_stat_id(pl, "hbm_utilization_percent");
+        if (id >= 0 && xpv_plane_stat(pl, id, &st) && st.kind == XPV_STAT_DOUBLE) *hbm = st.v.d;
+        return;
+    }
+}
+
 static void rest_part(void *arg) {
     rest_job *j = arg;
     const xpv_profile *p = j->p;
@@ -195,6 +213,7 @@ static void rest_part(void *arg) {
     h->hostname = p->nhostnames ? xpv_arena_strndup(&h->arena, p->hostnames[0].ptr,
                                                     p->hostnames[0].len)
                                 : NULL;
+    host_utilization(p, &h->mxu, &h->hbm);
     /* A capture lists an error or warning once per occurrence; XProf keeps
      * each text once per XSpace (hosts are not deduplicated). */
     h->errors = unique_strs(&h->arena, p->errors, p->nerrors, &h->nerrors);
@@ -284,10 +303,18 @@ xpv_op_stats *xpv_op_stats_combine(const xpv_host_stats *const *parts, size_t n,
             snprintf(s->device_type, sizeof s->device_type, "%s", h->device_type);
         }
         if (h->hw > hw) hw = h->hw;
+        s->mxu_utilization_percent += h->mxu;
+        s->hbm_utilization_percent = h->hbm;
         append_strs(s, h->errors, h->nerrors, &s->errors, &s->nerrors);
         append_strs(s, h->warnings, h->nwarnings, &s->warnings, &s->nwarnings);
         s->host_steps[i] = &h->steps;
         pdbs[ndb++] = &h->steps;
+    }
+    /* CombineAllOpStats: one host is copied as it is; several sum their
+     * MXU figures and divide by the host count, HBM is not combined. */
+    if (s->task_count > 1) {
+        s->mxu_utilization_percent /= s->task_count;
+        s->hbm_utilization_percent = 0;
     }
     s->hw = hw;
     s->hardware_type = hw == XPV_HW_TPU ? "TPU" : hw == XPV_HW_GPU ? "GPU" : "CPU_ONLY";

@@ -53,6 +53,12 @@ typedef struct xpv_op_stats {
     char device_type[64];
     int hw;                      /* enum xpv_hw: the highest over hosts */
     const char *hardware_type;   /* hw's name: "GPU", "TPU" or "CPU_ONLY" */
+    /* XProf's performance counter result, from the `/host:CPU` plane
+     * stats matrix_unit_utilization_percent and hbm_utilization_percent
+     * (double values): one host's own; over several hosts the MXU figure
+     * is the mean over every host (0 where absent: CombineAllOpStats) and
+     * HBM is 0 (CombineOpStats does not combine it). */
+    double mxu_utilization_percent, hbm_utilization_percent;
     /* XSpace errors / warnings of every host (each host's distinct texts,
      * hosts appended in order), NUL-terminated. */
     const char **errors;

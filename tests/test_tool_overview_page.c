@@ -280,6 +280,50 @@ static void test_host_and_task_count(void **state) {
     for (int i = 0; i < 4; i++) xpv_profile_free(ps[i]);
 }
 
+static void host_plane_double(tx_space *s, int pl, const char *name, double v) {
+    tx_stat_t *st = tx_new_stat(s, pl, &s->space.planes[pl]->n_stats,
+                                &s->space.planes[pl]->stats, name);
+    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_DOUBLE_VALUE;
+    st->double_value = v;
+}
+
+/* XProf's performance counter result: the host plane's
+ * matrix_unit_utilization_percent and hbm_utilization_percent (double
+ * values; an int stat reads as 0).  Over hosts CombineAllOpStats averages
+ * MXU over every host and leaves HBM at 0. */
+static void test_mxu_hbm_utilization(void **state) {
+    (void)state;
+    xpv_profile *ps[3];
+    for (int i = 0; i < 3; i++) {
+        tx_space *s = tx_new();
+        int host = tx_plane(s, "/host:CPU");
+        tx_line(s, host, 1, "main", 0);
+        if (i < 2) {
+            host_plane_double(s, host, "matrix_unit_utilization_percent", 20.0 * (i + 1));
+            host_plane_double(s, host, "hbm_utilization_percent", 50.0);
+        } else {
+            tx_plane_int(s, host, "hbm_utilization_percent", 70);
+        }
+        ps[i] = tx_decode(s);
+        assert_non_null(ps[i]);
+    }
+    static const struct { size_t n; const char *mxu, *hbm; } want[] = {
+        {1, "20.0%", "50.0%"}, {2, "30.0%", "0.0%"}, {3, "20.0%", "0.0%"},
+    };
+    for (size_t k = 0; k < 3; k++) {
+        sf_hosts h;
+        sf_hosts_init(&h, ps, want[k].n);
+        json_t *j = dt_render_hs(&xpv_tool_overview_page, &h.hs);
+        assert_string_equal(dt_pstr(json_array_get(j, 0), "mxu_utilization_percent"), want[k].mxu);
+        assert_string_equal(dt_pstr(json_array_get(j, 0), "hbm_utilization_percent"), want[k].hbm);
+        json_decref(j);
+    }
+    json_t *j = dt_render_one(&xpv_tool_overview_page, ps[2]);
+    assert_string_equal(dt_pstr(json_array_get(j, 0), "hbm_utilization_percent"), "0.0%");
+    json_decref(j);
+    for (int i = 0; i < 3; i++) xpv_profile_free(ps[i]);
+}
+
 /* A profile with one GPU plane carrying the given device capabilities
  * (NULL vendor / name: stat absent; major < 0: no compute capability). */
 static xpv_profile *gpu_caps(const char *vendor, int major, int minor, const char *name) {
@@ -589,6 +633,7 @@ int main(void) {
         cmocka_unit_test(test_capture_diagnostics_dedup),
         cmocka_unit_test(test_host_eager_share),
         cmocka_unit_test(test_host_and_task_count),
+        cmocka_unit_test(test_mxu_hbm_utilization),
         cmocka_unit_test(test_gpu_device_type_names),
         cmocka_unit_test(test_tpu_device_type),
         cmocka_unit_test(test_combined_device_type),

@@ -106,12 +106,12 @@ static void analysis_table(xpv_dt_doc *doc, const xpv_op_stats *os) {
         prop_pct(t, "host_idle_time_percent",
                  tpu_analysis ? 100.0 * xpv_op_metrics_idle_ratio(&m->host) : 0);
     }
-    prop_pct(t, "hbm_utilization_percent", 0);
+    prop_pct(t, "hbm_utilization_percent", os->hbm_utilization_percent);
     prop_pct(t, "host_op_time_eager_percent", 100.0 * safe_div(host_eager, host_self));
     prop_pct(t, "host_tf_op_percent", 100.0 * safe_div(host_occ, host_occ + dev_occ));
     xpv_dt_prop(t, "host_trace_level", "0");
     if (!gpu) prop_pct(t, "memory_bw_utilization_relative_to_hw_limit", 0);
-    prop_pct(t, "mxu_utilization_percent", m->mxu_utilization_percent);
+    prop_pct(t, "mxu_utilization_percent", os->mxu_utilization_percent);
     xpv_dt_prop(t, "remark_color", "");
     xpv_dt_prop(t, "remark_text", "");
 
