@@ -474,9 +474,9 @@ const char *xpv_input_op_category(const xpv_op_metric *m) {
     if (lower_eq(cat, "read")) return "Demanded file read";
     if (lower_eq(cat, "preprocessing")) return "Preprocessing";
     if (lower_eq(cat, "unknown")) return "Unknown";
-    if (!strcmp(cat, "InfeedEnqueue") || !strcmp(cat, "InfeedEnqueueTuple") ||
-        !strcmp(cat, "MemcpyHToD"))
-        return "Enqueue";
+    /* tsl IsInfeedEnqueueOp: a type starting "InfeedEnqueue" (also
+     * InfeedEnqueuePrelinearizedBuffer). */
+    if (!strncmp(cat, "InfeedEnqueue", 13) || !strcmp(cat, "MemcpyHToD")) return "Enqueue";
     if (strcmp(cat, "Dataset")) return NULL;
     const char *n = m->name ? m->name : "";
     if (ends_with(n, "::TFRecord") || ends_with(n, "::TextLine") ||
@@ -796,14 +796,11 @@ static const char EMPTY_INTERSECT[] =
     "all hosts is empty (because the differences among individual host's step sequences are "
     "too big). Consequently, the overall step time is unknown.";
 static const char NO_DEVICE_TRACE[] =
-    "No device trace was collected. This might happen if your job hadn't been run on the "
-    "device when sampling was turned on. You could try the sampling again later.";
+    "No TensorCore device trace was collected. This might happen if your job hadn't been run "
+    "on the device when sampling was turned on. You could try the sampling again later.";
 static const char STEPS_DROPPED[] =
     " steps dropped. This might happen when you profile many hosts and/or many steps. You "
     "could try to profile shorter or reduce the number of hosts you profile.";
-static const char LOOPS_NO_GROUPING[] =
-    "TensorFlow loop ops (While/For) were found in the profile; steps cannot be grouped "
-    "from such traces, so the step-time analysis is empty.";
 
 static void diag_row(xpv_dt *t, const char *sev, const char *msg) {
     xpv_dt_row(t);
@@ -827,10 +824,10 @@ void xpv_ipa_diagnostics_table(xpv_dt_doc *doc, const xpv_op_stats *os, int over
     const xpv_step_db *db = &os->steps;
     if (overview)
         for (size_t i = 0; i < os->nwarnings; i++) diag_row(t, "WARNING", os->warnings[i]);
-    if (db->n == 0) {
-        if (db->grouping == XPV_GROUPING_LOOPS) diag_row(t, "WARNING", LOOPS_NO_GROUPING);
-        diag_row(t, "WARNING", db->empty_intersect ? EMPTY_INTERSECT : NO_STEP_MARKER);
-    }
+    /* XProf PopulateStepDiagnostics.  A profile with TF loop ops is not
+     * grouped (XLA's CheckLoopOp), so it has no step: XProf says only
+     * that no step marker was seen, and so do we. */
+    if (db->n == 0) diag_row(t, "WARNING", db->empty_intersect ? EMPTY_INTERSECT : NO_STEP_MARKER);
     if (db->num_steps_dropped) {
         char msg[512];
         snprintf(msg, sizeof msg, "%u%s", db->num_steps_dropped, STEPS_DROPPED);

@@ -200,6 +200,26 @@ static void test_capture_diagnostics(void **state) {
     xpv_profile_free(p);
 }
 
+/* A profile with TF loop ops: XLA's GroupTfEvents skips grouping
+ * (CheckLoopOp), so there is no step and XProf's diagnostics are its one
+ * no-step-marker warning (PopulateStepDiagnostics), nothing of our own. */
+static void test_loop_ops_diagnostics(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int host = tx_plane(s, "/host:CPU");
+    int ln = tx_line(s, host, 1, "main", 0);
+    tx_ev_int(s, host, tx_event(s, host, ln, "train", 0, 5 * SF_MS), "_r", 1);
+    tx_event(s, host, ln, "WhileOp-EvalCond", SF_MS, SF_MS);
+    xpv_profile *p = tx_decode(s);
+    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
+    json_t *dg = json_array_get(j, 6);
+    assert_int_equal(dt_nrows(dg), 1);
+    assert_string_equal(dt_cell_str(dg, 0, 0), "WARNING");
+    assert_true(!strncmp(dt_cell_str(dg, 0, 1), "No step marker observed", 23));
+    json_decref(j);
+    xpv_profile_free(p);
+}
+
 /* XProf PropagateXSpaceDiagnosticsToOpStats keeps each error / warning
  * text once per XSpace; CombineDiagnostics appends the hosts' lists as
  * they are (a text two hosts report is shown twice). */
@@ -631,6 +651,7 @@ int main(void) {
         cmocka_unit_test(test_no_steps_cpu),
         cmocka_unit_test(test_capture_diagnostics),
         cmocka_unit_test(test_capture_diagnostics_dedup),
+        cmocka_unit_test(test_loop_ops_diagnostics),
         cmocka_unit_test(test_host_eager_share),
         cmocka_unit_test(test_host_and_task_count),
         cmocka_unit_test(test_mxu_hbm_utilization),
