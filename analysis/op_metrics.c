@@ -617,27 +617,119 @@ static void host_process_line(host_acc *h) {
         first = h->acts[0].ts;
         last = h->acts[na - 1].ts;
     }
+    /* XProf SetTotalTimePs: total = max(span, op time) per line, whose
+     * difference is the line's IDLE (AddIdleOp before combining). */
     int64_t span = xpv_sub_i64(last, first, NULL);
+    if (span < h->line_op_time) span = h->line_op_time;
     h->total_time_ps = xpv_add_i64(h->total_time_ps, span, NULL);
     h->total_op_time_ps = xpv_add_i64(h->total_op_time_ps, h->line_op_time, NULL);
     h->idle_ps = xpv_add_i64(h->idle_ps, span > h->line_op_time ? span - h->line_op_time : 0, NULL);
 }
 
+/* Stat ids a host plane needs, resolved once. */
+typedef struct host_ids {
+    int32_t eager, tf_op, cat, stage, stage_cat;
+} host_ids;
+
+/* ParseTfOpFullname of event metadata `mi`'s name, once per metadata (many
+ * metadata have no event on these lines).  PyTorch traces (converted by
+ * chrome_trace.c) mark operators with the stat cat="cpu_op" ("Operator" in
+ * 2021 Kineto): such an event is an op whose type is its name
+ * (aten::conv2d).  XPlane profiles have no "cat" stat, so this costs them
+ * nothing. */
+static const xpv_tf_op *meta_op(const xpv_plane *pl, const xpv_line *ln, const xpv_event *ev,
+                                const host_ids *ids, xpv_tf_op *meta_ops, uint8_t *meta_seen) {
+    uint32_t mi = ev->meta;
+    if (mi >= pl->nevent_meta) return NULL;
+    if (!meta_seen[mi]) {
+        meta_ops[mi] = xpv_parse_tf_op(pl->event_meta[mi].name);
+        meta_seen[mi] = 1;
+        xpv_stat cs;
+        if (ids->cat >= 0 && meta_ops[mi].category == XPV_OP_UNKNOWN &&
+            xpv_event_stat(pl, ln, ev, ids->cat, &cs) && cs.kind == XPV_STAT_STR &&
+            (xpv_str_eq(cs.v.s, "cpu_op") || xpv_str_eq(cs.v.s, "Operator")) &&
+            pl->event_meta[mi].name.len) {
+            meta_ops[mi].category = XPV_OP_PYTORCH;
+            meta_ops[mi].name = pl->event_meta[mi].name;
+            meta_ops[mi].type = pl->event_meta[mi].name;
+        }
+    }
+    return &meta_ops[mi];
+}
+
+/* An op of the plane's op map: its row and type (the row's category). */
+typedef struct host_ent {
+    uint32_t row;
+    xpv_str type;
+} host_ent;
+
+/* XProf CollectTfOpsFromHostThreadsXPlane for a plane with input-pipeline
+ * stages: a map over every line (derived ones too) from an id to its op,
+ * the first event of an id deciding.  An event with a stage id is an op
+ * only with a stage category too: keyed by the stage id, named by the
+ * event, typed by the category (ParseTfOpFullname with kInputPipeline; an
+ * empty category parses the name), its row keyed (stage id, name).  Other
+ * events are keyed by metadata id when their name parses to an op; both
+ * kinds of id share the map, as in XProf.  Returns the entries (malloc'd)
+ * and fills `map` (id -> entry index + 1). */
+static host_ent *collect_stage_ops(host_acc *h, const xpv_plane *pl, const host_ids *ids,
+                                   xpv_tf_op *meta_ops, uint8_t *meta_seen, i64map *map) {
+    host_ent *ents = NULL;
+    size_t n = 0, cap = 0;
+    for (uint32_t l = 0; l < pl->nlines; l++) {
+        const xpv_line *ln = &pl->lines[l];
+        for (uint32_t k = 0; k < ln->nevents; k++) {
+            const xpv_event *ev = &ln->events[k];
+            if (ev->meta >= pl->nevent_meta || !pl->event_meta[ev->meta].name.len) continue;
+            xpv_str name = pl->event_meta[ev->meta].name;
+            xpv_stat st;
+            int64_t key, pid = 0;
+            xpv_tf_op op;
+            if (ev->wire != XPV_NO_STATS && xpv_event_stat(pl, ln, ev, ids->stage, &st)) {
+                xpv_stat cs;
+                if (ids->stage_cat < 0 || !xpv_event_stat(pl, ln, ev, ids->stage_cat, &cs))
+                    continue;
+                key = 0;
+                xpv_stat_as_int(&st, &key);
+                pid = key;
+                xpv_str cat = cs.kind == XPV_STAT_STR ? cs.v.s : xpv_cstr("");
+                if (cat.len) op = (xpv_tf_op){XPV_OP_UNKNOWN, name, cat};
+                else op = xpv_parse_tf_op(name);
+            } else {
+                const xpv_tf_op *mo = meta_op(pl, ln, ev, ids, meta_ops, meta_seen);
+                if (!mo || mo->category == XPV_OP_UNKNOWN) continue;
+                op = *mo;
+                key = pl->event_meta[ev->meta].key;
+            }
+            uint32_t *slot = i64map_slot(map, key);
+            if (*slot) continue; /* the first event of an id decides */
+            if (n == cap) {
+                cap = cap ? cap * 2 : 64;
+                ents = xpv_xrealloc(ents, cap * sizeof *ents);
+            }
+            ents[n].row = xpv_om_optab_row(&h->tab, pid, op.name);
+            ents[n].type = op.type;
+            *slot = (uint32_t)++n; /* entry index + 1 */
+        }
+    }
+    return ents;
+}
+
 static void host_plane(host_acc *h, const xpv_plane *pl) {
-    /* ParseTfOpFullname of an event metadata name and its row, once per
-     * metadata, on first use (many metadata have no event on these lines). */
     uint32_t nm = pl->nevent_meta;
     xpv_tf_op *meta_ops = xpv_xcalloc(nm ? nm : 1, sizeof *meta_ops);
     uint32_t *meta_row = xpv_xcalloc(nm ? nm : 1, sizeof *meta_row); /* row + 1 */
     uint8_t *meta_seen = xpv_xcalloc(nm ? nm : 1, 1);
     memo_clear(&h->tfop); /* keys are pointers into this plane's strings */
-    int32_t sid_eager = xpv_stat_id(pl, "is_eager");
-    int32_t sid_tf_op = xpv_stat_id(pl, "tf_op");
-    /* PyTorch traces (converted by chrome_trace.c) mark operators with the
-     * stat cat="cpu_op" ("Operator" in 2021 Kineto): such an event is an op whose type is its name
-     * (aten::conv2d).  XPlane profiles have no "cat" stat, so this costs
-     * them nothing. */
-    int32_t sid_cat = xpv_stat_id(pl, "cat");
+    host_ids ids = {xpv_stat_id(pl, "is_eager"), xpv_stat_id(pl, "tf_op"), xpv_stat_id(pl, "cat"),
+                    xpv_stat_id(pl, "input_pipeline_stage_id"),
+                    xpv_stat_id(pl, "input_pipeline_stage_category")};
+    /* Planes without stage stats (every profile before tf.data wrote
+     * them) key ops by metadata alone: one parse per metadata, no map. */
+    i64map stage_map = {0};
+    host_ent *ents = ids.stage >= 0
+                         ? collect_stage_ops(h, pl, &ids, meta_ops, meta_seen, &stage_map)
+                         : NULL;
 
     for (uint32_t l = 0; l < pl->nlines; l++) {
         const xpv_line *ln = &pl->lines[l];
@@ -647,43 +739,44 @@ static void host_plane(host_acc *h, const xpv_plane *pl) {
         for (uint32_t k = 0; k < ln->nevents; k++) {
             const xpv_event *ev = &ln->events[k];
             uint32_t mi = ev->meta;
-            if (mi < nm && !meta_seen[mi]) {
-                meta_ops[mi] = xpv_parse_tf_op(pl->event_meta[mi].name);
-                meta_seen[mi] = 1;
-                xpv_stat cs;
-                if (sid_cat >= 0 && meta_ops[mi].category == XPV_OP_UNKNOWN &&
-                    xpv_event_stat(pl, ln, ev, sid_cat, &cs) && cs.kind == XPV_STAT_STR &&
-                    (xpv_str_eq(cs.v.s, "cpu_op") || xpv_str_eq(cs.v.s, "Operator")) &&
-                    pl->event_meta[mi].name.len) {
-                    meta_ops[mi].category = XPV_OP_PYTORCH;
-                    meta_ops[mi].name = pl->event_meta[mi].name;
-                    meta_ops[mi].type = pl->event_meta[mi].name;
-                }
-            }
-            int by_name = mi < nm && meta_ops[mi].category != XPV_OP_UNKNOWN;
             int64_t is_eager = 0;
             xpv_str tf_op = {NULL, 0};
-            int has_tf_op = 0;
+            int has_tf_op = 0, has_stage = 0;
+            int64_t stage = 0;
             if (ev->wire != XPV_NO_STATS) {
-                /* Two stats of many: xpv_event_stat compares raw keys and
+                /* A few stats of many: xpv_event_stat compares raw keys and
                  * decodes only the match (cheaper than iterating). */
                 xpv_stat st;
-                if (sid_eager >= 0 && xpv_event_stat(pl, ln, ev, sid_eager, &st))
+                if (ids.eager >= 0 && xpv_event_stat(pl, ln, ev, ids.eager, &st))
                     xpv_stat_as_int(&st, &is_eager);
-                if (sid_tf_op >= 0 && xpv_event_stat(pl, ln, ev, sid_tf_op, &st) &&
-                    st.kind == XPV_STAT_STR) {
+                if (ids.tf_op >= 0 && xpv_event_stat(pl, ln, ev, ids.tf_op, &st) &&
+                    st.kind == XPV_STAT_STR && st.v.s.len) {
                     tf_op = st.v.s;
                     has_tf_op = 1 + st.is_ref;
                 }
+                if (ids.stage >= 0 && xpv_event_stat(pl, ln, ev, ids.stage, &st)) {
+                    has_stage = 1;
+                    xpv_stat_as_int(&st, &stage);
+                }
             }
             int64_t b = ev->start_ps, e = xpv_add_i64(ev->start_ps, ev->dur_ps, NULL);
-            if (by_name) {
-                if (!meta_row[mi]) meta_row[mi] = xpv_om_optab_row(&h->tab, 0, meta_ops[mi].name) + 1;
-                host_push_op(h, meta_row[mi] - 1, meta_ops[mi].type, is_eager != 0, b, e);
+            if (ents) {
+                /* XProf CollectTfActivities: the stage id stands for the
+                 * metadata id when the event has one. */
+                uint32_t v;
+                int64_t key = has_stage ? stage : mi < nm ? pl->event_meta[mi].key : INT64_MIN;
+                if (i64map_get(&stage_map, key, &v))
+                    host_push_op(h, ents[v - 1].row, ents[v - 1].type, is_eager != 0, b, e);
+            } else {
+                const xpv_tf_op *mo = meta_op(pl, ln, ev, &ids, meta_ops, meta_seen);
+                if (mo && mo->category != XPV_OP_UNKNOWN) {
+                    if (!meta_row[mi]) meta_row[mi] = xpv_om_optab_row(&h->tab, 0, mo->name) + 1;
+                    host_push_op(h, meta_row[mi] - 1, mo->type, is_eager != 0, b, e);
+                }
             }
             if (has_tf_op) {
                 /* Only ref stats repeat their pointer: inline strings skip
-                 * the memo. */
+                 * the memo.  XProf skips an empty tf_op. */
                 memo_key key = memo_key6(ptr_u64(tf_op.ptr), tf_op.len, 0, 0, 0, 0);
                 const memo_val *v = has_tf_op == 2 ? memo_find(&h->tfop, &key) : NULL;
                 memo_val nv;
@@ -700,6 +793,8 @@ static void host_plane(host_acc *h, const xpv_plane *pl) {
         }
         host_process_line(h);
     }
+    free(ents);
+    i64map_free(&stage_map);
     free(meta_ops);
     free(meta_row);
     free(meta_seen);
@@ -913,6 +1008,21 @@ typedef struct hlo_cur {
     double flops, model_flops, bytes;
 } hlo_cur;
 
+/* 1 when `row` runs for the first time on this plane (recorded): XProf's
+ * EnterOpMetadata takes is_eager only then; planes' dbs are OR-combined. */
+static int first_on_plane(dev_acc *d, uint32_t row) {
+    if (row >= d->caprow) {
+        size_t cap = d->caprow ? d->caprow : 64;
+        while (cap <= row) cap *= 2;
+        d->row_plane = xpv_xrealloc(d->row_plane, cap * sizeof *d->row_plane);
+        memset(d->row_plane + d->caprow, 0, (cap - d->caprow) * sizeof *d->row_plane);
+        d->caprow = cap;
+    }
+    if (d->row_plane[row] == d->plane_no) return 0;
+    d->row_plane[row] = d->plane_no;
+    return 1;
+}
+
 static void hlo_flush(dev_acc *d, hlo_cur *c, int64_t *line_op_time) {
     if (!c->active) return;
     memo_key key = memo_key6(ptr_u64(c->op.ptr), c->op.len, (uint64_t)c->program_id, 0, 0, 0);
@@ -925,8 +1035,8 @@ static void hlo_flush(dev_acc *d, hlo_cur *c, int64_t *line_op_time) {
         if (c->memo_ok) memo_put(&d->hlo, &key, &nv);
         row = nv.row;
     }
-    optab_add(&d->tab, row, c->category, c->provenance, c->is_eager, 1, c->dur, 0, c->flops,
-              c->model_flops, c->bytes);
+    optab_add(&d->tab, row, c->category, c->provenance, first_on_plane(d, row) && c->is_eager, 1,
+              c->dur, 0, c->flops, c->model_flops, c->bytes);
     *line_op_time = xpv_add_i64(*line_op_time, c->dur, NULL);
     memset(c, 0, sizeof *c);
 }
@@ -945,6 +1055,7 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
     memo_clear(&d->tfop);
     memo_clear(&d->hlo);
     memo_clear(&d->kern_memo);
+    d->plane_no++;
     int64_t first = INT64_MAX, last = INT64_MIN, plane_op_time = 0;
     /* TensorCore use depends on the kernel name only: once per metadata. */
     uint8_t *uses_tc = xpv_xcalloc(pl->nevent_meta ? pl->nevent_meta : 1, 1);
@@ -1017,7 +1128,8 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
                     if (tf_memo) memo_put(&d->tfop, &key, &nv);
                     v = &nv;
                 }
-                optab_add(&d->tab, v->row, v->a, s.tf_op, s.is_eager != 0, 1, ev->dur_ps, 0,
+                optab_add(&d->tab, v->row, v->a, s.tf_op,
+                          first_on_plane(d, v->row) && s.is_eager != 0, 1, ev->dur_ps, 0,
                           s.flops, s.model_flops, s.bytes);
                 plane_op_time = xpv_add_i64(plane_op_time, ev->dur_ps, NULL);
                 kernel_op = v->b;
@@ -1064,24 +1176,33 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
         hlo_flush(d, &cur, &plane_op_time);
     }
     free(uses_tc);
+    /* XProf SetTotalTimePs per plane: the streams' op time can exceed the
+     * plane's span (overlapping streams); the total is then the op time
+     * and IDLE 0. */
     int64_t span = last > first ? xpv_sub_i64(last, first, NULL) : 0;
-    d->total_time_ps = xpv_add_i64(d->total_time_ps, span, NULL);
+    d->total_time_ps = xpv_add_i64(d->total_time_ps, span > plane_op_time ? span : plane_op_time,
+                                   NULL);
     d->total_op_time_ps = xpv_add_i64(d->total_op_time_ps, plane_op_time, NULL);
     d->idle_ps = xpv_add_i64(d->idle_ps, span > plane_op_time ? span - plane_op_time : 0, NULL);
 }
 
 /* ==== TF-level device db ================================================= */
 
-static void build_device_tf(xpv_op_metrics *m) {
+/* XProf CreateTfMetricsDbFromDeviceOpMetricsDb walks the device db in its
+ * own order, the order ops first appeared (hosts, planes, events: `dev`'s
+ * row order here; a row never completed has no occurrence and is not in
+ * the db); the TF op's is_eager is the last device op's
+ * (UpdateTfOpMetricsWithDeviceOpMetrics sets it, it does not OR). */
+static void build_device_tf(xpv_op_metrics *m, const optab *dev) {
     optab t;
     optab_init(&t, &m->arena);
     int64_t idle = 0;
-    for (size_t i = 0; i < m->device.n; i++) {
-        const xpv_op_metric *d = &m->device.ops[i];
-        if (d->is_idle) {
-            idle = xpv_add_i64(idle, d->self_time_ps, NULL);
-            continue;
-        }
+    for (size_t i = 0; i < m->device.n; i++)
+        if (m->device.ops[i].is_idle)
+            idle = xpv_add_i64(idle, m->device.ops[i].self_time_ps, NULL);
+    for (size_t i = 0; i < dev->n; i++) {
+        const xpv_op_metric *d = &dev->rows[i];
+        if (d->occurrences <= 0) continue;
         xpv_str name, type;
         if (!d->provenance[0]) {
             name = xpv_cstr(d->name);
@@ -1120,7 +1241,7 @@ static void build_device_tf(xpv_op_metrics *m) {
         r->flops += d->flops;
         r->model_flops += d->model_flops;
         r->bytes_accessed += d->bytes_accessed;
-        r->is_eager |= d->is_eager;
+        r->is_eager = d->is_eager;
     }
     optab_finish(&t, &m->device_tf, idle, m->device.total_time_ps, m->device.total_op_time_ps);
     optab_free(&t);
@@ -1139,8 +1260,7 @@ struct xpv_om_part {
     int64_t d_total_ps, d_op_ps, d_idle_ps;
     uint64_t kernel_events, kernel_total_ns;
     int64_t tpu_busy_ps, tpu_idle_ps;
-    int has_gpu, has_tpu, has_mxu;
-    double mxu;
+    int has_gpu, has_tpu;
     xpv_perf_env perf;
     int perf_last;              /* kind of the last plane read: -1 none,
                                  * 0 TPU, 1 GPU */
@@ -1175,11 +1295,6 @@ xpv_om_part *xpv_op_metrics_part_build(const xpv_profile *p) {
         /* XProf reads the host threads plane "/host:CPU" only. */
         if (xpv_str_eq(pl->name, "/host:CPU")) {
             host_plane(&h, pl);
-            xpv_stat st;
-            int32_t id = xpv_stat_id(pl, "matrix_unit_utilization_percent");
-            if (!pt->has_mxu && id >= 0 && xpv_plane_stat(pl, id, &st) &&
-                xpv_stat_as_double(&st, &pt->mxu))
-                pt->has_mxu = 1;
         } else if (xpv_str_has_prefix(pl->name, "/device:GPU:")) {
             pt->has_gpu = 1;
             xpv_perf_env_read(&pt->perf, pl, 1);
@@ -1218,6 +1333,7 @@ xpv_om_part *xpv_op_metrics_part_build(const xpv_profile *p) {
     memo_free(&d.hlo);
     memo_free(&d.kern_memo);
     free(d.scratch);
+    free(d.row_plane);
     return pt;
 }
 
@@ -1294,7 +1410,7 @@ xpv_op_metrics *xpv_op_metrics_combine(const xpv_om_part *const *parts, size_t n
     ktab kern;
     memset(&kern, 0, sizeof kern);
     int64_t h_total = 0, h_op = 0, h_idle = 0, d_total = 0, d_op = 0, d_idle = 0;
-    int has_tpu = 0, has_mxu = 0, perf_last = -1;
+    int has_tpu = 0, perf_last = -1;
     for (size_t i = 0; i < n; i++) {
         const xpv_om_part *pt = parts[i];
         if (!pt) continue;
@@ -1316,10 +1432,6 @@ xpv_op_metrics *xpv_op_metrics_combine(const xpv_om_part *const *parts, size_t n
         m->tpu_idle_ps += pt->tpu_idle_ps;
         m->has_gpu |= pt->has_gpu;
         has_tpu |= pt->has_tpu;
-        if (!has_mxu && pt->has_mxu) {
-            has_mxu = 1;
-            m->mxu_utilization_percent = pt->mxu;
-        }
         m->occupancy_achieved |= pt->occ_achieved;
         m->occupancy_theoretical |= pt->occ_theoretical;
         perf_merge(&m->perf, &perf_last, pt);
@@ -1328,7 +1440,7 @@ xpv_op_metrics *xpv_op_metrics_combine(const xpv_om_part *const *parts, size_t n
     optab_finish(&dt, &m->device, d_idle, d_total, d_op);
     m->has_device_ops = dt.n > 0;
     m->has_tpu = has_tpu;
-    build_device_tf(m);
+    build_device_tf(m, &dt);
 
     if (kern.n) qsort(kern.rows, kern.n, sizeof *kern.rows, cmp_kernel);
     m->nkernels = kern.n < KERNEL_TOP_K ? kern.n : KERNEL_TOP_K;

@@ -140,9 +140,6 @@ typedef struct xpv_op_metrics {
      * union of on-duty op events (IsOffDutyOp categories excluded), idle =
      * the span of op and module events minus busy. */
     int64_t tpu_busy_ps, tpu_idle_ps;
-    /* `/host:CPU` plane stat matrix_unit_utilization_percent (XProf's
-     * performance counter result; the first host with it), else 0. */
-    double mxu_utilization_percent;
     int has_device_ops;           /* device db has a non-idle op */
     /* GPU planes with kernel details whose `occupancy_kind` says
      * "achieved" / anything else (kernel stats' occupancy column). */

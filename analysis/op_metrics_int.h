@@ -65,6 +65,11 @@ typedef struct dev_acc {
     memo kern_memo;             /* kernel key pointers -> ktab row */
     size_t tpu_ops;             /* (program, symbol) rows over TPU planes */
     int64_t tpu_busy_ps, tpu_idle_ps; /* duty-cycle tracker, summed over cores */
+    /* GPU planes read so far, and per row the last one (1-based) it ran on:
+     * an op's is_eager is its first execution's on each plane. */
+    uint32_t plane_no;
+    uint32_t *row_plane;
+    size_t caprow;
 } dev_acc;
 
 /* Row of (pid, name) in the table, created empty when new. */

@@ -302,8 +302,10 @@ void xpv_om_tpu_plane(dev_acc *d, const xpv_plane *pl) {
         m->model_flops += r->model_flops;
         m->bytes_accessed += r->bytes;
     }
+    /* XProf SetTotalTimePs: the total is never below the op time (op
+     * lines overlap: XLA Ops and Framework Ops), so IDLE >= 0. */
     int64_t span = last > first ? last - first : 0;
-    d->total_time_ps += span;
+    d->total_time_ps += span > op_time ? span : op_time;
     d->total_op_time_ps += op_time;
     d->idle_ps += span > op_time ? span - op_time : 0;
     d->tpu_ops += t.n;

@@ -3,6 +3,7 @@
  * analysis shared by overview_page and input_pipeline_analyzer
  * (xprof-reference.md §2.3, §2.5, §2.6).  See opstats.h.
  */
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,23 +15,48 @@
 
 /* ==== Run environment ==================================================== */
 
-static int str_contains_sparse(xpv_str s) {
-    static const char needle[] = " SparseCore";
-    size_t n = sizeof needle - 1;
-    for (size_t i = 0; i + n <= s.len; i++)
-        if (!memcmp(s.ptr + i, needle, n)) return 1;
-    return 0;
+/* XProf's FindTensorCorePlanes: a plane named exactly "/device:TPU:<digits>"
+ * (kTpuPlaneRegex; SparseCore and non-core planes are not TensorCores). */
+static int is_tensor_core_plane(xpv_str name) {
+    static const char pre[] = "/device:TPU:";
+    if (!xpv_str_has_prefix(name, pre)) return 0;
+    for (uint32_t i = sizeof pre - 1; i < name.len; i++)
+        if (name.ptr[i] < '0' || name.ptr[i] > '9') return 0;
+    return 1;
 }
 
-/* XProf GpuModelName: vendor + compute capability -> marketing family. */
-static void gpu_model_name(int vendor_amd, int64_t major, int64_t minor, char *out, size_t n) {
-    const char *s;
-    if (vendor_amd) {
-        s = major == 9 ? "AMD GPU - gfx-9XX series"
-            : major == 10 ? "AMD GPU - gfx-10XX series"
-            : major == 11 ? "AMD GPU - gfx-11XX series"
-                          : "AMD GPU";
-    } else {
+/* rocm GfxVersionIfWellFormed: "gfx" followed by at least three hex
+ * digits (the agent name rocprofiler-sdk reports), else nothing. */
+static int gfx_well_formed(xpv_str s) {
+    if (!xpv_str_has_prefix(s, "gfx") || s.len < 6) return 0;
+    for (uint32_t i = 3; i < s.len; i++)
+        if (!isxdigit((unsigned char)s.ptr[i])) return 0;
+    return 1;
+}
+
+/* XProf GpuModelName (cuda_type_utils.cc / rocm_type_utils.cc) from the
+ * plane's device capabilities: the vendor must be "Nvidia" or "AMD"
+ * exactly; any other vendor (or none, as TF 2.4 wrote them) gives "" and
+ * SetRunEnvironment then says "GPU".  AMD: the exact gfx architecture
+ * from gpu_device_name, else from the compute capability (9.4 and 9.5
+ * only), else the family of the major version. */
+void xpv_gpu_model_name(const xpv_plane *pl, char *out, size_t n) {
+    xpv_stat st;
+    int32_t id;
+    int64_t major = 0, minor = 0;
+    xpv_str vendor = {"", 0}, dev_name = {"", 0};
+    if ((id = xpv_stat_id(pl, "compute_cap_major")) >= 0 && xpv_plane_stat(pl, id, &st))
+        xpv_stat_as_int(&st, &major);
+    if ((id = xpv_stat_id(pl, "compute_cap_minor")) >= 0 && xpv_plane_stat(pl, id, &st))
+        xpv_stat_as_int(&st, &minor);
+    if ((id = xpv_stat_id(pl, "device_vendor")) >= 0 && xpv_plane_stat(pl, id, &st) &&
+        st.kind == XPV_STAT_STR)
+        vendor = st.v.s;
+    if ((id = xpv_stat_id(pl, "gpu_device_name")) >= 0 && xpv_plane_stat(pl, id, &st) &&
+        st.kind == XPV_STAT_STR)
+        dev_name = st.v.s;
+    const char *s = "";
+    if (xpv_str_eq(vendor, "Nvidia")) {
         switch (major) {
         case 2: s = "Nvidia GPU (Fermi)"; break;
         case 3: s = "Nvidia GPU (Kepler)"; break;
@@ -42,24 +68,71 @@ static void gpu_model_name(int vendor_amd, int64_t major, int64_t minor, char *o
         case 10: s = "Nvidia GPU (Blackwell)"; break;
         default: s = "Nvidia GPU"; break;
         }
+    } else if (xpv_str_eq(vendor, "AMD")) {
+        if (gfx_well_formed(dev_name)) {
+            snprintf(out, n, "AMD GPU - %.*s", (int)dev_name.len, dev_name.ptr);
+            return;
+        }
+        s = major == 9 && minor == 4   ? "AMD GPU - gfx942"
+            : major == 9 && minor == 5 ? "AMD GPU - gfx950"
+            : major == 9               ? "AMD GPU - gfx-9XX series"
+            : major == 10              ? "AMD GPU - gfx-10XX series"
+            : major == 11              ? "AMD GPU - gfx-11XX series"
+                                       : "AMD GPU";
     }
     snprintf(out, n, "%s", s);
 }
 
-static void read_device_type(xpv_op_stats *s, const xpv_plane *pl) {
-    xpv_stat st;
-    int64_t major = -1, minor = 0;
-    int32_t id;
-    if ((id = xpv_stat_id(pl, "compute_cap_major")) >= 0 && xpv_plane_stat(pl, id, &st))
-        xpv_stat_as_int(&st, &major);
-    if ((id = xpv_stat_id(pl, "compute_cap_minor")) >= 0 && xpv_plane_stat(pl, id, &st))
-        xpv_stat_as_int(&st, &minor);
-    int amd = 0;
-    if ((id = xpv_stat_id(pl, "device_vendor")) >= 0 && xpv_plane_stat(pl, id, &st) &&
-        st.kind == XPV_STAT_STR)
-        amd = xpv_str_has_prefix(st.v.s, "AMD");
-    if (major < 0) return; /* keep "GPU" */
-    gpu_model_name(amd, major, minor, s->device_type, sizeof s->device_type);
+int xpv_parse_hardware_type(const char *device_type) {
+    if (strstr(device_type, "GPU")) return XPV_HW_GPU;
+    if (!strcmp(device_type, "CPU")) return XPV_HW_CPU_ONLY;
+    if (strstr(device_type, "TPU")) return XPV_HW_TPU;
+    return XPV_HW_UNKNOWN;
+}
+
+const char *xpv_hardware_type_name(int hw) {
+    switch (hw) {
+    case XPV_HW_CPU_ONLY: return "CPU_ONLY";
+    case XPV_HW_GPU: return "GPU";
+    case XPV_HW_TPU: return "TPU";
+    default: return "UNKNOWN_HARDWARE";
+    }
+}
+
+/* XProf SetRunEnvironment for one XSpace: GPU planes win (device type the
+ * first GPU plane's model name, "GPU" when that is empty, one core per GPU
+ * plane); else TensorCore planes (device type the first one's
+ * device_type_string stat, "" without it); else "CPU" with no core. */
+static void host_run_environment(const xpv_profile *p, char *type, size_t n, int *cores,
+                                 int *hw) {
+    const xpv_plane *first_gpu = NULL, *first_tpu = NULL;
+    int ngpu = 0, ntpu = 0;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (xpv_str_has_prefix(pl->name, "/device:GPU:")) {
+            if (!ngpu++) first_gpu = pl;
+        } else if (is_tensor_core_plane(pl->name)) {
+            if (!ntpu++) first_tpu = pl;
+        }
+    }
+    if (ngpu) {
+        xpv_gpu_model_name(first_gpu, type, n);
+        if (!type[0]) snprintf(type, n, "GPU");
+        *cores = ngpu;
+        *hw = XPV_HW_GPU;
+    } else if (ntpu) {
+        xpv_stat st;
+        int32_t id = xpv_stat_id(first_tpu, "device_type_string");
+        type[0] = 0;
+        if (id >= 0 && xpv_plane_stat(first_tpu, id, &st) && st.kind == XPV_STAT_STR)
+            snprintf(type, n, "%.*s", (int)st.v.s.len, st.v.s.ptr);
+        *cores = ntpu;
+        *hw = XPV_HW_TPU;
+    } else {
+        snprintf(type, n, "CPU");
+        *cores = 0;
+        *hw = XPV_HW_CPU_ONLY;
+    }
 }
 
 /* ==== Per-host parts ===================================================== */
@@ -67,9 +140,13 @@ static void read_device_type(xpv_op_stats *s, const xpv_plane *pl) {
 struct xpv_host_stats {
     xpv_om_part *ops;
     xpv_step_db steps;
+    /* XProf's RunEnvironment of this XSpace (host_run_environment). */
+    char device_type[64];
     int device_core_count;
-    int has_gpu, has_tpu;
-    char gpu_model[64];          /* the first GPU plane's model, or "" */
+    int hw;                      /* enum xpv_hw */
+    const char *hostname;        /* XSpace.hostnames[0], or NULL */
+    double mxu, hbm;             /* host plane utilization stats, or 0 */
+    /* XSpace errors / warnings, each text once (first-seen order). */
     const char **errors, **warnings;
     size_t nerrors, nwarnings;
     xpv_hlo_blob *protos;        /* copied out of the profile */
@@ -77,9 +154,19 @@ struct xpv_host_stats {
     xpv_arena arena;
 };
 
-static const char **copy_strs(xpv_arena *a, const xpv_str *in, uint32_t n) {
+/* The distinct strings of in[0..n) (XProf PropagateXSpaceDiagnosticsToOpStats
+ * puts them in a set), copied into `a`, in the order first seen: XProf's
+ * own order is a hash set's, so any fixed order is as faithful. */
+static const char **unique_strs(xpv_arena *a, const xpv_str *in, uint32_t n, size_t *nout) {
     const char **out = xpv_arena_alloc(a, (n ? n : 1) * sizeof *out);
-    for (uint32_t i = 0; i < n; i++) out[i] = xpv_arena_strndup(a, in[i].ptr, in[i].len);
+    size_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        int dup = 0;
+        for (uint32_t j = 0; j < i && !dup; j++)
+            dup = in[j].len == in[i].len && (in[i].len == 0 || !memcmp(in[j].ptr, in[i].ptr, in[i].len));
+        if (!dup) out[k++] = xpv_arena_strndup(a, in[i].ptr, in[i].len);
+    }
+    *nout = k;
     return out;
 }
 
@@ -100,33 +187,37 @@ typedef struct rest_job {
     xpv_host_stats *h;
 } rest_job;
 
+/* XProf ConvertXSpaceToOpStats: the first "/host:CPU" plane's
+ * matrix_unit_utilization_percent and hbm_utilization_percent stats
+ * (DoubleValue: a stat of another kind reads as 0). */
+static void host_utilization(const xpv_profile *p, double *mxu, double *hbm) {
+    *mxu = *hbm = 0;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        if (!xpv_str_eq(pl->name, "/host:CPU")) continue;
+        xpv_stat st;
+        int32_t id = xpv_stat_id(pl, "matrix_unit_utilization_percent");
+        if (id >= 0 && xpv_plane_stat(pl, id, &st) && st.kind == XPV_STAT_DOUBLE) *mxu = st.v.d;
+        id = xpv_stat_id(pl, "hbm_utilization_percent");
+        if (id >= 0 && xpv_plane_stat(pl, id, &st) && st.kind == XPV_STAT_DOUBLE) *hbm = st.v.d;
+        return;
+    }
+}
+
 static void rest_part(void *arg) {
     rest_job *j = arg;
     const xpv_profile *p = j->p;
     xpv_host_stats *h = j->h;
-    xpv_op_stats probe; /* read_device_type() writes the model here */
-    int have_model = 0;
-    for (uint32_t k = 0; k < p->nplanes; k++) {
-        const xpv_plane *pl = &p->planes[k];
-        if (xpv_str_has_prefix(pl->name, "/device:GPU:")) {
-            h->device_core_count++;
-            h->has_gpu = 1;
-            if (!have_model && pl->nstats) {
-                snprintf(probe.device_type, sizeof probe.device_type, "GPU");
-                read_device_type(&probe, pl);
-                have_model = strcmp(probe.device_type, "GPU") != 0;
-                if (have_model) snprintf(h->gpu_model, sizeof h->gpu_model, "%s", probe.device_type);
-            }
-        } else if (xpv_str_has_prefix(pl->name, "/device:TPU:") &&
-                   !str_contains_sparse(pl->name)) {
-            h->device_core_count++;
-            h->has_tpu = 1;
-        }
-    }
-    h->errors = copy_strs(&h->arena, p->errors, p->nerrors);
-    h->nerrors = p->nerrors;
-    h->warnings = copy_strs(&h->arena, p->warnings, p->nwarnings);
-    h->nwarnings = p->nwarnings;
+    host_run_environment(p, h->device_type, sizeof h->device_type, &h->device_core_count,
+                         &h->hw);
+    h->hostname = p->nhostnames ? xpv_arena_strndup(&h->arena, p->hostnames[0].ptr,
+                                                    p->hostnames[0].len)
+                                : NULL;
+    host_utilization(p, &h->mxu, &h->hbm);
+    /* A capture lists an error or warning once per occurrence; XProf keeps
+     * each text once per XSpace (hosts are not deduplicated). */
+    h->errors = unique_strs(&h->arena, p->errors, p->nerrors, &h->nerrors);
+    h->warnings = unique_strs(&h->arena, p->warnings, p->nwarnings, &h->nwarnings);
     xpv_steps_build(p, &h->arena, &h->steps);
     h->nprotos = xpv_hlo_list(p, &h->arena, &h->protos);
 }
@@ -177,8 +268,12 @@ xpv_op_stats *xpv_op_stats_combine(const xpv_host_stats *const *parts, size_t n,
     }
     xpv_op_stats *s = xpv_xcalloc(1, sizeof *s);
     xpv_arena_init(&s->arena, 64 * 1024);
-    int has_gpu = 0, has_tpu = 0, have_model = 0;
-    snprintf(s->device_type, sizeof s->device_type, "CPU");
+    /* XProf CombineRunEnvironment, host after host: a device type other
+     * than "CPU" (or "Device") replaces the combined one and adds its
+     * cores; "CPU" only fills an empty one.  The hardware type is the
+     * highest (TPU > GPU > CPU_ONLY). */
+    int hw = XPV_HW_UNKNOWN;
+    s->device_type[0] = 0;
     const xpv_step_db **pdbs = xpv_xmalloc(n * sizeof *pdbs);
     const xpv_om_part **ops = xpv_xmalloc(n * sizeof *ops);
     const xpv_hlo_blob **lists = xpv_xmalloc(n * sizeof *lists);
@@ -191,23 +286,38 @@ xpv_op_stats *xpv_op_stats_combine(const xpv_host_stats *const *parts, size_t n,
         lists[i] = h ? h->protos : NULL;
         counts[i] = h ? h->nprotos : 0;
         if (!h) continue;
-        s->host_count++;
+        /* XProf counts hosts by name (CombineRunEnvironment: the set of
+         * each XSpace's hostname), tasks by XSpace: two files of one
+         * embedded hostname are 1 host with 2 tasks.  A file without one
+         * gets its file's host name from XProf, distinct within a run:
+         * counted as a host of its own here. */
+        int seen = 0;
+        for (size_t k = 0; h->hostname && k < i && !seen; k++)
+            seen = parts[k] && parts[k]->hostname && !strcmp(parts[k]->hostname, h->hostname);
+        if (!seen) s->host_count++;
         s->task_count++;
-        s->device_core_count += h->device_core_count;
-        if (h->has_gpu && !has_gpu) snprintf(s->device_type, sizeof s->device_type, "GPU");
-        has_gpu |= h->has_gpu;
-        has_tpu |= h->has_tpu;
-        if (!have_model && h->gpu_model[0]) {
-            snprintf(s->device_type, sizeof s->device_type, "%s", h->gpu_model);
-            have_model = 1;
+        if (strcmp(h->device_type, "CPU") && strcmp(h->device_type, "Device")) {
+            snprintf(s->device_type, sizeof s->device_type, "%s", h->device_type);
+            s->device_core_count += h->device_core_count;
+        } else if (!s->device_type[0]) {
+            snprintf(s->device_type, sizeof s->device_type, "%s", h->device_type);
         }
+        if (h->hw > hw) hw = h->hw;
+        s->mxu_utilization_percent += h->mxu;
+        s->hbm_utilization_percent = h->hbm;
         append_strs(s, h->errors, h->nerrors, &s->errors, &s->nerrors);
         append_strs(s, h->warnings, h->nwarnings, &s->warnings, &s->nwarnings);
         s->host_steps[i] = &h->steps;
         pdbs[ndb++] = &h->steps;
     }
-    if (!has_gpu && has_tpu) snprintf(s->device_type, sizeof s->device_type, "TPU");
-    s->hardware_type = has_gpu ? "GPU" : has_tpu ? "TPU" : "CPU_ONLY";
+    /* CombineAllOpStats: one host is copied as it is; several sum their
+     * MXU figures and divide by the host count, HBM is not combined. */
+    if (s->task_count > 1) {
+        s->mxu_utilization_percent /= s->task_count;
+        s->hbm_utilization_percent = 0;
+    }
+    s->hw = hw;
+    s->hardware_type = hw == XPV_HW_TPU ? "TPU" : hw == XPV_HW_GPU ? "GPU" : "CPU_ONLY";
     if (ndb == 1) s->steps = *pdbs[0];
     else if (ndb > 1) xpv_steps_intersect(pdbs, ndb, &s->arena, &s->steps);
     s->hlo = xpv_hlo_map_from_lists(lists, counts, n); /* index only, no decoding */
@@ -364,9 +474,9 @@ const char *xpv_input_op_category(const xpv_op_metric *m) {
     if (lower_eq(cat, "read")) return "Demanded file read";
     if (lower_eq(cat, "preprocessing")) return "Preprocessing";
     if (lower_eq(cat, "unknown")) return "Unknown";
-    if (!strcmp(cat, "InfeedEnqueue") || !strcmp(cat, "InfeedEnqueueTuple") ||
-        !strcmp(cat, "MemcpyHToD"))
-        return "Enqueue";
+    /* tsl IsInfeedEnqueueOp: a type starting "InfeedEnqueue" (also
+     * InfeedEnqueuePrelinearizedBuffer). */
+    if (!strncmp(cat, "InfeedEnqueue", 13) || !strcmp(cat, "MemcpyHToD")) return "Enqueue";
     if (strcmp(cat, "Dataset")) return NULL;
     const char *n = m->name ? m->name : "";
     if (ends_with(n, "::TFRecord") || ends_with(n, "::TextLine") ||
@@ -686,14 +796,11 @@ static const char EMPTY_INTERSECT[] =
     "all hosts is empty (because the differences among individual host's step sequences are "
     "too big). Consequently, the overall step time is unknown.";
 static const char NO_DEVICE_TRACE[] =
-    "No device trace was collected. This might happen if your job hadn't been run on the "
-    "device when sampling was turned on. You could try the sampling again later.";
+    "No TensorCore device trace was collected. This might happen if your job hadn't been run "
+    "on the device when sampling was turned on. You could try the sampling again later.";
 static const char STEPS_DROPPED[] =
     " steps dropped. This might happen when you profile many hosts and/or many steps. You "
     "could try to profile shorter or reduce the number of hosts you profile.";
-static const char LOOPS_NO_GROUPING[] =
-    "TensorFlow loop ops (While/For) were found in the profile; steps cannot be grouped "
-    "from such traces, so the step-time analysis is empty.";
 
 static void diag_row(xpv_dt *t, const char *sev, const char *msg) {
     xpv_dt_row(t);
@@ -717,10 +824,10 @@ void xpv_ipa_diagnostics_table(xpv_dt_doc *doc, const xpv_op_stats *os, int over
     const xpv_step_db *db = &os->steps;
     if (overview)
         for (size_t i = 0; i < os->nwarnings; i++) diag_row(t, "WARNING", os->warnings[i]);
-    if (db->n == 0) {
-        if (db->grouping == XPV_GROUPING_LOOPS) diag_row(t, "WARNING", LOOPS_NO_GROUPING);
-        diag_row(t, "WARNING", db->empty_intersect ? EMPTY_INTERSECT : NO_STEP_MARKER);
-    }
+    /* XProf PopulateStepDiagnostics.  A profile with TF loop ops is not
+     * grouped (XLA's CheckLoopOp), so it has no step: XProf says only
+     * that no step marker was seen, and so do we. */
+    if (db->n == 0) diag_row(t, "WARNING", db->empty_intersect ? EMPTY_INTERSECT : NO_STEP_MARKER);
     if (db->num_steps_dropped) {
         char msg[512];
         snprintf(msg, sizeof msg, "%u%s", db->num_steps_dropped, STEPS_DROPPED);

@@ -23,6 +23,20 @@
 #include "steps.h"
 #include "analysis.h"
 
+/* XProf's HardwareType, in its enum order (CombineRunEnvironment keeps
+ * the highest). */
+enum xpv_hw { XPV_HW_UNKNOWN = 0, XPV_HW_CPU_ONLY = 1, XPV_HW_GPU = 2, XPV_HW_TPU = 3 };
+
+/* XProf ParseHardwareType: what a device type string names ("GPU" in it,
+ * exactly "CPU", "TPU" in it, else unknown). */
+int xpv_parse_hardware_type(const char *device_type);
+/* XProf HardwareType_Name: "UNKNOWN_HARDWARE", "CPU_ONLY", "GPU", "TPU". */
+const char *xpv_hardware_type_name(int hw);
+
+/* XProf GpuModelName of a GPU plane's device capabilities, into out[n]
+ * ("" for a vendor other than "Nvidia" / "AMD"). */
+void xpv_gpu_model_name(const xpv_plane *pl, char *out, size_t n);
+
 typedef struct xpv_op_stats {
     xpv_step_db steps;           /* combined over the hosts */
     xpv_op_metrics *ops;         /* never NULL after a successful build */
@@ -33,9 +47,20 @@ typedef struct xpv_op_stats {
     int host_count;
     int task_count;
     int device_core_count;       /* GPU (or TPU) planes over all hosts */
-    char device_type[64];        /* "Nvidia GPU (Volta)", "GPU", "TPU", "CPU" */
-    const char *hardware_type;   /* "GPU", "TPU" or "CPU_ONLY" */
-    /* XSpace errors / warnings of every host, NUL-terminated. */
+    /* XProf's device type: a GPU model name ("Nvidia GPU (Volta)", "AMD
+     * GPU - gfx942", "GPU" for an unknown vendor), a TPU plane's
+     * device_type_string ("TPU v6 Lite", "" without it) or "CPU". */
+    char device_type[64];
+    int hw;                      /* enum xpv_hw: the highest over hosts */
+    const char *hardware_type;   /* hw's name: "GPU", "TPU" or "CPU_ONLY" */
+    /* XProf's performance counter result, from the `/host:CPU` plane
+     * stats matrix_unit_utilization_percent and hbm_utilization_percent
+     * (double values): one host's own; over several hosts the MXU figure
+     * is the mean over every host (0 where absent: CombineAllOpStats) and
+     * HBM is 0 (CombineOpStats does not combine it). */
+    double mxu_utilization_percent, hbm_utilization_percent;
+    /* XSpace errors / warnings of every host (each host's distinct texts,
+     * hosts appended in order), NUL-terminated. */
     const char **errors;
     size_t nerrors;
     const char **warnings;

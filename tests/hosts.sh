@@ -12,7 +12,8 @@
 #      well under what holding every profile takes.
 #   2. the combination is right: ALL_HOSTS kernel_stats rows = one host's
 #      rows with occurrences and total duration times N; framework_op_stats
-#      occurrences times N; overview run environment host_count = N.
+#      occurrences times N; overview run environment task_count = N (the
+#      copies share one embedded hostname: host_count 1, as XProf counts).
 #   3. single-host answers after ALL_HOSTS decode nothing more (the hosts'
 #      parts are cached apart from their profiles).
 #   4. a budget that holds one decoded host at a time: the same answer,
@@ -165,7 +166,12 @@ check(len(sum1) > 0 and sumn == {k: N * v for k, v in sum1.items()},
 ov = json.loads(answers["overview_page"])
 env = [t for t in ov if t.get("p", {}).get("host_count") is not None] if isinstance(ov, list) else []
 hc = env[0]["p"]["host_count"] if env else None
-check(hc == str(N) or hc == N, "overview run environment host_count = %d (got %r)" % (N, hc))
+tc = env[0]["p"].get("task_count") if env else None
+# The N files are one profile's bytes, so one embedded XSpace hostname:
+# XProf counts hosts by hostname and tasks by XSpace.
+check(hc == "1", "overview run environment host_count = 1 (got %r)" % (hc,))
+check(tc == "%d (num tasks per host = %d)" % (N, N),
+      "overview run environment task_count = %d (got %r)" % (N, tc))
 
 for t in TOOLS:
     if t in ("overview_page", "pod_viewer"):

@@ -36,6 +36,7 @@ __attribute__((unused)) static xpv_profile *sf_training_steps(int tfdata, int fi
     int gpu = tx_plane(s, "/device:GPU:0");
     tx_plane_int(s, gpu, "compute_cap_major", 8);
     tx_plane_int(s, gpu, "compute_cap_minor", 0);
+    tx_plane_str(s, gpu, "device_vendor", "Nvidia");
     int stream = tx_line(s, gpu, 7, "Stream #7(Kernel)", 0);
     for (int i = first; i < first + n; i++) {
         int64_t t = i * 30 * SF_MS;

@@ -438,6 +438,198 @@ static void test_parse_helpers(void **state) {
 }
 
 /* Real TF 2.4 GPU profile: counts match an independent walk of the file. */
+/* XProf's xplane_to_op_metrics_db_test DeviceOpMetricsDb: TF-op kernels
+ * on two streams of one GPU, named "<tf op>/<kernel>", typed by the TF op.
+ * The streams overlap, so their op time (46 us) exceeds the plane's span
+ * (100..130 us): XProf's total is the op time (SetTotalTimePs) and IDLE 0,
+ * not the span. */
+static void test_device_streams_overlap(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:GPU:0");
+    int st1 = tx_line(s, pl, 10, "Stream #10", 0), st2 = tx_line(s, pl, 20, "Stream #20", 0);
+    static const struct { int line; const char *kernel, *tf_op; int64_t start_ns, dur_ns; } ev[] = {
+        {1, "kernel1", "TfOp1:TfOp1", 100000, 8000}, {1, "kernel2", "TfOp1:TfOp1", 110000, 10000},
+        {2, "kernel1", "TfOp1:TfOp1", 100000, 8000}, {2, "kernel2", "TfOp1:TfOp1", 110000, 10000},
+        {2, "kernel3", "TfOp2:TfOp2", 120000, 10000},
+    };
+    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++) {
+        tx_event_t *e = tx_event(s, pl, ev[i].line == 1 ? st1 : st2, ev[i].kernel,
+                                 ev[i].start_ns * 1000, ev[i].dur_ns * 1000);
+        tx_ev_ref(s, pl, e, "tf_op", ev[i].tf_op);
+    }
+    xpv_profile *p = tx_decode(s);
+    xpv_op_metrics *m = build1(p);
+    const xpv_op_metrics_db *d = &m->device;
+    assert_int_equal(d->n, 4); /* kernel1, kernel2, kernel3, IDLE */
+    assert_int_equal(d->total_op_time_ps, (8000 * 2 + 10000 * 2 + 10000) * 1000LL);
+    assert_int_equal(d->total_time_ps, d->total_op_time_ps); /* > span 30 us */
+    const xpv_op_metric *k1 = find_op(d, "TfOp1/kernel1");
+    assert_non_null(k1);
+    assert_string_equal(k1->category, "TfOp1");
+    assert_int_equal(k1->occurrences, 2);
+    assert_int_equal(k1->time_ps, 16000 * 1000LL);
+    assert_int_equal(find_op(d, "TfOp1/kernel2")->occurrences, 2);
+    assert_int_equal(find_op(d, "TfOp2/kernel3")->time_ps, 10000 * 1000LL);
+    const xpv_op_metric *idle = find_op(d, "IDLE");
+    assert_string_equal(idle->category, "IDLE");
+    assert_int_equal(idle->time_ps, 0);
+    assert_true(xpv_op_metrics_idle_ratio(d) == 0.0);
+    xpv_op_metrics_free(m);
+    xpv_profile_free(p);
+}
+
+static void eager_kernel(tx_space *s, int pl, int ln, const char *kernel, const char *tf_op,
+                         int64_t start, int eager) {
+    tx_event_t *e = tx_event(s, pl, ln, kernel, start, MS);
+    tx_ev_ref(s, pl, e, "tf_op", tf_op);
+    tx_ev_int(s, pl, e, "is_eager", eager);
+}
+
+/* Device is_eager as XProf decides it: a device op takes the flag of its
+ * first execution on each GPU plane (EnterOpMetadata runs once per op and
+ * plane), OR-ed over planes (CombineOpMetrics); the TF-level op takes the
+ * flag of the last of its device ops in the device db's order, the order
+ * they first ran (UpdateTfOpMetricsWithDeviceOpMetrics sets, not ORs). */
+static void test_device_eager(void **state) {
+    (void)state;
+    for (int planes = 1; planes <= 2; planes++) {
+        tx_space *s = tx_new();
+        int g0 = tx_plane(s, "/device:GPU:0");
+        int l0 = tx_line(s, g0, 1, "Stream #1", 0);
+        eager_kernel(s, g0, l0, "k", "a:MatMul", 0, 0);
+        eager_kernel(s, g0, l0, "k", "a:MatMul", 2 * MS, 1); /* not its first on GPU:0 */
+        eager_kernel(s, g0, l0, "x1", "b:AddV2", 4 * MS, 1);  /* b/x1 first: eager */
+        eager_kernel(s, g0, l0, "x2", "b:AddV2", 6 * MS, 0);  /* b/x2 last: not */
+        eager_kernel(s, g0, l0, "y2", "c:Relu", 8 * MS, 0);   /* c/y2 first: not */
+        eager_kernel(s, g0, l0, "y1", "c:Relu", 10 * MS, 1);  /* c/y1 last: eager */
+        if (planes == 2) {
+            int g1 = tx_plane(s, "/device:GPU:1");
+            eager_kernel(s, g1, tx_line(s, g1, 1, "Stream #1", 0), "k", "a:MatMul", 0, 1);
+        }
+        xpv_profile *p = tx_decode(s);
+        xpv_op_metrics *m = build1(p);
+        const xpv_op_metric *k = find_op(&m->device, "a/k");
+        assert_non_null(k);
+        assert_int_equal(k->occurrences, planes == 2 ? 3 : 2);
+        assert_int_equal(k->is_eager, planes == 2);
+        assert_int_equal(find_op(&m->device, "b/x1")->is_eager, 1);
+        assert_int_equal(find_op(&m->device, "b/x2")->is_eager, 0);
+        assert_int_equal(find_op(&m->device_tf, "a")->is_eager, planes == 2);
+        assert_int_equal(find_op(&m->device_tf, "b")->is_eager, 0);
+        assert_int_equal(find_op(&m->device_tf, "c")->is_eager, 1);
+        xpv_op_metrics_free(m);
+        xpv_profile_free(p);
+    }
+}
+
+/* The row named `name` with program id (XProf hlo_module_id) `pid`. */
+static const xpv_op_metric *find_op_pid(const xpv_op_metrics_db *db, const char *name,
+                                        int64_t pid) {
+    for (size_t i = 0; i < db->n; i++)
+        if (!strcmp(db->ops[i].name, name) && db->ops[i].program_id == pid) return &db->ops[i];
+    return NULL;
+}
+
+static tx_event_t *stage_event(tx_space *s, int pl, int ln, const char *name, int64_t off,
+                               int64_t dur, int64_t stage, const char *cat) {
+    tx_event_t *e = tx_event(s, pl, ln, name, off, dur);
+    tx_ev_int(s, pl, e, "input_pipeline_stage_id", stage);
+    if (cat) tx_ev_str(s, pl, e, "input_pipeline_stage_category", cat);
+    return e;
+}
+
+/* XProf's xplane_to_op_metrics_db_test HostXPlaneWithInputPipelineTracemeOps:
+ * input-pipeline TraceMes are ops keyed by their stage id (XProf's
+ * hlo_module_id), typed by their stage category, even where two share a
+ * name; nesting and IDLE as for any host op. */
+static void test_host_input_pipeline_stages(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    int ln = tx_line(s, pl, 10, "tf_data", 0);
+    stage_event(s, pl, ln, "ShuffleMapDataset", 100000000, 10000000, 1, "preprocessing");
+    stage_event(s, pl, ln, "MapMapDataset", 100000000, 8000000, 2, "preprocessing");
+    stage_event(s, pl, ln, "ShuffleMapDataset", 120000000, 10000000, 3, "preprocessing");
+    stage_event(s, pl, ln, "MapMapDataset", 120000000, 8000000, 4, "preprocessing");
+    xpv_profile *p = tx_decode(s);
+    xpv_op_metrics *m = build1(p);
+    const xpv_op_metrics_db *h = &m->host;
+    assert_int_equal(h->n, 5); /* 4 stages + IDLE */
+    static const struct { const char *name; int64_t pid, time, self; } want[] = {
+        {"ShuffleMapDataset", 1, 10000000, 2000000}, {"MapMapDataset", 2, 8000000, 8000000},
+        {"ShuffleMapDataset", 3, 10000000, 2000000}, {"MapMapDataset", 4, 8000000, 8000000},
+    };
+    for (size_t i = 0; i < 4; i++) {
+        const xpv_op_metric *o = find_op_pid(h, want[i].name, want[i].pid);
+        assert_non_null(o);
+        assert_string_equal(o->category, "preprocessing");
+        assert_int_equal(o->occurrences, 1);
+        assert_int_equal(o->time_ps, want[i].time);
+        assert_int_equal(o->self_time_ps, want[i].self);
+    }
+    assert_int_equal(h->total_time_ps, 30000000);
+    assert_int_equal(h->total_op_time_ps, 20000000);
+    assert_int_equal(find_op(h, "IDLE")->self_time_ps, 10000000);
+    xpv_op_metrics_free(m);
+    xpv_profile_free(p);
+}
+
+/* Stage edge cases (CollectTfOpsFromHostThreadsXPlane,
+ * CollectTfActivities): a stage id without a category is no op at all
+ * (not even by its name); an empty category parses the name as usual; the
+ * first event of a stage id names every event of that id; an empty tf_op
+ * stat is no op.  Stage ids and metadata ids share XProf's one map: an
+ * event without a stage whose metadata id is a stage id already taken
+ * counts as that stage's op. */
+static void test_host_input_pipeline_edges(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    int ln = tx_line(s, pl, 10, "tf_data", 0);
+    /* Metadata ids 1.. in order of first use below. */
+    stage_event(s, pl, ln, "x:MatMul", 0, MS, 105, NULL);                      /* 1: no op */
+    stage_event(s, pl, ln, "Iterator::Map", 2 * MS, MS, 106, "");              /* 2: Dataset */
+    stage_event(s, pl, ln, "first", 4 * MS, MS, 107, "read");                  /* 3 */
+    stage_event(s, pl, ln, "second", 6 * MS, 2 * MS, 107, "preprocessing");  /* 4: "first" */
+    tx_event(s, pl, ln, "y:Relu", 9 * MS, MS);                                 /* 5: by name */
+    tx_ev_str(s, pl, tx_event(s, pl, ln, "Custom", 11 * MS, MS), "tf_op", ""); /* 6: no op */
+    stage_event(s, pl, ln, "st8", 13 * MS, MS, 8, "enqueue");                  /* 7 */
+    tx_event(s, pl, ln, "z:Relu", 15 * MS, MS);                  /* 8: id 8 is stage st8's */
+    assert_int_equal(tx_event_meta(s, pl, "z:Relu"), 8);
+    xpv_profile *p = tx_decode(s);
+    xpv_op_metrics *m = build1(p);
+    const xpv_op_metrics_db *h = &m->host;
+    assert_null(find_op(h, "x"));
+    assert_null(find_op(h, "x:MatMul"));
+    assert_null(find_op(h, "second"));
+    assert_null(find_op(h, "z"));
+    assert_null(find_op(h, ""));
+    const xpv_op_metric *it = find_op_pid(h, "Iterator::Map", 106);
+    assert_non_null(it);
+    assert_string_equal(it->category, "Dataset");
+    const xpv_op_metric *f = find_op_pid(h, "first", 107);
+    assert_non_null(f);
+    assert_string_equal(f->category, "read");
+    assert_int_equal(f->occurrences, 2);
+    assert_int_equal(f->time_ps, 3 * MS);
+    const xpv_op_metric *y = find_op_pid(h, "y", 0);
+    assert_non_null(y);
+    assert_string_equal(y->category, "Relu");
+    const xpv_op_metric *st8 = find_op_pid(h, "st8", 8);
+    assert_non_null(st8);
+    assert_string_equal(st8->category, "enqueue");
+    assert_int_equal(st8->occurrences, 2);
+    assert_int_equal(h->n, 5); /* Iterator::Map, first, y, st8, IDLE */
+    /* Activities span 2..16 ms (neither the category-less stage nor the
+     * empty tf_op is one); ops 1 + 3 + 1 + 2 ms. */
+    assert_int_equal(h->total_time_ps, 14 * MS);
+    assert_int_equal(h->total_op_time_ps, 7 * MS);
+    assert_int_equal(find_op(h, "IDLE")->self_time_ps, 7 * MS);
+    xpv_op_metrics_free(m);
+    xpv_profile_free(p);
+}
+
 static void test_real_gpu_file(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
@@ -487,6 +679,10 @@ int main(void) {
         cmocka_unit_test(test_host_event_order),
         cmocka_unit_test(test_kernel_grouping_by_value),
         cmocka_unit_test(test_parse_helpers),
+        cmocka_unit_test(test_host_input_pipeline_stages),
+        cmocka_unit_test(test_device_streams_overlap),
+        cmocka_unit_test(test_device_eager),
+        cmocka_unit_test(test_host_input_pipeline_edges),
         cmocka_unit_test(test_real_gpu_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -130,6 +130,8 @@ static void test_categories(void **state) {
     assert_string_equal(xpv_input_op_category(&m), "Enqueue");
     m.category = "InfeedEnqueueTuple";
     assert_string_equal(xpv_input_op_category(&m), "Enqueue");
+    m.category = "InfeedEnqueuePrelinearizedBuffer"; /* tsl: a prefix */
+    assert_string_equal(xpv_input_op_category(&m), "Enqueue");
     m.category = "READ";
     assert_string_equal(xpv_input_op_category(&m), "Demanded file read");
     m.category = "MatMul";

@@ -176,8 +176,9 @@ static void test_real_multi_worker(void **state) {
         }
         assert_true(sum <= num(r0, "totalDurationUs") + 1e-6);
     }
-    assert_string_equal(json_string_value(json_object_get(j, "deviceType")),
-                        "Nvidia GPU (Volta)");
+    /* TF 2.4 wrote no device_vendor stat: XProf's GpuModelName knows no
+     * vendor and the device type is plain "GPU". */
+    assert_string_equal(json_string_value(json_object_get(j, "deviceType")), "GPU");
     json_decref(j);
     for (int i = 0; i < 2; i++) {
         xpv_profile_free(ps[i]);

@@ -52,13 +52,6 @@ static void plane_double(tx_space *s, int pl, const char *name, double v) {
     st->double_value = v;
 }
 
-static void plane_str(tx_space *s, int pl, const char *name, const char *v) {
-    Tensorflow__Profiler__XPlane *p = s->space.planes[pl];
-    tx_stat_t *st = tx_new_stat(s, pl, &p->n_stats, &p->stats, name);
-    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_STR_VALUE;
-    st->str_value = tx_strdup(s, v);
-}
-
 static void op(tx_space *s, int pl, const char *name, int64_t sym, const char *cat, double flops,
                double bytes) {
     tx_meta_int(s, pl, name, "program_id", PID);
@@ -76,6 +69,7 @@ static void op(tx_space *s, int pl, const char *name, int64_t sym, const char *c
 static xpv_profile *tpu_profile(void) {
     tx_space *s = tx_new();
     int pl = tx_plane(s, "/device:TPU:0");
+    tx_plane_str(s, pl, "device_type_string", "TPU v4");
     plane_double(s, pl, "peak_teraflops_per_second", 100);
     plane_double(s, pl, "peak_hbm_bw_gigabytes_per_second", 1000);
     plane_double(s, pl, "peak_vmem_rd_bw_gigabytes_per_second", 4000);
@@ -132,7 +126,7 @@ static void test_constructed_tpu(void **state) {
     assert_int_equal(json_array_size(json_object_get(t, "cols")), 37);
     /* Program + conv, infeed, fusion, while; then without infeed. */
     assert_int_equal(dt_nrows(t), 5 + 4);
-    assert_string_equal(dt_pstr(t, "device_type"), "TPU");
+    assert_string_equal(dt_pstr(t, "device_type"), "TPU v4");
     assert_string_equal(dt_pstr(t, "peak_flop_rate"), "100000");
     assert_string_equal(dt_pstr(t, "peak_hbm_bw"), "931.323");   /* 1000 GB/s in GiB/s */
     assert_string_equal(dt_pstr(t, "hbm_ridge_point"), "100");    /* 1e5 GFLOP/s / 1e3 GB/s */
@@ -266,7 +260,7 @@ static void test_gpu_peaks(void **state) {
     tx_plane_int(s, pl, "compute_cap_major", 9);
     tx_plane_int(s, pl, "compute_cap_minor", 0);
     tx_plane_int(s, pl, "memory_bandwidth", 3352320000000LL);
-    plane_str(s, pl, "device_vendor", "Nvidia");
+    tx_plane_str(s, pl, "device_vendor", "Nvidia");
     xpv_profile *p = tx_decode(s);
     assert_non_null(p);
     const xpv_profile *ps[1] = {p};

@@ -55,6 +55,9 @@ static void hlo(tx_space *s, int pl, const char *name, int64_t sym, const char *
 static xpv_profile *tpu_profile(void) {
     tx_space *s = tx_new();
     int pl = tx_plane(s, "/device:TPU:0");
+    /* As XProf's GetOrCreateTpuXPlane writes it: the device type names a
+     * TPU, so the overview computes its TPU fields. */
+    tx_plane_str(s, pl, "device_type_string", "TPU v4");
     hlo(s, pl, "fusion.1", 1, "loop fusion", "jit(f)/jit(main)/dot_general:");
     hlo(s, pl, "copy.2", 2, "copy", NULL);
     hlo(s, pl, "add.3", 3, "non-fusion elementwise", "jit(f)/jit(main)/add:");
@@ -121,6 +124,27 @@ static void test_nesting_self_time_and_idle(void **state) {
     assert_string_equal(find_op(&m->device_tf, "copy.2")->category, "Unknown");
     assert_int_equal(m->tpu_busy_ps, 23 * MS);
     assert_int_equal(m->tpu_idle_ps, 7 * MS);
+    xpv_op_metrics_free(m);
+    xpv_profile_free(p);
+}
+
+/* XLA Ops and Framework Ops are both op lines (IsOpLineName): their op
+ * time adds up past the span; XProf's total is then the op time
+ * (SetTotalTimePs) and IDLE 0. */
+static void test_op_lines_overlap_total(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:TPU:0");
+    hlo(s, pl, "fusion.1", 1, "loop fusion", NULL);
+    hlo(s, pl, "dot", 2, "convolution", NULL);
+    tx_event(s, pl, tx_line(s, pl, 3, "XLA Ops", 0), "fusion.1", 0, 10 * MS);
+    tx_event(s, pl, tx_line(s, pl, 5, "Framework Ops", 0), "dot", 0, 10 * MS);
+    xpv_profile *p = tx_decode(s);
+    xpv_op_metrics *m = build1(p);
+    const xpv_op_metrics_db *d = &m->device;
+    assert_int_equal(d->total_op_time_ps, 20 * MS);
+    assert_int_equal(d->total_time_ps, 20 * MS);
+    assert_int_equal(find_op(d, "IDLE")->self_time_ps, 0);
     xpv_op_metrics_free(m);
     xpv_profile_free(p);
 }
@@ -308,7 +332,8 @@ static void test_tools_show_tpu_rows(void **state) {
     assert_string_equal(dt_pstr(a, "device_duty_cycle_percent"), "76.7%");
     assert_true(dt_nrows(a) == 4);
     assert_string_equal(dt_cell_str(a, 0, 3), "jit(f)/jit(main)/dot_general");
-    assert_string_equal(dt_pstr(json_array_get(j, 2), "device_type"), "TPU");
+    /* XProf's device type: the TensorCore plane's device_type_string. */
+    assert_string_equal(dt_pstr(json_array_get(j, 2), "device_type"), "TPU v4");
     /* No step marker: XProf's diagnostic and an unknown bottleneck. */
     assert_string_equal(dt_pstr(json_array_get(j, 3), "bottleneck"), "unknown");
     json_t *diag = json_array_get(j, 6);
@@ -543,7 +568,9 @@ static void test_real_tpu_file(void **state) {
     double frac = 0;
     for (size_t r = 0; r < ntop; r++) frac += dt_cell_num(a, r, 0);
     assert_true(frac > 0 && frac <= 1.0 + 1e-9);
-    assert_string_equal(dt_pstr(json_array_get(j, 2), "device_type"), "TPU");
+    /* XProf's device type: the first TensorCore plane's device_type_string
+     * (the file's TPU planes say "TPU v6 Lite": a v6e, MANIFEST.md). */
+    assert_string_equal(dt_pstr(json_array_get(j, 2), "device_type"), "TPU v6 Lite");
     assert_string_equal(dt_pstr(json_array_get(j, 3), "bottleneck"), "unknown");
     print_message("overview: idle %s, duty cycle %s, top op %s (%.4f)\n",
                   dt_pstr(a, "device_idle_time_percent"), dt_pstr(a, "device_duty_cycle_percent"),
@@ -556,6 +583,7 @@ static void test_real_tpu_file(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nesting_self_time_and_idle),
+        cmocka_unit_test(test_op_lines_overlap_total),
         cmocka_unit_test(test_flops_times_occurrences),
         cmocka_unit_test(test_device_timespan_display_name_two_cores),
         cmocka_unit_test(test_duty_cycle_off_duty),

@@ -187,6 +187,13 @@ static inline void tx_plane_int(tx_space *s, int pl, const char *name, int64_t v
     st->int64_value = v;
 }
 
+static inline void tx_plane_str(tx_space *s, int pl, const char *name, const char *v) {
+    tx_plane_t *p = s->space.planes[pl];
+    tx_stat_t *st = tx_new_stat(s, pl, &p->n_stats, &p->stats, name);
+    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_STR_VALUE;
+    st->str_value = tx_strdup(s, v);
+}
+
 /* The event metadata named `ev_name` in plane `pl` (created when new). */
 static inline Tensorflow__Profiler__XEventMetadata *tx_meta(tx_space *s, int pl,
                                                              const char *ev_name) {

@@ -138,8 +138,11 @@ static void add_row(xpv_dt *t, const xpv_op_metrics *m, const xpv_op_metric *op,
     xpv_dt_str(t, op->is_eager ? "Eager" : "Function");
 }
 
-static void op_table(xpv_dt *t, const xpv_op_metrics *m, int exclude_idle) {
-    int gpu = strstr(m->device_type, "GPU") != NULL;
+/* `device_type`: XProf's run-environment device type; the TensorCore
+ * utilization column is there when it names a GPU (TfStatsToDataTable). */
+static void op_table(xpv_dt *t, const xpv_op_metrics *m, const char *device_type,
+                     int exclude_idle) {
+    int gpu = strstr(device_type, "GPU") != NULL;
     table_state ts = {0, 0, 0};
     add_cols(t, gpu);
     const xpv_op_metrics_db *dbs[2] = {&m->device_tf, &m->host};
@@ -165,12 +168,14 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
                   xpv_dt_doc *doc, xpv_err *err) {
     /* The shared OpStats intermediate (steps + op metrics), built once
      * per (run, host set) for all four stats tools. */
-    const xpv_op_metrics *m = ((const xpv_op_stats *)derived)->ops;
+    const xpv_op_stats *os = derived;
+    const xpv_op_metrics *m = os->ops;
     xpv_op_metrics *own = NULL;
     if (!m) m = own = xpv_op_metrics_build(hs, err);
     if (!m) return -1;
-    op_table(xpv_dt_doc_table(doc, XPV_DT_PROPS_LAST), m, 0);
-    op_table(xpv_dt_doc_table(doc, XPV_DT_PROPS_LAST), m, 1);
+    const char *dt = own ? m->device_type : os->device_type;
+    op_table(xpv_dt_doc_table(doc, XPV_DT_PROPS_LAST), m, dt, 0);
+    op_table(xpv_dt_doc_table(doc, XPV_DT_PROPS_LAST), m, dt, 1);
     xpv_op_metrics_free(own);
     return 0;
 }

@@ -36,6 +36,7 @@ static double safe_div(double a, double b) { return b != 0 ? a / b : 0; }
 static void analysis_table(xpv_dt_doc *doc, const xpv_op_stats *os) {
     const xpv_op_metrics *m = os->ops;
     int gpu = strstr(os->device_type, "GPU") != NULL;
+    int tpu_analysis = xpv_parse_hardware_type(os->device_type) == XPV_HW_TPU;
 
     /* Host / device op counts and eager shares. */
     double host_occ = 0, host_self = 0, host_eager = 0;
@@ -82,29 +83,35 @@ static void analysis_table(xpv_dt_doc *doc, const xpv_op_stats *os) {
         prop_pct(t, "device_compute_16bit_percent", 100.0 * safe_div(c16, c16 + c32));
         prop_pct(t, "device_compute_32bit_percent", 100.0 * safe_div(c32, c16 + c32));
     } else {
+        /* XProf fills these (ComputeTpuAnalysisResult) only when the device
+         * type names a TPU; on CPU, or a TPU plane without
+         * device_type_string, they stay 0. */
         const xpv_op_metrics_db *d = &m->device;
         double busy = (double)d->total_op_time_ps;
         double idle = (double)(d->total_time_ps - d->total_op_time_ps);
         if (m->has_tpu) {
-            /* XProf ComputeTpuAnalysisResult: the duty-cycle tracker's. */
+            /* The duty-cycle tracker's busy and idle time. */
             busy = (double)m->tpu_busy_ps;
             idle = (double)m->tpu_idle_ps;
         }
-        prop_pct(t, "device_duty_cycle_percent", 100.0 * safe_div(busy, busy + idle));
-        prop_pct(t, "device_idle_time_percent", 100.0 * xpv_op_metrics_idle_ratio(d));
+        prop_pct(t, "device_duty_cycle_percent",
+                 tpu_analysis ? 100.0 * safe_div(busy, busy + idle) : 0);
+        prop_pct(t, "device_idle_time_percent",
+                 tpu_analysis ? 100.0 * xpv_op_metrics_idle_ratio(d) : 0);
     }
     prop_pct(t, "device_op_time_eager_percent", 100.0 * safe_div(dev_eager, dev_self));
     prop_pct(t, "device_tf_op_percent", 100.0 * safe_div(dev_occ, host_occ + dev_occ));
     if (!gpu) {
         prop_pct(t, "flop_rate_utilization_relative_to_roofline", 0);
-        prop_pct(t, "host_idle_time_percent", 100.0 * xpv_op_metrics_idle_ratio(&m->host));
+        prop_pct(t, "host_idle_time_percent",
+                 tpu_analysis ? 100.0 * xpv_op_metrics_idle_ratio(&m->host) : 0);
     }
-    prop_pct(t, "hbm_utilization_percent", 0);
+    prop_pct(t, "hbm_utilization_percent", os->hbm_utilization_percent);
     prop_pct(t, "host_op_time_eager_percent", 100.0 * safe_div(host_eager, host_self));
     prop_pct(t, "host_tf_op_percent", 100.0 * safe_div(host_occ, host_occ + dev_occ));
     xpv_dt_prop(t, "host_trace_level", "0");
     if (!gpu) prop_pct(t, "memory_bw_utilization_relative_to_hw_limit", 0);
-    prop_pct(t, "mxu_utilization_percent", m->mxu_utilization_percent);
+    prop_pct(t, "mxu_utilization_percent", os->mxu_utilization_percent);
     xpv_dt_prop(t, "remark_color", "");
     xpv_dt_prop(t, "remark_text", "");
 
@@ -204,8 +211,11 @@ static void recommendation_table(xpv_dt_doc *doc, const xpv_op_stats *os,
               !strcmp(bn, "host") ? "device" : !strcmp(bn, "device") ? "host" : "");
     xpv_dt_prop(t, "precision_statement", precision);
     xpv_dt_prop(t, "statement", ipa->input_statement);
-    const char *hw = os->hardware_type;
-    int tpu = !strcmp(hw, "TPU");
+    /* XProf names the device in the tips by ParseHardwareType of the
+     * device type string (not by the planes). */
+    int hwt = xpv_parse_hardware_type(os->device_type);
+    const char *hw = xpv_hardware_type_name(hwt);
+    int tpu = hwt == XPV_HW_TPU;
     char tip[256];
     tip_row(t, "faq", "Refer to the TF2 Profiler FAQ", "Tool troubleshooting / FAQ");
     tip_row(t, "host",
