@@ -1366,7 +1366,7 @@ xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p, const struct xp
     w[0].to = split;
     w[1].from = split;
     w[1].to = p->nplanes;
-    xpv_par_run(dl_worker_run, &w[1], dl_worker_run, &w[0]);
+    xpv_par_run_if(split < p->nplanes, dl_worker_run, &w[1], dl_worker_run, &w[0]);
     d->nplanes = w[0].nplanes + w[1].nplanes;
     d->planes = xpv_xmalloc((d->nplanes ? d->nplanes : 1) * sizeof *d->planes);
     if (w[0].nplanes) memcpy(d->planes, w[0].planes, w[0].nplanes * sizeof *d->planes);

@@ -891,7 +891,7 @@ static void scan_all(builder *b, scan_out *o) {
     w[0].nunits = split;
     w[1].units = units + split;
     w[1].nunits = nu - split;
-    xpv_par_run(worker_run, &w[1], worker_run, &w[0]);
+    xpv_par_run_if(split < nu, worker_run, &w[1], worker_run, &w[0]);
     *o = w[0].o;
     scan_out_join(o, &w[1].o);
     for (uint32_t k = 0; k < p->nplanes; k++) {

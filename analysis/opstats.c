@@ -222,15 +222,19 @@ static void rest_part(void *arg) {
     h->nprotos = xpv_hlo_list(p, &h->arena, &h->protos);
 }
 
+/* Below this many events one thread builds the host stats. */
+#define OPSTATS_PARALLEL_MIN_EVENTS 200000
+
 xpv_host_stats *xpv_host_stats_build(const xpv_profile *p) {
     xpv_host_stats *h = xpv_xcalloc(1, sizeof *h);
     xpv_arena_init(&h->arena, 64 * 1024);
     /* The op metrics and the rest read the same const profile and share
      * nothing else: build them on two threads (the machine this targets
-     * has 2 cores; both passes cost about the same). */
+     * has 2 cores; both passes cost about the same), unless the profile is
+     * so small that starting a thread costs more than the work. */
     ops_job job = {p, NULL};
     rest_job rj = {p, h};
-    xpv_par_run(ops_part, &job, rest_part, &rj);
+    xpv_par_run_if(p->nevents >= OPSTATS_PARALLEL_MIN_EVENTS, ops_part, &job, rest_part, &rj);
     h->ops = job.ops;
     return h;
 }

@@ -40,6 +40,15 @@ void xpv_par_run(void (*fa)(void *), void *a, void (*fb)(void *), void *b) {
     if (hb.oom || ha.oom) xpv_oom_raise(hb.oom ? hb.failed : ha.failed);
 }
 
+void xpv_par_run_if(int parallel, void (*fa)(void *), void *a, void (*fb)(void *), void *b) {
+    if (parallel) {
+        xpv_par_run(fa, a, fb, b);
+        return;
+    }
+    fb(b);
+    fa(a);
+}
+
 void xpv_par_many(void (*fn)(void *), void *const *args, int n) {
     enum { MAX = 64 };
     if (n <= 0) return;

@@ -14,6 +14,13 @@
  * xpv_oom_run() (or aborts the process without one). */
 void xpv_par_run(void (*fa)(void *), void *a, void (*fb)(void *), void *b);
 
+/* xpv_par_run() when `parallel`; otherwise fb(b) then fa(a) on this thread,
+ * with no thread started (starting and joining one costs more than a
+ * small profile's whole pass, most of all under the sanitizers).  An
+ * allocation failure then unwinds the caller directly, fa not run: the
+ * same outcome as xpv_par_run() when no thread can be started. */
+void xpv_par_run_if(int parallel, void (*fa)(void *), void *a, void (*fb)(void *), void *b);
+
 /* fn(args[0]) on this thread and fn(args[i]) on a thread each for the
  * others (run here in turn when a thread cannot be started); returns when
  * all are done, raising an allocation failure of any as xpv_par_run does.

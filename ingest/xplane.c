@@ -1051,7 +1051,11 @@ static void profile_reset(xpv_profile *prof) {
     prof->buf_len = len;
     prof->buf_free = buf_free;
     prof->file_size = len;
-    xpv_arena_init(&prof->arena, 1 << 20);
+    /* Chunks of about the file's size, 64 KiB to 1 MiB: a small file's
+     * model then takes one small chunk, not a fixed MiB (a fresh mapping
+     * per decode under the sanitizers, and 1 MiB charged to the cache). */
+    size_t chunk = len < (1u << 16) ? 1u << 16 : len > (1u << 20) ? 1u << 20 : len;
+    xpv_arena_init(&prof->arena, chunk);
 }
 
 /* Threads to parse lines with by default: the online CPUs, at most 8. */

@@ -153,6 +153,30 @@ static void test_par_failure_raised_after_both(void **state) {
     }
 }
 
+static int run_pair_inline(void *arg) {
+    pair *p = arg;
+    xpv_par_run_if(0, half, &p->a, half, &p->b);
+    return 5;
+}
+
+/* Below a caller's size threshold both halves run here, in order b then a;
+ * a failure in b unwinds the caller without running a, one in a after b
+ * finished, as xpv_par_run() does when no thread can be started. */
+static void test_par_run_if_inline(void **state) {
+    (void)state;
+    pair p = {{0, 0}, {0, 0}};
+    assert_int_equal(xpv_oom_run(run_pair_inline, &p, NULL), 5);
+    assert_true(p.a.done && p.b.done);
+    for (int which = 0; which < 2; which++) {
+        pair q = {{which == 0, 0}, {which == 1, 0}};
+        size_t failed = 0;
+        assert_int_equal(xpv_oom_run(run_pair_inline, &q, &failed), XPV_OOM_FAILED);
+        assert_int_equal(failed, HUGE_SIZE);
+        assert_false(q.a.done);
+        assert_true(which == 0 ? q.b.done : !q.b.done);
+    }
+}
+
 typedef struct many {
     half_state h[5];
 } many;
@@ -187,6 +211,7 @@ int main(void) {
         cmocka_unit_test(test_nesting),
         cmocka_unit_test(test_par_both_run),
         cmocka_unit_test(test_par_failure_raised_after_both),
+        cmocka_unit_test(test_par_run_if_inline),
         cmocka_unit_test(test_par_many),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
