@@ -635,20 +635,18 @@ static void check_default(const char *path) {
     fixture_free(&f);
 }
 
+static void check_real_default(const char *path, xpv_profile *p, void *ctx) {
+    size_t *n = ctx;
+    if (!xpv_hlo_count_protos(p)) return;   /* not a JAX / XLA profile */
+    check_default(path);
+    (*n)++;
+}
+
 static void test_real_defaults(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char **files = tu_real_xplanes();
     size_t n = 0;
-    for (char **p = files; *p; p++) {
-        xpv_profile *pr = tx_decode_file(*p);
-        size_t protos = xpv_hlo_count_protos(pr);
-        xpv_profile_free(pr);
-        if (!protos) continue;   /* not a JAX / XLA profile */
-        check_default(*p);
-        n++;
-    }
-    tu_free_list(files);
+    tx_each_real_profile(1, check_real_default, &n);
     assert_true(n >= 5);   /* the TPU file and the four AMD ones */
 }
 

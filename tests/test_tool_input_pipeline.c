@@ -201,27 +201,19 @@ static void test_shape_matches_xprof_golden(void **state) {
     xpv_profile_free(p);
 }
 
+static void check_real_file(const char *path, xpv_profile *p, void *ctx) {
+    (void)ctx;
+    json_t *j = dt_render_one(IPA, p);
+    assert_int_equal(json_array_size(j), 5);
+    print_message("%s: %zu steps, %zu input ops\n", path, dt_nrows(json_array_get(j, 1)),
+                  dt_nrows(json_array_get(j, 2)));
+    json_decref(j);
+}
+
 static void test_real_files(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char **files = tu_real_xplanes();
-    int n = 0;
-    for (char **f = files; *f; f++) {
-        size_t len;
-        void *buf = tu_read_file(*f, &len);
-        xpv_decode_error err;
-        xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &err);
-        if (!p) continue;
-        json_t *j = dt_render_one(IPA, p);
-        assert_int_equal(json_array_size(j), 5);
-        print_message("%s: %zu steps, %zu input ops\n", *f, dt_nrows(json_array_get(j, 1)),
-                      dt_nrows(json_array_get(j, 2)));
-        json_decref(j);
-        xpv_profile_free(p);
-        n++;
-    }
-    tu_free_list(files);
-    assert_true(n > 0);
+    assert_true(tx_each_real_profile(0, check_real_file, NULL) > 0);
 }
 
 /* `input_pipeline`, the tool's old name, is still accepted (§1.5); a

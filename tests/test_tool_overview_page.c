@@ -261,42 +261,34 @@ static void test_shape_matches_xprof_golden(void **state) {
 }
 
 /* Every real xplane converts; the step table has one row per step. */
+static void check_real_file(const char *path, xpv_profile *p, void *ctx) {
+    (void)ctx;
+    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
+    assert_int_equal(json_array_size(j), 7);
+    xpv_arena a;
+    xpv_arena_init(&a, 4096);
+    xpv_step_db db;
+    xpv_steps_build(p, &a, &db);
+    assert_int_equal(dt_nrows(json_array_get(j, 1)), db.n);
+    /* no steps -> the diagnostics say so */
+    if (db.n == 0) assert_true(dt_nrows(json_array_get(j, 6)) >= 1);
+    print_message("%s: %zu steps, device %s\n", path, db.n,
+                  dt_pstr(json_array_get(j, 2), "device_type"));
+    /* Training or not: the overview and TF stats give one answer. */
+    json_t *tf = dt_render_one(&xpv_tool_framework_op_stats, p);
+    const char *task = dt_pstr(json_array_get(tf, 0), "task_type");
+    const char *training = dt_pstr(json_array_get(j, 2), "is_training");
+    print_message("  task_type %s, is_training %s\n", task, training);
+    assert_string_equal(training, !strcmp(task, "Training") ? "true" : "false");
+    json_decref(tf);
+    xpv_arena_free(&a);
+    json_decref(j);
+}
+
 static void test_real_files(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char **files = tu_real_xplanes();
-    int n = 0;
-    for (char **f = files; *f; f++) {
-        size_t len;
-        void *buf = tu_read_file(*f, &len);
-        xpv_decode_error err;
-        xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &err);
-        if (!p) continue;
-        json_t *j = dt_render_one(&xpv_tool_overview_page, p);
-        assert_int_equal(json_array_size(j), 7);
-        xpv_arena a;
-        xpv_arena_init(&a, 4096);
-        xpv_step_db db;
-        xpv_steps_build(p, &a, &db);
-        assert_int_equal(dt_nrows(json_array_get(j, 1)), db.n);
-        /* no steps -> the diagnostics say so */
-        if (db.n == 0) assert_true(dt_nrows(json_array_get(j, 6)) >= 1);
-        print_message("%s: %zu steps, device %s\n", *f, db.n,
-                      dt_pstr(json_array_get(j, 2), "device_type"));
-        /* Training or not: the overview and TF stats give one answer. */
-        json_t *tf = dt_render_one(&xpv_tool_framework_op_stats, p);
-        const char *task = dt_pstr(json_array_get(tf, 0), "task_type");
-        const char *training = dt_pstr(json_array_get(j, 2), "is_training");
-        print_message("  task_type %s, is_training %s\n", task, training);
-        assert_string_equal(training, !strcmp(task, "Training") ? "true" : "false");
-        json_decref(tf);
-        xpv_arena_free(&a);
-        json_decref(j);
-        xpv_profile_free(p);
-        n++;
-    }
-    tu_free_list(files);
-    assert_true(n > 0);
+    assert_true(tx_each_real_profile(0, check_real_file, NULL) > 0);
 }
 
 int main(void) {

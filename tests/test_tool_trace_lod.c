@@ -607,30 +607,27 @@ static void test_persist_round_trip(void **state) {
 
 /* Every real xplane of ../shared: its image loads back as the same index
  * (the span and bounds checks hold on real data, not only on synth). */
+static void check_persist(const char *path, xpv_profile *p, void *ctx) {
+    (void)ctx;
+    const xpv_profile *ps[1] = {p};
+    const char *names[1] = {"host"};
+    xpv_hostset hs = {1, ps, names};
+    xpv_trace_index *built = xpv_trace_index_build(&hs);
+    xpv_buf img;
+    xpv_buf_init(&img);
+    xpv_trace_index_save(built, &hs, &img);
+    xpv_trace_index *loaded = xpv_trace_index_load(&hs, img.data, img.len);
+    if (!loaded) fail_msg("%s: its own image was rejected", path);
+    assert_same_index(built, loaded);
+    xpv_trace_index_free(loaded);
+    xpv_trace_index_free(built);
+    xpv_buf_free(&img);
+}
+
 static void test_persist_real_files(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char **files = tu_real_xplanes();
-    int checked = 0;
-    for (char **f = files; *f; f++) {
-        xpv_profile *p = tx_decode_file(*f);
-        const xpv_profile *ps[1] = {p};
-        const char *names[1] = {"host"};
-        xpv_hostset hs = {1, ps, names};
-        xpv_trace_index *built = xpv_trace_index_build(&hs);
-        xpv_buf img;
-        xpv_buf_init(&img);
-        xpv_trace_index_save(built, &hs, &img);
-        xpv_trace_index *loaded = xpv_trace_index_load(&hs, img.data, img.len);
-        if (!loaded) fail_msg("%s: its own image was rejected", *f);
-        assert_same_index(built, loaded);
-        xpv_trace_index_free(loaded);
-        xpv_trace_index_free(built);
-        xpv_buf_free(&img);
-        xpv_profile_free(p);
-        checked++;
-    }
-    tu_free_list(files);
+    int checked = tx_each_real_profile(1, check_persist, NULL);
     print_message("%d real files round-tripped\n", checked);
     assert_true(checked > 0);
 }
@@ -669,6 +666,14 @@ static void same_parallel_build(const xpv_hostset *hs, const char *what) {
     xpv_buf_free(&b);
 }
 
+static void check_parallel_build(const char *path, xpv_profile *p, void *ctx) {
+    (void)ctx;
+    const xpv_profile *ps[1] = {p};
+    const char *names[1] = {"host"};
+    xpv_hostset one = {1, ps, names};
+    same_parallel_build(&one, path);
+}
+
 static void test_parallel_build(void **state) {
     (void)state;
     xpv_profile *p[2] = {synth_profile(2, 0), synth_profile(2, 1)};
@@ -679,18 +684,7 @@ static void test_parallel_build(void **state) {
     xpv_profile_free(p[0]);
     xpv_profile_free(p[1]);
     if (!tu_shared_dir()) return;
-    char **files = tu_real_xplanes();
-    int checked = 0;
-    for (char **f = files; *f; f++) {
-        xpv_profile *q = tx_decode_file(*f);
-        const xpv_profile *qs[1] = {q};
-        const char *qn[1] = {"host"};
-        xpv_hostset one = {1, qs, qn};
-        same_parallel_build(&one, *f);
-        xpv_profile_free(q);
-        checked++;
-    }
-    tu_free_list(files);
+    int checked = tx_each_real_profile(1, check_parallel_build, NULL);
     print_message("parallel = serial index on %d real files\n", checked);
     assert_true(checked >= 5);
 }

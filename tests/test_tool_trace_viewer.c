@@ -685,60 +685,57 @@ static void check_flow_ends(const xpv_profile *const *ps, const char *s0, const 
     out_free(&o0);
 }
 
+static void check_real_profile(const char *path, xpv_profile *p, void *ctx) {
+    (void)ctx;
+    size_t want_x, want_c;
+    expected_counts(p, &want_x, &want_c);
+    size_t dmod, dops;
+    dc_count(p, &dmod, &dops);
+    want_x += dmod + dops; /* derived GPU rows (one XLA Ops level in these files) */
+    size_t tops, tscopes, tsrc;
+    dc_count_tpu(p, &tops, &tscopes, &tsrc);
+    want_x += tops + tscopes + tsrc; /* derived TPU rows */
+    size_t hops, hsrc;
+    dch_count(p, &hops, &hsrc);
+    want_x += hops + hsrc; /* GPU Framework Ops and Source code from the HLO */
+    const xpv_profile *ps[1] = {p};
+    out o;
+    xpv_err err;
+    const char *kv[] = {"tag", "trace_viewer"};
+    assert_int_equal(run_tool(ps, 1, kv, 1, &o, &err), 0);
+    size_t nx, nc, nm;
+    check_shape(events(&o), &nx, &nc, &nm);
+    print_message("%s: %zu complete events (expected %zu), %zu counter samples of %zu, %zu bytes\n",
+                  path, nx, want_x, nc, want_c, o.buf.len);
+    assert_int_equal(nx, want_x);
+    assert_true(nc <= want_c);
+    assert_true(want_x > 0);
+    out_free(&o);
+    /* A streaming response at 1000 px stays small and well-formed. */
+    const char *ks[] = {"tag", "trace_viewer@", "resolution", "1000"};
+    assert_int_equal(run_tool(ps, 1, ks, 2, &o, &err), 0);
+    check_shape(events(&o), &nx, &nc, &nm);
+    assert_true(nx <= want_x);
+    /* Flows keep both ends: the whole trace and its middle third. */
+    json_t *span = json_object_get(o.j, "fullTimespan");
+    double t0 = json_number_value(json_array_get(span, 0));
+    double t1 = json_number_value(json_array_get(span, 1));
+    char a0[64], a1[64], m0[64], m1[64];
+    snprintf(a0, sizeof a0, "%.9f", t0);
+    snprintf(a1, sizeof a1, "%.9f", t1);
+    snprintf(m0, sizeof m0, "%.9f", t0 + (t1 - t0) / 3);
+    snprintf(m1, sizeof m1, "%.9f", t0 + 2 * (t1 - t0) / 3);
+    out_free(&o);
+    size_t launches = 0;
+    check_flow_ends(ps, a0, a1, &launches);
+    check_flow_ends(ps, m0, m1, &launches);
+    print_message("%s: %zu visible launches checked for their other end\n", path, launches);
+}
+
 static void test_real_profiles(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char **files = tu_real_xplanes();
-    int checked = 0;
-    for (char **f = files; *f; f++) {
-        xpv_profile *p = tx_decode_file(*f);
-        size_t want_x, want_c;
-        expected_counts(p, &want_x, &want_c);
-        size_t dmod, dops;
-        dc_count(p, &dmod, &dops);
-        want_x += dmod + dops; /* derived GPU rows (one XLA Ops level in these files) */
-        size_t tops, tscopes, tsrc;
-        dc_count_tpu(p, &tops, &tscopes, &tsrc);
-        want_x += tops + tscopes + tsrc; /* derived TPU rows */
-        size_t hops, hsrc;
-        dch_count(p, &hops, &hsrc);
-        want_x += hops + hsrc; /* GPU Framework Ops and Source code from the HLO */
-        const xpv_profile *ps[1] = {p};
-        out o;
-        xpv_err err;
-        const char *kv[] = {"tag", "trace_viewer"};
-        assert_int_equal(run_tool(ps, 1, kv, 1, &o, &err), 0);
-        size_t nx, nc, nm;
-        check_shape(events(&o), &nx, &nc, &nm);
-        print_message("%s: %zu complete events (expected %zu), %zu counter samples of %zu, %zu bytes\n",
-                      *f, nx, want_x, nc, want_c, o.buf.len);
-        assert_int_equal(nx, want_x);
-        assert_true(nc <= want_c);
-        assert_true(want_x > 0);
-        out_free(&o);
-        /* A streaming response at 1000 px stays small and well-formed. */
-        const char *ks[] = {"tag", "trace_viewer@", "resolution", "1000"};
-        assert_int_equal(run_tool(ps, 1, ks, 2, &o, &err), 0);
-        check_shape(events(&o), &nx, &nc, &nm);
-        assert_true(nx <= want_x);
-        /* Flows keep both ends: the whole trace and its middle third. */
-        json_t *span = json_object_get(o.j, "fullTimespan");
-        double t0 = json_number_value(json_array_get(span, 0));
-        double t1 = json_number_value(json_array_get(span, 1));
-        char a0[64], a1[64], m0[64], m1[64];
-        snprintf(a0, sizeof a0, "%.9f", t0);
-        snprintf(a1, sizeof a1, "%.9f", t1);
-        snprintf(m0, sizeof m0, "%.9f", t0 + (t1 - t0) / 3);
-        snprintf(m1, sizeof m1, "%.9f", t0 + 2 * (t1 - t0) / 3);
-        out_free(&o);
-        size_t launches = 0;
-        check_flow_ends(ps, a0, a1, &launches);
-        check_flow_ends(ps, m0, m1, &launches);
-        print_message("%s: %zu visible launches checked for their other end\n", *f, launches);
-        xpv_profile_free(p);
-        checked++;
-    }
-    tu_free_list(files);
+    int checked = tx_each_real_profile(1, check_real_profile, NULL);
     assert_true(checked >= 3);
 }
 
@@ -790,6 +787,14 @@ static void check_stream_same(const xpv_profile *const *ps, size_t n, const size
     t->derived->free(d);
 }
 
+static void check_real_stream(const char *path, xpv_profile *p, void *ctx) {
+    (void)path;
+    (void)ctx;
+    static const size_t real_maxes[] = {1, 4096, 1 << 20};
+    const xpv_profile *ps[1] = {p};
+    check_stream_same(ps, 1, real_maxes, 3);
+}
+
 static void test_stream_chunks(void **state) {
     (void)state;
     static const size_t maxes[] = {1, 7, 300, 1 << 20, 0};
@@ -823,17 +828,7 @@ static void test_stream_chunks(void **state) {
         print_message("SKIP: ../shared/testdata not present; real-file stream checks skipped\n");
         return;
     }
-    static const size_t real_maxes[] = {1, 4096, 1 << 20};
-    char **files = tu_real_xplanes();
-    int checked = 0;
-    for (char **f = files; *f; f++) {
-        xpv_profile *p = tx_decode_file(*f);
-        const xpv_profile *ps[1] = {p};
-        check_stream_same(ps, 1, real_maxes, 3);
-        xpv_profile_free(p);
-        checked++;
-    }
-    tu_free_list(files);
+    int checked = tx_each_real_profile(1, check_real_stream, NULL);
     print_message("%d real files streamed in chunks\n", checked);
     assert_true(checked >= 3);
 }
