@@ -217,18 +217,6 @@ typedef struct tfop {
     xpv_str name, type;
 } tfop;
 
-static int prefix_nocase(xpv_str s, const char *pre) {
-    size_t n = strlen(pre);
-    if (s.len < n) return 0;
-    for (size_t i = 0; i < n; i++) {
-        char a = s.ptr[i], b = pre[i];
-        if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
-        if (b >= 'A' && b <= 'Z') b = (char)(b - 'A' + 'a');
-        if (a != b) return 0;
-    }
-    return 1;
-}
-
 /* An op type from an op name (DeriveOpType): the last `/` part less a
  * numeric `_<n>` suffix. */
 static xpv_str derive_op_type(xpv_str name) {
@@ -257,7 +245,7 @@ static tfop parse_tf_op(xpv_str full) {
         static const char *const mc[] = {"MEMCPYHToD", "MEMCPYDToH", "MEMCPYDToD", "MEMCPYHToH"};
         static const char *const mt[] = {"MemcpyHToD", "MemcpyDToH", "MemcpyDToD", "MemcpyHToH"};
         for (int i = 0; i < 4; i++)
-            if (prefix_nocase(full, mc[i]))
+            if (xpv_str_has_prefix_nocase(full, mc[i]))
                 return (tfop){CAT_MEMCPY, full, {mt[i], (uint32_t)strlen(mt[i])}};
         return r;
     }
