@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
     bench_host one;
     bench_host_init(&one, p);
     const xpv_hostset hs = one.hs;
-    xpv_params q = {0, NULL, NULL};
+    xpv_params q = {0, NULL, NULL, NULL};
     xpv_err err;
 
     if (only_steps) {

@@ -378,7 +378,7 @@ static json_t *render_tool(const xpv_tool *t, const xpv_hostset *hs, void *deriv
     xpv_err err;
     memset(&err, 0, sizeof err);
     const char *keys[1] = {k}, *vals[1] = {v};
-    xpv_params q = {k ? 1 : 0, keys, vals};
+    xpv_params q = {k ? 1 : 0, keys, vals, NULL};
     if (xpv_tool_render(t, hs, derived, &q, &b, &err) != 0) fail_msg("%s: %s", t->name, err.msg);
     json_error_t jerr;
     json_t *j = json_loadb(b.data, b.len, 0, &jerr);

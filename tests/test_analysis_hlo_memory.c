@@ -629,7 +629,7 @@ static char *render(run *r, const char *module, const char *space, xpv_err *err)
     size_t n = 0;
     if (module) keys[n] = "module_name", vals[n++] = module;
     if (space) keys[n] = "memory_space", vals[n++] = space;
-    xpv_params q = {n, keys, vals};
+    xpv_params q = {n, keys, vals, NULL};
     xpv_buf b;
     xpv_buf_init(&b);
     xpv_err_clear(err);

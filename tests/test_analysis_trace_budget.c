@@ -244,7 +244,7 @@ static size_t render_count(const fixture *f, const char *max_events, json_t **jo
                            size_t *bytes) {
     const char *keys[] = {"tag", "resolution", "max_events"};
     const char *vals[] = {"trace_viewer@", "2000", max_events};
-    xpv_params q = {max_events ? 3 : 2, keys, vals};
+    xpv_params q = {max_events ? 3 : 2, keys, vals, "trace_viewer@"};
     xpv_buf out;
     xpv_err err;
     xpv_buf_init(&out);

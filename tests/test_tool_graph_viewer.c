@@ -222,7 +222,7 @@ static char *render_raw(fixture *f, int *status, const char *const *kv) {
     const char *keys[6], *vals[6];
     size_t n = 0;
     for (; kv[2 * n] && n < 6; n++) keys[n] = kv[2 * n], vals[n] = kv[2 * n + 1];
-    xpv_params q = {n, keys, vals};
+    xpv_params q = {n, keys, vals, NULL};
     xpv_buf b;
     xpv_buf_init(&b);
     xpv_err err;
@@ -476,7 +476,8 @@ static void test_constructed_neighbourhoods(void **state) {
     assert_string_equal(s, "jit_g(5)");
     assert_string_equal(xpv_tool_graph_viewer.content_type(
                             &(xpv_params){1, (const char *[]){"type"},
-                                          (const char *[]){"module_list"}}), "text/plain; charset=utf-8");
+                                          (const char *[]){"module_list"}, NULL}),
+                        "text/plain; charset=utf-8");
     free(s);
     s = render_raw(&f, &status, (const char *[]){"node_name", "fusion.1", "graph_width", "1",
                                                  "module_name", "jit_g(5)", NULL});

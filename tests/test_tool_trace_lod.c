@@ -499,7 +499,7 @@ static xpv_profile *synth_profile(int hosts, int host) {
 static void render_q(const xpv_hostset *hs, const xpv_trace_index *ix, const char *k1,
                      const char *v1, const char *k2, const char *v2, xpv_buf *out) {
     const char *k[4] = {"tag", k1, k2}, *v[4] = {"trace_viewer@", v1, v2};
-    xpv_params q = {k2 ? 3 : k1 ? 2 : 1, k, v};
+    xpv_params q = {k2 ? 3 : k1 ? 2 : 1, k, v, "trace_viewer@"};
     xpv_err err;
     memset(&err, 0, sizeof err);
     xpv_buf_reset(out);

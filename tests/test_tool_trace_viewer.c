@@ -101,7 +101,8 @@ static int run_tool(const xpv_profile *const *ps, size_t n, const char *const *k
         keys[i] = kv[2 * i];
         vals[i] = kv[2 * i + 1];
     }
-    xpv_params q = {nkv, keys, vals};
+    xpv_params q = {nkv, keys, vals, NULL};
+    q.tag = xpv_param(&q, "tag");   /* as the server's request parser */
     void *d = t->derived->build(&hs, err);
     assert_non_null(d);
     assert_true(t->derived->size(d) > 0);
@@ -750,7 +751,7 @@ static void check_stream_same(const xpv_profile *const *ps, size_t n, const size
     xpv_hostset hs = {n, ps, hn};
     const xpv_tool *t = &xpv_tool_trace_viewer;
     const char *keys[1] = {"tag"}, *vals[1] = {"trace_viewer"};
-    xpv_params q = {1, keys, vals};
+    xpv_params q = {1, keys, vals, "trace_viewer"};
     xpv_err err;
     memset(&err, 0, sizeof err);
     assert_non_null(t->stream);
