@@ -417,6 +417,41 @@ static void test_streaming_details_search(void **state) {
     xpv_profile_free(p);
 }
 
+/* The mode follows the tag the server parsed (xpv_params.tag): "@" (with
+ * any '^' after it) is the windowed, streaming viewer, the plain name the
+ * full trace, whatever pairs the query holds. */
+static void test_mode_from_tag(void **state) {
+    (void)state;
+    xpv_profile *p = profile();
+    const xpv_profile *ps[1] = {p};
+    const char *hn[1] = {"hostA"};
+    xpv_hostset hs = {1, ps, hn};
+    const xpv_tool *t = &xpv_tool_trace_viewer;
+    xpv_err err;
+    memset(&err, 0, sizeof err);
+    void *d = t->derived->build(&hs, &err);
+    assert_non_null(d);
+    static const struct {
+        const char *tag;
+        int windowed;
+    } cases[] = {{"trace_viewer@", 1}, {"trace_viewer@^", 1}, {"trace_viewer", 0},
+                 {"trace_viewer^", 0}, {NULL, 0}};
+    /* A stale "tag" pair is not looked at: the typed field decides. */
+    const char *keys[1] = {"tag"}, *vals[1] = {"trace_viewer"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        xpv_params q = {1, keys, vals, cases[i].tag};
+        assert_int_equal(t->stream->wants(&q), !cases[i].windowed);
+        xpv_buf body;
+        xpv_buf_init(&body);
+        assert_int_equal(t->render(&hs, d, &q, &body, &err), 0);
+        xpv_buf_putc(&body, '\0');
+        assert_int_equal(strstr(body.data, "\"fullTimespan\"") != NULL, cases[i].windowed);
+        xpv_buf_free(&body);
+    }
+    t->derived->free(d);
+    xpv_profile_free(p);
+}
+
 /* A step renamed by its step_name stat is found by the shown name only:
  * metadata "Iteration" with step_name "sample_step 12" is not found by
  * "Iter"; an unrenamed "Iteration" event on the same line still is. */
@@ -879,6 +914,7 @@ int main(void) {
         cmocka_unit_test(test_full_trace),
         cmocka_unit_test(test_multi_host),
         cmocka_unit_test(test_streaming_details_search),
+        cmocka_unit_test(test_mode_from_tag),
         cmocka_unit_test(test_search_step_name),
         cmocka_unit_test(test_search_substring),
         cmocka_unit_test(test_empty_profile),
