@@ -17,34 +17,10 @@
 #include "testutil.h"
 #include "tool.h"
 #include "tool_xspace.h"
+#include "trace_fixture.h"
 #include "trace_index.h"
 #include "trace_index_int.h"
 
-#define NS 1000LL       /* ps per ns */
-#define US 1000000LL    /* ps per us */
-
-typedef struct fixture {
-    xpv_profile *p;
-    xpv_hostset hs;
-    const xpv_profile *ps[1];
-    const char *names[1];
-    xpv_trace_index *ix;
-} fixture;
-
-static void fx_open(fixture *f, tx_space *s) {
-    f->p = tx_decode(s);
-    assert_non_null(f->p);
-    f->ps[0] = f->p;
-    f->names[0] = "host0";
-    f->hs = (xpv_hostset){1, f->ps, f->names};
-    f->ix = xpv_trace_index_build(&f->hs);
-    assert_non_null(f->ix);
-}
-
-static void fx_close(fixture *f) {
-    xpv_trace_index_free(f->ix);
-    xpv_profile_free(f->p);
-}
 
 static int cmp_hit(const void *a, const void *b) {
     const xpv_trace_hit *x = a, *y = b;
