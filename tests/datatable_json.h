@@ -12,12 +12,35 @@
 #ifndef XPV_DATATABLE_JSON_H
 #define XPV_DATATABLE_JSON_H
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
+#include <zlib.h>
 
 #include "steps_fixture.h"
 #include "testutil.h"
+
+/* The JSON of the gzip (or plain) file at `path`, a new reference; NULL
+ * when the file cannot be opened.  A file that is there but not JSON fails
+ * the test. */
+__attribute__((unused)) static json_t *dt_load_gz_json(const char *path) {
+    gzFile f = gzopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    int n;
+    while ((n = gzread(f, buf + len, (unsigned)(cap - len))) > 0) {
+        len += (size_t)n;
+        if (len == cap) buf = realloc(buf, cap *= 2);
+    }
+    gzclose(f);
+    json_error_t jerr;
+    json_t *j = json_loadb(buf, len, 0, &jerr);
+    if (!j) fail_msg("%s: not JSON: %s", path, jerr.text);
+    free(buf);
+    return j;
+}
 
 __attribute__((unused)) static json_t *dt_render_hs(const xpv_tool *t, const xpv_hostset *hs) {
     xpv_err err;

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
-#include <zlib.h>
 
 #include "datatable_json.h"
 #include "testutil.h"
@@ -179,22 +178,10 @@ static void test_cpu_columns_match_golden(void **state) {
                  "%s/testdata/real/reference_outputs/openxla-xprof/integration_tests_golden/"
                  "data_tpu-training_framework_op_stats_tpu_training.json.gz",
                  shared);
-        gzFile gz = gzopen(path, "rb");
-        if (!gz) {
+        json_t *g = dt_load_gz_json(path);
+        if (!g) {
             print_message("SKIP: %s missing\n", path);
         } else {
-            size_t cap = 1 << 20, len = 0;
-            char *buf = malloc(cap);
-            int n;
-            while ((n = gzread(gz, buf + len, (unsigned)(cap - len))) > 0) {
-                len += (size_t)n;
-                if (len == cap) buf = realloc(buf, cap *= 2);
-            }
-            gzclose(gz);
-            json_error_t jerr;
-            json_t *g = json_loadb(buf, len, 0, &jerr);
-            free(buf);
-            assert_non_null(g);
             for (size_t t = 0; t < 2; t++) {
                 json_t *gc = json_object_get(json_array_get(g, t), "cols");
                 json_t *oc = json_object_get(json_array_get(j, t), "cols");

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include <jansson.h>
-#include <zlib.h>
 
 #include "datatable_json.h"
 #include "opstats.h"
@@ -17,22 +16,6 @@
 
 extern const xpv_tool xpv_tool_overview_page;
 extern const xpv_tool xpv_tool_input_pipeline_analyzer;
-
-static json_t *load_gz_json(const char *path) {
-    gzFile f = gzopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    int n;
-    while ((n = gzread(f, buf + len, (unsigned)(cap - len))) > 0) {
-        len += (size_t)n;
-        if (len == cap) buf = realloc(buf, cap *= 2);
-    }
-    gzclose(f);
-    json_t *j = json_loadb(buf, len, 0, NULL);
-    free(buf);
-    return j;
-}
 
 
 #define IPA (&xpv_tool_input_pipeline_analyzer)
@@ -167,7 +150,7 @@ static void test_shape_matches_xprof_golden(void **state) {
              "%s/testdata/real/reference_outputs/openxla-xprof/integration_tests_golden/"
              "data_tpu-training_input_pipeline_analyzer_tpu_training.json.gz",
              tu_shared_dir());
-    json_t *g = load_gz_json(path);
+    json_t *g = dt_load_gz_json(path);
     if (!g) {
         print_message("SKIP: %s not present\n", path);
         skip();
