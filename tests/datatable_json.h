@@ -12,6 +12,7 @@
 #ifndef XPV_DATATABLE_JSON_H
 #define XPV_DATATABLE_JSON_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,5 +100,50 @@ __attribute__((unused)) static void dt_col_ids(json_t *table, char *out, size_t 
 }
 
 __attribute__((unused)) static int dt_near(double a, double b) { return a - b < 1e-9 && b - a < 1e-9; }
+
+/* XProf's golden answer `name` (integration_tests_golden/data_<name>.json.gz
+ * under ../shared's reference outputs), a new reference; NULL, after
+ * saying so, when ../shared or the file is absent. */
+__attribute__((unused)) static json_t *dt_xprof_golden(const char *name) {
+    if (!tu_shared_dir()) {
+        print_message("SKIP: ../shared absent; golden check skipped\n");
+        return NULL;
+    }
+    char path[4096];
+    snprintf(path, sizeof path,
+             "%s/testdata/real/reference_outputs/openxla-xprof/integration_tests_golden/"
+             "data_%s.json.gz",
+             tu_shared_dir(), name);
+    json_t *g = dt_load_gz_json(path);
+    if (!g) print_message("SKIP: %s not present\n", path);
+    return g;
+}
+
+/* Table `t` of `j` has the column ids of table `t` of `g`. */
+__attribute__((unused)) static void dt_assert_same_col_ids(json_t *j, json_t *g, size_t t) {
+    char a[1024], b[1024];
+    dt_col_ids(json_array_get(j, t), a, sizeof a);
+    dt_col_ids(json_array_get(g, t), b, sizeof b);
+    assert_string_equal(a, b);
+}
+
+/* Every p key of table `t` of `g` is a p key of table `t` of `j`. */
+__attribute__((unused)) static void dt_assert_has_p_keys(json_t *j, json_t *g, size_t t) {
+    const char *key;
+    json_t *v;
+    json_object_foreach(json_object_get(json_array_get(g, t), "p"), key, v) {
+        (void)v;
+        assert_non_null(json_object_get(json_object_get(json_array_get(j, t), "p"), key));
+    }
+}
+
+/* Each of the `n` `keys` is a p key of table `t` of both `j` and `g`. */
+__attribute__((unused)) static void dt_assert_both_have_p(json_t *j, json_t *g, size_t t,
+                                                          const char *const *keys, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        assert_non_null(json_object_get(json_object_get(json_array_get(g, t), "p"), keys[i]));
+        assert_non_null(json_object_get(json_object_get(json_array_get(j, t), "p"), keys[i]));
+    }
+}
 
 #endif

@@ -169,34 +169,20 @@ static void test_cpu_columns_match_golden(void **state) {
     assert_string_equal(str(w, 0, "host_or_device"), "Host");
     assert_int_equal(col_index(w, "gpu_tensorcore_utilization"), -1);
 
-    const char *shared = tu_shared_dir();
-    if (!shared) {
-        print_message("SKIP: ../shared absent; golden column check skipped\n");
-    } else {
-        char path[1024];
-        snprintf(path, sizeof path,
-                 "%s/testdata/real/reference_outputs/openxla-xprof/integration_tests_golden/"
-                 "data_tpu-training_framework_op_stats_tpu_training.json.gz",
-                 shared);
-        json_t *g = dt_load_gz_json(path);
-        if (!g) {
-            print_message("SKIP: %s missing\n", path);
-        } else {
-            for (size_t t = 0; t < 2; t++) {
-                json_t *gc = json_object_get(json_array_get(g, t), "cols");
-                json_t *oc = json_object_get(json_array_get(j, t), "cols");
-                assert_int_equal(json_array_size(gc), json_array_size(oc));
-                for (size_t i = 0; i < json_array_size(gc); i++) {
-                    json_t *a = json_array_get(gc, i), *b = json_array_get(oc, i);
-                    assert_true(json_equal(a, b));
-                }
-                json_t *gp = json_object_get(json_array_get(g, t), "p");
-                json_t *op = json_object_get(json_array_get(j, t), "p");
-                assert_int_equal(json_object_size(gp), json_object_size(op));
-            }
-            json_decref(g);
+    json_t *g = dt_xprof_golden("tpu-training_framework_op_stats_tpu_training");
+    for (size_t t = 0; g && t < 2; t++) {
+        json_t *gc = json_object_get(json_array_get(g, t), "cols");
+        json_t *oc = json_object_get(json_array_get(j, t), "cols");
+        assert_int_equal(json_array_size(gc), json_array_size(oc));
+        for (size_t i = 0; i < json_array_size(gc); i++) {
+            json_t *a = json_array_get(gc, i), *b = json_array_get(oc, i);
+            assert_true(json_equal(a, b));
         }
+        json_t *gp = json_object_get(json_array_get(g, t), "p");
+        json_t *op = json_object_get(json_array_get(j, t), "p");
+        assert_int_equal(json_object_size(gp), json_object_size(op));
     }
+    json_decref(g);
     json_decref(j);
     xpv_profile_free(p);
 }

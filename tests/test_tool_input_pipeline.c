@@ -144,41 +144,21 @@ static void test_no_steps(void **state) {
 
 static void test_shape_matches_xprof_golden(void **state) {
     (void)state;
-    TU_SKIP_NO_SHARED();
-    char path[4096];
-    snprintf(path, sizeof path,
-             "%s/testdata/real/reference_outputs/openxla-xprof/integration_tests_golden/"
-             "data_tpu-training_input_pipeline_analyzer_tpu_training.json.gz",
-             tu_shared_dir());
-    json_t *g = dt_load_gz_json(path);
-    if (!g) {
-        print_message("SKIP: %s not present\n", path);
-        skip();
-    }
+    json_t *g = dt_xprof_golden("tpu-training_input_pipeline_analyzer_tpu_training");
+    if (!g) skip();
     xpv_profile *p = sf_training(1);
     json_t *j = dt_render_one(IPA, p);
     assert_int_equal(json_array_size(j), json_array_size(g));
     for (size_t i = 2; i < 5; i++) {
-        char a[1024], b[1024];
-        dt_col_ids(json_array_get(j, i), a, sizeof a);
-        dt_col_ids(json_array_get(g, i), b, sizeof b);
-        assert_string_equal(a, b);
-        const char *key;
-        json_t *v;
-        json_object_foreach(json_object_get(json_array_get(g, i), "p"), key, v) {
-            (void)v;
-            assert_non_null(json_object_get(json_object_get(json_array_get(j, i), "p"), key));
-        }
+        dt_assert_same_col_ids(j, g, i);
+        dt_assert_has_p_keys(j, g, i);
     }
     /* Step-table p keys common to the TPU and generic variants. */
     static const char *const common[] = {"hardware_type", "steptime_ms_average",
                                          "steptime_ms_standard_deviation", "steptime_ms_minimum",
                                          "steptime_ms_maximum", "input_conclusion",
                                          "summary_nextstep", "step_time_graph_column_ids"};
-    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++) {
-        assert_non_null(json_object_get(json_object_get(json_array_get(g, 1), "p"), common[i]));
-        assert_non_null(json_object_get(json_object_get(json_array_get(j, 1), "p"), common[i]));
-    }
+    dt_assert_both_have_p(j, g, 1, common, sizeof common / sizeof common[0]);
     json_decref(j);
     json_decref(g);
     xpv_profile_free(p);

@@ -197,47 +197,23 @@ static void test_capture_diagnostics(void **state) {
 /* Column ids (and recommendation p keys) as XProf's own golden output. */
 static void test_shape_matches_xprof_golden(void **state) {
     (void)state;
-    TU_SKIP_NO_SHARED();
-    char path[4096];
-    snprintf(path, sizeof path,
-             "%s/testdata/real/reference_outputs/openxla-xprof/integration_tests_golden/"
-             "data_tpu-training_overview_page_tpu_training.json.gz",
-             tu_shared_dir());
-    json_t *g = dt_load_gz_json(path);
-    if (!g) {
-        print_message("SKIP: %s not present\n", path);
-        skip();
-    }
+    json_t *g = dt_xprof_golden("tpu-training_overview_page_tpu_training");
+    if (!g) skip();
     xpv_profile *p = sf_training(0);
     json_t *j = dt_render_one(&xpv_tool_overview_page, p);
     assert_int_equal(json_array_size(j), json_array_size(g));
     static const size_t same[] = {2, 3, 4, 6};
-    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
-        char a[1024], b[1024];
-        dt_col_ids(json_array_get(j, same[i]), a, sizeof a);
-        dt_col_ids(json_array_get(g, same[i]), b, sizeof b);
-        assert_string_equal(a, b);
-    }
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) dt_assert_same_col_ids(j, g, same[i]);
     /* Every recommendation / run environment p key XProf writes. */
-    static const size_t pk[] = {2, 3};
-    for (size_t i = 0; i < sizeof pk / sizeof pk[0]; i++) {
-        const char *key;
-        json_t *v;
-        json_object_foreach(json_object_get(json_array_get(g, pk[i]), "p"), key, v) {
-            (void)v;
-            assert_non_null(json_object_get(json_object_get(json_array_get(j, pk[i]), "p"), key));
-        }
-    }
+    dt_assert_has_p_keys(j, g, 2);
+    dt_assert_has_p_keys(j, g, 3);
     /* Common analysis p keys. */
     static const char *const common[] = {"host_tf_op_percent", "device_tf_op_percent",
                                          "host_op_time_eager_percent",
                                          "device_op_time_eager_percent", "host_trace_level",
                                          "mxu_utilization_percent", "remark_text",
                                          "remark_color"};
-    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++) {
-        assert_non_null(json_object_get(json_object_get(json_array_get(g, 0), "p"), common[i]));
-        assert_non_null(json_object_get(json_object_get(json_array_get(j, 0), "p"), common[i]));
-    }
+    dt_assert_both_have_p(j, g, 0, common, sizeof common / sizeof common[0]);
     json_decref(j);
     json_decref(g);
     xpv_profile_free(p);
