@@ -15,6 +15,7 @@
 
 #include "hlo.h"
 #include "hlo.pb-c.h"
+#include "hlo_fixture.h"
 #include "opstats.h"
 #include "testutil.h"
 #include "tpu_count.h"
@@ -40,7 +41,6 @@ typedef struct mod_builder {
     Xla__HloComputationProto comp[2];
     Xla__HloComputationProto *pcomp[2];
     Xla__HloModuleProto mod;
-    Xla__HloProto proto;
 } mod_builder;
 
 static void mk_ins(mod_builder *b, int i, const char *name, const char *opcode, int64_t id,
@@ -111,12 +111,7 @@ static uint8_t *pack_module(size_t *len) {
     b->mod.id = 77;
     b->mod.computations = b->pcomp;
     b->mod.n_computations = 2;
-    Xla__HloProto p = XLA__HLO_PROTO__INIT;
-    b->proto = p;
-    b->proto.hlo_module = &b->mod;
-    *len = xla__hlo_proto__get_packed_size(&b->proto);
-    uint8_t *out = malloc(*len);
-    xla__hlo_proto__pack(&b->proto, out);
+    uint8_t *out = hf_pack_module(&b->mod, len);
     free(b);
     return out;
 }
