@@ -17,6 +17,11 @@
 //   t.base / t.url(suffix)   the demo server (env XPV_URL), e.g. t.url('#run=x')
 //   t.prefixBase, t.realBase env XPV_PREFIX_URL / XPV_REAL_URL ('' when absent)
 //   t.skip(msg)              ends the test as skipped
+//   t.realRun(re)            the run of the real server whose name matches
+//                            re; skips the test without one (or no server)
+//   t.openReal(run, tool, {host, viewport})
+//                            t.open of `tool` on the real server's `run`;
+//                            skips the test without XPV_REAL_URL
 //   t.open(url, {viewport})  new page that records, in page.xpv:
 //       requests: every request URL, in order
 //       external: requests whose URL does not start with the origin of the
@@ -72,6 +77,19 @@ function makeT(browser, name) {
     url(suffix = '') { return base + suffix; },
     log(...a) { console.log('   ', ...a); },
     skip(msg) { throw new Skip(msg); },
+    async realRun(re) {
+      if (!t.realBase) t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
+      const runs = await (await fetch(`${t.realBase}data/plugin/profile/runs`)).json();
+      const run = runs.find((r) => re.test(r));
+      if (!run) t.skip(`no real run matches ${re}`);
+      return run;
+    },
+    async openReal(run, tool, opts = {}) {
+      if (!t.realBase) t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
+      let url = `${t.realBase}#run=${encodeURIComponent(run)}&tool=${tool}`;
+      if (opts.host) url += `&host=${encodeURIComponent(opts.host)}`;
+      return t.open(url, opts.viewport ? { viewport: opts.viewport } : {});
+    },
     ok(cond, msg) {
       if (!cond) throw new Error(`assertion failed: ${msg}`);
       console.log(`    ok ${msg}`);

@@ -161,10 +161,8 @@ test('kernel stats: a profile without kernels says so', async (t) => {
 // At 1600 px every column, the durations included, is in view without
 // scrolling sideways; occupancy the profile did not record reads "n/a".
 test('kernel stats: all columns visible at 1600 px, occupancy n/a', async (t) => {
-  if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
   const run = 'tensorflow-profiler/GPU-multi-worker';
-  const page = await t.open(`${t.realBase}#run=${encodeURIComponent(run)}&tool=kernel_stats`,
-    { viewport: { width: 1600, height: 1000 } });
+  const page = await t.openReal(run, 'kernel_stats', { viewport: { width: 1600, height: 1000 } });
   await t.waitFor(page, '.xpv-table-el tbody tr');
   await t.waitIdle(page);
   const fit = await page.evaluate(() => {
