@@ -16,12 +16,11 @@ set -euo pipefail
 BIN=${XPV_BIN:-build/xpview}
 HERE=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3     # Debian's python, where python3-grpcio lives
-[ -x "$BIN" ] || { echo "FAIL: xpview binary not found: $BIN"; exit 1; }
-command -v curl >/dev/null || { echo "FAIL: curl is needed"; exit 1; }
+. "$HERE/lib.sh"
+xpv_need curl
 "$PY" -c 'import grpc' 2>/dev/null ||
     { echo "FAIL: python3-grpcio is needed (apt-get install python3-grpcio; .ci/setup does)"; exit 1; }
 
-. "$HERE/lib.sh"
 xpv_tmpdir capture
 now_ms() { date +%s%3N; }
 

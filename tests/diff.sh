@@ -14,22 +14,14 @@
 set -euo pipefail
 
 BIN=${XPV_BIN:-build/xpview}
-[ -x "$BIN" ] || { echo "FAIL: xpview binary not found: $BIN"; exit 1; }
-command -v curl >/dev/null || { echo "FAIL: curl is needed"; exit 1; }
-command -v python3 >/dev/null || { echo "FAIL: python3 is needed"; exit 1; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SHARED=${XPV_SHARED:-$here/../../shared}
-
 . "$here/lib.sh"
+xpv_need curl python3
 xpv_tmpdir diff
 
 start() { xpv_serve "server.$RANDOM" "$@"; BASE="http://127.0.0.1:$PORT"; }
 
-fetch() {
-    local url=$1; shift
-    STATUS=$(curl -s --path-as-is -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' "$@" "$url")
-}
-header() { grep -i "^$1:" "$tmp/hdr" | head -1 | cut -d' ' -f2- | tr -d '\r'; }
 json() { python3 -c "import json,sys; d=json.load(open('$tmp/body')); s=d.get('summary'); rows=d.get('rows'); $1"; }
 
 # ---- fixture logdir --------------------------------------------------------

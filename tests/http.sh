@@ -12,22 +12,13 @@
 set -euo pipefail
 
 BIN=${XPV_BIN:-build/xpview}
-[ -x "$BIN" ] || { echo "FAIL: xpview binary not found: $BIN"; exit 1; }
-command -v curl >/dev/null || { echo "FAIL: curl is needed"; exit 1; }
-command -v python3 >/dev/null || { echo "FAIL: python3 is needed"; exit 1; }
-
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+xpv_need curl python3
 xpv_tmpdir http
 
 # start ARGS... -> sets PID, BASE (http://127.0.0.1:PORT)
 start() { xpv_serve "server.$RANDOM" "$@"; BASE="http://127.0.0.1:$PORT"; }
 
-# fetch URL [curl args...] -> STATUS, BODY file $tmp/body, HEADERS $tmp/hdr
-fetch() {
-    local url=$1; shift
-    STATUS=$(curl -s --path-as-is -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' "$@" "$url")
-}
-header() { grep -i "^$1:" "$tmp/hdr" | head -1 | cut -d' ' -f2- | tr -d '\r'; }
 json() { python3 -c "import json,sys; d=json.load(open('$tmp/body')); $1"; }
 
 # ---- fixture logdir --------------------------------------------------------

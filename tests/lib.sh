@@ -14,6 +14,10 @@
 #                         sets PORT and URL (http://127.0.0.1:PORT/prefix/),
 #                         or says what the server printed and exits 1
 #   xpv_serve NAME ARGS   xpv_launch then xpv_await
+#   xpv_need CMD...       exit 1 unless $BIN is executable and every CMD
+#                         is on PATH
+#   fetch URL [CURL ARGS] GET URL: STATUS, the body in $tmp/body, the
+#                         headers in $tmp/hdr; header NAME reads one of them
 #   xpv_done              exit 1 naming the count when a check failed
 #
 # The callers set BIN (the xpview binary) before starting servers.
@@ -40,6 +44,20 @@ check() { # check DESC COND...
     local d=$1; shift
     if "$@"; then ok "$d"; else bad "$d"; fi
 }
+
+xpv_need() {
+    [ -x "$BIN" ] || { echo "FAIL: xpview binary not found: $BIN"; exit 1; }
+    local c
+    for c in "$@"; do
+        command -v "$c" >/dev/null || { echo "FAIL: $c is needed"; exit 1; }
+    done
+}
+
+fetch() {
+    local url=$1; shift
+    STATUS=$(curl -s --path-as-is -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' "$@" "$url")
+}
+header() { grep -i "^$1:" "$tmp/hdr" | head -1 | cut -d' ' -f2- | tr -d '\r'; }
 
 xpv_launch() {
     local name=$1; shift

@@ -26,13 +26,13 @@ set -euo pipefail
 BIN=${XPV_BIN:-build/xpview}
 SECS=${XPV_LOAD_SECONDS:-20}
 CONNS=${XPV_LOAD_CONNECTIONS:-64}
-[ -x "$BIN" ] || { echo "FAIL: xpview binary not found: $BIN"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+xpv_need
 if ! command -v wrk >/dev/null; then
     echo "SKIP: wrk is not installed (apt-get install wrk); load test not run"
     exit 0
 fi
-command -v curl >/dev/null || { echo "FAIL: curl is needed"; exit 1; }
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+xpv_need curl
 xpv_tmpdir load
 
 # start ARGS... -> PID, PORT

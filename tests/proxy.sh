@@ -21,10 +21,10 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 BIN=${XPV_BIN:-$root/build/xpview}
-[ -x "$BIN" ] || { echo "FAIL: xpview binary not found: $BIN"; exit 1; }
+. "$here/lib.sh"
+xpv_need
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$NGINX" ] || { echo "SKIP: nginx is not installed (apt-get install nginx); proxy test not run"; exit 0; }
-. "$here/lib.sh"
 xpv_tmpdir proxy
 chmod 711 "$tmp"            # nginx workers (user nobody when run as root) reach ngx/
 
@@ -70,11 +70,6 @@ pids+=($!)
 BASE=http://127.0.0.1:$NPORT
 for _ in $(seq 1 100); do curl -s -o /dev/null "$BASE/" && break; sleep 0.05; done
 
-fetch() { # fetch URL [curl args] -> STATUS, $tmp/body, $tmp/hdr
-    local url=$1; shift
-    STATUS=$(curl -s -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' "$@" "$url")
-}
-header() { grep -i "^$1:" "$tmp/hdr" | head -1 | cut -d' ' -f2- | tr -d '\r'; }
 
 fetch "$BASE/team/profile"
 [ "$STATUS" = 301 ] && [[ "$(header Location)" == */team/profile/ ]] && ok "/team/profile -> 301 /team/profile/" ||
