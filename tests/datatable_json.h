@@ -99,6 +99,16 @@ __attribute__((unused)) static void dt_col_ids(json_t *table, char *out, size_t 
     }
 }
 
+/* The index of the column `id` of `table`, or -1. */
+__attribute__((unused)) static int dt_col_index(json_t *table, const char *id) {
+    json_t *cols = json_object_get(table, "cols");
+    for (size_t i = 0; i < json_array_size(cols); i++) {
+        const char *c = json_string_value(json_object_get(json_array_get(cols, i), "id"));
+        if (c && !strcmp(c, id)) return (int)i;
+    }
+    return -1;
+}
+
 __attribute__((unused)) static int dt_near(double a, double b) { return a - b < 1e-9 && b - a < 1e-9; }
 
 /* XProf's golden answer `name` (integration_tests_golden/data_<name>.json.gz

@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "datatable_json.h"
 #include "hlo.h"
 #include "hlo.pb-c.h"
 #include "hlo_fixture.h"
@@ -383,12 +384,9 @@ static json_t *render_tool(const xpv_tool *t, const xpv_hostset *hs, void *deriv
 }
 
 static int col_index(json_t *dt, const char *id) {
-    json_t *cols = json_object_get(dt, "cols");
-    for (size_t i = 0; i < json_array_size(cols); i++)
-        if (!strcmp(json_string_value(json_object_get(json_array_get(cols, i), "id")), id))
-            return (int)i;
-    fail_msg("no column %s", id);
-    return -1;
+    int c = dt_col_index(dt, id);
+    if (c < 0) fail_msg("no column %s", id);
+    return c;
 }
 
 static json_t *cell(json_t *dt, size_t r, int c) {

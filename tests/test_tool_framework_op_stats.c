@@ -55,16 +55,8 @@ static json_t *render_json(const xpv_profile *p, const char *tool_name) {
     return dt_render_hs(t, &hs);
 }
 
-static int col_index(json_t *table, const char *id) {
-    json_t *cols = json_object_get(table, "cols");
-    for (size_t i = 0; i < json_array_size(cols); i++)
-        if (!strcmp(json_string_value(json_object_get(json_array_get(cols, i), "id")), id))
-            return (int)i;
-    return -1;
-}
-
 static json_t *cell(json_t *table, size_t row, const char *id) {
-    int c = col_index(table, id);
+    int c = dt_col_index(table, id);
     assert_true(c >= 0);
     json_t *r = json_array_get(json_object_get(table, "rows"), row);
     return json_object_get(json_array_get(json_object_get(r, "c"), (size_t)c), "v");
@@ -87,7 +79,7 @@ static void test_gpu_tables(void **state) {
     assert_int_equal(json_array_size(j), 2);
     json_t *w = json_array_get(j, 0), *wo = json_array_get(j, 1);
     assert_int_equal(json_array_size(json_object_get(w, "cols")), 20);
-    assert_true(col_index(w, "gpu_tensorcore_utilization") >= 0);
+    assert_true(dt_col_index(w, "gpu_tensorcore_utilization") >= 0);
 
     /* With idle: device conv 3, IDLE 2, mm 1 (of 6 ms); host a 6, b 4,
      * IDLE 2, c 1, d 1 (of 14 ms). */
@@ -167,7 +159,7 @@ static void test_cpu_columns_match_golden(void **state) {
     /* CPU only: no device rows at all. */
     assert_int_equal(json_array_size(json_object_get(w, "rows")), 5);
     assert_string_equal(str(w, 0, "host_or_device"), "Host");
-    assert_int_equal(col_index(w, "gpu_tensorcore_utilization"), -1);
+    assert_int_equal(dt_col_index(w, "gpu_tensorcore_utilization"), -1);
 
     json_t *g = dt_xprof_golden("tpu-training_framework_op_stats_tpu_training");
     for (size_t t = 0; g && t < 2; t++) {

@@ -99,12 +99,9 @@ static xpv_profile *tpu_profile(void) {
 static json_t *render(const xpv_tool *t, xpv_profile *p) { return dt_render_one(t, p); }
 
 static int col(json_t *dt, const char *id) {
-    json_t *cols = json_object_get(dt, "cols");
-    for (size_t i = 0; i < json_array_size(cols); i++)
-        if (!strcmp(json_string_value(json_object_get(json_array_get(cols, i), "id")), id))
-            return (int)i;
-    fail_msg("no column %s", id);
-    return -1;
+    int c = dt_col_index(dt, id);
+    if (c < 0) fail_msg("no column %s", id);
+    return c;
 }
 
 static json_t *cellv(json_t *dt, size_t r, const char *id) {
