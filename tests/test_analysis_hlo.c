@@ -26,7 +26,6 @@
 extern const xpv_tool xpv_tool_hlo_stats;
 extern const xpv_tool xpv_tool_op_profile;
 
-#define TPU_FILE "/testdata/real/openxla-xprof/plugins/profile/tpu_inference_2/tpu_inference_2.xplane.pb"
 #define AMD_DIR "/testdata/real/AMD-AGI-TraceLens/plugins/profile"
 
 /* ---- a constructed module: entry computation with a fusion ------------- */
@@ -336,7 +335,7 @@ static void test_real_tpu(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
     char path[4096];
-    snprintf(path, sizeof path, "%s%s", tu_shared_dir(), TPU_FILE);
+    tx_real_tpu_path(path, sizeof path);
     /* jit_broadcast_in_dim's broadcast.2 (the profile's XLA Ops name it) */
     check_file(path, 11287434908481120160ULL, "broadcast.2", "broadcast");
 }
@@ -533,7 +532,7 @@ static void test_tools_tpu(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
     char path[4096];
-    snprintf(path, sizeof path, "%s%s", tu_shared_dir(), TPU_FILE);
+    tx_real_tpu_path(path, sizeof path);
     check_tools(path, 1, 1);
 }
 

@@ -819,11 +819,7 @@ static void test_real_profiles(void **state) {
     if (!tu_shared_dir()) {
         print_message("SKIP: ../shared/testdata not present; only tests/data/device checked\n");
     } else {
-        snprintf(path, sizeof path,
-                 "%s/testdata/real/openxla-xprof/plugins/profile/tpu_inference_2/"
-                 "tpu_inference_2.xplane.pb",
-                 tu_shared_dir());
-        check_real(path);
+        check_real(tx_real_tpu_path(path, sizeof path));
         char dir[4096];
         snprintf(dir, sizeof dir, "%s/testdata/real/AMD-AGI-TraceLens/plugins/profile",
                  tu_shared_dir());

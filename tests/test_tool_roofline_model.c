@@ -353,9 +353,7 @@ static void test_real_tpu(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
     char path[4096];
-    snprintf(path, sizeof path, "%s/testdata/real/openxla-xprof/plugins/profile/tpu_inference_2/"
-             "tpu_inference_2.xplane.pb", tu_shared_dir());
-    check_file(path, 1);
+    check_file(tx_real_tpu_path(path, sizeof path), 1);
 }
 
 static void test_real_gpu(void **state) {

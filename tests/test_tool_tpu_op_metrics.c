@@ -306,8 +306,6 @@ static void test_tools_show_tpu_rows(void **state) {
 
 /* ==== The real JAX-on-TPU capture ======================================== */
 
-#define TPU_FILE "/testdata/real/openxla-xprof/plugins/profile/tpu_inference_2/" \
-                 "tpu_inference_2.xplane.pb"
 
 typedef struct indep {
     int64_t occ, self_ps, self_plain_ps, total_ps;
@@ -462,7 +460,7 @@ static void test_real_tpu_file(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
     char path[4096];
-    snprintf(path, sizeof path, "%s%s", tu_shared_dir(), TPU_FILE);
+    tx_real_tpu_path(path, sizeof path);
     if (access(path, R_OK) != 0) {
         print_message("SKIP: %s not present\n", path);
         skip();

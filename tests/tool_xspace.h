@@ -277,6 +277,16 @@ static inline int tx_each_real_profile(int all_decode,
     return n;
 }
 
+/* The path of the real JAX-on-TPU capture of ../shared (openxla-xprof's
+ * tpu_inference_2) in `out`.  Call after TU_SKIP_NO_SHARED. */
+static inline const char *tx_real_tpu_path(char *out, size_t n) {
+    snprintf(out, n,
+             "%s/testdata/real/openxla-xprof/plugins/profile/tpu_inference_2/"
+             "tpu_inference_2.xplane.pb",
+             tu_shared_dir());
+    return out;
+}
+
 /* The real TF 2.4 GPU training profile of ../shared (one host of
  * GPU-multi-worker), decoded as by tx_decode_file; skips the current test
  * when the file is missing. */
