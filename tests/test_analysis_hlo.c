@@ -26,7 +26,7 @@
 extern const xpv_tool xpv_tool_hlo_stats;
 extern const xpv_tool xpv_tool_op_profile;
 
-#define AMD_DIR "/testdata/real/AMD-AGI-TraceLens/plugins/profile"
+#define AMD_DIR "AMD-AGI-TraceLens/plugins/profile"
 
 /* ---- a constructed module: entry computation with a fusion ------------- */
 
@@ -343,9 +343,7 @@ static void test_real_tpu(void **state) {
 static void test_real_amd(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s%s", tu_shared_dir(), AMD_DIR);
-    char **files = tu_find_files(dir, ".xplane.pb");
+    char **files = tu_real_files(AMD_DIR, ".xplane.pb");
     size_t n = 0;
     for (char **f = files; f && *f; f++, n++) check_file(*f, 0, NULL, NULL);
     tu_free_list(files);
@@ -546,9 +544,7 @@ static void test_tools_gpu(void **state) {
     snprintf(path, sizeof path, "%s/tests/data/device/jax_gpu_mlp.xplane.pb", src ? src : ".");
     check_tools(path, 0, 0);
     if (tu_shared_dir()) {
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s%s", tu_shared_dir(), AMD_DIR);
-        char **files = tu_find_files(dir, ".xplane.pb");
+        char **files = tu_real_files(AMD_DIR, ".xplane.pb");
         for (char **f = files; f && *f; f++) check_tools(*f, 0, 0);
         tu_free_list(files);
     }

@@ -820,10 +820,7 @@ static void test_real_profiles(void **state) {
         print_message("SKIP: ../shared/testdata not present; only tests/data/device checked\n");
     } else {
         check_real(tx_real_tpu_path(path, sizeof path));
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s/testdata/real/AMD-AGI-TraceLens/plugins/profile",
-                 tu_shared_dir());
-        char **files = tu_find_files(dir, ".xplane.pb");
+        char **files = tu_real_files("AMD-AGI-TraceLens/plugins/profile", ".xplane.pb");
         for (char **f = files; f && *f; f++) check_real(*f);
         tu_free_list(files);
     }
