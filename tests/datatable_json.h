@@ -109,6 +109,15 @@ __attribute__((unused)) static int dt_col_index(json_t *table, const char *id) {
     return -1;
 }
 
+/* The value of column `id` in row `row` of `table` (borrowed; NULL for an
+ * empty cell); fails the test when there is no such column. */
+__attribute__((unused)) static json_t *dt_cell_by_id(json_t *table, size_t row, const char *id) {
+    int c = dt_col_index(table, id);
+    if (c < 0) fail_msg("no column %s", id);
+    json_t *r = json_array_get(json_object_get(table, "rows"), row);
+    return json_object_get(json_array_get(json_object_get(r, "c"), (size_t)c), "v");
+}
+
 __attribute__((unused)) static int dt_near(double a, double b) { return a - b < 1e-9 && b - a < 1e-9; }
 
 /* XProf's golden answer `name` (integration_tests_golden/data_<name>.json.gz

@@ -55,18 +55,11 @@ static json_t *render_json(const xpv_profile *p, const char *tool_name) {
     return dt_render_hs(t, &hs);
 }
 
-static json_t *cell(json_t *table, size_t row, const char *id) {
-    int c = dt_col_index(table, id);
-    assert_true(c >= 0);
-    json_t *r = json_array_get(json_object_get(table, "rows"), row);
-    return json_object_get(json_array_get(json_object_get(r, "c"), (size_t)c), "v");
-}
-
 static double num(json_t *table, size_t row, const char *id) {
-    return json_number_value(cell(table, row, id));
+    return json_number_value(dt_cell_by_id(table, row, id));
 }
 static const char *str(json_t *table, size_t row, const char *id) {
-    return json_string_value(cell(table, row, id));
+    return json_string_value(dt_cell_by_id(table, row, id));
 }
 
 #define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
