@@ -7,6 +7,7 @@
 #include "hlo.h"
 #include "idmap.h"
 #include "par.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,18 +29,12 @@ typedef struct meta_tab {
     xpv_arena *arena;
 } meta_tab;
 
-static uint64_t hash_str(const char *p, size_t n) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
-    return h;
-}
-
 static void tab_rehash(meta_tab *t, size_t nslot) {
     free(t->slot);
     t->slot = xpv_xcalloc(nslot, sizeof *t->slot);
     t->nslot = nslot;
     for (uint32_t i = 1; i < t->n; i++) {
-        size_t s = hash_str(t->m[i].name.ptr, t->m[i].name.len) & (nslot - 1);
+        size_t s = xpv_hash64(t->m[i].name.ptr, t->m[i].name.len) & (nslot - 1);
         while (t->slot[s]) s = (s + 1) & (nslot - 1);
         t->slot[s] = i + 1;
     }
@@ -49,7 +44,7 @@ static void tab_rehash(meta_tab *t, size_t nslot) {
  * disp.len == 0: none). */
 static uint32_t tab_get(meta_tab *t, xpv_str name, xpv_str disp) {
     if ((size_t)(t->n + 1) * 2 > t->nslot) tab_rehash(t, t->nslot ? t->nslot * 2 : 64);
-    size_t s = hash_str(name.ptr, name.len) & (t->nslot - 1);
+    size_t s = xpv_hash64(name.ptr, name.len) & (t->nslot - 1);
     while (t->slot[s]) {
         const xpv_event_meta *m = &t->m[t->slot[s] - 1];
         if (m->name.len == name.len && !memcmp(m->name.ptr, name.ptr, name.len))
@@ -228,18 +223,6 @@ typedef struct tfop {
     xpv_str name, type;
 } tfop;
 
-static int prefix_nocase(xpv_str s, const char *pre) {
-    size_t n = strlen(pre);
-    if (s.len < n) return 0;
-    for (size_t i = 0; i < n; i++) {
-        char a = s.ptr[i], b = pre[i];
-        if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
-        if (b >= 'A' && b <= 'Z') b = (char)(b - 'A' + 'a');
-        if (a != b) return 0;
-    }
-    return 1;
-}
-
 /* An op type from an op name (DeriveOpType): the last `/` part less a
  * numeric `_<n>` suffix. */
 static xpv_str derive_op_type(xpv_str name) {
@@ -268,7 +251,7 @@ static tfop parse_tf_op(xpv_str full) {
         static const char *const mc[] = {"MEMCPYHToD", "MEMCPYDToH", "MEMCPYDToD", "MEMCPYHToH"};
         static const char *const mt[] = {"MemcpyHToD", "MemcpyDToH", "MemcpyDToD", "MemcpyHToH"};
         for (int i = 0; i < 4; i++)
-            if (prefix_nocase(full, mc[i]))
+            if (xpv_str_has_prefix_nocase(full, mc[i]))
                 return (tfop){CAT_MEMCPY, full, {mt[i], (uint32_t)strlen(mt[i])}};
         return r;
     }
@@ -444,7 +427,7 @@ static const char *const line_names[5] = {"Framework Name Scope", "Framework Ops
  * part, in program `prog`).  Remembered per (hlo_op, program). */
 static const hlo_memo *hlo_facts(ctx *c, opt64 prog, xpv_str hlo_op) {
     if (!c->hlo || !prog.has || !hlo_op.len) return NULL;
-    uint64_t h = hash_str(hlo_op.ptr, hlo_op.len) ^ ((uint64_t)prog.v * 0x9e3779b97f4a7c15ull);
+    uint64_t h = xpv_hash64(hlo_op.ptr, hlo_op.len) ^ ((uint64_t)prog.v * 0x9e3779b97f4a7c15ull);
     hlo_memo *m = &c->memo[(h ^ (h >> 29)) & (HLO_MEMO - 1)];
     if (m->op && m->len == hlo_op.len && m->prog == prog.v &&
         !memcmp(m->op, hlo_op.ptr, hlo_op.len))

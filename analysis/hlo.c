@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "arena.h"
+#include "collections.h"
 #include "hlo.h"
+#include "util.h"
 #include "wire.h"
 
 /* ==== Index ============================================================== */
@@ -249,17 +251,6 @@ static int depth_ok(const uint8_t *p, const uint8_t *end, int level) {
     return 1;
 }
 
-static uint64_t hash_name(const char *s, size_t n) {
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ULL;
-    return h;
-}
-
-static uint64_t hash_id(int64_t id) {
-    uint64_t x = (uint64_t)id * 0x9E3779B97F4A7C15ULL;
-    return x ^ (x >> 29);
-}
-
 static void index_instructions(xpv_hlo_program *p) {
     const Xla__HloModuleProto *mod = p->module;
     size_t n = 0;
@@ -277,7 +268,7 @@ static void index_instructions(xpv_hlo_program *p) {
             const Xla__HloInstructionProto *ins = comp->instructions[i];
             if (!ins || !ins->name) continue;
             size_t len = strlen(ins->name);
-            size_t j = hash_name(ins->name, len) & (ns - 1);
+            size_t j = xpv_hash64(ins->name, len) & (ns - 1);
             int dup = 0;
             while (p->slots[j].ins) {
                 if (!strcmp(p->slots[j].ins->name, ins->name)) {
@@ -287,7 +278,7 @@ static void index_instructions(xpv_hlo_program *p) {
                 j = (j + 1) & (ns - 1);
             }
             if (!dup) p->slots[j] = (xpv_hlo_instr){ins, comp};
-            j = hash_id(ins->id) & (ns - 1);
+            j = mix64((uint64_t)ins->id) & (ns - 1);
             dup = 0;
             while (p->id_slots[j].ins) {
                 if (p->id_slots[j].ins->id == ins->id) {
@@ -374,7 +365,7 @@ xpv_hlo_instr xpv_hlo_instr_by_name(const xpv_hlo_program *p, const char *name, 
     xpv_hlo_instr none = {NULL, NULL};
     if (!p || p->state != 1 || !p->nslots) return none;
     if (len && name[0] == '%') name++, len--;
-    size_t j = hash_name(name, len) & (p->nslots - 1);
+    size_t j = xpv_hash64(name, len) & (p->nslots - 1);
     while (p->slots[j].ins) {
         const char *n = p->slots[j].ins->name;
         if (strlen(n) == len && !memcmp(n, name, len)) return p->slots[j];
@@ -386,7 +377,7 @@ xpv_hlo_instr xpv_hlo_instr_by_name(const xpv_hlo_program *p, const char *name, 
 xpv_hlo_instr xpv_hlo_instr_by_id(const xpv_hlo_program *p, int64_t id) {
     xpv_hlo_instr none = {NULL, NULL};
     if (!p || p->state != 1 || !p->nslots) return none;
-    size_t j = hash_id(id) & (p->nslots - 1);
+    size_t j = mix64((uint64_t)id) & (p->nslots - 1);
     while (p->id_slots[j].ins) {
         if (p->id_slots[j].ins->id == id) return p->id_slots[j];
         j = (j + 1) & (p->nslots - 1);

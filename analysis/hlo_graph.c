@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "collections.h"
 #include "hlo_graph.h"
 
 #define MAX_USERS_TO_RENDER 16   /* XLA kMaxUsersToRender */
@@ -14,13 +15,8 @@ static int is_op(const Xla__HloInstructionProto *ins, const char *opcode) {
     return ins && ins->opcode && !strcmp(ins->opcode, opcode);
 }
 
-static uint64_t hash_id(int64_t id) {
-    uint64_t x = (uint64_t)id * 0x9E3779B97F4A7C15ULL;
-    return x ^ (x >> 29);
-}
-
 int32_t xpv_hlo_graph_by_id(const xpv_hlo_graph *g, int64_t id) {
-    size_t j = hash_id(id) & (g->nid_slots - 1);
+    size_t j = mix64((uint64_t)id) & (g->nid_slots - 1);
     while (g->id_slots[j] >= 0) {
         if (g->ins[g->id_slots[j]].ins->id == id) return g->id_slots[j];
         j = (j + 1) & (g->nid_slots - 1);
@@ -36,7 +32,7 @@ static void index_ids(xpv_hlo_graph *g) {
     for (size_t j = 0; j < ns; j++) g->id_slots[j] = -1;
     for (size_t i = 0; i < g->n; i++) {
         if (xpv_hlo_graph_by_id(g, g->ins[i].ins->id) >= 0) continue; /* first wins */
-        size_t j = hash_id(g->ins[i].ins->id) & (ns - 1);
+        size_t j = mix64((uint64_t)g->ins[i].ins->id) & (ns - 1);
         while (g->id_slots[j] >= 0) j = (j + 1) & (ns - 1);
         g->id_slots[j] = (int32_t)i;
     }

@@ -35,21 +35,6 @@ static int ends_with(xpv_str a, const char *suf) {
     return a.len >= n && memcmp(a.ptr + a.len - n, suf, n) == 0;
 }
 
-static int contains(xpv_str a, const char *needle) {
-    size_t n = strlen(needle);
-    if (n == 0) return 1;
-    if (a.len < n) return 0;
-    return memmem(a.ptr, a.len, needle, n) != NULL;
-}
-
-static int prefix_nocase(xpv_str a, const char *pre) {
-    size_t n = strlen(pre);
-    if (a.len < n) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (tolower((unsigned char)a.ptr[i]) != tolower((unsigned char)pre[i])) return 0;
-    return 1;
-}
-
 /* Word-at-a-time multiplicative hash (names are tens of bytes: a byte loop
  * showed up in profiles). */
 static inline uint64_t rd64(const unsigned char *p) {
@@ -234,7 +219,7 @@ xpv_tf_op xpv_parse_tf_op(xpv_str full) {
             {"MEMCPYDToD", "MemcpyDToD"}, {"MEMCPYHToH", "MemcpyHToH"},
         };
         for (size_t i = 0; i < sizeof memcpy_ops / sizeof memcpy_ops[0]; i++)
-            if (prefix_nocase(full, memcpy_ops[i].pre)) {
+            if (xpv_str_has_prefix_nocase(full, memcpy_ops[i].pre)) {
                 op.category = XPV_OP_MEMCPY;
                 op.type = xpv_cstr(memcpy_ops[i].type);
                 return op;
@@ -282,7 +267,7 @@ int xpv_kernel_uses_tensor_core(xpv_str name) {
         "xmma_warp_specialized_implicit_gemm",
     };
     for (size_t i = 0; i < sizeof pats / sizeof pats[0]; i++)
-        if (contains(name, pats[i])) return 1;
+        if (xpv_str_contains(name, pats[i])) return 1;
     return 0;
 }
 
@@ -299,7 +284,7 @@ int xpv_op_is_tensor_core_eligible(xpv_str n) {
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++)
         if (ends_with(n, suffixes[i])) return 1;
     for (size_t i = 0; i < sizeof infixes / sizeof infixes[0]; i++)
-        if (contains(n, infixes[i])) return 1;
+        if (xpv_str_contains(n, infixes[i])) return 1;
     return 0;
 }
 
@@ -1302,7 +1287,7 @@ xpv_om_part *xpv_op_metrics_part_build(const xpv_profile *p) {
             read_occupancy(pt, pl);
             device_plane(&d, &pt->arena, pl);
         } else if (xpv_str_has_prefix(pl->name, "/device:TPU:") &&
-                   !contains(pl->name, "SparseCore")) {
+                   !xpv_str_contains(pl->name, "SparseCore")) {
             /* TensorCore planes; SparseCore planes feed XProf's TPU db
              * only as children of offloading ops (not done here). */
             pt->has_tpu = 1;

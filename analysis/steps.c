@@ -34,27 +34,6 @@
 
 /* ==== Small helpers ====================================================== */
 
-static int str_prefix_nocase(xpv_str s, const char *pre) {
-    size_t n = strlen(pre);
-    if (s.len < n) return 0;
-    for (size_t i = 0; i < n; i++) {
-        char a = s.ptr[i], b = pre[i];
-        if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
-        if (b >= 'A' && b <= 'Z') b = (char)(b - 'A' + 'a');
-        if (a != b) return 0;
-    }
-    return 1;
-}
-
-static int str_contains(xpv_str s, const char *needle) {
-    size_t n = strlen(needle);
-    if (n == 0) return 1;
-    if (s.len < n) return 0;
-    for (size_t i = 0; i + n <= s.len; i++)
-        if (s.ptr[i] == needle[0] && !memcmp(s.ptr + i, needle, n)) return 1;
-    return 0;
-}
-
 static int str_has_char(xpv_str s, char c) {
     return s.len && memchr(s.ptr, c, s.len) != NULL;
 }
@@ -62,19 +41,19 @@ static int str_has_char(xpv_str s, char c) {
 /* ==== Classification (§2.3) ============================================== */
 
 int xpv_steps_classify_gpu(xpv_str name, xpv_str shapes) {
-    if (str_prefix_nocase(name, "MEMCPYHToD") || str_prefix_nocase(name, "MemcpyH2D"))
+    if (xpv_str_has_prefix_nocase(name, "MEMCPYHToD") || xpv_str_has_prefix_nocase(name, "MemcpyH2D"))
         return XPV_EV_HOST_TO_DEVICE;
-    if (str_prefix_nocase(name, "MEMCPYDToH") || str_prefix_nocase(name, "MemcpyD2H"))
+    if (xpv_str_has_prefix_nocase(name, "MEMCPYDToH") || xpv_str_has_prefix_nocase(name, "MemcpyD2H"))
         return XPV_EV_DEVICE_TO_HOST;
-    if (str_prefix_nocase(name, "MEMCPYDToD") || str_prefix_nocase(name, "MemcpyD2D") ||
-        str_prefix_nocase(name, "MemcpyP2P"))
+    if (xpv_str_has_prefix_nocase(name, "MEMCPYDToD") || xpv_str_has_prefix_nocase(name, "MemcpyD2D") ||
+        xpv_str_has_prefix_nocase(name, "MemcpyP2P"))
         return XPV_EV_DEVICE_TO_DEVICE;
-    if (str_prefix_nocase(name, "nccl")) return XPV_EV_DEVICE_COLLECTIVES;
+    if (xpv_str_has_prefix_nocase(name, "nccl")) return XPV_EV_DEVICE_COLLECTIVES;
     if (shapes.len == 0)
-        return (str_contains(name, "half") || str_contains(name, "fp16"))
+        return (xpv_str_contains(name, "half") || xpv_str_contains(name, "fp16"))
                    ? XPV_EV_DEVICE_COMPUTE_16
                    : XPV_EV_DEVICE_COMPUTE_32;
-    return str_contains(shapes, "half") ? XPV_EV_DEVICE_COMPUTE_16 : XPV_EV_DEVICE_COMPUTE_32;
+    return xpv_str_contains(shapes, "half") ? XPV_EV_DEVICE_COMPUTE_16 : XPV_EV_DEVICE_COMPUTE_32;
 }
 
 int xpv_steps_classify_memcpy(xpv_str details) {
@@ -93,12 +72,12 @@ int xpv_steps_classify_memcpy(xpv_str details) {
 int xpv_steps_classify_cpu(xpv_str name, int has_device, int has_correlation) {
     xpv_tf_op op = xpv_parse_tf_op(name);
     if (xpv_str_eq(op.type, "InfeedEnqueue") || xpv_str_eq(op.type, "InfeedEnqueueTuple") ||
-        xpv_str_eq(op.type, "MemcpyHToD") || str_prefix_nocase(name, "MemcpyH2D"))
+        xpv_str_eq(op.type, "MemcpyHToD") || xpv_str_has_prefix_nocase(name, "MemcpyH2D"))
         return XPV_EV_HOST_TO_DEVICE;
     if (xpv_str_eq(op.type, "MemcpyHToH")) return XPV_EV_HOST_TO_HOST;
-    if (has_device && (has_correlation || str_prefix_nocase(name, "ExecutorState::Process")))
+    if (has_device && (has_correlation || xpv_str_has_prefix_nocase(name, "ExecutorState::Process")))
         return XPV_EV_HOST_PREPARE;
-    if (str_prefix_nocase(name, "IteratorGetNext")) return XPV_EV_HOST_WAIT_INPUT;
+    if (xpv_str_has_prefix_nocase(name, "IteratorGetNext")) return XPV_EV_HOST_WAIT_INPUT;
     return XPV_EV_HOST_COMPUTE;
 }
 

@@ -22,6 +22,17 @@
 
 #include "arena.h"
 
+/* Once zlib has taken all its input, hand it the next piece of the `*left`
+ * bytes at `*in`: avail_in is 32-bit, so at most 1 GiB at a time. */
+static void feed_input(z_stream *z, const unsigned char **in, size_t *left) {
+    if (z->avail_in != 0 || *left == 0) return;
+    size_t chunk = *left > (1u << 30) ? (1u << 30) : *left;
+    z->next_in = (Bytef *)(uintptr_t)*in;
+    z->avail_in = (uInt)chunk;
+    *in += chunk;
+    *left -= chunk;
+}
+
 unsigned char *xpv_gzip(const void *data, size_t len, int level, size_t *out_len) {
     z_stream z;
     memset(&z, 0, sizeof z);
@@ -36,14 +47,7 @@ unsigned char *xpv_gzip(const void *data, size_t len, int level, size_t *out_len
     z.next_out = out;
     z.avail_out = (uInt)(cap > UINT32_MAX ? UINT32_MAX : cap);
     for (;;) {
-        if (z.avail_in == 0 && left) {
-            /* avail_in is 32-bit: feed the input in chunks. */
-            size_t chunk = left > (1u << 30) ? (1u << 30) : left;
-            z.next_in = (Bytef *)(uintptr_t)in;
-            z.avail_in = (uInt)chunk;
-            in += chunk;
-            left -= chunk;
-        }
+        feed_input(&z, &in, &left);
         if (z.avail_out == 0) {
             size_t used = z.total_out;
             cap *= 2;
@@ -98,13 +102,7 @@ void *xpv_gunzip_limited(const void *data, size_t len, uint64_t cap, const char 
     z.next_out = out;
     z.avail_out = out_room(ocap, 0);
     for (;;) {
-        if (z.avail_in == 0 && left) {
-            size_t chunk = left > (1u << 30) ? (1u << 30) : left;
-            z.next_in = (Bytef *)(uintptr_t)in;
-            z.avail_in = (uInt)chunk;
-            in += chunk;
-            left -= chunk;
-        }
+        feed_input(&z, &in, &left);
         size_t used = (size_t)(z.next_out - out);
         /* A ratio no real profile has: refuse now instead of inflating
          * (and holding) gigabytes of one repeated byte pattern. */

@@ -23,14 +23,11 @@ extern const xpv_tool xpv_tool_memory_profile;
 int main(int argc, char **argv) {
     int reps = bench_reps(argc, argv, 3);
     size_t len;
-    void *buf = bench_read_all(argv[1], &len);
-    double tdec;
-    xpv_profile *p = bench_decode(buf, len, NULL, &tdec);
-    double t0;
+    double tdec, t0;
     bench_host one;
-    bench_host_init(&one, p);
+    xpv_profile *p = bench_load_host(argv[1], &one, &len, &tdec);
     const xpv_hostset hs = one.hs;
-    xpv_params q = {0, NULL, NULL};
+    xpv_params q = {0, NULL, NULL, NULL};
     xpv_err err;
     double best = 1e30, best_cpu = 1e30;
     size_t outlen = 0;
@@ -54,6 +51,5 @@ int main(int argc, char **argv) {
     printf("memory_profile  %.3f s  (CPU %.3f s) = %.2fx decode, %zu bytes (best of %d)\n", best,
            best_cpu, best / tdec, outlen, reps);
     xpv_profile_free(p);
-    free(buf);
     return 0;
 }

@@ -21,14 +21,10 @@
 int main(int argc, char **argv) {
     int reps = bench_reps(argc, argv, 3);
     size_t len;
-    void *buf = bench_read_all(argv[1], &len);
-    double mb = (double)len / 1e6;
-
-    double tdec;
-    xpv_profile *p = bench_decode(buf, len, NULL, &tdec);
-    double t0;
+    double tdec, t0;
     bench_host one;
-    bench_host_init(&one, p);
+    xpv_profile *p = bench_load_host(argv[1], &one, &len, &tdec);
+    double mb = (double)len / 1e6;
     const xpv_hostset hs = one.hs;
 
     double best = 1e30, best_cpu = 1e30;
@@ -56,6 +52,5 @@ int main(int argc, char **argv) {
            "device %zu ops, %zu kernels\n",
            best, mb / best, reps, best_cpu, nhost, ndev, nker);
     xpv_profile_free(p);
-    free(buf);
     return 0;
 }

@@ -60,16 +60,13 @@ int main(int argc, char **argv) {
     int only_steps = argc > 3 && !strcmp(argv[3], "steps");
     double tcold = bench_now();
     size_t len;
-    void *buf = bench_read_all(argv[1], &len);
-    double tread = bench_now() - tcold;
-    double mb = (double)len / 1e6;
-    double tdec;
-    xpv_profile *p = bench_decode(buf, len, NULL, &tdec);
-    double t0;
+    double tdec, t0;
     bench_host one;
-    bench_host_init(&one, p);
+    xpv_profile *p = bench_load_host(argv[1], &one, &len, &tdec);
+    double tread = bench_now() - tcold - tdec;
+    double mb = (double)len / 1e6;
     const xpv_hostset hs = one.hs;
-    xpv_params q = {0, NULL, NULL};
+    xpv_params q = {0, NULL, NULL, NULL};
     xpv_err err;
 
     if (only_steps) {
@@ -85,7 +82,6 @@ int main(int argc, char **argv) {
             xpv_arena_free(&a);
         }
         xpv_profile_free(p);
-        free(buf);
         return 0;
     }
     /* Cold: one op_stats build shared by the four tools, then the first
@@ -174,6 +170,5 @@ int main(int argc, char **argv) {
            warm_max);
     xpv_buf_free(&out);
     xpv_profile_free(p);
-    free(buf);
     return 0;
 }

@@ -80,7 +80,8 @@ static int render(const xpv_hostset *hs, const void *ix, const char **kv, size_t
         k[i] = kv[2 * i];
         v[i] = kv[2 * i + 1];
     }
-    xpv_params q = {n, k, v};
+    xpv_params q = {n, k, v, NULL};
+    q.tag = xpv_param(&q, "tag");   /* as the server's request parser */
     xpv_err err;
     memset(&err, 0, sizeof err);
     xpv_buf_reset(out);

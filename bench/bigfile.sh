@@ -30,14 +30,7 @@ base=${3:-}
 [ -x "$BIN" ] || { echo "build first: $BIN missing"; exit 1; }
 files=$(find "$run_dir" -type f)
 cat $files >/dev/null
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-run() { # run NAME CMD...
-    local name=$1; shift
-    /usr/bin/time -f '%e %M %U %S' -o "$tmp/t" "$@" >/dev/null
-    cat "$tmp/t" >>"$tmp/$name"
-}
+. bench/lib.sh
 bins="new"
 [ -n "$base" ] && bins="base new"
 for i in $(seq 1 "$repeat"); do
@@ -49,9 +42,6 @@ for i in $(seq 1 "$repeat"); do
         run "overview.$b" "$bin" export --tool overview_page "$run_dir"
     done
 done
-wall() { cut -d' ' -f1 "$tmp/$1" | median; }
-cpu() { awk '{print $3 + $4}' "$tmp/$1" | median; }
-rss() { cut -d' ' -f2 "$tmp/$1" | median; }
 echo "$repeat runs each (median); load average $(cut -d' ' -f1-3 /proc/loadavg); files:"
 du -b $files | awk '{printf "  %s %.0f MB\n", $2, $1 / 1e6}'
 m=$(wall md5sum)

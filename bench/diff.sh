@@ -27,15 +27,7 @@ repeat=${4:-3}
 [ -x "$BIN" ] || { echo "build first: $BIN missing"; exit 1; }
 cat $(find "$base" "$new" -type f) >/dev/null
 
-# run NAME CMD... -> appends "seconds maxrss_kb" to $tmp/NAME
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-run() {
-    local name=$1; shift
-    /usr/bin/time -f '%e %M %U %S' -o "$tmp/t" "$@" >/dev/null
-    cat "$tmp/t" >>"$tmp/$name"
-}
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+. bench/lib.sh   # run NAME CMD..., median, cpu
 
 for i in $(seq 1 "$repeat"); do
     run load_base "$BIN" export --tool "$tool" "$base"
@@ -45,7 +37,6 @@ done
 lb=$(cut -d' ' -f1 "$tmp/load_base" | median)
 ln=$(cut -d' ' -f1 "$tmp/load_new" | median)
 df=$(cut -d' ' -f1 "$tmp/diff" | median)
-cpu() { awk '{print $3 + $4}' "$tmp/$1" | median; }
 cb=$(cpu load_base); cn=$(cpu load_new); cd_=$(cpu diff)
 rb=$(cut -d' ' -f2 "$tmp/load_base" | median)
 rn=$(cut -d' ' -f2 "$tmp/load_new" | median)

@@ -25,23 +25,13 @@ repeat=${2:-3}
 [ -x "$BIN" ] || { echo "build first: $BIN missing"; exit 1; }
 files=$(find "$run_dir" -type f)
 cat $files >/dev/null
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-run() { # run NAME CMD...
-    local name=$1; shift
-    /usr/bin/time -f '%e %M %U %S' -o "$tmp/t" "$@" >/dev/null
-    cat "$tmp/t" >>"$tmp/$name"
-}
+. bench/lib.sh
 tools="overview_page hlo_stats op_profile"
 "$BIN" export --list_tools | grep -qx roofline_model && tools="$tools roofline_model"
 for i in $(seq 1 "$repeat"); do
     run md5sum md5sum $files
     for t in $tools; do run "$t" "$BIN" export --tool "$t" "$run_dir"; done
 done
-wall() { cut -d' ' -f1 "$tmp/$1" | median; }
-cpu() { awk '{print $3 + $4}' "$tmp/$1" | median; }
-rss() { cut -d' ' -f2 "$tmp/$1" | median; }
 echo "$repeat runs each (median); files:"
 du -b $files | awk '{printf "  %s %.0f MB\n", $2, $1 / 1e6}'
 printf '  %-16s %7.2f s wall\n' md5sum "$(wall md5sum)"

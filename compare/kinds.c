@@ -50,7 +50,7 @@ static json_t *render_json(const char *tool, const xpv_hostset *hs, const void *
     }
     xpv_buf out;
     xpv_buf_init(&out);
-    xpv_params q = {0, NULL, NULL};
+    xpv_params q = {0, NULL, NULL, NULL};
     xpv_err terr;
     memset(&terr, 0, sizeof terr);
     if (xpv_tool_render(t, hs, derived, &q, &out, &terr) != 0) {
@@ -306,7 +306,7 @@ int xpv_cmp_extract_datatable(const xpv_compare_kind *k, const xpv_hostset *hs,
     if (!tool) return xpv_err_set(err, XPV_E_NOT_FOUND, "unknown tool: %s", k->tool);
     xpv_dt_doc doc;
     xpv_dt_doc_init(&doc, 1);
-    xpv_params q = {0, NULL, NULL};
+    xpv_params q = {0, NULL, NULL, NULL};
     xpv_err terr;
     memset(&terr, 0, sizeof terr);
     if (tool->tables && tool->tables(hs, derived, &q, &doc, &terr) != 0) {

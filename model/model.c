@@ -54,6 +54,23 @@ int xpv_str_has_prefix(xpv_str a, const char *prefix) {
     return a.len >= n && (n == 0 || !memcmp(a.ptr, prefix, n));
 }
 
+int xpv_str_contains(xpv_str a, const char *needle) {
+    size_t n = strlen(needle);
+    if (n == 0) return 1;
+    if (a.len < n) return 0;
+    return memmem(a.ptr, a.len, needle, n) != NULL;
+}
+
+static char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
+
+int xpv_str_has_prefix_nocase(xpv_str a, const char *prefix) {
+    size_t n = strlen(prefix);
+    if (a.len < n) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (ascii_lower(a.ptr[i]) != ascii_lower(prefix[i])) return 0;
+    return 1;
+}
+
 int xpv_line_is_derived(const xpv_line *ln) {
     int32_t id = (int32_t)(uint32_t)ln->id;
     int32_t base = (int32_t)0xdeadbeefu;

@@ -262,6 +262,11 @@ long xpv_stat_gzstr(const xpv_stat *s, char *out, size_t cap);
 static inline xpv_str xpv_cstr(const char *s);
 int xpv_str_eq(xpv_str a, const char *b);
 int xpv_str_has_prefix(xpv_str a, const char *prefix);
+/* As xpv_str_has_prefix, ASCII letters compared without case (XProf's
+ * absl::StartsWithIgnoreCase). */
+int xpv_str_has_prefix_nocase(xpv_str a, const char *prefix);
+/* Whether `needle` occurs in `a` (an empty needle always does). */
+int xpv_str_contains(xpv_str a, const char *needle);
 
 #include <string.h>
 static inline xpv_str xpv_cstr(const char *s) {

@@ -88,13 +88,13 @@ void reqctx_release(reqctx *c);
 /* The request's run (and tool, when need_tool), then its hosts. */
 int resolve_run(xpv_app *a, const xpv_request *rq, int need_tool, reqctx *c, xpv_err *err);
 int resolve_hosts(const xpv_request *rq, reqctx *c, xpv_err *err);
-/* The rendered answer of rc's tool for `q` (a referenced entry): the
+/* The rendered answer of rc's tool for `rq` (a referenced entry): the
  * JSON, or with csv_table >= 0 that DataTable as CSV. */
-xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_query *q, long csv_table,
+xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_request *rq, long csv_table,
                          xpv_err *err);
 /* The full trace as a streamed body: 0 when `r` now carries the producer,
  * else the answer is rendered as usual. */
-int stream_body(xpv_app *a, reqctx *rc, const xpv_query *q, xpv_response *r);
+int stream_body(xpv_app *a, reqctx *rc, const xpv_request *rq, xpv_response *r);
 
 /* The profiles and derived data rc's tool works on, referenced. */
 typedef struct tool_input {

@@ -157,11 +157,11 @@ static void route_data(xpv_app *a, const xpv_request *rq, const char *inm,
         reqctx_release(&rc);
         return;
     }
-    if (!csv && stream_body(a, &rc, rq->q, r) == 0) {   /* the full trace */
+    if (!csv && stream_body(a, &rc, rq, r) == 0) {   /* the full trace */
         reqctx_release(&rc);
         return;
     }
-    xpv_centry *e = get_rendered(a, &rc, rq->q, csv ? (long)rq->table : -1, &err);
+    xpv_centry *e = get_rendered(a, &rc, rq, csv ? (long)rq->table : -1, &err);
     if (!e) {
         resp_error(r, &err);
         reqctx_release(&rc);
@@ -180,7 +180,7 @@ static void route_data(xpv_app *a, const xpv_request *rq, const char *inm,
         resp_csv(r, "%s_%s_%s", rc.tool->name, rc.run->name,
                  rc.host_label ? rc.host_label : ALL_HOSTS);
     } else if (rc.tool->content_type) {    /* e.g. graph_viewer's DOT text */
-        xpv_params params = xpv_query_params(rq->q);
+        xpv_params params = xpv_request_params(rq);
         const char *ct = rc.tool->content_type(&params);
         if (ct) r->content_type = ct;
     }

@@ -571,7 +571,7 @@ void tool_input_release(xpv_app *a, tool_input *in) {
 struct render_ctx {
     xpv_app *app;
     reqctx *rc;
-    const xpv_query *q;
+    const xpv_request *rq;
     const char *ids;            /* host identities, for the derived key */
     long csv_table;             /* -1: the JSON; else this table as CSV */
 };
@@ -604,7 +604,7 @@ static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
         if (!dentry) goto done;
         derived = ((struct derived_val *)xpv_centry_value(dentry))->d;
     }
-    xpv_params params = xpv_query_params(ctx->q);
+    xpv_params params = xpv_request_params(ctx->rq);
     xpv_err terr;
     memset(&terr, 0, sizeof terr);
     struct tool_call tc = {.tool = rc->tool, .hs = &hs, .derived = derived,
@@ -671,7 +671,7 @@ void canonical_query(xpv_buf *b, const xpv_query *q) {
 /* The rendered output of the request's tool (a referenced cache entry
  * holding a `rendered`): its JSON, or with csv_table >= 0 that table as
  * CSV; NULL with `err`. */
-xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_query *q, long csv_table,
+xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_request *rq, long csv_table,
                          xpv_err *err) {
     xpv_buf ids, key;
     xpv_buf_init(&ids);
@@ -680,9 +680,9 @@ xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_query *q, long csv_ta
     xpv_buf_putc(&ids, '\0');
     if (csv_table < 0) xpv_buf_printf(&key, "R\x1f%s\x1f%s\x1f", rc->tool->name, ids.data);
     else xpv_buf_printf(&key, "C%ld\x1f%s\x1f%s\x1f", csv_table, rc->tool->name, ids.data);
-    canonical_query(&key, q);
+    canonical_query(&key, rq->q);
     xpv_buf_putc(&key, '\0');
-    struct render_ctx ctx = {a, rc, q, ids.data, csv_table};
+    struct render_ctx ctx = {a, rc, rq, ids.data, csv_table};
     xpv_centry *e = xpv_cache_get(a->cache, key.data, build_rendered, &ctx, err);
     xpv_buf_free(&ids);
     xpv_buf_free(&key);
@@ -754,9 +754,9 @@ static int body_stream_produce(void *p, xpv_buf *out) {
 /* Give `r` a streamed body for the request's tool.  Returns 0 (r->produce
  * set, or an error response when the inputs fail to load) or -1 when the
  * tool does not stream this query (r untouched: render it instead). */
-int stream_body(xpv_app *a, reqctx *rc, const xpv_query *q, xpv_response *r) {
+int stream_body(xpv_app *a, reqctx *rc, const xpv_request *rq, xpv_response *r) {
     const xpv_tool_stream *ts = rc->tool->stream;
-    xpv_params params = xpv_query_params(q);
+    xpv_params params = xpv_request_params(rq);
     if (!ts || !ts->wants(&params)) return -1;
     xpv_err err;
     xpv_err_clear(&err);

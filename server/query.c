@@ -97,14 +97,6 @@ const char *xpv_query_get(const xpv_query *q, const char *key) {
     return NULL;
 }
 
-xpv_params xpv_query_params(const xpv_query *q) {
-    xpv_params p;
-    p.n = q->n;
-    p.keys = (const char *const *)q->keys;
-    p.vals = (const char *const *)q->vals;
-    return p;
-}
-
 void xpv_query_release(xpv_query *q) {
     for (size_t i = 0; i < q->n; i++) free(q->keys[i]);
     q->n = 0;

@@ -38,9 +38,6 @@ int xpv_query_add(xpv_query *q, const char *key, const char *val);
 /* First value of `key`, or NULL. */
 const char *xpv_query_get(const xpv_query *q, const char *key);
 
-/* The pairs as the converter contract's xpv_params (borrowed from q). */
-xpv_params xpv_query_params(const xpv_query *q);
-
 /* Free everything `q` holds; it becomes empty and reusable. */
 void xpv_query_release(xpv_query *q);
 

@@ -38,3 +38,13 @@ int xpv_request_parse(xpv_request *rq, const xpv_query *q, xpv_err *err) {
         return -1;
     return 0;
 }
+
+xpv_params xpv_request_params(const xpv_request *rq) {
+    xpv_params p = {0, NULL, NULL, rq->tag};
+    if (rq->q) {
+        p.n = rq->q->n;
+        p.keys = (const char *const *)rq->q->keys;
+        p.vals = (const char *const *)rq->q->vals;
+    }
+    return p;
+}

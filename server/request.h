@@ -41,4 +41,8 @@ typedef struct xpv_request {
  * 400 in `err` naming the malformed parameter. */
 int xpv_request_parse(xpv_request *rq, const xpv_query *q, xpv_err *err);
 
+/* The request as the converter contract's xpv_params: every pair, and the
+ * tag as parsed (all borrowed from rq and its query). */
+xpv_params xpv_request_params(const xpv_request *rq);
+
 #endif

@@ -40,38 +40,13 @@ if [ ! -f "$bdir/node_modules/playwright-core/package.json" ]; then
         echo "FAIL: npm ci failed in $bdir"; exit 1; }
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/xpv-browser.XXXXXX")
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do
-        kill "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
-    done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+. "$here/lib.sh"
+xpv_tmpdir browser
 
 # start NAME ARGS... -> sets URL to http://127.0.0.1:PORT[/prefix]/
 start() {
-    local name=$1; shift
-    : >"$tmp/$name.out"; : >"$tmp/$name.err"   # exist before the child opens them
-    "$BIN" --port 0 --host 127.0.0.1 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
-    local pid=$!
-    pids+=("$pid")
-    local line=""
-    for _ in $(seq 1 400); do
-        line=$(grep -o 'at http://[^ ]*' "$tmp/$name.out" || true)
-        [ -n "$line" ] && break
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    if [ -z "$line" ]; then
-        echo "FAIL: server $name did not start: $(cat "$tmp/$name.out" "$tmp/$name.err")"
-        exit 1
-    fi
-    # "at http://localhost:PORT/prefix/" -> http://127.0.0.1:PORT/prefix/
-    URL=$(echo "$line" | sed 's|^at http://[^/]*:\([0-9]*\)|http://127.0.0.1:\1|')
+    xpv_launch "$1" --host 127.0.0.1 "${@:2}"
+    xpv_await "$1" "$PID" 400
 }
 
 logdir=$tmp/logdir

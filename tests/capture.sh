@@ -16,30 +16,12 @@ set -euo pipefail
 BIN=${XPV_BIN:-build/xpview}
 HERE=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3     # Debian's python, where python3-grpcio lives
-[ -x "$BIN" ] || { echo "FAIL: xpview binary not found: $BIN"; exit 1; }
-command -v curl >/dev/null || { echo "FAIL: curl is needed"; exit 1; }
+. "$HERE/lib.sh"
+xpv_need curl
 "$PY" -c 'import grpc' 2>/dev/null ||
     { echo "FAIL: python3-grpcio is needed (apt-get install python3-grpcio; .ci/setup does)"; exit 1; }
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/xpv-capture.XXXXXX")
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do
-        kill "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
-    done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-fails=0
-ok()   { echo "ok   $*"; }
-bad()  { echo "FAIL $*"; fails=$((fails + 1)); }
-check() { # check DESC COND...
-    local d=$1; shift
-    if "$@"; then ok "$d"; else bad "$d"; fi
-}
+xpv_tmpdir capture
 now_ms() { date +%s%3N; }
 
 # ---- stand-in servers ------------------------------------------------------
@@ -143,10 +125,8 @@ check "large XSpace: peak RSS ${rss#* } KB < half the file ($size_kb KB)" [ "${r
 check "large XSpace: bytes intact" cmp -s "$(ls "$tmp"/bigld/plugins/profile/*/127.0.0.1.xplane.pb)" "$BIGXPLANE"
 
 # ---- the captured runs open in the tools ------------------------------------------
-"$BIN" --port 0 --logdir "$L" >"$tmp/srv.out" 2>"$tmp/srv.err" &
-pids+=("$!")
-for _ in $(seq 1 200); do grep -q ' at http://' "$tmp/srv.out" && break; sleep 0.05; done
-B="http://127.0.0.1:$(sed -n 's|.*:\([0-9]*\)/$|\1|p' "$tmp/srv.out")/data/plugin/profile"
+xpv_serve srv --logdir "$L"
+B="http://127.0.0.1:$PORT/data/plugin/profile"
 for r in "$RUN1" "$RUN2" "$RUN3"; do
     tools=$(curl -s "$B/run_tools?run=$r")
     check "run $r: run_tools lists overview_page" grep -q overview_page <<<"$tools"
@@ -200,13 +180,8 @@ check "bad ADDR: exit 2 naming it" [ "$RC" = 2 ] && grep -q "no-port-here" "$tmp
 # ---- the route ---------------------------------------------------------------------
 # start NAME ARGS... -> BASE_NAME
 start() {
-    local name=$1; shift
-    "$BIN" --port 0 "$@" >"$tmp/$name.srv" 2>"$tmp/$name.srverr" &
-    pids+=("$!")
-    for _ in $(seq 1 200); do grep -q ' at http://' "$tmp/$name.srv" && break; sleep 0.05; done
-    local p; p=$(sed -n 's|.*:\([0-9]*\)/$|\1|p' "$tmp/$name.srv")
-    [ -n "$p" ] || { echo "FAIL server $name did not start: $(cat "$tmp/$name.srverr")"; exit 1; }
-    eval "BASE_$name=http://127.0.0.1:$p/data/plugin/profile"
+    xpv_serve "srv_$1" "${@:2}"
+    eval "BASE_$1=http://127.0.0.1:$PORT/data/plugin/profile"
 }
 jget() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); v=($2); print(v)" "$1"; }
 # get URL -> STATUS, body in $tmp/body

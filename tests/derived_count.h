@@ -37,17 +37,22 @@ static inline long long dc_scope_root(const xpv_profile *p, long long id) {
     return id;
 }
 
+/* A GPU plane as the capture wrote it: none of its lines is a derived one
+ * (ids 0xdeadbeef .. +389), so the counts below are what derivation adds. */
+static inline int dc_raw_gpu_plane(const xpv_plane *pl) {
+    if (!xpv_str_has_prefix(pl->name, "/device:GPU:")) return 0;
+    for (uint32_t l = 0; l < pl->nlines; l++) {
+        int32_t id = (int32_t)(uint32_t)pl->lines[l].id;
+        if (id >= (int32_t)0xdeadbeefu && id < (int32_t)0xdeadbeefu + 390) return 0;
+    }
+    return 1;
+}
+
 static inline void dc_count(const xpv_profile *p, size_t *modules, size_t *ops0) {
     *modules = *ops0 = 0;
     for (uint32_t i = 0; i < p->nplanes; i++) {
         const xpv_plane *pl = &p->planes[i];
-        if (!xpv_str_has_prefix(pl->name, "/device:GPU:")) continue;
-        int derived = 0;
-        for (uint32_t l = 0; l < pl->nlines; l++) {
-            int32_t id = (int32_t)(uint32_t)pl->lines[l].id;
-            if (id >= (int32_t)0xdeadbeefu && id < (int32_t)0xdeadbeefu + 390) derived = 1;
-        }
-        if (derived) continue;
+        if (!dc_raw_gpu_plane(pl)) continue;
         int32_t sk = xpv_stat_id(pl, "kernel_details"), sm = xpv_stat_id(pl, "hlo_module"),
                 sp = xpv_stat_id(pl, "program_id"), so = xpv_stat_id(pl, "hlo_op"),
                 sg = xpv_stat_id(pl, "group_id"), sr = xpv_stat_id(pl, "scope_range_id");

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "derived_count.h"
 #include "hlo.pb-c.h"
 #include "model.h"
 
@@ -91,13 +92,7 @@ static inline void dch_count(const xpv_profile *p, size_t *ops, size_t *srcs) {
     size_t nps = dch_programs(p, &ps);
     for (uint32_t i = 0; i < p->nplanes && nps; i++) {
         const xpv_plane *pl = &p->planes[i];
-        if (!xpv_str_has_prefix(pl->name, "/device:GPU:")) continue;
-        int derived = 0;
-        for (uint32_t l = 0; l < pl->nlines; l++) {
-            int32_t id = (int32_t)(uint32_t)pl->lines[l].id;
-            if (id >= (int32_t)0xdeadbeefu && id < (int32_t)0xdeadbeefu + 390) derived = 1;
-        }
-        if (derived) continue;
+        if (!dc_raw_gpu_plane(pl)) continue;
         int32_t sk = xpv_stat_id(pl, "kernel_details"), sm = xpv_stat_id(pl, "hlo_module"),
                 sp = xpv_stat_id(pl, "program_id"), so = xpv_stat_id(pl, "hlo_op"),
                 sg = xpv_stat_id(pl, "group_id"), st_ = xpv_stat_id(pl, "tf_op");

@@ -14,57 +14,14 @@
 set -euo pipefail
 
 BIN=${XPV_BIN:-build/xpview}
-[ -x "$BIN" ] || { echo "FAIL: xpview binary not found: $BIN"; exit 1; }
-command -v curl >/dev/null || { echo "FAIL: curl is needed"; exit 1; }
-command -v python3 >/dev/null || { echo "FAIL: python3 is needed"; exit 1; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SHARED=${XPV_SHARED:-$here/../../shared}
+. "$here/lib.sh"
+xpv_need curl python3
+xpv_tmpdir diff
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/xpv-diff.XXXXXX")
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do
-        kill "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
-    done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
+start() { xpv_serve "server.$RANDOM" "$@"; BASE="http://127.0.0.1:$PORT"; }
 
-fails=0
-ok()   { echo "ok   $*"; }
-bad()  { echo "FAIL $*"; fails=$((fails + 1)); }
-check() { # check DESC COND...
-    local d=$1; shift
-    if "$@"; then ok "$d"; else bad "$d"; fi
-}
-
-start() {
-    local log="$tmp/server.$RANDOM"
-    : >"$log.out"; : >"$log.err"
-    "$BIN" --port 0 "$@" >"$log.out" 2>"$log.err" &
-    PID=$!
-    pids+=("$PID")
-    local port=""
-    for _ in $(seq 1 200); do
-        port=$(sed -n 's|.* at http://localhost:\([0-9]*\)/.*|\1|p' "$log.out")
-        [ -n "$port" ] && break
-        kill -0 "$PID" 2>/dev/null || break
-        sleep 0.05
-    done
-    if [ -z "$port" ]; then
-        echo "FAIL server did not start: $(cat "$log.out" "$log.err")"
-        exit 1
-    fi
-    BASE="http://127.0.0.1:$port"
-}
-
-fetch() {
-    local url=$1; shift
-    STATUS=$(curl -s --path-as-is -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' "$@" "$url")
-}
-header() { grep -i "^$1:" "$tmp/hdr" | head -1 | cut -d' ' -f2- | tr -d '\r'; }
 json() { python3 -c "import json,sys; d=json.load(open('$tmp/body')); s=d.get('summary'); rows=d.get('rows'); $1"; }
 
 # ---- fixture logdir --------------------------------------------------------

@@ -43,8 +43,9 @@ cat >"$tmp/hostile.py" <<'PY'
 import gzip, json, os, random, re, signal, socket, stat, subprocess, sys, threading, time
 import urllib.request, urllib.error
 
+import xpv_servers
+
 BIN, TMP = sys.argv[1], sys.argv[2]
-procs = []
 fails = 0
 
 def ok(msg): print("ok   " + msg)
@@ -55,33 +56,10 @@ def bad(msg):
 def check(cond, msg):
     (ok if cond else bad)(msg)
 
-def cleanup(*_):
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-signal.signal(signal.SIGTERM, lambda *a: (cleanup(), sys.exit(1)))
-import atexit
-atexit.register(cleanup)   # also when a check raises
+from xpv_servers import cleanup
 
 def start(*args, env=None):
-    out = open(os.path.join(TMP, "srv%d.out" % len(procs)), "w+")
-    p = subprocess.Popen([BIN, "--port", "0", "--host", "127.0.0.1"] + list(args),
-                         stdout=out, stderr=subprocess.STDOUT,
-                         env=dict(os.environ, **env) if env else None)
-    procs.append(p)
-    for _ in range(400):
-        out.seek(0)
-        m = re.search(r"at http://localhost:(\d+)/", out.read())
-        if m:
-            return p, int(m.group(1))
-        if p.poll() is not None:
-            break
-        time.sleep(0.05)
-    out.seek(0)
-    print("FAIL server did not start: " + out.read())
-    cleanup()
-    sys.exit(1)
+    return xpv_servers.start(BIN, TMP, *args, env=env)
 
 def get(port, path, headers=None, method="GET", timeout=30):
     req = urllib.request.Request("http://127.0.0.1:%d%s" % (port, path), headers=headers or {},
@@ -646,6 +624,6 @@ if fails:
     sys.exit(1)
 print("all checks passed")
 PY
-python3 "$tmp/hostile.py" "$BIN" "$tmp" &
+PYTHONPATH="$(dirname "${BASH_SOURCE[0]}")" python3 "$tmp/hostile.py" "$BIN" "$tmp" &
 pypid=$!
 wait "$pypid"

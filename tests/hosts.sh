@@ -30,10 +30,11 @@ trap 'exit 1' INT TERM
 cat >"$tmp/hosts.py" <<'PY'
 import json, os, re, shutil, signal, subprocess, sys, time, urllib.error, urllib.request
 
+import xpv_servers
+
 BIN, TMP = sys.argv[1], sys.argv[2]
 N = 8
 fails = 0
-procs = []
 
 def check(cond, msg):
     global fails
@@ -41,31 +42,8 @@ def check(cond, msg):
     if not cond:
         fails += 1
 
-def cleanup(*_):
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-import atexit
-atexit.register(cleanup)
-signal.signal(signal.SIGTERM, lambda *a: (cleanup(), sys.exit(1)))
-
 def start(*args):
-    out = open(os.path.join(TMP, "srv%d.out" % len(procs)), "w+")
-    p = subprocess.Popen([BIN, "--port", "0", "--host", "127.0.0.1"] + list(args),
-                         stdout=out, stderr=subprocess.STDOUT)
-    procs.append(p)
-    for _ in range(400):
-        out.seek(0)
-        m = re.search(r"at http://localhost:(\d+)/", out.read())
-        if m:
-            return p, int(m.group(1))
-        if p.poll() is not None:
-            break
-        time.sleep(0.05)
-    out.seek(0)
-    print("FAIL server did not start: " + out.read())
-    sys.exit(1)
+    return xpv_servers.start(BIN, TMP, *args)
 
 def stop(p):
     p.terminate()
@@ -199,4 +177,4 @@ stop(srv)
 print("%d failure(s)" % fails)
 sys.exit(1 if fails else 0)
 PY
-python3 "$tmp/hosts.py" "$BIN" "$tmp"
+PYTHONPATH="$(dirname "${BASH_SOURCE[0]}")" python3 "$tmp/hosts.py" "$BIN" "$tmp"

@@ -12,57 +12,13 @@
 set -euo pipefail
 
 BIN=${XPV_BIN:-build/xpview}
-[ -x "$BIN" ] || { echo "FAIL: xpview binary not found: $BIN"; exit 1; }
-command -v curl >/dev/null || { echo "FAIL: curl is needed"; exit 1; }
-command -v python3 >/dev/null || { echo "FAIL: python3 is needed"; exit 1; }
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/xpv-http.XXXXXX")
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do
-        kill "$p" 2>/dev/null || true
-        wait "$p" 2>/dev/null || true
-    done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-
-fails=0
-ok()   { echo "ok   $*"; }
-bad()  { echo "FAIL $*"; fails=$((fails + 1)); }
-check() { # check DESC COND...
-    local d=$1; shift
-    if "$@"; then ok "$d"; else bad "$d"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+xpv_need curl python3
+xpv_tmpdir http
 
 # start ARGS... -> sets PID, BASE (http://127.0.0.1:PORT)
-start() {
-    local log="$tmp/server.$RANDOM"
-    : >"$log.out"; : >"$log.err"   # exist before the background child opens them
-    "$BIN" --port 0 "$@" >"$log.out" 2>"$log.err" &
-    PID=$!
-    pids+=("$PID")
-    local port=""
-    for _ in $(seq 1 200); do
-        port=$(sed -n 's|.* at http://localhost:\([0-9]*\)/.*|\1|p' "$log.out")
-        [ -n "$port" ] && break
-        kill -0 "$PID" 2>/dev/null || break
-        sleep 0.05
-    done
-    if [ -z "$port" ]; then
-        echo "FAIL server did not start: $(cat "$log.out" "$log.err")"
-        exit 1
-    fi
-    BASE="http://127.0.0.1:$port"
-}
+start() { xpv_serve "server.$RANDOM" "$@"; BASE="http://127.0.0.1:$PORT"; }
 
-# fetch URL [curl args...] -> STATUS, BODY file $tmp/body, HEADERS $tmp/hdr
-fetch() {
-    local url=$1; shift
-    STATUS=$(curl -s --path-as-is -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' "$@" "$url")
-}
-header() { grep -i "^$1:" "$tmp/hdr" | head -1 | cut -d' ' -f2- | tr -d '\r'; }
 json() { python3 -c "import json,sys; d=json.load(open('$tmp/body')); $1"; }
 
 # ---- fixture logdir --------------------------------------------------------
@@ -445,5 +401,5 @@ if "$BIN" --logdir /etc/hostname --port 0 >"$tmp/nf.out" 2>&1; then bad "a non-p
 else check "a non-profile file is refused with a message naming it" grep -q "/etc/hostname: not a directory or a profile file" "$tmp/nf.out"; fi
 
 echo
-if [ "$fails" -ne 0 ]; then echo "$fails check(s) failed"; exit 1; fi
+xpv_done
 echo "all checks passed"

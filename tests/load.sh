@@ -26,39 +26,20 @@ set -euo pipefail
 BIN=${XPV_BIN:-build/xpview}
 SECS=${XPV_LOAD_SECONDS:-20}
 CONNS=${XPV_LOAD_CONNECTIONS:-64}
-[ -x "$BIN" ] || { echo "FAIL: xpview binary not found: $BIN"; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+xpv_need
 if ! command -v wrk >/dev/null; then
     echo "SKIP: wrk is not installed (apt-get install wrk); load test not run"
     exit 0
 fi
-command -v curl >/dev/null || { echo "FAIL: curl is needed"; exit 1; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/xpv-load.XXXXXX")
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-fails=0
-ok()  { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
+xpv_need curl
+xpv_tmpdir load
 
 # start ARGS... -> PID, PORT
 start() {
-    local log=$tmp/srv.$RANDOM
-    : >"$log.out"; : >"$log.err"   # exist before the background child opens them
-    "$BIN" --port 0 --host 127.0.0.1 "$@" >"$log.out" 2>"$log.err" &
-    PID=$!
-    pids+=("$PID")
-    PORT=""
-    for _ in $(seq 1 400); do
-        PORT=$(sed -n 's|.* at http://localhost:\([0-9]*\)/.*|\1|p' "$log.out")
-        [ -n "$PORT" ] && break
-        kill -0 "$PID" 2>/dev/null || break
-        sleep 0.05
-    done
-    [ -n "$PORT" ] || { echo "FAIL server did not start: $(cat "$log.out" "$log.err")"; exit 1; }
+    local name=srv.$RANDOM
+    xpv_launch "$name" --host 127.0.0.1 "$@"
+    xpv_await "$name" "$PID" 400
 }
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 hwm() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
@@ -186,5 +167,5 @@ echo "$line"
 [ -n "${XPV_LOAD_REPORT:-}" ] && echo "$line" >>"$XPV_LOAD_REPORT"
 
 echo
-[ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
+xpv_done
 echo "all checks passed"

@@ -21,41 +21,23 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 BIN=${XPV_BIN:-$root/build/xpview}
-[ -x "$BIN" ] || { echo "FAIL: xpview binary not found: $BIN"; exit 1; }
+. "$here/lib.sh"
+xpv_need
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 [ -x "$NGINX" ] || { echo "SKIP: nginx is not installed (apt-get install nginx); proxy test not run"; exit 0; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/xpv-proxy.XXXXXX")
+xpv_tmpdir proxy
 chmod 711 "$tmp"            # nginx workers (user nobody when run as root) reach ngx/
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-fails=0
-ok()  { echo "ok   $*"; }
-bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 
 # launch NAME ARGS... starts a replica; await NAME waits for its startup
 # line and sets PORT_<NAME>.  start = launch + await.
 launch() {
-    local name=$1; shift
-    : >"$tmp/$name.out"; : >"$tmp/$name.err"   # exist before the child opens them
-    "$BIN" --port 0 --host 127.0.0.1 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
-    pids+=($!)
-    printf -v "PID_$name" %s "$!"
+    xpv_launch "$1" --host 127.0.0.1 "${@:2}"
+    printf -v "PID_$1" %s "$PID"
 }
 await() {
-    local name=$1 port="" pidvar="PID_$1"
-    for _ in $(seq 1 600); do
-        port=$(sed -n 's|.* at http://localhost:\([0-9]*\)/.*|\1|p' "$tmp/$name.out")
-        [ -n "$port" ] && break
-        kill -0 "${!pidvar}" 2>/dev/null || break
-        sleep 0.05
-    done
-    [ -n "$port" ] || { echo "FAIL $name did not start: $(cat "$tmp/$name.out" "$tmp/$name.err")"; exit 1; }
-    printf -v "PORT_$name" %s "$port"
+    local pidvar="PID_$1"
+    xpv_await "$1" "${!pidvar}" 600
+    printf -v "PORT_$1" %s "$PORT"
 }
 start() { launch "$@"; await "$1"; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -88,11 +70,6 @@ pids+=($!)
 BASE=http://127.0.0.1:$NPORT
 for _ in $(seq 1 100); do curl -s -o /dev/null "$BASE/" && break; sleep 0.05; done
 
-fetch() { # fetch URL [curl args] -> STATUS, $tmp/body, $tmp/hdr
-    local url=$1; shift
-    STATUS=$(curl -s -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' "$@" "$url")
-}
-header() { grep -i "^$1:" "$tmp/hdr" | head -1 | cut -d' ' -f2- | tr -d '\r'; }
 
 fetch "$BASE/team/profile"
 [ "$STATUS" = 301 ] && [[ "$(header Location)" == */team/profile/ ]] && ok "/team/profile -> 301 /team/profile/" ||
@@ -206,5 +183,5 @@ leftovers=$(find "$tmp/democache" -maxdepth 1 -name 'demo.tmp.*' | wc -l)
     bad "demo replicas: same=$same, leftovers=$leftovers"
 
 echo
-[ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
+xpv_done
 echo "all checks passed"

@@ -682,9 +682,7 @@ static void test_real_tpu(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
     char path[4096];
-    snprintf(path, sizeof path, "%s/testdata/real/openxla-xprof/plugins/profile/tpu_inference_2/"
-             "tpu_inference_2.xplane.pb", tu_shared_dir());
-    xpv_profile *p = tx_decode_file(path);
+    xpv_profile *p = tx_decode_file(tx_real_tpu_path(path, sizeof path));
     size_t wops, wscopes, wsrc;
     dc_count_tpu(p, &wops, &wscopes, &wsrc);
     xpv_groups *g = xpv_group_events(p);

@@ -13,8 +13,10 @@
 
 #include <jansson.h>
 
+#include "datatable_json.h"
 #include "hlo.h"
 #include "hlo.pb-c.h"
+#include "hlo_fixture.h"
 #include "opstats.h"
 #include "testutil.h"
 #include "tpu_count.h"
@@ -24,8 +26,7 @@
 extern const xpv_tool xpv_tool_hlo_stats;
 extern const xpv_tool xpv_tool_op_profile;
 
-#define TPU_FILE "/testdata/real/openxla-xprof/plugins/profile/tpu_inference_2/tpu_inference_2.xplane.pb"
-#define AMD_DIR "/testdata/real/AMD-AGI-TraceLens/plugins/profile"
+#define AMD_DIR "AMD-AGI-TraceLens/plugins/profile"
 
 /* ---- a constructed module: entry computation with a fusion ------------- */
 
@@ -40,7 +41,6 @@ typedef struct mod_builder {
     Xla__HloComputationProto comp[2];
     Xla__HloComputationProto *pcomp[2];
     Xla__HloModuleProto mod;
-    Xla__HloProto proto;
 } mod_builder;
 
 static void mk_ins(mod_builder *b, int i, const char *name, const char *opcode, int64_t id,
@@ -111,12 +111,7 @@ static uint8_t *pack_module(size_t *len) {
     b->mod.id = 77;
     b->mod.computations = b->pcomp;
     b->mod.n_computations = 2;
-    Xla__HloProto p = XLA__HLO_PROTO__INIT;
-    b->proto = p;
-    b->proto.hlo_module = &b->mod;
-    *len = xla__hlo_proto__get_packed_size(&b->proto);
-    uint8_t *out = malloc(*len);
-    xla__hlo_proto__pack(&b->proto, out);
+    uint8_t *out = hf_pack_module(&b->mod, len);
     free(b);
     return out;
 }
@@ -340,7 +335,7 @@ static void test_real_tpu(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
     char path[4096];
-    snprintf(path, sizeof path, "%s%s", tu_shared_dir(), TPU_FILE);
+    tx_real_tpu_path(path, sizeof path);
     /* jit_broadcast_in_dim's broadcast.2 (the profile's XLA Ops name it) */
     check_file(path, 11287434908481120160ULL, "broadcast.2", "broadcast");
 }
@@ -348,9 +343,7 @@ static void test_real_tpu(void **state) {
 static void test_real_amd(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s%s", tu_shared_dir(), AMD_DIR);
-    char **files = tu_find_files(dir, ".xplane.pb");
+    char **files = tu_real_files(AMD_DIR, ".xplane.pb");
     size_t n = 0;
     for (char **f = files; f && *f; f++, n++) check_file(*f, 0, NULL, NULL);
     tu_free_list(files);
@@ -378,7 +371,7 @@ static json_t *render_tool(const xpv_tool *t, const xpv_hostset *hs, void *deriv
     xpv_err err;
     memset(&err, 0, sizeof err);
     const char *keys[1] = {k}, *vals[1] = {v};
-    xpv_params q = {k ? 1 : 0, keys, vals};
+    xpv_params q = {k ? 1 : 0, keys, vals, NULL};
     if (xpv_tool_render(t, hs, derived, &q, &b, &err) != 0) fail_msg("%s: %s", t->name, err.msg);
     json_error_t jerr;
     json_t *j = json_loadb(b.data, b.len, 0, &jerr);
@@ -388,12 +381,9 @@ static json_t *render_tool(const xpv_tool *t, const xpv_hostset *hs, void *deriv
 }
 
 static int col_index(json_t *dt, const char *id) {
-    json_t *cols = json_object_get(dt, "cols");
-    for (size_t i = 0; i < json_array_size(cols); i++)
-        if (!strcmp(json_string_value(json_object_get(json_array_get(cols, i), "id")), id))
-            return (int)i;
-    fail_msg("no column %s", id);
-    return -1;
+    int c = dt_col_index(dt, id);
+    if (c < 0) fail_msg("no column %s", id);
+    return c;
 }
 
 static json_t *cell(json_t *dt, size_t r, int c) {
@@ -540,7 +530,7 @@ static void test_tools_tpu(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
     char path[4096];
-    snprintf(path, sizeof path, "%s%s", tu_shared_dir(), TPU_FILE);
+    tx_real_tpu_path(path, sizeof path);
     check_tools(path, 1, 1);
 }
 
@@ -554,9 +544,7 @@ static void test_tools_gpu(void **state) {
     snprintf(path, sizeof path, "%s/tests/data/device/jax_gpu_mlp.xplane.pb", src ? src : ".");
     check_tools(path, 0, 0);
     if (tu_shared_dir()) {
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s%s", tu_shared_dir(), AMD_DIR);
-        char **files = tu_find_files(dir, ".xplane.pb");
+        char **files = tu_real_files(AMD_DIR, ".xplane.pb");
         for (char **f = files; f && *f; f++) check_tools(*f, 0, 0);
         tu_free_list(files);
     }

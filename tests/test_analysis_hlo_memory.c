@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "hlo.h"
+#include "hlo_fixture.h"
 #include "hlo_memory.h"
 #include "opstats.h"
 #include "testutil.h"
@@ -599,37 +600,13 @@ static void add_proto(tx_space *s, int pl, const char *ev, Xla__HloProto *p, int
     free(bytes);
 }
 
-typedef struct run {
-    xpv_profile *p;
-    const xpv_profile *ps[1];
-    const char *hn[1];
-    xpv_hostset hs;
-    xpv_op_stats *os;
-} run;
-
-static void run_open(run *r, xpv_profile *p) {
-    xpv_err err;
-    xpv_err_clear(&err);
-    r->p = p;
-    r->ps[0] = p;
-    r->hn[0] = "host";
-    r->hs = (xpv_hostset){1, r->ps, r->hn};
-    r->os = xpv_op_stats_build(&r->hs, &err);
-    assert_non_null(r->os);
-}
-
-static void run_close(run *r) {
-    xpv_op_stats_free(r->os);
-    xpv_profile_free(r->p);
-}
-
 /* The tool's answer (status 0) or its error (status filled). */
-static char *render(run *r, const char *module, const char *space, xpv_err *err) {
+static char *render(os_host *r, const char *module, const char *space, xpv_err *err) {
     const char *keys[2], *vals[2];
     size_t n = 0;
     if (module) keys[n] = "module_name", vals[n++] = module;
     if (space) keys[n] = "memory_space", vals[n++] = space;
-    xpv_params q = {n, keys, vals};
+    xpv_params q = {n, keys, vals, NULL};
     xpv_buf b;
     xpv_buf_init(&b);
     xpv_err_clear(err);
@@ -671,8 +648,8 @@ static void test_tool_modules_and_errors(void **state) {
     static const uint8_t junk[] = {0x0a, 0x05, 0x1a, 0x03, 0xff, 0xff, 0xff};
     meta_bytes(s, pl, "jit_bad(13)", junk, sizeof junk, 13);
     free(b);
-    run r;
-    run_open(&r, tx_decode(s));
+    os_host r;
+    os_host_open(&r, tx_decode(s));
     assert_true(xpv_tool_memory_viewer.available(r.p));
     xpv_err err;
     /* the module selector: no device time here, so by name */
@@ -721,7 +698,7 @@ static void test_tool_modules_and_errors(void **state) {
      * its error says so */
     assert_null(render(&r, NULL, NULL, &err));
     assert_non_null(strstr(err.msg, "jit_bad(13)"));
-    run_close(&r);
+    os_host_close(&r);
 }
 
 /* ==== Real profiles ======================================================= */
@@ -784,8 +761,8 @@ static void check_real(const char *path) {
         print_message("SKIP: %s not present\n", path);
         return;
     }
-    run r;
-    run_open(&r, tx_decode_file(path));
+    os_host r;
+    os_host_open(&r, tx_decode_file(path));
     const xpv_hlo_map *m = r.os->hlo;
     assert_true(m->n > 0);
     for (size_t i = 0; i < m->n; i++) {
@@ -826,7 +803,7 @@ static void check_real(const char *path) {
     char *j = render(&r, NULL, NULL, &err);
     if (!j) fail_msg("%s default module: %s", path, err.msg);
     free(j);
-    run_close(&r);
+    os_host_close(&r);
 }
 
 static void test_real_profiles(void **state) {
@@ -842,15 +819,8 @@ static void test_real_profiles(void **state) {
     if (!tu_shared_dir()) {
         print_message("SKIP: ../shared/testdata not present; only tests/data/device checked\n");
     } else {
-        snprintf(path, sizeof path,
-                 "%s/testdata/real/openxla-xprof/plugins/profile/tpu_inference_2/"
-                 "tpu_inference_2.xplane.pb",
-                 tu_shared_dir());
-        check_real(path);
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s/testdata/real/AMD-AGI-TraceLens/plugins/profile",
-                 tu_shared_dir());
-        char **files = tu_find_files(dir, ".xplane.pb");
+        check_real(tx_real_tpu_path(path, sizeof path));
+        char **files = tu_real_files("AMD-AGI-TraceLens/plugins/profile", ".xplane.pb");
         for (char **f = files; f && *f; f++) check_real(*f);
         tu_free_list(files);
     }
@@ -868,8 +838,8 @@ static void test_golden_h100(void **state) {
     const char *src = getenv("XPV_SRC");
     char path[4096];
     snprintf(path, sizeof path, "%s/tests/data/device/jax_gpu_mlp.xplane.pb", src ? src : ".");
-    run r;
-    run_open(&r, tx_decode_file(path));
+    os_host r;
+    os_host_open(&r, tx_decode_file(path));
     const char *name = NULL;
     for (size_t i = 0; i < r.os->hlo->n; i++)
         if (!strncmp(r.os->hlo->progs[i].meta_name, "jit_train_step(", 15))
@@ -884,7 +854,7 @@ static void test_golden_h100(void **state) {
     check_golden("jax.json", dflt);
     free(byname);
     free(dflt);
-    run_close(&r);
+    os_host_close(&r);
 }
 
 int main(void) {

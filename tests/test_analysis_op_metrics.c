@@ -8,26 +8,10 @@
 
 #include "testutil.h"
 #include "op_metrics.h"
+#include "op_metrics_fixture.h"
 #include "tool_xspace.h"
 
-#define MS 1000000000LL /* ps per ms */
 #define DERIVED_STEPS_LINE (-559038737LL)
-
-static const xpv_op_metric *find_op(const xpv_op_metrics_db *db, const char *name) {
-    for (size_t i = 0; i < db->n; i++)
-        if (!strcmp(db->ops[i].name, name)) return &db->ops[i];
-    return NULL;
-}
-
-static xpv_op_metrics *build1(xpv_profile *p) {
-    const xpv_profile *ps[1] = {p};
-    const char *hn[1] = {"host"};
-    xpv_hostset hs = {1, ps, hn};
-    xpv_err err;
-    xpv_op_metrics *m = xpv_op_metrics_build(&hs, &err);
-    assert_non_null(m);
-    return m;
-}
 
 /* Host: parent 10 ms with a 4 ms child -> self 6 ms; idle per line. */
 static xpv_profile *host_profile(void) {
@@ -54,34 +38,34 @@ static xpv_profile *host_profile(void) {
 static void test_host_self_time_and_idle(void **state) {
     (void)state;
     xpv_profile *p = host_profile();
-    xpv_op_metrics *m = build1(p);
+    xpv_op_metrics *m = om_build1(p);
     const xpv_op_metrics_db *h = &m->host;
     /* outer, outer/inner, Iterator::Batch, x, scope/y, IDLE */
     assert_int_equal(h->n, 6);
-    const xpv_op_metric *o = find_op(h, "outer");
+    const xpv_op_metric *o = om_find_op(h, "outer");
     assert_non_null(o);
     assert_string_equal(o->category, "Foo");
     assert_int_equal(o->occurrences, 1);
     assert_int_equal(o->time_ps, 10 * MS);
     assert_int_equal(o->self_time_ps, 6 * MS);
     assert_int_equal(o->is_eager, 1);
-    const xpv_op_metric *in = find_op(h, "outer/inner");
+    const xpv_op_metric *in = om_find_op(h, "outer/inner");
     assert_non_null(in);
     assert_string_equal(in->category, "MatMul");
     assert_int_equal(in->self_time_ps, 4 * MS);
     assert_int_equal(in->is_eager, 0);
-    const xpv_op_metric *it = find_op(h, "Iterator::Batch");
+    const xpv_op_metric *it = om_find_op(h, "Iterator::Batch");
     assert_non_null(it);
     assert_string_equal(it->category, "Dataset");
-    const xpv_op_metric *y = find_op(h, "scope/y");
+    const xpv_op_metric *y = om_find_op(h, "scope/y");
     assert_non_null(y);
     assert_string_equal(y->category, "Relu");
-    assert_null(find_op(h, "z"));
-    assert_null(find_op(h, "SomeUserTraceMe"));
+    assert_null(om_find_op(h, "z"));
+    assert_null(om_find_op(h, "SomeUserTraceMe"));
     /* line 1: span 10, op time 10; line 2: span 8, op time 5 -> idle 3 */
     assert_int_equal(h->total_time_ps, 18 * MS);
     assert_int_equal(h->total_op_time_ps, 15 * MS);
-    const xpv_op_metric *idle = find_op(h, "IDLE");
+    const xpv_op_metric *idle = om_find_op(h, "IDLE");
     assert_non_null(idle);
     assert_int_equal(idle->self_time_ps, 3 * MS);
     assert_int_equal(idle->occurrences, 0);
@@ -156,11 +140,11 @@ static xpv_profile *gpu_profile(void) {
 static void test_device_db(void **state) {
     (void)state;
     xpv_profile *p = gpu_profile();
-    xpv_op_metrics *m = build1(p);
+    xpv_op_metrics *m = om_build1(p);
     const xpv_op_metrics_db *d = &m->device;
     assert_int_equal(m->has_gpu, 1);
     assert_string_equal(m->device_type, "GPU");
-    const xpv_op_metric *c = find_op(d, "model/conv/Conv2D/k1");
+    const xpv_op_metric *c = om_find_op(d, "model/conv/Conv2D/k1");
     assert_non_null(c);
     assert_int_equal(c->occurrences, 2);
     assert_int_equal(c->time_ps, 3 * MS);
@@ -168,38 +152,38 @@ static void test_device_db(void **state) {
     assert_int_equal(c->min_time_ps, 1 * MS);
     assert_string_equal(c->category, "Conv2D");
     assert_string_equal(c->provenance, "model/conv/Conv2D:Conv2D");
-    const xpv_op_metric *mm = find_op(d, "model/dense/MatMul/h1688gemm");
+    const xpv_op_metric *mm = om_find_op(d, "model/dense/MatMul/h1688gemm");
     assert_non_null(mm);
     assert_int_equal(mm->is_eager, 1);
     /* Consecutive events of fusion.1 merge: 2 occurrences, 3 ms. */
-    const xpv_op_metric *f1 = find_op(d, "fusion.1");
+    const xpv_op_metric *f1 = om_find_op(d, "fusion.1");
     assert_non_null(f1);
     assert_int_equal(f1->occurrences, 2);
     assert_int_equal(f1->time_ps, 3 * MS);
     assert_int_equal(f1->min_time_ps, 1 * MS);
     assert_string_equal(f1->category, "fusion");
-    const xpv_op_metric *f2 = find_op(d, "fusion.2");
+    const xpv_op_metric *f2 = om_find_op(d, "fusion.2");
     assert_non_null(f2);
     assert_int_equal(f2->occurrences, 1);
-    assert_null(find_op(d, "d/k_derived"));
+    assert_null(om_find_op(d, "d/k_derived"));
     /* Span 0..10 ms (memcpy included); op time 2+1+3 + 4 (XLA) = 10. */
     assert_int_equal(d->total_time_ps, 10 * MS);
     assert_int_equal(d->total_op_time_ps, 10 * MS);
-    assert_int_equal(find_op(d, "IDLE")->self_time_ps, 0);
+    assert_int_equal(om_find_op(d, "IDLE")->self_time_ps, 0);
 
     /* TF-level db groups by provenance. */
     const xpv_op_metrics_db *t = &m->device_tf;
-    const xpv_op_metric *tc = find_op(t, "model/conv/Conv2D");
+    const xpv_op_metric *tc = om_find_op(t, "model/conv/Conv2D");
     assert_non_null(tc);
     assert_int_equal(tc->occurrences, 2);
     assert_int_equal(tc->time_ps, 3 * MS);
     assert_string_equal(tc->category, "Conv2D");
-    const xpv_op_metric *jd = find_op(t, "jit(f)/dot_general[p=1]");
+    const xpv_op_metric *jd = om_find_op(t, "jit(f)/dot_general[p=1]");
     assert_non_null(jd);
     assert_string_equal(jd->category, "dot_general");
     assert_int_equal(jd->time_ps, 3 * MS);
     assert_int_equal(t->total_time_ps, d->total_time_ps);
-    assert_non_null(find_op(t, "IDLE"));
+    assert_non_null(om_find_op(t, "IDLE"));
 
     /* HBM peak from memory_bandwidth (bytes/s). */
     assert_true(m->perf.peak_hbm_bw_giga_bytes_per_second > 899.9 &&
@@ -211,7 +195,7 @@ static void test_device_db(void **state) {
 static void test_kernel_reports(void **state) {
     (void)state;
     xpv_profile *p = gpu_profile();
-    xpv_op_metrics *m = build1(p);
+    xpv_op_metrics *m = om_build1(p);
     /* k1 (2 occurrences), h1688gemm, old; tiny and derived left out;
      * XLA events carry no kernel_details. */
     assert_int_equal(m->nkernels, 3);
@@ -274,7 +258,7 @@ static xpv_profile *host_order_profile(int reverse, int ties) {
 }
 
 static int64_t self_of(const xpv_op_metrics_db *db, const char *name) {
-    const xpv_op_metric *o = find_op(db, name);
+    const xpv_op_metric *o = om_find_op(db, name);
     assert_non_null(o);
     return o->self_time_ps;
 }
@@ -288,7 +272,7 @@ static int64_t self_of(const xpv_op_metrics_db *db, const char *name) {
 static void test_host_event_order(void **state) {
     (void)state;
     xpv_profile *p1 = host_order_profile(0, 0), *p2 = host_order_profile(1, 0);
-    xpv_op_metrics *m1 = build1(p1), *m2 = build1(p2);
+    xpv_op_metrics *m1 = om_build1(p1), *m2 = om_build1(p2);
     const xpv_op_metrics_db *a = &m1->host, *b = &m2->host;
     assert_int_equal(a->n, b->n);
     for (size_t i = 0; i < a->n; i++) {
@@ -304,11 +288,11 @@ static void test_host_event_order(void **state) {
     /* a = 10 - (b 4 + c 1) = 5; b = (4 - e 1) + 1; span 15. */
     assert_int_equal(self_of(a, "a"), 5 * MS);
     assert_int_equal(self_of(a, "a/b"), 4 * MS);
-    assert_int_equal(find_op(a, "a/b")->occurrences, 2);
-    assert_int_equal(find_op(a, "a/b")->min_time_ps, 1 * MS);
+    assert_int_equal(om_find_op(a, "a/b")->occurrences, 2);
+    assert_int_equal(om_find_op(a, "a/b")->min_time_ps, 1 * MS);
     assert_int_equal(self_of(a, "a/b/e"), 1 * MS);
     assert_int_equal(self_of(a, "a/c"), 1 * MS);
-    assert_null(find_op(a, "t/x"));
+    assert_null(om_find_op(a, "t/x"));
     assert_int_equal(self_of(a, "d"), 2 * MS);
     assert_int_equal(a->total_time_ps, 15 * MS);
     assert_int_equal(a->total_op_time_ps, 13 * MS);
@@ -320,12 +304,12 @@ static void test_host_event_order(void **state) {
 
     /* Ties in file order: c starts when b ends, d when a ends. */
     xpv_profile *p3 = host_order_profile(0, 1);
-    xpv_op_metrics *m3 = build1(p3);
+    xpv_op_metrics *m3 = om_build1(p3);
     const xpv_op_metrics_db *c = &m3->host;
     assert_int_equal(self_of(c, "a"), 4 * MS);   /* 10 - (4 + 2) */
     assert_int_equal(self_of(c, "a/b"), 4 * MS); /* (4 - 1) + 1 */
     assert_int_equal(self_of(c, "a/c"), 2 * MS);
-    assert_int_equal(find_op(c, "d")->time_ps, 2 * MS);
+    assert_int_equal(om_find_op(c, "d")->time_ps, 2 * MS);
     assert_int_equal(c->total_time_ps, 13 * MS);
     assert_int_equal(c->total_op_time_ps, 13 * MS);
     xpv_op_metrics_free(m3);
@@ -351,7 +335,7 @@ static void test_kernel_grouping_by_value(void **state) {
     }
     xpv_profile *p = tx_decode(s);
     assert_non_null(p);
-    xpv_op_metrics *m = build1(p);
+    xpv_op_metrics *m = om_build1(p);
     assert_int_equal(m->nkernels, 2);
     assert_int_equal(m->kernel_events, 6);
     const xpv_kernel_report *k = &m->kernels[0];
@@ -366,8 +350,8 @@ static void test_kernel_grouping_by_value(void **state) {
     assert_string_equal(m->kernels[1].op_name, "other/op");
     assert_int_equal(m->kernels[1].occurrences, 1);
     /* Device db: one row per "<tf op>/<kernel>". */
-    assert_int_equal(find_op(&m->device, "m/op/kern")->occurrences, 5);
-    assert_int_equal(find_op(&m->device, "other/op/kern")->occurrences, 1);
+    assert_int_equal(om_find_op(&m->device, "m/op/kern")->occurrences, 5);
+    assert_int_equal(om_find_op(&m->device, "other/op/kern")->occurrences, 1);
     xpv_op_metrics_free(m);
     xpv_profile_free(p);
 }
@@ -384,7 +368,7 @@ static void test_two_hosts_sum(void **state) {
     assert_int_equal(m->nkernels, 3);
     assert_int_equal(m->kernels[1].occurrences, 4);
     assert_int_equal(m->device.total_time_ps, 20 * MS);
-    assert_int_equal(find_op(&m->device, "model/conv/Conv2D/k1")->occurrences, 4);
+    assert_int_equal(om_find_op(&m->device, "model/conv/Conv2D/k1")->occurrences, 4);
     xpv_op_metrics_free(m);
     xpv_profile_free(p1);
     xpv_profile_free(p2);
@@ -459,19 +443,19 @@ static void test_device_streams_overlap(void **state) {
         tx_ev_ref(s, pl, e, "tf_op", ev[i].tf_op);
     }
     xpv_profile *p = tx_decode(s);
-    xpv_op_metrics *m = build1(p);
+    xpv_op_metrics *m = om_build1(p);
     const xpv_op_metrics_db *d = &m->device;
     assert_int_equal(d->n, 4); /* kernel1, kernel2, kernel3, IDLE */
     assert_int_equal(d->total_op_time_ps, (8000 * 2 + 10000 * 2 + 10000) * 1000LL);
     assert_int_equal(d->total_time_ps, d->total_op_time_ps); /* > span 30 us */
-    const xpv_op_metric *k1 = find_op(d, "TfOp1/kernel1");
+    const xpv_op_metric *k1 = om_find_op(d, "TfOp1/kernel1");
     assert_non_null(k1);
     assert_string_equal(k1->category, "TfOp1");
     assert_int_equal(k1->occurrences, 2);
     assert_int_equal(k1->time_ps, 16000 * 1000LL);
-    assert_int_equal(find_op(d, "TfOp1/kernel2")->occurrences, 2);
-    assert_int_equal(find_op(d, "TfOp2/kernel3")->time_ps, 10000 * 1000LL);
-    const xpv_op_metric *idle = find_op(d, "IDLE");
+    assert_int_equal(om_find_op(d, "TfOp1/kernel2")->occurrences, 2);
+    assert_int_equal(om_find_op(d, "TfOp2/kernel3")->time_ps, 10000 * 1000LL);
+    const xpv_op_metric *idle = om_find_op(d, "IDLE");
     assert_string_equal(idle->category, "IDLE");
     assert_int_equal(idle->time_ps, 0);
     assert_true(xpv_op_metrics_idle_ratio(d) == 0.0);
@@ -508,16 +492,16 @@ static void test_device_eager(void **state) {
             eager_kernel(s, g1, tx_line(s, g1, 1, "Stream #1", 0), "k", "a:MatMul", 0, 1);
         }
         xpv_profile *p = tx_decode(s);
-        xpv_op_metrics *m = build1(p);
-        const xpv_op_metric *k = find_op(&m->device, "a/k");
+        xpv_op_metrics *m = om_build1(p);
+        const xpv_op_metric *k = om_find_op(&m->device, "a/k");
         assert_non_null(k);
         assert_int_equal(k->occurrences, planes == 2 ? 3 : 2);
         assert_int_equal(k->is_eager, planes == 2);
-        assert_int_equal(find_op(&m->device, "b/x1")->is_eager, 1);
-        assert_int_equal(find_op(&m->device, "b/x2")->is_eager, 0);
-        assert_int_equal(find_op(&m->device_tf, "a")->is_eager, planes == 2);
-        assert_int_equal(find_op(&m->device_tf, "b")->is_eager, 0);
-        assert_int_equal(find_op(&m->device_tf, "c")->is_eager, 1);
+        assert_int_equal(om_find_op(&m->device, "b/x1")->is_eager, 1);
+        assert_int_equal(om_find_op(&m->device, "b/x2")->is_eager, 0);
+        assert_int_equal(om_find_op(&m->device_tf, "a")->is_eager, planes == 2);
+        assert_int_equal(om_find_op(&m->device_tf, "b")->is_eager, 0);
+        assert_int_equal(om_find_op(&m->device_tf, "c")->is_eager, 1);
         xpv_op_metrics_free(m);
         xpv_profile_free(p);
     }
@@ -553,7 +537,7 @@ static void test_host_input_pipeline_stages(void **state) {
     stage_event(s, pl, ln, "ShuffleMapDataset", 120000000, 10000000, 3, "preprocessing");
     stage_event(s, pl, ln, "MapMapDataset", 120000000, 8000000, 4, "preprocessing");
     xpv_profile *p = tx_decode(s);
-    xpv_op_metrics *m = build1(p);
+    xpv_op_metrics *m = om_build1(p);
     const xpv_op_metrics_db *h = &m->host;
     assert_int_equal(h->n, 5); /* 4 stages + IDLE */
     static const struct { const char *name; int64_t pid, time, self; } want[] = {
@@ -570,7 +554,7 @@ static void test_host_input_pipeline_stages(void **state) {
     }
     assert_int_equal(h->total_time_ps, 30000000);
     assert_int_equal(h->total_op_time_ps, 20000000);
-    assert_int_equal(find_op(h, "IDLE")->self_time_ps, 10000000);
+    assert_int_equal(om_find_op(h, "IDLE")->self_time_ps, 10000000);
     xpv_op_metrics_free(m);
     xpv_profile_free(p);
 }
@@ -598,13 +582,13 @@ static void test_host_input_pipeline_edges(void **state) {
     tx_event(s, pl, ln, "z:Relu", 15 * MS, MS);                  /* 8: id 8 is stage st8's */
     assert_int_equal(tx_event_meta(s, pl, "z:Relu"), 8);
     xpv_profile *p = tx_decode(s);
-    xpv_op_metrics *m = build1(p);
+    xpv_op_metrics *m = om_build1(p);
     const xpv_op_metrics_db *h = &m->host;
-    assert_null(find_op(h, "x"));
-    assert_null(find_op(h, "x:MatMul"));
-    assert_null(find_op(h, "second"));
-    assert_null(find_op(h, "z"));
-    assert_null(find_op(h, ""));
+    assert_null(om_find_op(h, "x"));
+    assert_null(om_find_op(h, "x:MatMul"));
+    assert_null(om_find_op(h, "second"));
+    assert_null(om_find_op(h, "z"));
+    assert_null(om_find_op(h, ""));
     const xpv_op_metric *it = find_op_pid(h, "Iterator::Map", 106);
     assert_non_null(it);
     assert_string_equal(it->category, "Dataset");
@@ -625,7 +609,7 @@ static void test_host_input_pipeline_edges(void **state) {
      * empty tf_op is one); ops 1 + 3 + 1 + 2 ms. */
     assert_int_equal(h->total_time_ps, 14 * MS);
     assert_int_equal(h->total_op_time_ps, 7 * MS);
-    assert_int_equal(find_op(h, "IDLE")->self_time_ps, 7 * MS);
+    assert_int_equal(om_find_op(h, "IDLE")->self_time_ps, 7 * MS);
     xpv_op_metrics_free(m);
     xpv_profile_free(p);
 }
@@ -634,7 +618,7 @@ static void test_real_gpu_file(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
     xpv_profile *p = tx_decode_real_gpu_file();
-    xpv_op_metrics *m = build1(p);
+    xpv_op_metrics *m = om_build1(p);
     uint64_t events = 0, total_ns = 0;
     for (uint32_t i = 0; i < p->nplanes; i++) {
         const xpv_plane *pl = &p->planes[i];

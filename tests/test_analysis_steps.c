@@ -387,67 +387,62 @@ static void test_intersection(void **state) {
     xpv_arena_free(&ar);
 }
 
+static void check_real_file(const char *path, xpv_profile *p, void *ctx) {
+    (void)ctx;
+    xpv_arena a;
+    xpv_arena_init(&a, 4096);
+    xpv_step_db db;
+    xpv_steps_build(p, &a, &db);
+    /* Expected: distinct group ids on GPU "Steps" lines (pre-grouped
+     * files), or the number of `_r` roots. */
+    int64_t seen[1024];
+    size_t nseen = 0;
+    size_t roots = 0;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        const xpv_plane *pl = &p->planes[k];
+        int32_t gid = xpv_stat_id(pl, "group_id"), rid = xpv_stat_id(pl, "_r");
+        for (uint32_t l = 0; l < pl->nlines; l++) {
+            const xpv_line *ln = &pl->lines[l];
+            for (uint32_t e = 0; e < ln->nevents; e++) {
+                xpv_stat st;
+                int64_t v;
+                if (rid >= 0 && xpv_event_stat(pl, ln, &ln->events[e], rid, &st) &&
+                    xpv_stat_as_int(&st, &v) && v > 0)
+                    roots++;
+                if ((int32_t)ln->id != (int32_t)0xdeadbeef || gid < 0) continue;
+                if (!xpv_event_stat(pl, ln, &ln->events[e], gid, &st) ||
+                    !xpv_stat_as_int(&st, &v))
+                    continue;
+                size_t j = 0;
+                while (j < nseen && seen[j] != v) j++;
+                if (j == nseen && nseen < 1024) seen[nseen++] = v;
+            }
+        }
+    }
+    if (db.grouping == XPV_GROUPING_FILE) {
+        print_message("%s: %zu steps, %zu marked groups\n", path, db.n, nseen);
+        assert_int_equal(db.n, nseen);
+    } else {
+        print_message("%s: %zu steps, %zu roots\n", path, db.n, roots);
+        assert_true(db.n <= roots);
+        if (roots == 0) assert_int_equal(db.n, 0);
+    }
+    for (size_t i = 0; i < db.n; i++) {
+        int64_t sum = 0;
+        for (int t = 0; t < XPV_EV_NTYPES; t++) {
+            assert_true(db.steps[i].type_ps[t] >= 0);
+            sum += db.steps[i].type_ps[t];
+        }
+        assert_int_equal(sum, db.steps[i].dur_ps);
+    }
+    xpv_arena_free(&a);
+}
+
 /* Real files: steps match the file's step markers. */
 static void test_real_files(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char **files = tu_real_xplanes();
-    int checked = 0;
-    for (char **f = files; *f; f++) {
-        xpv_decode_error err;
-        xpv_profile *p = tx_try_decode_file(*f, &err);
-        if (!p) continue;
-        xpv_arena a;
-        xpv_arena_init(&a, 4096);
-        xpv_step_db db;
-        xpv_steps_build(p, &a, &db);
-        /* Expected: distinct group ids on GPU "Steps" lines (pre-grouped
-         * files), or the number of `_r` roots. */
-        int64_t seen[1024];
-        size_t nseen = 0;
-        size_t roots = 0;
-        for (uint32_t k = 0; k < p->nplanes; k++) {
-            const xpv_plane *pl = &p->planes[k];
-            int32_t gid = xpv_stat_id(pl, "group_id"), rid = xpv_stat_id(pl, "_r");
-            for (uint32_t l = 0; l < pl->nlines; l++) {
-                const xpv_line *ln = &pl->lines[l];
-                for (uint32_t e = 0; e < ln->nevents; e++) {
-                    xpv_stat st;
-                    int64_t v;
-                    if (rid >= 0 && xpv_event_stat(pl, ln, &ln->events[e], rid, &st) &&
-                        xpv_stat_as_int(&st, &v) && v > 0)
-                        roots++;
-                    if ((int32_t)ln->id != (int32_t)0xdeadbeef || gid < 0) continue;
-                    if (!xpv_event_stat(pl, ln, &ln->events[e], gid, &st) ||
-                        !xpv_stat_as_int(&st, &v))
-                        continue;
-                    size_t j = 0;
-                    while (j < nseen && seen[j] != v) j++;
-                    if (j == nseen && nseen < 1024) seen[nseen++] = v;
-                }
-            }
-        }
-        if (db.grouping == XPV_GROUPING_FILE) {
-            print_message("%s: %zu steps, %zu marked groups\n", *f, db.n, nseen);
-            assert_int_equal(db.n, nseen);
-        } else {
-            print_message("%s: %zu steps, %zu roots\n", *f, db.n, roots);
-            assert_true(db.n <= roots);
-            if (roots == 0) assert_int_equal(db.n, 0);
-        }
-        for (size_t i = 0; i < db.n; i++) {
-            int64_t sum = 0;
-            for (int t = 0; t < XPV_EV_NTYPES; t++) {
-                assert_true(db.steps[i].type_ps[t] >= 0);
-                sum += db.steps[i].type_ps[t];
-            }
-            assert_int_equal(sum, db.steps[i].dur_ps);
-        }
-        checked++;
-        xpv_arena_free(&a);
-        xpv_profile_free(p);
-    }
-    tu_free_list(files);
+    int checked = tx_each_real_profile(0, check_real_file, NULL);
     assert_true(checked > 0);
 }
 

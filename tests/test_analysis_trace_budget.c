@@ -21,37 +21,13 @@
 #include "testutil.h"
 #include "tool.h"
 #include "tool_xspace.h"
+#include "trace_fixture.h"
 #include "trace_index.h"
 
-#define NS 1000LL
-#define US 1000000LL
 #define NROWS 135
 #define PER_ROW 600
 
 extern const xpv_tool xpv_tool_trace_viewer;
-
-typedef struct fixture {
-    xpv_profile *p;
-    xpv_hostset hs;
-    const xpv_profile *ps[1];
-    const char *names[1];
-    xpv_trace_index *ix;
-} fixture;
-
-static void fx_open(fixture *f, tx_space *s) {
-    f->p = tx_decode(s);
-    assert_non_null(f->p);
-    f->ps[0] = f->p;
-    f->names[0] = "host0";
-    f->hs = (xpv_hostset){1, f->ps, f->names};
-    f->ix = xpv_trace_index_build(&f->hs);
-    assert_non_null(f->ix);
-}
-
-static void fx_close(fixture *f) {
-    xpv_trace_index_free(f->ix);
-    xpv_profile_free(f->p);
-}
 
 /* Row 0 ("light"): 10 events.  Rows 1..134: PER_ROW parents of 1 us every
  * 2 us, each with a child of 100-400 ns (durations vary by row and
@@ -244,7 +220,7 @@ static size_t render_count(const fixture *f, const char *max_events, json_t **jo
                            size_t *bytes) {
     const char *keys[] = {"tag", "resolution", "max_events"};
     const char *vals[] = {"trace_viewer@", "2000", max_events};
-    xpv_params q = {max_events ? 3 : 2, keys, vals};
+    xpv_params q = {max_events ? 3 : 2, keys, vals, "trace_viewer@"};
     xpv_buf out;
     xpv_err err;
     xpv_buf_init(&out);

@@ -212,26 +212,23 @@ static void compare_all(const xpv_hostset *hs, const xpv_trace_index *ix) {
     }
 }
 
+static void check_real_file(const char *path, xpv_profile *p, void *ctx) {
+    (void)path;
+    (void)ctx;
+    const xpv_profile *ps[1] = {p};
+    const char *names[1] = {"host"};
+    xpv_hostset hs = {1, ps, names};
+    xpv_trace_index *ix = xpv_trace_index_build(&hs);
+    assert_int_equal(xpv_trace_names_bytes(ix), 0);    /* not before a search */
+    compare_all(&hs, ix);
+    if (ix->nidx) assert_true(xpv_trace_names_bytes(ix) > 0);
+    xpv_trace_index_free(ix);
+}
+
 static void test_real_files(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char **files = tu_real_xplanes();
-    int nfiles = 0;
-    for (char **f = files; *f; f++) {
-        xpv_profile *p = tx_decode_file(*f);
-        const xpv_profile *ps[1] = {p};
-        const char *names[1] = {"host"};
-        xpv_hostset hs = {1, ps, names};
-        xpv_trace_index *ix = xpv_trace_index_build(&hs);
-        assert_int_equal(xpv_trace_names_bytes(ix), 0);    /* not before a search */
-        compare_all(&hs, ix);
-        if (ix->nidx) assert_true(xpv_trace_names_bytes(ix) > 0);
-        xpv_trace_index_free(ix);
-        xpv_profile_free(p);
-        nfiles++;
-        free(*f);
-    }
-    free(files);
+    int nfiles = tx_each_real_profile(1, check_real_file, NULL);
     print_message("%d real files, %d searches compared with the walk\n", nfiles, checks);
     assert_true(nfiles >= 5);
 }

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app_fixture.h"
 #include "routes.h"
 #include "srv_fixture.h"
 #include "testutil.h"
@@ -27,14 +28,7 @@ static const char *const planes[] = {"/host:CPU", "/device:GPU:0", NULL};
 
 static int setup(void **state) {
     (void)state;
-    root = tu_mkdtemp();
-    char d[4096];
-    snprintf(d, sizeof d, "%s/plugins/profile/first", root);
-    fx_host_file(d, "h.xplane.pb", planes, 3);
-    xpv_app_config cfg = {root, 0, "", 0, 64u << 20, 0};
-    xpv_err err;
-    app = xpv_app_new(&cfg, &err);
-    assert_non_null(app);
+    app = fx_app_one_run(&root, "first", planes);
     return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "app_fixture.h"
 #include "http.h"
 #include "routes.h"
 #include "srv_fixture.h"
@@ -29,14 +30,7 @@ static const char *const planes[] = {"/host:CPU", NULL};
 
 static int setup(void **state) {
     (void)state;
-    root = tu_mkdtemp();
-    char d[4096];
-    snprintf(d, sizeof d, "%s/plugins/profile/run1", root);
-    fx_host_file(d, "h.xplane.pb", planes, 3);
-    xpv_app_config cfg = {root, 0, "", 0, 64u << 20, 0};
-    xpv_err err;
-    app = xpv_app_new(&cfg, &err);
-    assert_non_null(app);
+    app = fx_app_one_run(&root, "run1", planes);
     xpv_http_config hc = {"127.0.0.1", 0, 0, 2, 16, 5, 1, 2, 8, 2, 0, 0};
     char msg[256];
     srv = xpv_http_start(app, &hc, msg, sizeof msg);

@@ -721,9 +721,7 @@ static void check_real(const char *path, uint64_t *total) {
 static void test_real_traces(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
-    char **files = tu_find_files(dir, ".json.gz");
+    char **files = tu_real_files(NULL, ".json.gz");
     uint64_t total = 0;
     size_t n = 0;
     for (char **f = files; *f; f++) {

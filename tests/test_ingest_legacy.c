@@ -14,6 +14,7 @@
 #include "testutil.h"
 
 #include "chrome_trace.h"
+#include "datatable_json.h"
 #include "legacy.h"
 #include "legacy_tools.pb-c.h"
 #include "op_metrics.h"
@@ -62,29 +63,14 @@ static json_t *table_with(json_t *arr, const char *col) {
     return NULL;
 }
 
-static int col_index(json_t *t, const char *col) {
-    size_t k;
-    json_t *c;
-    json_array_foreach(json_object_get(t, "cols"), k, c)
-        if (!strcmp(json_string_value(json_object_get(c, "id")), col)) return (int)k;
-    return -1;
-}
-
 static size_t nrows(json_t *t) { return json_array_size(json_object_get(t, "rows")); }
 
-static json_t *cell(json_t *t, size_t row, const char *col) {
-    int k = col_index(t, col);
-    assert_true(k >= 0);
-    json_t *r = json_array_get(json_object_get(t, "rows"), row);
-    return json_object_get(json_array_get(json_object_get(r, "c"), (size_t)k), "v");
-}
-
 static double num(json_t *t, size_t row, const char *col) {
-    return json_number_value(cell(t, row, col));
+    return json_number_value(dt_cell_by_id(t, row, col));
 }
 
 static const char *str(json_t *t, size_t row, const char *col) {
-    return json_string_value(cell(t, row, col));
+    return json_string_value(dt_cell_by_id(t, row, col));
 }
 
 static const char *pstr(json_t *t, const char *key) {
@@ -167,8 +153,8 @@ static void test_kernel_stats_constructed(void **state) {
     assert_near(num(t, 0, "total_duration_us"), 10.001, 1e-9);
     assert_near(num(t, 0, "avg_duration_us"), 3.333, 1e-9);   /* integer ns division */
     assert_near(num(t, 0, "max_duration_us"), 4.001, 1e-9);
-    assert_true(json_is_true(cell(t, 0, "is_op_tensor_core_eligible")));
-    assert_true(json_is_false(cell(t, 0, "is_kernel_using_tensor_core")));
+    assert_true(json_is_true(dt_cell_by_id(t, 0, "is_op_tensor_core_eligible")));
+    assert_true(json_is_false(dt_cell_by_id(t, 0, "is_kernel_using_tensor_core")));
     assert_near(num(t, 0, "occupancy_pct"), 50, 0);
     json_decref(j);
 
@@ -455,7 +441,7 @@ static void test_real_tf_stats(void **state) {
     assert_string_equal(str(wo, 0, "type"), "GatherV2");
     assert_near(num(wo, 0, "total_self_time"), 158479, 0.5);
     assert_near(num(wo, 0, "host_total_self_time_percent"), 0.6204, 0.00005);
-    assert_int_equal(col_index(w, "gpu_tensorcore_utilization"), -1);
+    assert_int_equal(dt_col_index(w, "gpu_tensorcore_utilization"), -1);
     json_decref(j);
 
     j = render_file(TFP "Cloud-TPU/10.240.1.50.tensorflow_stats.pb", XPV_LEGACY_TF_STATS_PB);
@@ -683,7 +669,7 @@ static json_t *kernel_table(const xpv_profile *const *ps, size_t n) {
 }
 
 static const char *occ_label(json_t *t) {
-    json_t *c = json_array_get(json_object_get(t, "cols"), (size_t)col_index(t, "occupancy_pct"));
+    json_t *c = json_array_get(json_object_get(t, "cols"), (size_t)dt_col_index(t, "occupancy_pct"));
     return json_string_value(json_object_get(c, "label"));
 }
 

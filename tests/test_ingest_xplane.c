@@ -480,9 +480,7 @@ static void test_errors(void **state) {
 static void test_corrupt_real(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char dir[4200];
-    snprintf(dir, sizeof dir, "%s/testdata/real/corrupt", tu_shared_dir());
-    char **files = tu_find_files(dir, ".xplane.pb");
+    char **files = tu_real_files("corrupt", ".xplane.pb");
     int n = 0;
     for (char **f = files; *f; f++) {
         size_t len;
@@ -667,9 +665,7 @@ static void test_parallel_errors(void **state) {
     xpv_buf_free(&b);
 
     if (!tu_shared_dir()) return;
-    char dir[4200];
-    snprintf(dir, sizeof dir, "%s/testdata/real/corrupt", tu_shared_dir());
-    char **files = tu_find_files(dir, ".xplane.pb");
+    char **files = tu_real_files("corrupt", ".xplane.pb");
     for (char **f = files; *f; f++) {
         void *c = tu_read_file(*f, &len);
         assert_non_null(c);

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
-#include <zlib.h>
 
 #include "datatable_json.h"
 #include "testutil.h"
@@ -56,26 +55,11 @@ static json_t *render_json(const xpv_profile *p, const char *tool_name) {
     return dt_render_hs(t, &hs);
 }
 
-static int col_index(json_t *table, const char *id) {
-    json_t *cols = json_object_get(table, "cols");
-    for (size_t i = 0; i < json_array_size(cols); i++)
-        if (!strcmp(json_string_value(json_object_get(json_array_get(cols, i), "id")), id))
-            return (int)i;
-    return -1;
-}
-
-static json_t *cell(json_t *table, size_t row, const char *id) {
-    int c = col_index(table, id);
-    assert_true(c >= 0);
-    json_t *r = json_array_get(json_object_get(table, "rows"), row);
-    return json_object_get(json_array_get(json_object_get(r, "c"), (size_t)c), "v");
-}
-
 static double num(json_t *table, size_t row, const char *id) {
-    return json_number_value(cell(table, row, id));
+    return json_number_value(dt_cell_by_id(table, row, id));
 }
 static const char *str(json_t *table, size_t row, const char *id) {
-    return json_string_value(cell(table, row, id));
+    return json_string_value(dt_cell_by_id(table, row, id));
 }
 
 #define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
@@ -88,7 +72,7 @@ static void test_gpu_tables(void **state) {
     assert_int_equal(json_array_size(j), 2);
     json_t *w = json_array_get(j, 0), *wo = json_array_get(j, 1);
     assert_int_equal(json_array_size(json_object_get(w, "cols")), 20);
-    assert_true(col_index(w, "gpu_tensorcore_utilization") >= 0);
+    assert_true(dt_col_index(w, "gpu_tensorcore_utilization") >= 0);
 
     /* With idle: device conv 3, IDLE 2, mm 1 (of 6 ms); host a 6, b 4,
      * IDLE 2, c 1, d 1 (of 14 ms). */
@@ -168,48 +152,22 @@ static void test_cpu_columns_match_golden(void **state) {
     /* CPU only: no device rows at all. */
     assert_int_equal(json_array_size(json_object_get(w, "rows")), 5);
     assert_string_equal(str(w, 0, "host_or_device"), "Host");
-    assert_int_equal(col_index(w, "gpu_tensorcore_utilization"), -1);
+    assert_int_equal(dt_col_index(w, "gpu_tensorcore_utilization"), -1);
 
-    const char *shared = tu_shared_dir();
-    if (!shared) {
-        print_message("SKIP: ../shared absent; golden column check skipped\n");
-    } else {
-        char path[1024];
-        snprintf(path, sizeof path,
-                 "%s/testdata/real/reference_outputs/openxla-xprof/integration_tests_golden/"
-                 "data_tpu-training_framework_op_stats_tpu_training.json.gz",
-                 shared);
-        gzFile gz = gzopen(path, "rb");
-        if (!gz) {
-            print_message("SKIP: %s missing\n", path);
-        } else {
-            size_t cap = 1 << 20, len = 0;
-            char *buf = malloc(cap);
-            int n;
-            while ((n = gzread(gz, buf + len, (unsigned)(cap - len))) > 0) {
-                len += (size_t)n;
-                if (len == cap) buf = realloc(buf, cap *= 2);
-            }
-            gzclose(gz);
-            json_error_t jerr;
-            json_t *g = json_loadb(buf, len, 0, &jerr);
-            free(buf);
-            assert_non_null(g);
-            for (size_t t = 0; t < 2; t++) {
-                json_t *gc = json_object_get(json_array_get(g, t), "cols");
-                json_t *oc = json_object_get(json_array_get(j, t), "cols");
-                assert_int_equal(json_array_size(gc), json_array_size(oc));
-                for (size_t i = 0; i < json_array_size(gc); i++) {
-                    json_t *a = json_array_get(gc, i), *b = json_array_get(oc, i);
-                    assert_true(json_equal(a, b));
-                }
-                json_t *gp = json_object_get(json_array_get(g, t), "p");
-                json_t *op = json_object_get(json_array_get(j, t), "p");
-                assert_int_equal(json_object_size(gp), json_object_size(op));
-            }
-            json_decref(g);
+    json_t *g = dt_xprof_golden("tpu-training_framework_op_stats_tpu_training");
+    for (size_t t = 0; g && t < 2; t++) {
+        json_t *gc = json_object_get(json_array_get(g, t), "cols");
+        json_t *oc = json_object_get(json_array_get(j, t), "cols");
+        assert_int_equal(json_array_size(gc), json_array_size(oc));
+        for (size_t i = 0; i < json_array_size(gc); i++) {
+            json_t *a = json_array_get(gc, i), *b = json_array_get(oc, i);
+            assert_true(json_equal(a, b));
         }
+        json_t *gp = json_object_get(json_array_get(g, t), "p");
+        json_t *op = json_object_get(json_array_get(j, t), "p");
+        assert_int_equal(json_object_size(gp), json_object_size(op));
     }
+    json_decref(g);
     json_decref(j);
     xpv_profile_free(p);
 }

@@ -23,6 +23,7 @@
 
 #include "hlo.h"
 #include "hlo.pb-c.h"
+#include "hlo_fixture.h"
 #include "opstats.h"
 #include "testutil.h"
 #include "tool.h"
@@ -44,7 +45,6 @@ typedef struct mb {
     Xla__HloComputationProto comp[4];
     Xla__HloComputationProto *pcomp[4];
     Xla__HloModuleProto mod;
-    Xla__HloProto proto;
     int n;
 } mb;
 
@@ -136,12 +136,7 @@ static uint8_t *pack_module(size_t *len) {
     b->mod.entry_computation_id = 10;
     b->mod.computations = b->pcomp;
     b->mod.n_computations = 4;
-    Xla__HloProto p = XLA__HLO_PROTO__INIT;
-    b->proto = p;
-    b->proto.hlo_module = &b->mod;
-    *len = xla__hlo_proto__get_packed_size(&b->proto);
-    uint8_t *out = malloc(*len);
-    xla__hlo_proto__pack(&b->proto, out);
+    uint8_t *out = hf_pack_module(&b->mod, len);
     free(b);
     return out;
 }
@@ -165,38 +160,9 @@ static uint8_t *pack_wide_module(size_t *len) {
     b->mod.entry_computation_id = 10;
     b->mod.computations = b->pcomp;
     b->mod.n_computations = 1;
-    Xla__HloProto p = XLA__HLO_PROTO__INIT;
-    b->proto = p;
-    b->proto.hlo_module = &b->mod;
-    *len = xla__hlo_proto__get_packed_size(&b->proto);
-    uint8_t *out = malloc(*len);
-    xla__hlo_proto__pack(&b->proto, out);
+    uint8_t *out = hf_pack_module(&b->mod, len);
     free(b);
     return out;
-}
-
-typedef struct fixture {
-    xpv_profile *p;
-    const xpv_profile *ps[1];
-    const char *hn[1];
-    xpv_hostset hs;
-    xpv_op_stats *os;
-} fixture;
-
-static void fixture_init(fixture *f, xpv_profile *p) {
-    f->p = p;
-    f->ps[0] = p;
-    f->hn[0] = "host";
-    f->hs = (xpv_hostset){1, f->ps, f->hn};
-    xpv_err err;
-    memset(&err, 0, sizeof err);
-    f->os = xpv_op_stats_build(&f->hs, &err);
-    assert_non_null(f->os);
-}
-
-static void fixture_free(fixture *f) {
-    xpv_op_stats_free(f->os);
-    xpv_profile_free(f->p);
 }
 
 static xpv_profile *constructed_profile(uint8_t *(*pack)(size_t *), const char *meta,
@@ -218,11 +184,11 @@ static xpv_profile *constructed_profile(uint8_t *(*pack)(size_t *), const char *
 
 /* Render with up to 6 key/value pairs ("k", "v", ..., NULL); the body is
  * returned (malloc'ed), or NULL with *status set. */
-static char *render_raw(fixture *f, int *status, const char *const *kv) {
+static char *render_raw(os_host *f, int *status, const char *const *kv) {
     const char *keys[6], *vals[6];
     size_t n = 0;
     for (; kv[2 * n] && n < 6; n++) keys[n] = kv[2 * n], vals[n] = kv[2 * n + 1];
-    xpv_params q = {n, keys, vals};
+    xpv_params q = {n, keys, vals, NULL};
     xpv_buf b;
     xpv_buf_init(&b);
     xpv_err err;
@@ -237,7 +203,7 @@ static char *render_raw(fixture *f, int *status, const char *const *kv) {
     return b.data;
 }
 
-static json_t *render_json(fixture *f, const char *const *kv) {
+static json_t *render_json(os_host *f, const char *const *kv) {
     int status;
     char *s = render_raw(f, &status, kv);
     if (!s) fail_msg("graph_viewer answered %d", status);
@@ -361,8 +327,8 @@ static void check_golden(const char *name, const char *body) {
 
 static void test_constructed_neighbourhoods(void **state) {
     (void)state;
-    fixture f;
-    fixture_init(&f, constructed_profile(pack_module, "jit_g(5)", 5));
+    os_host f;
+    os_host_open(&f, constructed_profile(pack_module, "jit_g(5)", 5));
     /* width 1 around e: its operand and user; cut-off marks */
     json_t *g = render_json(&f, (const char *[]){"node_name", "e", "graph_width", "1", NULL});
     assert_string_equal(json_string_value(json_object_get(g, "module")), "jit_g(5)");
@@ -476,7 +442,8 @@ static void test_constructed_neighbourhoods(void **state) {
     assert_string_equal(s, "jit_g(5)");
     assert_string_equal(xpv_tool_graph_viewer.content_type(
                             &(xpv_params){1, (const char *[]){"type"},
-                                          (const char *[]){"module_list"}}), "text/plain; charset=utf-8");
+                                          (const char *[]){"module_list"}, NULL}),
+                        "text/plain; charset=utf-8");
     free(s);
     s = render_raw(&f, &status, (const char *[]){"node_name", "fusion.1", "graph_width", "1",
                                                  "module_name", "jit_g(5)", NULL});
@@ -488,15 +455,15 @@ static void test_constructed_neighbourhoods(void **state) {
     assert_non_null(strstr(s, "subgraph cluster_"));
     check_golden("constructed_while_w2.dot", s);
     free(s);
-    fixture_free(&f);
+    os_host_close(&f);
 }
 
 /* XLA draws the users of a node with more than 16 of them only when asked
  * (a "+N" click expands them all); XProf's adjacent_nodes. */
 static void test_many_users(void **state) {
     (void)state;
-    fixture f;
-    fixture_init(&f, constructed_profile(pack_wide_module, "jit_wide(6)", 6));
+    os_host f;
+    os_host_open(&f, constructed_profile(pack_wide_module, "jit_wide(6)", 6));
     json_t *g = render_json(&f, (const char *[]){"node_name", "p0", "graph_width", "2", NULL});
     assert_string_equal(node_names(g), "p0");
     assert_string_equal(str_of(g, "p0", "state"), "center");
@@ -522,7 +489,7 @@ static void test_many_users(void **state) {
     assert_non_null(strstr(s0, "\"n19\",\"u\"]}"));
     assert_null(strstr(s0, "get-tuple-element"));
     free(s0);
-    fixture_free(&f);
+    os_host_close(&f);
 }
 
 /* ==== Real profiles ====================================================== */
@@ -550,7 +517,7 @@ static const Xla__HloInstructionProto *proto_by_id(const Xla__HloModuleProto *mo
  * one of its instructions (else its entry root), found here independently:
  * self times summed per program id over the op database, the proto decoded
  * again with protobuf-c and searched by name. */
-static void expected_default(fixture *f, uint64_t *pid, Xla__HloProto **proto,
+static void expected_default(os_host *f, uint64_t *pid, Xla__HloProto **proto,
                              const Xla__HloInstructionProto **want) {
     const xpv_op_metrics_db *db = &f->os->ops->device;
     double best = -1;
@@ -584,8 +551,8 @@ static void expected_default(fixture *f, uint64_t *pid, Xla__HloProto **proto,
 }
 
 static void check_default(const char *path) {
-    fixture f;
-    fixture_init(&f, tx_decode_file(path));
+    os_host f;
+    os_host_open(&f, tx_decode_file(path));
     uint64_t pid;
     Xla__HloProto *proto;
     const Xla__HloInstructionProto *want;
@@ -632,23 +599,21 @@ static void check_default(const char *path) {
                   json_array_size(json_object_get(g, "edges")), want->n_operand_ids);
     json_decref(g);
     xla__hlo_proto__free_unpacked(proto, NULL);
-    fixture_free(&f);
+    os_host_close(&f);
+}
+
+static void check_real_default(const char *path, xpv_profile *p, void *ctx) {
+    size_t *n = ctx;
+    if (!xpv_hlo_count_protos(p)) return;   /* not a JAX / XLA profile */
+    check_default(path);
+    (*n)++;
 }
 
 static void test_real_defaults(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char **files = tu_real_xplanes();
     size_t n = 0;
-    for (char **p = files; *p; p++) {
-        xpv_profile *pr = tx_decode_file(*p);
-        size_t protos = xpv_hlo_count_protos(pr);
-        xpv_profile_free(pr);
-        if (!protos) continue;   /* not a JAX / XLA profile */
-        check_default(*p);
-        n++;
-    }
-    tu_free_list(files);
+    tx_each_real_profile(1, check_real_default, &n);
     assert_true(n >= 5);   /* the TPU file and the four AMD ones */
 }
 
@@ -662,14 +627,14 @@ static void test_device_defaults(void **state) {
         check_default(path);
     }
     /* golden: the default graph of the H100 profile without command buffers */
-    fixture f;
-    fixture_init(&f, tx_decode_file(path));
+    os_host f;
+    os_host_open(&f, tx_decode_file(path));
     int status;
     char *s = render_raw(&f, &status, (const char *[]){NULL});
     assert_non_null(s);
     check_golden("jax_gpu_mlp_nocmdbuf_default.json", s);
     free(s);
-    fixture_free(&f);
+    os_host_close(&f);
 }
 
 int main(void) {

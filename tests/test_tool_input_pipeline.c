@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include <jansson.h>
-#include <zlib.h>
 
 #include "datatable_json.h"
 #include "opstats.h"
@@ -17,22 +16,6 @@
 
 extern const xpv_tool xpv_tool_overview_page;
 extern const xpv_tool xpv_tool_input_pipeline_analyzer;
-
-static json_t *load_gz_json(const char *path) {
-    gzFile f = gzopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    int n;
-    while ((n = gzread(f, buf + len, (unsigned)(cap - len))) > 0) {
-        len += (size_t)n;
-        if (len == cap) buf = realloc(buf, cap *= 2);
-    }
-    gzclose(f);
-    json_t *j = json_loadb(buf, len, 0, NULL);
-    free(buf);
-    return j;
-}
 
 
 #define IPA (&xpv_tool_input_pipeline_analyzer)
@@ -163,67 +146,39 @@ static void test_no_steps(void **state) {
 
 static void test_shape_matches_xprof_golden(void **state) {
     (void)state;
-    TU_SKIP_NO_SHARED();
-    char path[4096];
-    snprintf(path, sizeof path,
-             "%s/testdata/real/reference_outputs/openxla-xprof/integration_tests_golden/"
-             "data_tpu-training_input_pipeline_analyzer_tpu_training.json.gz",
-             tu_shared_dir());
-    json_t *g = load_gz_json(path);
-    if (!g) {
-        print_message("SKIP: %s not present\n", path);
-        skip();
-    }
+    json_t *g = dt_xprof_golden("tpu-training_input_pipeline_analyzer_tpu_training");
+    if (!g) skip();
     xpv_profile *p = sf_training(1);
     json_t *j = dt_render_one(IPA, p);
     assert_int_equal(json_array_size(j), json_array_size(g));
     for (size_t i = 2; i < 5; i++) {
-        char a[1024], b[1024];
-        dt_col_ids(json_array_get(j, i), a, sizeof a);
-        dt_col_ids(json_array_get(g, i), b, sizeof b);
-        assert_string_equal(a, b);
-        const char *key;
-        json_t *v;
-        json_object_foreach(json_object_get(json_array_get(g, i), "p"), key, v) {
-            (void)v;
-            assert_non_null(json_object_get(json_object_get(json_array_get(j, i), "p"), key));
-        }
+        dt_assert_same_col_ids(j, g, i);
+        dt_assert_has_p_keys(j, g, i);
     }
     /* Step-table p keys common to the TPU and generic variants. */
     static const char *const common[] = {"hardware_type", "steptime_ms_average",
                                          "steptime_ms_standard_deviation", "steptime_ms_minimum",
                                          "steptime_ms_maximum", "input_conclusion",
                                          "summary_nextstep", "step_time_graph_column_ids"};
-    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++) {
-        assert_non_null(json_object_get(json_object_get(json_array_get(g, 1), "p"), common[i]));
-        assert_non_null(json_object_get(json_object_get(json_array_get(j, 1), "p"), common[i]));
-    }
+    dt_assert_both_have_p(j, g, 1, common, sizeof common / sizeof common[0]);
     json_decref(j);
     json_decref(g);
     xpv_profile_free(p);
 }
 
+static void check_real_file(const char *path, xpv_profile *p, void *ctx) {
+    (void)ctx;
+    json_t *j = dt_render_one(IPA, p);
+    assert_int_equal(json_array_size(j), 5);
+    print_message("%s: %zu steps, %zu input ops\n", path, dt_nrows(json_array_get(j, 1)),
+                  dt_nrows(json_array_get(j, 2)));
+    json_decref(j);
+}
+
 static void test_real_files(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char **files = tu_real_xplanes();
-    int n = 0;
-    for (char **f = files; *f; f++) {
-        size_t len;
-        void *buf = tu_read_file(*f, &len);
-        xpv_decode_error err;
-        xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &err);
-        if (!p) continue;
-        json_t *j = dt_render_one(IPA, p);
-        assert_int_equal(json_array_size(j), 5);
-        print_message("%s: %zu steps, %zu input ops\n", *f, dt_nrows(json_array_get(j, 1)),
-                      dt_nrows(json_array_get(j, 2)));
-        json_decref(j);
-        xpv_profile_free(p);
-        n++;
-    }
-    tu_free_list(files);
-    assert_true(n > 0);
+    assert_true(tx_each_real_profile(0, check_real_file, NULL) > 0);
 }
 
 /* `input_pipeline`, the tool's old name, is still accepted (§1.5); a

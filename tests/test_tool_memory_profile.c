@@ -367,60 +367,51 @@ static int64_t model_peak(const xpv_profile *p, const char *allocator) {
     return best;
 }
 
+static void check_real_file(const char *path, xpv_profile *p, void *ctx) {
+    int *with_memory = ctx;
+    const xpv_tool *t = xpv_tool_find("memory_profile");
+    int st;
+    json_t *j = run_tool(p, &st);
+    if (!j) {
+        assert_int_equal(st, 404); /* no host plane */
+        return;
+    }
+    json_t *ids = json_object_get(j, "memoryIds");
+    if (json_array_size(ids)) (*with_memory)++;
+    assert_int_equal(json_array_size(ids) > 0, t->available(p));
+    for (size_t i = 0; i < json_array_size(ids); i++) {
+        const char *id = json_string_value(json_array_get(ids, i));
+        json_t *a = json_object_get(json_object_get(j, "memoryProfilePerAllocator"), id);
+        json_t *peak = json_object_get(json_object_get(a, "profileSummary"), "peakStats");
+        long long got = iget(peak, "peakBytesInUse");
+        long long want = (long long)model_peak(p, id);
+        if (got != want)
+            fail_msg("%s allocator %s: peak %lld, max stack+heap %lld", path, id, got, want);
+        /* The allocator's lifetime peak is never below what the profile
+         * itself saw (the audit found 5.0 GB under a 6.2 GB peak). */
+        long long life = iget(json_object_get(a, "profileSummary"), "peakBytesUsageLifetime");
+        if (life < got)
+            fail_msg("%s allocator %s: lifetime peak %lld < in-profile peak %lld", path, id, life, got);
+        assert_true(json_array_size(json_object_get(a, "sampledTimelineSnapshots")) <= 1000);
+        /* Every breakdown row resolves to a snapshot or special entry. */
+        json_t *rows = json_object_get(a, "activeAllocations");
+        size_t nsnap = json_array_size(json_object_get(a, "memoryProfileSnapshots"));
+        size_t nspec = json_array_size(json_object_get(a, "specialAllocations"));
+        for (size_t r = 0; r < json_array_size(rows); r++) {
+            long long si = iget(json_array_get(rows, r), "snapshotIndex");
+            long long sp = iget(json_array_get(rows, r), "specialIndex");
+            if (si >= 0) assert_true((size_t)si < nsnap);
+            else assert_true(sp >= 0 && (size_t)sp < nspec);
+        }
+    }
+    json_decref(j);
+}
+
 static void test_real_files(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char **files = tu_real_xplanes();
-    const xpv_tool *t = xpv_tool_find("memory_profile");
     int with_memory = 0;
-    for (char **f = files; *f; f++) {
-        size_t len;
-        void *buf = tu_read_file(*f, &len);
-        assert_non_null(buf);
-        xpv_decode_error derr;
-        xpv_profile *p = xpv_decode(buf, len, NULL, &derr);
-        assert_non_null(p);
-        int st;
-        json_t *j = run_tool(p, &st);
-        if (!j) {
-            assert_int_equal(st, 404); /* no host plane */
-            xpv_profile_free(p);
-            free(buf);
-            continue;
-        }
-        json_t *ids = json_object_get(j, "memoryIds");
-        if (json_array_size(ids)) with_memory++;
-        assert_int_equal(json_array_size(ids) > 0, t->available(p));
-        for (size_t i = 0; i < json_array_size(ids); i++) {
-            const char *id = json_string_value(json_array_get(ids, i));
-            json_t *a = json_object_get(json_object_get(j, "memoryProfilePerAllocator"), id);
-            json_t *peak = json_object_get(json_object_get(a, "profileSummary"), "peakStats");
-            long long got = iget(peak, "peakBytesInUse");
-            long long want = (long long)model_peak(p, id);
-            if (got != want)
-                fail_msg("%s allocator %s: peak %lld, max stack+heap %lld", *f, id, got, want);
-            /* The allocator's lifetime peak is never below what the profile
-             * itself saw (the audit found 5.0 GB under a 6.2 GB peak). */
-            long long life = iget(json_object_get(a, "profileSummary"), "peakBytesUsageLifetime");
-            if (life < got)
-                fail_msg("%s allocator %s: lifetime peak %lld < in-profile peak %lld", *f, id, life, got);
-            assert_true(json_array_size(json_object_get(a, "sampledTimelineSnapshots")) <= 1000);
-            /* Every breakdown row resolves to a snapshot or special entry. */
-            json_t *rows = json_object_get(a, "activeAllocations");
-            size_t nsnap = json_array_size(json_object_get(a, "memoryProfileSnapshots"));
-            size_t nspec = json_array_size(json_object_get(a, "specialAllocations"));
-            for (size_t r = 0; r < json_array_size(rows); r++) {
-                long long si = iget(json_array_get(rows, r), "snapshotIndex");
-                long long sp = iget(json_array_get(rows, r), "specialIndex");
-                if (si >= 0) assert_true((size_t)si < nsnap);
-                else assert_true(sp >= 0 && (size_t)sp < nspec);
-            }
-        }
-        json_decref(j);
-        xpv_profile_free(p);
-        free(buf);
-    }
-    tu_free_list(files);
+    tx_each_real_profile(1, check_real_file, &with_memory);
     print_message("memory_profile: %d real profiles with allocator events\n", with_memory);
     assert_true(with_memory > 0);
 }

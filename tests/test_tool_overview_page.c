@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include <jansson.h>
-#include <zlib.h>
 
 #include "datatable_json.h"
 #include "opstats.h"
@@ -540,108 +539,61 @@ static void test_host_eager_share(void **state) {
     xpv_profile_free(p);
 }
 
-static json_t *load_gz_json(const char *path) {
-    gzFile f = gzopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    int n;
-    while ((n = gzread(f, buf + len, (unsigned)(cap - len))) > 0) {
-        len += (size_t)n;
-        if (len == cap) buf = realloc(buf, cap *= 2);
-    }
-    gzclose(f);
-    json_t *j = json_loadb(buf, len, 0, NULL);
-    free(buf);
-    return j;
-}
 
 /* Column ids (and recommendation p keys) as XProf's own golden output. */
 static void test_shape_matches_xprof_golden(void **state) {
     (void)state;
-    TU_SKIP_NO_SHARED();
-    char path[4096];
-    snprintf(path, sizeof path,
-             "%s/testdata/real/reference_outputs/openxla-xprof/integration_tests_golden/"
-             "data_tpu-training_overview_page_tpu_training.json.gz",
-             tu_shared_dir());
-    json_t *g = load_gz_json(path);
-    if (!g) {
-        print_message("SKIP: %s not present\n", path);
-        skip();
-    }
+    json_t *g = dt_xprof_golden("tpu-training_overview_page_tpu_training");
+    if (!g) skip();
     xpv_profile *p = sf_training(0);
     json_t *j = dt_render_one(&xpv_tool_overview_page, p);
     assert_int_equal(json_array_size(j), json_array_size(g));
     static const size_t same[] = {2, 3, 4, 6};
-    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
-        char a[1024], b[1024];
-        dt_col_ids(json_array_get(j, same[i]), a, sizeof a);
-        dt_col_ids(json_array_get(g, same[i]), b, sizeof b);
-        assert_string_equal(a, b);
-    }
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) dt_assert_same_col_ids(j, g, same[i]);
     /* Every recommendation / run environment p key XProf writes. */
-    static const size_t pk[] = {2, 3};
-    for (size_t i = 0; i < sizeof pk / sizeof pk[0]; i++) {
-        const char *key;
-        json_t *v;
-        json_object_foreach(json_object_get(json_array_get(g, pk[i]), "p"), key, v) {
-            (void)v;
-            assert_non_null(json_object_get(json_object_get(json_array_get(j, pk[i]), "p"), key));
-        }
-    }
+    dt_assert_has_p_keys(j, g, 2);
+    dt_assert_has_p_keys(j, g, 3);
     /* Common analysis p keys. */
     static const char *const common[] = {"host_tf_op_percent", "device_tf_op_percent",
                                          "host_op_time_eager_percent",
                                          "device_op_time_eager_percent", "host_trace_level",
                                          "mxu_utilization_percent", "remark_text",
                                          "remark_color"};
-    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++) {
-        assert_non_null(json_object_get(json_object_get(json_array_get(g, 0), "p"), common[i]));
-        assert_non_null(json_object_get(json_object_get(json_array_get(j, 0), "p"), common[i]));
-    }
+    dt_assert_both_have_p(j, g, 0, common, sizeof common / sizeof common[0]);
     json_decref(j);
     json_decref(g);
     xpv_profile_free(p);
 }
 
 /* Every real xplane converts; the step table has one row per step. */
+static void check_real_file(const char *path, xpv_profile *p, void *ctx) {
+    (void)ctx;
+    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
+    assert_int_equal(json_array_size(j), 7);
+    xpv_arena a;
+    xpv_arena_init(&a, 4096);
+    xpv_step_db db;
+    xpv_steps_build(p, &a, &db);
+    assert_int_equal(dt_nrows(json_array_get(j, 1)), db.n);
+    /* no steps -> the diagnostics say so */
+    if (db.n == 0) assert_true(dt_nrows(json_array_get(j, 6)) >= 1);
+    print_message("%s: %zu steps, device %s\n", path, db.n,
+                  dt_pstr(json_array_get(j, 2), "device_type"));
+    /* Training or not: the overview and TF stats give one answer. */
+    json_t *tf = dt_render_one(&xpv_tool_framework_op_stats, p);
+    const char *task = dt_pstr(json_array_get(tf, 0), "task_type");
+    const char *training = dt_pstr(json_array_get(j, 2), "is_training");
+    print_message("  task_type %s, is_training %s\n", task, training);
+    assert_string_equal(training, !strcmp(task, "Training") ? "true" : "false");
+    json_decref(tf);
+    xpv_arena_free(&a);
+    json_decref(j);
+}
+
 static void test_real_files(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char **files = tu_real_xplanes();
-    int n = 0;
-    for (char **f = files; *f; f++) {
-        size_t len;
-        void *buf = tu_read_file(*f, &len);
-        xpv_decode_error err;
-        xpv_profile *p = xpv_decode(buf, len, tx_buf_free, &err);
-        if (!p) continue;
-        json_t *j = dt_render_one(&xpv_tool_overview_page, p);
-        assert_int_equal(json_array_size(j), 7);
-        xpv_arena a;
-        xpv_arena_init(&a, 4096);
-        xpv_step_db db;
-        xpv_steps_build(p, &a, &db);
-        assert_int_equal(dt_nrows(json_array_get(j, 1)), db.n);
-        /* no steps -> the diagnostics say so */
-        if (db.n == 0) assert_true(dt_nrows(json_array_get(j, 6)) >= 1);
-        print_message("%s: %zu steps, device %s\n", *f, db.n,
-                      dt_pstr(json_array_get(j, 2), "device_type"));
-        /* Training or not: the overview and TF stats give one answer. */
-        json_t *tf = dt_render_one(&xpv_tool_framework_op_stats, p);
-        const char *task = dt_pstr(json_array_get(tf, 0), "task_type");
-        const char *training = dt_pstr(json_array_get(j, 2), "is_training");
-        print_message("  task_type %s, is_training %s\n", task, training);
-        assert_string_equal(training, !strcmp(task, "Training") ? "true" : "false");
-        json_decref(tf);
-        xpv_arena_free(&a);
-        json_decref(j);
-        xpv_profile_free(p);
-        n++;
-    }
-    tu_free_list(files);
-    assert_true(n > 0);
+    assert_true(tx_each_real_profile(0, check_real_file, NULL) > 0);
 }
 
 int main(void) {

@@ -93,12 +93,9 @@ static xpv_profile *tpu_profile(void) {
 static json_t *render(const xpv_tool *t, xpv_profile *p) { return dt_render_one(t, p); }
 
 static int col(json_t *dt, const char *id) {
-    json_t *cols = json_object_get(dt, "cols");
-    for (size_t i = 0; i < json_array_size(cols); i++)
-        if (!strcmp(json_string_value(json_object_get(json_array_get(cols, i), "id")), id))
-            return (int)i;
-    fail_msg("no column %s", id);
-    return -1;
+    int c = dt_col_index(dt, id);
+    if (c < 0) fail_msg("no column %s", id);
+    return c;
 }
 
 static json_t *cellv(json_t *dt, size_t r, const char *id) {
@@ -350,9 +347,7 @@ static void test_real_tpu(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
     char path[4096];
-    snprintf(path, sizeof path, "%s/testdata/real/openxla-xprof/plugins/profile/tpu_inference_2/"
-             "tpu_inference_2.xplane.pb", tu_shared_dir());
-    check_file(path, 1);
+    check_file(tx_real_tpu_path(path, sizeof path), 1);
 }
 
 static void test_real_gpu(void **state) {

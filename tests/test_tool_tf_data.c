@@ -243,40 +243,35 @@ static void test_multi_host(void **state) {
     xpv_profile_free(q);
 }
 
+/* Every graph row belongs to a pipeline of the summary table, and each
+ * pipeline's call count matches its graph ranks. */
+static void check_real_file(const char *path, xpv_profile *p, void *ctx) {
+    (void)path;
+    int *with_pipelines = ctx;
+    const xpv_profile *ps[1] = {p};
+    const char *hn[1] = {"h"};
+    json_t *j = run(ps, hn, 1);
+    json_t *g = json_array_get(j, 0), *s = json_array_get(j, 1);
+    size_t nsum = json_array_size(json_object_get(s, "rows"));
+    if (nsum) (*with_pipelines)++;
+    for (size_t r = 0; r < json_array_size(json_object_get(g, "rows")); r++) {
+        const char *pipe = sv(g, r, 1);
+        int found = 0;
+        for (size_t k = 0; k < nsum; k++)
+            if (!strcmp(sv(s, k, 1), pipe)) {
+                found = 1;
+                assert_true(nv(g, r, 2) < nv(s, k, 5));
+            }
+        assert_true(found);
+    }
+    json_decref(j);
+}
+
 static void test_real_files(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char **files = tu_real_xplanes();
     int with_pipelines = 0;
-    for (char **f = files; *f; f++) {
-        size_t len;
-        void *buf = tu_read_file(*f, &len);
-        xpv_decode_error derr;
-        xpv_profile *p = xpv_decode(buf, len, NULL, &derr);
-        assert_non_null(p);
-        const xpv_profile *ps[1] = {p};
-        const char *hn[1] = {"h"};
-        json_t *j = run(ps, hn, 1);
-        json_t *g = json_array_get(j, 0), *s = json_array_get(j, 1);
-        size_t nsum = json_array_size(json_object_get(s, "rows"));
-        if (nsum) with_pipelines++;
-        /* Every graph row belongs to a pipeline of the summary table, and
-         * each pipeline's call count matches its graph ranks. */
-        for (size_t r = 0; r < json_array_size(json_object_get(g, "rows")); r++) {
-            const char *pipe = sv(g, r, 1);
-            int found = 0;
-            for (size_t k = 0; k < nsum; k++)
-                if (!strcmp(sv(s, k, 1), pipe)) {
-                    found = 1;
-                    assert_true(nv(g, r, 2) < nv(s, k, 5));
-                }
-            assert_true(found);
-        }
-        json_decref(j);
-        xpv_profile_free(p);
-        free(buf);
-    }
-    tu_free_list(files);
+    tx_each_real_profile(1, check_real_file, &with_pipelines);
     print_message("tf_data: %d real profiles with input pipelines\n", with_pipelines);
     assert_true(with_pipelines > 0);
 }

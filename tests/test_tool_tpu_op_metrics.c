@@ -15,29 +15,13 @@
 #include "op_metrics.h"
 #include "opstats.h"
 #include "testutil.h"
+#include "op_metrics_fixture.h"
 #include "tool_xspace.h"
 
 extern const xpv_tool xpv_tool_overview_page;
 extern const xpv_tool xpv_tool_framework_op_stats;
 
-#define MS 1000000000LL /* ps per ms */
 #define PID 7
-
-static const xpv_op_metric *find_op(const xpv_op_metrics_db *db, const char *name) {
-    for (size_t i = 0; i < db->n; i++)
-        if (!strcmp(db->ops[i].name, name)) return &db->ops[i];
-    return NULL;
-}
-
-static xpv_op_metrics *build1(xpv_profile *p) {
-    const xpv_profile *ps[1] = {p};
-    const char *hn[1] = {"host"};
-    xpv_hostset hs = {1, ps, hn};
-    xpv_err err;
-    xpv_op_metrics *m = xpv_op_metrics_build(&hs, &err);
-    assert_non_null(m);
-    return m;
-}
 
 /* An HLO op's metadata: program PID, symbol `sym` (< 0: no symbol_id). */
 static void hlo(tx_space *s, int pl, const char *name, int64_t sym, const char *cat,
@@ -87,13 +71,13 @@ static xpv_profile *tpu_profile(void) {
 static void test_nesting_self_time_and_idle(void **state) {
     (void)state;
     xpv_profile *p = tpu_profile();
-    xpv_op_metrics *m = build1(p);
+    xpv_op_metrics *m = om_build1(p);
     const xpv_op_metrics_db *d = &m->device;
     assert_true(m->has_tpu);
     assert_string_equal(m->device_type, "TPU");
     /* fusion.1, copy.2, add.3, inner.4, IDLE */
     assert_int_equal(d->n, 5);
-    const xpv_op_metric *f = find_op(d, "fusion.1");
+    const xpv_op_metric *f = om_find_op(d, "fusion.1");
     assert_non_null(f);
     assert_int_equal(f->occurrences, 2);
     assert_int_equal(f->time_ps, 13 * MS);
@@ -101,27 +85,27 @@ static void test_nesting_self_time_and_idle(void **state) {
     assert_int_equal(f->min_time_ps, 3 * MS);
     assert_string_equal(f->category, "loop fusion");
     assert_string_equal(f->provenance, "jit(f)/jit(main)/dot_general:");
-    assert_int_equal(find_op(d, "copy.2")->self_time_ps, 4 * MS);
-    assert_int_equal(find_op(d, "add.3")->self_time_ps, 2 * MS);
+    assert_int_equal(om_find_op(d, "copy.2")->self_time_ps, 4 * MS);
+    assert_int_equal(om_find_op(d, "add.3")->self_time_ps, 2 * MS);
     /* The dropped root still nests its child: the child keeps its time. */
-    assert_int_equal(find_op(d, "inner.4")->self_time_ps, 1 * MS);
-    assert_null(find_op(d, "root"));
-    assert_null(find_op(d, "nosym"));
-    assert_null(find_op(d, "nopid"));
+    assert_int_equal(om_find_op(d, "inner.4")->self_time_ps, 1 * MS);
+    assert_null(om_find_op(d, "root"));
+    assert_null(om_find_op(d, "nosym"));
+    assert_null(om_find_op(d, "nopid"));
     /* Span: first op start 0 .. last op end 30 (dropped events count). */
     assert_int_equal(d->total_time_ps, 30 * MS);
     assert_int_equal(d->total_op_time_ps, (7 + 4 + 2 + 1) * MS);
-    const xpv_op_metric *idle = find_op(d, "IDLE");
+    const xpv_op_metric *idle = om_find_op(d, "IDLE");
     assert_non_null(idle);
     assert_true(idle->is_idle);
     assert_int_equal(idle->self_time_ps, 16 * MS);
     /* TF level: dot_general is a JAX op of type dot_general. */
-    const xpv_op_metric *t = find_op(&m->device_tf, "jit(f)/jit(main)/dot_general");
+    const xpv_op_metric *t = om_find_op(&m->device_tf, "jit(f)/jit(main)/dot_general");
     assert_non_null(t);
     assert_string_equal(t->category, "dot_general");
     assert_int_equal(t->occurrences, 2);
-    assert_string_equal(find_op(&m->device_tf, "jit(f)/jit(main)/add")->category, "add");
-    assert_string_equal(find_op(&m->device_tf, "copy.2")->category, "Unknown");
+    assert_string_equal(om_find_op(&m->device_tf, "jit(f)/jit(main)/add")->category, "add");
+    assert_string_equal(om_find_op(&m->device_tf, "copy.2")->category, "Unknown");
     assert_int_equal(m->tpu_busy_ps, 23 * MS);
     assert_int_equal(m->tpu_idle_ps, 7 * MS);
     xpv_op_metrics_free(m);
@@ -140,11 +124,11 @@ static void test_op_lines_overlap_total(void **state) {
     tx_event(s, pl, tx_line(s, pl, 3, "XLA Ops", 0), "fusion.1", 0, 10 * MS);
     tx_event(s, pl, tx_line(s, pl, 5, "Framework Ops", 0), "dot", 0, 10 * MS);
     xpv_profile *p = tx_decode(s);
-    xpv_op_metrics *m = build1(p);
+    xpv_op_metrics *m = om_build1(p);
     const xpv_op_metrics_db *d = &m->device;
     assert_int_equal(d->total_op_time_ps, 20 * MS);
     assert_int_equal(d->total_time_ps, 20 * MS);
-    assert_int_equal(find_op(d, "IDLE")->self_time_ps, 0);
+    assert_int_equal(om_find_op(d, "IDLE")->self_time_ps, 0);
     xpv_op_metrics_free(m);
     xpv_profile_free(p);
 }
@@ -174,20 +158,20 @@ static void test_flops_times_occurrences(void **state) {
     tx_event(s, pl, fl, "fw", 0, 5 * MS);
     xpv_profile *p = tx_decode(s);
     assert_non_null(p);
-    xpv_op_metrics *m = build1(p);
-    const xpv_op_metric *c = find_op(&m->device, "conv");
+    xpv_op_metrics *m = om_build1(p);
+    const xpv_op_metric *c = om_find_op(&m->device, "conv");
     assert_int_equal(c->occurrences, 3);
     assert_true(dt_near(c->flops, 300));
     assert_true(dt_near(c->model_flops, 300));
     assert_true(dt_near(c->bytes_accessed, 3000));
-    const xpv_op_metric *mm = find_op(&m->device, "mm");
+    const xpv_op_metric *mm = om_find_op(&m->device, "mm");
     assert_true(dt_near(mm->flops, 20));
     assert_true(dt_near(mm->model_flops, 16));
-    const xpv_op_metric *cc = find_op(&m->device, "cc");
+    const xpv_op_metric *cc = om_find_op(&m->device, "cc");
     assert_int_equal(cc->occurrences, 4);
     assert_true(dt_near(cc->flops, 50));
     assert_true(dt_near(cc->bytes_accessed, 70));
-    assert_int_equal(find_op(&m->device, "fw")->self_time_ps, 5 * MS);
+    assert_int_equal(om_find_op(&m->device, "fw")->self_time_ps, 5 * MS);
     assert_int_equal(m->device.total_time_ps, 101 * MS);
     xpv_op_metrics_free(m);
     xpv_profile_free(p);
@@ -217,14 +201,14 @@ static void test_device_timespan_display_name_two_cores(void **state) {
     }
     xpv_profile *p = tx_decode(s);
     assert_non_null(p);
-    xpv_op_metrics *m = build1(p);
+    xpv_op_metrics *m = om_build1(p);
     assert_int_equal(m->device.n, 2);
-    const xpv_op_metric *f = find_op(&m->device, "fusion.9");
+    const xpv_op_metric *f = om_find_op(&m->device, "fusion.9");
     assert_non_null(f);
     assert_int_equal(f->occurrences, 2 * (1 + 3));
     assert_int_equal(f->self_time_ps, 2 * (4 + 2) * MS);
     assert_int_equal(m->device.total_time_ps, 2 * 40 * MS);
-    assert_int_equal(find_op(&m->device, "IDLE")->self_time_ps, 2 * 34 * MS);
+    assert_int_equal(om_find_op(&m->device, "IDLE")->self_time_ps, 2 * 34 * MS);
     xpv_op_metrics_free(m);
     xpv_profile_free(p);
 }
@@ -247,11 +231,11 @@ static void test_duty_cycle_off_duty(void **state) {
     tx_event(s, pl, ln, "send.3", 15 * MS, 1 * MS);
     xpv_profile *p = tx_decode(s);
     assert_non_null(p);
-    xpv_op_metrics *m = build1(p);
+    xpv_op_metrics *m = om_build1(p);
     assert_int_equal(m->tpu_busy_ps, 4 * MS);
     assert_int_equal(m->tpu_idle_ps, 16 * MS);
     /* The op db itself still counts the off-duty op (span 0..16). */
-    assert_int_equal(find_op(&m->device, "infeed.1")->self_time_ps, 10 * MS);
+    assert_int_equal(om_find_op(&m->device, "infeed.1")->self_time_ps, 10 * MS);
     assert_int_equal(m->device.total_time_ps, 16 * MS);
     xpv_op_metrics_free(m);
     xpv_profile_free(p);
@@ -273,8 +257,8 @@ static void test_extreme_device_stats(void **state) {
     tx_ev_int(s, pl, e, "device_duration_ps", -5);
     xpv_profile *p = tx_decode(s);
     assert_non_null(p);
-    xpv_op_metrics *m = build1(p);
-    const xpv_op_metric *a = find_op(&m->device, "a");
+    xpv_op_metrics *m = om_build1(p);
+    const xpv_op_metric *a = om_find_op(&m->device, "a");
     assert_int_equal(a->occurrences, 2);
     assert_int_equal(a->time_ps, INT64_MAX / 4);
     assert_true(m->device.total_time_ps > 0);
@@ -347,8 +331,6 @@ static void test_tools_show_tpu_rows(void **state) {
 
 /* ==== The real JAX-on-TPU capture ======================================== */
 
-#define TPU_FILE "/testdata/real/openxla-xprof/plugins/profile/tpu_inference_2/" \
-                 "tpu_inference_2.xplane.pb"
 
 typedef struct indep {
     int64_t occ, self_ps, self_plain_ps, total_ps;
@@ -503,7 +485,7 @@ static void test_real_tpu_file(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
     char path[4096];
-    snprintf(path, sizeof path, "%s%s", tu_shared_dir(), TPU_FILE);
+    tx_real_tpu_path(path, sizeof path);
     if (access(path, R_OK) != 0) {
         print_message("SKIP: %s not present\n", path);
         skip();
@@ -521,7 +503,7 @@ static void test_real_tpu_file(void **state) {
     assert_true(c.occ > 0);
 
     /* The op db. */
-    xpv_op_metrics *m = build1(p);
+    xpv_op_metrics *m = om_build1(p);
     int64_t occ = 0, self = 0;
     size_t nrows = 0;
     for (size_t i = 0; i < m->device.n; i++) {

@@ -17,34 +17,10 @@
 #include "testutil.h"
 #include "tool.h"
 #include "tool_xspace.h"
+#include "trace_fixture.h"
 #include "trace_index.h"
 #include "trace_index_int.h"
 
-#define NS 1000LL       /* ps per ns */
-#define US 1000000LL    /* ps per us */
-
-typedef struct fixture {
-    xpv_profile *p;
-    xpv_hostset hs;
-    const xpv_profile *ps[1];
-    const char *names[1];
-    xpv_trace_index *ix;
-} fixture;
-
-static void fx_open(fixture *f, tx_space *s) {
-    f->p = tx_decode(s);
-    assert_non_null(f->p);
-    f->ps[0] = f->p;
-    f->names[0] = "host0";
-    f->hs = (xpv_hostset){1, f->ps, f->names};
-    f->ix = xpv_trace_index_build(&f->hs);
-    assert_non_null(f->ix);
-}
-
-static void fx_close(fixture *f) {
-    xpv_trace_index_free(f->ix);
-    xpv_profile_free(f->p);
-}
 
 static int cmp_hit(const void *a, const void *b) {
     const xpv_trace_hit *x = a, *y = b;
@@ -499,7 +475,7 @@ static xpv_profile *synth_profile(int hosts, int host) {
 static void render_q(const xpv_hostset *hs, const xpv_trace_index *ix, const char *k1,
                      const char *v1, const char *k2, const char *v2, xpv_buf *out) {
     const char *k[4] = {"tag", k1, k2}, *v[4] = {"trace_viewer@", v1, v2};
-    xpv_params q = {k2 ? 3 : k1 ? 2 : 1, k, v};
+    xpv_params q = {k2 ? 3 : k1 ? 2 : 1, k, v, "trace_viewer@"};
     xpv_err err;
     memset(&err, 0, sizeof err);
     xpv_buf_reset(out);
@@ -607,30 +583,27 @@ static void test_persist_round_trip(void **state) {
 
 /* Every real xplane of ../shared: its image loads back as the same index
  * (the span and bounds checks hold on real data, not only on synth). */
+static void check_persist(const char *path, xpv_profile *p, void *ctx) {
+    (void)ctx;
+    const xpv_profile *ps[1] = {p};
+    const char *names[1] = {"host"};
+    xpv_hostset hs = {1, ps, names};
+    xpv_trace_index *built = xpv_trace_index_build(&hs);
+    xpv_buf img;
+    xpv_buf_init(&img);
+    xpv_trace_index_save(built, &hs, &img);
+    xpv_trace_index *loaded = xpv_trace_index_load(&hs, img.data, img.len);
+    if (!loaded) fail_msg("%s: its own image was rejected", path);
+    assert_same_index(built, loaded);
+    xpv_trace_index_free(loaded);
+    xpv_trace_index_free(built);
+    xpv_buf_free(&img);
+}
+
 static void test_persist_real_files(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char **files = tu_real_xplanes();
-    int checked = 0;
-    for (char **f = files; *f; f++) {
-        xpv_profile *p = tx_decode_file(*f);
-        const xpv_profile *ps[1] = {p};
-        const char *names[1] = {"host"};
-        xpv_hostset hs = {1, ps, names};
-        xpv_trace_index *built = xpv_trace_index_build(&hs);
-        xpv_buf img;
-        xpv_buf_init(&img);
-        xpv_trace_index_save(built, &hs, &img);
-        xpv_trace_index *loaded = xpv_trace_index_load(&hs, img.data, img.len);
-        if (!loaded) fail_msg("%s: its own image was rejected", *f);
-        assert_same_index(built, loaded);
-        xpv_trace_index_free(loaded);
-        xpv_trace_index_free(built);
-        xpv_buf_free(&img);
-        xpv_profile_free(p);
-        checked++;
-    }
-    tu_free_list(files);
+    int checked = tx_each_real_profile(1, check_persist, NULL);
     print_message("%d real files round-tripped\n", checked);
     assert_true(checked > 0);
 }
@@ -669,6 +642,14 @@ static void same_parallel_build(const xpv_hostset *hs, const char *what) {
     xpv_buf_free(&b);
 }
 
+static void check_parallel_build(const char *path, xpv_profile *p, void *ctx) {
+    (void)ctx;
+    const xpv_profile *ps[1] = {p};
+    const char *names[1] = {"host"};
+    xpv_hostset one = {1, ps, names};
+    same_parallel_build(&one, path);
+}
+
 static void test_parallel_build(void **state) {
     (void)state;
     xpv_profile *p[2] = {synth_profile(2, 0), synth_profile(2, 1)};
@@ -679,18 +660,7 @@ static void test_parallel_build(void **state) {
     xpv_profile_free(p[0]);
     xpv_profile_free(p[1]);
     if (!tu_shared_dir()) return;
-    char **files = tu_real_xplanes();
-    int checked = 0;
-    for (char **f = files; *f; f++) {
-        xpv_profile *q = tx_decode_file(*f);
-        const xpv_profile *qs[1] = {q};
-        const char *qn[1] = {"host"};
-        xpv_hostset one = {1, qs, qn};
-        same_parallel_build(&one, *f);
-        xpv_profile_free(q);
-        checked++;
-    }
-    tu_free_list(files);
+    int checked = tx_each_real_profile(1, check_parallel_build, NULL);
     print_message("parallel = serial index on %d real files\n", checked);
     assert_true(checked >= 5);
 }

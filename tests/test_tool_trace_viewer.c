@@ -101,7 +101,8 @@ static int run_tool(const xpv_profile *const *ps, size_t n, const char *const *k
         keys[i] = kv[2 * i];
         vals[i] = kv[2 * i + 1];
     }
-    xpv_params q = {nkv, keys, vals};
+    xpv_params q = {nkv, keys, vals, NULL};
+    q.tag = xpv_param(&q, "tag");   /* as the server's request parser */
     void *d = t->derived->build(&hs, err);
     assert_non_null(d);
     assert_true(t->derived->size(d) > 0);
@@ -432,6 +433,41 @@ static void test_streaming_details_search(void **state) {
     assert_int_equal(run_tool(ps, 1, ks5, 2, &o, &err), 0);
     assert_int_equal(json_integer_value(json_object_get(o.j, "totalMatches")), 1);
     out_free(&o);
+    xpv_profile_free(p);
+}
+
+/* The mode follows the tag the server parsed (xpv_params.tag): "@" (with
+ * any '^' after it) is the windowed, streaming viewer, the plain name the
+ * full trace, whatever pairs the query holds. */
+static void test_mode_from_tag(void **state) {
+    (void)state;
+    xpv_profile *p = profile();
+    const xpv_profile *ps[1] = {p};
+    const char *hn[1] = {"hostA"};
+    xpv_hostset hs = {1, ps, hn};
+    const xpv_tool *t = &xpv_tool_trace_viewer;
+    xpv_err err;
+    memset(&err, 0, sizeof err);
+    void *d = t->derived->build(&hs, &err);
+    assert_non_null(d);
+    static const struct {
+        const char *tag;
+        int windowed;
+    } cases[] = {{"trace_viewer@", 1}, {"trace_viewer@^", 1}, {"trace_viewer", 0},
+                 {"trace_viewer^", 0}, {NULL, 0}};
+    /* A stale "tag" pair is not looked at: the typed field decides. */
+    const char *keys[1] = {"tag"}, *vals[1] = {"trace_viewer"};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        xpv_params q = {1, keys, vals, cases[i].tag};
+        assert_int_equal(t->stream->wants(&q), !cases[i].windowed);
+        xpv_buf body;
+        xpv_buf_init(&body);
+        assert_int_equal(t->render(&hs, d, &q, &body, &err), 0);
+        xpv_buf_putc(&body, '\0');
+        assert_int_equal(strstr(body.data, "\"fullTimespan\"") != NULL, cases[i].windowed);
+        xpv_buf_free(&body);
+    }
+    t->derived->free(d);
     xpv_profile_free(p);
 }
 
@@ -820,64 +856,61 @@ static void check_flow_ends(const xpv_profile *const *ps, const char *s0, const 
     out_free(&o0);
 }
 
+static void check_real_profile(const char *path, xpv_profile *p, void *ctx) {
+    (void)ctx;
+    size_t want_x, want_c, want_b, want_e;
+    expected_counts(p, &want_x, &want_c, &want_b, &want_e);
+    size_t dmod, dops;
+    dc_count(p, &dmod, &dops);
+    want_x += dmod + dops; /* derived GPU rows (one XLA Ops level in these files) */
+    size_t tops, tscopes, tsrc;
+    dc_count_tpu(p, &tops, &tscopes, &tsrc);
+    want_x += tops + tscopes + tsrc; /* derived TPU rows */
+    size_t hops, hsrc;
+    dch_count(p, &hops, &hsrc);
+    want_x += hops + hsrc; /* GPU Framework Ops and Source code from the HLO */
+    const xpv_profile *ps[1] = {p};
+    out o;
+    xpv_err err;
+    const char *kv[] = {"tag", "trace_viewer"};
+    assert_int_equal(run_tool(ps, 1, kv, 1, &o, &err), 0);
+    size_t nx, nc, nm;
+    check_shape(events(&o), &nx, &nc, &nm);
+    size_t nb = count_ph(events(&o), "b"), ne = count_ph(events(&o), "e");
+    print_message("%s: %zu complete events (expected %zu), %zu counter samples of %zu, "
+                  "async %zu b / %zu e (expected %zu / %zu), %zu bytes\n",
+                  path, nx, want_x, nc, want_c, nb, ne, want_b, want_e, o.buf.len);
+    assert_int_equal(nx, want_x);
+    assert_int_equal(nb, want_b);
+    assert_int_equal(ne, want_e);
+    assert_true(nc <= want_c);
+    assert_true(want_x > 0);
+    out_free(&o);
+    /* A streaming response at 1000 px stays small and well-formed. */
+    const char *ks[] = {"tag", "trace_viewer@", "resolution", "1000"};
+    assert_int_equal(run_tool(ps, 1, ks, 2, &o, &err), 0);
+    check_shape(events(&o), &nx, &nc, &nm);
+    assert_true(nx <= want_x);
+    /* Flows keep both ends: the whole trace and its middle third. */
+    json_t *span = json_object_get(o.j, "fullTimespan");
+    double t0 = json_number_value(json_array_get(span, 0));
+    double t1 = json_number_value(json_array_get(span, 1));
+    char a0[64], a1[64], m0[64], m1[64];
+    snprintf(a0, sizeof a0, "%.9f", t0);
+    snprintf(a1, sizeof a1, "%.9f", t1);
+    snprintf(m0, sizeof m0, "%.9f", t0 + (t1 - t0) / 3);
+    snprintf(m1, sizeof m1, "%.9f", t0 + 2 * (t1 - t0) / 3);
+    out_free(&o);
+    size_t launches = 0;
+    check_flow_ends(ps, a0, a1, &launches);
+    check_flow_ends(ps, m0, m1, &launches);
+    print_message("%s: %zu visible launches checked for their other end\n", path, launches);
+}
+
 static void test_real_profiles(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char **files = tu_real_xplanes();
-    int checked = 0;
-    for (char **f = files; *f; f++) {
-        xpv_profile *p = tx_decode_file(*f);
-        size_t want_x, want_c, want_b, want_e;
-        expected_counts(p, &want_x, &want_c, &want_b, &want_e);
-        size_t dmod, dops;
-        dc_count(p, &dmod, &dops);
-        want_x += dmod + dops; /* derived GPU rows (one XLA Ops level in these files) */
-        size_t tops, tscopes, tsrc;
-        dc_count_tpu(p, &tops, &tscopes, &tsrc);
-        want_x += tops + tscopes + tsrc; /* derived TPU rows */
-        size_t hops, hsrc;
-        dch_count(p, &hops, &hsrc);
-        want_x += hops + hsrc; /* GPU Framework Ops and Source code from the HLO */
-        const xpv_profile *ps[1] = {p};
-        out o;
-        xpv_err err;
-        const char *kv[] = {"tag", "trace_viewer"};
-        assert_int_equal(run_tool(ps, 1, kv, 1, &o, &err), 0);
-        size_t nx, nc, nm;
-        check_shape(events(&o), &nx, &nc, &nm);
-        size_t nb = count_ph(events(&o), "b"), ne = count_ph(events(&o), "e");
-        print_message("%s: %zu complete events (expected %zu), %zu counter samples of %zu, "
-                      "async %zu b / %zu e (expected %zu / %zu), %zu bytes\n",
-                      *f, nx, want_x, nc, want_c, nb, ne, want_b, want_e, o.buf.len);
-        assert_int_equal(nx, want_x);
-        assert_int_equal(nb, want_b);
-        assert_int_equal(ne, want_e);
-        assert_true(nc <= want_c);
-        assert_true(want_x > 0);
-        out_free(&o);
-        /* A streaming response at 1000 px stays small and well-formed. */
-        const char *ks[] = {"tag", "trace_viewer@", "resolution", "1000"};
-        assert_int_equal(run_tool(ps, 1, ks, 2, &o, &err), 0);
-        check_shape(events(&o), &nx, &nc, &nm);
-        assert_true(nx <= want_x);
-        /* Flows keep both ends: the whole trace and its middle third. */
-        json_t *span = json_object_get(o.j, "fullTimespan");
-        double t0 = json_number_value(json_array_get(span, 0));
-        double t1 = json_number_value(json_array_get(span, 1));
-        char a0[64], a1[64], m0[64], m1[64];
-        snprintf(a0, sizeof a0, "%.9f", t0);
-        snprintf(a1, sizeof a1, "%.9f", t1);
-        snprintf(m0, sizeof m0, "%.9f", t0 + (t1 - t0) / 3);
-        snprintf(m1, sizeof m1, "%.9f", t0 + 2 * (t1 - t0) / 3);
-        out_free(&o);
-        size_t launches = 0;
-        check_flow_ends(ps, a0, a1, &launches);
-        check_flow_ends(ps, m0, m1, &launches);
-        print_message("%s: %zu visible launches checked for their other end\n", *f, launches);
-        xpv_profile_free(p);
-        checked++;
-    }
-    tu_free_list(files);
+    int checked = tx_each_real_profile(1, check_real_profile, NULL);
     assert_true(checked >= 3);
 }
 
@@ -892,7 +925,7 @@ static void check_stream_same(const xpv_profile *const *ps, size_t n, const size
     xpv_hostset hs = {n, ps, hn};
     const xpv_tool *t = &xpv_tool_trace_viewer;
     const char *keys[1] = {"tag"}, *vals[1] = {"trace_viewer"};
-    xpv_params q = {1, keys, vals};
+    xpv_params q = {1, keys, vals, "trace_viewer"};
     xpv_err err;
     memset(&err, 0, sizeof err);
     assert_non_null(t->stream);
@@ -929,6 +962,14 @@ static void check_stream_same(const xpv_profile *const *ps, size_t n, const size
     t->derived->free(d);
 }
 
+static void check_real_stream(const char *path, xpv_profile *p, void *ctx) {
+    (void)path;
+    (void)ctx;
+    static const size_t real_maxes[] = {1, 4096, 1 << 20};
+    const xpv_profile *ps[1] = {p};
+    check_stream_same(ps, 1, real_maxes, 3);
+}
+
 static void test_stream_chunks(void **state) {
     (void)state;
     static const size_t maxes[] = {1, 7, 300, 1 << 20, 0};
@@ -962,17 +1003,7 @@ static void test_stream_chunks(void **state) {
         print_message("SKIP: ../shared/testdata not present; real-file stream checks skipped\n");
         return;
     }
-    static const size_t real_maxes[] = {1, 4096, 1 << 20};
-    char **files = tu_real_xplanes();
-    int checked = 0;
-    for (char **f = files; *f; f++) {
-        xpv_profile *p = tx_decode_file(*f);
-        const xpv_profile *ps[1] = {p};
-        check_stream_same(ps, 1, real_maxes, 3);
-        xpv_profile_free(p);
-        checked++;
-    }
-    tu_free_list(files);
+    int checked = tx_each_real_profile(1, check_real_stream, NULL);
     print_message("%d real files streamed in chunks\n", checked);
     assert_true(checked >= 3);
 }
@@ -1022,6 +1053,7 @@ int main(void) {
         cmocka_unit_test(test_full_trace),
         cmocka_unit_test(test_multi_host),
         cmocka_unit_test(test_streaming_details_search),
+        cmocka_unit_test(test_mode_from_tag),
         cmocka_unit_test(test_search_step_name),
         cmocka_unit_test(test_search_substring),
         cmocka_unit_test(test_empty_profile),

@@ -94,14 +94,17 @@ void tu_rmrf(const char *path) {
     if (system(cmd) != 0) fprintf(stderr, "rm -rf %s failed\n", path);
 }
 
-static char **real_files(const char *suffix) {
+char **tu_real_files(const char *sub, const char *suffix) {
     char dir[4096];
-    int n = snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
+    int n = snprintf(dir, sizeof dir, "%s/testdata/real%s%s", tu_shared_dir(), sub ? "/" : "",
+                     sub ? sub : "");
     assert_true(n > 0 && (size_t)n < sizeof dir);
     char **files = tu_find_files(dir, suffix);
     assert_non_null(files);
     return files;
 }
+
+static char **real_files(const char *suffix) { return tu_real_files(NULL, suffix); }
 
 char **tu_real_xplanes(void) {
     char **files = real_files(".xplane.pb");

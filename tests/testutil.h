@@ -21,6 +21,10 @@ void tu_free_list(char **list);
 /* A fresh temporary directory (removed by tu_rmrf). */
 char *tu_mkdtemp(void);
 void tu_rmrf(const char *path);
+/* Every file under $XPV_SHARED/testdata/real/<sub> (the whole folder when
+ * `sub` is NULL) whose name ends with `suffix`, as tu_find_files; fails the
+ * test if the folder cannot be listed.  Call after TU_SKIP_NO_SHARED. */
+char **tu_real_files(const char *sub, const char *suffix);
 /* Every *.xplane.pb under $XPV_SHARED/testdata/real except those under a
  * corrupt/ folder, as tu_find_files (the caller frees it with
  * tu_free_list); fails the test if the folder cannot be listed.  Call after

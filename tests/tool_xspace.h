@@ -259,6 +259,41 @@ static inline xpv_profile *tx_decode_file(const char *path) {
     return p;
 }
 
+/* Decode every real xplane of ../shared (tu_real_xplanes) in turn and call
+ * `fn(path, p, ctx)` on it; `path` and `p` are borrowed for the call (the
+ * profile is freed after it).  A file that does not decode is skipped, or
+ * fails the test when `all_decode`.  Returns how many profiles `fn` saw.
+ * Call after TU_SKIP_NO_SHARED. */
+static inline int tx_each_real_profile(int all_decode,
+                                       void (*fn)(const char *path, xpv_profile *p, void *ctx),
+                                       void *ctx) {
+    char **files = tu_real_xplanes();
+    int n = 0;
+    for (char **f = files; *f; f++) {
+        xpv_decode_error derr;
+        xpv_profile *p = tx_try_decode_file(*f, &derr);
+        if (!p) {
+            if (all_decode) fail_msg("%s: %s", *f, derr.msg);
+            continue;
+        }
+        fn(*f, p, ctx);
+        xpv_profile_free(p);
+        n++;
+    }
+    tu_free_list(files);
+    return n;
+}
+
+/* The path of the real JAX-on-TPU capture of ../shared (openxla-xprof's
+ * tpu_inference_2) in `out`.  Call after TU_SKIP_NO_SHARED. */
+static inline const char *tx_real_tpu_path(char *out, size_t n) {
+    snprintf(out, n,
+             "%s/testdata/real/openxla-xprof/plugins/profile/tpu_inference_2/"
+             "tpu_inference_2.xplane.pb",
+             tu_shared_dir());
+    return out;
+}
+
 /* The real TF 2.4 GPU training profile of ../shared (one host of
  * GPU-multi-worker), decoded as by tx_decode_file; skips the current test
  * when the file is missing. */

@@ -19,11 +19,17 @@
 #include "err.h"
 #include "model.h"
 
-/* Query parameters of the request (already URL-decoded). */
+/* Query parameters of the request (already URL-decoded).  The tool's own
+ * options (a viewport, a node name) are read by key with xpv_param; what
+ * the server has already parsed comes typed. */
 typedef struct xpv_params {
     size_t n;
     const char *const *keys;
     const char *const *vals;
+    /* The tool as the request named it (XProf's `tag`: "trace_viewer@"
+     * asks for the streaming trace viewer), or NULL when absent or empty.
+     * Borrowed. */
+    const char *tag;
 } xpv_params;
 
 /* Value of `key`, or NULL when absent. */

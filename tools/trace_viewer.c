@@ -788,7 +788,7 @@ static int render_search(const xpv_hostset *hs, const xpv_trace_index *ix, const
 /* Whether the query asks for a window (XProf's streaming trace viewer:
  * tag=trace_viewer@ or any window parameter) rather than the full trace. */
 static int is_windowed(const xpv_params *q) {
-    const char *tag = xpv_param(q, "tag");
+    const char *tag = q ? q->tag : NULL;
     size_t tl = tag ? strlen(tag) : 0;
     while (tl && tag[tl - 1] == '^') tl--;
     return (tl && tag[tl - 1] == '@') || xpv_param(q, "start_time_ms") ||

@@ -9,7 +9,7 @@
 // GPU run lists the device op seen in the file, a JAX run on AMD GPUs shows
 // device ops too.  Every test asserts no external request and no page error.
 const fs = require('fs');
-const { test } = require('./harness');
+const { test, tableCount, columnTexts: tableColumn, num, pointOn } = require('./harness');
 
 const RUN1 = '2024_01_01_00_00_01';
 
@@ -38,48 +38,10 @@ async function serverData(page, run) {
   }, [run, host]);
 }
 
-async function countText(page) {
-  return (await page.locator('.xpv-tfstats-table .xpv-table-count').innerText()).trim();
-}
-
+const TABLE = '.xpv-tfstats-table';
+const countText = (page) => tableCount(page, TABLE);
 // Text of column `id` for every row on the current table page.
-async function columnTexts(page, id) {
-  return page.evaluate((cid) => {
-    const ths = [...document.querySelectorAll('.xpv-tfstats-table thead tr:first-child th')];
-    const j = ths.findIndex((th) => th.getAttribute('data-col') === cid);
-    return [...document.querySelectorAll('.xpv-tfstats-table tbody tr')]
-      .map((tr) => (tr.children[j] ? tr.children[j].textContent : ''));
-  }, id);
-}
-
-const num = (s) => Number(String(s).replace(/[,%]/g, ''));
-
-// A viewport point over the element `sel` (first match): a donut slice's
-// bounding-box centre may lie in the hole or over another slice.
-async function pointOn(page, sel) {
-  // The pies are redrawn after a selector change: retry while the element
-  // found is replaced under us.
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await page.locator(sel).first().scrollIntoViewIfNeeded({ timeout: 2000 });
-      break;
-    } catch (e) {
-      if (attempt >= 4) throw e;
-      await page.waitForTimeout(200);
-    }
-  }
-  return page.evaluate((s) => {
-    const e = document.querySelector(s);
-    const r = e.getBoundingClientRect();
-    for (let i = 1; i < 20; i++) {
-      for (let j = 1; j < 20; j++) {
-        const x = r.left + (r.width * i) / 20, y = r.top + (r.height * j) / 20;
-        if (document.elementFromPoint(x, y) === e) return { x, y };
-      }
-    }
-    return null;
-  }, sel);
-}
+const columnTexts = (page, id) => tableColumn(page, TABLE, id);
 
 test('tf stats: pies, idle toggle, host/device, sort, filter, CSV', async (t) => {
   const page = await openTool(t, t.base, RUN1);

@@ -17,6 +17,11 @@
 //   t.base / t.url(suffix)   the demo server (env XPV_URL), e.g. t.url('#run=x')
 //   t.prefixBase, t.realBase env XPV_PREFIX_URL / XPV_REAL_URL ('' when absent)
 //   t.skip(msg)              ends the test as skipped
+//   t.realRun(re)            the run of the real server whose name matches
+//                            re; skips the test without one (or no server)
+//   t.openReal(run, tool, {host, viewport})
+//                            t.open of `tool` on the real server's `run`;
+//                            skips the test without XPV_REAL_URL
 //   t.open(url, {viewport})  new page that records, in page.xpv:
 //       requests: every request URL, in order
 //       external: requests whose URL does not start with the origin of the
@@ -72,6 +77,19 @@ function makeT(browser, name) {
     url(suffix = '') { return base + suffix; },
     log(...a) { console.log('   ', ...a); },
     skip(msg) { throw new Skip(msg); },
+    async realRun(re) {
+      if (!t.realBase) t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
+      const runs = await (await fetch(`${t.realBase}data/plugin/profile/runs`)).json();
+      const run = runs.find((r) => re.test(r));
+      if (!run) t.skip(`no real run matches ${re}`);
+      return run;
+    },
+    async openReal(run, tool, opts = {}) {
+      if (!t.realBase) t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
+      let url = `${t.realBase}#run=${encodeURIComponent(run)}&tool=${tool}`;
+      if (opts.host) url += `&host=${encodeURIComponent(opts.host)}`;
+      return t.open(url, opts.viewport ? { viewport: opts.viewport } : {});
+    },
     ok(cond, msg) {
       if (!cond) throw new Error(`assertion failed: ${msg}`);
       console.log(`    ok ${msg}`);
@@ -206,4 +224,54 @@ async function runAll() {
   process.exit(failures ? 1 : 0);
 }
 
-module.exports = { test, chromium, EXECUTABLE, ARGS };
+// ---- helpers for the table pages (kernel stats, framework op stats) ----
+
+// The "N rows" counter of the table `tsel`.
+async function tableCount(page, tsel) {
+  return (await page.locator(`${tsel} .xpv-table-count`).innerText()).trim();
+}
+
+// The text of column `id` in every row of the table `tsel`'s current page;
+// with `full`, a cell's title when it has one (long names are cut with an
+// ellipsis; the title holds the whole text).
+async function columnTexts(page, tsel, id, full = false) {
+  return page.evaluate(([ts, cid, whole]) => {
+    const ths = [...document.querySelectorAll(`${ts} thead tr:first-child th`)];
+    const j = ths.findIndex((th) => th.getAttribute('data-col') === cid);
+    return [...document.querySelectorAll(`${ts} tbody tr`)].map((tr) => {
+      const c = tr.children[j];
+      return c ? (whole && c.title) || c.textContent : '';
+    });
+  }, [tsel, id, full]);
+}
+
+// A number as a table shows it ("1,234", "12.5%").
+const num = (s) => Number(String(s).replace(/[,%]/g, ''));
+
+// A viewport point over the element `sel` (first match): a donut slice's
+// bounding-box centre may lie in the hole or over another slice.  Charts
+// redrawn after a selector change replace the element: retry while it is.
+async function pointOn(page, sel) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await page.locator(sel).first().scrollIntoViewIfNeeded({ timeout: 2000 });
+      break;
+    } catch (e) {
+      if (attempt >= 4) throw e;
+      await page.waitForTimeout(200);
+    }
+  }
+  return page.evaluate((s) => {
+    const e = document.querySelector(s);
+    const r = e.getBoundingClientRect();
+    for (let i = 1; i < 20; i++) {
+      for (let j = 1; j < 20; j++) {
+        const x = r.left + (r.width * i) / 20, y = r.top + (r.height * j) / 20;
+        if (document.elementFromPoint(x, y) === e) return { x, y };
+      }
+    }
+    return null;
+  }, sel);
+}
+
+module.exports = { test, chromium, EXECUTABLE, ARGS, tableCount, columnTexts, num, pointOn };

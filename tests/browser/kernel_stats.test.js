@@ -9,7 +9,7 @@
 // JAX run on AMD GPUs has its kernels listed.  Every test asserts no
 // external request and no page error.
 const fs = require('fs');
-const { test } = require('./harness');
+const { test, tableCount, columnTexts: tableColumn, num, pointOn } = require('./harness');
 
 const RUN1 = '2024_01_01_00_00_01';
 const TABLE = '.xpv-kstats-table';
@@ -36,51 +36,17 @@ async function serverRows(page, run) {
   }, [run, host]);
 }
 
-async function countText(page) {
-  return (await page.locator(`${TABLE} .xpv-table-count`).innerText()).trim();
-}
+const countText = (page) => tableCount(page, TABLE);
 
 async function waitCount(page, re) {
   await page.waitForFunction(([sel, src]) => new RegExp(src).test(document.querySelector(sel).textContent),
     [`${TABLE} .xpv-table-count`, re.source]);
 }
 
-async function columnTexts(page, id) {
-  return page.evaluate(([tsel, cid]) => {
-    const ths = [...document.querySelectorAll(`${tsel} thead tr:first-child th`)];
-    const j = ths.findIndex((th) => th.getAttribute('data-col') === cid);
-    return [...document.querySelectorAll(`${tsel} tbody tr`)]
-      .map((tr) => (tr.children[j] ? tr.children[j].textContent : ''));
-  }, [TABLE, id]);
-}
-
+const columnTexts = (page, id) => tableColumn(page, TABLE, id);
 // Full text of a cell (long names are cut with an ellipsis; the title holds
 // the whole text).
-async function columnFull(page, id) {
-  return page.evaluate(([tsel, cid]) => {
-    const ths = [...document.querySelectorAll(`${tsel} thead tr:first-child th`)];
-    const j = ths.findIndex((th) => th.getAttribute('data-col') === cid);
-    return [...document.querySelectorAll(`${tsel} tbody tr`)]
-      .map((tr) => (tr.children[j] ? tr.children[j].title || tr.children[j].textContent : ''));
-  }, [TABLE, id]);
-}
-
-const num = (s) => Number(String(s).replace(/[,%]/g, ''));
-
-async function pointOn(page, sel) {
-  await page.locator(sel).first().scrollIntoViewIfNeeded();
-  return page.evaluate((s) => {
-    const e = document.querySelector(s);
-    const r = e.getBoundingClientRect();
-    for (let i = 1; i < 20; i++) {
-      for (let j = 1; j < 20; j++) {
-        const x = r.left + (r.width * i) / 20, y = r.top + (r.height * j) / 20;
-        if (document.elementFromPoint(x, y) === e) return { x, y };
-      }
-    }
-    return null;
-  }, sel);
-}
+const columnFull = (page, id) => tableColumn(page, TABLE, id, true);
 
 test('kernel stats: pies, sort, filter, pages, CSV', async (t) => {
   const page = await openTool(t, t.base, RUN1);
@@ -195,10 +161,8 @@ test('kernel stats: a profile without kernels says so', async (t) => {
 // At 1600 px every column, the durations included, is in view without
 // scrolling sideways; occupancy the profile did not record reads "n/a".
 test('kernel stats: all columns visible at 1600 px, occupancy n/a', async (t) => {
-  if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
   const run = 'tensorflow-profiler/GPU-multi-worker';
-  const page = await t.open(`${t.realBase}#run=${encodeURIComponent(run)}&tool=kernel_stats`,
-    { viewport: { width: 1600, height: 1000 } });
+  const page = await t.openReal(run, 'kernel_stats', { viewport: { width: 1600, height: 1000 } });
   await t.waitFor(page, '.xpv-table-el tbody tr');
   await t.waitIdle(page);
   const fit = await page.evaluate(() => {

@@ -83,11 +83,8 @@ test('memory profile: summary, timeline, hover card, breakdown (demo)', async (t
 });
 
 test('memory profile: real GPU multi-worker run, switching memory id', async (t) => {
-  if (!t.realBase) t.skip('XPV_SHARED/testdata/real absent');
-  const runs = await (await fetch(`${t.realBase}data/plugin/profile/runs`)).json();
-  const run = runs.find((r) => /GPU-multi-worker$/.test(r));
-  if (!run) t.skip('GPU-multi-worker run absent');
-  const page = await t.open(`${t.realBase}#run=${encodeURIComponent(run)}&tool=memory_profile&host=34.83.195.179_6003`);
+  const run = await t.realRun(/GPU-multi-worker$/);
+  const page = await t.openReal(run, 'memory_profile', { host: '34.83.195.179_6003' });
   await t.waitFor(page, '.mp-summary .mp-card');
   await t.waitIdle(page);
   const ids = (await t.selectOptions(page, '#mp-memory-id')).map((o) => o.value);

@@ -75,10 +75,8 @@ test('overview: real profiles', async (t) => {
 // The step-time categories XProf shows as cards, and the top-ops table
 // whole at 1600 px.
 test('overview: output, compilation and device-to-device cards; top ops in view', async (t) => {
-  if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
   const run = 'tensorflow-profiler/GPU-multi-worker';
-  const page = await t.open(`${t.realBase}#run=${encodeURIComponent(run)}&tool=overview_page`,
-    { viewport: { width: 1600, height: 1000 } });
+  const page = await t.openReal(run, 'overview_page', { viewport: { width: 1600, height: 1000 } });
   await t.waitFor(page, '.xpv-top-ops .xpv-table-el tbody tr');
   await t.waitIdle(page);
   for (const c of ['xpv-card-output', 'xpv-card-compile', 'xpv-card-d2d']) {

@@ -47,11 +47,8 @@ test('pod viewer: slider, stacked columns per worker, hover card (demo, 2 hosts)
 });
 
 test('pod viewer: real GPU multi-worker run', async (t) => {
-  if (!t.realBase) t.skip('XPV_SHARED/testdata/real absent');
-  const runs = await (await fetch(`${t.realBase}data/plugin/profile/runs`)).json();
-  const run = runs.find((r) => /GPU-multi-worker$/.test(r));
-  if (!run) t.skip('GPU-multi-worker run absent');
-  const page = await t.open(`${t.realBase}#run=${encodeURIComponent(run)}&tool=pod_viewer&host=ALL_HOSTS`);
+  const run = await t.realRun(/GPU-multi-worker$/);
+  const page = await t.openReal(run, 'pod_viewer', { host: 'ALL_HOSTS' });
   await t.waitFor(page, '.pv-chart svg');
   await t.waitIdle(page);
   // TF 2.4 wrote no device_vendor: XProf's device type is plain "GPU".

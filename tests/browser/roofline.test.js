@@ -86,10 +86,8 @@ test('roofline_model: TPU peaks, rooflines, points, hover, table', async (t) => 
 });
 
 test('roofline_model: AMD GPU run, peaks from the device capabilities', async (t) => {
-  if (!t.realBase) return t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
   const run = 'AMD-AGI-TraceLens/jax08_gemm';
-  const page = await t.open(`${t.realBase}#run=${encodeURIComponent(run)}&tool=roofline_model`,
-    { viewport: { width: 1400, height: 1000 } });
+  const page = await t.openReal(run, 'roofline_model', { viewport: { width: 1400, height: 1000 } });
   await t.waitFor(page, '.xpv-roofline-ops .xpv-table-el tbody tr');
   const dev = await page.textContent('.xpv-roofline-device');
   t.match(dev, /AMD GPU/, 'device type');

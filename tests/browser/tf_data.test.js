@@ -69,11 +69,8 @@ test('tf.data bottleneck analysis: summary, tables, graph (demo, 2 hosts)', asyn
 });
 
 test('tf.data bottleneck analysis: real GPU multi-worker run (device pipelines only)', async (t) => {
-  if (!t.realBase) t.skip('XPV_SHARED/testdata/real absent');
-  const runs = await (await fetch(`${t.realBase}data/plugin/profile/runs`)).json();
-  const run = runs.find((r) => /GPU-multi-worker$/.test(r));
-  if (!run) t.skip('GPU-multi-worker run absent');
-  const page = await t.open(`${t.realBase}#run=${encodeURIComponent(run)}&tool=tf_data_bottleneck_analysis&host=ALL_HOSTS`);
+  const run = await t.realRun(/GPU-multi-worker$/);
+  const page = await t.openReal(run, 'tf_data_bottleneck_analysis', { host: 'ALL_HOSTS' });
   await t.waitFor(page, '.td-graph-svg');
   await t.waitIdle(page);
   // The summary agrees with the tables: device-side pipelines with slow

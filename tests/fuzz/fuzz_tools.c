@@ -79,7 +79,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     xpv_decode_error derr;
     xpv_profile *p = xpv_decode(buf, size, NULL, &derr);
     if (p) {
-        xpv_params params = {np, keys, vals};
+        xpv_params params = {np, keys, vals, NULL};
+        const char *tag = xpv_param(&params, "tag");   /* as the request parser */
+        params.tag = tag && *tag ? tag : NULL;
         const xpv_profile *one[1] = {p};
         const char *one_name[1] = {"host0"};
         xpv_hostset hs1 = {1, one, one_name};

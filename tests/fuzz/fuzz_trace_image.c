@@ -81,7 +81,7 @@ static void exercise(const xpv_trace_index *ix) {
     xpv_trace_hit h;
     (void)xpv_trace_uid_decode(&hs, ix, 0x100000003ULL, &h);
     const char *k[2] = {"tag", "resolution"}, *v[2] = {"trace_viewer@", "100"};
-    xpv_params q = {2, k, v};
+    xpv_params q = {2, k, v, "trace_viewer@"};
     xpv_err err;
     xpv_buf out;
     xpv_buf_init(&out);

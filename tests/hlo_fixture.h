@@ -1,0 +1,55 @@
+/*
+ * hlo_fixture.h - what the HLO tests share (test_analysis_hlo.c,
+ * test_analysis_hlo_memory.c, test_tool_graph_viewer.c): packing a
+ * hand-built module, and one host with its op stats.  Header-only.
+ */
+#ifndef XPV_HLO_FIXTURE_H
+#define XPV_HLO_FIXTURE_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hlo.pb-c.h"
+#include "opstats.h"
+#include "testutil.h"
+
+/* An HloProto holding `mod` (borrowed), packed into malloc'ed bytes; their
+ * count in `*len`.  The caller frees them. */
+__attribute__((unused)) static uint8_t *hf_pack_module(Xla__HloModuleProto *mod, size_t *len) {
+    Xla__HloProto p = XLA__HLO_PROTO__INIT;
+    p.hlo_module = mod;
+    *len = xla__hlo_proto__get_packed_size(&p);
+    uint8_t *out = malloc(*len ? *len : 1);
+    xla__hlo_proto__pack(&p, out);
+    return out;
+}
+
+/* One host ("host") and its op stats (which read the HLO protos). */
+typedef struct os_host {
+    xpv_profile *p;
+    const xpv_profile *ps[1];
+    const char *hn[1];
+    xpv_hostset hs;             /* borrows ps and hn: keep the struct in place */
+    xpv_op_stats *os;
+} os_host;
+
+/* Take `p` (freed by os_host_close) and build its op stats; fails the
+ * test when they do not build. */
+__attribute__((unused)) static void os_host_open(os_host *h, xpv_profile *p) {
+    h->p = p;
+    h->ps[0] = p;
+    h->hn[0] = "host";
+    h->hs = (xpv_hostset){1, h->ps, h->hn};
+    xpv_err err;
+    memset(&err, 0, sizeof err);
+    h->os = xpv_op_stats_build(&h->hs, &err);
+    assert_non_null(h->os);
+}
+
+__attribute__((unused)) static void os_host_close(os_host *h) {
+    xpv_op_stats_free(h->os);
+    xpv_profile_free(h->p);
+}
+
+#endif
