@@ -638,12 +638,18 @@ static void host_plane(host_acc *h, const xpv_plane *pl) {
      * (aten::conv2d).  XPlane profiles have no "cat" stat, so this costs
      * them nothing. */
     int32_t sid_cat = xpv_stat_id(pl, "cat");
+    /* Both stats in one pass over an event's stats (decoding only the
+     * matches), resolved once per plane. */
+    const int32_t hids[2] = {sid_eager, sid_tf_op};
+    xpv_stat_set hset;
+    xpv_stat_set_init(&hset, pl, hids, 2);
 
     for (uint32_t l = 0; l < pl->nlines; l++) {
         const xpv_line *ln = &pl->lines[l];
         if (xpv_line_is_derived(ln)) continue;
         h->nops = 0;
         h->sorted = 1;
+        int may = xpv_line_may_have(ln, &hset);
         for (uint32_t k = 0; k < ln->nevents; k++) {
             const xpv_event *ev = &ln->events[k];
             uint32_t mi = ev->meta;
@@ -664,16 +670,14 @@ static void host_plane(host_acc *h, const xpv_plane *pl) {
             int64_t is_eager = 0;
             xpv_str tf_op = {NULL, 0};
             int has_tf_op = 0;
-            if (ev->wire != XPV_NO_STATS) {
-                /* Two stats of many: xpv_event_stat compares raw keys and
-                 * decodes only the match (cheaper than iterating). */
-                xpv_stat st;
-                if (sid_eager >= 0 && xpv_event_stat(pl, ln, ev, sid_eager, &st))
-                    xpv_stat_as_int(&st, &is_eager);
-                if (sid_tf_op >= 0 && xpv_event_stat(pl, ln, ev, sid_tf_op, &st) &&
-                    st.kind == XPV_STAT_STR) {
-                    tf_op = st.v.s;
-                    has_tf_op = 1 + st.is_ref;
+            if (may && ev->wire != XPV_NO_STATS) {
+                /* The last occurrence of each, as xpv_event_stat finds. */
+                xpv_stat st[2];
+                uint32_t got = xpv_event_stats_in(pl, ln, ev, &hset, st, NULL);
+                if (got & 1) xpv_stat_as_int(&st[0], &is_eager);
+                if ((got & 2) && st[1].kind == XPV_STAT_STR) {
+                    tf_op = st[1].v.s;
+                    has_tf_op = 1 + st[1].is_ref;
                 }
             }
             int64_t b = ev->start_ps, e = xpv_add_i64(ev->start_ps, ev->dur_ps, NULL);

@@ -191,7 +191,12 @@ static void tpu_duty_cycle(dev_acc *d, const xpv_plane *pl, tpu_meta *meta) {
         free(a);
         return;
     }
-    if (n) qsort(a, n, sizeof *a, cmp_span);
+    /* Usually one line, already in start order: the union below does not
+     * depend on the order of spans with the same start, so sort only when
+     * the starts are out of order. */
+    size_t unsorted = 0;
+    for (size_t i = 1; i < n && !unsorted; i++) unsorted = a[i].b < a[i - 1].b;
+    if (unsorted) qsort(a, n, sizeof *a, cmp_span);
     int64_t busy = 0, cb = 0, ce = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
         if (a[i].b > ce) { /* disjoint (or touching): close the run */
@@ -216,6 +221,9 @@ void xpv_om_tpu_plane(dev_acc *d, const xpv_plane *pl) {
         xpv_stat_id(pl, "flops"), xpv_stat_id(pl, "model_flops"),
         xpv_stat_id(pl, "bytes_accessed"),
     };
+    /* Resolved once per plane, not per event. */
+    xpv_stat_set set;
+    xpv_stat_set_init(&set, pl, ids, S_N);
     tpu_acc t;
     memset(&t, 0, sizeof t);
     t.meta = xpv_xcalloc(pl->nevent_meta ? pl->nevent_meta : 1, sizeof *t.meta);
@@ -226,11 +234,12 @@ void xpv_om_tpu_plane(dev_acc *d, const xpv_plane *pl) {
         int step_line = str_is(ln->name, "Steps") || str_is(ln->name, "Sparse Core Steps");
         if (!op_line && !step_line) continue;
         t.depth = 0;
+        int may = xpv_line_may_have(ln, &set);
         for (uint32_t k = 0; k < ln->nevents; k++) {
             const xpv_event *ev = &ln->events[k];
             xpv_stat sv[S_N];
-            uint32_t got = ev->wire != XPV_NO_STATS
-                               ? xpv_event_stats(pl, ln, ev, ids, S_N, sv, NULL)
+            uint32_t got = may && ev->wire != XPV_NO_STATS
+                               ? xpv_event_stats_in(pl, ln, ev, &set, sv, NULL)
                                : 0;
             int64_t b = ev->start_ps, dur = ev->dur_ps, v;
             if ((got & 3) == 3 && xpv_stat_as_int(&sv[S_OFF], &b) &&

@@ -109,18 +109,31 @@ static void assign_levels(const xpv_event *evs, const uint32_t *in, size_t n,
             int Ld = d >= 1 ? level_for(d) : LV;     /* visible by duration */
             int64_t gap0 = s - last_end[0];
             L = Ld < LV ? Ld : LV - 1;
+            /* The first k in [level_for(gap0), Ld) with s - last_end[k]
+             * >= RES(k).  last_end[] never decreases with k (see below),
+             * so neither does s - last_end[k]: when k fails with gap dk,
+             * every level coarser than level_for(dk) fails too (its RES
+             * is above dk), and none can pass once dk < 1. */
             if (gap0 >= 1) {
-                for (int k = level_for(gap0); k < Ld && k < LV; k++)
-                    if (s - last_end[k] >= XPV_TRACE_RES(k)) {
+                int k = level_for(gap0);
+                while (k < Ld && k < LV) {
+                    int64_t dk = s - last_end[k];
+                    if (dk >= XPV_TRACE_RES(k)) {
                         L = k;
                         break;
                     }
+                    if (dk < 1) break;
+                    int nk = level_for(dk);
+                    k = nk > k ? nk : k + 1;
+                }
             }
         }
         lvl[j] = (uint8_t)L;
         cnt[L + 1]++;
-        for (int k = L; k < LV; k++)
-            if (end > last_end[k]) last_end[k] = end;
+        /* last_end[k] is the latest end at levels <= k, so it never
+         * decreases with k: once end is not past it, it is not past any
+         * later one either. */
+        for (int k = L; k < LV && end > last_end[k]; k++) last_end[k] = end;
     }
     for (int L = 0; L < LV; L++) cnt[L + 1] += cnt[L];
     memcpy(seg, cnt, sizeof cnt);
