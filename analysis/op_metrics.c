@@ -1164,6 +1164,12 @@ static void read_occupancy(xpv_om_part *pt, const xpv_plane *pl) {
         pt->occ_theoretical = 1;
 }
 
+/* TensorCore planes; SparseCore planes feed XProf's TPU db only as
+ * children of offloading ops (not done here). */
+static int is_tensor_core(const xpv_plane *pl) {
+    return xpv_str_has_prefix(pl->name, "/device:TPU:") && !contains(pl->name, "SparseCore");
+}
+
 xpv_om_part *xpv_op_metrics_part_build(const xpv_profile *p) {
     xpv_om_part *pt = xpv_xcalloc(1, sizeof *pt);
     xpv_arena_init(&pt->arena, 64 * 1024);
@@ -1174,6 +1180,14 @@ xpv_om_part *xpv_op_metrics_part_build(const xpv_profile *p) {
     dev_acc d;
     memset(&d, 0, sizeof d);
     optab_init(&d.tab, &pt->arena);
+    /* TensorCore planes are read first, on several threads (each plane on
+     * its own), and added to the device db in plane order below. */
+    const xpv_plane **tpls = xpv_xcalloc(p && p->nplanes ? p->nplanes : 1, sizeof *tpls);
+    size_t ntpu = 0, itpu = 0;
+    for (uint32_t k = 0; p && k < p->nplanes; k++)
+        if (is_tensor_core(&p->planes[k])) tpls[ntpu++] = &p->planes[k];
+    xpv_om_tpu_res *tres = xpv_om_tpu_read(tpls, ntpu);
+    free(tpls);
     for (uint32_t k = 0; p && k < p->nplanes; k++) {
         const xpv_plane *pl = &p->planes[k];
         /* XProf reads the host threads plane "/host:CPU" only. */
@@ -1190,16 +1204,14 @@ xpv_om_part *xpv_op_metrics_part_build(const xpv_profile *p) {
             pt->perf_last = 1;
             read_occupancy(pt, pl);
             device_plane(&d, &pt->arena, pl);
-        } else if (xpv_str_has_prefix(pl->name, "/device:TPU:") &&
-                   !contains(pl->name, "SparseCore")) {
-            /* TensorCore planes; SparseCore planes feed XProf's TPU db
-             * only as children of offloading ops (not done here). */
+        } else if (is_tensor_core(pl)) {
             pt->has_tpu = 1;
             xpv_perf_env_read(&pt->perf, pl, 0);
             pt->perf_last = 0;
-            xpv_om_tpu_plane(&d, pl);
+            xpv_om_tpu_add(&d, tres, itpu++);
         }
     }
+    xpv_om_tpu_res_free(tres, ntpu);
     pt->host_tab = h.tab;
     pt->h_total_ps = h.total_time_ps;
     pt->h_op_ps = h.total_op_time_ps;
