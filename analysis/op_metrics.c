@@ -715,12 +715,18 @@ static void host_plane(host_acc *h, const xpv_plane *pl) {
     host_ent *ents = ids.stage >= 0
                          ? collect_stage_ops(h, pl, &ids, meta_ops, meta_seen, &stage_map)
                          : NULL;
+    /* The per-event stats in one pass over an event's stats (decoding
+     * only the matches), resolved once per plane. */
+    const int32_t hids[3] = {ids.eager, ids.tf_op, ids.stage};
+    xpv_stat_set hset;
+    xpv_stat_set_init(&hset, pl, hids, 3);
 
     for (uint32_t l = 0; l < pl->nlines; l++) {
         const xpv_line *ln = &pl->lines[l];
         if (xpv_line_is_derived(ln)) continue;
         h->nops = 0;
         h->sorted = 1;
+        int may = xpv_line_may_have(ln, &hset);
         for (uint32_t k = 0; k < ln->nevents; k++) {
             const xpv_event *ev = &ln->events[k];
             uint32_t mi = ev->meta;
@@ -728,20 +734,18 @@ static void host_plane(host_acc *h, const xpv_plane *pl) {
             xpv_str tf_op = {NULL, 0};
             int has_tf_op = 0, has_stage = 0;
             int64_t stage = 0;
-            if (ev->wire != XPV_NO_STATS) {
-                /* A few stats of many: xpv_event_stat compares raw keys and
-                 * decodes only the match (cheaper than iterating). */
-                xpv_stat st;
-                if (ids.eager >= 0 && xpv_event_stat(pl, ln, ev, ids.eager, &st))
-                    xpv_stat_as_int(&st, &is_eager);
-                if (ids.tf_op >= 0 && xpv_event_stat(pl, ln, ev, ids.tf_op, &st) &&
-                    st.kind == XPV_STAT_STR && st.v.s.len) {
-                    tf_op = st.v.s;
-                    has_tf_op = 1 + st.is_ref;
+            if (may && ev->wire != XPV_NO_STATS) {
+                /* The last occurrence of each, as xpv_event_stat finds. */
+                xpv_stat st[3];
+                uint32_t got = xpv_event_stats_in(pl, ln, ev, &hset, st, NULL);
+                if (got & 1) xpv_stat_as_int(&st[0], &is_eager);
+                if ((got & 2) && st[1].kind == XPV_STAT_STR && st[1].v.s.len) {
+                    tf_op = st[1].v.s;
+                    has_tf_op = 1 + st[1].is_ref;
                 }
-                if (ids.stage >= 0 && xpv_event_stat(pl, ln, ev, ids.stage, &st)) {
+                if (got & 4) {
                     has_stage = 1;
-                    xpv_stat_as_int(&st, &stage);
+                    xpv_stat_as_int(&st[2], &stage);
                 }
             }
             int64_t b = ev->start_ps, e = xpv_add_i64(ev->start_ps, ev->dur_ps, NULL);
@@ -1265,6 +1269,15 @@ static void read_occupancy(xpv_om_part *pt, const xpv_plane *pl) {
         pt->occ_theoretical = 1;
 }
 
+/* TensorCore planes; SparseCore planes feed XProf's TPU db only as
+ * children of offloading ops (not done here). */
+/* TensorCore planes; SparseCore planes feed XProf's TPU db only as
+ * children of offloading ops (not done here). */
+static int is_tensor_core(const xpv_plane *pl) {
+    return xpv_str_has_prefix(pl->name, "/device:TPU:") &&
+           !xpv_str_contains(pl->name, "SparseCore");
+}
+
 xpv_om_part *xpv_op_metrics_part_build(const xpv_profile *p) {
     xpv_om_part *pt = xpv_xcalloc(1, sizeof *pt);
     xpv_arena_init(&pt->arena, 64 * 1024);
@@ -1275,6 +1288,14 @@ xpv_om_part *xpv_op_metrics_part_build(const xpv_profile *p) {
     dev_acc d;
     memset(&d, 0, sizeof d);
     optab_init(&d.tab, &pt->arena);
+    /* TensorCore planes are read first, on several threads (each plane on
+     * its own), and added to the device db in plane order below. */
+    const xpv_plane **tpls = xpv_xcalloc(p && p->nplanes ? p->nplanes : 1, sizeof *tpls);
+    size_t ntpu = 0, itpu = 0;
+    for (uint32_t k = 0; p && k < p->nplanes; k++)
+        if (is_tensor_core(&p->planes[k])) tpls[ntpu++] = &p->planes[k];
+    xpv_om_tpu_res *tres = xpv_om_tpu_read(tpls, ntpu);
+    free(tpls);
     for (uint32_t k = 0; p && k < p->nplanes; k++) {
         const xpv_plane *pl = &p->planes[k];
         /* XProf reads the host threads plane "/host:CPU" only. */
@@ -1286,16 +1307,14 @@ xpv_om_part *xpv_op_metrics_part_build(const xpv_profile *p) {
             pt->perf_last = 1;
             read_occupancy(pt, pl);
             device_plane(&d, &pt->arena, pl);
-        } else if (xpv_str_has_prefix(pl->name, "/device:TPU:") &&
-                   !xpv_str_contains(pl->name, "SparseCore")) {
-            /* TensorCore planes; SparseCore planes feed XProf's TPU db
-             * only as children of offloading ops (not done here). */
+        } else if (is_tensor_core(pl)) {
             pt->has_tpu = 1;
             xpv_perf_env_read(&pt->perf, pl, 0);
             pt->perf_last = 0;
-            xpv_om_tpu_plane(&d, pl);
+            xpv_om_tpu_add(&d, tres, itpu++);
         }
     }
+    xpv_om_tpu_res_free(tres, ntpu);
     pt->host_tab = h.tab;
     pt->h_total_ps = h.total_time_ps;
     pt->h_op_ps = h.total_op_time_ps;

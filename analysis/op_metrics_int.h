@@ -76,7 +76,14 @@ typedef struct dev_acc {
 uint32_t xpv_om_optab_row(optab *t, int64_t pid, xpv_str name);
 /* `s` copied into the arena, NUL-terminated. */
 const char *xpv_om_arena_str(xpv_arena *a, xpv_str s);
-/* The TPU op database of one TensorCore plane (op_metrics_tpu.c). */
-void xpv_om_tpu_plane(dev_acc *d, const xpv_plane *pl);
+/* The TPU op database of TensorCore planes (op_metrics_tpu.c), in two
+ * steps so that planes are read on several threads and the device db
+ * still gets them in plane order: xpv_om_tpu_read reads pls[0..n) (on up
+ * to one thread per CPU; the array is the caller's, freed with
+ * xpv_om_tpu_res_free), xpv_om_tpu_add adds the result of pls[i] to `d`. */
+typedef struct xpv_om_tpu_res xpv_om_tpu_res;
+xpv_om_tpu_res *xpv_om_tpu_read(const xpv_plane *const *pls, size_t n);
+void xpv_om_tpu_add(dev_acc *d, xpv_om_tpu_res *res, size_t i);
+void xpv_om_tpu_res_free(xpv_om_tpu_res *res, size_t n);
 
 #endif

@@ -7,9 +7,13 @@
  */
 #include "op_metrics_int.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "par.h"
 
 /* ==== TPU device op metrics ============================================== *
  * XProf ConvertTensorCoreDeviceTraceXPlaneToOpMetricsDb: events of the op
@@ -30,6 +34,7 @@ typedef struct tpu_row {
 /* Per event-metadata facts, read once per plane. */
 typedef struct tpu_meta {
     uint8_t seen, keyed;        /* keyed: program_id + non-zero symbol_id */
+    uint8_t off_duty;           /* tpu_off_duty(category) */
     uint32_t row;               /* tpu_row index + 1, 0 before first use */
     int64_t pid, sym;
     xpv_str category, provenance;
@@ -45,6 +50,17 @@ typedef struct tpu_open {
 static int tpu_is_op_line(xpv_str name) {
     return str_is(name, "XLA Ops") || str_is(name, "Framework Ops") ||
            str_is(name, "Sparse Core Ops");
+}
+
+/* XProf IsOffDutyOp: categories whose time is not device activity. */
+static int tpu_off_duty(xpv_str cat) {
+    static const char *const off[] = {
+        "infeed", "outfeed", "host send", "host send-done", "host recv", "host recv-done",
+        "megacore fusion",
+    };
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
+        if (str_is(cat, off[i])) return 1;
+    return 0;
 }
 
 static void tpu_read_meta(const xpv_plane *pl, uint32_t mi, tpu_meta *tm) {
@@ -66,6 +82,7 @@ static void tpu_read_meta(const xpv_plane *pl, uint32_t mi, tpu_meta *tm) {
         else if (str_is(n, "bytes_accessed")) xpv_stat_as_double(st, &tm->bytes);
     }
     tm->keyed = has_pid && has_sym && tm->sym != 0;
+    tm->off_duty = (uint8_t)tpu_off_duty(tm->category);
 }
 
 typedef struct tpu_acc {
@@ -133,17 +150,6 @@ static void tpu_pop(tpu_acc *t, const xpv_plane *pl) {
     tpu_emit(t, pl, &o);
 }
 
-/* XProf IsOffDutyOp: categories whose time is not device activity. */
-static int tpu_off_duty(xpv_str cat) {
-    static const char *const off[] = {
-        "infeed", "outfeed", "host send", "host send-done", "host recv", "host recv-done",
-        "megacore fusion",
-    };
-    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
-        if (str_is(cat, off[i])) return 1;
-    return 0;
-}
-
 typedef struct tspan {
     int64_t b, e;
 } tspan;
@@ -158,7 +164,8 @@ static int cmp_span(const void *a, const void *b) {
  * `XLA Ops` events of on-duty categories and of `Sparse Core Ops` events;
  * the tracked span also covers the module lines' events; event timespans
  * (not the device offset stats).  Adds the core's busy / idle time. */
-static void tpu_duty_cycle(dev_acc *d, const xpv_plane *pl, tpu_meta *meta) {
+static void tpu_duty_cycle(int64_t *busy_ps, int64_t *idle_ps, const xpv_plane *pl,
+                           tpu_meta *meta) {
     tspan *a = NULL;
     size_t n = 0, cap = 0;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -176,7 +183,7 @@ static void tpu_duty_cycle(dev_acc *d, const xpv_plane *pl, tpu_meta *meta) {
             if (xla && ev->meta < pl->nevent_meta) {
                 tpu_meta *tm = &meta[ev->meta];
                 if (!tm->seen) tpu_read_meta(pl, ev->meta, tm);
-                if (tpu_off_duty(tm->category)) continue;
+                if (tm->off_duty) continue;
             }
             if (n == cap) {
                 cap = cap ? cap * 2 : 256;
@@ -191,7 +198,12 @@ static void tpu_duty_cycle(dev_acc *d, const xpv_plane *pl, tpu_meta *meta) {
         free(a);
         return;
     }
-    if (n) qsort(a, n, sizeof *a, cmp_span);
+    /* Usually one line, already in start order: the union below does not
+     * depend on the order of spans with the same start, so sort only when
+     * the starts are out of order. */
+    size_t unsorted = 0;
+    for (size_t i = 1; i < n && !unsorted; i++) unsorted = a[i].b < a[i - 1].b;
+    if (unsorted) qsort(a, n, sizeof *a, cmp_span);
     int64_t busy = 0, cb = 0, ce = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
         if (a[i].b > ce) { /* disjoint (or touching): close the run */
@@ -203,12 +215,22 @@ static void tpu_duty_cycle(dev_acc *d, const xpv_plane *pl, tpu_meta *meta) {
         }
     }
     if (ce > cb) busy += ce - cb;
-    d->tpu_busy_ps += busy;
-    d->tpu_idle_ps += (hi - lo) > busy ? (hi - lo) - busy : 0;
+    *busy_ps += busy;
+    *idle_ps += (hi - lo) > busy ? (hi - lo) - busy : 0;
     free(a);
 }
 
-void xpv_om_tpu_plane(dev_acc *d, const xpv_plane *pl) {
+/* One plane read: its rows (before the per-row adjustments) and times. */
+struct xpv_om_tpu_res {
+    const xpv_plane *pl;
+    tpu_row *rows;
+    size_t n;
+    int64_t first, last, busy_ps, idle_ps;
+};
+
+/* Read one TensorCore plane into `res` (nothing shared is written). */
+static void tpu_read_plane(xpv_om_tpu_res *res) {
+    const xpv_plane *pl = res->pl;
     enum { S_OFF, S_DUR, S_MIN, S_OCC, S_FLOPS, S_MFLOPS, S_BYTES, S_N };
     int32_t ids[S_N] = {
         xpv_stat_id(pl, "device_offset_ps"), xpv_stat_id(pl, "device_duration_ps"),
@@ -216,6 +238,9 @@ void xpv_om_tpu_plane(dev_acc *d, const xpv_plane *pl) {
         xpv_stat_id(pl, "flops"), xpv_stat_id(pl, "model_flops"),
         xpv_stat_id(pl, "bytes_accessed"),
     };
+    /* Resolved once per plane, not per event. */
+    xpv_stat_set set;
+    xpv_stat_set_init(&set, pl, ids, S_N);
     tpu_acc t;
     memset(&t, 0, sizeof t);
     t.meta = xpv_xcalloc(pl->nevent_meta ? pl->nevent_meta : 1, sizeof *t.meta);
@@ -226,11 +251,12 @@ void xpv_om_tpu_plane(dev_acc *d, const xpv_plane *pl) {
         int step_line = str_is(ln->name, "Steps") || str_is(ln->name, "Sparse Core Steps");
         if (!op_line && !step_line) continue;
         t.depth = 0;
+        int may = xpv_line_may_have(ln, &set);
         for (uint32_t k = 0; k < ln->nevents; k++) {
             const xpv_event *ev = &ln->events[k];
             xpv_stat sv[S_N];
-            uint32_t got = ev->wire != XPV_NO_STATS
-                               ? xpv_event_stats(pl, ln, ev, ids, S_N, sv, NULL)
+            uint32_t got = may && ev->wire != XPV_NO_STATS
+                               ? xpv_event_stats_in(pl, ln, ev, &set, sv, NULL)
                                : 0;
             int64_t b = ev->start_ps, dur = ev->dur_ps, v;
             if ((got & 3) == 3 && xpv_stat_as_int(&sv[S_OFF], &b) &&
@@ -274,12 +300,58 @@ void xpv_om_tpu_plane(dev_acc *d, const xpv_plane *pl) {
         }
         while (t.depth) tpu_pop(&t, pl); /* AncestorStack::Flush */
     }
+    res->rows = t.rows;
+    res->n = t.n;
+    res->first = first;
+    res->last = last;
+    tpu_duty_cycle(&res->busy_ps, &res->idle_ps, pl, t.meta);
+    free(t.meta);
+    free(t.stack);
+}
+
+/* Planes are taken from a shared counter by each thread. */
+typedef struct tpu_pool {
+    xpv_om_tpu_res *res;
+    size_t n;
+    _Atomic size_t next;
+} tpu_pool;
+
+static void tpu_read_run(void *arg) {
+    tpu_pool *tp = arg;
+    for (;;) {
+        size_t i = atomic_fetch_add(&tp->next, 1);
+        if (i >= tp->n) break;
+        tpu_read_plane(&tp->res[i]);
+    }
+}
+
+xpv_om_tpu_res *xpv_om_tpu_read(const xpv_plane *const *pls, size_t n) {
+    xpv_om_tpu_res *res = xpv_xcalloc(n ? n : 1, sizeof *res);
+    for (size_t i = 0; i < n; i++) res[i].pl = pls[i];
+    tpu_pool tp = {.res = res, .n = n};
+    atomic_init(&tp.next, 0);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t threads = cpus < 1 ? 1 : cpus > 8 ? 8 : (size_t)cpus;
+    if (threads > n) threads = n;
+    if (threads < 2) {
+        tpu_read_run(&tp);
+        return res;
+    }
+    void *args[8];
+    for (size_t t = 0; t < threads; t++) args[t] = &tp;
+    xpv_par_many(tpu_read_run, args, (int)threads);
+    return res;
+}
+
+void xpv_om_tpu_add(dev_acc *d, xpv_om_tpu_res *all, size_t at) {
+    xpv_om_tpu_res *res = &all[at];
+    int64_t first = res->first, last = res->last;
     /* Finalize: AdjustFlopsAndBytesAccessed per (program, symbol), then
      * combine into the device db by (program id, name) as XProf's
      * OpMetricsDbCombiner does across cores. */
     int64_t op_time = 0;
-    for (size_t i = 0; i < t.n; i++) {
-        tpu_row *r = &t.rows[i];
+    for (size_t i = 0; i < res->n; i++) {
+        tpu_row *r = &res->rows[i];
         if (!str_is(r->category, "custom-call")) {
             double occ = (double)r->occurrences;
             r->flops *= occ;
@@ -308,10 +380,17 @@ void xpv_om_tpu_plane(dev_acc *d, const xpv_plane *pl) {
     d->total_time_ps += span > op_time ? span : op_time;
     d->total_op_time_ps += op_time;
     d->idle_ps += span > op_time ? span - op_time : 0;
-    d->tpu_ops += t.n;
-    tpu_duty_cycle(d, pl, t.meta);
-    free(t.rows);
-    free(t.meta);
-    free(t.stack);
+    d->tpu_ops += res->n;
+    d->tpu_busy_ps += res->busy_ps;
+    d->tpu_idle_ps += res->idle_ps;
+    free(res->rows);
+    res->rows = NULL;
+    res->n = 0;
+}
+
+void xpv_om_tpu_res_free(xpv_om_tpu_res *res, size_t n) {
+    if (!res) return;
+    for (size_t i = 0; i < n; i++) free(res[i].rows);
+    free(res);
 }
 

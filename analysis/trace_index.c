@@ -14,8 +14,10 @@
 #include "trace_index_int.h"
 #include "derived_lines.h"
 #include "enrich.h"
+#include "par.h"
 
 #include <ctype.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,36 +94,65 @@ static inline int level_for(int64_t v) {
 }
 
 /* Assign levels to a group's events (in start order, `n` of them) and
- * write them to `dst` ordered by (level, start); fills seg[]. */
+ * write them to `dst` ordered by (level, start); fills seg[].
+ *
+ * LE(k), the latest end of the events placed at levels <= k, never
+ * decreases with k.  Levels from `top` up all hold the latest end `hi`
+ * (an event that ends past every other sets every level from its own up),
+ * so only the levels below `top` are stored: an event past `hi` writes
+ * the levels between the old and the new top, not all the levels above
+ * its own. */
 static void assign_levels(const xpv_event *evs, const uint32_t *in, size_t n,
                           int counter, uint32_t *dst, uint32_t *seg, uint8_t *lvl) {
-    int64_t last_end[LV];
+    int64_t last_end[LV], hi = NONE;
+    int top = 0;
+#define LE(k) ((k) >= top ? hi : last_end[k])
     uint32_t cnt[LV + 1];
-    for (int L = 0; L < LV; L++) last_end[L] = NONE;
     memset(cnt, 0, sizeof cnt);
     for (size_t j = 0; j < n; j++) {
         const xpv_event *e = &evs[in[j]];
         int64_t s = e->start_ps, d = counter ? 0 : ev_dur(e), end = s + d;
         int L;
-        if (last_end[0] == NONE) {
+        int64_t le0 = LE(0);
+        if (le0 == NONE) {
             L = 0;
         } else {
             int Ld = d >= 1 ? level_for(d) : LV;     /* visible by duration */
-            int64_t gap0 = s - last_end[0];
+            int64_t gap0 = s - le0;
             L = Ld < LV ? Ld : LV - 1;
+            /* The first k in [level_for(gap0), Ld) with s - LE(k) >=
+             * RES(k).  As LE(k) never decreases with k, neither does
+             * s - LE(k): when k fails with gap dk, every level coarser
+             * than level_for(dk) fails too (its RES is above dk), and
+             * none can pass once dk < 1. */
             if (gap0 >= 1) {
-                for (int k = level_for(gap0); k < Ld && k < LV; k++)
-                    if (s - last_end[k] >= XPV_TRACE_RES(k)) {
+                int k = level_for(gap0);
+                while (k < Ld && k < LV) {
+                    int64_t dk = s - LE(k);
+                    if (dk >= XPV_TRACE_RES(k)) {
                         L = k;
                         break;
                     }
+                    if (dk < 1) break;
+                    int nk = level_for(dk);
+                    k = nk > k ? nk : k + 1;
+                }
             }
         }
         lvl[j] = (uint8_t)L;
         cnt[L + 1]++;
-        for (int k = L; k < LV; k++)
-            if (end > last_end[k]) last_end[k] = end;
+        /* LE(k) = max(LE(k), end) for k >= L. */
+        if (end > hi) {
+            for (int k = top; k < L; k++) last_end[k] = hi;
+            top = L;
+            hi = end;
+        } else {
+            /* Levels from top up keep hi >= end; below it, once end is not
+             * past LE(k) it is not past any later one either. */
+            for (int k = L; k < top && end > last_end[k]; k++) last_end[k] = end;
+        }
     }
+#undef LE
     for (int L = 0; L < LV; L++) cnt[L + 1] += cnt[L];
     memcpy(seg, cnt, sizeof cnt);
     for (size_t j = 0; j < n; j++) dst[cnt[lvl[j]]++] = in[j];
@@ -375,24 +406,112 @@ static void promote_group(xpv_trace_index *ix, const xpv_event *evs, xpv_trace_g
  * keys of the rows that launch, pass 2 those of the events that could
  * move (finer than the coarsest launching end) on the rows that receive,
  * and moves them row by row (a row's decisions depend only on its own
- * levels and on pass 1). */
-static void promote_flows(xpv_trace_index *ix, const xpv_hostset *hs) {
-    key_lv *kv = NULL;
-    size_t nkv = 0, kcap = 0;
-    uint8_t lmin = LV;
-    /* Rows are walked in line order (the stats lie in the file in that
-     * order), with each event's level (lvl) and new level (nlv) in per-row
-     * maps. */
-    uint8_t *lvl = NULL, *nlv = NULL;
-    size_t mcap = 0;
+ * levels and on pass 1).  Both passes read event stats, the costly part:
+ * their rows are shared out to threads (flow_run), and the result does not
+ * depend on who did which row (pass 1 keeps the coarsest level per key,
+ * pass 2 writes only the row's own groups and idx entries). */
+typedef struct flow_pool {
+    xpv_trace_index *ix;
+    const xpv_hostset *hs;
+    const uint32_t *order;          /* rows, most events first */
+    int pass, lrecv;
+    uint8_t lmin;                   /* pass 2: coarsest launching end */
+    const level_map *map;           /* pass 2 */
+    _Atomic uint32_t next;
+} flow_pool;
+
+/* One thread's buffers and pass-1 findings. */
+typedef struct flow_worker {
+    flow_pool *pool;
+    uint8_t *lvl, *nlv;             /* per event of the row: level, new level */
+    size_t mcap;
     promote_buf pb;
-    memset(&pb, 0, sizeof pb);
+    key_lv *kv;                     /* pass 1: (key, level) of launching ends */
+    size_t nkv, kcap;
+    uint8_t lmin;
+} flow_worker;
+
+static void flow_row(flow_worker *w, uint32_t ri) {
+    const flow_pool *fp = w->pool;
+    xpv_trace_index *ix = fp->ix;
+    const int pass = fp->pass;
+    const xpv_trace_row *r = &ix->rows[ri];
+    if (!r->ngroups || !(pass ? row_receives(r) : row_launches(r))) return;
+    const xpv_line *ln = &(*r->ln);
+    size_t n = ln->nevents;
+    if (n > w->mcap) {
+        size_t c = w->mcap;
+        w->lvl = grow(w->lvl, &c, n, 1);
+        c = w->mcap;
+        w->nlv = grow(w->nlv, &c, n, 1);
+        w->mcap = c;
+    }
+    uint8_t *lvl = w->lvl, *nlv = w->nlv;
+    memset(lvl, 0xff, n);
+    for (uint32_t gi = r->group0; gi < r->group0 + r->ngroups; gi++) {
+        const xpv_trace_group *g = &ix->groups[gi];
+        const uint32_t *gidx = ix->idx + g->off;
+        for (int L = 0; L < LV; L++)
+            for (uint32_t i = g->seg[L]; i < g->seg[L + 1]; i++) lvl[gidx[i]] = (uint8_t)L;
+    }
+    if (pass) memset(nlv, 0xff, n);
+    size_t moved = 0;
+    xpv_stat_set set;
+    flow_set_init(&set, fp->hs, r);
+    for (size_t ev = 0; ev < n; ev++) {
+        uint8_t L = lvl[ev];
+        if (L == 0xff || (pass ? L <= fp->lmin : L >= fp->lrecv)) continue;
+        int starter;
+        uint64_t key = flow_key(fp->hs, r, &set, &ln->events[ev], &starter);
+        if (!key || starter != !pass) continue;
+        if (!pass) {
+            w->kv = grow(w->kv, &w->kcap, w->nkv + 1, sizeof *w->kv);
+            w->kv[w->nkv++] = (key_lv){key, L};
+            if (L < w->lmin) w->lmin = L;
+            continue;
+        }
+        uint8_t ls = level_map_get(fp->map, key);
+        if (ls >= L) continue;
+        nlv[ev] = ls;
+        moved++;
+    }
+    if (!moved) return;
+    const xpv_event *evs = xpv_trace_event(fp->hs, r, 0);
+    for (uint32_t gi = r->group0; gi < r->group0 + r->ngroups; gi++)
+        promote_group(ix, evs, &ix->groups[gi], nlv, &w->pb);
+}
+
+static void flow_run(void *arg) {
+    flow_worker *w = arg;
+    for (;;) {
+        uint32_t i = atomic_fetch_add(&w->pool->next, 1);
+        if (i >= w->pool->ix->nrows) break;
+        flow_row(w, w->pool->order[i]);
+    }
+}
+
+/* Rows by events, most first (ties by row), so that threads end together. */
+typedef struct flow_size {
+    uint64_t n;
+    uint32_t row;
+} flow_size;
+
+static int cmp_flow_size(const void *a, const void *b) {
+    const flow_size *x = a, *y = b;
+    if (x->n != y->n) return x->n > y->n ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static void promote_flows(xpv_trace_index *ix, const xpv_hostset *hs) {
+    if (!ix->nrows) return;
     /* A launching end at the finest level of the receiving rows or finer
      * moves nothing (no other end lies finer than it): the first pass skips
      * it without reading its stats. */
     int lrecv = -1;
+    uint64_t total = 0;
     for (uint32_t ri = 0; ri < ix->nrows; ri++) {
         const xpv_trace_row *r = &ix->rows[ri];
+        total += r->ln->nevents;
         if (!r->ngroups || !row_receives(r)) continue;
         for (uint32_t gi = r->group0; gi < r->group0 + r->ngroups; gi++)
             for (int L = LV - 1; L > lrecv; L--)
@@ -401,68 +520,61 @@ static void promote_flows(xpv_trace_index *ix, const xpv_hostset *hs) {
                     break;
                 }
     }
-    for (int pass = 0; pass < 2; pass++) {
-        level_map map;
-        if (pass == 1) {
-            if (!nkv) break;
-            level_map_build(&map, kv, nkv);
-        }
-        for (uint32_t ri = 0; ri < ix->nrows; ri++) {
-            const xpv_trace_row *r = &ix->rows[ri];
-            if (!r->ngroups || !(pass ? row_receives(r) : row_launches(r))) continue;
-            const xpv_line *ln = &(*r->ln);
-            size_t n = ln->nevents;
-            if (n > mcap) {
-                size_t c = mcap;
-                lvl = grow(lvl, &c, n, 1);
-                c = mcap;
-                nlv = grow(nlv, &c, n, 1);
-                mcap = c;
-            }
-            memset(lvl, 0xff, n);
-            for (uint32_t gi = r->group0; gi < r->group0 + r->ngroups; gi++) {
-                const xpv_trace_group *g = &ix->groups[gi];
-                const uint32_t *gidx = ix->idx + g->off;
-                for (int L = 0; L < LV; L++)
-                    for (uint32_t i = g->seg[L]; i < g->seg[L + 1]; i++) lvl[gidx[i]] = (uint8_t)L;
-            }
-            if (pass) memset(nlv, 0xff, n);
-            size_t moved = 0;
-            xpv_stat_set set;
-            flow_set_init(&set, hs, r);
-            for (size_t ev = 0; ev < n; ev++) {
-                uint8_t L = lvl[ev];
-                if (L == 0xff || (pass ? L <= lmin : L >= lrecv)) continue;
-                int starter;
-                uint64_t key = flow_key(hs, r, &set, &ln->events[ev], &starter);
-                if (!key || starter != !pass) continue;
-                if (!pass) {
-                    kv = grow(kv, &kcap, nkv + 1, sizeof *kv);
-                    kv[nkv++] = (key_lv){key, L};
-                    if (L < lmin) lmin = L;
-                    continue;
-                }
-                uint8_t ls = level_map_get(&map, key);
-                if (ls >= L) continue;
-                nlv[ev] = ls;
-                moved++;
-            }
-            if (!moved) continue;
-            const xpv_event *evs = xpv_trace_event(hs, r, 0);
-            for (uint32_t gi = r->group0; gi < r->group0 + r->ngroups; gi++)
-                promote_group(ix, evs, &ix->groups[gi], nlv, &pb);
-        }
-        if (pass == 1) {
-            free(map.keys);
-            free(map.lv);
-        }
+    int threads = xpv_ti_thread_count(ix->nrows, total);
+    flow_size *sz = xpv_xmalloc(ix->nrows * sizeof *sz);
+    for (uint32_t ri = 0; ri < ix->nrows; ri++) sz[ri] = (flow_size){ix->rows[ri].ln->nevents, ri};
+    if (threads > 1) qsort(sz, ix->nrows, sizeof *sz, cmp_flow_size);
+    uint32_t *order = xpv_xmalloc(ix->nrows * sizeof *order);
+    for (uint32_t ri = 0; ri < ix->nrows; ri++) order[ri] = sz[ri].row;
+    free(sz);
+    flow_worker *w = xpv_xcalloc((size_t)threads, sizeof *w);
+    void **args = xpv_xcalloc((size_t)threads, sizeof *args);
+    flow_pool fp = {.ix = ix, .hs = hs, .order = order, .lrecv = lrecv};
+    for (int t = 0; t < threads; t++) {
+        w[t].pool = &fp;
+        w[t].lmin = LV;
+        args[t] = &w[t];
     }
+    key_lv *kv = NULL;
+    size_t nkv = 0;
+    level_map map;
+    memset(&map, 0, sizeof map);
+    for (int pass = 0; pass < 2; pass++) {
+        fp.pass = pass;
+        atomic_store(&fp.next, 0);
+        if (threads > 1) xpv_par_many(flow_run, args, threads);
+        else flow_run(&w[0]);
+        if (pass) break;
+        /* The launching ends of all threads (their order does not matter:
+         * the map keeps each key's coarsest level). */
+        uint8_t lmin = LV;
+        for (int t = 0; t < threads; t++) nkv += w[t].nkv;
+        kv = xpv_xmalloc((nkv ? nkv : 1) * sizeof *kv);
+        nkv = 0;
+        for (int t = 0; t < threads; t++) {
+            if (w[t].nkv) memcpy(kv + nkv, w[t].kv, w[t].nkv * sizeof *kv);
+            nkv += w[t].nkv;
+            if (w[t].lmin < lmin) lmin = w[t].lmin;
+        }
+        if (!nkv) break;
+        fp.lmin = lmin;
+        level_map_build(&map, kv, nkv);
+        fp.map = &map;
+    }
+    free(map.keys);
+    free(map.lv);
     free(kv);
-    free(lvl);
-    free(nlv);
-    free(pb.inc);
-    free(pb.st);
-    free(pb.out);
+    for (int t = 0; t < threads; t++) {
+        free(w[t].kv);
+        free(w[t].lvl);
+        free(w[t].nlv);
+        free(w[t].pb.inc);
+        free(w[t].pb.st);
+        free(w[t].pb.out);
+    }
+    free(w);
+    free(args);
+    free(order);
 }
 
 static xpv_trace_group *new_group(builder *b, uint32_t row, uint32_t key) {

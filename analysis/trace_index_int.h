@@ -50,6 +50,9 @@ int xpv_ti_index_rows_parallel(builder *b, uint64_t total);
  * events below which it stays serial (tests set both). */
 extern int xpv_ti_threads;
 extern uint64_t xpv_ti_parallel_min;
+/* Threads to split `nrows` rows holding `total` events over by those two
+ * settings (1: stay serial). */
+int xpv_ti_thread_count(uint32_t nrows, uint64_t total);
 
 /* The computed grouping of each host (borrowed from its enrichment). */
 void xpv_ti_attach_groups(xpv_trace_index *ix, const xpv_hostset *hs);

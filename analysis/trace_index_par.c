@@ -11,6 +11,8 @@
  * gaps), appends its groups (offsets moved alike) and its steps (capped
  * as the serial build caps them), and sums the counts: the index is the
  * serial build's byte for byte, whatever the threads' schedule.
+ * (Flow promotion, the build's last pass, splits its rows alike: see
+ * promote_flows in trace_index.c.)
  */
 #include "trace_index_int.h"
 #include "par.h"
@@ -139,15 +141,20 @@ static void merge(builder *b, part *parts, uint32_t nparts, const uint64_t *star
     }
 }
 
-int xpv_ti_index_rows_parallel(builder *b, uint64_t total) {
-    xpv_trace_index *ix = b->ix;
+int xpv_ti_thread_count(uint32_t nrows, uint64_t total) {
     int threads = xpv_ti_threads;
     if (!threads) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         threads = n < 1 ? 1 : n > 8 ? 8 : (int)n;
     }
-    if (threads > (int)ix->nrows) threads = (int)ix->nrows;
-    if (threads < 2 || total < xpv_ti_parallel_min || ix->ngroups || ix->nsteps) return 0;
+    if (threads > (int)nrows) threads = (int)nrows;
+    return threads < 2 || total < xpv_ti_parallel_min ? 1 : threads;
+}
+
+int xpv_ti_index_rows_parallel(builder *b, uint64_t total) {
+    xpv_trace_index *ix = b->ix;
+    int threads = xpv_ti_thread_count(ix->nrows, total);
+    if (threads < 2 || ix->ngroups || ix->nsteps) return 0;
     uint64_t *start = xpv_xmalloc(ix->nrows * sizeof *start);
     row_size *sz = xpv_xmalloc(ix->nrows * sizeof *sz);
     uint32_t *order = xpv_xmalloc(ix->nrows * sizeof *order);
