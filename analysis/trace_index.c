@@ -1284,8 +1284,7 @@ size_t xpv_trace_query_budget(const xpv_hostset *hs, const xpv_trace_index *ix, 
     xpv_ti_hits q;
     memset(&q, 0, sizeof q);
     if (info) memset(info, 0, sizeof *info);
-    for (uint32_t gi = 0; gi < ix->ngroups; gi++)
-        xpv_ti_query_group(&q, ix, gi, start_ps, end_ps, res_ps);
+    xpv_ti_query_all(&q, ix, start_ps, end_ps, res_ps);
     size_t limit = SIZE_MAX;
     if (budget && budget->max_events) {
         limit = budget->max_events;
