@@ -10,7 +10,8 @@
  * 0.125, the page's; 1 = the former 3x window), resolution one event per
  * 2 px of a 1700 px plot.  Per window: the budgeted query alone
  * (xpv_trace_query_budget, default budget) and the whole answer
- * (render: query + JSON) and the query without the budget (the visible
+ * (render: query + JSON), the same query on one thread (the serial path,
+ * same hits, checked) and the query without the budget (the visible
  * events before it); per zoom step the median over places and reps,
  * and the total.  A checksum (FNV-1a) of every answer's bytes tells two
  * builds' answers apart.  Timings, never asserted; compare builds in the
@@ -27,6 +28,7 @@
 #include "model.h"
 #include "tool.h"
 #include "trace_index.h"
+#include "trace_index_int.h"
 
 extern const xpv_tool xpv_tool_trace_viewer;
 
@@ -64,7 +66,8 @@ int main(int argc, char **argv) {
     printf("index           %.2f s, %llu events, %u rows\n", bench_now() - t0,
            (unsigned long long)ix->nidx, ix->nrows);
     double full0 = (double)ix->min_ps, full1 = (double)ix->max_ps, full = full1 - full0;
-    static double tq[STEPS][PLACES * 50], tr[STEPS][PLACES * 50], tn[STEPS][PLACES * 50];
+    static double tq[STEPS][PLACES * 50], tr[STEPS][PLACES * 50], tn[STEPS][PLACES * 50],
+        ts[STEPS][PLACES * 50];
     static size_t nev[STEPS], nbytes[STEPS], nvis[STEPS];
     uint64_t sum = 1469598103934665603ULL;
     xpv_buf out;
@@ -82,10 +85,20 @@ int main(int argc, char **argv) {
                 int res = (int)((double)PLOT_PX * (e - s) / span / 2 + 0.5);
                 int64_t sps = (int64_t)s, eps = (int64_t)e, rps = (int64_t)((e - s) / res);
                 xpv_trace_hit *hits = NULL;
+                xpv_ti_query_threads = 1;
                 double a = bench_now();
+                size_t n1 = xpv_trace_query_budget(&hs, ix, sps, eps, rps, &budget, NULL, &hits);
+                ts[k][r * PLACES + pl] = bench_now() - a;
+                free(hits);
+                xpv_ti_query_threads = 0;
+                a = bench_now();
                 size_t n = xpv_trace_query_budget(&hs, ix, sps, eps, rps, &budget, NULL, &hits);
                 tq[k][r * PLACES + pl] = bench_now() - a;
                 free(hits);
+                if (n1 != n) {
+                    fprintf(stderr, "serial and parallel queries differ\n");
+                    return 1;
+                }
                 a = bench_now();
                 size_t n0 = xpv_trace_query_budget(&hs, ix, sps, eps, rps, NULL, NULL, &hits);
                 tn[k][r * PLACES + pl] = bench_now() - a;
@@ -115,21 +128,23 @@ int main(int argc, char **argv) {
             }
         }
     int m = reps * PLACES;
-    double tot_q = 0, tot_r = 0;
+    double tot_q = 0, tot_r = 0, tot_s = 0;
     printf("margin %.3f, %d places x %d reps; per zoom step: median ms query / answer, max "
            "events, max MB\n", margin, PLACES, reps);
     for (int k = 0; k < STEPS; k++) {
         qsort(tq[k], (size_t)m, sizeof(double), bench_cmp_double);
         qsort(tr[k], (size_t)m, sizeof(double), bench_cmp_double);
         qsort(tn[k], (size_t)m, sizeof(double), bench_cmp_double);
+        qsort(ts[k], (size_t)m, sizeof(double), bench_cmp_double);
+        tot_s += ts[k][m / 2];
         tot_q += tq[k][m / 2];
         tot_r += tr[k][m / 2];
-        printf("  step %2d  %8.1f / %8.1f ms  %6zu events  %5.2f MB;  no budget %8.1f ms %7zu events\n",
-               k + 1, tq[k][m / 2] * 1e3, tr[k][m / 2] * 1e3, nev[k], nbytes[k] / 1e6,
-               tn[k][m / 2] * 1e3, nvis[k]);
+        printf("  step %2d  %8.1f / %8.1f ms (query on one thread %8.1f ms)  %6zu events  %5.2f MB;  "
+               "no budget %8.1f ms %7zu events\n", k + 1, tq[k][m / 2] * 1e3, tr[k][m / 2] * 1e3,
+               ts[k][m / 2] * 1e3, nev[k], nbytes[k] / 1e6, tn[k][m / 2] * 1e3, nvis[k]);
     }
-    printf("total           query %.1f ms, answer %.1f ms (sum of the step medians)\n",
-           tot_q * 1e3, tot_r * 1e3);
+    printf("total           query %.1f ms (on one thread %.1f ms), answer %.1f ms (sums of the "
+           "step medians)\n", tot_q * 1e3, tot_s * 1e3, tot_r * 1e3);
     printf("checksum        %016llx (answers of the first rep)\n", (unsigned long long)sum);
     xpv_buf_free(&out);
     xpv_trace_index_free(ix);

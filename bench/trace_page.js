@@ -69,6 +69,8 @@ async function main() {
   page.on('requestfinished', (r) => {
     if (sent.has(r)) answers.push({ t0: sent.get(r), t1: Date.now() });
   });
+  let nFailed = 0;              // aborted by the page (a newer view)
+  page.on('requestfailed', (r) => { if (sent.has(r)) nFailed++; });
   const frag = `#run=${encodeURIComponent(run)}&tool=trace_viewer` + (host ? `&host=${encodeURIComponent(host)}` : '');
   const tNav = Date.now();
   await page.goto(url + frag);
@@ -106,7 +108,7 @@ async function main() {
           const s = document.querySelector('.xpv-trace-status');
           return !!s && /Loading/.test(s.textContent);
         });
-        if (!busy && answers.length >= nSent) break;
+        if (!busy && answers.length + nFailed >= nSent) break;
         await page.waitForTimeout(5);
       }
       await frame(page);
