@@ -10,7 +10,9 @@
  * coarser resolution (fit_row: a few probes aimed by the count, then
  * bisection).  The visibility rule is monotone enough in the resolution
  * for this to work on real rows; the row's longest events are the
- * fallback for a row that never fits.
+ * fallback for a row that never fits.  Each busy row is re-queried on its
+ * own into its own hits (on two threads for a large index,
+ * trace_query_par.c), and the rows are joined in order afterwards.
  */
 #include "trace_index.h"
 #include "trace_index_int.h"
