@@ -10,7 +10,9 @@
  * coarser resolution (fit_row: a few probes aimed by the count, then
  * bisection).  The visibility rule is monotone enough in the resolution
  * for this to work on real rows; the row's longest events are the
- * fallback for a row that never fits.
+ * fallback for a row that never fits.  Each busy row is re-queried on its
+ * own into its own hits (on two threads for a large index,
+ * trace_query_par.c), and the rows are joined in order afterwards.
  */
 #include "trace_index.h"
 #include "trace_index_int.h"
@@ -155,6 +157,36 @@ static int64_t fit_row(xpv_ti_hits *t, xpv_ti_hits *best, const xpv_trace_index 
     return hi;
 }
 
+/* One row over the cap and what fit_row made of it. */
+typedef struct fit_job {
+    const row_run *rr;
+    xpv_ti_hits best;
+    int64_t r;
+    int cut;
+} fit_job;
+
+typedef struct fit_jobs {
+    const xpv_trace_index *ix;
+    int64_t start_ps, end_ps, res_ps;
+    size_t cap;
+    fit_job *jobs;
+    size_t n;
+} fit_jobs;
+
+static void fit_one(void *ctx, size_t k) {
+    fit_jobs *fj = ctx;
+    fit_job *jb = &fj->jobs[k];
+    xpv_ti_hits t;
+    memset(&t, 0, sizeof t);
+    jb->r = fit_row(&t, &jb->best, fj->ix, jb->rr->row, fj->start_ps, fj->end_ps, fj->res_ps,
+                    jb->rr->b - jb->rr->a, fj->cap, &jb->cut);
+    free(t.hits);
+    free(t.hg);
+    free(t.cs);
+    free(jb->best.cs);
+    jb->best.cs = NULL;
+}
+
 void xpv_ti_apply_budget(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
                          int64_t end_ps, int64_t res_ps, const xpv_trace_budget *b,
                          xpv_ti_hits *q, xpv_trace_budget_info *info) {
@@ -184,10 +216,18 @@ void xpv_ti_apply_budget(const xpv_hostset *hs, const xpv_trace_index *ix, int64
     }
     size_t cap = water_fill(runs, nruns, ev_budget);
     if (info) info->row_cap = cap;
-    xpv_ti_hits out, t, best;
+    /* The rows over the cap, each re-queried on its own (two threads on
+     * a large index), then every row joined in order. */
+    fit_jobs fj = {ix, start_ps, end_ps, res_ps, cap, NULL, 0};
+    fj.jobs = xpv_xcalloc(nruns ? nruns : 1, sizeof *fj.jobs);
+    for (size_t k = 0; k < nruns; k++)
+        if (runs[k].b - runs[k].a > cap) fj.jobs[fj.n++].rr = &runs[k];
+    if (fj.n > 1 && xpv_ti_query_parallel(ix)) xpv_ti_for_each_par(fit_one, &fj, fj.n);
+    else
+        for (size_t k = 0; k < fj.n; k++) fit_one(&fj, k);
+    xpv_ti_hits out;
     memset(&out, 0, sizeof out);
-    memset(&t, 0, sizeof t);
-    memset(&best, 0, sizeof best);
+    size_t j = 0;
     for (size_t k = 0; k < nruns; k++) {
         const row_run *rr = &runs[k];
         if (rr->b - rr->a <= cap) {
@@ -195,24 +235,19 @@ void xpv_ti_apply_budget(const xpv_hostset *hs, const xpv_trace_index *ix, int64
                 xpv_ti_hits_add(&out, q->hg[i], q->hits[i].row, q->hits[i].ev);
             continue;
         }
-        int cut = 0;
-        int64_t r = fit_row(&t, &best, ix, rr->row, start_ps, end_ps, res_ps, rr->b - rr->a, cap,
-                            &cut);
-        if (b->row_res_ps) b->row_res_ps[rr->row] = r;
+        fit_job *fb = &fj.jobs[j++];
+        if (b->row_res_ps) b->row_res_ps[rr->row] = fb->r;
         if (info) {
             info->rows_coarsened++;
-            info->rows_cut += (uint32_t)cut;
-            if (r > info->max_row_res_ps) info->max_row_res_ps = r;
+            info->rows_cut += (uint32_t)fb->cut;
+            if (fb->r > info->max_row_res_ps) info->max_row_res_ps = fb->r;
         }
-        for (size_t i = 0; i < best.n; i++)
-            xpv_ti_hits_add(&out, best.hg[i], best.hits[i].row, best.hits[i].ev);
+        for (size_t i = 0; i < fb->best.n; i++)
+            xpv_ti_hits_add(&out, fb->best.hg[i], fb->best.hits[i].row, fb->best.hits[i].ev);
+        free(fb->best.hits);
+        free(fb->best.hg);
     }
-    free(t.hits);
-    free(t.hg);
-    free(t.cs);
-    free(best.hits);
-    free(best.hg);
-    free(best.cs);
+    free(fj.jobs);
     free(runs);
     free(q->hits);
     free(q->hg);

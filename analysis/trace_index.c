@@ -1267,6 +1267,15 @@ static size_t add_flow_ends(const xpv_hostset *hs, const xpv_trace_index *ix, in
     return n;
 }
 
+/* Remove level L from the active list (its order is irrelevant). */
+static void drop_level(int *act, int *nact, int L) {
+    for (int a = 0; a < *nact; a++)
+        if (act[a] == L) {
+            act[a] = act[--*nact];
+            return;
+        }
+}
+
 /*
  * Per group, the rule is applied exactly over every event of the window:
  * the first overlapping event is visible; after a visible event ending at E
@@ -1314,10 +1323,19 @@ size_t xpv_ti_query_group(xpv_ti_hits *q, const xpv_trace_index *ix, uint32_t gi
     q->cs = cs;
     if (nseg > 1) qsort(cs, nc, sizeof *cs, cmp_cand);
     /* The finer levels that still have events ahead (most of the 25 are
-     * empty or run out in a window): the loops below visit only those. */
+     * empty or run out in a window): the loops below visit only those.
+     * Their heads' starts and events are kept here, so that choosing the
+     * next event and skipping touch an event only when its level moves
+     * (events are far apart in memory: one cache miss each). */
     int act[LV], nact = 0;
+    int64_t hs[LV];
+    uint32_t he[LV];
     for (int L = Lq + 1; L < LV; L++)
-        if (p[L] < ph[L]) act[nact++] = L;
+        if (p[L] < ph[L]) {
+            act[nact++] = L;
+            he[L] = idx[p[L]];
+            hs[L] = evs[he[L]].start_ps;
+        }
     if (counter && before.ev != UINT32_MAX) xpv_ti_hits_add(q, gi, g->row, before.ev);
     size_t ci = 0;
     int64_t last_end = NONE;
@@ -1332,21 +1350,22 @@ size_t xpv_ti_query_group(xpv_ti_hits *q, const xpv_trace_index *ix, uint32_t gi
         }
         for (int a = 0; a < nact; a++) {
             int L = act[a];
-            if (p[L] >= ph[L]) {
-                act[a--] = act[--nact];     /* ran out: order is irrelevant */
-                continue;
-            }
-            uint32_t ev = idx[p[L]];
-            if (cand_before(evs[ev].start_ps, ev, bs, be)) {
-                bs = evs[ev].start_ps;
-                be = ev;
+            if (cand_before(hs[L], he[L], bs, be)) {
+                bs = hs[L];
+                be = he[L];
                 from = L;
             }
         }
         if (be == UINT32_MAX || bs >= end_ps) break;
         xpv_ti_hits_add(q, gi, g->row, be);
-        if (from < 0) ci++;
-        else p[from]++;
+        if (from < 0) {
+            ci++;
+        } else if (++p[from] < ph[from]) {
+            he[from] = idx[p[from]];
+            hs[from] = evs[he[from]].start_ps;
+        } else {
+            drop_level(act, &nact, from);
+        }
         int64_t d = counter ? 0 : ev_dur(&evs[be]);
         if (bs + d > last_end) last_end = bs + d;
         if (res_ps <= 0) continue;
@@ -1355,8 +1374,14 @@ size_t xpv_ti_query_group(xpv_ti_hits *q, const xpv_trace_index *ix, uint32_t gi
             ci++;
         for (int a = 0; a < nact; a++) {
             int L = act[a];
-            if (p[L] < ph[L] && evs[idx[p[L]]].start_ps < t)
-                p[L] = first_starting_at(evs, idx, p[L], ph[L], t);
+            if (hs[L] >= t) continue;
+            p[L] = first_starting_at(evs, idx, p[L], ph[L], t);
+            if (p[L] < ph[L]) {
+                he[L] = idx[p[L]];
+                hs[L] = evs[he[L]].start_ps;
+            } else {
+                act[a--] = act[--nact];     /* ran out: order is irrelevant */
+            }
         }
     }
     return q->n - n0;
@@ -1375,8 +1400,7 @@ size_t xpv_trace_query_budget(const xpv_hostset *hs, const xpv_trace_index *ix, 
     xpv_ti_hits q;
     memset(&q, 0, sizeof q);
     if (info) memset(info, 0, sizeof *info);
-    for (uint32_t gi = 0; gi < ix->ngroups; gi++)
-        xpv_ti_query_group(&q, ix, gi, start_ps, end_ps, res_ps);
+    xpv_ti_query_all(&q, ix, start_ps, end_ps, res_ps);
     size_t limit = SIZE_MAX;
     if (budget && budget->max_events) {
         limit = budget->max_events;

@@ -215,7 +215,9 @@ typedef struct xpv_trace_budget_info {
 } xpv_trace_budget_info;
 
 /* xpv_trace_query within `budget` (NULL: none); `info` (may be NULL) says
- * what the budget did. */
+ * what the budget did.  On an index of millions of events the groups and
+ * the budget's busy rows are queried on two threads (trace_query_par.c);
+ * the answer is the serial one, hit for hit. */
 size_t xpv_trace_query_budget(const xpv_hostset *hs, const xpv_trace_index *ix,
                               int64_t start_ps, int64_t end_ps, int64_t res_ps,
                               const xpv_trace_budget *budget, xpv_trace_budget_info *info,

@@ -79,6 +79,19 @@ void xpv_ti_hits_add(xpv_ti_hits *q, uint32_t group, uint32_t row, uint32_t ev);
  * how many. */
 size_t xpv_ti_query_group(xpv_ti_hits *q, const xpv_trace_index *ix, uint32_t gi,
                           int64_t start_ps, int64_t end_ps, int64_t res_ps);
+/* Queries on two threads (trace_query_par.c), the serial answers byte for
+ * byte: used when xpv_ti_query_threads is not 1 and the index holds at
+ * least xpv_ti_query_parallel_min events (tests set both). */
+extern int xpv_ti_query_threads;
+extern uint64_t xpv_ti_query_parallel_min;
+int xpv_ti_query_parallel(const xpv_trace_index *ix);
+/* Every group's visible events appended to `q` in group order (as a loop
+ * of xpv_ti_query_group over the groups). */
+void xpv_ti_query_all(xpv_ti_hits *q, const xpv_trace_index *ix, int64_t start_ps,
+                      int64_t end_ps, int64_t res_ps);
+/* fn(ctx, k) for k in [0, n) on two threads, in any order. */
+void xpv_ti_for_each_par(void (*fn)(void *ctx, size_t k), void *ctx, size_t n);
+
 /* Bring the visible events `q` (ordered by group, then start) within
  * `b` (trace_budget.c); fills `info` when not NULL. */
 void xpv_ti_apply_budget(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,

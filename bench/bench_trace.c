@@ -11,7 +11,8 @@
  *   warm       40 viewports like the page's (a window 3x the view, one
  *              event per 2 px), spans from the whole trace down to 1e-6 of
  *              it at random places: render time, render + gzip level 6 (the
- *              server compresses responses <= 4 MiB at level 6), payload raw
+ *              server compresses responses <= 1 MiB at level 6, larger ones
+ *              at level 1: for those this overstates), payload raw
  *              and gzip-compressed
  *   emission   JSON bytes/s of resolution-0 responses (every event of a
  *              window, with the stat scan for names/flows)

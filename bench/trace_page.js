@@ -8,18 +8,47 @@
 // Figures, at a 1920x1080 window:
 //   first view   navigation -> the timeline drawn with the first viewport
 //                (data-ready and a painted frame), and the first viewport
-//                request alone (sent -> answer parsed and ingested)
+//                request alone (sent -> answer received)
 //   zoom steps   each W key press (zoom in about 1.6x, like the page's
-//                keyboard zoom) -> the refetched window drawn: the time to
-//                the next painted frame after its answer, and the paint
-//                alone (ms per frame)
-//   events       per viewport answer (returnedEventsSize), max
+//                keyboard zoom) -> the refetched window drawn (the page's
+//                debounce included), or, when the page needs no refetch,
+//                the next painted frame; and the paint alone (ms per frame)
+//   split        of each fetch, from the page: server (request sent ->
+//                first byte, Resource Timing), transfer, request+parse and
+//                ingest (the page's xpvTrace.fetchStats, when it has it)
+//   events       loaded per answer (the page's paintStats), max
 //   JS heap      used after the zooms (CDP Performance.getMetrics)
+// Answer bodies are not read through the DevTools protocol (that copy of
+// several MB per answer slowed the page it measured).
 // Run it twice on a fresh server to tell the cold load (first run: decode
 // + trace index) from the page (second run: the server answers from its
-// cache); the page's own work is the second run's figure.
+// cache); the page's own work is the second run's figure.  Zooms on the
+// same views hit the server's answer cache on later runs: SHIFT_PX (env,
+// default 0) moves the mouse that far right of the canvas centre so a
+// run zooms around another point.
 const path = require('path');
 const { chromium } = require(path.join(__dirname, '../tests/browser/node_modules/playwright-core'));
+
+const trace = (page, fn) => page.evaluate((f) => {
+  const h = document.querySelector('.xpv-tool-root').xpvTrace;
+  return h[f] ? h[f]() : null;
+}, fn);
+
+// The page's last window fetch split up.
+async function fetchBreakdown(page) {
+  return page.evaluate(() => {
+    const r = performance.getEntriesByType('resource').filter((e) => /trace_viewer(%40|@)/.test(e.name)).pop();
+    const f = document.querySelector('.xpv-tool-root').xpvTrace.fetchStats;
+    const st = f ? f() : null;
+    if (!r) return '';
+    const srv = r.responseStart - r.requestStart, xfer = r.responseEnd - r.responseStart;
+    return `server ${srv.toFixed(0)} ms, transfer ${xfer.toFixed(0)} ms, ` +
+      (st ? `request+parse ${st.requestMs.toFixed(0)} ms, ingest ${st.ingestMs.toFixed(0)} ms, ` : '') +
+      `${(r.encodedBodySize / 1e6).toFixed(2)} MB on the wire`;
+  });
+}
+
+const frame = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 
 async function main() {
   const [url, run, host, stepsArg] = process.argv.slice(2);
@@ -31,69 +60,75 @@ async function main() {
   const browser = await chromium.launch({ executablePath: process.env.XPV_CHROMIUM || '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'] });
   const page = await browser.newPage({ viewport: { width: 1920, height: 1080 } });
-  const answers = [];           // {t0, t1, events, bytes}
+  const answers = [];           // {t0, t1}
   const sent = new Map();
-  page.on('request', (r) => { if (/tag=trace_viewer%40|tag=trace_viewer@/.test(r.url())) sent.set(r, Date.now()); });
-  page.on('requestfinished', async (r) => {
-    if (!sent.has(r)) return;
-    const resp = await r.response();
-    let events = -1, bytes = 0;
-    try {
-      const body = await resp.body();
-      bytes = body.length;
-      const m = /"returnedEventsSize":(\d+)/.exec(body.toString('utf8', 0, Math.min(body.length, 4096)));
-      if (m) events = Number(m[1]);
-    } catch (e) { /* aborted */ }
-    answers.push({ t0: sent.get(r), t1: Date.now(), events, bytes, url: r.url() });
+  let nSent = 0;
+  page.on('request', (r) => {
+    if (/tag=trace_viewer%40|tag=trace_viewer@/.test(r.url())) { sent.set(r, Date.now()); nSent++; }
   });
+  page.on('requestfinished', (r) => {
+    if (sent.has(r)) answers.push({ t0: sent.get(r), t1: Date.now() });
+  });
+  let nFailed = 0;              // aborted by the page (a newer view)
+  page.on('requestfailed', (r) => { if (sent.has(r)) nFailed++; });
   const frag = `#run=${encodeURIComponent(run)}&tool=trace_viewer` + (host ? `&host=${encodeURIComponent(host)}` : '');
   const tNav = Date.now();
   await page.goto(url + frag);
   await page.waitForSelector('.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas', { timeout: 600000 });
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await frame(page);
   const tFirst = Date.now() - tNav;
-  const ps0 = await page.evaluate(() => document.querySelector('.xpv-tool-root').xpvTrace.paintStats());
+  const ps0 = await trace(page, 'paintStats');
+  const fs0 = await fetchBreakdown(page);
   const a0 = answers[0];
   console.log(`first view      ${tFirst} ms navigation -> drawn (first viewport request ${a0 ? a0.t1 - a0.t0 : '?'} ms,` +
-    ` ${a0 ? a0.events : '?'} events, ${a0 ? (a0.bytes / 1e6).toFixed(2) : '?'} MB as received); paint ${ps0.ms.toFixed(1)} ms,` +
-    ` ${ps0.boxes} boxes of ${ps0.loaded} loaded`);
+    ` ${ps0.loaded} events); paint ${ps0.ms.toFixed(1)} ms, ${ps0.boxes} boxes; ${fs0}`);
   const cv = await page.$('canvas.xpv-trace-canvas');
   const cb = await cv.boundingBox();
-  await page.mouse.click(cb.x + cb.width / 2, cb.y + 10);
+  await page.mouse.click(cb.x + cb.width / 2 + Number(process.env.SHIFT_PX || 0), cb.y + 10);
   const zoom = [];
+  const loaded = [ps0.loaded];
   for (let i = 0; i < steps; i++) {
-    const before = answers.length;
+    const before = nSent;
     const t0 = Date.now();
     await page.keyboard.press('w');
-    // the page repaints at once (old data), then refetches after a 120 ms
-    // debounce when the view needs a finer window; wait for that answer
-    // when one is sent, then for the frame that draws it
-    await page.waitForTimeout(150);
-    const deadline = Date.now() + 60000;
-    while (Date.now() < deadline) {
-      const busy = await page.evaluate(() => {
-        const r = document.querySelector('.xpv-tool-root');
-        return !!document.querySelector('.xpv-trace-status') &&
-          /Loading/.test(document.querySelector('.xpv-trace-status').textContent);
-      });
-      if (!busy) break;
-      await page.waitForTimeout(10);
+    // The page repaints at once (old data), then refetches after its
+    // debounce (at most 120 ms) when the view needs a finer window.
+    let fetched = false;
+    while (Date.now() - t0 < 200) {
+      if (nSent > before) { fetched = true; break; }
+      await page.waitForTimeout(5);
     }
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-    const dt = Date.now() - t0;
-    const ps = await page.evaluate(() => document.querySelector('.xpv-tool-root').xpvTrace.paintStats());
-    const a = answers.length > before ? answers[answers.length - 1] : null;
-    zoom.push({ dt, fetched: !!a, req: a ? a.t1 - a.t0 : 0, events: a ? a.events : 0, paint: ps.ms });
+    let dt;
+    if (!fetched) {
+      dt = -1;                  // the next frame after the key, below
+    } else {
+      const deadline = Date.now() + 60000;
+      while (Date.now() < deadline) {
+        const busy = await page.evaluate(() => {
+          const s = document.querySelector('.xpv-trace-status');
+          return !!s && /Loading/.test(s.textContent);
+        });
+        if (!busy && answers.length + nFailed >= nSent) break;
+        await page.waitForTimeout(5);
+      }
+      await frame(page);
+      dt = Date.now() - t0;
+    }
+    const ps = await trace(page, 'paintStats');
+    const a = fetched ? answers[answers.length - 1] : null;
+    if (fetched) loaded.push(ps.loaded);
+    zoom.push({ dt, fetched, req: a ? a.t1 - a.t0 : 0, events: ps.loaded, paint: ps.ms,
+      split: fetched ? await fetchBreakdown(page) : '' });
   }
   for (const [i, z] of zoom.entries())
-    console.log(`zoom step ${i + 1}     ${z.dt} ms key -> drawn (incl. the page's 120 ms debounce)` +
-      (z.fetched ? `; refetch ${z.req} ms, ${z.events} events` : '; no refetch') + `; paint ${z.paint.toFixed(1)} ms`);
+    console.log(`zoom step ${i + 1}     ${z.fetched ? `${z.dt} ms key -> drawn` : 'no refetch (old data redrawn)'}` +
+      (z.fetched ? `; request ${z.req} ms, ${z.events} events (${z.split})` : '') +
+      `; paint ${z.paint.toFixed(1)} ms`);
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Performance.enable');
   const met = (await cdp.send('Performance.getMetrics')).metrics;
   const heap = met.find((m) => m.name === 'JSHeapUsedSize');
-  const maxEv = Math.max(...answers.map((a) => a.events));
-  console.log(`events          max ${maxEv} per viewport answer over ${answers.length} answers`);
+  console.log(`events          max ${Math.max(...loaded)} loaded per answer over ${answers.length} answers`);
   console.log(`JS heap         ${(heap.value / 1e6).toFixed(1)} MB used`);
   await browser.close();
 }

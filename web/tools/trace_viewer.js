@@ -20,9 +20,10 @@
 // range; click selects an event (details pane with all args), Ctrl/Cmd+
 // click builds a multi-selection; F zooms to the selection, M marks its
 // time range, ? lists the keys; search box with previous/next; flow
-// arrows with an on/off toggle and a category filter.  The page fetches a window 3x the viewport at about
-// one event per 2 px and refetches only when the view leaves that window or
-// zooms in past its resolution.
+// arrows with an on/off toggle and a category filter.  The page fetches the
+// viewport plus a 1/8 margin each side at about one event per 2 px, keeps
+// drawing what it has while a fetch is in flight, and refetches only when
+// the view leaves that window or zooms in past its resolution.
 
 import { el } from '../lib/dom.js';
 import { palette, onThemeChange } from '../lib/theme.js';
@@ -236,10 +237,49 @@ export default async function render(root, ctx) {
   }
 
   // ---- fetching ---------------------------------------------------------------
+  // The window fetched is the view and a margin of MARGIN spans each side
+  // (small pans stay inside it), at 2 px per event: on a profile with many
+  // rows an answer's events, bytes, parse and ingest grow with the window,
+  // and a zoom step waits for all of it (3x the view cost 2-3x the time).
+  const MARGIN = 0.125;
+  // The last few answers (a zoom back out, or a pan back, finds its window
+  // here instead of asking again); a few MB of JS heap each.
+  const KEEP = 3;
+  const kept = [];
+  // A kept answer covering the view at the detail the view needs (the
+  // rule of needFetch), the finest first; or null.
+  function keptFor() {
+    const span = S.view[1] - S.view[0], eps = span * 1e-6, needRes = 2 * span / plotW();
+    let best = null;
+    for (const k of kept) {
+      const f = k.fetched;
+      if (f.s > S.view[0] + eps || f.e < S.view[1] - eps) continue;
+      if (f.filtered && needRes < f.resUs / 2) continue;
+      if (!best || f.resUs < best.fetched.resUs) best = k;
+    }
+    return best;
+  }
+  function show(fetched, d) {
+    S.fetched = fetched;
+    ingest(d);
+    status.textContent = `${S.nEvents.toLocaleString()} events loaded for ${fmtDur(fetched.e - fetched.s)}` +
+      (S.filtered ? ` (level of detail: events shorter than ${fmtDur(fetched.resUs)} ` +
+        'may be hidden; zoom in for more)' : '') + budgetNote(d);
+    draw();
+  }
   async function fetchWindow() {
+    const k = keptFor();
+    if (k) {
+      if (S.inflight) S.inflight.abort();
+      ++S.seq;
+      const t1 = performance.now();
+      show(k.fetched, k.d);
+      S.fetchStats = { requestMs: 0, ingestMs: performance.now() - t1, kept: true };
+      return;
+    }
     const span = S.view[1] - S.view[0];
-    const s = Math.max(S.full[0], S.view[0] - span);
-    const e = Math.min(S.full[1], S.view[1] + span);
+    const s = Math.max(S.full[0], S.view[0] - MARGIN * span);
+    const e = Math.min(S.full[1], S.view[1] + MARGIN * span);
     const px = plotW() * (e - s) / span;
     const resolution = Math.max(1, Math.round(px / 2));
     const seq = ++S.seq;
@@ -248,14 +288,15 @@ export default async function render(root, ctx) {
     S.inflight = ctl;
     status.textContent = 'Loading\u2026';
     try {
+      const t0 = performance.now();
       const d = await api({ start_time_ms: s / 1000, end_time_ms: e / 1000, resolution }, ctl.signal);
       if (seq !== S.seq || ctx.signal.aborted) return;
-      S.fetched = { s, e, resUs: (e - s) / resolution, filtered: !!d.filteredByVisibility };
-      ingest(d);
-      status.textContent = `${S.nEvents.toLocaleString()} events loaded for ${fmtDur(e - s)}` +
-        (S.filtered ? ` (level of detail: events shorter than ${fmtDur((e - s) / resolution)} ` +
-          'may be hidden; zoom in for more)' : '') + budgetNote(d);
-      draw();
+      const t1 = performance.now();
+      const fetched = { s, e, resUs: (e - s) / resolution, filtered: !!d.filteredByVisibility };
+      kept.unshift({ fetched, d });
+      if (kept.length > KEEP) kept.pop();
+      show(fetched, d);
+      S.fetchStats = { requestMs: t1 - t0, ingestMs: performance.now() - t1 };
     } catch (err) {
       if (err && err.name === 'AbortError') return;
       status.textContent = `Could not load the trace window: ${err.message}`;
@@ -280,7 +321,9 @@ export default async function render(root, ctx) {
   function scheduleFetch() {
     clearTimeout(S.fetchTimer);
     if (!S.view || !needFetch()) return;
-    S.fetchTimer = setTimeout(fetchWindow, 120);
+    // Short: wheel events come every ~16 ms, so a gesture still makes one
+    // request, while a key press is answered sooner.
+    S.fetchTimer = setTimeout(fetchWindow, 50);
   }
 
   // ---- drawing ----------------------------------------------------------------
@@ -788,6 +831,8 @@ export default async function render(root, ctx) {
         .map((t) => ({ tid: t.tid, name: t.name, events: t.events.length })) })),
     // The last frame: paint time (ms), boxes and flow arrows drawn, events loaded.
     paintStats: () => ({ ms: S.paintMs, boxes: S.boxes.length, loaded: S.nEvents, arrows: S.arrows }),
+    // The last window fetched: request (sent -> answer parsed) and ingest ms.
+    fetchStats: () => S.fetchStats && Object.assign({}, S.fetchStats),
     // Paint `n` frames synchronously: per frame [paint ms (JS, recording
     // the canvas commands), raster ms (forced by reading a pixel back)].
     repaint: (n) => {
@@ -810,6 +855,7 @@ export default async function render(root, ctx) {
     clearTimeout(S.fetchTimer);
     if (S.inflight) S.inflight.abort();
     S.seq++;
+    kept.length = 0;
     Object.assign(S, { full: null, view: null, fetched: null, procs: new Map(), steps: [], nEvents: 0,
       selected: null, range: null, boxes: [], matches: [], matchTotal: 0, matchIdx: -1, matchPrefix: '' });
     S.maxDepth = new Map();
@@ -830,12 +876,15 @@ export default async function render(root, ctx) {
   async function load() {
     const seq = ++loadSeq;
     const resolution = Math.max(1, Math.round(plotW() / 2));
+    const tReq = performance.now();
     const d = await api({ resolution });
     if (seq !== loadSeq || ctx.signal.aborted) return;
+    const tGot = performance.now();
     const fs = d.fullTimespan || [0, 0];
     S.full = [fs[0] * 1000, Math.max(fs[1] * 1000, fs[0] * 1000 + 1e-3)];
     S.view = S.full.slice();
     S.fetched = { s: S.full[0], e: S.full[1], resUs: (S.full[1] - S.full[0]) / resolution, filtered: !!d.filteredByVisibility };
+    kept.unshift({ fetched: S.fetched, d });
     if (!linkApplied) {                     // the first load follows the link
       linkApplied = true;
       for (const pid of (pagestate.get('tv.col') || '').split(',')) if (pid !== '') S.collapsed.add(Number(pid));
@@ -843,6 +892,7 @@ export default async function render(root, ctx) {
       if (sel !== null && sel !== '') S.pendingSel = Number(sel);
     }
     ingest(d);
+    S.fetchStats = { requestMs: tGot - tReq, ingestMs: performance.now() - tGot };
     if (!S.nEvents) {
       details.textContent = '';
       details.append(el('p', null, 'This profile has no trace events to show (no host thread, GPU, TPU or custom device timeline).'));

@@ -1,0 +1,78 @@
+// trace_zoom.test.js - what the trace viewer shows while zooming (demo run).
+//
+// The page asks the server for the view plus a small margin (not three
+// views), keeps drawing the events it has while a zoom's answer is on its
+// way (held back here by request interception, so the check does not
+// depend on timing), draws the answer when it comes, and a zoom back out
+// to a view it has already loaded draws it again without asking the
+// server.  Not timed.
+const { test } = require('./harness');
+
+const RUN = '2024_01_01_00_00_01';
+const WINDOW = /\/data\?.*tag=trace_viewer(%40|@).*start_time_ms/;
+
+const hook = (page, fn) => page.evaluate((f) => document.querySelector('.xpv-tool-root').xpvTrace[f](), fn);
+
+async function settle(t, page) {
+  await t.waitIdle(page);
+  await page.waitForTimeout(200);       // the view -> fetch debounce
+  await t.waitIdle(page);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+test('trace viewer: zoom fetches the view, draws old data meanwhile, reuses loaded windows', async (t) => {
+  const page = await t.open(t.url(`#run=${RUN}&tool=trace_viewer`), { viewport: { width: 1400, height: 900 } });
+  await t.waitFor(page, '.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas');
+  await settle(t, page);
+  const cv = await page.$('canvas.xpv-trace-canvas');
+  const cb = await cv.boundingBox();
+  await page.mouse.click(cb.x + 700, cb.y + 10);
+  const sent = [];
+  page.on('request', (r) => { if (WINDOW.test(r.url())) sent.push(r.url()); });
+
+  // Zoom in until the page asks for a finer window; hold its answer back.
+  let release;
+  const held = new Promise((r) => { release = r; });
+  let holding = true;
+  await page.route(WINDOW, async (route) => {
+    if (holding) await held;
+    await route.continue();
+  });
+  const before = (await hook(page, 'paintStats')).boxes;
+  t.ok(before > 20, `the whole trace drawn (${before} boxes)`);
+  for (let i = 0; i < 8 && !sent.length; i++) {
+    await page.keyboard.press('w');
+    await page.waitForTimeout(150);
+  }
+  t.ok(sent.length === 1, `zooming in asked for a finer window (${sent.length} request)`);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  t.match(await page.textContent('.xpv-trace-status'), /Loading/, 'the status says the window is loading');
+  const during = await hook(page, 'paintStats');
+  const view = await hook(page, 'view');
+  t.ok(during.boxes > 10, `while it loads the zoomed view still shows the loaded events (${during.boxes} boxes)`);
+  const inView = (await hook(page, 'boxes')).every((b) => b.x >= 0 && b.x + b.w <= cb.width + 1);
+  t.ok(inView, 'the boxes drawn meanwhile lie on the canvas');
+
+  holding = false;
+  release();
+  await settle(t, page);
+  t.match(await page.textContent('.xpv-trace-status'), /events loaded for/, 'the answer is drawn');
+  const f = await hook(page, 'fetched');
+  const v = await hook(page, 'view');
+  const span = v[1] - v[0];
+  t.ok(f.s <= v[0] + 1e-6 && f.e >= v[1] - 1e-6, 'the fetched window covers the view');
+  t.ok(f.e - f.s <= 1.25 * span * (1 + 1e-9) + 1e-6,
+    `the fetched window is the view and a small margin (${((f.e - f.s) / span).toFixed(3)}x the view, was 3x)`);
+  t.ok(view[1] - view[0] >= span - 1e-6 && (await hook(page, 'paintStats')).boxes > 10, 'the zoomed view drawn');
+
+  // Back out to the whole trace: its answer is kept, no request.
+  const n = sent.length;
+  for (let i = 0; i < 12; i++) await page.keyboard.press('s');
+  await settle(t, page);
+  const full = await hook(page, 'full'), v2 = await hook(page, 'view');
+  t.eq(v2, full, 'zoomed back out to the whole trace');
+  t.eq(sent.length, n, 'no request for a window already loaded');
+  t.ok((await hook(page, 'paintStats')).boxes >= before * 0.9, 'the whole trace drawn again');
+  t.match(await page.textContent('.xpv-trace-status'), /events loaded/, 'status line');
+  await t.assertClean(page);
+});
