@@ -108,9 +108,9 @@ int main(int argc, char **argv) {
                 snprintf(s1, sizeof s1, "%.6f", s / 1e9);
                 snprintf(s2, sizeof s2, "%.6f", e / 1e9);
                 snprintf(s3, sizeof s3, "%d", res);
-                const char *k4[] = {"tag", "start_time_ms", "end_time_ms", "resolution"};
-                const char *v4[] = {"trace_viewer@", s1, s2, s3};
-                xpv_params q = {4, k4, v4};
+                const char *k3[] = {"start_time_ms", "end_time_ms", "resolution"};
+                const char *v3[] = {s1, s2, s3};
+                xpv_params q = {3, k3, v3, "trace_viewer@"};
                 xpv_err err;
                 memset(&err, 0, sizeof err);
                 xpv_buf_reset(&out);
