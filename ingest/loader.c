@@ -471,6 +471,32 @@ static xpv_profile *load_xplane(int fd, const struct stat *st0, const char *disp
     return p;
 }
 
+uint64_t xpv_load_heap_estimate(const char *path, uint64_t size, const xpv_load_limits *lim) {
+    xpv_load_limits def = {XPV_DEFAULT_MAX_FILE, XPV_DEFAULT_MAX_FILE, NULL, 0};
+    if (!lim) lim = &def;
+    if (is_trace_json(path)) return xpv_decode_heap_estimate(size, 0);
+    xpv_err err;
+    int fd = xpv_open_confined(lim->root, path, path, &err);
+    if (fd < 0) return xpv_decode_heap_estimate(size, 1);
+    unsigned char m[2], t[4];
+    uint64_t est = xpv_decode_heap_estimate(size, 1);
+    if (size >= 18 && pread(fd, m, 2, 0) == 2 && m[0] == 0x1f && m[1] == 0x8b &&
+        pread(fd, t, 4, (off_t)(size - 4)) == 4) {
+        /* ISIZE: the inflated size mod 2^32 of the last member (it
+         * understates multi-member files and those past 4 GiB: at least
+         * the file's size); gunzip stops at the caps whatever it says. */
+        uint64_t isize = (uint64_t)t[0] | (uint64_t)t[1] << 8 | (uint64_t)t[2] << 16 |
+                         (uint64_t)t[3] << 24;
+        uint64_t cap = lim->max_inflated;
+        if (lim->max_mem && lim->max_mem < cap) cap = lim->max_mem;
+        if (isize < size) isize = size;
+        if (isize > cap) isize = cap;
+        est = xpv_decode_heap_estimate(isize, 0);
+    }
+    close(fd);
+    return est;
+}
+
 xpv_profile *xpv_load_profile(const char *path, const char *display,
                               const xpv_load_limits *lim, xpv_err *err) {
     xpv_load_limits def = {XPV_DEFAULT_MAX_FILE, XPV_DEFAULT_MAX_FILE, NULL, 0};

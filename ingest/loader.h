@@ -77,6 +77,18 @@ xpv_profile *xpv_load_profile(const char *path, const char *display,
                               const xpv_load_limits *lim, xpv_err *err);
 
 
+/* Heap bytes loading `path` (`size` bytes on disk) is expected to take at
+ * once, for admission against a memory budget before decoding; counted as
+ * the decoder's budget counts them (xpv_decode_heap_estimate).  A plain
+ * XPlane is mapped: only its model counts, not the file.  A gzipped one is
+ * inflated into the heap: the inflated size its gzip trailer states
+ * (ISIZE; at least the file's size, at most the inflate caps in `lim`)
+ * plus that buffer's model.  A Chrome trace becomes an XSpace in the heap:
+ * the file's size plus its model.  Reads the first 2 and last 4 bytes;
+ * a file that cannot be read is estimated as a plain one (loading it
+ * fails anyway).  `lim` NULL means the defaults. */
+uint64_t xpv_load_heap_estimate(const char *path, uint64_t size, const xpv_load_limits *lim);
+
 /* Whether the file `p` was mapped from has shrunk since it was loaded
  * (the lost bytes now read as zeros: answers from `p` are unreliable; load
  * the file again).  0 for profiles not loaded by mapping a file. */

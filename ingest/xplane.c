@@ -1030,7 +1030,9 @@ static int decode_space(xpv_profile *prof, const xpv_decode_opts *o, int paralle
                  (unsigned long long)d.nclamped);
         xpv_profile_add_warning(prof, msg);
     }
-    prof->mem_size = prof->buf_len + prof->arena.total + sizeof *prof;
+    /* Heap held: a mapped file's bytes are page cache, not counted (as
+     * the budget above did not count them). */
+    prof->mem_size = (o->file_mapped ? 0 : prof->buf_len) + prof->arena.total + sizeof *prof;
     rc = 1;
 out:
     free(d.scratch);
@@ -1094,6 +1096,12 @@ xpv_profile *xpv_decode_ex(void *buf, size_t len, void (*buf_free)(void *, size_
     if (rc == 1) return prof;
     xpv_profile_free(prof);
     return NULL;
+}
+
+uint64_t xpv_decode_heap_estimate(uint64_t len, int file_mapped) {
+    uint64_t model = len / XPV_MODEL_PER_BYTE_DEN * XPV_MODEL_PER_BYTE_NUM +
+                     (len % XPV_MODEL_PER_BYTE_DEN) * XPV_MODEL_PER_BYTE_NUM / XPV_MODEL_PER_BYTE_DEN;
+    return (file_mapped ? 0 : len) + model + (1u << 16) + sizeof(xpv_profile);
 }
 
 xpv_profile *xpv_decode(void *buf, size_t len, void (*buf_free)(void *, size_t),

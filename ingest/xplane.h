@@ -49,6 +49,21 @@ typedef struct xpv_decode_opts {
     int parallel_used;       /* out: 1 when lines were parsed in parallel */
 } xpv_decode_opts;
 
+/* Heap bytes decoding `len` bytes of XSpace is expected to take, counted
+ * as the decoder's budget counts them: the bytes themselves unless
+ * `file_mapped` (page cache), plus the model (arena), at most
+ * XPV_MODEL_PER_BYTE_NUM / _DEN of the bytes on the profiles measured
+ * (model / file: real TF multi-GPU grown to 38 MB 0.31, JAX/TPU grown to
+ * 56 MB 0.81, synthetic 20 MB 0.42), plus the arena's first chunk.  An
+ * estimate for admission, not a bound: a file of tiny events can take
+ * more, and the decoder's own budget checks refuse it (413); what the
+ * analysis layer derives afterwards (enrichment: 0.2 of the file on that
+ * JAX profile) is charged when built. */
+uint64_t xpv_decode_heap_estimate(uint64_t len, int file_mapped);
+
+#define XPV_MODEL_PER_BYTE_NUM 7
+#define XPV_MODEL_PER_BYTE_DEN 8
+
 #define XPV_DECODE_MAX_THREADS 16
 #define XPV_DECODE_PARALLEL_MIN (16u << 20)
 #define XPV_DECODE_MIN_AVG_LINE 4096u

@@ -150,7 +150,8 @@ typedef struct xpv_profile {
     size_t file_size;            /* bytes decoded */
     unsigned trace_facts;        /* XPV_TRACE_* bits: what a Chrome trace held
                                   * (set by its importer; 0 for XPlanes) */
-    size_t mem_size;             /* bytes held: buffer + arena */
+    size_t mem_size;             /* heap bytes held: arena, and the buffer
+                                  * unless it maps the file (page cache) */
     xpv_arena arena;
     void *buf;                   /* the file bytes; freed with the profile */
     void (*buf_free)(void *buf, size_t len);

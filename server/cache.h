@@ -75,8 +75,8 @@ xpv_centry *xpv_cache_get(xpv_cache *c, const char *key,
                           xpv_cache_build_fn build, void *ctx, xpv_err *err);
 
 /* xpv_cache_get() for a build that needs about `need` bytes at once and
- * calls no cache function itself (a profile decode: `need` = the file
- * size; 0 = plain xpv_cache_get).  `label` names the value in errors (the
+ * calls no cache function itself (a profile decode: `need` = its heap
+ * estimate, xpv_load_heap_estimate; 0 = plain xpv_cache_get).  `label` names the value in errors (the
  * file).  On a miss:
  *  - need > budget: NULL with a 413 error, nothing built (it never fits);
  *  - when the bytes cached + those reserved by admitted builds in flight +

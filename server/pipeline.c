@@ -74,9 +74,16 @@ xpv_centry *get_profile(xpv_app *a, const xpv_host *h, int holds, xpv_err *err) 
     host_identity(&key, h);
     xpv_buf_putc(&key, '\0');
     struct profile_ctx ctx = {a, h};
-    /* Admission: a decode needs at least the file's bytes at once, so cold
-     * decodes of different profiles queue rather than overrun the budget. */
-    xpv_centry *e = xpv_cache_get_admit(a->cache, key.data, h->size, holds, h->rel,
+    /* Admission: a decode needs about its heap estimate at once (the model,
+     * and inflated or converted bytes; a mapped file's bytes are page
+     * cache, not budget), so cold decodes of different profiles queue
+     * rather than overrun the budget.  An estimate refuses nothing by
+     * itself: past the budget it asks for the whole budget, and the
+     * decoder's own checks (gunzip caps, per-allocation budget) say 413
+     * with the exact reason if the file really does not fit. */
+    uint64_t need = xpv_load_heap_estimate(h->path, h->size, &a->limits);
+    if (a->limits.max_mem && need > a->limits.max_mem) need = a->limits.max_mem;
+    xpv_centry *e = xpv_cache_get_admit(a->cache, key.data, need, holds, h->rel,
                                         build_profile, &ctx, err);
     xpv_buf_free(&key);
     if (!e && !err->file[0]) snprintf(err->file, sizeof err->file, "%s", h->rel);
@@ -372,7 +379,7 @@ static xpv_centry *get_part(xpv_app *a, const xpv_derived_kind *k, const xpv_hos
 }
 
 /* Hosts decoded and analysed at once (the machine this targets has 2
- * cores; each decode also needs its file's bytes of budget). */
+ * cores; each decode also needs its heap estimate of budget). */
 #define PART_THREADS 2
 
 struct parts_job {

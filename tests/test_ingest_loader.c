@@ -529,6 +529,54 @@ static void test_loader__truncated_while_mapped(void **state) {
     xpv_buf_free(&b);
 }
 
+/* Admission estimates (issue 17): a mapped plain file counts its model,
+ * not its bytes (page cache); a gzipped one counts its inflated buffer
+ * (the gzip trailer's size) and that buffer's model; the loaded profiles'
+ * mem_size counts the same way. */
+static void test_loader__heap_estimate(void **state) {
+    (void)state;
+    xpv_synth_opts o = {0};
+    o.size_bytes = 2 * 1000 * 1000;
+    o.hosts = 1;
+    xpv_synth_defaults(&o);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    assert_int_equal(xpv_synth_host(&o, 0, &b), 0);
+    assert_int_equal(fx_write(path_of("est.xplane.pb"), b.data, b.len), 0);
+    size_t gzlen;
+    unsigned char *gz = fx_gzip(b.data, b.len, &gzlen);
+    assert_true(gzlen < b.len);
+    assert_int_equal(fx_write(path_of("est.xplane.pb.gz"), gz, gzlen), 0);
+
+    uint64_t plain = xpv_load_heap_estimate(path_of("est.xplane.pb"), b.len, NULL);
+    assert_true(plain == xpv_decode_heap_estimate(b.len, 1));
+    assert_true(plain < b.len);          /* admitted with less than its size */
+    assert_true(plain > b.len / 4);      /* but its model counts */
+    uint64_t zipped = xpv_load_heap_estimate(path_of("est.xplane.pb.gz"), gzlen, NULL);
+    assert_true(zipped == xpv_decode_heap_estimate(b.len, 0));
+    assert_true(zipped >= b.len + plain - sizeof(xpv_profile));   /* the inflated buffer */
+    /* The inflate caps bound what the trailer may claim. */
+    xpv_load_limits lim = {XPV_DEFAULT_MAX_FILE, XPV_DEFAULT_MAX_FILE, NULL, b.len / 2};
+    assert_true(xpv_load_heap_estimate(path_of("est.xplane.pb.gz"), gzlen, &lim) ==
+                xpv_decode_heap_estimate(b.len / 2, 0));
+
+    /* The profiles are charged their heap: the arena, plus the inflated
+     * buffer for the gzipped one, never the mapped bytes. */
+    xpv_err err;
+    xpv_profile *p = xpv_load_profile(path_of("est.xplane.pb"), NULL, NULL, &err);
+    assert_non_null(p);
+    assert_true(p->mem_size == p->arena.total + sizeof *p);
+    size_t model = p->mem_size;
+    xpv_profile_free(p);
+    p = xpv_load_profile(path_of("est.xplane.pb.gz"), NULL, NULL, &err);
+    assert_non_null(p);
+    assert_true(p->mem_size == b.len + p->arena.total + sizeof *p);
+    assert_true(p->mem_size == b.len + model);
+    xpv_profile_free(p);
+    free(gz);
+    xpv_buf_free(&b);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loader__plain_and_gzip),
@@ -542,6 +590,7 @@ int main(void) {
         cmocka_unit_test(test_loader__confined_to_root),
         cmocka_unit_test(test_loader__mapped_cuts_as_read),
         cmocka_unit_test(test_loader__truncated_while_mapped),
+        cmocka_unit_test(test_loader__heap_estimate),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
