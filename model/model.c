@@ -155,28 +155,18 @@ void xpv_stat_iter_init(xpv_stat_iter *it, const xpv_plane *pl, const xpv_line *
     it->end = s + len;
 }
 
-/* The next XStat payload [*s, *se) of `it` (XEvent field 4; other fields
- * skipped).  0 at the end or at bytes that do not parse. */
-static inline int stat_bytes_next(xpv_stat_iter *it, const uint8_t **s, const uint8_t **se) {
+int xpv_stat_next(xpv_stat_iter *it, xpv_stat *out) {
     while (it->p && it->p < it->end) {
         uint64_t tag, len;
-        if (!wire_varint(&it->p, it->end, &tag)) return 0;
+        const uint8_t *s = NULL;
+        if (!wire_varint(&it->p, it->end, &tag)) break;
         if (tag != ((4 << 3) | WT_LEN)) {
-            if (!wire_skip(&it->p, it->end, (unsigned)(tag & 7))) return 0;
+            if (!wire_skip(&it->p, it->end, (unsigned)(tag & 7))) break;
             continue;
         }
-        if (!wire_len(&it->p, it->end, s, &len)) return 0;
-        *se = *s + len;
-        return 1;
-    }
-    return 0;
-}
-
-int xpv_stat_next(xpv_stat_iter *it, xpv_stat *out) {
-    const uint8_t *s = NULL, *se = NULL;
-    if (stat_bytes_next(it, &s, &se)) {
+        if (!wire_len(&it->p, it->end, &s, &len)) break;
         int64_t mid;
-        stat_value(s, se, out, &mid);
+        stat_value(s, s + len, out, &mid);
         stat_resolve(it->plane, mid, out);
         return 1;
     }
@@ -192,11 +182,19 @@ int xpv_event_stat(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
     const int64_t want = pl->stat_meta[stat_id].key;
     xpv_stat_iter it;
     xpv_stat_iter_init(&it, pl, ln, e);
-    const uint8_t *found = NULL, *found_end = NULL, *s, *se;
-    while (stat_bytes_next(&it, &s, &se)) {
-        if (stat_meta_id(s, se) == want) {
+    const uint8_t *found = NULL, *found_end = NULL;
+    while (it.p && it.p < it.end) {
+        uint64_t tag, len;
+        const uint8_t *s;
+        if (!wire_varint(&it.p, it.end, &tag)) break;
+        if (tag != ((4 << 3) | WT_LEN)) {
+            if (!wire_skip(&it.p, it.end, (unsigned)(tag & 7))) break;
+            continue;
+        }
+        if (!wire_len(&it.p, it.end, &s, &len)) break;
+        if (stat_meta_id(s, s + len) == want) {
             found = s;
-            found_end = se;
+            found_end = s + len;
         }
     }
     if (!found) return 0;
@@ -269,12 +267,19 @@ uint32_t xpv_event_stats_in(const xpv_plane *pl, const xpv_line *ln, const xpv_e
     if (!set->valid || e->wire == XPV_NO_STATS) return 0;
     xpv_stat_iter it;
     xpv_stat_iter_init(&it, pl, ln, e);
-    const uint8_t *s, *se;
-    while (stat_bytes_next(&it, &s, &se)) {
+    while (it.p && it.p < it.end) {
+        uint64_t tag, len;
+        const uint8_t *s;
+        if (!wire_varint(&it.p, it.end, &tag)) break;
+        if (tag != ((4 << 3) | WT_LEN)) {
+            if (!wire_skip(&it.p, it.end, (unsigned)(tag & 7))) break;
+            continue;
+        }
+        if (!wire_len(&it.p, it.end, &s, &len)) break;
         int64_t mid;
         const uint8_t *val;
-        if (!stat_simple(s, se, &mid, &val)) {
-            mid = stat_meta_id(s, se);
+        if (!stat_simple(s, s + len, &mid, &val)) {
+            mid = stat_meta_id(s, s + len);
             val = s;
         }
         uint32_t hit = 0;
@@ -288,7 +293,7 @@ uint32_t xpv_event_stats_in(const xpv_plane *pl, const xpv_line *ln, const xpv_e
             more |= found & (1u << i);
             found |= 1u << i;
             at[i] = val;
-            at_end[i] = se;
+            at_end[i] = s + len;
         }
     }
     for (uint32_t v = found; v; v &= v - 1) {
