@@ -828,6 +828,26 @@ static int tcur_before(const tcursor *a, const tcursor *b) {
     return a->li < b->li;
 }
 
+/* Takes the next event off the merge of the `*ncur` (> 0) cursors: its
+ * line, line index and event index.  A cursor that runs out is freed and
+ * replaced by the last one (ties go by line index, not array order). */
+static const xpv_event *tcur_next(tcursor *cur, uint32_t *ncur, const xpv_line **ln,
+                                  uint32_t *li, uint32_t *ei) {
+    uint32_t best = 0;
+    for (uint32_t k = 1; k < *ncur; k++)
+        if (tcur_before(&cur[k], &cur[best])) best = k;
+    tcursor *t = &cur[best];
+    *ei = tcur_ev(t);
+    *li = t->li;
+    *ln = t->ln;
+    const xpv_event *e = &t->ln->events[*ei];
+    if (++t->pos == t->ln->nevents) {
+        free(t->ord);
+        cur[best] = cur[--*ncur];
+    }
+    return e;
+}
+
 static uint32_t *time_order(const xpv_line *ln) {
     int sorted = 1;
     for (uint32_t i = 1; i < ln->nevents && sorted; i++) {
@@ -944,17 +964,9 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     }
     opt64 none = {0, 0};
     while (ncur) {
-        uint32_t best = 0;
-        for (uint32_t k = 1; k < ncur; k++)
-            if (tcur_before(&cur[k], &cur[best])) best = k;
-        tcursor *t = &cur[best];
-        uint32_t ei = tcur_ev(t), li = t->li;
-        const xpv_line *eln = t->ln;
-        const xpv_event *e = &eln->events[ei];
-        if (++t->pos == eln->nevents) { /* (t is another cursor after this) */
-            free(t->ord);
-            cur[best] = cur[--ncur]; /* (ties go by line index, not array order) */
-        }
+        const xpv_line *eln;
+        uint32_t li, ei;
+        const xpv_event *e = tcur_next(cur, &ncur, &eln, &li, &ei);
         tstats ts = mt[e->meta];
         if (e->wire != XPV_NO_STATS && own[li]) {
             xpv_stat st[T_N];
@@ -1045,16 +1057,9 @@ static void gpu_steps(ctx *c, const xpv_plane *pl, const xpv_groups *gr, uint32_
             cur[ncur++] = (tcursor){&pl->lines[li], li, 0, time_order(&pl->lines[li])};
     opt64 none = {0, 0};
     while (ncur) {
-        uint32_t best = 0;
-        for (uint32_t k = 1; k < ncur; k++)
-            if (tcur_before(&cur[k], &cur[best])) best = k;
-        tcursor *t = &cur[best];
-        uint32_t ei = tcur_ev(t), li = t->li;
-        const xpv_event *e = &t->ln->events[ei];
-        if (++t->pos == t->ln->nevents) {
-            free(t->ord);
-            cur[best] = cur[--ncur];
-        }
+        const xpv_line *eln;
+        uint32_t li, ei;
+        const xpv_event *e = tcur_next(cur, &ncur, &eln, &li, &ei);
         int64_t g = event_group(pl, gr, pi, li, ei, sid);
         if (g < 0) continue;
         char nm[32];

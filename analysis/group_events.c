@@ -329,52 +329,60 @@ static void parents_of(builder *b, uint32_t x) {
             *(uint32_t *)vec_push(&b->pars) = b->in_e[k].from;
 }
 
+/* A breadth-first walk over the ancestors of a node (each visited once;
+ * uses the builder's queue, pars and seen stamps, so one walk at a time). */
+typedef struct anc_walk {
+    size_t qh, k;
+} anc_walk;
+
+static void anc_start(builder *b, anc_walk *w, uint32_t x) {
+    b->queue.n = 0;
+    b->stamp++;
+    i64map_put(&b->seen, x, b->stamp);
+    *(uint32_t *)vec_push(&b->queue) = x;
+    w->qh = 0;
+    w->k = b->pars.n;   /* no parents read yet */
+}
+
+/* The next ancestor into *z: 0 when the walk is over. */
+static int anc_next(builder *b, anc_walk *w, uint32_t *z) {
+    for (;;) {
+        while (w->k < b->pars.n) {
+            uint32_t p = ((uint32_t *)b->pars.p)[w->k++], sv;
+            if (i64map_get(&b->seen, p, &sv) && sv == b->stamp) continue;
+            i64map_put(&b->seen, p, b->stamp);
+            *(uint32_t *)vec_push(&b->queue) = p;
+            *z = p;
+            return 1;
+        }
+        if (w->qh >= b->queue.n) return 0;
+        parents_of(b, ((uint32_t *)b->queue.p)[w->qh++]);
+        w->k = 0;
+    }
+}
+
 /* Breadth-first over `x` and its ancestors: the first node found in the
  * sorted list `v` (XProf's GetContextStat). */
 static const node_val *context_val(builder *b, const vec *v, uint32_t x) {
     if (!v->n) return NULL;
     const node_val *hit = find_val(v, x);
     if (hit) return hit;
-    size_t qh = 0;
-    b->queue.n = 0;
-    b->stamp++;
-    i64map_put(&b->seen, x, b->stamp);
-    *(uint32_t *)vec_push(&b->queue) = x;
-    while (qh < b->queue.n) {
-        uint32_t y = ((uint32_t *)b->queue.p)[qh++];
-        parents_of(b, y);
-        for (size_t k = 0; k < b->pars.n; k++) {
-            uint32_t z = ((uint32_t *)b->pars.p)[k];
-            uint32_t sv;
-            if (i64map_get(&b->seen, z, &sv) && sv == b->stamp) continue;
-            i64map_put(&b->seen, z, b->stamp);
-            if ((hit = find_val(v, z))) return hit;
-            *(uint32_t *)vec_push(&b->queue) = z;
-        }
-    }
+    anc_walk w;
+    uint32_t z;
+    anc_start(b, &w, x);
+    while (anc_next(b, &w, &z))
+        if ((hit = find_val(v, z))) return hit;
     return NULL;
 }
 
 /* Whether an ancestor of `x` is a root of level `level` (level_of: node
  * -> root level). */
 static int ancestor_with_level(builder *b, const i64map *level_of, uint32_t x, int32_t level) {
-    size_t qh = 0;
-    b->queue.n = 0;
-    b->stamp++;
-    i64map_put(&b->seen, x, b->stamp);
-    *(uint32_t *)vec_push(&b->queue) = x;
-    while (qh < b->queue.n) {
-        uint32_t y = ((uint32_t *)b->queue.p)[qh++];
-        parents_of(b, y);
-        for (size_t k = 0; k < b->pars.n; k++) {
-            uint32_t z = ((uint32_t *)b->pars.p)[k];
-            uint32_t sv, lv;
-            if (i64map_get(&b->seen, z, &sv) && sv == b->stamp) continue;
-            i64map_put(&b->seen, z, b->stamp);
-            if (i64map_get(level_of, z, &lv) && (int32_t)lv == level) return 1;
-            *(uint32_t *)vec_push(&b->queue) = z;
-        }
-    }
+    anc_walk w;
+    uint32_t z, lv;
+    anc_start(b, &w, x);
+    while (anc_next(b, &w, &z))
+        if (i64map_get(level_of, z, &lv) && (int32_t)lv == level) return 1;
     return 0;
 }
 

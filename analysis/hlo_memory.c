@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "hlo_memory.h"
+#include "collections.h"
 #include "hlo.h"
 
 /* ==== Shapes ============================================================= */
@@ -473,19 +474,6 @@ static const lbuf *largest_buffer(const ctx *c, const Xla__BufferAllocationProto
     return best;
 }
 
-typedef struct size_rank {
-    int64_t size;
-    int32_t index;
-} size_rank;
-
-/* Largest first; equal sizes keep their order (XProf's std::sort leaves
- * ties unspecified). */
-static int cmp_by_size(const void *a, const void *b) {
-    const size_rank *x = a, *y = b;
-    if (x->size != y->size) return x->size > y->size ? -1 : 1;
-    return (x->index > y->index) - (x->index < y->index);
-}
-
 static void make_objects(ctx *c, xpv_hlo_memory *m, int64_t color, int64_t small_limit,
                          lbuf *const *peak, size_t npeak) {
     m->objects = xpv_arena_calloc(&m->arena, npeak + c->nallocs + 2, sizeof *m->objects);
@@ -515,10 +503,12 @@ static void make_objects(ctx *c, xpv_hlo_memory *m, int64_t color, int64_t small
     m->nobjects = o.n;
     m->by_size = xpv_arena_calloc(&m->arena, o.n + 1, sizeof *m->by_size);
     m->to_by_size = xpv_arena_calloc(&m->arena, o.n + 1, sizeof *m->to_by_size);
-    size_rank *keys = xpv_xcalloc(o.n + 1, sizeof *keys);
-    for (size_t i = 0; i < o.n; i++) keys[i] = (size_rank){m->objects[i].size, (int32_t)i};
-    if (o.n) qsort(keys, o.n, sizeof *keys, cmp_by_size);
-    for (size_t r = 0; r < o.n; r++) m->by_size[r] = keys[r].index;
+    /* Largest first; equal sizes keep their order (XProf's std::sort
+     * leaves ties unspecified). */
+    xpv_ranked *keys = xpv_xcalloc(o.n + 1, sizeof *keys);
+    for (size_t i = 0; i < o.n; i++) keys[i] = (xpv_ranked){m->objects[i].size, i};
+    xpv_ranked_sort_desc(keys, o.n);
+    for (size_t r = 0; r < o.n; r++) m->by_size[r] = (int32_t)keys[r].pos;
     free(keys);
     for (size_t r = 0; r < o.n; r++) m->to_by_size[m->by_size[r]] = (int32_t)r;
 }

@@ -319,24 +319,26 @@ static void optab_free(optab *t) {
     free(t->slots);
 }
 
-static void optab_rehash(optab *t) {
-    size_t ns = t->nslots ? t->nslots * 2 : 64;
+/* Doubles the slot array of a row table (slot = row index + 1, 0 empty;
+ * linear probing on hash[row]): the growth step of optab and ktab. */
+static void slots_rehash(uint32_t **slots, size_t *nslots, const uint64_t *hash, size_t n) {
+    size_t ns = *nslots ? *nslots * 2 : 64;
     uint32_t *s = xpv_xcalloc(ns, sizeof *s);
-    for (size_t i = 0; i < t->n; i++) {
-        size_t j = t->hash[i] & (ns - 1);
+    for (size_t i = 0; i < n; i++) {
+        size_t j = hash[i] & (ns - 1);
         while (s[j]) j = (j + 1) & (ns - 1);
         s[j] = (uint32_t)i + 1;
     }
-    free(t->slots);
-    t->slots = s;
-    t->nslots = ns;
+    free(*slots);
+    *slots = s;
+    *nslots = ns;
 }
 
 /* Index of the row for (pid, name), created zeroed (name copied into the
  * arena, min_time_ps = INT64_MAX until the first occurrence) when absent. */
 uint32_t xpv_om_optab_row(optab *t, int64_t pid, xpv_str name) {
     uint64_t h = hash_bytes((uint64_t)pid ^ HASH_SEED, name.ptr, name.len);
-    if ((t->n + 1) * 2 > t->nslots) optab_rehash(t);
+    if ((t->n + 1) * 2 > t->nslots) slots_rehash(&t->slots, &t->nslots, t->hash, t->n);
     size_t j = h & (t->nslots - 1);
     while (t->slots[j]) {
         size_t i = t->slots[j] - 1;
@@ -814,19 +816,6 @@ static int kernel_key_eq(const xpv_kernel_report *a, const xpv_kernel_report *b)
            !strcmp(a->name, b->name) && !strcmp(a->op_name, b->op_name);
 }
 
-static void ktab_rehash(ktab *t) {
-    size_t ns = t->nslots ? t->nslots * 2 : 64;
-    uint32_t *s = xpv_xcalloc(ns, sizeof *s);
-    for (size_t i = 0; i < t->n; i++) {
-        size_t j = t->hash[i] & (ns - 1);
-        while (s[j]) j = (j + 1) & (ns - 1);
-        s[j] = (uint32_t)i + 1;
-    }
-    free(t->slots);
-    t->slots = s;
-    t->nslots = ns;
-}
-
 /* 1 when the NUL-terminated `c` holds exactly the bytes of `s` (an empty
  * slice may have a NULL pointer). */
 static int cstr_is(const char *c, xpv_str s) {
@@ -847,7 +836,7 @@ static inline void ktab_bump(ktab *t, size_t i, const xpv_kernel_report *k) {
 static uint32_t ktab_add(ktab *t, xpv_arena *a, const xpv_kernel_report *k, xpv_str name,
                          xpv_str op) {
     uint64_t h = kernel_hash(k, name, op);
-    if ((t->n + 1) * 2 > t->nslots) ktab_rehash(t);
+    if ((t->n + 1) * 2 > t->nslots) slots_rehash(&t->slots, &t->nslots, t->hash, t->n);
     size_t j = h & (t->nslots - 1);
     while (t->slots[j]) {
         size_t i = t->slots[j] - 1;

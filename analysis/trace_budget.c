@@ -14,6 +14,7 @@
  * own into its own hits (on two threads for a large index,
  * trace_query_par.c), and the rows are joined in order afterwards.
  */
+#include "collections.h"
 #include "trace_index.h"
 #include "trace_index_int.h"
 
@@ -73,20 +74,8 @@ static size_t query_row(xpv_ti_hits *t, const xpv_trace_index *ix, uint32_t ri, 
     return t->n;
 }
 
-typedef struct imp {
-    int64_t dur;
-    size_t pos;
-} imp;
-
-/* Longest first; ties in position order (group, then start). */
-static int cmp_imp(const void *a, const void *b) {
-    const imp *x = a, *y = b;
-    if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
-    return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
 static int cmp_pos(const void *a, const void *b) {
-    const imp *x = a, *y = b;
+    const xpv_ranked *x = a, *y = b;
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
@@ -94,13 +83,14 @@ static int cmp_pos(const void *a, const void *b) {
  * in their order. */
 static void keep_longest(xpv_ti_hits *t, const xpv_trace_index *ix, size_t cap) {
     if (t->n <= cap) return;
-    imp *v = xpv_xmalloc(t->n * sizeof *v);
+    xpv_ranked *v = xpv_xmalloc(t->n * sizeof *v);
     for (size_t i = 0; i < t->n; i++) {
         const xpv_trace_row *r = &ix->rows[t->hits[i].row];
         const xpv_event *e = &r->ln->events[t->hits[i].ev];
-        v[i] = (imp){r->is_counter || e->dur_ps < 0 ? 0 : e->dur_ps, i};
+        v[i] = (xpv_ranked){r->is_counter || e->dur_ps < 0 ? 0 : e->dur_ps, i};
     }
-    qsort(v, t->n, sizeof *v, cmp_imp);
+    /* Longest first; ties in position order (group, then start). */
+    xpv_ranked_sort_desc(v, t->n);
     qsort(v, cap, sizeof *v, cmp_pos);
     for (size_t i = 0; i < cap; i++) {
         t->hits[i] = t->hits[v[i].pos];

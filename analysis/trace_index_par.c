@@ -14,6 +14,7 @@
  * (Flow promotion, the build's last pass, splits its rows alike: see
  * promote_flows in trace_index.c.)
  */
+#include "collections.h"
 #include "trace_index_int.h"
 #include "par.h"
 
@@ -89,17 +90,6 @@ static void part_run(void *arg) {
     free(pt->b.gcount);
 }
 
-typedef struct row_size {
-    uint64_t n;
-    uint32_t row;
-} row_size;
-
-static int cmp_row_size(const void *a, const void *b) {
-    const row_size *x = a, *y = b;
-    if (x->n != y->n) return x->n > y->n ? -1 : 1;
-    return x->row < y->row ? -1 : x->row > y->row;
-}
-
 /* The serial build's layout from the threads' output, in row order. */
 static void merge(builder *b, part *parts, uint32_t nparts, const uint64_t *start,
                   const row_out *out) {
@@ -156,17 +146,17 @@ int xpv_ti_index_rows_parallel(builder *b, uint64_t total) {
     int threads = xpv_ti_thread_count(ix->nrows, total);
     if (threads < 2 || ix->ngroups || ix->nsteps) return 0;
     uint64_t *start = xpv_xmalloc(ix->nrows * sizeof *start);
-    row_size *sz = xpv_xmalloc(ix->nrows * sizeof *sz);
+    xpv_ranked *sz = xpv_xmalloc(ix->nrows * sizeof *sz);
     uint32_t *order = xpv_xmalloc(ix->nrows * sizeof *order);
     row_out *out = xpv_xcalloc(ix->nrows, sizeof *out);
     uint64_t at = 0;
     for (uint32_t ri = 0; ri < ix->nrows; ri++) {
         start[ri] = at;
         at += ix->rows[ri].ln->nevents;   /* what xpv_ti_layout counted */
-        sz[ri] = (row_size){ix->rows[ri].ln->nevents, ri};
+        sz[ri] = (xpv_ranked){(int64_t)ix->rows[ri].ln->nevents, ri};
     }
-    qsort(sz, ix->nrows, sizeof *sz, cmp_row_size);
-    for (uint32_t ri = 0; ri < ix->nrows; ri++) order[ri] = sz[ri].row;
+    xpv_ranked_sort_desc(sz, ix->nrows);   /* most events first, then row order */
+    for (uint32_t ri = 0; ri < ix->nrows; ri++) order[ri] = (uint32_t)sz[ri].pos;
     free(sz);
     row_pool rp = {.ix = ix, .start = start, .order = order, .out = out};
     atomic_init(&rp.next, 0);

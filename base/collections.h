@@ -2,8 +2,9 @@
  * collections.h - the containers every layer uses: a growable array of
  * fixed-size records, the hash maps (int64 -> uint32 and string -> uint32,
  * open addressing, linear probing, power-of-two capacity), the two hash
- * functions (mix64 for integers, FNV-1a xpv_hash64 for bytes) and an LSD
- * radix sort of uint64 keys.  Header-only (static inline functions).
+ * functions (mix64 for integers, FNV-1a xpv_hash64 for bytes), an LSD
+ * radix sort of uint64 keys and the largest-first sort of (key, position)
+ * pairs.  Header-only (static inline functions).
  *
  * Ownership: a map or vec is a struct the caller owns (zero-initialised =
  * empty); its arrays are malloc'd and released by *_free().  strmap copies
@@ -194,6 +195,25 @@ static inline const strmap_ent *strmap_get(const strmap *m, const char *k, size_
         j = (j + 1) & (m->cap - 1);
     }
     return NULL;
+}
+
+/* A key with the position it came from.  xpv_ranked_sort_desc orders an
+ * array largest key first and, among equal keys, by ascending position: a
+ * total order, so the result does not depend on qsort's (unstable) choices.
+ * Used to hand out work biggest first and to rank rows by size. */
+typedef struct xpv_ranked {
+    int64_t key;
+    uint64_t pos;
+} xpv_ranked;
+
+static inline int xpv_ranked_cmp_desc(const void *a, const void *b) {
+    const xpv_ranked *x = a, *y = b;
+    if (x->key != y->key) return x->key > y->key ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static inline void xpv_ranked_sort_desc(xpv_ranked *a, size_t n) {
+    if (n > 1) qsort(a, n, sizeof *a, xpv_ranked_cmp_desc);
 }
 
 /* LSD radix sort of uint64 keys (11-bit digits up to the highest set bit,

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "checked.h"
+#include "collections.h"
 #include "idmap.h"
 #include "model.h"
 #include "wire.h"
@@ -870,18 +871,6 @@ serial:
     return SIZE_MAX;
 }
 
-typedef struct job_size {
-    uint64_t len;
-    uint32_t job;
-} job_size;
-
-/* Biggest first; file order among equals (a total order). */
-static int cmp_job_size(const void *a, const void *b) {
-    const job_size *x = a, *y = b;
-    if (x->len != y->len) return x->len > y->len ? -1 : 1;
-    return x->job < y->job ? -1 : x->job > y->job;
-}
-
 /* Steps 1 and 2 on `threads` threads (this one included).  Returns the
  * parsed lines in file order (free with free_jobs), or NULL: decode
  * serially. */
@@ -905,15 +894,16 @@ static line_job *parse_lines_parallel(dec *d, const uint8_t *p, const uint8_t *e
         free(jobs);
         return NULL;
     }
-    job_size *sz = malloc(n * sizeof *sz);
+    xpv_ranked *sz = malloc(n * sizeof *sz);
     if (!sz) {
         free(lp.order);
         free(jobs);
         return NULL;
     }
-    for (size_t i = 0; i < n; i++) sz[i] = (job_size){(uint64_t)(jobs[i].e - jobs[i].s), (uint32_t)i};
-    qsort(sz, n, sizeof *sz, cmp_job_size);
-    for (size_t i = 0; i < n; i++) lp.order[i] = sz[i].job;
+    /* Biggest first; file order among equals. */
+    for (size_t i = 0; i < n; i++) sz[i] = (xpv_ranked){jobs[i].e - jobs[i].s, i};
+    xpv_ranked_sort_desc(sz, n);
+    for (size_t i = 0; i < n; i++) lp.order[i] = (uint32_t)sz[i].pos;
     free(sz);
     pthread_t th[XPV_DECODE_MAX_THREADS];
     int started = 0;

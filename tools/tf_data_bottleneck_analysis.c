@@ -790,15 +790,8 @@ static void td_summary_table(xpv_dt_doc *doc, const td_host *hosts, size_t nh) {
 }
 
 typedef struct td_slow {
-    size_t host, pipe, order;
-    int64_t max_ps;
+    size_t host, pipe;
 } td_slow;
-
-static int td_cmp_slow(const void *x, const void *y) {
-    const td_slow *a = x, *b = y;
-    if (a->max_ps != b->max_ps) return a->max_ps > b->max_ps ? -1 : 1;
-    return a->order < b->order ? -1 : a->order > b->order;
-}
 
 static void td_bottleneck_table(xpv_dt_doc *doc, const td_host *hosts, size_t nh) {
     static const char *const cols[][3] = {
@@ -808,15 +801,22 @@ static void td_bottleneck_table(xpv_dt_doc *doc, const td_host *hosts, size_t nh
     };
     size_t n = 0;
     for (size_t h = 0; h < nh; h++) n += hosts[h].npipes;
-    td_slow *slow = xpv_xmalloc((n + 1) * sizeof *slow);
+    td_slow *pipes = xpv_xmalloc((n + 1) * sizeof *pipes);
+    xpv_ranked *rank = xpv_xmalloc((n + 1) * sizeof *rank);
     size_t ns = 0;
     for (size_t h = 0; h < nh; h++)
         for (size_t pi = 0; pi < hosts[h].npipes; pi++) {
             if (hosts[h].pipes[pi].is_device) continue;
-            slow[ns] = (td_slow){h, pi, ns, hosts[h].pipes[pi].max_ps};
+            pipes[ns] = (td_slow){h, pi};
+            rank[ns] = (xpv_ranked){hosts[h].pipes[pi].max_ps, ns};
             ns++;
         }
-    qsort(slow, ns, sizeof *slow, td_cmp_slow);
+    /* Slowest first; host and pipeline order among equals. */
+    xpv_ranked_sort_desc(rank, ns);
+    td_slow *slow = xpv_xmalloc((n + 1) * sizeof *slow);
+    for (size_t i = 0; i < ns; i++) slow[i] = pipes[rank[i].pos];
+    free(rank);
+    free(pipes);
     xpv_dt *t = td_table(doc, cols, 5);
     xpv_buf tmp;
     xpv_buf_init(&tmp);
