@@ -279,6 +279,15 @@ DERIVED = ('Framework Name Scope', 'Framework Ops', 'Source code', 'Steps', 'XLA
            'XLA Ops - from', 'Launch Stats')
 def derived(name):
     return name.startswith(DERIVED)
+def meta_entry(w):
+    # One map entry of event (4) or stat (5) metadata: key, metadata name.
+    key, name = 0, ''
+    for h, x in fields(w):
+        if h == 1: key = x
+        elif h == 2:
+            for m, y in fields(x):
+                if m == 2: name = y.decode('utf-8', 'replace')
+    return key, name
 planes = []
 for f, v in fields(open(sys.argv[1], 'rb').read()):
     if f != 1: continue
@@ -286,22 +295,9 @@ for f, v in fields(open(sys.argv[1], 'rb').read()):
     for g, w in fields(v):
         if g == 2: p['name'] = w.decode('utf-8', 'replace')
         elif g == 3: p['lines'].append(w)
-        elif g == 5:
-            key, name = 0, ''
-            for h, x in fields(w):
-                if h == 1: key = x
-                elif h == 2:
-                    for m, y in fields(x):
-                        if m == 2: name = y.decode('utf-8', 'replace')
-            p['smeta'][key] = name
-        elif g == 4:
-            key, name = 0, ''
-            for h, x in fields(w):
-                if h == 1: key = x
-                elif h == 2:
-                    for m, y in fields(x):
-                        if m == 2: name = y.decode('utf-8', 'replace')
-            p['meta'][key] = name
+        elif g in (4, 5):
+            key, name = meta_entry(w)
+            p['meta' if g == 4 else 'smeta'][key] = name
     planes.append(p)
 gpu = any(p['name'].startswith('/device:GPU:') for p in planes)
 dev = '/device:GPU:' if gpu else '/device:TPU:'
