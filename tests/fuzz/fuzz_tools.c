@@ -6,8 +6,9 @@
  * XSpace bytes.  When they decode, every tool of xpv_tools() renders the
  * profile as a one-host set (and, for tools that accept ALL_HOSTS, as a
  * two-host set of the same profile), with its derived kind built first,
- * whether or not the tool says it is available: a converter must never
- * crash, whatever the profile holds.  Output must be non-empty on success.
+ * whether or not the tool says it is available (each derived kind built
+ * once per host set and shared, as the server's cache shares it): a
+ * converter must never crash, whatever the profile holds.  Output must be non-empty on success.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,8 +21,19 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAXP 16
+#define MAXK 8   /* derived kinds (op stats, trace index, tf.data ...) */
+
+/* Derived data built once per kind and host set, as the server's cache
+ * does: ten tools share the op stats, and building them per tool made
+ * the op stats builder most of each execution. */
+typedef struct {
+    const xpv_derived_kind *kind;
+    void *data;     /* NULL once its build failed */
+} built;
 
 static void render_all(const xpv_hostset *hs, const xpv_params *params, int multi) {
+    built made[MAXK];
+    size_t nmade = 0;
     for (const xpv_tool *const *t = xpv_tools(); *t; t++) {
         const xpv_tool *tl = *t;
         if (multi && !(tl->flags & (XPV_TOOL_ALL_HOSTS_ONLY | XPV_TOOL_ALL_HOSTS_OK)) &&
@@ -30,14 +42,20 @@ static void render_all(const xpv_hostset *hs, const xpv_params *params, int mult
         if (!multi && tl->available) (void)tl->available(hs->profiles[0]);
         void *derived = NULL;
         xpv_err err;
-        memset(&err, 0, sizeof err);
         if (tl->derived) {
-            derived = tl->derived->build(hs, &err);
-            if (!derived) {
-                if (err.status == 0) abort();   /* failures must say why */
-                continue;
+            size_t k = 0;
+            while (k < nmade && made[k].kind != tl->derived) k++;
+            if (k == nmade) {
+                if (nmade == MAXK) abort();
+                memset(&err, 0, sizeof err);
+                made[k].kind = tl->derived;
+                made[k].data = tl->derived->build(hs, &err);
+                if (!made[k].data && err.status == 0) abort();   /* failures must say why */
+                if (made[k].data && tl->derived->size) (void)tl->derived->size(made[k].data);
+                nmade++;
             }
-            if (tl->derived->size) (void)tl->derived->size(derived);
+            derived = made[k].data;
+            if (!derived) continue;
         }
         xpv_buf out;
         xpv_buf_init(&out);
@@ -46,8 +64,9 @@ static void render_all(const xpv_hostset *hs, const xpv_params *params, int mult
         if (rc == 0 && out.len == 0) abort();
         if (rc != 0 && err.status == 0) abort();
         xpv_buf_free(&out);
-        if (derived && tl->derived->free) tl->derived->free(derived);
     }
+    for (size_t k = 0; k < nmade; k++)
+        if (made[k].data && made[k].kind->free) made[k].kind->free(made[k].data);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
