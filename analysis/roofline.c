@@ -37,7 +37,8 @@ static const struct {
 /* XProf's back-off: the highest known capability not above `cc`, or the
  * oldest one when `cc` is older than all. */
 static double nvidia_flops_per_cycle(int major, int minor) {
-    int cc = major * 1000 + minor * 10;
+    /* int64: a file's capability can be any int (fuzz: 399835136 * 10). */
+    int64_t cc = (int64_t)major * 1000 + (int64_t)minor * 10;
     size_t n = sizeof NVIDIA_SM / sizeof NVIDIA_SM[0], best = 0;
     for (size_t i = 0; i < n; i++)
         if (NVIDIA_SM[i].cc <= cc) best = i;

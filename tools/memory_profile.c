@@ -226,7 +226,7 @@ static void mp_apply(const xpv_stat *st, int k, mp_snap *s, char *idbuf, size_t 
     case ST_ALLOCATOR_NAME: {
         xpv_str v = mp_strval(st);
         size_t n = v.len < idcap - 1 ? v.len : idcap - 1;
-        memcpy(idbuf, v.ptr, n);
+        if (n) memcpy(idbuf, v.ptr, n); /* an absent string has ptr NULL */
         *idlen = n;
         break;
     }
