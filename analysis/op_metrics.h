@@ -177,6 +177,13 @@ void xpv_op_metrics_part_free(xpv_om_part *pt);
 size_t xpv_op_metrics_part_size(const xpv_om_part *pt);
 /* The result owns no reference to the parts. */
 xpv_op_metrics *xpv_op_metrics_combine(const xpv_om_part *const *parts, size_t n);
+/* The same, with `cost(ctx, row)` called on every GPU device op row once
+ * the hosts are combined and before the TF-level db is derived from them
+ * (op_stats fills XLA ops' flops and bytes from the HLO protos there:
+ * hlo_cost.h).  Not called on TPU rows (their costs come from the file). */
+typedef void (*xpv_om_cost_fn)(void *ctx, xpv_op_metric *row);
+xpv_op_metrics *xpv_op_metrics_combine_costed(const xpv_om_part *const *parts, size_t n,
+                                              xpv_om_cost_fn cost, void *ctx);
 
 /* ==== Helpers shared with other converters ============================== */
 

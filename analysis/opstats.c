@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "opstats.h"
+#include "hlo_cost.h"
 #include "par.h"
 
 /* ==== Run environment ==================================================== */
@@ -324,8 +325,11 @@ xpv_op_stats *xpv_op_stats_combine(const xpv_host_stats *const *parts, size_t n,
     s->hardware_type = hw == XPV_HW_TPU ? "TPU" : hw == XPV_HW_GPU ? "GPU" : "CPU_ONLY";
     if (ndb == 1) s->steps = *pdbs[0];
     else if (ndb > 1) xpv_steps_intersect(pdbs, ndb, &s->arena, &s->steps);
-    s->hlo = xpv_hlo_map_from_lists(lists, counts, n); /* index only, no decoding */
-    s->ops = xpv_op_metrics_combine(ops, n);
+    s->hlo = xpv_hlo_map_from_lists(lists, counts, n); /* index only */
+    /* GPU XLA ops' flops and bytes from XLA's cost analysis of their
+     * programs (decoding those programs now: XProf builds its HLO module
+     * map with the op stats). */
+    s->ops = xpv_op_metrics_combine_costed(ops, n, xpv_hlo_gpu_cost_row, s->hlo);
     free(pdbs);
     free(ops);
     free(lists);
