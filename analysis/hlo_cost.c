@@ -54,6 +54,7 @@
 #include <stddef.h>
 
 #include "arena.h"
+#include "checked.h"
 #include "hlo_cost.h"
 
 /* Deeper nesting of computations than this costs 0 (cycles, hostile
@@ -85,6 +86,18 @@ static int bit_width(int t) {
     }
 }
 
+/* Products of hostile dimensions saturate instead of overflowing. */
+#define MUL(a, b) xpv_mul_i64((a), (b), NULL)
+
+/* A float property read back as int64 (XLA's cast; out of range
+ * saturates). */
+static int64_t to_i64(float f) {
+    if (f != f) return 0;
+    if (f >= 9.2e18f) return INT64_MAX;
+    if (f <= -9.2e18f) return INT64_MIN;
+    return (int64_t)f;
+}
+
 static int is_tuple(const Xla__ShapeProto *s) { return s && s->element_type == T_TUPLE; }
 
 static int is_array(const Xla__ShapeProto *s) {
@@ -96,7 +109,7 @@ static int is_array(const Xla__ShapeProto *s) {
 static int64_t elements_in(const Xla__ShapeProto *s) {
     if (!s) return 0;
     int64_t n = 1;
-    for (size_t i = 0; i < s->n_dimensions; i++) n *= s->dimensions[i];
+    for (size_t i = 0; i < s->n_dimensions; i++) n = MUL(n, s->dimensions[i]);
     return n;
 }
 
@@ -105,7 +118,7 @@ static int64_t elements_recursive(const Xla__ShapeProto *s, int depth) {
     if (is_array(s)) return elements_in(s);
     int64_t n = 0;
     for (size_t i = 0; is_tuple(s) && i < s->n_tuple_shapes; i++)
-        n += elements_recursive(s->tuple_shapes[i], depth + 1);
+        n = xpv_add_i64(n, elements_recursive(s->tuple_shapes[i], depth + 1), NULL);
     return n;
 }
 
@@ -127,9 +140,10 @@ static int64_t byte_size(const Xla__ShapeProto *s) {
     if (!is_array(s)) return 0;
     int64_t n = elements_in(s);
     if (s->layout && s->layout->element_size_in_bits > 0)
-        return (n * s->layout->element_size_in_bits + 7) / 8;
+        return MUL(n, s->layout->element_size_in_bits) / 8 +
+               (MUL(n, s->layout->element_size_in_bits) % 8 != 0);
     int bits = bit_width(s->element_type);
-    return n * (bits < 8 ? 1 : bits / 8);
+    return MUL(n, bits < 8 ? 1 : bits / 8);
 }
 
 /* HloCostAnalysis::GetShapeSize. */
@@ -184,7 +198,7 @@ static int64_t flops_per_element(const char *opcode, int type) {
 /* GetFlopsForElementwiseOp: per-element cycles x ElementsInRecursive. */
 static float elementwise_flops(const char *opcode, const Xla__ShapeProto *s) {
     int type = s ? s->element_type : 0;
-    return (float)(flops_per_element(opcode, type) * elements_recursive(s, 0));
+    return (float)MUL(flops_per_element(opcode, type), elements_recursive(s, 0));
 }
 
 static int in_list(const char *s, const char *const *list) {
@@ -222,9 +236,21 @@ typedef struct props {
     size_t nutil;
 } props;
 
+/* Work allowed for one instruction's cost (instructions visited plus
+ * operand lookups in fused computations): a hostile proto (whiles
+ * nesting the same body, huge fusions) costs 0 past it instead of
+ * running for ever. */
+#define WORK_BUDGET 4000000
+
 typedef struct cost_ctx {
     const xpv_hlo_program *p;
+    int64_t *work;              /* left of WORK_BUDGET */
 } cost_ctx;
+
+static int spend(const cost_ctx *c, int64_t n) {
+    *c->work -= n;
+    return *c->work >= 0;
+}
 
 static void cost_of(const cost_ctx *c, const Xla__HloInstructionProto *ins, props *out,
                     int depth);
@@ -263,7 +289,7 @@ static void comp_sum(const cost_ctx *c, const Xla__HloComputationProto *comp, in
     *flops = 0;
     *bytes = 0;
     if (!comp || depth > MAX_DEPTH) return;
-    for (size_t i = 0; i < comp->n_instructions; i++) {
+    for (size_t i = 0; i < comp->n_instructions && *c->work >= 0; i++) {
         if (!comp->instructions[i]) continue;
         props p;
         cost_of(c, comp->instructions[i], &p, depth + 1);
@@ -285,19 +311,23 @@ static int64_t dot_flops(const Xla__ShapeProto *lhs, const Xla__ShapeProto *out,
     int64_t width = 1;
     for (size_t i = 0; lhs && i < n; i++)
         if (contracting[i] >= 0 && (size_t)contracting[i] < lhs->n_dimensions)
-            width *= lhs->dimensions[contracting[i]];
-    return 2 * elements_in(out) * width;
+            width = MUL(width, lhs->dimensions[contracting[i]]);
+    return MUL(MUL(2, elements_in(out)), width);
 }
 
 static int64_t dim_of(const Xla__ShapeProto *s, int64_t d) {
     return s && d >= 0 && (size_t)d < s->n_dimensions ? s->dimensions[d] : 1;
 }
 
+static int big(int64_t x) { return x > ((int64_t)1 << 30) || x < -((int64_t)1 << 30); }
+
 /* Valid (kernel, output) position pairs of one spatial dimension. */
 static int64_t valid_positions(const Xla__WindowDimension *w, int64_t in, int64_t k,
                                int64_t out) {
     int64_t stride = w->stride, wd = w->window_dilation, bd = w->base_dilation;
     int64_t lo = w->padding_low, hi = w->padding_high;
+    if (big(stride) || big(wd) || big(bd) || big(lo) || big(hi) || big(in) || big(k) || big(out))
+        return 0; /* hostile sizes: no flops */
     if (in == out && k == out && in == bd && wd == 1 && (in - 1 > 1 ? in - 1 : 1) == stride &&
         lo == 0 && hi == 0)
         return in;
@@ -342,12 +372,12 @@ static int64_t conv_flops(const Xla__HloInstructionProto *ins, const Xla__ShapeP
         int64_t k = s < d->n_kernel_spatial_dimensions ? dim_of(rhs, d->kernel_spatial_dimensions[s]) : 1;
         int64_t o = s < d->n_output_spatial_dimensions ? dim_of(out, d->output_spatial_dimensions[s]) : 1;
         int64_t i = s < d->n_input_spatial_dimensions ? dim_of(lhs, d->input_spatial_dimensions[s]) : 1;
-        if (k > (int64_t)1 << 24 || o > (int64_t)1 << 24) return 0; /* hostile sizes */
-        product *= valid_positions(wd, i, k, o);
+        if (k < 0 || o < 0 || MUL(k, o) > 100000000) return 0; /* hostile sizes */
+        product = MUL(product, valid_positions(wd, i, k, o));
     }
     int64_t fg = ins->feature_group_count > 0 ? ins->feature_group_count : 1;
     int64_t bg = ins->batch_group_count > 0 ? ins->batch_group_count : 1;
-    return (in_feat / fg) * out_feat * (batch / bg) * product * 2;
+    return MUL(MUL(MUL(in_feat / fg, out_feat), MUL(batch / bg, product)), 2);
 }
 
 /* The lhs contracting dimensions of a cuBLAS gemm's backend config
@@ -456,7 +486,7 @@ static int64_t reduce_window_count(const Xla__HloInstructionProto *ins) {
     for (size_t i = 0; w && i < w->n_dimensions; i++) {
         const Xla__WindowDimension *d = w->dimensions[i];
         if (!d) continue;
-        win *= d->size;
+        win = MUL(win, d->size);
         nred += d->size != 1;
         npad += d->padding_low != 0 || d->padding_high != 0;
         if (!red && d->size != 1 && d->padding_low != 0 && d->padding_high != 0 &&
@@ -469,21 +499,21 @@ static int64_t reduce_window_count(const Xla__HloInstructionProto *ins) {
     int64_t out_n = elements_in(out);
     if (nred == 1 && npad == 1 && is_array(s) && red && red->padding_low == dim_of(s, (int64_t)red_at) - 1) {
         int64_t span = dim_of(s, (int64_t)red_at);
-        return span ? out_n / span + (span - 1) : 0;
+        return span > 0 ? out_n / span + (span - 1) : 0;
     }
-    return (win - 1) * out_n;
+    return MUL(win - 1, out_n);
 }
 
 /* GPU HandleConcatenate. */
 static int64_t concat_flops(const cost_ctx *c, const Xla__HloInstructionProto *ins) {
     int64_t n = elements_recursive(ins->shape, 0);
     int64_t dim = ins->n_dimensions ? ins->dimensions[0] : 0;
-    if (dim == 0) return 6 * n;
+    if (dim == 0) return MUL(6, n);
     for (size_t i = 0; i < ins->n_operand_ids; i++) {
         int64_t size = dim_of(operand_shape(c, ins, i), dim);
-        if (size % 32) return 400 * n;
+        if (size % 32) return MUL(400, n);
     }
-    return 6 * n;
+    return MUL(6, n);
 }
 
 /* GPU HandleAllReduce: bytes = array outputs + operands, flops = the
@@ -552,7 +582,7 @@ static void slicing_cost(const cost_ctx *c, const Xla__HloInstructionProto *ins,
         int64_t un = elements_in(operand_shape(c, ins, 1)), on = elements_in(s);
         o->bytes = upd * 2 + (float)shape_size(operand_shape(c, ins, 2));
         o->out_bytes = upd;
-        set_util(o, 0, on ? (float)(1.0 * (double)(on - un) / (double)on) : 0.0f);
+        set_util(o, 0, on ? (float)(((double)on - (double)un) / (double)on) : 0.0f);
     } else if (!strcmp(op, "scatter")) {
         /* operands: n inputs, the indices, n updates */
         size_t n = (ins->n_operand_ids - 1) / 2;
@@ -705,6 +735,8 @@ static void fusion_cost(const cost_ctx *c, const Xla__HloInstructionProto *ins, 
             }
         }
     }
+    /* Operand lookups and the utilization sets are quadratic in n. */
+    if (!spend(c, (int64_t)n * (int64_t)n / 8 + 1) || n > 16384) return;
     props *p = xpv_xcalloc(n ? n : 1, sizeof *p);
     size_t *ofirst = xpv_xcalloc(n + 1, sizeof *ofirst);
     for (size_t k = 0; k < n; k++)
@@ -755,7 +787,7 @@ static void op_cost(const cost_ctx *c, const Xla__HloInstructionProto *ins, prop
         o->flops = (float)conv_flops(ins, operand_shape(c, ins, 0), operand_shape(c, ins, 1), s);
     } else if (!strcmp(op, "reduce")) {
         const Xla__ShapeProto *out = is_tuple(s) && s->n_tuple_shapes ? s->tuple_shapes[0] : s;
-        float count = (float)(elements_in(operand_shape(c, ins, 0)) - elements_in(out));
+        float count = (float)((double)elements_in(operand_shape(c, ins, 0)) - (double)elements_in(out));
         o->flops = sub_flops(c, called(c, ins, 0), depth) * count;
     } else if (!strcmp(op, "reduce-window")) {
         o->flops = sub_flops(c, called(c, ins, 0), depth) * (float)reduce_window_count(ins);
@@ -767,7 +799,7 @@ static void op_cost(const cost_ctx *c, const Xla__HloInstructionProto *ins, prop
         int64_t n = elements_in(operand_shape(c, ins, 0));
         int64_t lg = 0;
         while (lg < 63 && ((int64_t)1 << lg) < n) lg++;
-        o->flops = (float)(n * lg);
+        o->flops = (float)MUL(n, lg);
     } else if (!strcmp(op, "all-reduce") || !strcmp(op, "all-reduce-start")) {
         all_reduce_cost(c, ins, o);
     } else if (!strcmp(op, "while") || !strcmp(op, "call") || !strcmp(op, "conditional") ||
@@ -790,7 +822,7 @@ static void op_cost(const cost_ctx *c, const Xla__HloInstructionProto *ins, prop
 static void cost_of(const cost_ctx *c, const Xla__HloInstructionProto *ins, props *o,
                     int depth) {
     memset(o, 0, sizeof *o);
-    if (!ins || !ins->opcode || depth > MAX_DEPTH) return;
+    if (!ins || !ins->opcode || depth > MAX_DEPTH || !spend(c, 1)) return;
     /* Preprocess: output + operands, utilization 1. */
     float bytes = (float)shape_size(ins->shape);
     o->out_bytes = bytes;
@@ -821,14 +853,16 @@ static void cost_of(const cost_ctx *c, const Xla__HloInstructionProto *ins, prop
 xpv_hlo_cost xpv_hlo_gpu_cost(const xpv_hlo_program *p, xpv_hlo_instr in) {
     xpv_hlo_cost r = {0, 0, 0};
     if (!p || !in.ins) return r;
-    cost_ctx c = {p};
+    int64_t work = WORK_BUDGET;
+    cost_ctx c = {p, &work};
     props o;
     cost_of(&c, in.ins, &o, 0);
     free(o.util);
-    int64_t flops = (int64_t)o.flops, adj = (int64_t)o.adj, bytes = (int64_t)o.bytes;
+    int64_t flops = to_i64(o.flops), adj = to_i64(o.adj), bytes = to_i64(o.bytes);
     /* XProf ValidHloCost: -1 (no cost) reads as 0. */
     r.model_flops = flops == -1 ? 0 : flops;
-    r.device_flops = flops - adj == -1 ? 0 : flops - adj;
+    int64_t dev = xpv_add_i64(flops, adj == INT64_MIN ? INT64_MAX : -adj, NULL);
+    r.device_flops = dev == -1 ? 0 : dev;
     r.bytes_accessed = bytes == -1 ? 0 : bytes;
     return r;
 }

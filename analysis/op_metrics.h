@@ -66,9 +66,12 @@ typedef struct xpv_op_metric {
     int64_t time_ps;         /* inclusive time, summed over occurrences */
     int64_t self_time_ps;    /* time minus direct children */
     int64_t min_time_ps;     /* shortest occurrence (0 for IDLE) */
-    double flops;            /* from `flops` stats when present, else 0 */
+    double flops;            /* TPU: metadata `flops` stats; GPU XLA ops:
+                              * XLA's cost analysis of the instruction
+                              * (hlo_cost.h, via op_stats), else the
+                              * kernels' `flops` stats; else 0 */
     double model_flops;
-    double bytes_accessed;   /* from `bytes_accessed` stats, else 0 */
+    double bytes_accessed;   /* the same sources, `bytes_accessed` */
     int is_eager;            /* 1 when any occurrence was eager */
     int is_idle;
 } xpv_op_metric;
