@@ -799,6 +799,11 @@ static const char NO_STEP_MARKER[] =
     "training steps are not instrumented (e.g., if you are not using Keras) or (2) the "
     "profiling duration is shorter than the step time. For (1), you need to add step "
     "instrumentation; for (2), you may try to profile longer.";
+/* XProf's kErrorIncompleteStep, its missing space after "unknown." kept. */
+static const char INCOMPLETE_STEP[] =
+    "Incomplete step observed and hence the step time is unknown.Instead, we use the trace "
+    "duration as the step time. This may happen if your profiling duration is shorter than "
+    "the step time. In this case, you may try to profile longer.";
 static const char EMPTY_INTERSECT[] =
     "Although there are steps observed on some host(s), the intersection of the steps over "
     "all hosts is empty (because the differences among individual host's step sequences are "
@@ -835,7 +840,9 @@ void xpv_ipa_diagnostics_table(xpv_dt_doc *doc, const xpv_op_stats *os, int over
     /* XProf PopulateStepDiagnostics.  A profile with TF loop ops is not
      * grouped (XLA's CheckLoopOp), so it has no step: XProf says only
      * that no step marker was seen, and so do we. */
-    if (db->n == 0) diag_row(t, "WARNING", db->empty_intersect ? EMPTY_INTERSECT : NO_STEP_MARKER);
+    if (db->use_incomplete_step) diag_row(t, "WARNING", INCOMPLETE_STEP);
+    else if (db->n == 0)
+        diag_row(t, "WARNING", db->empty_intersect ? EMPTY_INTERSECT : NO_STEP_MARKER);
     if (db->num_steps_dropped) {
         char msg[512];
         snprintf(msg, sizeof msg, "%u%s", db->num_steps_dropped, STEPS_DROPPED);
