@@ -155,6 +155,20 @@ static void check_shape(json_t *evs, size_t *nx, size_t *nc, size_t *nm) {
                 assert_true(json_is_true(json_object_get(e, "flow_in")) ||
                             json_is_true(json_object_get(e, "flow_out")));
             }
+        } else if (!strcmp(ph, "C") && json_object_get(e, "entries")) {
+            /* the streaming answer: XProf's grouped form, one event per
+             * run of samples of one counter, [ts, value...] each */
+            json_t *en = json_object_get(e, "entries"), *x;
+            size_t j;
+            assert_true(json_is_array(en) && json_array_size(en) > 0);
+            assert_true(json_is_string(json_object_get(e, "event_stats")));
+            assert_null(json_object_get(e, "ts"));
+            json_array_foreach(en, j, x) {
+                assert_true(json_is_array(x) && json_array_size(x) >= 2);
+                for (size_t k = 0; k < json_array_size(x); k++)
+                    assert_true(json_is_number(json_array_get(x, k)));
+                (*nc)++;
+            }
         } else if (!strcmp(ph, "C")) {
             (*nc)++;
             assert_true(json_is_number(json_object_get(e, "ts")));
@@ -320,7 +334,16 @@ static void test_streaming_details_search(void **state) {
     assert_true(json_is_true(json_object_get(o.j, "filteredByVisibility")));
     /* XProf's tail: the two HBM counter samples, no cap message */
     assert_int_equal(json_integer_value(json_object_get(o.j, "totalCounterEvents")), 2);
-    assert_int_equal(count_ph(events(&o), "C"), 2);
+    /* ... as XProf groups them: one "C" event, both samples in entries */
+    assert_int_equal(count_ph(events(&o), "C"), 1);
+    json_t *hbm = find_event(events(&o), "C", "HBM");
+    assert_string_equal(json_string_value(json_object_get(hbm, "event_stats")), "value");
+    json_t *want = json_loads("[[1.000000,1024],[9.000000,2048]]", JSON_DECODE_ANY, NULL);
+    if (!json_equal(json_object_get(hbm, "entries"), want)) {
+        char *got = json_dumps(json_object_get(hbm, "entries"), 0);
+        fail_msg("HBM entries %s", got);
+    }
+    json_decref(want);
     assert_string_equal(json_string_value(json_object_get(o.j, "showCounterMessage")), "");
     assert_int_equal(json_integer_value(json_object_get(o.j, "resolutionPs")),
                      (100000000 + 32768) / 65536);

@@ -383,35 +383,47 @@ static void write_event(xpv_buf *b, const xpv_hostset *hs, const xpv_trace_index
     xpv_buf_puts(b, "}}");
 }
 
-/* A counter sample: {"pid","name","ph":"C","ts","args":{stat:value...}};
- * returns 0 (nothing written) when it has no numeric stat. */
-static int write_counter(xpv_buf *b, const xpv_hostset *hs, const xpv_trace_row *r, uint32_t ev,
-                         xpv_buf *args) {
+/* A counter sample's numeric stats into `args`: "name":value,... when
+ * `named`, else value,...; the first stat's name in *first.  Returns how
+ * many (0: not a sample to write). */
+static int counter_values(const xpv_trace_row *r, uint32_t ev, int named, xpv_buf *args,
+                          xpv_str *first) {
     const xpv_plane *pl = r->pl;
     const xpv_line *ln = r->ln;
-    const xpv_event *e = &ln->events[ev];
     xpv_stat_iter it;
     xpv_stat st;
-    int first = 1;
+    int n = 0;
     xpv_buf_reset(args);
-    xpv_stat_iter_init(&it, pl, ln, e);
+    xpv_stat_iter_init(&it, pl, ln, &ln->events[ev]);
     while (xpv_stat_next(&it, &st)) {
         if (st.kind != XPV_STAT_DOUBLE && st.kind != XPV_STAT_INT && st.kind != XPV_STAT_UINT)
             continue;
         if (st.meta < 0) continue;
         xpv_str sn = pl->stat_meta[st.meta].name;
         if (!sn.len) continue;
-        if (!first) xpv_buf_putc(args, ',');
-        xpv_buf_json_str(args, sn.ptr, sn.len);
-        xpv_buf_putc(args, ':');
+        if (n) xpv_buf_putc(args, ',');
+        else *first = sn;
+        if (named) {
+            xpv_buf_json_str(args, sn.ptr, sn.len);
+            xpv_buf_putc(args, ':');
+        }
         double d;
         xpv_stat_as_double(&st, &d);
         if (st.kind == XPV_STAT_DOUBLE) xpv_buf_double(args, d);
         else write_stat_value(args, &st);
-        first = 0;
+        n++;
     }
-    if (first) return 0;
-    xpv_str name = xpv_event_display_name(pl, e);
+    return n;
+}
+
+/* A counter sample as a Chrome event (the full download, which Perfetto
+ * and chrome://tracing read): {"pid","name","ph":"C","ts","args":{stat:
+ * value...}}; returns 0 (nothing written) when it has no numeric stat. */
+static int write_counter(xpv_buf *b, const xpv_trace_row *r, uint32_t ev, xpv_buf *args) {
+    xpv_str first;
+    if (!counter_values(r, ev, 1, args, &first)) return 0;
+    const xpv_event *e = &r->ln->events[ev];
+    xpv_str name = xpv_event_display_name(r->pl, e);
     xpv_buf_puts(b, "{\"pid\":");
     xpv_buf_i64(b, r->pid);
     xpv_buf_puts(b, ",\"name\":");
@@ -421,6 +433,56 @@ static int write_counter(xpv_buf *b, const xpv_hostset *hs, const xpv_trace_row 
     xpv_buf_puts(b, ",\"args\":{");
     xpv_buf_add(b, args->data, args->len);
     xpv_buf_puts(b, "}}");
+    return 1;
+}
+
+/* The streaming answer's counters in XProf's grouped form
+ * (trace_events_to_json.h, JsonEventWriter::AddCounterEvent and the
+ * TraceEventsToJson loop): consecutive samples of one (pid, name) are one
+ * event {"pid","name","ph":"C","event_stats":<first stat's name>,
+ * "entries":[[ts,value...],...]}, closed by the next event that is not a
+ * sample of the same counter.  (XProf remembers the last counter across
+ * other events and then writes a bare entry without its header; here a
+ * group is reopened with its header instead.) */
+typedef struct counter_group {
+    int open;
+    int64_t pid;
+    xpv_str name;
+} counter_group;
+
+static void counter_group_close(xpv_buf *b, counter_group *g) {
+    if (g->open) xpv_buf_puts(b, "]}");
+    g->open = 0;
+}
+
+/* Returns 0 (nothing written) for a sample without a numeric stat. */
+static int write_counter_entry(xpv_buf *b, counter_group *g, int *first, const xpv_trace_row *r,
+                               uint32_t ev, xpv_buf *vals) {
+    xpv_str stat;
+    if (!counter_values(r, ev, 0, vals, &stat)) return 0;
+    const xpv_event *e = &r->ln->events[ev];
+    xpv_str name = xpv_event_display_name(r->pl, e);
+    if (g->open && g->pid == r->pid && g->name.len == name.len &&
+        (!name.len || !memcmp(g->name.ptr, name.ptr, name.len))) {
+        xpv_buf_putc(b, ',');
+    } else {
+        counter_group_close(b, g);
+        if (!*first) xpv_buf_putc(b, ',');
+        xpv_buf_puts(b, "\n{\"pid\":");
+        xpv_buf_i64(b, r->pid);
+        xpv_buf_puts(b, ",\"name\":");
+        xpv_buf_json_str(b, name.ptr, name.len);
+        xpv_buf_puts(b, ",\"ph\":\"C\",\"event_stats\":");
+        xpv_buf_json_str(b, stat.ptr, stat.len);
+        xpv_buf_puts(b, ",\"entries\":[");
+        *g = (counter_group){1, r->pid, name};
+    }
+    xpv_buf_putc(b, '[');
+    xpv_buf_ps_as_us(b, e->start_ps);
+    xpv_buf_putc(b, ',');
+    xpv_buf_add(b, vals->data, vals->len);
+    xpv_buf_putc(b, ']');
+    *first = 0;
     return 1;
 }
 
@@ -554,7 +616,7 @@ static int full_next(full_writer *w, xpv_buf *out, size_t max) {
             if (!w->first) xpv_buf_putc(out, ',');
             xpv_buf_putc(out, '\n');
             if (r->is_counter) {
-                if (!write_counter(out, hs, r, i, &w->args)) {
+                if (!write_counter(out, r, i, &w->args)) {
                     out->len = mark;
                     continue;
                 }
@@ -705,23 +767,21 @@ static int render_stream(const xpv_hostset *hs, const xpv_trace_index *ix, const
     xpv_buf_puts(out, "],\"traceEvents\":[");
     int first = 1;
     size_t ncounter = 0;
+    counter_group cg = {0, 0, {"", 0}};
     write_metadata(out, ix, 1, &first);
     for (size_t i = 0; i < n; i++) {
         const xpv_trace_row *r = &ix->rows[hits[i].row];
-        size_t mark = out->len;
+        if (r->is_counter) {
+            ncounter += (size_t)write_counter_entry(out, &cg, &first, r, hits[i].ev, &args);
+            continue;
+        }
+        counter_group_close(out, &cg);
         if (!first) xpv_buf_putc(out, ',');
         xpv_buf_putc(out, '\n');
-        if (r->is_counter) {
-            if (!write_counter(out, hs, r, hits[i].ev, &args)) {
-                out->len = mark;
-                continue;
-            }
-            ncounter++;
-        } else {
-            write_event(out, hs, ix, r, hits[i].row, hits[i].ev, 0, 1, &args);
-        }
+        write_event(out, hs, ix, r, hits[i].row, hits[i].ev, 0, 1, &args);
         first = 0;
     }
+    counter_group_close(out, &cg);
     /* XProf's tail (TraceEventsToJson): the counter samples written; its
      * message is for its 10M-sample cap, which the budget keeps us under */
     xpv_buf_puts(out, "\n],\"showCounterMessage\":\"\",\"totalCounterEvents\":");
