@@ -151,7 +151,8 @@ static void check_shape(json_t *evs, size_t *nx, size_t *nc, size_t *nm) {
             assert_true(json_is_object(json_object_get(e, "args")));
             json_t *bid = json_object_get(e, "bind_id");
             if (bid) {
-                assert_true(json_is_string(json_object_get(e, "cat")));
+                json_t *cat = json_object_get(e, "cat"); /* none: generic */
+                assert_true(!cat || (json_is_string(cat) && json_string_length(cat) > 0));
                 assert_true(json_is_true(json_object_get(e, "flow_in")) ||
                             json_is_true(json_object_get(e, "flow_out")));
             }
@@ -702,6 +703,42 @@ static void async_ev(tx_space *s, int pl, int ln, const char *name, int64_t off,
     }
 }
 
+/* Flow categories of complete events (trace_events_to_json.h WriteEvent):
+ * the context type's name from GetContextTypeString ("PjRt", "tf_exec",
+ * "gpu_launch"), none for generic, legacy and types past the last known
+ * one (GetSafeContextType makes them generic). */
+static void test_flow_categories(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    int ln = tx_line(s, pl, 1, "t", 0);
+    static const struct { const char *name; uint64_t cat; const char *want; } c[] = {
+        {"generic", 0, NULL}, {"legacy", 1, NULL}, {"tf_exec", 2, "tf_exec"},
+        {"batch", 4, "batch_sched"}, {"pjrt", 5, "PjRt"}, {"gpu", 9, "gpu_launch"},
+        {"pathways", 13, "pathways_exec"}, {"unknown", 63, NULL},
+    };
+    size_t nc = sizeof c / sizeof c[0];
+    for (size_t i = 0; i < nc; i++)
+        async_ev(s, pl, ln, c[i].name, (int64_t)(2 * i) * US, US, ((20 + i) << 2) | 2 | (c[i].cat << 58), 0);
+    xpv_profile *p = tx_decode(s);
+    const xpv_profile *ps[1] = {p};
+    out o;
+    xpv_err err;
+    const char *kv[] = {"tag", "trace_viewer"};
+    assert_int_equal(run_tool(ps, 1, kv, 1, &o, &err), 0);
+    json_t *evs = events(&o);
+    for (size_t i = 0; i < nc; i++) {
+        json_t *e = find_event(evs, "X", c[i].name);
+        assert_non_null(e);
+        assert_int_equal(json_integer_value(json_object_get(e, "bind_id")), (json_int_t)(20 + i));
+        json_t *cat = json_object_get(e, "cat");
+        if (!c[i].want) assert_null(cat);
+        else assert_string_equal(json_string_value(cat), c[i].want);
+    }
+    out_free(&o);
+    xpv_profile_free(p);
+}
+
 /* On a TPU's `Async XLA Ops` line: `_a` with a flow in+out (id 7,
  * generic) gives "b" at its start and "e" at its end (args group_id only);
  * out (id 8, category 5 PjRt) a "b"; in (id 9) an "e" at its start;
@@ -756,6 +793,7 @@ static void test_async_events(void **state) {
     json_t *pf = find_event(evs, "X", "plain_flow");
     assert_non_null(pf);
     assert_true(json_is_true(json_object_get(pf, "flow_in")));
+    assert_null(json_object_get(pf, "cat")); /* a generic flow: no category */
     out_free(&o);
 
     const char *ks[] = {"tag", "trace_viewer@", "resolution", "0"};
@@ -1082,6 +1120,7 @@ int main(void) {
         cmocka_unit_test(test_empty_profile),
         cmocka_unit_test(test_jax_computed_groups),
         cmocka_unit_test(test_async_events),
+        cmocka_unit_test(test_flow_categories),
         cmocka_unit_test(test_real_profiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -34,7 +34,8 @@
  * event stats, minus XProf's internal ones (_pt _p _ct _c _r flops
  * program_id symbol_id) and `flow`.  Names come from display_name, else
  * name, replaced by a `step_name` stat.  Flows: a `flow` stat (bits 0-1
- * direction, 2-57 id, 58-63 category), else `correlation_id` (host side
+ * direction, 2-57 id, 58-63 category: "cat" is XProf's name of it,
+ * absent for generic / legacy), else `correlation_id` (host side
  * flow_out, device side flow_in, category "gpu_launch").  Counter samples
  * (`_counters_` lines) become standard "ph":"C" events with their numeric
  * stats as args.
@@ -74,21 +75,19 @@
 static const char *const internal_stats[] = {"_pt", "_p", "_ct", "_c", "_r", "flops",
                                              "program_id", "symbol_id", "flow", "_a"};
 
-static const char *const context_types[] = {
-    "generic", "legacy", "tf_exec", "tfrt_exec", "shared_batch_scheduler", "pjrt",
-    "adaptive_shared_batch_scheduler", "tfrt_tpu_runtime", "tpu_embedding_engine",
-    "gpu_launch", "batcher", "tpu_stream", "tpu_launch", "pathways_executor",
-    "pjrt_library_call", "threadpool_event", "jax_serving_executor",
-};
-
 /* XProf's GetContextTypeString (tsl context_types), the "cat" of async
- * events; kinds past the last known one are generic (GetSafeContextType).
- * (Flows of complete events keep the names of context_types above.) */
+ * events and of complete events' flows; kinds past the last known one are
+ * generic (GetSafeContextType). */
 static const char *const xprof_context_types[] = {
     "", "", "tf_exec", "tfrt_exec", "batch_sched", "PjRt", "as_batch_sched", "tfrt_rt",
     "tpu_embed", "gpu_launch", "batcher", "tpu_stream", "tpu_launch", "pathways_exec",
     "pjrt_library_call", "threadpool_event",
 };
+
+static const char *ctx_type_name(unsigned cat) {
+    return cat < sizeof xprof_context_types / sizeof xprof_context_types[0] ? xprof_context_types[cat]
+                                                                           : "";
+}
 
 static int is_internal_stat(xpv_str name) {
     for (size_t i = 0; i < sizeof internal_stats / sizeof internal_stats[0]; i++)
@@ -265,9 +264,13 @@ static void write_flow(xpv_buf *b, const xpv_trace_row *r, const ev_info *info) 
         if (!dir) return;
         xpv_buf_puts(b, ",\"bind_id\":");
         write_id(b, id);
-        xpv_buf_puts(b, ",\"cat\":");
-        xpv_buf_json_cstr(b, cat < sizeof context_types / sizeof context_types[0]
-                                 ? context_types[cat] : "generic");
+        /* WriteEvent (trace_events_to_json.h): the category's name, none
+         * for generic and legacy flows. */
+        const char *cn = ctx_type_name(cat);
+        if (*cn) {
+            xpv_buf_puts(b, ",\"cat\":");
+            xpv_buf_json_cstr(b, cn);
+        }
         if (dir & 1) xpv_buf_puts(b, ",\"flow_in\":true");
         if (dir & 2) xpv_buf_puts(b, ",\"flow_out\":true");
     } else if (info->has_corr) {
@@ -297,8 +300,7 @@ static void async_head(xpv_buf *b, const xpv_trace_row *r, const xpv_event *e,
     xpv_buf_puts(b, ",\"id\":");
     write_id(b, (v >> 2) & (((uint64_t)1 << 56) - 1));
     xpv_buf_puts(b, ",\"cat\":");
-    xpv_buf_json_cstr(b, cat < sizeof xprof_context_types / sizeof xprof_context_types[0]
-                             ? xprof_context_types[cat] : "");
+    xpv_buf_json_cstr(b, ctx_type_name(cat));
     xpv_buf_puts(b, ",\"ph\":\"");
     xpv_buf_puts(b, ph);
     xpv_buf_putc(b, '"');
