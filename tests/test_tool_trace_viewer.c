@@ -927,6 +927,7 @@ static void check_real_profile(const char *path, xpv_profile *p, void *ctx) {
     size_t tops, tscopes, tsrc;
     dc_count_tpu(p, &tops, &tscopes, &tsrc);
     want_x += tops + tscopes + tsrc; /* derived TPU rows */
+    want_x += dc_count_tpu_offload(p); /* TPU host offload rows */
     size_t hops, hsrc;
     dch_count(p, &hops, &hsrc);
     want_x += hops + hsrc; /* GPU Framework Ops and Source code from the HLO */
