@@ -36,7 +36,7 @@
  * own over its metadata's; `_a` events left out) gives `Framework Name
  * Scope` (kThreadIdTfNameScope), `Framework Ops` (kThreadIdTfOp) and
  * `Source code` (kThreadIdSource) events; no display ids (the trace shows
- * them by id, above the file's lines), then the host offload rows below.
+ * them by id, above the file's lines), the host offload rows after them.
  * Merge (ExpandOrAddLevelEvent): the previous event of the same level is
  * extended when it has the same metadata, the same group_id (both absent
  * or equal), a compatible scope_range_id (either absent or equal) and, on
