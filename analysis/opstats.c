@@ -474,6 +474,23 @@ static int ends_with(const char *s, const char *suf) {
     return n >= m && !memcmp(s + n - m, suf, m);
 }
 
+/* Which host ops are input ops (XProf's SelectInputOpMetrics and
+ * GenerateHostResult, op_stats_to_input_pipeline_analysis.cc).  Two XProf
+ * versions disagree:
+ *   (a) IsInputOp accepts the legacy kinds (InfeedEnqueue*, Dataset,
+ *       MemcpyHToD) and the input-pipeline stage categories (enqueue, read,
+ *       preprocessing, unknown; any case), the latter mapped by
+ *       CategorizeInputOpNew; Dataset names ending ::ArrayRecord are file
+ *       reads;
+ *   (b) a flag OpMetricsDb.use_new_input_pipeline_analysis picks either the
+ *       stage categories (xprof/convert/host_op_utils.h, "unknown" left
+ *       out) or the legacy kinds, never both, and knows no ::ArrayRecord.
+ * We follow (a), judged the newer: the newest stored op_metrics.proto
+ * (with the high-confidence duty-cycle fields, "Next ID: 19") has no such
+ * flag field, no stored XProf source sets the flag (ConvertHostThreads-
+ * XPlaneToOpMetricsDb does not), and (a) has the later code (uint64_t for
+ * tsl::uint64, ::ArrayRecord).  Under (b) with the flag never set, the
+ * stage ops would never count as input ops. */
 const char *xpv_input_op_category(const xpv_op_metric *m) {
     const char *cat = m->category ? m->category : "";
     if (m->is_idle) return NULL;
