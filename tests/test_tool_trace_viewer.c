@@ -131,6 +131,15 @@ static json_t *events(const out *o) {
     return a;
 }
 
+/* The full trace of one profile into `o`; its traceEvents. */
+static json_t *full_trace(const xpv_profile *p, out *o) {
+    const xpv_profile *ps[1] = {p};
+    xpv_err err;
+    const char *kv[] = {"tag", "trace_viewer"};
+    assert_int_equal(run_tool(ps, 1, kv, 1, o, &err), 0);
+    return events(o);
+}
+
 /* Checks every event has the fields Perfetto / catapult need for its ph. */
 static void check_shape(json_t *evs, size_t *nx, size_t *nc, size_t *nm) {
     size_t i;
@@ -721,12 +730,8 @@ static void test_flow_categories(void **state) {
     for (size_t i = 0; i < nc; i++)
         async_ev(s, pl, ln, c[i].name, (int64_t)(2 * i) * US, US, ((20 + i) << 2) | 2 | (c[i].cat << 58), 0);
     xpv_profile *p = tx_decode(s);
-    const xpv_profile *ps[1] = {p};
     out o;
-    xpv_err err;
-    const char *kv[] = {"tag", "trace_viewer"};
-    assert_int_equal(run_tool(ps, 1, kv, 1, &o, &err), 0);
-    json_t *evs = events(&o);
+    json_t *evs = full_trace(p, &o);
     for (size_t i = 0; i < nc; i++) {
         json_t *e = find_event(evs, "X", c[i].name);
         assert_non_null(e);

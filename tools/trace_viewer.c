@@ -418,6 +418,15 @@ static int counter_values(const xpv_trace_row *r, uint32_t ev, int named, xpv_bu
     return n;
 }
 
+/* The head of a counter event: {"pid":P,"name":N,"ph":"C" */
+static void counter_head(xpv_buf *b, int64_t pid, xpv_str name) {
+    xpv_buf_puts(b, "{\"pid\":");
+    xpv_buf_i64(b, pid);
+    xpv_buf_puts(b, ",\"name\":");
+    xpv_buf_json_str(b, name.ptr, name.len);
+    xpv_buf_puts(b, ",\"ph\":\"C\"");
+}
+
 /* A counter sample as a Chrome event (the full download, which Perfetto
  * and chrome://tracing read): {"pid","name","ph":"C","ts","args":{stat:
  * value...}}; returns 0 (nothing written) when it has no numeric stat. */
@@ -425,12 +434,8 @@ static int write_counter(xpv_buf *b, const xpv_trace_row *r, uint32_t ev, xpv_bu
     xpv_str first;
     if (!counter_values(r, ev, 1, args, &first)) return 0;
     const xpv_event *e = &r->ln->events[ev];
-    xpv_str name = xpv_event_display_name(r->pl, e);
-    xpv_buf_puts(b, "{\"pid\":");
-    xpv_buf_i64(b, r->pid);
-    xpv_buf_puts(b, ",\"name\":");
-    xpv_buf_json_str(b, name.ptr, name.len);
-    xpv_buf_puts(b, ",\"ph\":\"C\",\"ts\":");
+    counter_head(b, r->pid, xpv_event_display_name(r->pl, e));
+    xpv_buf_puts(b, ",\"ts\":");
     xpv_buf_ps_as_us(b, e->start_ps);
     xpv_buf_puts(b, ",\"args\":{");
     xpv_buf_add(b, args->data, args->len);
@@ -470,11 +475,9 @@ static int write_counter_entry(xpv_buf *b, counter_group *g, int *first, const x
     } else {
         counter_group_close(b, g);
         if (!*first) xpv_buf_putc(b, ',');
-        xpv_buf_puts(b, "\n{\"pid\":");
-        xpv_buf_i64(b, r->pid);
-        xpv_buf_puts(b, ",\"name\":");
-        xpv_buf_json_str(b, name.ptr, name.len);
-        xpv_buf_puts(b, ",\"ph\":\"C\",\"event_stats\":");
+        xpv_buf_putc(b, '\n');
+        counter_head(b, r->pid, name);
+        xpv_buf_puts(b, ",\"event_stats\":");
         xpv_buf_json_str(b, stat.ptr, stat.len);
         xpv_buf_puts(b, ",\"entries\":[");
         *g = (counter_group){1, r->pid, name};
