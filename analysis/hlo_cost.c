@@ -240,7 +240,7 @@ typedef struct props {
  * operand lookups in fused computations): a hostile proto (whiles
  * nesting the same body, huge fusions) costs 0 past it instead of
  * running for ever. */
-#define WORK_BUDGET 4000000
+#define WORK_BUDGET 250000
 
 typedef struct cost_ctx {
     const xpv_hlo_program *p;
