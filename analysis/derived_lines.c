@@ -870,17 +870,55 @@ static const char *const tpu_line_names[3] = {"Framework Name Scope", "Framework
                                               "Source code"};
 static const int tpu_line_ids[3] = {2, 3, 7}; /* kThreadIdTfNameScope, TfOp, Source */
 
+static int64_t ln_ts(int64_t ts0) { return ts0 == INT64_MAX ? 0 : ts0; }
+
+static dstats offload_stat(const void *arg, uint32_t i) {
+    const xpv_dl_offload_ev *e = &((const xpv_dl_offload_line *)arg)->ev[i];
+    dstats s;
+    memset(&s, 0, sizeof s);
+    s.offload = 1;
+    s.raw_bytes = (opt64){e->has_raw, e->raw_bytes};
+    s.shape = e->shape;
+    return s;
+}
+
+/* The host offload rows as synthesized lines after the others of `sp`
+ * (ids kThreadIdHostOffloadOpStart + k, "Host Offload Ops row <k>"). */
+static void emit_offload_rows(ctx *c, xpv_arena *arena, xpv_plane *sp, uint32_t *src_line,
+                              const xpv_dl_offload_line *rows, uint32_t nrows, int64_t ts) {
+    for (uint32_t k = 0; k < nrows; k++) {
+        const xpv_dl_offload_line *r = &rows[k];
+        if (!r->n) continue;
+        xpv_line *ln = &sp->lines[sp->nlines];
+        src_line[sp->nlines++] = 0;
+        ln->id = ln->display_id = XPV_DL_BASE + 8 + k;
+        char name[48];
+        int nl = snprintf(name, sizeof name, "Host Offload Ops row %u", k);
+        ln->name = (xpv_str){xpv_arena_strndup(arena, name, (size_t)nl), (uint32_t)nl};
+        ln->display_name = ln->name;
+        ln->timestamp_ns = ts;
+        ln->events = xpv_arena_calloc(arena, r->n, sizeof *ln->events);
+        for (size_t i = 0; i < r->n; i++) {
+            ln->events[i].start_ps = r->ev[i].start_ps;
+            ln->events[i].dur_ps = r->ev[i].dur_ps;
+            ln->events[i].meta = tab_get(&c->tab, r->ev[i].name, (xpv_str){NULL, 0});
+            ln->events[i].wire = XPV_NO_STATS;
+        }
+        ln->nevents = (uint32_t)r->n;
+        xpv_dl_attach_stats(arena, ln, offload_stat, r);
+        sp->nevents += r->n;
+    }
+}
+
 /* The derived lines of a TensorCore plane into `out`, XProf's names and
- * ids (kThreadIdTfNameScope, kThreadIdTfOp, kThreadIdSource). */
-static void emit_tpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl,
-                           const dline *lines, xpv_dl_plane *out) {
+ * ids (kThreadIdTfNameScope, kThreadIdTfOp, kThreadIdSource, then the
+ * host offload rows). */
+static void emit_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const dline *lines,
+                           const xpv_dl_offload_line *rows, uint32_t nrows, xpv_dl_plane *out) {
     memset(out, 0, sizeof *out);
     xpv_plane *sp = &out->synth;
     sp->id = pl->id;
     sp->name = pl->name;
-    sp->event_meta = xpv_arena_calloc(arena, c->tab.n, sizeof *sp->event_meta);
-    memcpy(sp->event_meta, c->tab.m, c->tab.n * sizeof *sp->event_meta);
-    sp->nevent_meta = c->tab.n;
     xpv_dl_synth_stat_meta(arena, sp);
     out->line_display_id = xpv_arena_calloc(arena, pl->nlines ? pl->nlines : 1, sizeof(int64_t));
     int64_t ts0 = INT64_MAX;
@@ -888,8 +926,8 @@ static void emit_tpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl,
         out->line_display_id[li] = pl->lines[li].display_id;
         if (pl->lines[li].timestamp_ns < ts0) ts0 = pl->lines[li].timestamp_ns;
     }
-    sp->lines = xpv_arena_calloc(arena, 3, sizeof *sp->lines);
-    out->src_line = xpv_arena_calloc(arena, 3, sizeof *out->src_line);
+    sp->lines = xpv_arena_calloc(arena, 3 + nrows, sizeof *sp->lines);
+    out->src_line = xpv_arena_calloc(arena, 3 + nrows, sizeof *out->src_line);
     for (int q = 0; q < 3; q++) {
         const dline *d = &lines[q];
         if (!d->n) continue;
@@ -899,13 +937,18 @@ static void emit_tpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl,
         ln->name.ptr = tpu_line_names[q];
         ln->name.len = (uint32_t)strlen(tpu_line_names[q]);
         ln->display_name = ln->name;
-        ln->timestamp_ns = ts0 == INT64_MAX ? 0 : ts0;
+        ln->timestamp_ns = ln_ts(ts0);
         ln->events = xpv_arena_alloc(arena, d->n * sizeof *ln->events);
         memcpy(ln->events, d->ev, d->n * sizeof *ln->events);
         ln->nevents = (uint32_t)d->n;
         xpv_dl_attach_stats(arena, ln, group_stat, d->gid);
         sp->nevents += d->n;
     }
+    emit_offload_rows(c, arena, sp, out->src_line, rows, nrows, ln_ts(ts0));
+    /* the metadata table last: the offload rows add to it */
+    sp->event_meta = xpv_arena_calloc(arena, c->tab.n, sizeof *sp->event_meta);
+    memcpy(sp->event_meta, c->tab.m, c->tab.n * sizeof *sp->event_meta);
+    sp->nevent_meta = c->tab.n;
 }
 
 /* Framework Name Scope, Framework Ops and Source code of one TensorCore
@@ -920,7 +963,6 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     static const char *const names[T_N] = {"tf_op", "source", "group_id", "_a"};
     int32_t ids[T_N];
     for (int k = 0; k < T_N; k++) ids[k] = xpv_stat_id(pl, names[k]);
-    if (ids[T_TF_OP] < 0 && ids[T_SOURCE] < 0) return 0;
     xpv_stat_set set;
     xpv_stat_set_init(&set, pl, ids, T_N);
     tstats *mt = xpv_xcalloc(pl->nevent_meta ? pl->nevent_meta : 1, sizeof *mt);
@@ -1016,8 +1058,14 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     for (uint32_t m = 0; m < pl->nevent_meta; m++) free(cache[m].scopes);
     free(cache);
 
+    /* XProf's HostOffloadEventProcessor, in the same walk there */
+    xpv_dl_offload_line rows[41];
+    memset(rows, 0, sizeof rows);
+    uint32_t nrows = xpv_dl_host_offload(pl, arena, rows);
     size_t total = scope->n + ops->n + src->n;
-    if (total) emit_tpu_plane(c, arena, pl, lines, out);
+    for (uint32_t k = 0; k < nrows; k++) total += rows[k].n;
+    if (total) emit_tpu_plane(c, arena, pl, lines, rows, nrows, out);
+    for (uint32_t k = 0; k < nrows; k++) free(rows[k].ev);
     for (int q = 0; q < 3; q++) {
         free(lines[q].ev);
         free(lines[q].gid);

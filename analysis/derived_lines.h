@@ -36,7 +36,7 @@
  * own over its metadata's; `_a` events left out) gives `Framework Name
  * Scope` (kThreadIdTfNameScope), `Framework Ops` (kThreadIdTfOp) and
  * `Source code` (kThreadIdSource) events; no display ids (the trace shows
- * them by id, above the file's lines).
+ * them by id, above the file's lines), the host offload rows after them.
  * Merge (ExpandOrAddLevelEvent): the previous event of the same level is
  * extended when it has the same metadata, the same group_id (both absent
  * or equal), a compatible scope_range_id (either absent or equal) and, on
@@ -80,7 +80,11 @@
  * Steps lines (XProf would derive them again beside the file's), but get
  * Launch Stats.  Planes are derived on two threads (halves by event count,
  * joined in plane order: the result does not depend on it).
- * Not done: host offload lines.
+ * Host offload rows (XProf's HostOffloadEventProcessor, in
+ * DeriveLinesFromStats): on TensorCore planes, host-memory (`S(5)`)
+ * copy / dynamic-slice / dynamic-update-slice -start and -done pairs as
+ * events "offload-<op>.<id>" on rows "Host Offload Ops row <k>" (ids
+ * 0xdeadbeef + 8 + k); the rules are in derived_offload.c.
  *
  * Stats (XProf's DerivedXLineBuilder::ExpandOrAddLevelEvent): every
  * derived event created for a kernel or op with a group id carries a

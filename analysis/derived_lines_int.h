@@ -31,7 +31,7 @@ typedef struct gstat {
  * and XLA Ops of CUDA graph nodes get cuda_graph_id and correlation_id.
  * Ids are the dense indices (index 0: the empty entry). */
 enum { DS_GROUP_ID = 1, DS_STEP_NAME, DS_NUM_LAUNCHES, DS_MAX_LAUNCH_US, DS_AVG_LAUNCH_US,
-       DS_CUDA_GRAPH_ID, DS_CORRELATION_ID, DS_N };
+       DS_CUDA_GRAPH_ID, DS_CORRELATION_ID, DS_IS_ASYNC, DS_RAW_BYTES, DS_SHAPE, DS_N };
 
 /* One derived event's stats; absent ones are zero. */
 typedef struct dstats {
@@ -41,6 +41,10 @@ typedef struct dstats {
     uint64_t num_launches;
     double max_us, avg_us;
     gstat gx;                  /* XLA Ops of a CUDA graph node; graph 0: none */
+    /* host offload events: `_a` = 1, raw_bytes_accessed, shape_with_layout */
+    int offload;
+    opt64 raw_bytes;
+    xpv_str shape;
 } dstats;
 
 /* Give `sp` (a synthesized plane) the stat metadata above, in `arena`. */
@@ -50,5 +54,26 @@ void xpv_dl_synth_stat_meta(xpv_arena *arena, xpv_plane *sp);
  * wire bytes in `arena`; events without any keep XPV_NO_STATS. */
 void xpv_dl_attach_stats(xpv_arena *arena, xpv_line *ln, dstats (*stat)(const void *, uint32_t),
                          const void *arg);
+
+/* ==== Host offload rows (derived_offload.c) ============================ */
+
+typedef struct xpv_dl_offload_ev {
+    int64_t start_ps, dur_ps;
+    xpv_str name;              /* "offload-copy.3", in the arena */
+    int has_raw;
+    int64_t raw_bytes;         /* the done's metadata raw_bytes_accessed */
+    xpv_str shape;             /* the start's metadata shape_with_layout */
+    uint64_t seq;              /* creation order (ties of the sort) */
+} xpv_dl_offload_ev;
+
+typedef struct xpv_dl_offload_line {
+    xpv_dl_offload_ev *ev;     /* malloc'd, in time order */
+    size_t n, cap;
+} xpv_dl_offload_line;
+
+/* XProf's host offload rows of TensorCore plane `pl` into rows[0..41)
+ * (zeroed by the caller; free each row's ev); names in `arena`.  Returns
+ * the number of rows. */
+uint32_t xpv_dl_host_offload(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offload_line *rows);
 
 #endif

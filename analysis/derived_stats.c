@@ -10,7 +10,8 @@
 
 static const char *const ds_names[DS_N] = {"", "group_id", "step_name", "num_launches",
                                            "max_launch_time_us", "avg_launch_time_us",
-                                           "cuda_graph_id", "correlation_id"};
+                                           "cuda_graph_id", "correlation_id", "_a",
+                                           "raw_bytes_accessed", "shape_with_layout"};
 
 /* The stat metadata of every synthesized plane: XProf's DerivedXLineBuilder
  * gives each new derived event a `group_id` stat when it has a group,
@@ -53,47 +54,54 @@ static size_t stat_int_len(uint64_t v) { return 3 + varint_len(v); }
 static size_t stat_str_len(uint32_t n) { return 3 + varint_len(n) + n; }
 #define STAT_DOUBLE_LEN 11
 
+/* One XStat field (stats, field 4 of the XEvent) holding a varint value
+ * in `field` (3 uint64_value, 4 int64_value), and its length. */
+static size_t int_field_len(uint64_t v) { return 2 + stat_int_len(v); }
+static uint8_t *put_int_stat(uint8_t *w, int id, int field, uint64_t v) {
+    *w++ = (4 << 3) | 2;
+    w = put_varint(w, stat_int_len(v));
+    *w++ = (1 << 3) | 0;
+    *w++ = (uint8_t)id;
+    *w++ = (uint8_t)(field << 3);
+    return put_varint(w, v);
+}
+
+/* One XStat field holding a str_value (field 5), and its length. */
+static size_t str_field_len(uint32_t n) {
+    size_t sn = stat_str_len(n);
+    return 1 + varint_len(sn) + sn;
+}
+static uint8_t *put_str_stat(uint8_t *w, int id, xpv_str v) {
+    *w++ = (4 << 3) | 2;
+    w = put_varint(w, stat_str_len(v.len));
+    *w++ = (1 << 3) | 0;
+    *w++ = (uint8_t)id;
+    *w++ = (5 << 3) | 2;
+    w = put_varint(w, v.len);
+    memcpy(w, v.ptr, v.len);
+    return w + v.len;
+}
+
 static size_t body_len(const dstats *s) {
     size_t body = 0;
-    if (s->g.has) body += 2 + stat_int_len((uint64_t)s->g.v);
-    if (s->step_name.len) {
-        size_t sn = stat_str_len(s->step_name.len);
-        body += 1 + varint_len(sn) + sn;
-    }
-    if (s->launch) body += 2 + stat_int_len(s->num_launches) + 2 * (2 + STAT_DOUBLE_LEN);
-    if (s->gx.graph) body += 2 + stat_int_len(s->gx.graph);
-    if (s->gx.graph && s->gx.has_corr) body += 2 + stat_int_len((uint64_t)s->gx.corr);
+    if (s->g.has) body += int_field_len((uint64_t)s->g.v);
+    if (s->step_name.len) body += str_field_len(s->step_name.len);
+    if (s->launch) body += int_field_len(s->num_launches) + 2 * (2 + STAT_DOUBLE_LEN);
+    if (s->gx.graph) body += int_field_len(s->gx.graph);
+    if (s->gx.graph && s->gx.has_corr) body += int_field_len((uint64_t)s->gx.corr);
+    if (s->offload) body += int_field_len(1);
+    if (s->raw_bytes.has) body += int_field_len((uint64_t)s->raw_bytes.v);
+    if (s->shape.len) body += str_field_len(s->shape.len);
     return body;
 }
 
 /* One event's length and body at `w`; returns the end. */
 static uint8_t *put_event(uint8_t *w, const dstats *s) {
     w = put_varint(w, body_len(s));
-    if (s->g.has) {            /* int64_value (field 4) */
-        *w++ = (4 << 3) | 2;
-        w = put_varint(w, stat_int_len((uint64_t)s->g.v));
-        *w++ = (1 << 3) | 0;
-        *w++ = DS_GROUP_ID;
-        *w++ = (4 << 3) | 0;
-        w = put_varint(w, (uint64_t)s->g.v);
-    }
-    if (s->step_name.len) {    /* str_value (field 5) */
-        *w++ = (4 << 3) | 2;
-        w = put_varint(w, stat_str_len(s->step_name.len));
-        *w++ = (1 << 3) | 0;
-        *w++ = DS_STEP_NAME;
-        *w++ = (5 << 3) | 2;
-        w = put_varint(w, s->step_name.len);
-        memcpy(w, s->step_name.ptr, s->step_name.len);
-        w += s->step_name.len;
-    }
-    if (s->launch) {           /* uint64_value (field 3), then double_value (field 2) */
-        *w++ = (4 << 3) | 2;
-        w = put_varint(w, stat_int_len(s->num_launches));
-        *w++ = (1 << 3) | 0;
-        *w++ = DS_NUM_LAUNCHES;
-        *w++ = (3 << 3) | 0;
-        w = put_varint(w, s->num_launches);
+    if (s->g.has) w = put_int_stat(w, DS_GROUP_ID, 4, (uint64_t)s->g.v);
+    if (s->step_name.len) w = put_str_stat(w, DS_STEP_NAME, s->step_name);
+    if (s->launch) {           /* uint64_value, then double_value (field 2) */
+        w = put_int_stat(w, DS_NUM_LAUNCHES, 3, s->num_launches);
         double d[2] = {s->max_us, s->avg_us};
         for (int k = 0; k < 2; k++) {
             *w++ = (4 << 3) | 2;
@@ -105,27 +113,17 @@ static uint8_t *put_event(uint8_t *w, const dstats *s) {
             w += 8;
         }
     }
-    if (s->gx.graph) {         /* cuda_graph_id: uint64_value (field 3) */
-        *w++ = (4 << 3) | 2;
-        w = put_varint(w, stat_int_len(s->gx.graph));
-        *w++ = (1 << 3) | 0;
-        *w++ = DS_CUDA_GRAPH_ID;
-        *w++ = (3 << 3) | 0;
-        w = put_varint(w, s->gx.graph);
-    }
-    if (s->gx.graph && s->gx.has_corr) {   /* correlation_id: int64_value */
-        *w++ = (4 << 3) | 2;
-        w = put_varint(w, stat_int_len((uint64_t)s->gx.corr));
-        *w++ = (1 << 3) | 0;
-        *w++ = DS_CORRELATION_ID;
-        *w++ = (4 << 3) | 0;
-        w = put_varint(w, (uint64_t)s->gx.corr);
-    }
+    if (s->gx.graph) w = put_int_stat(w, DS_CUDA_GRAPH_ID, 3, s->gx.graph);
+    if (s->gx.graph && s->gx.has_corr) w = put_int_stat(w, DS_CORRELATION_ID, 4, (uint64_t)s->gx.corr);
+    if (s->offload) w = put_int_stat(w, DS_IS_ASYNC, 4, 1);
+    if (s->raw_bytes.has) w = put_int_stat(w, DS_RAW_BYTES, 4, (uint64_t)s->raw_bytes.v);
+    if (s->shape.len) w = put_str_stat(w, DS_SHAPE, s->shape);
     return w;
 }
 
 static int has_stats(const dstats *s) {
-    return s->g.has || s->step_name.len || s->launch || s->gx.graph;
+    return s->g.has || s->step_name.len || s->launch || s->gx.graph || s->offload ||
+           s->raw_bytes.has || s->shape.len;
 }
 
 /* Give the events of `ln` their stats (`stat(arg, i)` for event i) as

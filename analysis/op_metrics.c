@@ -1395,6 +1395,11 @@ static void perf_merge(xpv_perf_env *into, int *last, const xpv_om_part *pt) {
 }
 
 xpv_op_metrics *xpv_op_metrics_combine(const xpv_om_part *const *parts, size_t n) {
+    return xpv_op_metrics_combine_costed(parts, n, NULL, NULL);
+}
+
+xpv_op_metrics *xpv_op_metrics_combine_costed(const xpv_om_part *const *parts, size_t n,
+                                              xpv_om_cost_fn cost, void *ctx) {
     xpv_op_metrics *m = xpv_xcalloc(1, sizeof *m);
     xpv_arena_init(&m->arena, 64 * 1024);
     optab ht, dt;
@@ -1429,6 +1434,8 @@ xpv_op_metrics *xpv_op_metrics_combine(const xpv_om_part *const *parts, size_t n
         m->occupancy_theoretical |= pt->occ_theoretical;
         perf_merge(&m->perf, &perf_last, pt);
     }
+    for (size_t i = 0; cost && !has_tpu && i < dt.n; i++)
+        if (dt.pid[i]) cost(ctx, &dt.rows[i]);
     optab_finish(&ht, &m->host, h_idle, h_total, h_op);
     optab_finish(&dt, &m->device, d_idle, d_total, d_op);
     m->has_device_ops = dt.n > 0;

@@ -66,9 +66,12 @@ typedef struct xpv_op_metric {
     int64_t time_ps;         /* inclusive time, summed over occurrences */
     int64_t self_time_ps;    /* time minus direct children */
     int64_t min_time_ps;     /* shortest occurrence (0 for IDLE) */
-    double flops;            /* from `flops` stats when present, else 0 */
+    double flops;            /* TPU: metadata `flops` stats; GPU XLA ops:
+                              * XLA's cost analysis of the instruction
+                              * (hlo_cost.h, via op_stats), else the
+                              * kernels' `flops` stats; else 0 */
     double model_flops;
-    double bytes_accessed;   /* from `bytes_accessed` stats, else 0 */
+    double bytes_accessed;   /* the same sources, `bytes_accessed` */
     int is_eager;            /* 1 when any occurrence was eager */
     int is_idle;
 } xpv_op_metric;
@@ -177,6 +180,13 @@ void xpv_op_metrics_part_free(xpv_om_part *pt);
 size_t xpv_op_metrics_part_size(const xpv_om_part *pt);
 /* The result owns no reference to the parts. */
 xpv_op_metrics *xpv_op_metrics_combine(const xpv_om_part *const *parts, size_t n);
+/* The same, with `cost(ctx, row)` called on every GPU device op row once
+ * the hosts are combined and before the TF-level db is derived from them
+ * (op_stats fills XLA ops' flops and bytes from the HLO protos there:
+ * hlo_cost.h).  Not called on TPU rows (their costs come from the file). */
+typedef void (*xpv_om_cost_fn)(void *ctx, xpv_op_metric *row);
+xpv_op_metrics *xpv_op_metrics_combine_costed(const xpv_om_part *const *parts, size_t n,
+                                              xpv_om_cost_fn cost, void *ctx);
 
 /* ==== Helpers shared with other converters ============================== */
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "opstats.h"
+#include "hlo_cost.h"
 #include "par.h"
 
 /* ==== Run environment ==================================================== */
@@ -324,8 +325,11 @@ xpv_op_stats *xpv_op_stats_combine(const xpv_host_stats *const *parts, size_t n,
     s->hardware_type = hw == XPV_HW_TPU ? "TPU" : hw == XPV_HW_GPU ? "GPU" : "CPU_ONLY";
     if (ndb == 1) s->steps = *pdbs[0];
     else if (ndb > 1) xpv_steps_intersect(pdbs, ndb, &s->arena, &s->steps);
-    s->hlo = xpv_hlo_map_from_lists(lists, counts, n); /* index only, no decoding */
-    s->ops = xpv_op_metrics_combine(ops, n);
+    s->hlo = xpv_hlo_map_from_lists(lists, counts, n); /* index only */
+    /* GPU XLA ops' flops and bytes from XLA's cost analysis of their
+     * programs (decoding those programs now: XProf builds its HLO module
+     * map with the op stats). */
+    s->ops = xpv_op_metrics_combine_costed(ops, n, xpv_hlo_gpu_cost_row, s->hlo);
     free(pdbs);
     free(ops);
     free(lists);
@@ -470,6 +474,23 @@ static int ends_with(const char *s, const char *suf) {
     return n >= m && !memcmp(s + n - m, suf, m);
 }
 
+/* Which host ops are input ops (XProf's SelectInputOpMetrics and
+ * GenerateHostResult, op_stats_to_input_pipeline_analysis.cc).  Two XProf
+ * versions disagree:
+ *   (a) IsInputOp accepts the legacy kinds (InfeedEnqueue*, Dataset,
+ *       MemcpyHToD) and the input-pipeline stage categories (enqueue, read,
+ *       preprocessing, unknown; any case), the latter mapped by
+ *       CategorizeInputOpNew; Dataset names ending ::ArrayRecord are file
+ *       reads;
+ *   (b) a flag OpMetricsDb.use_new_input_pipeline_analysis picks either the
+ *       stage categories (xprof/convert/host_op_utils.h, "unknown" left
+ *       out) or the legacy kinds, never both, and knows no ::ArrayRecord.
+ * We follow (a), judged the newer: the newest stored op_metrics.proto
+ * (with the high-confidence duty-cycle fields, "Next ID: 19") has no such
+ * flag field, no stored XProf source sets the flag (ConvertHostThreads-
+ * XPlaneToOpMetricsDb does not), and (a) has the later code (uint64_t for
+ * tsl::uint64, ::ArrayRecord).  Under (b) with the flag never set, the
+ * stage ops would never count as input ops. */
 const char *xpv_input_op_category(const xpv_op_metric *m) {
     const char *cat = m->category ? m->category : "";
     if (m->is_idle) return NULL;
@@ -795,6 +816,11 @@ static const char NO_STEP_MARKER[] =
     "training steps are not instrumented (e.g., if you are not using Keras) or (2) the "
     "profiling duration is shorter than the step time. For (1), you need to add step "
     "instrumentation; for (2), you may try to profile longer.";
+/* XProf's kErrorIncompleteStep, its missing space after "unknown." kept. */
+static const char INCOMPLETE_STEP[] =
+    "Incomplete step observed and hence the step time is unknown.Instead, we use the trace "
+    "duration as the step time. This may happen if your profiling duration is shorter than "
+    "the step time. In this case, you may try to profile longer.";
 static const char EMPTY_INTERSECT[] =
     "Although there are steps observed on some host(s), the intersection of the steps over "
     "all hosts is empty (because the differences among individual host's step sequences are "
@@ -831,7 +857,9 @@ void xpv_ipa_diagnostics_table(xpv_dt_doc *doc, const xpv_op_stats *os, int over
     /* XProf PopulateStepDiagnostics.  A profile with TF loop ops is not
      * grouped (XLA's CheckLoopOp), so it has no step: XProf says only
      * that no step marker was seen, and so do we. */
-    if (db->n == 0) diag_row(t, "WARNING", db->empty_intersect ? EMPTY_INTERSECT : NO_STEP_MARKER);
+    if (db->use_incomplete_step) diag_row(t, "WARNING", INCOMPLETE_STEP);
+    else if (db->n == 0)
+        diag_row(t, "WARNING", db->empty_intersect ? EMPTY_INTERSECT : NO_STEP_MARKER);
     if (db->num_steps_dropped) {
         char msg[512];
         snprintf(msg, sizeof msg, "%u%s", db->num_steps_dropped, STEPS_DROPPED);

@@ -798,7 +798,10 @@ void xpv_steps_intersect(const xpv_step_db *const *dbs, size_t n, xpv_arena *a,
     memset(out, 0, sizeof *out);
     if (n == 0) return;
     int any_device = 0;
-    for (size_t i = 0; i < n; i++) any_device |= dbs[i]->has_device;
+    for (size_t i = 0; i < n; i++) {
+        any_device |= dbs[i]->has_device;
+        out->use_incomplete_step |= dbs[i]->use_incomplete_step;
+    }
     size_t *use = xpv_xmalloc(n * sizeof *use);
     size_t nu = 0;
     for (size_t i = 0; i < n; i++)

@@ -93,6 +93,14 @@ typedef struct xpv_step_db {
     uint32_t num_steps_dropped; /* multi-host: steps seen on some host but
                                  * outside the intersection */
     int empty_intersect;       /* steps on some host, none in common */
+    /* XProf's StepDatabaseResult.use_incomplete_step: the step time is the
+     * trace duration because no step completed.  No XPlane conversion of
+     * XProf sets it (ConvertStepEventsToStepDb never does; only step dbs
+     * made elsewhere carry it), so xpv_steps_build leaves it 0; the
+     * multi-host combine ORs it over every host (CombineStepDatabase) and
+     * the diagnostics then warn of an incomplete step instead of a missing
+     * step marker (PopulateStepDiagnostics, xprof/utils/diagnostics.cc). */
+    int use_incomplete_step;
     int has_device;            /* a GPU plane exists */
     int grouping;              /* enum xpv_grouping (first host) */
     uint64_t groups;           /* groups formed (first host) */

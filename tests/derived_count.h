@@ -259,4 +259,87 @@ static inline void dc_launch_count(const xpv_profile *p, const xpv_groups *g, si
     free(seen);
 }
 
+/* Host offload events of the TensorCore planes (XProf's
+ * HostOffloadEventProcessor), counted as pairs: events whose HLO text
+ * (metadata name) holds S(5) and whose shown name has copy- /
+ * dynamic-slice- / dynamic-update-slice- -start or -done, no `_a`, in time
+ * order; per instruction (the shown name without -start / -done) a done
+ * pairs with a waiting start.  Does not place them on rows. */
+typedef struct dc_off {
+    int64_t start, dur;
+    int done;
+    char key[96];
+} dc_off;
+
+static inline int dc_off_cmp(const void *a, const void *b) {
+    const dc_off *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->dur > y->dur ? -1 : x->dur < y->dur;
+}
+
+static inline size_t dc_count_tpu_offload(const xpv_profile *p) {
+    static const char *const ops[] = {"copy", "dynamic-slice", "dynamic-update-slice"};
+    size_t pairs = 0;
+    for (uint32_t i = 0; i < p->nplanes; i++) {
+        const xpv_plane *pl = &p->planes[i];
+        if (!xpv_str_has_prefix(pl->name, "/device:TPU:") || pl->name.len == 12) continue;
+        int32_t sa = xpv_stat_id(pl, "_a");
+        size_t n = 0, cap = 0;
+        dc_off *v = NULL;
+        for (uint32_t l = 0; l < pl->nlines; l++) {
+            const xpv_line *ln = &pl->lines[l];
+            for (uint32_t k = 0; k < ln->nevents; k++) {
+                const xpv_event *e = &ln->events[k];
+                const xpv_event_meta *m = &pl->event_meta[e->meta];
+                char name[96], text[4096];
+                xpv_str d = m->display_name.len ? m->display_name : m->name;
+                if (d.len >= sizeof name || m->name.len >= sizeof text) continue;
+                memcpy(name, d.ptr, d.len);
+                name[d.len] = 0;
+                memcpy(text, m->name.ptr, m->name.len);
+                text[m->name.len] = 0;
+                if (!strstr(text, "S(5)")) continue;
+                dc_off o = {e->start_ps, e->dur_ps, 0, ""};
+                int hit = 0;
+                for (int q = 0; q < 3 && !hit; q++) {
+                    char st[40], dn[40];
+                    snprintf(st, sizeof st, "%s-start", ops[q]);
+                    snprintf(dn, sizeof dn, "%s-done", ops[q]);
+                    const char *at = strstr(name, st);
+                    const char *ad = strstr(name, dn);
+                    if (!at && !ad) continue;
+                    hit = 1;
+                    o.done = !at;
+                    const char *cut = at ? at : ad;
+                    size_t skip = strlen(at ? st : dn);
+                    snprintf(o.key, sizeof o.key, "%.*s%s%s", (int)(cut - name), name, ops[q],
+                             cut + skip);
+                }
+                xpv_stat st;
+                int64_t a;
+                if (!hit || (sa >= 0 && xpv_event_or_meta_stat(pl, ln, e, sa, &st) &&
+                             xpv_stat_as_int(&st, &a) && a))
+                    continue;
+                if (n == cap) {
+                    cap = cap ? 2 * cap : 64;
+                    v = realloc(v, cap * sizeof *v);
+                }
+                v[n++] = o;
+            }
+        }
+        if (n) qsort(v, n, sizeof *v, dc_off_cmp);
+        for (size_t a = 0; a < n; a++) {
+            if (!v[a].done) continue;
+            for (size_t b = 0; b < a; b++) /* the oldest waiting start */
+                if (!v[b].done && v[b].key[0] && !strcmp(v[b].key, v[a].key)) {
+                    v[b].key[0] = 0;
+                    pairs++;
+                    break;
+                }
+        }
+        free(v);
+    }
+    return pairs;
+}
+
 #endif

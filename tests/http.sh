@@ -351,7 +351,7 @@ EOF
         check "real $run/$host: $want_x complete events ($want_drop internal dropped), $want_c counters, async $want_b b / $want_e e" \
             json "import collections; ev = d['traceEvents']; \
 tn = {(e['pid'], e.get('tid')): e['args']['name'] for e in ev if e.get('ph') == 'M' and e.get('name') == 'thread_name'}; \
-D = ('Framework Name Scope', 'Framework Ops', 'Source code', 'Steps', 'XLA Modules - from', 'XLA Ops - from', 'Launch Stats'); \
+D = ('Framework Name Scope', 'Framework Ops', 'Source code', 'Steps', 'XLA Modules - from', 'XLA Ops - from', 'Launch Stats', 'Host Offload Ops'); \
 c = collections.Counter(e.get('ph') for e in ev if not str(tn.get((e.get('pid'), e.get('tid')), '')).startswith(D)); \
 assert c['X'] == $want_x and c['C'] <= $want_c and c['b'] == $want_b and c['e'] == $want_e, (dict(c), $want_x, $want_c, $want_b, $want_e)"
         [ "$run" = gpu ] && sum_x=$((sum_x + want_x))
@@ -360,7 +360,7 @@ assert c['X'] == $want_x and c['C'] <= $want_c and c['b'] == $want_b and c['e'] 
     check "real gpu, both hosts: $sum_x complete events, pids remapped per host" \
         json "import collections; ev = d['traceEvents']; \
 tn = {(e['pid'], e.get('tid')): e['args']['name'] for e in ev if e.get('ph') == 'M' and e.get('name') == 'thread_name'}; \
-D = ('Framework Name Scope', 'Framework Ops', 'Source code', 'Steps', 'XLA Modules - from', 'XLA Ops - from', 'Launch Stats'); \
+D = ('Framework Name Scope', 'Framework Ops', 'Source code', 'Steps', 'XLA Modules - from', 'XLA Ops - from', 'Launch Stats', 'Host Offload Ops'); \
 c = collections.Counter(e.get('ph') for e in ev if not str(tn.get((e.get('pid'), e.get('tid')), '')).startswith(D)); \
 pids = {e['pid'] // 1000 for e in ev if e.get('ph') == 'X'}; \
 assert c['X'] == $sum_x and pids == {1, 2}, (dict(c), pids)"

@@ -676,6 +676,96 @@ static void test_tpu_gap_rule(void **state) {
     xpv_profile_free(p);
 }
 
+/* An XLA op event named by its HLO text (`S(5)`: host memory) and shown
+ * by its instruction name, at [t, t + d) ns on line `ln`. */
+static tx_event_t *hlo_ev(tx_space *s, int pl, int ln, const char *disp, int host, int64_t t,
+                          int64_t d) {
+    char text[160];
+    snprintf(text, sizeof text, "%%%s = (f32[4]{0%s}) op(f32[4]{0} %%p)", disp, host ? ":S(5)" : "");
+    tx_event_t *e = tx_event(s, pl, ln, text, t * 1000, d * 1000);
+    tx_meta_display(s, pl, text, disp);
+    return e;
+}
+
+/* XProf's host offload rows (host_offload_utils.cc, called by
+ * DeriveLinesFromStats): a -done of a host-memory op (its HLO text holds
+ * S(5)) takes the oldest -start of the same key and makes one event from
+ * the start's begin to the done's end, named offload-<op>.<id>, on the
+ * row whose end frontier is the smallest at or before its begin, else on
+ * a new row; stats _a = 1, the done's raw_bytes_accessed, the start's
+ * shape_with_layout.  Counted by hand (times in ns):
+ *   copy-start.2 [1,2) .. copy-done.2 [5,6): offload-copy.2 [1,6), done
+ *     first: row 0 (frontier 6);
+ *   copy-start.1 [0,1) .. copy-done.1 [10,12): [0,12), row 0 ends at 6 >
+ *     0: row 1 (frontier 12);
+ *   copy-start.3 [20,21) .. copy-done.3 [25,26): [20,26), both rows free
+ *     (6, 12), the smaller frontier: row 0 (now 26);
+ *   dynamic-slice-start.7 / -done.7 on another line: [30,36), both free
+ *     (26, 12): row 1 (now 36);
+ *   copy-start / copy-done (no '.'): offload-copy.0 [40,45): row 0;
+ *   copy-done.4 without a start, copy-start.5 / done.5 not in host memory,
+ *   copy-start.6 / done.6 asynchronous (`_a`): nothing. */
+static void test_tpu_host_offload(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:TPU:0");
+    int lo = tx_line(s, pl, 2, "XLA Ops", 0);
+    int l2 = tx_line(s, pl, 5, "Other", 0);
+    hlo_ev(s, pl, lo, "copy-start.1", 1, 0, 1);
+    hlo_ev(s, pl, lo, "copy-start.2", 1, 1, 1);
+    hlo_ev(s, pl, lo, "copy-done.2", 1, 5, 1);
+    hlo_ev(s, pl, lo, "copy-done.1", 1, 10, 2);
+    hlo_ev(s, pl, lo, "copy-done.4", 1, 11, 1);
+    hlo_ev(s, pl, lo, "copy-start.3", 1, 20, 1);
+    hlo_ev(s, pl, lo, "copy-start.5", 0, 21, 1);
+    hlo_ev(s, pl, lo, "copy-done.3", 1, 25, 1);
+    hlo_ev(s, pl, lo, "copy-done.5", 0, 26, 1);
+    hlo_ev(s, pl, l2, "dynamic-slice-start.7", 1, 30, 1);
+    hlo_ev(s, pl, l2, "dynamic-slice-done.7", 1, 35, 1);
+    tx_ev_int(s, pl, hlo_ev(s, pl, lo, "copy-start.6", 1, 36, 1), "_a", 1);
+    tx_ev_int(s, pl, hlo_ev(s, pl, lo, "copy-done.6", 1, 38, 1), "_a", 1);
+    hlo_ev(s, pl, lo, "copy-start", 1, 40, 1);
+    hlo_ev(s, pl, lo, "copy-done", 1, 44, 1);
+    tx_meta_str(s, pl, "%copy-start.1 = (f32[4]{0:S(5)}) op(f32[4]{0} %p)", "shape_with_layout",
+                "(f32[4]{0}, f32[4]{0:S(5)})");
+    tx_meta_int(s, pl, "%copy-done.1 = (f32[4]{0:S(5)}) op(f32[4]{0} %p)", "raw_bytes_accessed", 64);
+    xpv_profile *p = tx_decode(s);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
+    const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
+    assert_non_null(dp);
+    assert_int_equal(dp->synth.nlines, 2);      /* no tf_op / source: only the rows */
+    const xpv_line *r0 = line_by_id(dp, XPV_DL_BASE + 8), *r1 = line_by_id(dp, XPV_DL_BASE + 9);
+    assert_non_null(r0);
+    assert_non_null(r1);
+    assert_true(xpv_str_eq(r0->name, "Host Offload Ops row 0"));
+    assert_true(xpv_str_eq(r1->name, "Host Offload Ops row 1"));
+    static const struct { const char *name; int64_t t, d; } want0[] = {
+        {"offload-copy.2", 1, 5}, {"offload-copy.3", 20, 6}, {"offload-copy.0", 40, 5},
+    };
+    assert_int_equal(r0->nevents, 3);
+    for (int i = 0; i < 3; i++) {
+        if (!xpv_str_eq(ev_name(dp, &r0->events[i]), want0[i].name))
+            fail_msg("row 0 event %d: %.*s", i, (int)ev_name(dp, &r0->events[i]).len,
+                     ev_name(dp, &r0->events[i]).ptr);
+        assert_int_equal(r0->events[i].start_ps, want0[i].t * 1000);
+        assert_int_equal(r0->events[i].dur_ps, want0[i].d * 1000);
+        assert_int_equal(ev_int(dp, r0, (uint32_t)i, "_a"), 1);
+        assert_int_equal(ev_int(dp, r0, (uint32_t)i, "group_id"), -1);
+    }
+    assert_int_equal(r1->nevents, 2);
+    assert_true(xpv_str_eq(ev_name(dp, &r1->events[0]), "offload-copy.1"));
+    assert_true(xpv_str_eq(ev_name(dp, &r1->events[1]), "offload-dynamic-slice.7"));
+    assert_int_equal(r1->events[1].start_ps, 30000);
+    assert_int_equal(r1->events[1].dur_ps, 6000);
+    assert_int_equal(r1->events[0].start_ps, 0);
+    assert_int_equal(r1->events[0].dur_ps, 12000);
+    assert_int_equal(ev_int(dp, r1, 0, "raw_bytes_accessed"), 64);
+    assert_true(xpv_str_eq(ev_str(dp, r1, 0, "shape_with_layout"), "(f32[4]{0}, f32[4]{0:S(5)})"));
+    assert_int_equal(ev_int(dp, r0, 0, "raw_bytes_accessed"), -1);
+    xpv_derived_lines_free(d);
+    xpv_profile_free(p);
+}
+
 /* Real TPU file: Framework Ops / Name Scope / Source code counts equal an
  * independent count (derived_count.h), on each TensorCore plane. */
 static void test_real_tpu(void **state) {
@@ -703,6 +793,23 @@ static void test_real_tpu(void **state) {
     assert_int_equal(ops, wops);
     assert_int_equal(scopes, wscopes);
     assert_int_equal(src, wsrc);
+    /* Host offload rows: as many events as an independent pairing of the
+     * host-memory -start / -done events per instruction gives, and no two
+     * events of a row overlap (fewer rows than XProf's 41). */
+    size_t want_off = dc_count_tpu_offload(p), off = 0;
+    for (uint32_t i = 0; i < d->nplanes; i++) {
+        const xpv_dl_plane *dp = &d->planes[i];
+        for (uint32_t k = 0; k < 41; k++) {
+            const xpv_line *l = line_by_id(dp, XPV_DL_BASE + 8 + k);
+            if (!l) continue;
+            off += l->nevents;
+            for (uint32_t e = 1; e < l->nevents; e++)
+                assert_true(l->events[e].start_ps >= l->events[e - 1].start_ps + l->events[e - 1].dur_ps);
+        }
+    }
+    print_message("TPU: host offload events %zu (independent %zu)\n", off, want_off);
+    assert_true(want_off > 0);
+    assert_int_equal(off, want_off);
     xpv_derived_lines_free(d);
     xpv_groups_free(g);
     xpv_profile_free(p);
@@ -909,6 +1016,7 @@ int main(void) {
         cmocka_unit_test(test_real_jax_gpu),
         cmocka_unit_test(test_tpu_lines_from_stats),
         cmocka_unit_test(test_tpu_gap_rule),
+        cmocka_unit_test(test_tpu_host_offload),
         cmocka_unit_test(test_real_tpu),
         cmocka_unit_test(test_gpu_steps),
         cmocka_unit_test(test_launch_stats),

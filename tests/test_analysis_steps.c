@@ -370,6 +370,8 @@ static void test_intersection(void **state) {
     /* A's steps 0, 1 and B's steps 8, 9 are outside the common range. */
     assert_int_equal(c.num_steps_dropped, 4);
 
+    assert_false(c.use_incomplete_step);
+
     /* A coordinator (no device) is left out. */
     xpv_step_db coord;
     memset(&coord, 0, sizeof coord);
@@ -377,6 +379,13 @@ static void test_intersection(void **state) {
     xpv_steps_intersect(dbs2, 2, &ar, &c);
     assert_int_equal(c.n, 10);
     assert_int_equal(c.num_steps_dropped, 0);
+    /* XProf CombineStepDatabase: one host's use_incomplete_step marks the
+     * combined db, even a host whose steps are left out. */
+    coord.use_incomplete_step = 1;
+    xpv_steps_intersect(dbs2, 2, &ar, &c);
+    assert_true(c.use_incomplete_step);
+    assert_int_equal(c.n, 10);
+    coord.use_incomplete_step = 0;
 
     /* Disjoint in time: empty intersection is reported. */
     fill_db(&b, sb, mb, 3, 1000, 95);

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "testutil.h"
+#include "opstats.h"
 #include "steps_fixture.h"
 
 static json_t *run(const xpv_hostset *hs) {
@@ -132,6 +133,52 @@ static void test_one_host_and_no_steps(void **state) {
     xpv_profile_free(p);
 }
 
+/* The step diagnostics' warnings (as text, in order). */
+static json_t *step_warnings(const xpv_op_stats *os) {
+    xpv_dt_doc doc;
+    xpv_dt_doc_init(&doc, 0);
+    xpv_ipa_diagnostics_table(&doc, os, 0);
+    xpv_buf out;
+    xpv_buf_init(&out);
+    xpv_dt_doc_write_json(&doc, &out);
+    xpv_dt_doc_release(&doc);
+    json_error_t jerr;
+    json_t *j = json_loadb(out.data, out.len, 0, &jerr);
+    xpv_buf_free(&out);
+    assert_non_null(j);
+    json_t *w = json_array();
+    json_t *rows = json_object_get(j, "rows");
+    for (size_t i = 0; i < json_array_size(rows); i++) {
+        json_t *c = json_object_get(json_array_get(rows, i), "c");
+        json_array_append(w, json_object_get(json_array_get(c, 1), "v"));
+    }
+    json_decref(j);
+    return w;
+}
+
+/* XProf's OpStatsToPodViewer.Diagnostics: a step db with
+ * use_incomplete_step gives one warning, the incomplete-step one (not the
+ * no-step-marker one its empty step sequence would give otherwise). */
+static void test_incomplete_step_diagnostics(void **state) {
+    (void)state;
+    xpv_op_stats os;
+    memset(&os, 0, sizeof os);
+    snprintf(os.device_type, sizeof os.device_type, "CPU");
+    json_t *w = step_warnings(&os);
+    assert_int_equal(json_array_size(w), 1);
+    assert_non_null(strstr(json_string_value(json_array_get(w, 0)), "No step marker observed"));
+    json_decref(w);
+    os.steps.use_incomplete_step = 1;
+    w = step_warnings(&os);
+    assert_int_equal(json_array_size(w), 1);
+    assert_string_equal(json_string_value(json_array_get(w, 0)),
+                        "Incomplete step observed and hence the step time is unknown.Instead, "
+                        "we use the trace duration as the step time. This may happen if your "
+                        "profiling duration is shorter than the step time. In this case, you "
+                        "may try to profile longer.");
+    json_decref(w);
+}
+
 /* The real 2-worker run (the same file under two host names). */
 static void test_real_multi_worker(void **state) {
     (void)state;
@@ -190,6 +237,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_workers),
         cmocka_unit_test(test_one_host_and_no_steps),
+        cmocka_unit_test(test_incomplete_step_diagnostics),
         cmocka_unit_test(test_real_multi_worker),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -131,6 +131,15 @@ static json_t *events(const out *o) {
     return a;
 }
 
+/* The full trace of one profile into `o`; its traceEvents. */
+static json_t *full_trace(const xpv_profile *p, out *o) {
+    const xpv_profile *ps[1] = {p};
+    xpv_err err;
+    const char *kv[] = {"tag", "trace_viewer"};
+    assert_int_equal(run_tool(ps, 1, kv, 1, o, &err), 0);
+    return events(o);
+}
+
 /* Checks every event has the fields Perfetto / catapult need for its ph. */
 static void check_shape(json_t *evs, size_t *nx, size_t *nc, size_t *nm) {
     size_t i;
@@ -151,9 +160,24 @@ static void check_shape(json_t *evs, size_t *nx, size_t *nc, size_t *nm) {
             assert_true(json_is_object(json_object_get(e, "args")));
             json_t *bid = json_object_get(e, "bind_id");
             if (bid) {
-                assert_true(json_is_string(json_object_get(e, "cat")));
+                json_t *cat = json_object_get(e, "cat"); /* none: generic */
+                assert_true(!cat || (json_is_string(cat) && json_string_length(cat) > 0));
                 assert_true(json_is_true(json_object_get(e, "flow_in")) ||
                             json_is_true(json_object_get(e, "flow_out")));
+            }
+        } else if (!strcmp(ph, "C") && json_object_get(e, "entries")) {
+            /* the streaming answer: XProf's grouped form, one event per
+             * run of samples of one counter, [ts, value...] each */
+            json_t *en = json_object_get(e, "entries"), *x;
+            size_t j;
+            assert_true(json_is_array(en) && json_array_size(en) > 0);
+            assert_true(json_is_string(json_object_get(e, "event_stats")));
+            assert_null(json_object_get(e, "ts"));
+            json_array_foreach(en, j, x) {
+                assert_true(json_is_array(x) && json_array_size(x) >= 2);
+                for (size_t k = 0; k < json_array_size(x); k++)
+                    assert_true(json_is_number(json_array_get(x, k)));
+                (*nc)++;
             }
         } else if (!strcmp(ph, "C")) {
             (*nc)++;
@@ -320,7 +344,16 @@ static void test_streaming_details_search(void **state) {
     assert_true(json_is_true(json_object_get(o.j, "filteredByVisibility")));
     /* XProf's tail: the two HBM counter samples, no cap message */
     assert_int_equal(json_integer_value(json_object_get(o.j, "totalCounterEvents")), 2);
-    assert_int_equal(count_ph(events(&o), "C"), 2);
+    /* ... as XProf groups them: one "C" event, both samples in entries */
+    assert_int_equal(count_ph(events(&o), "C"), 1);
+    json_t *hbm = find_event(events(&o), "C", "HBM");
+    assert_string_equal(json_string_value(json_object_get(hbm, "event_stats")), "value");
+    json_t *want = json_loads("[[1.000000,1024],[9.000000,2048]]", JSON_DECODE_ANY, NULL);
+    if (!json_equal(json_object_get(hbm, "entries"), want)) {
+        char *got = json_dumps(json_object_get(hbm, "entries"), 0);
+        fail_msg("HBM entries %s", got);
+    }
+    json_decref(want);
     assert_string_equal(json_string_value(json_object_get(o.j, "showCounterMessage")), "");
     assert_int_equal(json_integer_value(json_object_get(o.j, "resolutionPs")),
                      (100000000 + 32768) / 65536);
@@ -679,6 +712,38 @@ static void async_ev(tx_space *s, int pl, int ln, const char *name, int64_t off,
     }
 }
 
+/* Flow categories of complete events (trace_events_to_json.h WriteEvent):
+ * the context type's name from GetContextTypeString ("PjRt", "tf_exec",
+ * "gpu_launch"), none for generic, legacy and types past the last known
+ * one (GetSafeContextType makes them generic). */
+static void test_flow_categories(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    int ln = tx_line(s, pl, 1, "t", 0);
+    static const struct { const char *name; uint64_t cat; const char *want; } c[] = {
+        {"generic", 0, NULL}, {"legacy", 1, NULL}, {"tf_exec", 2, "tf_exec"},
+        {"batch", 4, "batch_sched"}, {"pjrt", 5, "PjRt"}, {"gpu", 9, "gpu_launch"},
+        {"pathways", 13, "pathways_exec"}, {"unknown", 63, NULL},
+    };
+    size_t nc = sizeof c / sizeof c[0];
+    for (size_t i = 0; i < nc; i++)
+        async_ev(s, pl, ln, c[i].name, (int64_t)(2 * i) * US, US, ((20 + i) << 2) | 2 | (c[i].cat << 58), 0);
+    xpv_profile *p = tx_decode(s);
+    out o;
+    json_t *evs = full_trace(p, &o);
+    for (size_t i = 0; i < nc; i++) {
+        json_t *e = find_event(evs, "X", c[i].name);
+        assert_non_null(e);
+        assert_int_equal(json_integer_value(json_object_get(e, "bind_id")), (json_int_t)(20 + i));
+        json_t *cat = json_object_get(e, "cat");
+        if (!c[i].want) assert_null(cat);
+        else assert_string_equal(json_string_value(cat), c[i].want);
+    }
+    out_free(&o);
+    xpv_profile_free(p);
+}
+
 /* On a TPU's `Async XLA Ops` line: `_a` with a flow in+out (id 7,
  * generic) gives "b" at its start and "e" at its end (args group_id only);
  * out (id 8, category 5 PjRt) a "b"; in (id 9) an "e" at its start;
@@ -733,6 +798,7 @@ static void test_async_events(void **state) {
     json_t *pf = find_event(evs, "X", "plain_flow");
     assert_non_null(pf);
     assert_true(json_is_true(json_object_get(pf, "flow_in")));
+    assert_null(json_object_get(pf, "cat")); /* a generic flow: no category */
     out_free(&o);
 
     const char *ks[] = {"tag", "trace_viewer@", "resolution", "0"};
@@ -866,6 +932,7 @@ static void check_real_profile(const char *path, xpv_profile *p, void *ctx) {
     size_t tops, tscopes, tsrc;
     dc_count_tpu(p, &tops, &tscopes, &tsrc);
     want_x += tops + tscopes + tsrc; /* derived TPU rows */
+    want_x += dc_count_tpu_offload(p); /* TPU host offload rows */
     size_t hops, hsrc;
     dch_count(p, &hops, &hsrc);
     want_x += hops + hsrc; /* GPU Framework Ops and Source code from the HLO */
@@ -1059,6 +1126,7 @@ int main(void) {
         cmocka_unit_test(test_empty_profile),
         cmocka_unit_test(test_jax_computed_groups),
         cmocka_unit_test(test_async_events),
+        cmocka_unit_test(test_flow_categories),
         cmocka_unit_test(test_real_profiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -34,7 +34,8 @@
  * event stats, minus XProf's internal ones (_pt _p _ct _c _r flops
  * program_id symbol_id) and `flow`.  Names come from display_name, else
  * name, replaced by a `step_name` stat.  Flows: a `flow` stat (bits 0-1
- * direction, 2-57 id, 58-63 category), else `correlation_id` (host side
+ * direction, 2-57 id, 58-63 category: "cat" is XProf's name of it,
+ * absent for generic / legacy), else `correlation_id` (host side
  * flow_out, device side flow_in, category "gpu_launch").  Counter samples
  * (`_counters_` lines) become standard "ph":"C" events with their numeric
  * stats as args.
@@ -74,21 +75,19 @@
 static const char *const internal_stats[] = {"_pt", "_p", "_ct", "_c", "_r", "flops",
                                              "program_id", "symbol_id", "flow", "_a"};
 
-static const char *const context_types[] = {
-    "generic", "legacy", "tf_exec", "tfrt_exec", "shared_batch_scheduler", "pjrt",
-    "adaptive_shared_batch_scheduler", "tfrt_tpu_runtime", "tpu_embedding_engine",
-    "gpu_launch", "batcher", "tpu_stream", "tpu_launch", "pathways_executor",
-    "pjrt_library_call", "threadpool_event", "jax_serving_executor",
-};
-
 /* XProf's GetContextTypeString (tsl context_types), the "cat" of async
- * events; kinds past the last known one are generic (GetSafeContextType).
- * (Flows of complete events keep the names of context_types above.) */
+ * events and of complete events' flows; kinds past the last known one are
+ * generic (GetSafeContextType). */
 static const char *const xprof_context_types[] = {
     "", "", "tf_exec", "tfrt_exec", "batch_sched", "PjRt", "as_batch_sched", "tfrt_rt",
     "tpu_embed", "gpu_launch", "batcher", "tpu_stream", "tpu_launch", "pathways_exec",
     "pjrt_library_call", "threadpool_event",
 };
+
+static const char *ctx_type_name(unsigned cat) {
+    return cat < sizeof xprof_context_types / sizeof xprof_context_types[0] ? xprof_context_types[cat]
+                                                                           : "";
+}
 
 static int is_internal_stat(xpv_str name) {
     for (size_t i = 0; i < sizeof internal_stats / sizeof internal_stats[0]; i++)
@@ -265,9 +264,13 @@ static void write_flow(xpv_buf *b, const xpv_trace_row *r, const ev_info *info) 
         if (!dir) return;
         xpv_buf_puts(b, ",\"bind_id\":");
         write_id(b, id);
-        xpv_buf_puts(b, ",\"cat\":");
-        xpv_buf_json_cstr(b, cat < sizeof context_types / sizeof context_types[0]
-                                 ? context_types[cat] : "generic");
+        /* WriteEvent (trace_events_to_json.h): the category's name, none
+         * for generic and legacy flows. */
+        const char *cn = ctx_type_name(cat);
+        if (*cn) {
+            xpv_buf_puts(b, ",\"cat\":");
+            xpv_buf_json_cstr(b, cn);
+        }
         if (dir & 1) xpv_buf_puts(b, ",\"flow_in\":true");
         if (dir & 2) xpv_buf_puts(b, ",\"flow_out\":true");
     } else if (info->has_corr) {
@@ -297,8 +300,7 @@ static void async_head(xpv_buf *b, const xpv_trace_row *r, const xpv_event *e,
     xpv_buf_puts(b, ",\"id\":");
     write_id(b, (v >> 2) & (((uint64_t)1 << 56) - 1));
     xpv_buf_puts(b, ",\"cat\":");
-    xpv_buf_json_cstr(b, cat < sizeof xprof_context_types / sizeof xprof_context_types[0]
-                             ? xprof_context_types[cat] : "");
+    xpv_buf_json_cstr(b, ctx_type_name(cat));
     xpv_buf_puts(b, ",\"ph\":\"");
     xpv_buf_puts(b, ph);
     xpv_buf_putc(b, '"');
@@ -383,44 +385,109 @@ static void write_event(xpv_buf *b, const xpv_hostset *hs, const xpv_trace_index
     xpv_buf_puts(b, "}}");
 }
 
-/* A counter sample: {"pid","name","ph":"C","ts","args":{stat:value...}};
- * returns 0 (nothing written) when it has no numeric stat. */
-static int write_counter(xpv_buf *b, const xpv_hostset *hs, const xpv_trace_row *r, uint32_t ev,
-                         xpv_buf *args) {
+/* A counter sample's numeric stats into `args`: "name":value,... when
+ * `named`, else value,...; the first stat's name in *first.  Returns how
+ * many (0: not a sample to write). */
+static int counter_values(const xpv_trace_row *r, uint32_t ev, int named, xpv_buf *args,
+                          xpv_str *first) {
     const xpv_plane *pl = r->pl;
     const xpv_line *ln = r->ln;
-    const xpv_event *e = &ln->events[ev];
     xpv_stat_iter it;
     xpv_stat st;
-    int first = 1;
+    int n = 0;
     xpv_buf_reset(args);
-    xpv_stat_iter_init(&it, pl, ln, e);
+    xpv_stat_iter_init(&it, pl, ln, &ln->events[ev]);
     while (xpv_stat_next(&it, &st)) {
         if (st.kind != XPV_STAT_DOUBLE && st.kind != XPV_STAT_INT && st.kind != XPV_STAT_UINT)
             continue;
         if (st.meta < 0) continue;
         xpv_str sn = pl->stat_meta[st.meta].name;
         if (!sn.len) continue;
-        if (!first) xpv_buf_putc(args, ',');
-        xpv_buf_json_str(args, sn.ptr, sn.len);
-        xpv_buf_putc(args, ':');
+        if (n) xpv_buf_putc(args, ',');
+        else *first = sn;
+        if (named) {
+            xpv_buf_json_str(args, sn.ptr, sn.len);
+            xpv_buf_putc(args, ':');
+        }
         double d;
         xpv_stat_as_double(&st, &d);
         if (st.kind == XPV_STAT_DOUBLE) xpv_buf_double(args, d);
         else write_stat_value(args, &st);
-        first = 0;
+        n++;
     }
-    if (first) return 0;
-    xpv_str name = xpv_event_display_name(pl, e);
+    return n;
+}
+
+/* The head of a counter event: {"pid":P,"name":N,"ph":"C" */
+static void counter_head(xpv_buf *b, int64_t pid, xpv_str name) {
     xpv_buf_puts(b, "{\"pid\":");
-    xpv_buf_i64(b, r->pid);
+    xpv_buf_i64(b, pid);
     xpv_buf_puts(b, ",\"name\":");
     xpv_buf_json_str(b, name.ptr, name.len);
-    xpv_buf_puts(b, ",\"ph\":\"C\",\"ts\":");
+    xpv_buf_puts(b, ",\"ph\":\"C\"");
+}
+
+/* A counter sample as a Chrome event (the full download, which Perfetto
+ * and chrome://tracing read): {"pid","name","ph":"C","ts","args":{stat:
+ * value...}}; returns 0 (nothing written) when it has no numeric stat. */
+static int write_counter(xpv_buf *b, const xpv_trace_row *r, uint32_t ev, xpv_buf *args) {
+    xpv_str first;
+    if (!counter_values(r, ev, 1, args, &first)) return 0;
+    const xpv_event *e = &r->ln->events[ev];
+    counter_head(b, r->pid, xpv_event_display_name(r->pl, e));
+    xpv_buf_puts(b, ",\"ts\":");
     xpv_buf_ps_as_us(b, e->start_ps);
     xpv_buf_puts(b, ",\"args\":{");
     xpv_buf_add(b, args->data, args->len);
     xpv_buf_puts(b, "}}");
+    return 1;
+}
+
+/* The streaming answer's counters in XProf's grouped form
+ * (trace_events_to_json.h, JsonEventWriter::AddCounterEvent and the
+ * TraceEventsToJson loop): consecutive samples of one (pid, name) are one
+ * event {"pid","name","ph":"C","event_stats":<first stat's name>,
+ * "entries":[[ts,value...],...]}, closed by the next event that is not a
+ * sample of the same counter.  (XProf remembers the last counter across
+ * other events and then writes a bare entry without its header; here a
+ * group is reopened with its header instead.) */
+typedef struct counter_group {
+    int open;
+    int64_t pid;
+    xpv_str name;
+} counter_group;
+
+static void counter_group_close(xpv_buf *b, counter_group *g) {
+    if (g->open) xpv_buf_puts(b, "]}");
+    g->open = 0;
+}
+
+/* Returns 0 (nothing written) for a sample without a numeric stat. */
+static int write_counter_entry(xpv_buf *b, counter_group *g, int *first, const xpv_trace_row *r,
+                               uint32_t ev, xpv_buf *vals) {
+    xpv_str stat;
+    if (!counter_values(r, ev, 0, vals, &stat)) return 0;
+    const xpv_event *e = &r->ln->events[ev];
+    xpv_str name = xpv_event_display_name(r->pl, e);
+    if (g->open && g->pid == r->pid && g->name.len == name.len &&
+        (!name.len || !memcmp(g->name.ptr, name.ptr, name.len))) {
+        xpv_buf_putc(b, ',');
+    } else {
+        counter_group_close(b, g);
+        if (!*first) xpv_buf_putc(b, ',');
+        xpv_buf_putc(b, '\n');
+        counter_head(b, r->pid, name);
+        xpv_buf_puts(b, ",\"event_stats\":");
+        xpv_buf_json_str(b, stat.ptr, stat.len);
+        xpv_buf_puts(b, ",\"entries\":[");
+        *g = (counter_group){1, r->pid, name};
+    }
+    xpv_buf_putc(b, '[');
+    xpv_buf_ps_as_us(b, e->start_ps);
+    xpv_buf_putc(b, ',');
+    xpv_buf_add(b, vals->data, vals->len);
+    xpv_buf_putc(b, ']');
+    *first = 0;
     return 1;
 }
 
@@ -554,7 +621,7 @@ static int full_next(full_writer *w, xpv_buf *out, size_t max) {
             if (!w->first) xpv_buf_putc(out, ',');
             xpv_buf_putc(out, '\n');
             if (r->is_counter) {
-                if (!write_counter(out, hs, r, i, &w->args)) {
+                if (!write_counter(out, r, i, &w->args)) {
                     out->len = mark;
                     continue;
                 }
@@ -705,23 +772,21 @@ static int render_stream(const xpv_hostset *hs, const xpv_trace_index *ix, const
     xpv_buf_puts(out, "],\"traceEvents\":[");
     int first = 1;
     size_t ncounter = 0;
+    counter_group cg = {0, 0, {"", 0}};
     write_metadata(out, ix, 1, &first);
     for (size_t i = 0; i < n; i++) {
         const xpv_trace_row *r = &ix->rows[hits[i].row];
-        size_t mark = out->len;
+        if (r->is_counter) {
+            ncounter += (size_t)write_counter_entry(out, &cg, &first, r, hits[i].ev, &args);
+            continue;
+        }
+        counter_group_close(out, &cg);
         if (!first) xpv_buf_putc(out, ',');
         xpv_buf_putc(out, '\n');
-        if (r->is_counter) {
-            if (!write_counter(out, hs, r, hits[i].ev, &args)) {
-                out->len = mark;
-                continue;
-            }
-            ncounter++;
-        } else {
-            write_event(out, hs, ix, r, hits[i].row, hits[i].ev, 0, 1, &args);
-        }
+        write_event(out, hs, ix, r, hits[i].row, hits[i].ev, 0, 1, &args);
         first = 0;
     }
+    counter_group_close(out, &cg);
     /* XProf's tail (TraceEventsToJson): the counter samples written; its
      * message is for its 10M-sample cap, which the budget keeps us under */
     xpv_buf_puts(out, "\n],\"showCounterMessage\":\"\",\"totalCounterEvents\":");

@@ -66,6 +66,9 @@ test('TPU run: overview, TF stats, trace viewer rows', async (t) => {
   for (const want of ['XLA Modules', 'XLA Ops', 'Framework Name Scope', 'Framework Ops', 'Source code']) {
     t.ok(rows.includes(want), `TPU:0 row ${want}`);
   }
+  // XProf's host offload rows (host-memory copy-start / copy-done pairs).
+  const off = tpu0.tracks.find((r) => r.name === 'Host Offload Ops row 0');
+  t.ok(off && off.events > 0, `Host Offload Ops row 0 drew events (${off ? off.events : 0} loaded)`);
   const ops = tpu0.tracks.find((r) => r.name === 'Framework Ops');
   t.ok(ops.events > 0, `Framework Ops drew events (${ops.events} loaded)`);
   t.ok(tpu0.tracks.find((r) => r.name === 'XLA Ops').events > 0, 'XLA Ops events loaded');

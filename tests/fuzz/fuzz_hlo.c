@@ -2,7 +2,8 @@
  * fuzz_hlo.c - libFuzzer target: HLO proto decoding (analysis/hlo.c,
  * XProf's hlo_proto_map.cc) and everything the HLO tools read from a
  * decoded module (instruction lookups, XLA's expression and shape text,
- * op categories).
+ * op categories, XLA's GPU cost analysis of the entry computation's
+ * instructions and of 64 others).
  *
  * Input: first byte 'X': the rest is a whole XSpace (seeds: the JAX
  * captures in tests/data/device and small real files), decoded and its
@@ -16,6 +17,7 @@
 
 #include "buf.h"
 #include "hlo.h"
+#include "hlo_cost.h"
 #include "model.h"
 #include "xplane.h"
 
@@ -77,6 +79,9 @@ static void walk_program(const xpv_hlo_program *pr) {
     if (!mod) return;
     xpv_buf b;
     xpv_buf_init(&b);
+    /* XLA's cost analysis of the entry computation's instructions (those
+     * the GPU op metrics ask about) and of the first 64 others */
+    size_t costed = 0;
     for (size_t c = 0; c < mod->n_computations; c++) {
         const Xla__HloComputationProto *comp = mod->computations[c];
         if (!comp) continue;
@@ -92,6 +97,10 @@ static void walk_program(const xpv_hlo_program *pr) {
             if (!in.ins) in = (xpv_hlo_instr){ins, comp};
             xpv_buf_reset(&b);
             xpv_hlo_expression(&b, pr, in);
+            if (comp->id == mod->entry_computation_id || costed++ < 64) {
+                xpv_hlo_cost k = xpv_hlo_gpu_cost(pr, in);
+                sink += (size_t)(k.model_flops ^ k.device_flops ^ k.bytes_accessed);
+            }
             const char *cat = xpv_hlo_category(ins);
             if (cat) sink += strlen(cat);
             if (ins->shape) xpv_hlo_shape_text(&b, ins->shape);

@@ -107,8 +107,15 @@ export function createTimeline({ box, canvas, spacer, S, palette, onFlowCategory
         const p = proc(e.pid);
         const t = track(p, `c${e.name}`, () => ({ key: `${p.pid}/c${e.name}`, pid: p.pid, name: e.name,
           sort: -1e18, samples: [], counter: true }));
-        const vals = Object.values(e.args || {});
-        t.samples.push([e.ts, Number(vals[0]) || 0]);
+        if (Array.isArray(e.entries)) {
+          // XProf's grouped form (the streaming answer): one event per run
+          // of samples, entries [ts, value...]; the first value is drawn.
+          for (const en of e.entries) t.samples.push([en[0], Number(en[1]) || 0]);
+        } else {
+          // A Chrome counter event (a full trace): args {stat: value}.
+          const vals = Object.values(e.args || {});
+          t.samples.push([e.ts, Number(vals[0]) || 0]);
+        }
       } else if (ph === 'M') {
         const p = proc(e.pid);
         const a = e.args || {};

@@ -215,9 +215,8 @@ function opSection(root, data, lines) {
   if (!objs.some((o) => Number(o.measured_flop_rate) > 0)) {
     chartBox.append(el('p', { class: 'xpv-muted xpv-roofline-noflops' },
       'No op of this profile has a FLOP count, so no op can be placed on the roofline: the ' +
-      'profile carries no flops / bytes_accessed figures (GPU profiles need XLA\'s cost analysis ' +
-      'of the HLO, which this build does not run). Times, bandwidth peaks and the tables are ' +
-      'still shown.'));
+      'profile carries no flops figures and XLA\'s cost analysis of its HLO (when the profile ' +
+      'has HLO protos) gives none. Times, bandwidth peaks and the tables are still shown.'));
   }
   const onlyOps = () => filterRows(current(), (o) => o.category !== 'Program');
   const drawPie = () => {

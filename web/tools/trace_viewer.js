@@ -829,6 +829,9 @@ export default async function render(root, ctx) {
     tracks: () => [...S.procs.values()].map((p) => ({ pid: p.pid, name: p.name,
       tracks: [...p.tracks.values()].filter((t) => !t.counter)
         .map((t) => ({ tid: t.tid, name: t.name, events: t.events.length })) })),
+    // Counter tracks of each process: name and the samples loaded.
+    counters: () => [...S.procs.values()].flatMap((p) => [...p.tracks.values()]
+      .filter((t) => t.counter).map((t) => ({ pid: p.pid, name: t.name, samples: t.samples.map((x) => x.slice()) }))),
     // The last frame: paint time (ms), boxes and flow arrows drawn, events loaded.
     paintStats: () => ({ ms: S.paintMs, boxes: S.boxes.length, loaded: S.nEvents, arrows: S.arrows }),
     // The last window fetched: request (sent -> answer parsed) and ingest ms.
