@@ -18,8 +18,6 @@
 #include "model.h"
 #include "tool.h"
 
-extern const xpv_tool xpv_tool_memory_profile;
-
 int main(int argc, char **argv) {
     int reps = bench_reps(argc, argv, 3);
     size_t len;
@@ -36,7 +34,7 @@ int main(int argc, char **argv) {
         xpv_buf_init(&out);
         t0 = bench_now();
         double c0 = bench_cpu_now();
-        if (xpv_tool_memory_profile.render(&hs, NULL, &q, &out, &err) != 0) {
+        if (xpv_tool_find("memory_profile")->render(&hs, NULL, &q, &out, &err) != 0) {
             fprintf(stderr, "render failed: %s\n", err.msg);
             return 1;
         }

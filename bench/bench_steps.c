@@ -31,17 +31,12 @@
 #include "steps.h"
 #include "tool.h"
 
-extern const xpv_tool xpv_tool_overview_page;
-extern const xpv_tool xpv_tool_input_pipeline_analyzer;
-extern const xpv_tool xpv_tool_framework_op_stats;
-extern const xpv_tool xpv_tool_kernel_stats;
-
 /* The four tools that read the op_stats intermediate. */
 #define NTOOLS 4
-static const xpv_tool *tools[NTOOLS] = {
-    &xpv_tool_overview_page, &xpv_tool_input_pipeline_analyzer,
-    &xpv_tool_framework_op_stats, &xpv_tool_kernel_stats,
+static const char *const tool_names[NTOOLS] = {
+    "overview_page", "input_pipeline_analyzer", "framework_op_stats", "kernel_stats",
 };
+#define tools(k) xpv_tool_find(tool_names[k])
 
 typedef struct best {
     double wall, cpu;
@@ -100,8 +95,8 @@ int main(int argc, char **argv) {
     for (int k = 0; k < NTOOLS; k++) {
         xpv_buf_reset(&out);
         t0 = bench_now();
-        if (xpv_tool_render(tools[k], &hs, os, &q, &out, &err) != 0) {
-            fprintf(stderr, "%s: render failed: %s\n", tools[k]->name, err.msg);
+        if (xpv_tool_render(tools(k), &hs, os, &q, &out, &err) != 0) {
+            fprintf(stderr, "%s: render failed: %s\n", tools(k)->name, err.msg);
             return 1;
         }
         trender_cold[k] = bench_now() - t0;
@@ -142,7 +137,7 @@ int main(int argc, char **argv) {
                 xpv_buf_reset(&out);
                 t0 = bench_now();
                 c0 = bench_cpu_now();
-                xpv_tool_render(tools[k], &hs, os, &q, &out, &err);
+                xpv_tool_render(tools(k), &hs, os, &q, &out, &err);
                 best_add(&br[k], bench_now() - t0, bench_cpu_now() - c0);
             }
         }
@@ -159,7 +154,7 @@ int main(int argc, char **argv) {
     double warm_max = 0;
     for (int k = 0; k < NTOOLS; k++) {
         printf("warm        %-24s %.4f s  (CPU %.4f s), cold render %.4f s, %zu bytes\n",
-               tools[k]->name, br[k].wall, br[k].cpu, trender_cold[k], outlen[k]);
+               tools(k)->name, br[k].wall, br[k].cpu, trender_cold[k], outlen[k]);
         if (br[k].wall > warm_max) warm_max = br[k].wall;
     }
     printf("cold        %.3f s  read + decode + op_stats + first render of the 4 tools "

@@ -43,8 +43,6 @@
 #include "trace_index.h"
 #include "enrich.h"
 
-extern const xpv_tool xpv_tool_trace_viewer;
-
 static size_t gz_size(const char *data, size_t len, int level) {
     z_stream z;
     memset(&z, 0, sizeof z);
@@ -86,7 +84,7 @@ static int render(const xpv_hostset *hs, const void *ix, const char **kv, size_t
     xpv_err err;
     memset(&err, 0, sizeof err);
     xpv_buf_reset(out);
-    int rc = xpv_tool_trace_viewer.render(hs, ix, &q, out, &err);
+    int rc = xpv_tool_find("trace_viewer")->render(hs, ix, &q, out, &err);
     if (rc) fprintf(stderr, "render failed: %s\n", err.msg);
     return rc;
 }

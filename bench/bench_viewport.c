@@ -30,8 +30,6 @@
 #include "trace_index.h"
 #include "trace_index_int.h"
 
-extern const xpv_tool xpv_tool_trace_viewer;
-
 #define STEPS 12
 #define PLACES 5
 #define PLOT_PX 1700
@@ -115,7 +113,7 @@ int main(int argc, char **argv) {
                 memset(&err, 0, sizeof err);
                 xpv_buf_reset(&out);
                 a = bench_now();
-                if (xpv_tool_trace_viewer.render(&hs, ix, &q, &out, &err) != 0) {
+                if (xpv_tool_find("trace_viewer")->render(&hs, ix, &q, &out, &err) != 0) {
                     fprintf(stderr, "render failed: %s\n", err.msg);
                     return 1;
                 }

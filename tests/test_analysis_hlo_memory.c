@@ -26,8 +26,6 @@
 #include "tool.h"
 #include "tool_xspace.h"
 
-extern const xpv_tool xpv_tool_memory_viewer;
-
 #define MIB (1024.0 * 1024.0)
 
 /* ==== A module builder ==================================================== */
@@ -610,7 +608,7 @@ static char *render(os_host *r, const char *module, const char *space, xpv_err *
     xpv_buf b;
     xpv_buf_init(&b);
     xpv_err_clear(err);
-    if (xpv_tool_memory_viewer.render(&r->hs, r->os, &q, &b, err) != 0) {
+    if (xpv_tool_find("memory_viewer")->render(&r->hs, r->os, &q, &b, err) != 0) {
         xpv_buf_free(&b);
         return NULL;
     }
@@ -650,7 +648,7 @@ static void test_tool_modules_and_errors(void **state) {
     free(b);
     os_host r;
     os_host_open(&r, tx_decode(s));
-    assert_true(xpv_tool_memory_viewer.available(r.p));
+    assert_true(xpv_tool_find("memory_viewer")->available(r.p));
     xpv_err err;
     /* the module selector: no device time here, so by name */
     const xpv_hlo_program **order = xpv_hlo_programs_by_device_time(r.os->hlo, NULL);

@@ -27,8 +27,6 @@
 #define NROWS 135
 #define PER_ROW 600
 
-extern const xpv_tool xpv_tool_trace_viewer;
-
 /* Row 0 ("light"): 10 events.  Rows 1..134: PER_ROW parents of 1 us every
  * 2 us, each with a child of 100-400 ns (durations vary by row and
  * event). */
@@ -225,7 +223,7 @@ static size_t render_count(const fixture *f, const char *max_events, json_t **jo
     xpv_err err;
     xpv_buf_init(&out);
     memset(&err, 0, sizeof err);
-    assert_int_equal(xpv_tool_trace_viewer.render(&f->hs, f->ix, &q, &out, &err), 0);
+    assert_int_equal(xpv_tool_find("trace_viewer")->render(&f->hs, f->ix, &q, &out, &err), 0);
     json_error_t jerr;
     json_t *j = json_loadb(out.data, out.len, 0, &jerr);
     assert_non_null(j);

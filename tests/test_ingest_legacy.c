@@ -22,8 +22,6 @@
 #include "tool.h"
 #include "tool_xspace.h"
 
-extern const xpv_tool xpv_tool_kernel_stats;
-
 static json_t *render(enum xpv_legacy_kind kind, const void *data, size_t len) {
     xpv_buf out;
     xpv_buf_init(&out);
@@ -660,7 +658,8 @@ static json_t *kernel_table(const xpv_profile *const *ps, size_t n) {
     xpv_buf_init(&out);
     xpv_err err;
     memset(&err, 0, sizeof err);
-    assert_int_equal(xpv_tool_render(&xpv_tool_kernel_stats, &hs, &none, NULL, &out, &err), 0);
+    const xpv_tool *ks = xpv_tool_find("kernel_stats");
+    assert_int_equal(xpv_tool_render(ks, &hs, &none, NULL, &out, &err), 0);
     json_error_t je;
     json_t *j = json_loadb(out.data, out.len, 0, &je);
     xpv_buf_free(&out);

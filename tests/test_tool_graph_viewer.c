@@ -29,8 +29,6 @@
 #include "tool.h"
 #include "tool_xspace.h"
 
-extern const xpv_tool xpv_tool_graph_viewer;
-
 /* ==== A constructed module =============================================== */
 
 #define NI 24
@@ -194,7 +192,7 @@ static char *render_raw(os_host *f, int *status, const char *const *kv) {
     xpv_err err;
     memset(&err, 0, sizeof err);
     *status = 200;
-    if (xpv_tool_graph_viewer.render(&f->hs, f->os, &q, &b, &err) != 0) {
+    if (xpv_tool_find("graph_viewer")->render(&f->hs, f->os, &q, &b, &err) != 0) {
         *status = err.status;
         xpv_buf_free(&b);
         return NULL;
@@ -440,7 +438,7 @@ static void test_constructed_neighbourhoods(void **state) {
     /* module list, goldens */
     char *s = render_raw(&f, &status, (const char *[]){"type", "module_list", NULL});
     assert_string_equal(s, "jit_g(5)");
-    assert_string_equal(xpv_tool_graph_viewer.content_type(
+    assert_string_equal(xpv_tool_find("graph_viewer")->content_type(
                             &(xpv_params){1, (const char *[]){"type"},
                                           (const char *[]){"module_list"}, NULL}),
                         "text/plain; charset=utf-8");

@@ -21,7 +21,6 @@
 #include "trace_index.h"
 #include "trace_index_int.h"
 
-
 static int cmp_hit(const void *a, const void *b) {
     const xpv_trace_hit *x = a, *y = b;
     if (x->row != y->row) return x->row < y->row ? -1 : 1;
@@ -451,8 +450,6 @@ static void test_levels_partition(void **state) {
 
 /* ---- persistence (xpv_trace_index_save / _load) ---------------------------- */
 
-extern const xpv_tool xpv_tool_trace_viewer;
-
 static xpv_profile *synth_profile(int hosts, int host) {
     xpv_synth_opts o;
     memset(&o, 0, sizeof o);
@@ -479,7 +476,7 @@ static void render_q(const xpv_hostset *hs, const xpv_trace_index *ix, const cha
     xpv_err err;
     memset(&err, 0, sizeof err);
     xpv_buf_reset(out);
-    assert_int_equal(xpv_tool_trace_viewer.render(hs, ix, &q, out, &err), 0);
+    assert_int_equal(xpv_tool_find("trace_viewer")->render(hs, ix, &q, out, &err), 0);
 }
 
 static void assert_same_index(const xpv_trace_index *a, const xpv_trace_index *b) {

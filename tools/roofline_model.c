@@ -324,8 +324,8 @@ static void add_props(xpv_dt *t, const ctx *c) {
     if (!c->gpu) prop_num(t, "time_scale_multiplier", 0);
 }
 
-static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_dt_doc *doc, xpv_err *err) {
+int xpv_roofline_model_tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                              xpv_dt_doc *doc, xpv_err *err) {
     (void)q;
     const xpv_op_stats *os = derived;
     ctx c = {.os = os, .m = os->ops, .db = &os->ops->device};
@@ -357,14 +357,3 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
     free(cat);
     return 0;
 }
-
-
-const xpv_tool xpv_tool_roofline_model = {
-    .name = "roofline_model",
-    .title = "Roofline Model",
-    .flags = XPV_TOOL_ALL_HOSTS_OK,
-    /* XProf lists it for profiles with device ops, as hlo_stats. */
-    .available = xpv_tool_has_accelerator,
-    .derived = &xpv_derived_op_stats,
-    .tables = tables,
-};
