@@ -49,6 +49,21 @@ static void best_add(best *b, double w, double c) {
     if (c < b->cpu) b->cpu = c;
 }
 
+/* One xpv_steps_build of `p`: its wall and CPU seconds; returns the step
+ * count. */
+static size_t timed_steps(const xpv_profile *p, double *wall, double *cpu) {
+    xpv_arena a;
+    xpv_arena_init(&a, 64 * 1024);
+    xpv_step_db db;
+    double t0 = bench_now(), c0 = bench_cpu_now();
+    xpv_steps_build(p, &a, &db);
+    *wall = bench_now() - t0;
+    *cpu = bench_cpu_now() - c0;
+    size_t n = db.n;
+    xpv_arena_free(&a);
+    return n;
+}
+
 int main(int argc, char **argv) {
     int reps = bench_reps(argc, argv, 3);
     /* "steps": only xpv_steps_build, for profiling it alone. */
@@ -66,15 +81,9 @@ int main(int argc, char **argv) {
 
     if (only_steps) {
         for (int r = 0; r < reps; r++) {
-            xpv_arena a;
-            xpv_arena_init(&a, 64 * 1024);
-            xpv_step_db db;
-            t0 = bench_now();
-            double c0 = bench_cpu_now();
-            xpv_steps_build(p, &a, &db);
-            printf("steps       %.3f s  (CPU %.3f s), %zu steps\n", bench_now() - t0,
-                   bench_cpu_now() - c0, db.n);
-            xpv_arena_free(&a);
+            double w, c;
+            size_t n = timed_steps(p, &w, &c);
+            printf("steps       %.3f s  (CPU %.3f s), %zu steps\n", w, c, n);
         }
         xpv_profile_free(p);
         return 0;
@@ -112,18 +121,12 @@ int main(int argc, char **argv) {
     for (int k = 0; k < NTOOLS; k++) best_init(&br[k]);
     size_t nsteps = 0;
     for (int r = 0; r < reps; r++) {
-        xpv_arena a;
-        xpv_arena_init(&a, 64 * 1024);
-        xpv_step_db db;
-        t0 = bench_now();
-        double c0 = bench_cpu_now();
-        xpv_steps_build(p, &a, &db);
-        best_add(&bs, bench_now() - t0, bench_cpu_now() - c0);
-        nsteps = db.n;
-        xpv_arena_free(&a);
+        double w, c;
+        nsteps = timed_steps(p, &w, &c);
+        best_add(&bs, w, c);
 
         t0 = bench_now();
-        c0 = bench_cpu_now();
+        double c0 = bench_cpu_now();
         xpv_op_metrics *m = xpv_op_metrics_build(&hs, &err);
         best_add(&bo, bench_now() - t0, bench_cpu_now() - c0);
         xpv_op_metrics_free(m);
