@@ -22,11 +22,6 @@
 #include "xplane.h"
 #include "xplane.pb-c.h"
 
-static void free_bytes(void *b, size_t n) {
-    (void)n;
-    free(b);
-}
-
 /* Convert `json` and decode it; fails the test on any error. */
 static xpv_profile *convert(const char *json, size_t len, xpv_ct_summary *sum) {
     xpv_buf out;
@@ -37,14 +32,7 @@ static xpv_profile *convert(const char *json, size_t len, xpv_ct_summary *sum) {
     if (rc) print_message("convert failed: %s at %llu\n", err.msg,
                           (unsigned long long)err.offset);
     assert_int_equal(rc, 0);
-    size_t n;
-    void *bytes = xpv_buf_steal(&out, &n);
-    xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(bytes, n, free_bytes, &derr);
-    if (!p) print_message("decode failed: %s at %llu\n", derr.msg,
-                          (unsigned long long)derr.offset);
-    assert_non_null(p);
-    return p;
+    return tu_decode_buf(&out);
 }
 
 static void release(xpv_profile *p) { xpv_profile_free(p); }
@@ -538,11 +526,7 @@ static uint64_t pid_work(size_t npids) {
     assert_int_equal(sum.lines, npids);
     assert_int_equal(sum.events_out, npids);
     /* The planes come out sorted by ordinal: decode and check a few. */
-    size_t n;
-    void *bytes = xpv_buf_steal(&out, &n);
-    xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(bytes, n, free_bytes, &derr);
-    assert_non_null(p);
+    xpv_profile *p = tu_decode_buf(&out);
     assert_int_equal(p->nplanes, npids);
     assert_true(xpv_str_eq(p->planes[0].name, "/device:GPU:1"));
     char last[64];

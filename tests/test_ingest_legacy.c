@@ -528,11 +528,6 @@ static void test_real_json_files(void **state) {
     }
 }
 
-static void free_bytes(void *b, size_t n) {
-    (void)n;
-    free(b);
-}
-
 /* A PyTorch trace through chrome_trace -> the normal op metrics: the
  * device time of each op (kernels linked by External id) equals
  * torch-tb-profiler's "device self duration" (spec §9: 149670 µs for
@@ -602,11 +597,7 @@ static void test_real_pytorch_op_metrics(void **state) {
     xpv_ct_error cerr;
     assert_int_equal(xpv_ct_convert_mem(data, len, NULL, &xs, NULL, &cerr), 0);
     free(data);
-    size_t n;
-    void *bytes = xpv_buf_steal(&xs, &n);
-    xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(bytes, n, free_bytes, &derr);
-    assert_non_null(p);
+    xpv_profile *p = tu_decode_buf(&xs);
     const xpv_profile *profs[1] = {p};
     const char *names[1] = {"worker0"};
     xpv_hostset hs = {1, profs, names};
@@ -640,11 +631,7 @@ static xpv_profile *trace_profile(const char *json) {
     xpv_buf_init(&xs);
     xpv_ct_error cerr;
     assert_int_equal(xpv_ct_convert_mem(json, strlen(json), NULL, &xs, NULL, &cerr), 0);
-    size_t n;
-    void *bytes = xpv_buf_steal(&xs, &n);
-    xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(bytes, n, free_bytes, &derr);
-    assert_non_null(p);
+    xpv_profile *p = tu_decode_buf(&xs);
     return p;
 }
 

@@ -458,15 +458,7 @@ static xpv_profile *synth_profile(int hosts, int host) {
     o.steps = 4;
     o.gpus = 2;
     xpv_synth_defaults(&o);
-    xpv_buf b;
-    xpv_buf_init(&b);
-    assert_int_equal(xpv_synth_host(&o, host, &b), 0);
-    size_t len;
-    void *bytes = xpv_buf_steal(&b, &len);
-    xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(bytes, len, tx_buf_free, &derr);
-    assert_non_null(p);
-    return p;
+    return tu_synth_profile(&o, host);
 }
 
 static void render_q(const xpv_hostset *hs, const xpv_trace_index *ix, const char *k1,

@@ -983,14 +983,7 @@ static void test_stream_chunks(void **state) {
     o.size_bytes = 300000;
     o.steps = 3;
     xpv_synth_defaults(&o);
-    xpv_buf sb;
-    xpv_buf_init(&sb);
-    assert_int_equal(xpv_synth_host(&o, 0, &sb), 0);
-    size_t len;
-    void *bytes = xpv_buf_steal(&sb, &len);
-    xpv_decode_error derr;
-    xpv_profile *s = xpv_decode(bytes, len, tx_buf_free, &derr);
-    assert_non_null(s);
+    xpv_profile *s = tu_synth_profile(&o, 0);
     const xpv_profile *syn[1] = {s};
     check_stream_same(syn, 1, maxes, 5);
     xpv_profile_free(s);

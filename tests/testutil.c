@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "xplane.h"
+
 const char *tu_shared_dir(void) {
     static char path[4096];
     const char *env = getenv("XPV_SHARED");
@@ -164,4 +166,25 @@ long tu_child_peak_growth_kb(int (*fn)(void *), void *arg) {
     assert_int_equal(r, (ssize_t)sizeof res);
     assert_true(res != -2); /* the measured work itself failed */
     return res;
+}
+
+static void free_bytes(void *p, size_t n) {
+    (void)n;
+    free(p);
+}
+
+xpv_profile *tu_decode_buf(xpv_buf *b) {
+    size_t len;
+    void *bytes = xpv_buf_steal(b, &len);
+    xpv_decode_error derr;
+    xpv_profile *p = xpv_decode(bytes, len, free_bytes, &derr);
+    if (!p) fail_msg("decode failed: %s at %llu", derr.msg, (unsigned long long)derr.offset);
+    return p;
+}
+
+xpv_profile *tu_synth_profile(const xpv_synth_opts *o, int host) {
+    xpv_buf b;
+    xpv_buf_init(&b);
+    assert_int_equal(xpv_synth_host(o, host, &b), 0);
+    return tu_decode_buf(&b);
 }

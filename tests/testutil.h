@@ -10,6 +10,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "buf.h"
+#include "model.h"
+#include "synth.h"
+
 /* ../shared beside the checkout ($XPV_SHARED), or NULL when absent. */
 const char *tu_shared_dir(void);
 /* Read a whole file into malloc'ed memory; NULL on error. */
@@ -39,6 +43,12 @@ size_t tu_each_real_file(const char *suffix, void (*fn)(const char *path));
  * kernel cannot reset it.  Fails the test when `fn` returns non-zero (the
  * measured work itself failed) or the child cannot report. */
 long tu_child_peak_growth_kb(int (*fn)(void *), void *arg);
+/* Decode the XSpace bytes built in `b` into a profile that owns them (`b`
+ * is left empty); fails the test when they do not decode. */
+xpv_profile *tu_decode_buf(xpv_buf *b);
+/* Host `host` of the synthetic run `o` (the caller has applied
+ * xpv_synth_defaults), decoded as tu_decode_buf. */
+xpv_profile *tu_synth_profile(const xpv_synth_opts *o, int host);
 /* Print a clear skip message and skip the current cmocka test. */
 #define TU_SKIP_NO_SHARED()                                                   \
     do {                                                                      \
