@@ -616,23 +616,6 @@ static char *render(os_host *r, const char *module, const char *space, xpv_err *
     return b.data;
 }
 
-static void check_golden(const char *name, const char *got) {
-    const char *src = getenv("XPV_SRC");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/golden/memory_viewer/%s", src ? src : ".", name);
-    if (getenv("XPV_UPDATE_GOLDEN")) {
-        FILE *f = fopen(path, "w");
-        assert_non_null(f);
-        fputs(got, f);   /* as `xpview export` writes it: no newline */
-        fclose(f);
-    }
-    size_t len;
-    char *want = tu_read_file(path, &len);
-    if (!want) fail_msg("golden %s missing (XPV_UPDATE_GOLDEN=1 writes it)", path);
-    if (strcmp(want, got)) fail_msg("%s differs from the tool's answer:\n%s", path, got);
-    free(want);
-}
-
 static void test_tool_modules_and_errors(void **state) {
     (void)state;
     mb *b = malloc(sizeof *b);
@@ -679,7 +662,7 @@ static void test_tool_modules_and_errors(void **state) {
     assert_int_equal(err.status, 404);
     char *j = render(&r, "jit_reuse(7)", NULL, &err);
     assert_non_null(j);
-    check_golden("reuse.json", j);
+    tu_check_golden("memory_viewer", "reuse.json", j, 0);
     json_error_t jerr;
     json_t *d = json_loads(j, 0, &jerr);
     assert_non_null(d);
@@ -690,7 +673,7 @@ static void test_tool_modules_and_errors(void **state) {
     free(j);
     j = render(&r, "jit_fused(9)", "1", &err);
     assert_non_null(j);
-    check_golden("fused_space1.json", j);
+    tu_check_golden("memory_viewer", "fused_space1.json", j, 0);
     free(j);
     /* no device time: the default is the first by name, jit_bad(13), and
      * its error says so */
@@ -849,7 +832,7 @@ static void test_golden_h100(void **state) {
     assert_non_null(byname);
     assert_non_null(dflt);
     assert_string_equal(dflt, byname);
-    check_golden("jax.json", dflt);
+    tu_check_golden("memory_viewer", "jax.json", dflt, 0);
     free(byname);
     free(dflt);
     os_host_close(&r);

@@ -296,31 +296,7 @@ static const char *str_of(json_t *g, const char *node, const char *key) {
 /* The golden file tests/golden/graph_viewer/<name>: compared (JSON by
  * value), or written when XPV_UPDATE_GOLDEN=1. */
 static void check_golden(const char *name, const char *body) {
-    const char *src = getenv("XPV_SRC");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/golden/graph_viewer/%s", src ? src : ".", name);
-    if (getenv("XPV_UPDATE_GOLDEN")) {
-        FILE *fp = fopen(path, "w");
-        assert_non_null(fp);
-        fputs(body, fp);
-        fclose(fp);
-        print_message("wrote %s\n", path);
-        return;
-    }
-    size_t len;
-    char *want = tu_read_file(path, &len);
-    if (!want) fail_msg("golden %s missing (XPV_UPDATE_GOLDEN=1 writes it)", path);
-    if (strstr(name, ".json")) {
-        json_t *a = json_loads(body, 0, NULL), *b = json_loadb(want, len, 0, NULL);
-        assert_non_null(a);
-        assert_non_null(b);
-        if (!json_equal(a, b)) fail_msg("%s differs from its golden", name);
-        json_decref(a);
-        json_decref(b);
-    } else if (strlen(body) != len || memcmp(body, want, len)) {
-        fail_msg("%s differs from its golden", name);
-    }
-    free(want);
+    tu_check_golden("graph_viewer", name, body, strstr(name, ".json") != NULL);
 }
 
 static void test_constructed_neighbourhoods(void **state) {

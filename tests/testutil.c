@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,4 +188,33 @@ xpv_profile *tu_synth_profile(const xpv_synth_opts *o, int host) {
     xpv_buf_init(&b);
     assert_int_equal(xpv_synth_host(o, host, &b), 0);
     return tu_decode_buf(&b);
+}
+
+void tu_check_golden(const char *dir, const char *name, const char *got, int by_value) {
+    const char *src = getenv("XPV_SRC");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/golden/%s/%s", src ? src : ".", dir, name);
+    if (getenv("XPV_UPDATE_GOLDEN")) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(got, f);   /* as `xpview export` writes it: no newline */
+        fclose(f);
+        print_message("wrote %s\n", path);
+    }
+    size_t len;
+    char *want = tu_read_file(path, &len);
+    if (!want) fail_msg("golden %s missing (XPV_UPDATE_GOLDEN=1 writes it)", path);
+    int same;
+    if (by_value) {
+        json_t *a = json_loads(got, 0, NULL), *b = json_loadb(want, len, 0, NULL);
+        assert_non_null(a);
+        assert_non_null(b);
+        same = json_equal(a, b);
+        json_decref(a);
+        json_decref(b);
+    } else {
+        same = strlen(got) == len && !memcmp(got, want, len);
+    }
+    free(want);
+    if (!same) fail_msg("%s differs from the tool's answer:\n%.2000s", path, got);
 }

@@ -49,6 +49,11 @@ xpv_profile *tu_decode_buf(xpv_buf *b);
 /* Host `host` of the synthetic run `o` (the caller has applied
  * xpv_synth_defaults), decoded as tu_decode_buf. */
 xpv_profile *tu_synth_profile(const xpv_synth_opts *o, int host);
+/* Compare `got` with the golden file tests/golden/<dir>/<name> of the
+ * source tree ($XPV_SRC, else "."): as JSON values when `by_value`, else
+ * byte for byte.  XPV_UPDATE_GOLDEN=1 (re)writes the file first.  Fails the
+ * test when the file is missing or differs. */
+void tu_check_golden(const char *dir, const char *name, const char *got, int by_value);
 /* Print a clear skip message and skip the current cmocka test. */
 #define TU_SKIP_NO_SHARED()                                                   \
     do {                                                                      \
