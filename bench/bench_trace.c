@@ -244,10 +244,7 @@ static void run(const char *path, int width, int cold_only) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: bench_trace FILE.xplane.pb [width_px [cold]]\n");
-        return 2;
-    }
+    bench_need_file(argc, argv, "[width_px [cold]]");
     int width = argc > 2 ? atoi(argv[2]) : 1920;
     if (width < 100) width = 1920;
     /* Baseline: md5sum of the same file (wall time; output discarded). */

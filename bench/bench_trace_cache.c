@@ -42,10 +42,7 @@ static void render(const xpv_hostset *hs, const void *ix, xpv_buf *out) {
 enum { T_READ, T_DEC, T_BUILD, T_SAVE, T_WRITE, T_LOAD, T_RENDER, NT };
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: bench_trace_cache FILE.xplane.pb [reps]\n");
-        return 2;
-    }
+    bench_need_file(argc, argv, "[reps]");
     int reps = argc > 2 ? atoi(argv[2]) : 5;
     if (reps < 1 || reps > 100) reps = 5;
     char dir[] = "/tmp/xpv-bench-cache-XXXXXX";

@@ -41,6 +41,10 @@ xpv_profile *bench_decode(void *buf, size_t len, void (*free_fn)(void *, size_t)
 /* xpv_decode free callback for buffers from bench_read_all: free(b). */
 void bench_buf_free(void *b, size_t n);
 
+/* Without a FILE argument, prints "usage: NAME FILE.xplane.pb `args`"
+ * (NAME: argv[0]'s last component) and exits 2. */
+void bench_need_file(int argc, char **argv, const char *args);
+
 /* The repetitions of a bench run as `NAME FILE.xplane.pb [reps] ...`:
  * argv[2], at least 1 (`dflt` when absent).  Without FILE prints the usage
  * line and exits 2. */

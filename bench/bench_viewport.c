@@ -41,10 +41,7 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: bench_viewport FILE.xplane.pb [reps [margin]]\n");
-        return 2;
-    }
+    bench_need_file(argc, argv, "[reps [margin]]");
     int reps = argc > 2 ? atoi(argv[2]) : 3;
     if (reps < 1 || reps > 50) reps = 3;
     double margin = argc > 3 ? atof(argv[3]) : 0.125;

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <strings.h>
 
+#include "app.h"
 #include "arena.h"
 #include "buf.h"
 #include "capture.h"
@@ -76,12 +77,8 @@ int xpv_capture_route_is_loopback(const char *h) {
 /* ---- responses ----------------------------------------------------------- */
 
 static void take(xpv_response *r, int status, xpv_buf *b) {
-    size_t len;
-    char *d = xpv_buf_steal(b, &len);
-    free(r->owned);
-    r->owned = d;
-    r->body = d;
-    r->len = len;
+    resp_take_buf(r, b);
+    r->compress = 0;   /* small answers, sent as they are */
     r->status = status;
     r->content_type = "application/json";
     r->cache_control = "no-store";
