@@ -898,9 +898,7 @@ static void test_real_launch_stats(void **state) {
     tu_free_list(files);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hlo_merge_and_levels),
+TU_MAIN(cmocka_unit_test(test_hlo_merge_and_levels),
         cmocka_unit_test(test_group_breaks_merge),
         cmocka_unit_test(test_group_id_stats),
         cmocka_unit_test(test_tf_name_scopes),
@@ -918,7 +916,4 @@ int main(void) {
         cmocka_unit_test(test_scope_range_cycle),
         cmocka_unit_test(test_cuda_graph_stats),
         cmocka_unit_test(test_cuda_graph_exec),
-        cmocka_unit_test(test_real_cuda_graph),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_cuda_graph))

@@ -618,9 +618,7 @@ static void test_real_tf_file(void **state) {
     xpv_profile_free(p);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpu_trace_root),
+TU_MAIN(cmocka_unit_test(test_gpu_trace_root),
         cmocka_unit_test(test_gpu_trace_legacy_root),
         cmocka_unit_test(test_context_mismatch),
         cmocka_unit_test(test_context_other_process),
@@ -639,7 +637,4 @@ int main(void) {
         cmocka_unit_test(test_loop_ops),
         cmocka_unit_test(test_jax_gpu_mlp),
         cmocka_unit_test(test_jax_gpu_mlp_nocmdbuf),
-        cmocka_unit_test(test_real_tf_file),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_tf_file))

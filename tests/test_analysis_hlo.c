@@ -547,15 +547,10 @@ static void test_tools_gpu(void **state) {
     }
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_constructed_module),
+TU_MAIN(cmocka_unit_test(test_constructed_module),
         cmocka_unit_test(test_deep_shape_refused),
         cmocka_unit_test(test_real_tpu),
         cmocka_unit_test(test_real_amd),
         cmocka_unit_test(test_real_h100),
         cmocka_unit_test(test_tools_tpu),
-        cmocka_unit_test(test_tools_gpu),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_tools_gpu))

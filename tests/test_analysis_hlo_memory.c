@@ -838,9 +838,7 @@ static void test_golden_h100(void **state) {
     os_host_close(&r);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reuse),
+TU_MAIN(cmocka_unit_test(test_reuse),
         cmocka_unit_test(test_while_loop),
         cmocka_unit_test(test_fusion_and_spaces),
         cmocka_unit_test(test_shape_text),
@@ -848,7 +846,4 @@ int main(void) {
         cmocka_unit_test(test_bad_traces),
         cmocka_unit_test(test_tool_modules_and_errors),
         cmocka_unit_test(test_real_profiles),
-        cmocka_unit_test(test_golden_h100),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_golden_h100))

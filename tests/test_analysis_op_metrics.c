@@ -654,9 +654,7 @@ static void test_real_gpu_file(void **state) {
     xpv_profile_free(p);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_host_self_time_and_idle),
+TU_MAIN(cmocka_unit_test(test_host_self_time_and_idle),
         cmocka_unit_test(test_device_db),
         cmocka_unit_test(test_kernel_reports),
         cmocka_unit_test(test_two_hosts_sum),
@@ -667,7 +665,4 @@ int main(void) {
         cmocka_unit_test(test_device_streams_overlap),
         cmocka_unit_test(test_device_eager),
         cmocka_unit_test(test_host_input_pipeline_edges),
-        cmocka_unit_test(test_real_gpu_file),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_gpu_file))

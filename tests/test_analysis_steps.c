@@ -446,9 +446,7 @@ static void test_real_files(void **state) {
     assert_true(checked > 0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden_breakdown),
+TU_MAIN(cmocka_unit_test(test_golden_breakdown),
         cmocka_unit_test(test_pregrouped_file),
         cmocka_unit_test(test_no_step_markers),
         cmocka_unit_test(test_loop_ops_skip_grouping),
@@ -457,7 +455,4 @@ int main(void) {
         cmocka_unit_test(test_memcpy_details),
         cmocka_unit_test(test_ipl_stage_is_input),
         cmocka_unit_test(test_intersection),
-        cmocka_unit_test(test_real_files),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_files))

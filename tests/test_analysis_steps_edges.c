@@ -158,11 +158,6 @@ static void test_cpu_zero_length_compute(void **state) {
     xpv_profile_free(p);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpu_unsorted_async_overlap),
+TU_MAIN(cmocka_unit_test(test_gpu_unsorted_async_overlap),
         cmocka_unit_test(test_gpu_sparse_correlation_ids),
-        cmocka_unit_test(test_cpu_zero_length_compute),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_cpu_zero_length_compute))

@@ -282,11 +282,6 @@ static void test_tool_budget(void **state) {
     fx_close(&f);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_budget_shares_rows),
+TU_MAIN(cmocka_unit_test(test_budget_shares_rows),
         cmocka_unit_test(test_budget_keeps_longest),
-        cmocka_unit_test(test_tool_budget),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_tool_budget))

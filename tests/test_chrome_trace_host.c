@@ -288,12 +288,7 @@ static void test_pytorch_training_op_types(void **state) {
     xpv_app_free(a);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_loader_streams),
+TU_MAIN(cmocka_unit_test(test_loader_streams),
         cmocka_unit_test(test_loader_errors),
         cmocka_unit_test(test_run_tools),
-        cmocka_unit_test(test_pytorch_training_op_types),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_pytorch_training_op_types))

@@ -285,11 +285,6 @@ static void test_real_pair(void **state) {
     xpv_profile_free(b);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_align),     cmocka_unit_test(test_empty),
+TU_MAIN(cmocka_unit_test(test_align),     cmocka_unit_test(test_empty),
         cmocka_unit_test(test_self),      cmocka_unit_test(test_more_steps),
-        cmocka_unit_test(test_datatable), cmocka_unit_test(test_real_pair),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_datatable), cmocka_unit_test(test_real_pair))

@@ -460,15 +460,10 @@ static void test_diskcache__replicas_share_trace_index(void **state) {
     free(cache);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_diskcache__round_trip),
-        cmocka_unit_test(test_diskcache__bad_files_are_misses),
-        cmocka_unit_test(test_diskcache__atomic_writes),
-        cmocka_unit_test(test_diskcache__stale_temporaries_swept),
-        cmocka_unit_test(test_diskcache__inside_logdir_refused),
-        cmocka_unit_test(test_diskcache__unwritable_is_harmless),
-        cmocka_unit_test(test_diskcache__replicas_share_trace_index),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN_WITH(setup, teardown, cmocka_unit_test(test_diskcache__round_trip),
+                              cmocka_unit_test(test_diskcache__bad_files_are_misses),
+                              cmocka_unit_test(test_diskcache__atomic_writes),
+                              cmocka_unit_test(test_diskcache__stale_temporaries_swept),
+                              cmocka_unit_test(test_diskcache__inside_logdir_refused),
+                              cmocka_unit_test(test_diskcache__unwritable_is_harmless),
+                              cmocka_unit_test(test_diskcache__replicas_share_trace_index))

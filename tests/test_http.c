@@ -192,12 +192,7 @@ static void test_stalled_clients(void **state) {
     assert_int_equal(get("/healthz"), 200);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_healthz),
-        cmocka_unit_test(test_many_parameters),
-        cmocka_unit_test(test_early_rejects),
-        cmocka_unit_test(test_stalled_clients),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN_WITH(setup, teardown, cmocka_unit_test(test_healthz),
+                              cmocka_unit_test(test_many_parameters),
+                              cmocka_unit_test(test_early_rejects),
+                              cmocka_unit_test(test_stalled_clients))

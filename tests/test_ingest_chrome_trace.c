@@ -764,9 +764,7 @@ static void test_real_golden(void **state) {
     free(data);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_us),
+TU_MAIN(cmocka_unit_test(test_parse_us),
         cmocka_unit_test(test_units_and_object),
         cmocka_unit_test(test_bare_array_gpu),
         cmocka_unit_test(test_tf_trace_gz),
@@ -778,7 +776,4 @@ int main(void) {
         cmocka_unit_test(test_fd_source),
         cmocka_unit_test(test_fd_memory_bound),
         cmocka_unit_test(test_real_traces),
-        cmocka_unit_test(test_real_golden),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_golden))

@@ -699,9 +699,7 @@ static void test_pytorch_occupancy_label(void **state) {
     xpv_profile_free(kineto);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_names),
+TU_MAIN(cmocka_unit_test(test_names),
         cmocka_unit_test(test_kernel_stats_constructed),
         cmocka_unit_test(test_input_pipeline_constructed),
         cmocka_unit_test(test_memory_profile_constructed),
@@ -711,7 +709,4 @@ int main(void) {
         cmocka_unit_test(test_real_json_files),
         cmocka_unit_test(test_tables_csv),
         cmocka_unit_test(test_real_pytorch_op_metrics),
-        cmocka_unit_test(test_pytorch_occupancy_label),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_pytorch_occupancy_label))

@@ -577,20 +577,15 @@ static void test_loader__heap_estimate(void **state) {
     xpv_buf_free(&b);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_loader__plain_and_gzip),
-        cmocka_unit_test(test_loader__empty_missing_dir),
-        cmocka_unit_test(test_loader__truncated_and_garbage),
-        cmocka_unit_test(test_loader__caps),
-        cmocka_unit_test(test_loader__gunzip_concatenated),
-        cmocka_unit_test(test_loader__decode_budget),
-        cmocka_unit_test(test_loader__gzip_ratio_bomb),
-        cmocka_unit_test(test_loader__real_files),
-        cmocka_unit_test(test_loader__confined_to_root),
-        cmocka_unit_test(test_loader__mapped_cuts_as_read),
-        cmocka_unit_test(test_loader__truncated_while_mapped),
-        cmocka_unit_test(test_loader__heap_estimate),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN_WITH(setup, teardown, cmocka_unit_test(test_loader__plain_and_gzip),
+                              cmocka_unit_test(test_loader__empty_missing_dir),
+                              cmocka_unit_test(test_loader__truncated_and_garbage),
+                              cmocka_unit_test(test_loader__caps),
+                              cmocka_unit_test(test_loader__gunzip_concatenated),
+                              cmocka_unit_test(test_loader__decode_budget),
+                              cmocka_unit_test(test_loader__gzip_ratio_bomb),
+                              cmocka_unit_test(test_loader__real_files),
+                              cmocka_unit_test(test_loader__confined_to_root),
+                              cmocka_unit_test(test_loader__mapped_cuts_as_read),
+                              cmocka_unit_test(test_loader__truncated_while_mapped),
+                              cmocka_unit_test(test_loader__heap_estimate))

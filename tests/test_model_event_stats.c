@@ -184,10 +184,5 @@ static void test_unusual_stat_shapes_and_line_keys(void **state) {
     xpv_buf_free(&b);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pick_matches_single_lookups),
-        cmocka_unit_test(test_unusual_stat_shapes_and_line_keys),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_pick_matches_single_lookups),
+        cmocka_unit_test(test_unusual_stat_shapes_and_line_keys))

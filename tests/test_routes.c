@@ -717,23 +717,18 @@ static void test_routes__stream_pins_inputs(void **state) {
     free(dir);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_routes__runs_and_tools),
-        cmocka_unit_test(test_routes__hosts),
-        cmocka_unit_test(test_routes__data),
-        cmocka_unit_test(test_routes__decode_error),
-        cmocka_unit_test(test_routes__caching),
-        cmocka_unit_test(test_routes__concurrent),
-        cmocka_unit_test(test_routes__csv),
-        cmocka_unit_test(test_routes__profile_info),
-        cmocka_unit_test(test_routes__traversal),
-        cmocka_unit_test(test_routes__methods_and_static),
-        cmocka_unit_test(test_routes__prefix),
-        cmocka_unit_test(test_routes__new_run_appears),
-        cmocka_unit_test(test_routes__real_logdir),
-        cmocka_unit_test(test_routes__csv_op_stats_tools),
-        cmocka_unit_test(test_routes__stream_pins_inputs),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN_WITH(setup, teardown, cmocka_unit_test(test_routes__runs_and_tools),
+                              cmocka_unit_test(test_routes__hosts),
+                              cmocka_unit_test(test_routes__data),
+                              cmocka_unit_test(test_routes__decode_error),
+                              cmocka_unit_test(test_routes__caching),
+                              cmocka_unit_test(test_routes__concurrent),
+                              cmocka_unit_test(test_routes__csv),
+                              cmocka_unit_test(test_routes__profile_info),
+                              cmocka_unit_test(test_routes__traversal),
+                              cmocka_unit_test(test_routes__methods_and_static),
+                              cmocka_unit_test(test_routes__prefix),
+                              cmocka_unit_test(test_routes__new_run_appears),
+                              cmocka_unit_test(test_routes__real_logdir),
+                              cmocka_unit_test(test_routes__csv_op_stats_tools),
+                              cmocka_unit_test(test_routes__stream_pins_inputs))

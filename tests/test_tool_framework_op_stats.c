@@ -253,13 +253,8 @@ static void test_real_gpu_file(void **state) {
     xpv_profile_free(p);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpu_tables),
+TU_MAIN(cmocka_unit_test(test_gpu_tables),
         cmocka_unit_test(test_memcpy_bandwidth),
         cmocka_unit_test(test_cpu_columns_match_golden),
         cmocka_unit_test(test_real_gpu_file),
-        cmocka_unit_test(test_real_files),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_files))

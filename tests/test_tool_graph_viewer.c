@@ -611,12 +611,7 @@ static void test_device_defaults(void **state) {
     os_host_close(&f);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_constructed_neighbourhoods),
+TU_MAIN(cmocka_unit_test(test_constructed_neighbourhoods),
         cmocka_unit_test(test_many_users),
         cmocka_unit_test(test_real_defaults),
-        cmocka_unit_test(test_device_defaults),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_device_defaults))

@@ -187,15 +187,10 @@ static void test_old_name(void **state) {
     assert_null(xpv_tool_find("input_pipelin"));
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden),
+TU_MAIN(cmocka_unit_test(test_golden),
         cmocka_unit_test(test_host_input_ops),
         cmocka_unit_test(test_categories),
         cmocka_unit_test(test_no_steps),
         cmocka_unit_test(test_shape_matches_xprof_golden),
         cmocka_unit_test(test_real_files),
-        cmocka_unit_test(test_old_name),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_old_name))

@@ -264,11 +264,6 @@ static void test_real_files(void **state) {
     }
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),
+TU_MAIN(cmocka_unit_test(test_table),
         cmocka_unit_test(test_availability),
-        cmocka_unit_test(test_real_files),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_files))

@@ -416,14 +416,9 @@ static void test_real_files(void **state) {
     assert_true(with_memory > 0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_summary_and_peak),
+TU_MAIN(cmocka_unit_test(test_summary_and_peak),
         cmocka_unit_test(test_breakdown),
         cmocka_unit_test(test_breakdown_merge),
         cmocka_unit_test(test_sampling),
         cmocka_unit_test(test_empty_and_errors),
-        cmocka_unit_test(test_real_files),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_files))

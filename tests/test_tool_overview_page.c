@@ -592,9 +592,7 @@ static void test_real_files(void **state) {
     assert_true(tx_each_real_profile(0, check_real_file, NULL) > 0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden),
+TU_MAIN(cmocka_unit_test(test_golden),
         cmocka_unit_test(test_multi_host),
         cmocka_unit_test(test_no_steps_cpu),
         cmocka_unit_test(test_capture_diagnostics),
@@ -608,7 +606,4 @@ int main(void) {
         cmocka_unit_test(test_combined_device_type),
         cmocka_unit_test(test_multi_host_steps_dropped),
         cmocka_unit_test(test_shape_matches_xprof_golden),
-        cmocka_unit_test(test_real_files),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_files))

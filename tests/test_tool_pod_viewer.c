@@ -186,11 +186,6 @@ static void test_real_multi_worker(void **state) {
     }
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_workers),
+TU_MAIN(cmocka_unit_test(test_two_workers),
         cmocka_unit_test(test_one_host_and_no_steps),
-        cmocka_unit_test(test_real_multi_worker),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_multi_worker))

@@ -354,13 +354,8 @@ static void test_real_gpu(void **state) {
     }
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_constructed_tpu),
+TU_MAIN(cmocka_unit_test(test_constructed_tpu),
         cmocka_unit_test(test_golden),
         cmocka_unit_test(test_gpu_peaks),
         cmocka_unit_test(test_real_tpu),
-        cmocka_unit_test(test_real_gpu),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_gpu))

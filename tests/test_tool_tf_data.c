@@ -276,13 +276,8 @@ static void test_real_files(void **state) {
     assert_true(with_pipelines > 0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_graph),
+TU_MAIN(cmocka_unit_test(test_graph),
         cmocka_unit_test(test_summary_and_bottleneck),
         cmocka_unit_test(test_fast_and_empty),
         cmocka_unit_test(test_multi_host),
-        cmocka_unit_test(test_real_files),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_files))

@@ -558,9 +558,7 @@ static void test_real_tpu_file(void **state) {
     xpv_profile_free(p);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nesting_self_time_and_idle),
+TU_MAIN(cmocka_unit_test(test_nesting_self_time_and_idle),
         cmocka_unit_test(test_op_lines_overlap_total),
         cmocka_unit_test(test_flops_times_occurrences),
         cmocka_unit_test(test_device_timespan_display_name_two_cores),
@@ -568,7 +566,4 @@ int main(void) {
         cmocka_unit_test(test_extreme_device_stats),
         cmocka_unit_test(test_mxu_utilization_from_host_plane),
         cmocka_unit_test(test_tools_show_tpu_rows),
-        cmocka_unit_test(test_real_tpu_file),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_tpu_file))

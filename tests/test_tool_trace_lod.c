@@ -750,9 +750,7 @@ static void test_persist_rejects_bad_images(void **state) {
     fx_close(&f);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tiny_events),
+TU_MAIN(cmocka_unit_test(test_tiny_events),
         cmocka_unit_test(test_nesting),
         cmocka_unit_test(test_long_events_always_visible),
         cmocka_unit_test(test_counters),
@@ -762,7 +760,4 @@ int main(void) {
         cmocka_unit_test(test_persist_round_trip),
         cmocka_unit_test(test_persist_rejects_bad_images),
         cmocka_unit_test(test_persist_real_files),
-        cmocka_unit_test(test_parallel_build),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_parallel_build))

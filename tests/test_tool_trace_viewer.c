@@ -1036,9 +1036,7 @@ static void test_desc_lines_no_name(void **state) {
     assert_true(w2 <= 14 * w1);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_desc_lines_no_name),
+TU_MAIN(cmocka_unit_test(test_desc_lines_no_name),
         cmocka_unit_test(test_stream_chunks),
         cmocka_unit_test(test_full_trace),
         cmocka_unit_test(test_multi_host),
@@ -1049,7 +1047,4 @@ int main(void) {
         cmocka_unit_test(test_empty_profile),
         cmocka_unit_test(test_jax_computed_groups),
         cmocka_unit_test(test_async_events),
-        cmocka_unit_test(test_real_profiles),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_profiles))

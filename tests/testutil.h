@@ -54,6 +54,18 @@ xpv_profile *tu_synth_profile(const xpv_synth_opts *o, int host);
  * byte for byte.  XPV_UPDATE_GOLDEN=1 (re)writes the file first.  Fails the
  * test when the file is missing or differs. */
 void tu_check_golden(const char *dir, const char *name, const char *got, int by_value);
+/* The main() of a test file: runs the cmocka tests given (cmocka_unit_test
+ * entries) as one group, around group fixtures `setup` and `teardown` (or
+ * NULL) for TU_MAIN_WITH.  An argument runs only the tests whose names match
+ * it (cmocka's filter, '*' and '?' wildcards):
+ *   build/tests/test_cache 'test_cache__single*'                        */
+#define TU_MAIN_WITH(setup, teardown, ...)                                    \
+    int main(int argc, char **argv) {                                         \
+        const struct CMUnitTest tests[] = {__VA_ARGS__};                      \
+        if (argc > 1) cmocka_set_test_filter(argv[1]);                        \
+        return cmocka_run_group_tests(tests, setup, teardown);                \
+    }
+#define TU_MAIN(...) TU_MAIN_WITH(NULL, NULL, __VA_ARGS__)
 /* Print a clear skip message and skip the current cmocka test. */
 #define TU_SKIP_NO_SHARED()                                                   \
     do {                                                                      \
