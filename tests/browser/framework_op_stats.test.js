@@ -9,7 +9,7 @@
 // GPU run lists the device op seen in the file, a JAX run on AMD GPUs shows
 // device ops too.  Every test asserts no external request and no page error.
 const fs = require('fs');
-const { test, tableCount, columnTexts: tableColumn, num, pointOn } = require('./harness');
+const { test, serverTables, tableCount, columnTexts: tableColumn, num, pointOn } = require('./harness');
 
 const RUN1 = '2024_01_01_00_00_01';
 
@@ -25,18 +25,7 @@ async function openTool(t, base, run, host) {
 
 // The server's JSON for what the page shows: [withIdle, withoutIdle] as
 // arrays of row objects.
-async function serverData(page, run) {
-  const host = await page.locator('#xpv-host').inputValue();
-  return page.evaluate(async ([r, h]) => {
-    const q = new URLSearchParams({ run: r, tag: 'framework_op_stats', host: h });
-    const d = await (await fetch('data/plugin/profile/data?' + q)).json();
-    return d.map((dt) => dt.rows.map((row) => {
-      const o = {};
-      dt.cols.forEach((c, i) => { o[c.id] = row.c[i] ? row.c[i].v : null; });
-      return o;
-    }));
-  }, [run, host]);
-}
+const serverData = (page, run) => serverTables(page, run, 'framework_op_stats');
 
 const TABLE = '.xpv-tfstats-table';
 const countText = (page) => tableCount(page, TABLE);

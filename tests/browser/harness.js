@@ -19,9 +19,10 @@
 //   t.skip(msg)              ends the test as skipped
 //   t.realRun(re)            the run of the real server whose name matches
 //                            re; skips the test without one (or no server)
-//   t.openReal(run, tool, {host, viewport})
+//   t.openReal(run, tool, {host, viewport, ready})
 //                            t.open of `tool` on the real server's `run`;
-//                            skips the test without XPV_REAL_URL
+//                            skips the test without XPV_REAL_URL; with
+//                            `ready` (a selector), waits for it, then idle
 //   t.open(url, {viewport})  new page that records, in page.xpv:
 //       requests: every request URL, in order
 //       external: requests whose URL does not start with the origin of the
@@ -88,7 +89,12 @@ function makeT(browser, name) {
       if (!t.realBase) t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
       let url = `${t.realBase}#run=${encodeURIComponent(run)}&tool=${tool}`;
       if (opts.host) url += `&host=${encodeURIComponent(opts.host)}`;
-      return t.open(url, opts.viewport ? { viewport: opts.viewport } : {});
+      const page = await t.open(url, opts.viewport ? { viewport: opts.viewport } : {});
+      if (opts.ready) {
+        await t.waitFor(page, opts.ready);
+        await t.waitIdle(page);
+      }
+      return page;
     },
     ok(cond, msg) {
       if (!cond) throw new Error(`assertion failed: ${msg}`);
@@ -224,7 +230,56 @@ async function runAll() {
   process.exit(failures ? 1 : 0);
 }
 
+// ---- helpers for the trace viewer ----
+
+// A drawn trace viewer: its canvas, once the first answer is in.
+const TRACE_READY = '.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas';
+
+// Waits until the trace viewer has fetched and drawn its view: idle, the
+// view -> fetch debounce, idle again, two animation frames.
+async function traceSettle(t, page) {
+  await t.waitIdle(page);
+  await page.waitForTimeout(250);
+  await t.waitIdle(page);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+// t.open(url) at `viewport`, then waits until the trace viewer is drawn
+// and settled.
+async function openTrace(t, url, viewport) {
+  const page = await t.open(url, { viewport });
+  await t.waitFor(page, TRACE_READY);
+  await traceSettle(t, page);
+  return page;
+}
+
+// The trace viewer's test hook `fn` (xpvTrace[fn]() of the tool root), or
+// null before the viewer is there.
+async function traceHook(page, fn) {
+  return page.evaluate((f) => {
+    const r = document.querySelector('.xpv-tool-root');
+    return r && r.xpvTrace ? r.xpvTrace[f]() : null;
+  }, fn);
+}
+
 // ---- helpers for the table pages (kernel stats, framework op stats) ----
+
+// The server's answer of tool `tag` for `run` and the host the page shows,
+// each DataTable as an array of row objects ({column id: value}); an array
+// of those when the tool answers several tables.
+async function serverTables(page, run, tag) {
+  const host = await page.locator('#xpv-host').inputValue();
+  return page.evaluate(async ([r, tg, h]) => {
+    const q = new URLSearchParams({ run: r, tag: tg, host: h });
+    const d = await (await fetch('data/plugin/profile/data?' + q)).json();
+    const rows = (dt) => dt.rows.map((row) => {
+      const o = {};
+      dt.cols.forEach((c, i) => { o[c.id] = row.c[i] ? row.c[i].v : null; });
+      return o;
+    });
+    return Array.isArray(d) ? d.map(rows) : rows(d);
+  }, [run, tag, host]);
+}
 
 // The "N rows" counter of the table `tsel`.
 async function tableCount(page, tsel) {
@@ -274,4 +329,5 @@ async function pointOn(page, sel) {
   }, sel);
 }
 
-module.exports = { test, chromium, EXECUTABLE, ARGS, tableCount, columnTexts, num, pointOn };
+module.exports = { test, chromium, EXECUTABLE, ARGS, serverTables, tableCount, columnTexts, num,
+  pointOn, TRACE_READY, traceSettle, openTrace, traceHook };

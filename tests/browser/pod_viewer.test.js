@@ -48,9 +48,7 @@ test('pod viewer: slider, stacked columns per worker, hover card (demo, 2 hosts)
 
 test('pod viewer: real GPU multi-worker run', async (t) => {
   const run = await t.realRun(/GPU-multi-worker$/);
-  const page = await t.openReal(run, 'pod_viewer', { host: 'ALL_HOSTS' });
-  await t.waitFor(page, '.pv-chart svg');
-  await t.waitIdle(page);
+  const page = await t.openReal(run, 'pod_viewer', { host: 'ALL_HOSTS', ready: '.pv-chart svg' });
   // TF 2.4 wrote no device_vendor: XProf's device type is plain "GPU".
   t.match(await page.textContent('.pv-device'), /Device type: GPU$/, 'device type');
   t.eq(await page.$$eval('.pv-table tbody tr', (rs) => rs.length), 2, 'two workers');

@@ -70,9 +70,7 @@ test('tf.data bottleneck analysis: summary, tables, graph (demo, 2 hosts)', asyn
 
 test('tf.data bottleneck analysis: real GPU multi-worker run (device pipelines only)', async (t) => {
   const run = await t.realRun(/GPU-multi-worker$/);
-  const page = await t.openReal(run, 'tf_data_bottleneck_analysis', { host: 'ALL_HOSTS' });
-  await t.waitFor(page, '.td-graph-svg');
-  await t.waitIdle(page);
+  const page = await t.openReal(run, 'tf_data_bottleneck_analysis', { host: 'ALL_HOSTS', ready: '.td-graph-svg' });
   // The summary agrees with the tables: device-side pipelines with slow
   // calls are named, not "no tf.data activity".
   const msg = await page.textContent('.td-summary-message');
