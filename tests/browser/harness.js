@@ -23,6 +23,8 @@
 //                            t.open of `tool` on the real server's `run`;
 //                            skips the test without XPV_REAL_URL; with
 //                            `ready` (a selector), waits for it, then idle
+//   t.openDemo(run, tool, {host, viewport, ready})
+//                            the same on the demo server
 //   t.open(url, {viewport})  new page that records, in page.xpv:
 //       requests: every request URL, in order
 //       external: requests whose URL does not start with the origin of the
@@ -87,15 +89,9 @@ function makeT(browser, name) {
     },
     async openReal(run, tool, opts = {}) {
       if (!t.realBase) t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
-      let url = `${t.realBase}#run=${encodeURIComponent(run)}&tool=${tool}`;
-      if (opts.host) url += `&host=${encodeURIComponent(opts.host)}`;
-      const page = await t.open(url, opts.viewport ? { viewport: opts.viewport } : {});
-      if (opts.ready) {
-        await t.waitFor(page, opts.ready);
-        await t.waitIdle(page);
-      }
-      return page;
+      return openTool(t, t.realBase, run, tool, opts);
     },
+    openDemo(run, tool, opts = {}) { return openTool(t, base, run, tool, opts); },
     ok(cond, msg) {
       if (!cond) throw new Error(`assertion failed: ${msg}`);
       console.log(`    ok ${msg}`);
@@ -230,6 +226,26 @@ async function runAll() {
   process.exit(failures ? 1 : 0);
 }
 
+// t.open of `tool` on `run` of the server at `base` (see t.openReal).
+async function openTool(t, base, run, tool, opts) {
+  let url = `${base}#run=${encodeURIComponent(run)}&tool=${tool}`;
+  if (opts.host) url += `&host=${encodeURIComponent(opts.host)}`;
+  const page = await t.open(url, opts.viewport ? { viewport: opts.viewport } : {});
+  if (opts.ready) {
+    await t.waitFor(page, opts.ready);
+    await t.waitIdle(page);
+  }
+  return page;
+}
+
+// The JSON answer of tool `tag` for `run` (and the `extra` query
+// parameters, e.g. {host: 'ALL_HOSTS'}), fetched by the page from its
+// server.
+async function toolData(page, run, tag, extra = {}) {
+  const q = new URLSearchParams({ run, tag, ...extra }).toString();
+  return page.evaluate(async (qs) => (await fetch(`data/plugin/profile/data?${qs}`)).json(), q);
+}
+
 // ---- helpers for the trace viewer ----
 
 // A drawn trace viewer: its canvas, once the first answer is in.
@@ -281,6 +297,25 @@ async function serverTables(page, run, tag) {
   }, [run, tag, host]);
 }
 
+// Table tool `tag` on the demo's `run` with its DataTables emptied on the
+// way from the server (the shape of a profile without rows): checks that
+// the page, titled `title`, says `empty` and draws no chart.
+async function checkEmptyTool(t, run, tag, title, empty) {
+  const page = await t.open(t.url('#run=' + run + '&tool=overview_page'));
+  await t.waitText(page, '#xpv-page h2', /Overview Page/);
+  await page.route(new RegExp(`data/plugin/profile/data\\?.*tag=${tag}`), async (route) => {
+    const resp = await route.fetch();
+    const json = await resp.json();
+    for (const dt of Array.isArray(json) ? json : [json]) dt.rows = [];
+    await route.fulfill({ response: resp, json });
+  });
+  await page.evaluate((tg) => { location.hash = location.hash.replace('overview_page', tg); }, tag);
+  await t.waitText(page, '#xpv-page h2', title);
+  await t.waitText(page, '#xpv-page .xpv-empty-state', empty);
+  t.eq(await page.locator('#xpv-page .xpv-chart').count(), 0, 'no empty chart');
+  await t.assertClean(page);
+}
+
 // The "N rows" counter of the table `tsel`.
 async function tableCount(page, tsel) {
   return (await page.locator(`${tsel} .xpv-table-count`).innerText()).trim();
@@ -329,5 +364,5 @@ async function pointOn(page, sel) {
   }, sel);
 }
 
-module.exports = { test, chromium, EXECUTABLE, ARGS, serverTables, tableCount, columnTexts, num,
-  pointOn, TRACE_READY, traceSettle, openTrace, traceHook };
+module.exports = { test, chromium, EXECUTABLE, ARGS, toolData, serverTables, checkEmptyTool, tableCount,
+  columnTexts, num, pointOn, TRACE_READY, traceSettle, openTrace, traceHook };
