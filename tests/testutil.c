@@ -123,10 +123,15 @@ char **tu_real_xplanes(void) {
 }
 
 size_t tu_each_real_file(const char *suffix, void (*fn)(const char *path)) {
+    TU_SKIP_NO_SHARED();
     char **files = real_files(suffix);
     size_t n = 0;
     for (char **f = files; *f; f++, n++) fn(*f);
     tu_free_list(files);
+    if (n == 0) {
+        print_message("SKIP: no %s under %s/testdata/real\n", suffix + 1, tu_shared_dir());
+        skip();
+    }
     return n;
 }
 

@@ -36,7 +36,8 @@ char **tu_real_files(const char *sub, const char *suffix);
 char **tu_real_xplanes(void);
 /* Call `fn(path)` for every file under $XPV_SHARED/testdata/real whose name
  * ends with `suffix` (corrupt/ included) and return how many there were.
- * `path` is borrowed for the call.  Call after TU_SKIP_NO_SHARED. */
+ * `path` is borrowed for the call.  Skips the test when ../shared is absent
+ * or holds no such file. */
 size_t tu_each_real_file(const char *suffix, void (*fn)(const char *path));
 /* Peak resident memory (KiB) added while `fn(arg)` runs in a forked child:
  * VmHWM after resetting it (clear_refs 5) minus VmRSS before; -1 when the
