@@ -18,6 +18,7 @@
 #include "legacy.h"
 #include "legacy_tools.pb-c.h"
 #include "op_metrics.h"
+#include "op_metrics_fixture.h"
 #include "opstats.h"
 #include "tool.h"
 #include "tool_xspace.h"
@@ -598,12 +599,7 @@ static void test_real_pytorch_op_metrics(void **state) {
     assert_int_equal(xpv_ct_convert_mem(data, len, NULL, &xs, NULL, &cerr), 0);
     free(data);
     xpv_profile *p = tu_decode_buf(&xs);
-    const xpv_profile *profs[1] = {p};
-    const char *names[1] = {"worker0"};
-    xpv_hostset hs = {1, profs, names};
-    xpv_err err;
-    xpv_op_metrics *m = xpv_op_metrics_build(&hs, &err);
-    assert_non_null(m);
+    xpv_op_metrics *m = om_build1(p);
     assert_true(m->has_gpu);
     const xpv_op_metric *top = NULL;
     for (size_t i = 0; i < m->device_tf.n && !top; i++)
@@ -614,9 +610,7 @@ static void test_real_pytorch_op_metrics(void **state) {
     assert_true(m->nkernels >= 60);
     /* Host side: cpu_op ("Operator" in 2021 Kineto) events are ops with
      * their name as type, self time = time - direct children. */
-    const xpv_op_metric *add = NULL;
-    for (size_t i = 0; i < m->host.n; i++)
-        if (!strcmp(m->host.ops[i].name, "aten::add_")) add = &m->host.ops[i];
+    const xpv_op_metric *add = om_find_op(&m->host, "aten::add_");
     assert_non_null(add);
     assert_string_equal(add->category, "aten::add_");
     assert_true(add->occurrences > 1000);
