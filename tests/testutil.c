@@ -174,6 +174,22 @@ long tu_child_peak_growth_kb(int (*fn)(void *), void *arg) {
     return res;
 }
 
+char *tu_tmpdir;
+
+int tu_tmpdir_setup(void **state) {
+    (void)state;
+    tu_tmpdir = tu_mkdtemp();
+    return 0;
+}
+
+int tu_tmpdir_teardown(void **state) {
+    (void)state;
+    tu_rmrf(tu_tmpdir);
+    free(tu_tmpdir);
+    tu_tmpdir = NULL;
+    return 0;
+}
+
 static void free_bytes(void *p, size_t n) {
     (void)n;
     free(p);

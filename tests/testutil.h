@@ -44,6 +44,11 @@ size_t tu_each_real_file(const char *suffix, void (*fn)(const char *path));
  * kernel cannot reset it.  Fails the test when `fn` returns non-zero (the
  * measured work itself failed) or the child cannot report. */
 long tu_child_peak_growth_kb(int (*fn)(void *), void *arg);
+/* Group fixtures for TU_MAIN_WITH: a new temporary directory, tu_tmpdir,
+ * for the tests of a file, removed with what it holds after them. */
+extern char *tu_tmpdir;
+int tu_tmpdir_setup(void **state);
+int tu_tmpdir_teardown(void **state);
 /* Decode the XSpace bytes built in `b` into a profile that owns them (`b`
  * is left empty); fails the test when they do not decode. */
 xpv_profile *tu_decode_buf(xpv_buf *b);
