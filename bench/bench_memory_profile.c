@@ -20,10 +20,9 @@
 
 int main(int argc, char **argv) {
     int reps = bench_reps(argc, argv, 3);
-    size_t len;
-    double tdec, t0;
+    double t0;
     bench_host one;
-    xpv_profile *p = bench_load_host(argv[1], &one, &len, &tdec);
+    xpv_profile *p = bench_load_host(argv[1], &one);
     const xpv_hostset hs = one.hs;
     xpv_params q = {0, NULL, NULL, NULL};
     xpv_err err;
@@ -44,10 +43,10 @@ int main(int argc, char **argv) {
         outlen = out.len;
         xpv_buf_free(&out);
     }
-    printf("file            %.1f MB\n", (double)len / 1e6);
-    printf("decode          %.3f s (baseline)\n", tdec);
+    printf("file            %.1f MB\n", (double)one.len / 1e6);
+    printf("decode          %.3f s (baseline)\n", one.decode_s);
     printf("memory_profile  %.3f s  (CPU %.3f s) = %.2fx decode, %zu bytes (best of %d)\n", best,
-           best_cpu, best / tdec, outlen, reps);
+           best_cpu, best / one.decode_s, outlen, reps);
     xpv_profile_free(p);
     return 0;
 }

@@ -95,9 +95,13 @@ void bench_host_init(bench_host *h, const xpv_profile *p) {
     h->hs = (xpv_hostset){1, h->profiles, h->names};
 }
 
-xpv_profile *bench_load_host(const char *path, bench_host *h, size_t *len, double *decode_s) {
-    void *buf = bench_read_all(path, len);
-    xpv_profile *p = bench_decode(buf, *len, bench_buf_free, decode_s);
+xpv_profile *bench_load_host(const char *path, bench_host *h) {
+    size_t len;
+    double decode_s;
+    void *buf = bench_read_all(path, &len);
+    xpv_profile *p = bench_decode(buf, len, bench_buf_free, &decode_s);
     bench_host_init(h, p);
+    h->len = len;
+    h->decode_s = decode_s;
     return p;
 }
