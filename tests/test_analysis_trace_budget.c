@@ -31,9 +31,8 @@
  * 2 us, each with a child of 100-400 ns (durations vary by row and
  * event). */
 static tx_space *busy_trace(const char *name) {
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/device:TPU:0");
-    int ln = tx_line(s, pl, 1, "light", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/device:TPU:0", 1, "light", &pl, &ln);
     for (int i = 0; i < 10; i++) tx_event(s, pl, ln, name, (int64_t)i * 100 * US, 3 * US);
     for (int r = 1; r < NROWS; r++) {
         ln = tx_line(s, pl, 1 + r, "busy", 0);
@@ -190,9 +189,8 @@ static void test_budget_shares_rows(void **state) {
  * share of 10 events: no resolution fits, so its 10 longest stay. */
 static void test_budget_keeps_longest(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, pl, 1, "deep", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "deep", &pl, &ln);
     for (int k = 0; k < 40; k++) tx_event(s, pl, ln, "nest", k * NS, (1000 - 10 * k) * NS);
     fixture f;
     fx_open(&f, s);

@@ -672,9 +672,8 @@ static void test_pytorch_occupancy_label(void **state) {
     json_decref(t);
 
     /* An XPlane (CUPTI collector: theoretical occupancy). */
-    tx_space *s = tx_new();
-    int g = tx_plane(s, "/device:GPU:0");
-    int l = tx_line(s, g, 3, "Stream #3(Kernel)", 0);
+    int g, l;
+    tx_space *s = tx_new_line("/device:GPU:0", 3, "Stream #3(Kernel)", &g, &l);
     tx_event_t *e = tx_event(s, g, l, "sgemm", 0, 1000000);
     tx_ev_ref(s, g, e, "kernel_details", "regs:40 grid:4,2,1 block:64,1,1 occ_pct:37.5");
     xpv_profile *xplane = tx_decode(s);

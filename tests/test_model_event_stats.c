@@ -15,9 +15,8 @@
 
 static void test_pick_matches_single_lookups(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/device:GPU:0");
-    int ln = tx_line(s, pl, 7, "Stream #7", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/device:GPU:0", 7, "Stream #7", &pl, &ln);
     tx_event_t *e = tx_event(s, pl, ln, "k0", 0, 10);
     tx_ev_int(s, pl, e, "correlation_id", 1);
     tx_ev_ref(s, pl, e, "shape", "(half[2,3])");

@@ -18,9 +18,8 @@
 #define MS 1000000000LL
 
 static xpv_profile *profile(int with_gpu) {
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int l1 = tx_line(s, pl, 1, "main", 0);
+    int pl, l1;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &pl, &l1);
     tx_event_t *e = tx_event(s, pl, l1, "a:MatMul", 0, 10 * MS);
     tx_ev_int(s, pl, e, "is_eager", 1);
     tx_event(s, pl, l1, "gradient_tape/b:Relu", 2 * MS, 4 * MS);
@@ -122,9 +121,8 @@ static void test_memcpy_bandwidth(void **state) {
     static const char *const details[] = {"size:1073741824 dest:0 async:1",
                                           "kind_src:pinned kind_dst:device\nnum_bytes:1073741824"};
     for (int k = 0; k < 2; k++) {
-        tx_space *s = tx_new();
-        int g = tx_plane(s, "/device:GPU:0");
-        int l = tx_line(s, g, 7, "Stream #7(MemcpyH2D)", 0);
+        int g, l;
+        tx_space *s = tx_new_line("/device:GPU:0", 7, "Stream #7(MemcpyH2D)", &g, &l);
         tx_event_t *e = tx_event(s, g, l, "MemcpyH2D", 0, 1 * MS);
         tx_ev_ref(s, g, e, "tf_op", "m/copy:Identity");
         tx_ev_ref(s, g, e, "memcpy_details", details[k]);

@@ -123,9 +123,8 @@ static void test_categories(void **state) {
 /* No steps: empty step table, the diagnostics explain why. */
 static void test_no_steps(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int host = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, host, 1, "main", 0);
+    int host, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &host, &ln);
     tx_event(s, host, ln, "Iterator::Batch", 0, 5 * SF_MS);
     xpv_profile *p = tx_decode(s);
     json_t *j = dt_render_one(IPA, p);

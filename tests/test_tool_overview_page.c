@@ -135,9 +135,8 @@ static void test_multi_host_steps_dropped(void **state) {
 /* CPU only, no step marker: a page with diagnostics, not an error. */
 static void test_no_steps_cpu(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int host = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, host, 1, "main", 0);
+    int host, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &host, &ln);
     tx_event(s, host, ln, "MatMul:MatMul", 0, 5 * SF_MS);
     tx_ev_str(s, host, tx_event(s, host, ln, "Add:AddV2", 6 * SF_MS, SF_MS), "x", "y");
     xpv_profile *p = tx_decode(s);
@@ -201,9 +200,8 @@ static void test_capture_diagnostics(void **state) {
  * no-step-marker warning (PopulateStepDiagnostics), nothing of our own. */
 static void test_loop_ops_diagnostics(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int host = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, host, 1, "main", 0);
+    int host, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &host, &ln);
     tx_ev_int(s, host, tx_event(s, host, ln, "train", 0, 5 * SF_MS), "_r", 1);
     tx_event(s, host, ln, "WhileOp-EvalCond", SF_MS, SF_MS);
     xpv_profile *p = tx_decode(s);
@@ -411,9 +409,8 @@ static void test_gpu_device_type_names(void **state) {
 static void test_tpu_device_type(void **state) {
     (void)state;
     for (int with_type = 0; with_type < 2; with_type++) {
-        tx_space *s = tx_new();
-        int host = tx_plane(s, "/host:CPU");
-        int ln = tx_line(s, host, 1, "main", 0);
+        int host, ln;
+        tx_space *s = tx_new_line("/host:CPU", 1, "main", &host, &ln);
         tx_event(s, host, ln, "MatMul:MatMul", 0, 5 * SF_MS);
         tx_event(s, host, ln, "Add:AddV2", 6 * SF_MS, 4 * SF_MS); /* 1 ms of 10 idle */
         int tc0 = tx_plane(s, "/device:TPU:0");
@@ -507,9 +504,8 @@ static void test_combined_device_type(void **state) {
  * the same flag per row as "Eager" / "Function". */
 static void test_host_eager_share(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int host = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, host, 1, "main", 0);
+    int host, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &host, &ln);
     tx_ev_int(s, host, tx_event(s, host, ln, "a:MatMul", 0, 4 * SF_MS), "is_eager", 1);
     tx_ev_int(s, host, tx_event(s, host, ln, "b:AddV2", 5 * SF_MS, 6 * SF_MS), "is_eager", 0);
     tx_ev_int(s, host, tx_event(s, host, ln, "a:MatMul", 12 * SF_MS, 2 * SF_MS), "is_eager", 0);

@@ -31,9 +31,8 @@ static void set_display_name(tx_space *s, int pl, const char *name, const char *
 
 /* A small TF-GPU-like profile with every feature the converter handles. */
 static xpv_profile *profile(void) {
-    tx_space *s = tx_new();
-    int h = tx_plane(s, "/host:CPU");
-    int t = tx_line(s, h, 42, "python", 0);
+    int h, t;
+    tx_space *s = tx_new_line("/host:CPU", 42, "python", &h, &t);
     tx_event_t *e = tx_event(s, h, t, "train", 0, 100 * US);
     tx_ev_int(s, h, e, "_r", 1);                 /* internal: dropped */
     tx_ev_int(s, h, e, "step_num", 3);
@@ -473,9 +472,8 @@ static void test_mode_from_tag(void **state) {
  * "Iter"; an unrenamed "Iteration" event on the same line still is. */
 static void test_search_step_name(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int h = tx_plane(s, "/host:CPU");
-    int t = tx_line(s, h, 1, "main", 0);
+    int h, t;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &h, &t);
     tx_event_t *e = tx_event(s, h, t, "Iteration", 0, 10 * US);
     tx_ev_str(s, h, e, "step_name", "sample_step 12");
     e = tx_event(s, h, t, "Iteration", 20 * US, 10 * US);
@@ -511,9 +509,8 @@ static void test_search_step_name(void **state) {
  * string arg (event stat, ref_value, metadata stat), not only a prefix. */
 static void test_search_substring(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int h = tx_plane(s, "/host:CPU");
-    int t = tx_line(s, h, 1, "main", 0);
+    int h, t;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &h, &t);
     tx_event(s, h, t, "void tensorflow::functor::FillPhiloxRandom<GPU>", 0, 10 * US);
     tx_event_t *e = tx_event(s, h, t, "MatMul", 20 * US, 10 * US);
     tx_ev_str(s, h, e, "long_name", "model/dense/philox_seed:MatMul");
@@ -684,9 +681,8 @@ static void async_ev(tx_space *s, int pl, int ln, const char *name, int64_t off,
  * the same shapes with a uid; details answer a complete event. */
 static void test_async_events(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/device:TPU:0");
-    int ln = tx_line(s, pl, 4, "Async XLA Ops", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/device:TPU:0", 4, "Async XLA Ops", &pl, &ln);
     async_ev(s, pl, ln, "copy-start", 1 * US, 5 * US, (7ULL << 2) | 3, 1);
     async_ev(s, pl, ln, "send", 2 * US, 1 * US, (8ULL << 2) | 2 | (5ULL << 58), 1);
     async_ev(s, pl, ln, "recv", 3 * US, 1 * US, (9ULL << 2) | 1, 1);
