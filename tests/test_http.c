@@ -192,7 +192,8 @@ static void test_stalled_clients(void **state) {
     assert_int_equal(get("/healthz"), 200);
 }
 
-TU_MAIN_WITH(setup, teardown, cmocka_unit_test(test_healthz),
-                              cmocka_unit_test(test_many_parameters),
-                              cmocka_unit_test(test_early_rejects),
-                              cmocka_unit_test(test_stalled_clients))
+TU_MAIN_WITH(setup, teardown,
+             cmocka_unit_test(test_healthz),
+             cmocka_unit_test(test_many_parameters),
+             cmocka_unit_test(test_early_rejects),
+             cmocka_unit_test(test_stalled_clients))
