@@ -19,6 +19,7 @@
 #include "buf.h"
 #include "chrome_trace.h"
 #include "model.h"
+#include "srv_fixture.h"
 #include "xplane.h"
 #include "xplane.pb-c.h"
 
@@ -205,18 +206,8 @@ static void test_tf_trace_gz(void **state) {
         "{\"ph\":\"X\",\"pid\":3,\"tid\":2,\"name\":\"volta_sgemm\",\"ts\":21310,\"dur\":3},"
         "{}]}";
     /* gzip it: the converter inflates as it reads. */
-    uLong bound = compressBound((uLong)strlen(json)) + 32;
-    unsigned char *gz = malloc(bound);
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    z.next_in = (unsigned char *)json;
-    z.avail_in = (uInt)strlen(json);
-    z.next_out = gz;
-    z.avail_out = (uInt)bound;
-    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-    size_t gzlen = z.total_out;
-    deflateEnd(&z);
+    size_t gzlen;
+    unsigned char *gz = fx_gzip(json, strlen(json), &gzlen);
 
     xpv_ct_summary sum;
     xpv_profile *p = convert((const char *)gz, gzlen, &sum);
@@ -364,19 +355,10 @@ static void test_interned_strings(void **state) {
 
 /* Append `n` bytes of `data` as one gzip member to `out`. */
 static void gz_member(const void *data, size_t n, xpv_buf *out) {
-    uLong bound = compressBound((uLong)n) + 64;
-    size_t off = out->len;
-    xpv_buf_reserve(out, bound);
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    z.next_in = (unsigned char *)(uintptr_t)data;
-    z.avail_in = (uInt)n;
-    z.next_out = (unsigned char *)out->data + off;
-    z.avail_out = (uInt)bound;
-    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-    out->len = off + z.total_out;
-    deflateEnd(&z);
+    size_t zn;
+    unsigned char *z = fx_gzip(data, n, &zn);
+    xpv_buf_add(out, z, zn);
+    free(z);
 }
 
 /* Convert `len` bytes written to a temporary file through

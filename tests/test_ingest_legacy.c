@@ -20,6 +20,7 @@
 #include "op_metrics.h"
 #include "op_metrics_fixture.h"
 #include "opstats.h"
+#include "srv_fixture.h"
 #include "tool.h"
 #include "tool_xspace.h"
 
@@ -276,18 +277,8 @@ static void test_memory_profile_constructed(void **state) {
         "[{\"timeOffsetPs\":\"5\",\"aggregationStats\":{\"heapAllocatedBytes\":\"1024\"}}],"
         "\"profileSummary\":{\"peakBytesUsageLifetime\":\"1024\"}}},\"numHosts\":1,"
         "\"memoryIds\":[\"GPU_0_bfc\"]}";
-    uLong bound = compressBound((uLong)strlen(js)) + 32;
-    unsigned char *gz = malloc(bound);
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    z.next_in = (unsigned char *)js;
-    z.avail_in = (uInt)strlen(js);
-    z.next_out = gz;
-    z.avail_out = (uInt)bound;
-    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-    size_t n = z.total_out;
-    deflateEnd(&z);
+    size_t n;
+    unsigned char *gz = fx_gzip(js, strlen(js), &n);
     json_t *j = render(XPV_LEGACY_MEMORY_PROFILE_JSON_GZ, gz, n);
     json_t *a = json_object_get(json_object_get(j, "memoryProfilePerAllocator"), "GPU_0_bfc");
     json_t *tl = json_object_get(a, "sampledTimelineSnapshots");
