@@ -56,6 +56,15 @@ int64_t xpv_now_ms(void) {
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+struct timespec xpv_deadline_in_ms(int64_t ms) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    int64_t ns = (int64_t)t.tv_nsec + ms % 1000 * 1000000;
+    t.tv_sec += (time_t)(ms / 1000 + ns / 1000000000);
+    t.tv_nsec = (long)(ns % 1000000000);
+    return t;
+}
+
 uint64_t xpv_hash64(const void *p, size_t n) {
     const unsigned char *s = p;
     uint64_t h = 1469598103934665603ULL;

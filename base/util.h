@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "err.h"
 #include "gz.h"
@@ -21,6 +22,9 @@ int xpv_parse_decimal_strict(const char *s, double max_abs, double *out);
 
 /* Monotonic clock in milliseconds. */
 int64_t xpv_now_ms(void);
+/* The CLOCK_REALTIME time `ms` (>= 0) milliseconds from now: the deadline
+ * pthread_cond_timedwait takes. */
+struct timespec xpv_deadline_in_ms(int64_t ms);
 
 /* 64-bit FNV-1a hash of `n` bytes. */
 uint64_t xpv_hash64(const void *p, size_t n);

@@ -72,12 +72,7 @@ static uint64_t checksum(const xpv_enrichment *e) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: bench_group_events FILE.xplane.pb [reps]\n");
-        return 2;
-    }
-    int reps = argc > 2 ? atoi(argv[2]) : 3;
-    if (reps < 1) reps = 1;
+    int reps = bench_reps(argc, argv, 3);
     size_t len;
     void *buf = bench_read_all(argv[1], &len);
     double dec_wall = 1e30, dec_cpu = 1e30, en_wall = 1e30, en_cpu = 1e30;

@@ -171,10 +171,7 @@ static result measure(int mode, const char *path, int reps) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s FILE.xplane.pb [reps]\n", argv[0]);
-        return 2;
-    }
+    bench_need_file(argc, argv, "[reps]");
     const char *path = argv[1];
     int reps = argc > 2 ? atoi(argv[2]) : 3;
     struct stat st;

@@ -18,14 +18,11 @@
 #include "model.h"
 #include "tool.h"
 
-extern const xpv_tool xpv_tool_memory_profile;
-
 int main(int argc, char **argv) {
     int reps = bench_reps(argc, argv, 3);
-    size_t len;
-    double tdec, t0;
+    double t0;
     bench_host one;
-    xpv_profile *p = bench_load_host(argv[1], &one, &len, &tdec);
+    xpv_profile *p = bench_load_host(argv[1], &one);
     const xpv_hostset hs = one.hs;
     xpv_params q = {0, NULL, NULL, NULL};
     xpv_err err;
@@ -36,7 +33,7 @@ int main(int argc, char **argv) {
         xpv_buf_init(&out);
         t0 = bench_now();
         double c0 = bench_cpu_now();
-        if (xpv_tool_memory_profile.render(&hs, NULL, &q, &out, &err) != 0) {
+        if (xpv_tool_find("memory_profile")->render(&hs, NULL, &q, &out, &err) != 0) {
             fprintf(stderr, "render failed: %s\n", err.msg);
             return 1;
         }
@@ -46,10 +43,10 @@ int main(int argc, char **argv) {
         outlen = out.len;
         xpv_buf_free(&out);
     }
-    printf("file            %.1f MB\n", (double)len / 1e6);
-    printf("decode          %.3f s (baseline)\n", tdec);
+    printf("file            %.1f MB\n", (double)one.len / 1e6);
+    printf("decode          %.3f s (baseline)\n", one.decode_s);
     printf("memory_profile  %.3f s  (CPU %.3f s) = %.2fx decode, %zu bytes (best of %d)\n", best,
-           best_cpu, best / tdec, outlen, reps);
+           best_cpu, best / one.decode_s, outlen, reps);
     xpv_profile_free(p);
     return 0;
 }

@@ -20,11 +20,10 @@
 
 int main(int argc, char **argv) {
     int reps = bench_reps(argc, argv, 3);
-    size_t len;
-    double tdec, t0;
+    double t0;
     bench_host one;
-    xpv_profile *p = bench_load_host(argv[1], &one, &len, &tdec);
-    double mb = (double)len / 1e6;
+    xpv_profile *p = bench_load_host(argv[1], &one);
+    double mb = (double)one.len / 1e6;
     const xpv_hostset hs = one.hs;
 
     double best = 1e30, best_cpu = 1e30;
@@ -47,7 +46,7 @@ int main(int argc, char **argv) {
         xpv_op_metrics_free(m);
     }
     printf("file        %.1f MB\n", mb);
-    printf("decode      %.3f s  %.0f MB/s (baseline)\n", tdec, mb / tdec);
+    printf("decode      %.3f s  %.0f MB/s (baseline)\n", one.decode_s, mb / one.decode_s);
     printf("op_metrics  %.3f s  %.0f MB/s (best of %d; CPU %.3f s)  host %zu ops, "
            "device %zu ops, %zu kernels\n",
            best, mb / best, reps, best_cpu, nhost, ndev, nker);

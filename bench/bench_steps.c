@@ -31,17 +31,12 @@
 #include "steps.h"
 #include "tool.h"
 
-extern const xpv_tool xpv_tool_overview_page;
-extern const xpv_tool xpv_tool_input_pipeline_analyzer;
-extern const xpv_tool xpv_tool_framework_op_stats;
-extern const xpv_tool xpv_tool_kernel_stats;
-
 /* The four tools that read the op_stats intermediate. */
 #define NTOOLS 4
-static const xpv_tool *tools[NTOOLS] = {
-    &xpv_tool_overview_page, &xpv_tool_input_pipeline_analyzer,
-    &xpv_tool_framework_op_stats, &xpv_tool_kernel_stats,
+static const char *const tool_names[NTOOLS] = {
+    "overview_page", "input_pipeline_analyzer", "framework_op_stats", "kernel_stats",
 };
+#define tools(k) xpv_tool_find(tool_names[k])
 
 typedef struct best {
     double wall, cpu;
@@ -54,32 +49,40 @@ static void best_add(best *b, double w, double c) {
     if (c < b->cpu) b->cpu = c;
 }
 
+/* One xpv_steps_build of `p`: its wall and CPU seconds; returns the step
+ * count. */
+static size_t timed_steps(const xpv_profile *p, double *wall, double *cpu) {
+    xpv_arena a;
+    xpv_arena_init(&a, 64 * 1024);
+    xpv_step_db db;
+    double t0 = bench_now(), c0 = bench_cpu_now();
+    xpv_steps_build(p, &a, &db);
+    *wall = bench_now() - t0;
+    *cpu = bench_cpu_now() - c0;
+    size_t n = db.n;
+    xpv_arena_free(&a);
+    return n;
+}
+
 int main(int argc, char **argv) {
     int reps = bench_reps(argc, argv, 3);
     /* "steps": only xpv_steps_build, for profiling it alone. */
     int only_steps = argc > 3 && !strcmp(argv[3], "steps");
     double tcold = bench_now();
-    size_t len;
-    double tdec, t0;
+    double t0;
     bench_host one;
-    xpv_profile *p = bench_load_host(argv[1], &one, &len, &tdec);
-    double tread = bench_now() - tcold - tdec;
-    double mb = (double)len / 1e6;
+    xpv_profile *p = bench_load_host(argv[1], &one);
+    double tread = bench_now() - tcold - one.decode_s;
+    double mb = (double)one.len / 1e6;
     const xpv_hostset hs = one.hs;
     xpv_params q = {0, NULL, NULL, NULL};
     xpv_err err;
 
     if (only_steps) {
         for (int r = 0; r < reps; r++) {
-            xpv_arena a;
-            xpv_arena_init(&a, 64 * 1024);
-            xpv_step_db db;
-            t0 = bench_now();
-            double c0 = bench_cpu_now();
-            xpv_steps_build(p, &a, &db);
-            printf("steps       %.3f s  (CPU %.3f s), %zu steps\n", bench_now() - t0,
-                   bench_cpu_now() - c0, db.n);
-            xpv_arena_free(&a);
+            double w, c;
+            size_t n = timed_steps(p, &w, &c);
+            printf("steps       %.3f s  (CPU %.3f s), %zu steps\n", w, c, n);
         }
         xpv_profile_free(p);
         return 0;
@@ -100,8 +103,8 @@ int main(int argc, char **argv) {
     for (int k = 0; k < NTOOLS; k++) {
         xpv_buf_reset(&out);
         t0 = bench_now();
-        if (xpv_tool_render(tools[k], &hs, os, &q, &out, &err) != 0) {
-            fprintf(stderr, "%s: render failed: %s\n", tools[k]->name, err.msg);
+        if (xpv_tool_render(tools(k), &hs, os, &q, &out, &err) != 0) {
+            fprintf(stderr, "%s: render failed: %s\n", tools(k)->name, err.msg);
             return 1;
         }
         trender_cold[k] = bench_now() - t0;
@@ -117,18 +120,12 @@ int main(int argc, char **argv) {
     for (int k = 0; k < NTOOLS; k++) best_init(&br[k]);
     size_t nsteps = 0;
     for (int r = 0; r < reps; r++) {
-        xpv_arena a;
-        xpv_arena_init(&a, 64 * 1024);
-        xpv_step_db db;
-        t0 = bench_now();
-        double c0 = bench_cpu_now();
-        xpv_steps_build(p, &a, &db);
-        best_add(&bs, bench_now() - t0, bench_cpu_now() - c0);
-        nsteps = db.n;
-        xpv_arena_free(&a);
+        double w, c;
+        nsteps = timed_steps(p, &w, &c);
+        best_add(&bs, w, c);
 
         t0 = bench_now();
-        c0 = bench_cpu_now();
+        double c0 = bench_cpu_now();
         xpv_op_metrics *m = xpv_op_metrics_build(&hs, &err);
         best_add(&bo, bench_now() - t0, bench_cpu_now() - c0);
         xpv_op_metrics_free(m);
@@ -142,7 +139,7 @@ int main(int argc, char **argv) {
                 xpv_buf_reset(&out);
                 t0 = bench_now();
                 c0 = bench_cpu_now();
-                xpv_tool_render(tools[k], &hs, os, &q, &out, &err);
+                xpv_tool_render(tools(k), &hs, os, &q, &out, &err);
                 best_add(&br[k], bench_now() - t0, bench_cpu_now() - c0);
             }
         }
@@ -150,16 +147,17 @@ int main(int argc, char **argv) {
     }
     printf("file        %.1f MB, %llu events\n", mb, (unsigned long long)p->nevents);
     printf("read        %.3f s\n", tread);
-    printf("decode      %.3f s  %.0f MB/s (baseline)\n", tdec, mb / tdec);
+    printf("decode      %.3f s  %.0f MB/s (baseline)\n", one.decode_s, mb / one.decode_s);
     printf("steps       %.3f s  (CPU %.3f s) = %.2fx decode, %zu steps\n", bs.wall, bs.cpu,
-           bs.wall / tdec, nsteps);
-    printf("op_metrics  %.3f s  (CPU %.3f s) = %.2fx decode\n", bo.wall, bo.cpu, bo.wall / tdec);
+           bs.wall / one.decode_s, nsteps);
+    printf("op_metrics  %.3f s  (CPU %.3f s) = %.2fx decode\n", bo.wall, bo.cpu,
+           bo.wall / one.decode_s);
     printf("op_stats    %.3f s  (CPU %.3f s), cold %.3f s (two threads)\n", bos.wall, bos.cpu,
            tos_cold);
     double warm_max = 0;
     for (int k = 0; k < NTOOLS; k++) {
         printf("warm        %-24s %.4f s  (CPU %.4f s), cold render %.4f s, %zu bytes\n",
-               tools[k]->name, br[k].wall, br[k].cpu, trender_cold[k], outlen[k]);
+               tools(k)->name, br[k].wall, br[k].cpu, trender_cold[k], outlen[k]);
         if (br[k].wall > warm_max) warm_max = br[k].wall;
     }
     printf("cold        %.3f s  read + decode + op_stats + first render of the 4 tools "

@@ -43,8 +43,6 @@
 #include "trace_index.h"
 #include "enrich.h"
 
-extern const xpv_tool xpv_tool_trace_viewer;
-
 static size_t gz_size(const char *data, size_t len, int level) {
     z_stream z;
     memset(&z, 0, sizeof z);
@@ -86,7 +84,7 @@ static int render(const xpv_hostset *hs, const void *ix, const char **kv, size_t
     xpv_err err;
     memset(&err, 0, sizeof err);
     xpv_buf_reset(out);
-    int rc = xpv_tool_trace_viewer.render(hs, ix, &q, out, &err);
+    int rc = xpv_tool_find("trace_viewer")->render(hs, ix, &q, out, &err);
     if (rc) fprintf(stderr, "render failed: %s\n", err.msg);
     return rc;
 }
@@ -246,10 +244,7 @@ static void run(const char *path, int width, int cold_only) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: bench_trace FILE.xplane.pb [width_px [cold]]\n");
-        return 2;
-    }
+    bench_need_file(argc, argv, "[width_px [cold]]");
     int width = argc > 2 ? atoi(argv[2]) : 1920;
     if (width < 100) width = 1920;
     /* Baseline: md5sum of the same file (wall time; output discarded). */

@@ -27,15 +27,13 @@
 #include "tool.h"
 #include "trace_index.h"
 
-extern const xpv_tool xpv_tool_trace_viewer;
-
 static void render(const xpv_hostset *hs, const void *ix, xpv_buf *out) {
     const char *k[2] = {"tag", "resolution"}, *v[2] = {"trace_viewer@", "960"};
     xpv_params q = {2, k, v, "trace_viewer@"};
     xpv_err err;
     memset(&err, 0, sizeof err);
     xpv_buf_reset(out);
-    if (xpv_tool_trace_viewer.render(hs, ix, &q, out, &err) != 0) {
+    if (xpv_tool_find("trace_viewer")->render(hs, ix, &q, out, &err) != 0) {
         fprintf(stderr, "render failed: %s\n", err.msg);
         exit(1);
     }
@@ -44,10 +42,7 @@ static void render(const xpv_hostset *hs, const void *ix, xpv_buf *out) {
 enum { T_READ, T_DEC, T_BUILD, T_SAVE, T_WRITE, T_LOAD, T_RENDER, NT };
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: bench_trace_cache FILE.xplane.pb [reps]\n");
-        return 2;
-    }
+    bench_need_file(argc, argv, "[reps]");
     int reps = argc > 2 ? atoi(argv[2]) : 5;
     if (reps < 1 || reps > 100) reps = 5;
     char dir[] = "/tmp/xpv-bench-cache-XXXXXX";

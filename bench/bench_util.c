@@ -76,12 +76,15 @@ int bench_cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+void bench_need_file(int argc, char **argv, const char *args) {
+    if (argc >= 2) return;
+    const char *slash = strrchr(argv[0], '/');
+    fprintf(stderr, "usage: %s FILE.xplane.pb %s\n", slash ? slash + 1 : argv[0], args);
+    exit(2);
+}
+
 int bench_reps(int argc, char **argv, int dflt) {
-    if (argc < 2) {
-        const char *slash = strrchr(argv[0], '/');
-        fprintf(stderr, "usage: %s FILE.xplane.pb [reps]\n", slash ? slash + 1 : argv[0]);
-        exit(2);
-    }
+    bench_need_file(argc, argv, "[reps]");
     int reps = argc > 2 ? atoi(argv[2]) : dflt;
     return reps < 1 ? 1 : reps;
 }
@@ -92,9 +95,13 @@ void bench_host_init(bench_host *h, const xpv_profile *p) {
     h->hs = (xpv_hostset){1, h->profiles, h->names};
 }
 
-xpv_profile *bench_load_host(const char *path, bench_host *h, size_t *len, double *decode_s) {
-    void *buf = bench_read_all(path, len);
-    xpv_profile *p = bench_decode(buf, *len, bench_buf_free, decode_s);
+xpv_profile *bench_load_host(const char *path, bench_host *h) {
+    size_t len;
+    double decode_s;
+    void *buf = bench_read_all(path, &len);
+    xpv_profile *p = bench_decode(buf, len, bench_buf_free, &decode_s);
     bench_host_init(h, p);
+    h->len = len;
+    h->decode_s = decode_s;
     return p;
 }

@@ -41,6 +41,10 @@ xpv_profile *bench_decode(void *buf, size_t len, void (*free_fn)(void *, size_t)
 /* xpv_decode free callback for buffers from bench_read_all: free(b). */
 void bench_buf_free(void *b, size_t n);
 
+/* Without a FILE argument, prints "usage: NAME FILE.xplane.pb `args`"
+ * (NAME: argv[0]'s last component) and exits 2. */
+void bench_need_file(int argc, char **argv, const char *args);
+
 /* The repetitions of a bench run as `NAME FILE.xplane.pb [reps] ...`:
  * argv[2], at least 1 (`dflt` when absent).  Without FILE prints the usage
  * line and exits 2. */
@@ -52,14 +56,16 @@ typedef struct bench_host {
     const xpv_profile *profiles[1];
     const char *names[1];
     xpv_hostset hs;
+    size_t len;       /* bench_load_host: the file's size */
+    double decode_s;  /* bench_load_host: the decode's seconds */
 } bench_host;
 void bench_host_init(bench_host *h, const xpv_profile *p);
 
 /* Read and decode the xplane at `path` (bench_read_all + bench_decode; the
- * profile owns the bytes) and make it the one host of `h`.  Stores the
- * file's size in `*len` and the decode's seconds in `*decode_s`.  Returns
- * the profile (free it with xpv_profile_free); exits 1 when it cannot. */
-xpv_profile *bench_load_host(const char *path, bench_host *h, size_t *len, double *decode_s);
+ * profile owns the bytes) and make it the one host of `h`, with the file's
+ * size and the decode's seconds.  Returns the profile (free it with
+ * xpv_profile_free); exits 1 when it cannot. */
+xpv_profile *bench_load_host(const char *path, bench_host *h);
 
 /* qsort comparator for an array of double, ascending. */
 int bench_cmp_double(const void *a, const void *b);

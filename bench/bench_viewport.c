@@ -30,8 +30,6 @@
 #include "trace_index.h"
 #include "trace_index_int.h"
 
-extern const xpv_tool xpv_tool_trace_viewer;
-
 #define STEPS 12
 #define PLACES 5
 #define PLOT_PX 1700
@@ -43,10 +41,7 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: bench_viewport FILE.xplane.pb [reps [margin]]\n");
-        return 2;
-    }
+    bench_need_file(argc, argv, "[reps [margin]]");
     int reps = argc > 2 ? atoi(argv[2]) : 3;
     if (reps < 1 || reps > 50) reps = 3;
     double margin = argc > 3 ? atof(argv[3]) : 0.125;
@@ -115,7 +110,7 @@ int main(int argc, char **argv) {
                 memset(&err, 0, sizeof err);
                 xpv_buf_reset(&out);
                 a = bench_now();
-                if (xpv_tool_trace_viewer.render(&hs, ix, &q, &out, &err) != 0) {
+                if (xpv_tool_find("trace_viewer")->render(&hs, ix, &q, &out, &err) != 0) {
                     fprintf(stderr, "render failed: %s\n", err.msg);
                     return 1;
                 }

@@ -25,20 +25,29 @@ static void free_buf(void *buf, size_t len) {
     free(buf);
 }
 
+/* The varint at p[*i], advancing *i past it: 1 with *v, 0 when the data
+ * ends inside it, -1 when it runs past 64 bits. */
+static int varint_at(const unsigned char *p, size_t len, size_t *i, uint64_t *v) {
+    int shift = 0;
+    *v = 0;
+    do {
+        if (*i >= len) return 0;
+        if (shift > 63) return -1;
+        *v |= (uint64_t)(p[*i] & 0x7f) << shift;
+        shift += 7;
+    } while (p[(*i)++] & 0x80);
+    return 1;
+}
+
 /* Whether the XSpace's top-level fields run past the end of the data: the
  * file stops in the middle of a record, which is what a profile that is
  * still being written (or was cut short) looks like. */
 static int ends_mid_record(const unsigned char *p, size_t len) {
     size_t i = 0;
     while (i < len) {
-        uint64_t tag = 0, n = 0;
-        int shift = 0;
-        do {
-            if (i >= len) return 1;
-            if (shift > 63) return 0;
-            tag |= (uint64_t)(p[i] & 0x7f) << shift;
-            shift += 7;
-        } while (p[i++] & 0x80);
+        uint64_t tag, n;
+        int r = varint_at(p, len, &i, &tag);
+        if (r <= 0) return r == 0;
         switch (tag & 7) {
         case 0:
             do {
@@ -54,13 +63,8 @@ static int ends_mid_record(const unsigned char *p, size_t len) {
             i += 4;
             break;
         case 2:
-            shift = 0;
-            do {
-                if (i >= len) return 1;
-                if (shift > 63) return 0;
-                n |= (uint64_t)(p[i] & 0x7f) << shift;
-                shift += 7;
-            } while (p[i++] & 0x80);
+            r = varint_at(p, len, &i, &n);
+            if (r <= 0) return r == 0;
             if (n > (1ULL << 32)) return 0;   /* absurd length: corrupt */
             if (n > len - i) return 1;
             i += (size_t)n;

@@ -155,23 +155,32 @@ void xpv_stat_iter_init(xpv_stat_iter *it, const xpv_plane *pl, const xpv_line *
     it->end = s + len;
 }
 
-int xpv_stat_next(xpv_stat_iter *it, xpv_stat *out) {
+/* The next XStat payload [*s, *s + *len) of the iterator's event (field 4
+ * of the XEvent), other fields skipped.  Returns 0, and ends the iterator,
+ * at the end or at bytes that do not parse. */
+static inline int stat_payload(xpv_stat_iter *it, const uint8_t **s, uint64_t *len) {
     while (it->p && it->p < it->end) {
-        uint64_t tag, len;
-        const uint8_t *s = NULL;
+        uint64_t tag;
         if (!wire_varint(&it->p, it->end, &tag)) break;
         if (tag != ((4 << 3) | WT_LEN)) {
             if (!wire_skip(&it->p, it->end, (unsigned)(tag & 7))) break;
             continue;
         }
-        if (!wire_len(&it->p, it->end, &s, &len)) break;
-        int64_t mid;
-        stat_value(s, s + len, out, &mid);
-        stat_resolve(it->plane, mid, out);
+        if (!wire_len(&it->p, it->end, s, len)) break;
         return 1;
     }
     it->p = NULL;
     return 0;
+}
+
+int xpv_stat_next(xpv_stat_iter *it, xpv_stat *out) {
+    const uint8_t *s;
+    uint64_t len;
+    if (!stat_payload(it, &s, &len)) return 0;
+    int64_t mid;
+    stat_value(s, s + len, out, &mid);
+    stat_resolve(it->plane, mid, out);
+    return 1;
 }
 
 int xpv_event_stat(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
@@ -183,15 +192,9 @@ int xpv_event_stat(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e,
     xpv_stat_iter it;
     xpv_stat_iter_init(&it, pl, ln, e);
     const uint8_t *found = NULL, *found_end = NULL;
-    while (it.p && it.p < it.end) {
-        uint64_t tag, len;
-        const uint8_t *s;
-        if (!wire_varint(&it.p, it.end, &tag)) break;
-        if (tag != ((4 << 3) | WT_LEN)) {
-            if (!wire_skip(&it.p, it.end, (unsigned)(tag & 7))) break;
-            continue;
-        }
-        if (!wire_len(&it.p, it.end, &s, &len)) break;
+    const uint8_t *s;
+    uint64_t len;
+    while (stat_payload(&it, &s, &len)) {
         if (stat_meta_id(s, s + len) == want) {
             found = s;
             found_end = s + len;
@@ -267,15 +270,9 @@ uint32_t xpv_event_stats_in(const xpv_plane *pl, const xpv_line *ln, const xpv_e
     if (!set->valid || e->wire == XPV_NO_STATS) return 0;
     xpv_stat_iter it;
     xpv_stat_iter_init(&it, pl, ln, e);
-    while (it.p && it.p < it.end) {
-        uint64_t tag, len;
-        const uint8_t *s;
-        if (!wire_varint(&it.p, it.end, &tag)) break;
-        if (tag != ((4 << 3) | WT_LEN)) {
-            if (!wire_skip(&it.p, it.end, (unsigned)(tag & 7))) break;
-            continue;
-        }
-        if (!wire_len(&it.p, it.end, &s, &len)) break;
+    const uint8_t *s;
+    uint64_t len;
+    while (stat_payload(&it, &s, &len)) {
         int64_t mid;
         const uint8_t *val;
         if (!stat_simple(s, s + len, &mid, &val)) {

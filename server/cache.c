@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "arena.h"
+#include "util.h"
 
 #define NBUCKETS 4096
 #define ENTRY_OVERHEAD 128      /* bytes charged per entry besides its value */
@@ -212,19 +213,6 @@ void xpv_cache_set_admit_wait(xpv_cache *c, int decodes_ms, int held_ms, int hel
     pthread_mutex_unlock(&c->mu);
 }
 
-/* CLOCK_REALTIME now + `ms` (pthread_cond_timedwait's clock). */
-static struct timespec deadline_in(int ms) {
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
-    return t;
-}
-
 void xpv_cache_clear(xpv_cache *c) {
     graveyard g = {NULL};
     pthread_mutex_lock(&c->mu);
@@ -378,8 +366,8 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
         if (!queued) {
             queued = 1;
             c->admit_waits++;
-            decodes_until = deadline_in(c->admit_wait_ms);
-            held_until = deadline_in(caller_holds ? c->held_wait_ms : c->held_free_wait_ms);
+            decodes_until = xpv_deadline_in_ms(c->admit_wait_ms);
+            held_until = xpv_deadline_in_ms(caller_holds ? c->held_wait_ms : c->held_free_wait_ms);
         }
         /* Woken by finished builds and released entries; look again. */
         int on_decodes = c->reserved > 0;

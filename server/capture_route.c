@@ -14,6 +14,7 @@
 #include <time.h>
 #include <strings.h>
 
+#include "app.h"
 #include "arena.h"
 #include "buf.h"
 #include "capture.h"
@@ -76,12 +77,8 @@ int xpv_capture_route_is_loopback(const char *h) {
 /* ---- responses ----------------------------------------------------------- */
 
 static void take(xpv_response *r, int status, xpv_buf *b) {
-    size_t len;
-    char *d = xpv_buf_steal(b, &len);
-    free(r->owned);
-    r->owned = d;
-    r->body = d;
-    r->len = len;
+    resp_take_buf(r, b);
+    r->compress = 0;   /* small answers, sent as they are */
     r->status = status;
     r->content_type = "application/json";
     r->cache_control = "no-store";
@@ -202,6 +199,14 @@ static int param_u64(const xpv_query *q, const char *name, uint64_t max, uint64_
     return 0;
 }
 
+/* param_u64 for an int option; absent, *out keeps its value. */
+static int param_int(const xpv_query *q, const char *name, int max, int *out, xpv_response *r) {
+    uint64_t v = (uint64_t)*out;
+    if (param_u64(q, name, (uint64_t)max, &v, r)) return -1;
+    *out = (int)v;
+    return 0;
+}
+
 /* ---- the route ------------------------------------------------------------------ */
 
 static void status_route(const char *id, xpv_response *r) {
@@ -256,24 +261,16 @@ void xpv_capture_route(xpv_app *a, const xpv_request *rq, const char *inm, xpv_r
 
     xpv_capture_opts o;
     xpv_capture_defaults(&o);
-    uint64_t v;
     if (param_u64(q, "duration", 86400000ULL, &o.duration_ms, r) ||
         param_u64(q, "delay", 86400000ULL, &o.delay_ms, r) ||
         param_u64(q, "timeout_ms", 86400000ULL, &o.timeout_ms, r))
         return;
     if (o.duration_ms == 0) o.duration_ms = 1000;
-    v = (uint64_t)o.num_retry;
-    if (param_u64(q, "num_retry", 100, &v, r)) return;
-    o.num_retry = (int)v;
-    v = (uint64_t)o.host_tracer_level;
-    if (param_u64(q, "host_tracer_level", 3, &v, r)) return;
-    o.host_tracer_level = (int)v;
-    v = (uint64_t)o.device_tracer_level;
-    if (param_u64(q, "device_tracer_level", 2, &v, r)) return;
-    o.device_tracer_level = (int)v;
-    v = (uint64_t)o.python_tracer_level;
-    if (param_u64(q, "python_tracer_level", 1, &v, r)) return;
-    o.python_tracer_level = (int)v;
+    if (param_int(q, "num_retry", 100, &o.num_retry, r) ||
+        param_int(q, "host_tracer_level", 3, &o.host_tracer_level, r) ||
+        param_int(q, "device_tracer_level", 2, &o.device_tracer_level, r) ||
+        param_int(q, "python_tracer_level", 1, &o.python_tracer_level, r))
+        return;
 
     const char *list = xpv_query_get(q, "worker_list");
     if (!list || !*list) list = xpv_query_get(q, "service_addr");

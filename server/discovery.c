@@ -523,11 +523,7 @@ static void *scanner_main(void *arg) {
     xpv_logdir *ld = arg;
     pthread_mutex_lock(&ld->mu);
     while (!ld->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int64_t ns = (int64_t)ts.tv_nsec + (int64_t)ld->min_interval_ms * 1000000;
-        ts.tv_sec += (time_t)(ns / 1000000000);
-        ts.tv_nsec = (long)(ns % 1000000000);
+        struct timespec ts = xpv_deadline_in_ms(ld->min_interval_ms);
         pthread_cond_timedwait(&ld->cv, &ld->mu, &ts);
         if (ld->stop) break;
         (void)rescan_locked(ld, 0);

@@ -514,13 +514,7 @@ static void *watchdog_main(void *arg) {
                 shutdown(cn->fd, SHUT_RDWR);
                 cn->killed = 1;
             }
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 250 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = xpv_deadline_in_ms(250);
         pthread_cond_timedwait(&srv->cv, &srv->mu, &ts);
     }
     pthread_mutex_unlock(&srv->mu);
@@ -794,13 +788,7 @@ void xpv_http_stop(xpv_http *h) {
     pthread_cond_broadcast(&h->cv);
     int64_t deadline = xpv_now_ms() + (int64_t)h->grace_s * 1000;
     while (h->inflight > 0 && xpv_now_ms() < deadline) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 50 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = xpv_deadline_in_ms(50);
         pthread_cond_timedwait(&h->cv, &h->mu, &ts);
     }
     unsigned left = h->inflight;

@@ -34,6 +34,17 @@ void host_identity(xpv_buf *b, const xpv_host *h) {
                    (unsigned long long)h->ino);
 }
 
+/* A cache key for host file `h` in `key` (initialised here; the caller
+ * frees it): `prefix`, then `name` when not NULL, each followed by a
+ * separator, then the host's identity and a NUL. */
+static void host_key(xpv_buf *key, const char *prefix, const char *name, const xpv_host *h) {
+    xpv_buf_init(key);
+    xpv_buf_printf(key, "%s\x1f", prefix);
+    if (name) xpv_buf_printf(key, "%s\x1f", name);
+    host_identity(key, h);
+    xpv_buf_putc(key, '\0');
+}
+
 struct profile_ctx {
     xpv_app *app;
     const xpv_host *host;
@@ -69,10 +80,7 @@ static int build_profile(void *vctx, xpv_cache_val *v, xpv_err *err) {
  * its host set), for memory admission. */
 xpv_centry *get_profile(xpv_app *a, const xpv_host *h, int holds, xpv_err *err) {
     xpv_buf key;
-    xpv_buf_init(&key);
-    xpv_buf_puts(&key, "P\x1f");
-    host_identity(&key, h);
-    xpv_buf_putc(&key, '\0');
+    host_key(&key, "P", NULL, h);
     struct profile_ctx ctx = {a, h};
     /* Admission: a decode needs about its heap estimate at once (the model,
      * and inflated or converted bytes; a mapped file's bytes are page
@@ -124,10 +132,7 @@ static int build_tool_list(void *vctx, xpv_cache_val *v, xpv_err *err) {
 
 xpv_centry *get_tool_list(xpv_app *a, const xpv_host *h, xpv_err *err) {
     xpv_buf key;
-    xpv_buf_init(&key);
-    xpv_buf_puts(&key, "T\x1f");
-    host_identity(&key, h);
-    xpv_buf_putc(&key, '\0');
+    host_key(&key, "T", NULL, h);
     struct tools_ctx ctx = {a, h};
     xpv_centry *e = xpv_cache_get(a->cache, key.data, build_tool_list, &ctx, err);
     xpv_buf_free(&key);
@@ -368,10 +373,7 @@ static int build_part(void *vctx, xpv_cache_val *v, xpv_err *err) {
 static xpv_centry *get_part(xpv_app *a, const xpv_derived_kind *k, const xpv_host *h,
                             int holds, xpv_err *err) {
     xpv_buf key;
-    xpv_buf_init(&key);
-    xpv_buf_printf(&key, "H\x1f%s\x1f", k->name);
-    host_identity(&key, h);
-    xpv_buf_putc(&key, '\0');
+    host_key(&key, "H", k->name, h);
     struct part_ctx ctx = {a, k, h, holds};
     xpv_centry *e = xpv_cache_get(a->cache, key.data, build_part, &ctx, err);
     xpv_buf_free(&key);

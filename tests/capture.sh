@@ -211,8 +211,7 @@ poll() {
 R="$tmp/routeld"
 mkdir -p "$R"
 start lo --logdir "$R"
-get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$XS&duration=300&num_retry=1&host_tracer_level=2&device_tracer_level=1&python_tracer_level=0&delay=0"
-check "route: start answers 200 at once" [ "$STATUS" = 200 ]
+expect_status 200 "route: start answers 200 at once" get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$XS&duration=300&num_retry=1&host_tracer_level=2&device_tracer_level=1&python_tracer_level=0&delay=0"
 check "route: running with a capture_id" [ "$(jget "$tmp/body" "d['running'], bool(d['capture_id'])")" = "(True, True)" ]
 ID=$(jget "$tmp/body" "d['capture_id']"); RUNR=$(jget "$tmp/body" "d['run']")
 poll "$BASE_lo" "$ID"
@@ -227,17 +226,14 @@ check "route: overview_page 200" [ "$(curl -s -o /dev/null -w '%{http_code}' "$B
 
 # A capture in flight blocks neither other requests nor other targets, and
 # a second capture from the same target is refused.
-get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$SILENT&duration=100&timeout_ms=3000"
-check "route: silent target started" [ "$STATUS" = 200 ]
+expect_status 200 "route: silent target started" get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$SILENT&duration=100&timeout_ms=3000"
 IDS=$(jget "$tmp/body" "d['capture_id']")
 t0=$(now_ms)
 for _ in 1 2 3 4 5 6 7 8; do curl -s -o /dev/null "$BASE_lo/runs"; done
 check "route: 8 other requests while it runs take $(( $(now_ms) - t0 )) ms (< 1000)" [ $(( $(now_ms) - t0 )) -lt 1000 ]
-get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$SILENT&duration=100"
-check "route: same target again -> 409" [ "$STATUS" = 409 ]
+expect_status 409 "route: same target again -> 409" get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$SILENT&duration=100"
 check "route: 409 says a capture is running" grep -q "already running" "$tmp/body"
-get "$BASE_lo/capture_profile?worker_list=127.0.0.1:$ERR&service_addr=ignored:1&duration=100"
-check "route: another target meanwhile -> 200 (worker_list used)" [ "$STATUS" = 200 ]
+expect_status 200 "route: another target meanwhile -> 200 (worker_list used)" get "$BASE_lo/capture_profile?worker_list=127.0.0.1:$ERR&service_addr=ignored:1&duration=100"
 IDE=$(jget "$tmp/body" "d['capture_id']")
 poll "$BASE_lo" "$IDE"
 check "route: grpc error reported" grep -q "127.0.0.1:$ERR: .*FAILED_PRECONDITION" "$tmp/body"
@@ -246,38 +242,28 @@ check "route: silent target fails at its deadline naming it" grep -q "127.0.0.1:
 get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$CLOSED&duration=100&num_retry=0"
 poll "$BASE_lo" "$(jget "$tmp/body" "d['capture_id']")"
 check "route: closed port -> error, no run" [ "$(jget "$tmp/body" "d['run'], 'Connection refused' in d['error']")" = "('', True)" ]
-get "$BASE_lo/capture_profile?duration=100"
-check "route: no service_addr -> 400" [ "$STATUS" = 400 ]
+expect_status 400 "route: no service_addr -> 400" get "$BASE_lo/capture_profile?duration=100"
 # Cross-site request forgery: without the per-process token (which another
 # origin cannot read) nothing starts.
-raw_get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$XS&duration=100"
-check "route: no token -> 403" [ "$STATUS" = 403 ]
+expect_status 403 "route: no token -> 403" raw_get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$XS&duration=100"
 check "route: 403 names capture_token" grep -q "capture_token" "$tmp/body"
-raw_get "$BASE_lo/capture_profile?token=0123&service_addr=127.0.0.1:$XS&duration=100"
-check "route: wrong token -> 403" [ "$STATUS" = 403 ]
-get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$XS&duration=12x"
-check "route: bad duration -> 400" [ "$STATUS" = 400 ]
-get "$BASE_lo/capture_profile?capture_id=999999"
-check "route: unknown capture_id -> 404" [ "$STATUS" = 404 ]
+expect_status 403 "route: wrong token -> 403" raw_get "$BASE_lo/capture_profile?token=0123&service_addr=127.0.0.1:$XS&duration=100"
+expect_status 400 "route: bad duration -> 400" get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$XS&duration=12x"
+expect_status 404 "route: unknown capture_id -> 404" get "$BASE_lo/capture_profile?capture_id=999999"
 
 # Off loopback: 403 unless --allow_capture; --capture_allow restricts.
 start all --logdir "$R" --bind_all
-get "$BASE_all/capture_profile?service_addr=127.0.0.1:$XS&duration=100"
-check "--bind_all: 403" [ "$STATUS" = 403 ]
+expect_status 403 "--bind_all: 403" get "$BASE_all/capture_profile?service_addr=127.0.0.1:$XS&duration=100"
 check "--bind_all: says how to allow it" grep -q -- "--allow_capture" "$tmp/body"
 start host --logdir "$R" --host 0.0.0.0
-get "$BASE_host/capture_profile?service_addr=127.0.0.1:$XS&duration=100"
-check "--host 0.0.0.0: 403" [ "$STATUS" = 403 ]
+expect_status 403 "--host 0.0.0.0: 403" get "$BASE_host/capture_profile?service_addr=127.0.0.1:$XS&duration=100"
 start allowed --logdir "$R" --bind_all --allow_capture --capture_allow "127.0.0.1:$XS,localhost"
-get "$BASE_allowed/capture_profile?service_addr=127.0.0.1:$REPO&duration=100"
-check "--capture_allow: other target 403" [ "$STATUS" = 403 ]
+expect_status 403 "--capture_allow: other target 403" get "$BASE_allowed/capture_profile?service_addr=127.0.0.1:$REPO&duration=100"
 check "--capture_allow: names the target" grep -q "127.0.0.1:$REPO: not an allowed capture target" "$tmp/body"
-get "$BASE_allowed/capture_profile?service_addr=127.0.0.1:$XS&duration=100"
-check "--allow_capture + allowed target: 200" [ "$STATUS" = 200 ]
+expect_status 200 "--allow_capture + allowed target: 200" get "$BASE_allowed/capture_profile?service_addr=127.0.0.1:$XS&duration=100"
 poll "$BASE_allowed" "$(jget "$tmp/body" "d['capture_id']")"
 check "--allow_capture: captured" grep -q "Capture profile successfully" "$tmp/body"
-get "$BASE_allowed/capture_profile?service_addr=localhost:$REPO&duration=100"
-check "--capture_allow: a bare HOST allows any port" [ "$STATUS" = 200 ]
+expect_status 200 "--capture_allow: a bare HOST allows any port" get "$BASE_allowed/capture_profile?service_addr=localhost:$REPO&duration=100"
 poll "$BASE_allowed" "$(jget "$tmp/body" "d['capture_id']")"
 
 # ---- the default deadline ------------------------------------------------------------

@@ -28,63 +28,32 @@ import http.server
 import json
 import os
 import socket
+import sys
 import threading
 import time
 from concurrent import futures
 
 import grpc
 
-
-def varint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+# The protobuf wire format, as tests/data/device/pbwire.py reads and writes it.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "device"))
+import pbwire  # noqa: E402
 
 
 def field_bytes(num, data):
-    return varint(num << 3 | 2) + varint(len(data)) + data
+    return pbwire._key(num, 2) + pbwire._varint(len(data)) + data
 
 
 def field_varint(num, v):
-    return varint(num << 3) + varint(v)
+    return pbwire._key(num, 0) + pbwire._varint(v)
 
 
 def decode(buf):
     """Top-level fields of a message: {num: [values]} (bytes or int)."""
-    out, i = {}, 0
-    while i < len(buf):
-        key, i = read_varint(buf, i)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = read_varint(buf, i)
-        elif wt == 2:
-            n, i = read_varint(buf, i)
-            v, i = bytes(buf[i:i + n]), i + n
-        elif wt == 1:
-            v, i = buf[i:i + 8], i + 8
-        elif wt == 5:
-            v, i = buf[i:i + 4], i + 4
-        else:
-            raise ValueError("wire type %d" % wt)
+    out = {}
+    for num, _, v in pbwire.fields(buf):
         out.setdefault(num, []).append(v)
     return out
-
-
-def read_varint(buf, i):
-    v, shift = 0, 0
-    while True:
-        b = buf[i]
-        i += 1
-        v |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return v, i
 
 
 def request_fields(raw):

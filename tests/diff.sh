@@ -51,8 +51,7 @@ P="$BASE/data/plugin/profile"
 
 # ---- HTTP: a run against itself ------------------------------------------
 for t in overview_page framework_op_stats kernel_stats memory_profile; do
-    fetch "$P/diff?run=s3&base_run=s3&tag=$t"
-    check "diff $t s3 vs s3: 200" [ "$STATUS" = 200 ]
+    expect_status 200 "diff $t s3 vs s3: 200" fetch "$P/diff?run=s3&base_run=s3&tag=$t"
     check "diff $t s3 vs s3: every delta 0, nothing added or removed" json "
 assert s['delta_pct'] == 0 and s['base_total_us'] == s['new_total_us'] > 0, s
 assert s['rows_added'] == 0 and s['rows_removed'] == 0 and rows, s
@@ -87,28 +86,21 @@ assert rows[0][:3] == ['name', 'op_name', 'base_us'], rows[0]
 assert len(rows) > 2 and all(len(r) == len(rows[0]) for r in rows), rows[:3]"
 
 # ---- HTTP: hosts -----------------------------------------------------------
-fetch "$P/diff?run=m2b&base_run=m2&tag=framework_op_stats"
-check "diff ALL_HOSTS vs ALL_HOSTS: 200" [ "$STATUS" = 200 ]
+expect_status 200 "diff ALL_HOSTS vs ALL_HOSTS: 200" fetch "$P/diff?run=m2b&base_run=m2&tag=framework_op_stats"
 h=$(curl -s "$P/hosts?run=m2&tag=framework_op_stats" | python3 -c "import json,sys; print([h['hostname'] for h in json.load(sys.stdin) if h['hostname'] != 'ALL_HOSTS'][0])")
 h2=$(curl -s "$P/hosts?run=m2b&tag=framework_op_stats" | python3 -c "import json,sys; print([h['hostname'] for h in json.load(sys.stdin) if h['hostname'] != 'ALL_HOSTS'][1])")
-fetch "$P/diff?run=m2b&base_run=m2&tag=framework_op_stats&host=$h2&base_host=$h"
-check "diff host vs host: 200" [ "$STATUS" = 200 ]
+expect_status 200 "diff host vs host: 200" fetch "$P/diff?run=m2b&base_run=m2&tag=framework_op_stats&host=$h2&base_host=$h"
 fetch "$P/diff?run=m2&base_run=m2&tag=framework_op_stats&host=$h&base_host=ALL_HOSTS"
 check "diff host vs ALL_HOSTS: 400" bash -c "[ $STATUS = 400 ] && grep -q ALL_HOSTS $tmp/body"
-fetch "$P/diff?run=s3&base_run=m2&tag=framework_op_stats"
-check "diff 1 host vs 2 hosts merged: 400" [ "$STATUS" = 400 ]
+expect_status 400 "diff 1 host vs 2 hosts merged: 400" fetch "$P/diff?run=s3&base_run=m2&tag=framework_op_stats"
 
 # ---- HTTP: errors ------------------------------------------------------------
-fetch "$P/diff?run=s3&tag=framework_op_stats"
-check "diff without base_run: 400" [ "$STATUS" = 400 ]
-fetch "$P/diff?run=s3&base_run=nope"
-check "diff unknown base_run: 404" [ "$STATUS" = 404 ]
-fetch "$P/diff?run=s3&base_run=s3&tag=trace_viewer"
-check "diff of a tool without compare: 400" [ "$STATUS" = 400 ]
+expect_status 400 "diff without base_run: 400" fetch "$P/diff?run=s3&tag=framework_op_stats"
+expect_status 404 "diff unknown base_run: 404" fetch "$P/diff?run=s3&base_run=nope"
+expect_status 400 "diff of a tool without compare: 400" fetch "$P/diff?run=s3&base_run=s3&tag=trace_viewer"
 fetch "$P/diff?run=s3&base_run=bad&tag=framework_op_stats"
 check "diff with an undecodable base: 422 naming the file" bash -c "[ $STATUS = 422 ] && grep -q 'x.xplane.pb' $tmp/body"
-fetch "$P/diff?run=s3&base_run=s3&top=x"
-check "diff bad top: 400" [ "$STATUS" = 400 ]
+expect_status 400 "diff bad top: 400" fetch "$P/diff?run=s3&base_run=s3&top=x"
 
 # ---- HTTP: real runs -------------------------------------------------------
 if [ $have_real = 1 ]; then

@@ -13,18 +13,13 @@
 # Env: XPV_SRC (set by ctest; default: this script's checkout).
 set -euo pipefail
 SRC=${XPV_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
-exec python3 - "$SRC" <<'PY'
+PYTHONPATH="$(dirname "$0")" exec python3 - "$SRC" <<'PY'
 import os, re, sys
 
 src = sys.argv[1]
 path = os.path.join(src, ".dockerignore")
-fails = 0
-
-def check(cond, msg):
-    global fails
-    print(("ok   " if cond else "FAIL ") + msg)
-    if not cond:
-        fails += 1
+import checks
+from checks import check
 
 if not os.path.isfile(path):
     print("FAIL no .dockerignore in %s: COPY . . would copy build trees" % src)
@@ -101,7 +96,7 @@ for root, dirs, files in os.walk(src):
 check(not bad, "context of %d files holds no CMakeCache.txt, .git or node_modules%s"
       % (n, (": " + ", ".join(bad[:5])) if bad else ""))
 print()
-if fails:
-    print("%d check(s) failed" % fails); sys.exit(1)
+if checks.fails:
+    print("%d check(s) failed" % checks.fails); sys.exit(1)
 print("all checks passed")
 PY

@@ -48,15 +48,8 @@ import urllib.request, urllib.error
 import xpv_servers
 
 BIN, TMP = sys.argv[1], sys.argv[2]
-fails = 0
-
-def ok(msg): print("ok   " + msg)
-def bad(msg):
-    global fails
-    fails += 1
-    print("FAIL " + msg)
-def check(cond, msg):
-    (ok if cond else bad)(msg)
+import checks
+from checks import bad, check
 
 from xpv_servers import cleanup, rss_anon_kb, AnonPeak
 
@@ -631,8 +624,8 @@ check(len(oom_seen) >= 1, "converters ran out of memory and answered 413: %s" % 
 
 cleanup()
 print()
-if fails:
-    print("%d check(s) failed" % fails)
+if checks.fails:
+    print("%d check(s) failed" % checks.fails)
     sys.exit(1)
 print("all checks passed")
 PY

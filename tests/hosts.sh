@@ -36,13 +36,8 @@ import xpv_servers
 
 BIN, TMP = sys.argv[1], sys.argv[2]
 N = 8
-fails = 0
-
-def check(cond, msg):
-    global fails
-    print(("ok   " if cond else "FAIL ") + msg)
-    if not cond:
-        fails += 1
+import checks
+from checks import check
 
 def start(*args):
     return xpv_servers.start(BIN, TMP, *args)
@@ -187,7 +182,7 @@ check(sz["cache"]["evictions"] >= N - 2,
       "%d evictions: the budget held one host at a time" % sz["cache"]["evictions"])
 stop(srv)
 
-print("%d failure(s)" % fails)
-sys.exit(1 if fails else 0)
+print("%d failure(s)" % checks.fails)
+sys.exit(1 if checks.fails else 0)
 PY
 PYTHONPATH="$(dirname "${BASH_SOURCE[0]}")" python3 "$tmp/hosts.py" "$BIN" "$tmp"

@@ -32,8 +32,7 @@ start --logdir "$tmp/logdir" --host 127.0.0.1
 P="$BASE/data/plugin/profile"
 
 # ---- discovery routes ------------------------------------------------------
-fetch "$P/runs"
-check "runs: 200" [ "$STATUS" = 200 ]
+expect_status 200 "runs: 200" fetch "$P/runs"
 check "runs: newest first, nested TB run named train/r2" \
     json "assert d == ['train/r2', 'r1', 'bad'], d"
 check "runs: application/json" [ "$(header Content-Type)" = "application/json" ]
@@ -57,8 +56,7 @@ for t in $tools; do
         check "data $t: gzip body inflates to the same bytes" \
             bash -c "gzip -dc <$tmp/body | cmp -s - $tmp/plain"
     fi
-    fetch "$P/hosts?run=train/r2&tag=$t"
-    check "hosts $t (2 hosts): 200" [ "$STATUS" = 200 ]
+    expect_status 200 "hosts $t (2 hosts): 200" fetch "$P/hosts?run=train/r2&tag=$t"
 done
 
 # ---- the full trace is streamed (chunked), gzip or not ---------------------
@@ -80,16 +78,14 @@ for run in r1 train/r2; do
 import json, sys
 a = json.load(open('$tmp/body')); b = json.load(open('$tmp/trace_plain'))
 assert a == b and len(a['traceEvents']) > 10, len(a['traceEvents'])"
-    fetch "$u" -H "If-None-Match: $etag"
-    check "full trace $run: 304 on matching ETag" [ "$STATUS" = 304 ]
+    expect_status 304 "full trace $run: 304 on matching ETag" fetch "$u" -H "If-None-Match: $etag"
     head_out=$(curl -s -I -o /dev/null -w '%{http_code} %{size_download}' "$u")
     check "full trace $run: HEAD 200, no body" [ "$head_out" = "200 0" ]
 done
 
 fetch "$P/profile_info?run=train/r2"
 check "profile_info: planes listed" json "assert d['planes'] and d['events'] > 0, d"
-fetch "$P/profile_info?run=r1" -H 'Accept-Encoding: gzip'
-check "profile_info: JSON" [ "$STATUS" = 200 ]
+expect_status 200 "profile_info: JSON" fetch "$P/profile_info?run=r1" -H 'Accept-Encoding: gzip'
 
 fetch "$P/version"
 check "version: text/plain" bash -c "[ $STATUS = 200 ] && grep -q '^[0-9]' $tmp/body"
@@ -101,8 +97,7 @@ fetch "$BASE/"
 if [ "$STATUS" = 200 ]; then
     check "index: text/html" grep -qi '^content-type: text/html' "$tmp/hdr"
     etag=$(header ETag)
-    fetch "$BASE/index.html" -H "If-None-Match: $etag"
-    check "index: 304 on matching ETag" [ "$STATUS" = 304 ]
+    expect_status 304 "index: 304 on matching ETag" fetch "$BASE/index.html" -H "If-None-Match: $etag"
     fetch "$BASE/index.html" -H 'Accept-Encoding: gzip'
     check "index: pre-gzipped" [ "$(header Content-Encoding)" = gzip ]
     # Hashed assets: index.html names its files v/<tree hash>/..., served
@@ -149,11 +144,9 @@ check "HEAD: 200, no body" [ "$head_out" = "200 0" ]
 fetch "$P/runs" -I
 check "HEAD: Content-Length of the GET body" \
     bash -c "grep -qi '^content-length: [1-9]' $tmp/body"
-fetch "$P/runs" -X POST -d 'x=1'
-check "POST: 405" [ "$STATUS" = 405 ]
+expect_status 405 "POST: 405" fetch "$P/runs" -X POST -d 'x=1'
 check "POST: Allow header" [ "$(header Allow)" = "GET, HEAD" ]
-fetch "$P/runs" -X DELETE
-check "DELETE: 405" [ "$STATUS" = 405 ]
+expect_status 405 "DELETE: 405" fetch "$P/runs" -X DELETE
 for u in "$P/runs" "$BASE/nope" "$P/data?run=zz&tag=x"; do
     fetch "$u"
     csp=$(header Content-Security-Policy)
@@ -165,24 +158,20 @@ done
 # ---- errors ---------------------------------------------------------------
 fetch "$P/run_tools?run=nope"
 check "unknown run: 404 JSON" bash -c "[ $STATUS = 404 ] && grep -q '\"error\"' $tmp/body"
-fetch "$P/data?run=r1&tag=no_such_tool"
-check "unknown tool: 404" [ "$STATUS" = 404 ]
-fetch "$P/profile_info?run=bad&host=x"
-check "corrupt file: 422" [ "$STATUS" = 422 ]
+expect_status 404 "unknown tool: 404" fetch "$P/data?run=r1&tag=no_such_tool"
+expect_status 422 "corrupt file: 422" fetch "$P/profile_info?run=bad&host=x"
 check "corrupt file: names file and offset" \
     json "assert d['file'].endswith('bad/x.xplane.pb') and 'offset' in d, d"
 fetch "$P/profile_info?run=bad&host=empty"
 check "empty file: 422 'empty file'" bash -c "[ $STATUS = 422 ] && grep -q 'empty file' $tmp/body"
-fetch "$P/runs"
-check "still serving after bad files" [ "$STATUS" = 200 ]
+expect_status 200 "still serving after bad files" fetch "$P/runs"
 for u in "/%2e%2e/%2e%2e/etc/passwd" "/../../etc/passwd" \
          "/data/plugin/profile/data?run=../../etc&tag=x" \
          "/data/plugin/profile/hosts?run=%2Fetc%2Fpasswd"; do
     fetch "$BASE$u"
     check "traversal $u: 404" bash -c "[ $STATUS = 404 ] && ! grep -q 'root:' $tmp/body"
 done
-fetch "$P/runs?run=%00"
-check "NUL in query: 400" [ "$STATUS" = 400 ]
+expect_status 400 "NUL in query: 400" fetch "$P/runs?run=%00"
 
 # ---- a run written while serving shows up ----------------------------------
 "$BIN" synth --size 100000 --steps 2 --run r0_late "$tmp/logdir/late" >/dev/null
@@ -208,12 +197,9 @@ start --logdir "$tmp/logdir" --path_prefix /sub/xp/
 fetch "$BASE/sub/xp"
 check "prefix: redirect to the slash form" \
     bash -c "[ $STATUS = 301 ] && [ '$(header Location)' = xp/ ]"
-fetch "$BASE/sub/xp/data/plugin/profile/runs"
-check "prefix: data under the prefix" [ "$STATUS" = 200 ]
-fetch "$BASE/data/plugin/profile/runs"
-check "prefix: nothing outside it" [ "$STATUS" = 404 ]
-fetch "$BASE/sub/xp/healthz"
-check "prefix: healthz" [ "$STATUS" = 200 ]
+expect_status 200 "prefix: data under the prefix" fetch "$BASE/sub/xp/data/plugin/profile/runs"
+expect_status 404 "prefix: nothing outside it" fetch "$BASE/data/plugin/profile/runs"
+expect_status 200 "prefix: healthz" fetch "$BASE/sub/xp/healthz"
 fetch "$BASE/sub/xp/"
 hashed=$(grep -o 'src="v/[0-9a-f]*/app.js"' "$tmp/body" | cut -d'"' -f2 || true)
 if [ -n "$hashed" ]; then
@@ -346,8 +332,7 @@ EOF
         fetch "$P/profile_info?run=$run&host=$host"
         check "real $run/$host: wire walker total = profile_info events ($total)" \
             json "assert d['events'] == $total, (d['events'], $total)"
-        fetch "$P/data?run=$run&tag=trace_viewer&host=$host"
-        check "real $run/$host: trace_viewer 200" [ "$STATUS" = 200 ]
+        expect_status 200 "real $run/$host: trace_viewer 200" fetch "$P/data?run=$run&tag=trace_viewer&host=$host"
         check "real $run/$host: $want_x complete events ($want_drop internal dropped), $want_c counters, async $want_b b / $want_e e" \
             json "import collections; ev = d['traceEvents']; \
 tn = {(e['pid'], e.get('tid')): e['args']['name'] for e in ev if e.get('ph') == 'M' and e.get('name') == 'thread_name'}; \
@@ -389,8 +374,7 @@ for form in "--logdir $tmp/logdir/train:r2" "--logdir $tmp/logdir/train/plugins/
     start $args
     fetch "$BASE/data/plugin/profile/runs"
     check "$args: runs = [$want]" json "assert d == ['$want'], d"
-    fetch "$BASE/data/plugin/profile/data?run=$want&tag=overview_page&host=ALL_HOSTS"
-    check "$args: overview 200" [ "$STATUS" = 200 ]
+    expect_status 200 "$args: overview 200" fetch "$BASE/data/plugin/profile/data?run=$want&tag=overview_page&host=ALL_HOSTS"
     kill "$PID"; wait "$PID" 2>/dev/null || true
 done
 if "$BIN" --logdir /etc/hostname --port 0 >"$tmp/nf.out" 2>&1; then bad "a non-profile file is refused"

@@ -57,6 +57,13 @@ fetch() {
     local url=$1; shift
     STATUS=$(curl -s --path-as-is -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' "$@" "$url")
 }
+# expect_status WANT DESC CMD ARGS...: run a request through CMD (fetch, or
+# a test's own getter that sets STATUS) and check that it answered WANT.
+expect_status() {
+    local want=$1 d=$2; shift 2
+    "$@"
+    check "$d" [ "$STATUS" = "$want" ]
+}
 header() { grep -i "^$1:" "$tmp/hdr" | head -1 | cut -d' ' -f2- | tr -d '\r'; }
 
 xpv_launch() {

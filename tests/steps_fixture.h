@@ -30,9 +30,8 @@
 /* The same profile with steps first .. first+n-1 (step i still at
  * T = i * 30 ms): hosts with different step sets, for the intersection. */
 __attribute__((unused)) static xpv_profile *sf_training_steps(int tfdata, int first, int n) {
-    tx_space *s = tx_new();
-    int host = tx_plane(s, "/host:CPU");
-    int py = tx_line(s, host, 100, "python", 0);
+    int host, py;
+    tx_space *s = tx_new_line("/host:CPU", 100, "python", &host, &py);
     int gpu = tx_plane(s, "/device:GPU:0");
     tx_plane_int(s, gpu, "compute_cap_major", 8);
     tx_plane_int(s, gpu, "compute_cap_minor", 0);

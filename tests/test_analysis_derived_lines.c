@@ -63,9 +63,8 @@ static tx_event_t *kernel(tx_space *s, int pl, int ln, const char *name, int64_t
  * levels; names and line names as XProf's. */
 static void test_hlo_merge_and_levels(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/device:GPU:0");
-    int ln = tx_line(s, pl, 7, "Stream #7(Compute)", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/device:GPU:0", 7, "Stream #7(Compute)", &pl, &ln);
     const char *ops[] = {"fusion.1", "fusion.1", "dot.2", "dot.2::gemm", "dot.2::gemm"};
     for (int i = 0; i < 5; i++) {
         tx_event_t *e = kernel(s, pl, ln, "k", 10000 * i, 5000);
@@ -113,9 +112,8 @@ static void test_hlo_merge_and_levels(void **state) {
 /* A different group_id does not merge. */
 static void test_group_breaks_merge(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/device:GPU:0");
-    int ln = tx_line(s, pl, 1, "Stream #1(Compute)", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/device:GPU:0", 1, "Stream #1(Compute)", &pl, &ln);
     for (int i = 0; i < 3; i++) {
         tx_event_t *e = kernel(s, pl, ln, "k", 10000 * i, 5000);
         tx_ev_str(s, pl, e, "hlo_module", "m");
@@ -141,9 +139,8 @@ static void test_group_breaks_merge(void **state) {
  * groups 1, 1, 2, none on every derived line: events 1, 2, none. */
 static void test_group_id_stats(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/device:GPU:0");
-    int ln = tx_line(s, pl, 1, "Stream #1(Compute)", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/device:GPU:0", 1, "Stream #1(Compute)", &pl, &ln);
     for (int i = 0; i < 4; i++) {
         tx_event_t *e = kernel(s, pl, ln, "k", 10000 * i, 5000);
         tx_ev_str(s, pl, e, "hlo_module", "m");
@@ -178,9 +175,8 @@ static void test_group_id_stats(void **state) {
  * the op line shows the op types. */
 static void test_tf_name_scopes(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/device:GPU:0");
-    int ln = tx_line(s, pl, 0, "Stream #0", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/device:GPU:0", 0, "Stream #0", &pl, &ln);
     tx_ev_str(s, pl, kernel(s, pl, ln, "op1", 0, 10000), "tf_op", "a/b/c/d/e/Add:Add");
     tx_ev_str(s, pl, kernel(s, pl, ln, "op2", 10000, 2000), "tf_op", "a/b/c/d/f/Sub:Sub");
     tx_ev_str(s, pl, kernel(s, pl, ln, "op3", 20000, 30000), "tf_op", "a/g/Mul:Mul");
@@ -218,9 +214,8 @@ static void test_tf_name_scopes(void **state) {
  * is a non-GPU plane. */
 static void test_no_derivation_when_present(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/device:GPU:0");
-    int ln = tx_line(s, pl, 3, "Stream #3(Compute)", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/device:GPU:0", 3, "Stream #3(Compute)", &pl, &ln);
     int dl = tx_line(s, pl, (int64_t)(int32_t)0xdeadbeefu + 5, "XLA Ops", 0);
     tx_event(s, pl, dl, "op", 0, 5000);
     tx_event_t *e = kernel(s, pl, ln, "k", 0, 5000);
@@ -272,9 +267,8 @@ static void test_scope_range_module(void **state) {
     const int64_t second[] = {10, 20, -1};
     const uint32_t want[] = {1, 2, 1};
     for (int c = 0; c < 3; c++) {
-        tx_space *s = tx_new();
-        int pl = tx_plane(s, "/device:GPU:0");
-        int ln = tx_line(s, pl, 0, "Stream #0", 0);
+        int pl, ln;
+        tx_space *s = tx_new_line("/device:GPU:0", 0, "Stream #0", &pl, &ln);
         module_kernel(s, pl, ln, 0, 100, NULL, 10);
         module_kernel(s, pl, ln, 200, 300, NULL, second[c]);
         xpv_profile *p = tx_decode(s);
@@ -374,9 +368,8 @@ static void test_scope_range_cycle(void **state) {
 static void test_cuda_graph_stats(void **state) {
     (void)state;
     for (int c = 0; c < 3; c++) {
-        tx_space *s = tx_new();
-        int pl = tx_plane(s, "/device:GPU:0");
-        int ln = tx_line(s, pl, 0, "Stream #0", 0);
+        int pl, ln;
+        tx_space *s = tx_new_line("/device:GPU:0", 0, "Stream #0", &pl, &ln);
         for (int i = 0; i < 2; i++) {
             tx_event_t *e = kernel(s, pl, ln, "op", i ? 200 : 0, i ? 300 : 100);
             tx_ev_int(s, pl, e, "group_id", 1);
@@ -424,9 +417,8 @@ static void test_cuda_graph_stats(void **state) {
 static void test_cuda_graph_exec(void **state) {
     (void)state;
     for (int c = 0; c < 2; c++) {
-        tx_space *s = tx_new();
-        int pl = tx_plane(s, "/device:GPU:0");
-        int ln = tx_line(s, pl, 0, "Stream #0", 0);
+        int pl, ln;
+        tx_space *s = tx_new_line("/device:GPU:0", 0, "Stream #0", &pl, &ln);
         tx_event_t *e1 = kernel(s, pl, ln, "op1", 0, 100);
         tx_event_t *e2 = kernel(s, pl, ln, "op2", 200, 300);
         tx_event_t *e3 = tx_event(s, pl, ln, "op3", 500, 100);
@@ -513,9 +505,8 @@ static void test_real_cuda_graph(void **state) {
  * their stream, with XProf's display ids as tids. */
 static void test_trace_rows(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/device:GPU:0");
-    int l9 = tx_line(s, pl, 9, "Stream #9(Memcpy)", 0);
+    int pl, l9;
+    tx_space *s = tx_new_line("/device:GPU:0", 9, "Stream #9(Memcpy)", &pl, &l9);
     int l7 = tx_line(s, pl, 7, "Stream #7(Compute)", 0);
     kernel(s, pl, l9, "copy", 0, 1000);
     tx_event_t *e = kernel(s, pl, l7, "k", 0, 5000);
@@ -604,9 +595,8 @@ static const xpv_line *line_by_id(const xpv_dl_plane *d, int64_t id) {
  * not; `_a` events give nothing; the op event shows the JAX op type. */
 static void test_tpu_lines_from_stats(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/device:TPU:0");
-    int lm = tx_line(s, pl, 1, "XLA Modules", 0);
+    int pl, lm;
+    tx_space *s = tx_new_line("/device:TPU:0", 1, "XLA Modules", &pl, &lm);
     int lo = tx_line(s, pl, 2, "XLA Ops", 0);
     int la = tx_line(s, pl, 3, "Async XLA Ops", 0);
     tx_event(s, pl, lm, "jit_f(1)", 0, 100000);
@@ -654,9 +644,8 @@ static void test_tpu_lines_from_stats(void **state) {
  * on a non-GPU plane); a GPU plane merges whatever the gap. */
 static void test_tpu_gap_rule(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/device:TPU:0");
-    int lo = tx_line(s, pl, 2, "XLA Ops", 0);
+    int pl, lo;
+    tx_space *s = tx_new_line("/device:TPU:0", 2, "XLA Ops", &pl, &lo);
     tx_meta_str(s, pl, "add.1", "tf_op", "jit(f)/add:");
     tx_event(s, pl, lo, "add.1", 0, 1000);
     tx_event(s, pl, lo, "add.1", 2900, 1000);     /* gap 1900 <= 2 * 1000: merges */
@@ -825,9 +814,8 @@ static void test_real_tpu(void **state) {
  * event shown as the group's name). */
 static void test_gpu_steps(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int h = tx_plane(s, "/host:CPU");
-    int hl = tx_line(s, h, 1, "python", 0);
+    int h, hl;
+    tx_space *s = tx_new_line("/host:CPU", 1, "python", &h, &hl);
     int d = tx_plane(s, "/device:GPU:0");
     int st = tx_line(s, d, 7, "Stream #7(Compute)", 0);
     for (int i = 0; i < 2; i++) {
@@ -883,9 +871,8 @@ static void test_gpu_steps(void **state) {
  * already holds a derived line, gets only this row. */
 static void test_launch_stats(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int h = tx_plane(s, "/host:CPU");
-    int hl = tx_line(s, h, 1, "python", 0);
+    int h, hl;
+    tx_space *s = tx_new_line("/host:CPU", 1, "python", &h, &hl);
     int d0 = tx_plane(s, "/device:GPU:0");
     int st0 = tx_line(s, d0, 7, "Stream #7(Compute)", 0);
     int d1 = tx_plane(s, "/device:GPU:1");
@@ -1005,9 +992,7 @@ static void test_real_launch_stats(void **state) {
     tu_free_list(files);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hlo_merge_and_levels),
+TU_MAIN(cmocka_unit_test(test_hlo_merge_and_levels),
         cmocka_unit_test(test_group_breaks_merge),
         cmocka_unit_test(test_group_id_stats),
         cmocka_unit_test(test_tf_name_scopes),
@@ -1026,7 +1011,4 @@ int main(void) {
         cmocka_unit_test(test_scope_range_cycle),
         cmocka_unit_test(test_cuda_graph_stats),
         cmocka_unit_test(test_cuda_graph_exec),
-        cmocka_unit_test(test_real_cuda_graph),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_cuda_graph))

@@ -212,9 +212,8 @@ static void test_multiple_tf_loops(void **state) {
 /* A TF function or session run only (iteration 0 of one id) is no loop. */
 static void test_no_loop_for_iteration_zero(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int h = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, h, 0, "t", 0);
+    int h, ln;
+    tx_space *s = tx_new_line("/host:CPU", 0, "t", &h, &ln);
     tx_event_t *e = tx_event(s, h, ln, "ExecutorState::Process", 0, 80);
     tx_ev_int(s, h, e, "id", 3);
     tx_ev_int(s, h, e, "iter_num", 0);
@@ -230,9 +229,8 @@ static void test_no_loop_for_iteration_zero(void **state) {
 /* AsyncEventTest: an `_a` event is neither grouped nor a parent. */
 static void test_async_event(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int h = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, h, 0, "t", 0);
+    int h, ln;
+    tx_space *s = tx_new_line("/host:CPU", 0, "t", &h, &ln);
     tx_event_t *e = tx_event(s, h, ln, "parent", 0, 100);
     tx_ev_int(s, h, e, "_r", 1);
     e = tx_event(s, h, ln, "async", 10, 200);
@@ -284,9 +282,8 @@ static void test_batching_session(void **state) {
  * not a group of its own. */
 static void test_implicit_root_names(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int h = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, h, 0, "t", 0);
+    int h, ln;
+    tx_space *s = tx_new_line("/host:CPU", 0, "t", &h, &ln);
     tx_event_t *e = tx_event(s, h, ln, "SessionRun", 0, 100);
     tx_ev_int(s, h, e, "_r", 1);
     tx_ev_int(s, h, e, "step_num", 5);
@@ -314,9 +311,8 @@ static void test_implicit_root_names(void **state) {
  * correlation_id; a root on a higher level groups first. */
 static void test_launch_kernel_levels(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int h = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, h, 0, "t", 0);
+    int h, ln;
+    tx_space *s = tx_new_line("/host:CPU", 0, "t", &h, &ln);
     tx_event_t *e = tx_event(s, h, ln, "train", 0, 100);
     tx_ev_int(s, h, e, "_r", 1);
     tx_ev_int(s, h, e, "step_num", 1);
@@ -345,9 +341,8 @@ static void test_launch_kernel_levels(void **state) {
  * its other lines take the overlapping step's group. */
 static void test_tpu_module_root(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int d = tx_plane(s, "/device:TPU:0");
-    int steps = tx_line(s, d, 0, "Steps", 0);
+    int d, steps;
+    tx_space *s = tx_new_line("/device:TPU:0", 0, "Steps", &d, &steps);
     tx_event_t *e = tx_event(s, d, steps, "1", 100, 200);
     tx_ev_int(s, d, e, "step_num", 1);
     int mods = tx_line(s, d, 1, "XLA Modules", 0);
@@ -371,9 +366,8 @@ static void test_tpu_module_root(void **state) {
 /* Without a Steps line the XLA Modules line groups. */
 static void test_tpu_module_line(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int d = tx_plane(s, "/device:TPU:0");
-    int mods = tx_line(s, d, 1, "XLA Modules", 0);
+    int d, mods;
+    tx_space *s = tx_new_line("/device:TPU:0", 1, "XLA Modules", &d, &mods);
     tx_event(s, d, mods, "jit_f(1)", 0, 100);
     tx_event(s, d, mods, "jit_f(1)", 200, 100);
     int ops = tx_line(s, d, 2, "XLA Ops", 0);
@@ -396,9 +390,8 @@ static void test_tpu_module_line(void **state) {
  * host_stat: 0 none, 1 `step_num` 42 on the producer, 2 a `_r` root
  * "train" over the producer. */
 static xpv_profile *tpu_with_host_producer(int host_stat) {
-    tx_space *s = tx_new();
-    int h = tx_plane(s, "/host:CPU");
-    int t = tx_line(s, h, 0, "python", 0);
+    int h, t;
+    tx_space *s = tx_new_line("/host:CPU", 0, "python", &h, &t);
     tx_event_t *e;
     if (host_stat == 2) {
         e = tx_event(s, h, t, "train", 0, 100);
@@ -453,9 +446,8 @@ static void test_tpu_host_producer(void **state) {
  * both): a root by a metadata-level `_r`. */
 static void test_metadata_stats(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int h = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, h, 0, "t", 0);
+    int h, ln;
+    tx_space *s = tx_new_line("/host:CPU", 0, "t", &h, &ln);
     tx_event(s, h, ln, "step", 0, 100);
     tx_event(s, h, ln, "op", 10, 10);
     tx_event(s, h, ln, "step", 200, 100);
@@ -473,9 +465,8 @@ static void test_metadata_stats(void **state) {
 /* Files with `group_id` stats (TF 2.4 GPU) are grouped already: kept. */
 static void test_file_grouped(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int h = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, h, 0, "t", 0);
+    int h, ln;
+    tx_space *s = tx_new_line("/host:CPU", 0, "t", &h, &ln);
     tx_event_t *e = tx_event(s, h, ln, "train", 0, 100);
     tx_ev_int(s, h, e, "_r", 1);
     tx_ev_int(s, h, e, "group_id", 4);
@@ -491,9 +482,8 @@ static void test_file_grouped(void **state) {
 /* TF loop ops in the space: XProf does not group. */
 static void test_loop_ops(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int h = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, h, 0, "t", 0);
+    int h, ln;
+    tx_space *s = tx_new_line("/host:CPU", 0, "t", &h, &ln);
     tx_event_t *e = tx_event(s, h, ln, "train", 0, 100);
     tx_ev_int(s, h, e, "_r", 1);
     tx_event(s, h, ln, "WhileOp-EvalCond", 10, 10);
@@ -618,9 +608,7 @@ static void test_real_tf_file(void **state) {
     xpv_profile_free(p);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpu_trace_root),
+TU_MAIN(cmocka_unit_test(test_gpu_trace_root),
         cmocka_unit_test(test_gpu_trace_legacy_root),
         cmocka_unit_test(test_context_mismatch),
         cmocka_unit_test(test_context_other_process),
@@ -639,7 +627,4 @@ int main(void) {
         cmocka_unit_test(test_loop_ops),
         cmocka_unit_test(test_jax_gpu_mlp),
         cmocka_unit_test(test_jax_gpu_mlp_nocmdbuf),
-        cmocka_unit_test(test_real_tf_file),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_tf_file))

@@ -23,9 +23,6 @@
 #include "tool.h"
 #include "tool_xspace.h"
 
-extern const xpv_tool xpv_tool_hlo_stats;
-extern const xpv_tool xpv_tool_op_profile;
-
 #define AMD_DIR "AMD-AGI-TraceLens/plugins/profile"
 
 /* ---- a constructed module: entry computation with a fusion ------------- */
@@ -444,7 +441,7 @@ static void check_tools(const char *path, int tpu, int all_hlo) {
         db_occ += o->occurrences;
         db_self += o->self_time_ps;
     }
-    json_t *hsj = render_tool(&xpv_tool_hlo_stats, &hs, os, NULL, NULL);
+    json_t *hsj = render_tool(xpv_tool_find("hlo_stats"), &hs, os, NULL, NULL);
     totals t = hlo_stats_totals(hsj);
     assert_int_equal(t.rows, db_rows);
     assert_int_equal(t.occ, db_occ);
@@ -485,7 +482,7 @@ static void check_tools(const char *path, int tpu, int all_hlo) {
         leaf_occ += o->occurrences;
         leaf_ps += o->time_ps;
     }
-    json_t *op = render_tool(&xpv_tool_op_profile, &hs, os, NULL, NULL);
+    json_t *op = render_tool(xpv_tool_find("op_profile"), &hs, os, NULL, NULL);
     json_t *root = json_object_get(op, "byProgramExcludeIdle");
     double prog_ps = 0, cat_ps = 0;
     int64_t cat_occ = 0;
@@ -507,7 +504,7 @@ static void check_tools(const char *path, int tpu, int all_hlo) {
     assert_string_equal(json_string_value(json_object_get(op, "deviceType")), tpu ? "TPU" : "GPU");
     size_t nprogs = json_array_size(progs);
     json_decref(op);
-    op = render_tool(&xpv_tool_op_profile, &hs, os, "group_by", "category");
+    op = render_tool(xpv_tool_find("op_profile"), &hs, os, "group_by", "category");
     root = json_object_get(op, "byCategoryExcludeIdle");
     cat_occ = 0;
     cat_ps = 0;
@@ -550,15 +547,10 @@ static void test_tools_gpu(void **state) {
     }
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_constructed_module),
+TU_MAIN(cmocka_unit_test(test_constructed_module),
         cmocka_unit_test(test_deep_shape_refused),
         cmocka_unit_test(test_real_tpu),
         cmocka_unit_test(test_real_amd),
         cmocka_unit_test(test_real_h100),
         cmocka_unit_test(test_tools_tpu),
-        cmocka_unit_test(test_tools_gpu),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_tools_gpu))

@@ -546,13 +546,8 @@ static void test_real_amd_gemms(void **state) {
     assert_int_equal(checked, 9); /* 5 in jax08_gemm, 4 in jax08_attention */
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dot),          cmocka_unit_test(test_elementwise),
-        cmocka_unit_test(test_reduce),       cmocka_unit_test(test_fusion),
-        cmocka_unit_test(test_convolution),  cmocka_unit_test(test_custom_calls),
-        cmocka_unit_test(test_transpose),    cmocka_unit_test(test_op_stats),
-        cmocka_unit_test(test_real_amd_gemms),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_dot), cmocka_unit_test(test_elementwise),
+        cmocka_unit_test(test_reduce), cmocka_unit_test(test_fusion),
+        cmocka_unit_test(test_convolution), cmocka_unit_test(test_custom_calls),
+        cmocka_unit_test(test_transpose), cmocka_unit_test(test_op_stats),
+        cmocka_unit_test(test_real_amd_gemms))

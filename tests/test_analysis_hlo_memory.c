@@ -26,8 +26,6 @@
 #include "tool.h"
 #include "tool_xspace.h"
 
-extern const xpv_tool xpv_tool_memory_viewer;
-
 #define MIB (1024.0 * 1024.0)
 
 /* ==== A module builder ==================================================== */
@@ -610,29 +608,12 @@ static char *render(os_host *r, const char *module, const char *space, xpv_err *
     xpv_buf b;
     xpv_buf_init(&b);
     xpv_err_clear(err);
-    if (xpv_tool_memory_viewer.render(&r->hs, r->os, &q, &b, err) != 0) {
+    if (xpv_tool_find("memory_viewer")->render(&r->hs, r->os, &q, &b, err) != 0) {
         xpv_buf_free(&b);
         return NULL;
     }
     xpv_buf_putc(&b, 0);
     return b.data;
-}
-
-static void check_golden(const char *name, const char *got) {
-    const char *src = getenv("XPV_SRC");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/golden/memory_viewer/%s", src ? src : ".", name);
-    if (getenv("XPV_UPDATE_GOLDEN")) {
-        FILE *f = fopen(path, "w");
-        assert_non_null(f);
-        fputs(got, f);   /* as `xpview export` writes it: no newline */
-        fclose(f);
-    }
-    size_t len;
-    char *want = tu_read_file(path, &len);
-    if (!want) fail_msg("golden %s missing (XPV_UPDATE_GOLDEN=1 writes it)", path);
-    if (strcmp(want, got)) fail_msg("%s differs from the tool's answer:\n%s", path, got);
-    free(want);
 }
 
 static void test_tool_modules_and_errors(void **state) {
@@ -650,7 +631,7 @@ static void test_tool_modules_and_errors(void **state) {
     free(b);
     os_host r;
     os_host_open(&r, tx_decode(s));
-    assert_true(xpv_tool_memory_viewer.available(r.p));
+    assert_true(xpv_tool_find("memory_viewer")->available(r.p));
     xpv_err err;
     /* the module selector: no device time here, so by name */
     const xpv_hlo_program **order = xpv_hlo_programs_by_device_time(r.os->hlo, NULL);
@@ -681,7 +662,7 @@ static void test_tool_modules_and_errors(void **state) {
     assert_int_equal(err.status, 404);
     char *j = render(&r, "jit_reuse(7)", NULL, &err);
     assert_non_null(j);
-    check_golden("reuse.json", j);
+    tu_check_golden("memory_viewer", "reuse.json", j, 0);
     json_error_t jerr;
     json_t *d = json_loads(j, 0, &jerr);
     assert_non_null(d);
@@ -692,7 +673,7 @@ static void test_tool_modules_and_errors(void **state) {
     free(j);
     j = render(&r, "jit_fused(9)", "1", &err);
     assert_non_null(j);
-    check_golden("fused_space1.json", j);
+    tu_check_golden("memory_viewer", "fused_space1.json", j, 0);
     free(j);
     /* no device time: the default is the first by name, jit_bad(13), and
      * its error says so */
@@ -851,15 +832,13 @@ static void test_golden_h100(void **state) {
     assert_non_null(byname);
     assert_non_null(dflt);
     assert_string_equal(dflt, byname);
-    check_golden("jax.json", dflt);
+    tu_check_golden("memory_viewer", "jax.json", dflt, 0);
     free(byname);
     free(dflt);
     os_host_close(&r);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reuse),
+TU_MAIN(cmocka_unit_test(test_reuse),
         cmocka_unit_test(test_while_loop),
         cmocka_unit_test(test_fusion_and_spaces),
         cmocka_unit_test(test_shape_text),
@@ -867,7 +846,4 @@ int main(void) {
         cmocka_unit_test(test_bad_traces),
         cmocka_unit_test(test_tool_modules_and_errors),
         cmocka_unit_test(test_real_profiles),
-        cmocka_unit_test(test_golden_h100),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_golden_h100))

@@ -15,9 +15,8 @@
 
 /* Host: parent 10 ms with a 4 ms child -> self 6 ms; idle per line. */
 static xpv_profile *host_profile(void) {
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int l1 = tx_line(s, pl, 1, "python", 0);
+    int pl, l1;
+    tx_space *s = tx_new_line("/host:CPU", 1, "python", &pl, &l1);
     tx_event_t *e = tx_event(s, pl, l1, "outer:Foo", 0, 10 * MS);
     tx_ev_int(s, pl, e, "is_eager", 1);
     tx_event(s, pl, l1, "outer/inner:MatMul", 2 * MS, 4 * MS);
@@ -244,9 +243,8 @@ static xpv_profile *host_order_profile(int reverse, int ties) {
         {"d:Qux", 10 + t, 2, "t/x:Mul"}, {"a/b:Bar", 12 + 2 * t, 1, NULL},
     };
     const int n = (int)(sizeof evs / sizeof evs[0]);
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int l = tx_line(s, pl, 1, "tf_Compute", 0);
+    int pl, l;
+    tx_space *s = tx_new_line("/host:CPU", 1, "tf_Compute", &pl, &l);
     for (int k = 0; k < n; k++) {
         int i = reverse ? n - 1 - k : k;
         tx_event_t *e = tx_event(s, pl, l, evs[i].name, evs[i].b * MS, evs[i].d * MS);
@@ -322,9 +320,8 @@ static void test_host_event_order(void **state) {
  * one row; another tf_op makes another row. */
 static void test_kernel_grouping_by_value(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/device:GPU:0");
-    int l = tx_line(s, pl, 1, "Stream #1(Kernel)", 0);
+    int pl, l;
+    tx_space *s = tx_new_line("/device:GPU:0", 1, "Stream #1(Kernel)", &pl, &l);
     const char *det = "regs:16 static_shared:0 dynamic_shared:0 grid:1,1,1 block:32,1,1";
     for (int i = 0; i < 6; i++) {
         tx_event_t *e = tx_event(s, pl, l, "kern", i * 2 * MS, (i + 1) * MS / 2);
@@ -478,9 +475,8 @@ static void eager_kernel(tx_space *s, int pl, int ln, const char *kernel, const 
 static void test_device_eager(void **state) {
     (void)state;
     for (int planes = 1; planes <= 2; planes++) {
-        tx_space *s = tx_new();
-        int g0 = tx_plane(s, "/device:GPU:0");
-        int l0 = tx_line(s, g0, 1, "Stream #1", 0);
+        int g0, l0;
+        tx_space *s = tx_new_line("/device:GPU:0", 1, "Stream #1", &g0, &l0);
         eager_kernel(s, g0, l0, "k", "a:MatMul", 0, 0);
         eager_kernel(s, g0, l0, "k", "a:MatMul", 2 * MS, 1); /* not its first on GPU:0 */
         eager_kernel(s, g0, l0, "x1", "b:AddV2", 4 * MS, 1);  /* b/x1 first: eager */
@@ -529,9 +525,8 @@ static tx_event_t *stage_event(tx_space *s, int pl, int ln, const char *name, in
  * name; nesting and IDLE as for any host op. */
 static void test_host_input_pipeline_stages(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, pl, 10, "tf_data", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/host:CPU", 10, "tf_data", &pl, &ln);
     stage_event(s, pl, ln, "ShuffleMapDataset", 100000000, 10000000, 1, "preprocessing");
     stage_event(s, pl, ln, "MapMapDataset", 100000000, 8000000, 2, "preprocessing");
     stage_event(s, pl, ln, "ShuffleMapDataset", 120000000, 10000000, 3, "preprocessing");
@@ -568,9 +563,8 @@ static void test_host_input_pipeline_stages(void **state) {
  * counts as that stage's op. */
 static void test_host_input_pipeline_edges(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, pl, 10, "tf_data", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/host:CPU", 10, "tf_data", &pl, &ln);
     /* Metadata ids 1.. in order of first use below. */
     stage_event(s, pl, ln, "x:MatMul", 0, MS, 105, NULL);                      /* 1: no op */
     stage_event(s, pl, ln, "Iterator::Map", 2 * MS, MS, 106, "");              /* 2: Dataset */
@@ -654,9 +648,7 @@ static void test_real_gpu_file(void **state) {
     xpv_profile_free(p);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_host_self_time_and_idle),
+TU_MAIN(cmocka_unit_test(test_host_self_time_and_idle),
         cmocka_unit_test(test_device_db),
         cmocka_unit_test(test_kernel_reports),
         cmocka_unit_test(test_two_hosts_sum),
@@ -667,7 +659,4 @@ int main(void) {
         cmocka_unit_test(test_device_streams_overlap),
         cmocka_unit_test(test_device_eager),
         cmocka_unit_test(test_host_input_pipeline_edges),
-        cmocka_unit_test(test_real_gpu_file),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_gpu_file))

@@ -52,9 +52,8 @@ static void test_golden_breakdown(void **state) {
  * Steps line of the file decide the steps, nothing is regrouped. */
 static void test_pregrouped_file(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int host = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, host, 1, "tf_Compute", 0);
+    int host, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "tf_Compute", &host, &ln);
     int gpu = tx_plane(s, "/device:GPU:0");
     int stream = tx_line(s, gpu, 5, "Stream #5(Compute)", 0);
     int steps = tx_line(s, gpu, -559038737, "Steps", 0);
@@ -98,9 +97,8 @@ static void test_pregrouped_file(void **state) {
 /* No `_r` roots: no steps, grouping NONE. */
 static void test_no_step_markers(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int host = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, host, 1, "main", 0);
+    int host, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &host, &ln);
     tx_event(s, host, ln, "SomeWork", 0, 5 * SF_MS);
     tx_event(s, host, ln, "MatMul:MatMul", SF_MS, SF_MS);
     xpv_profile *p = tx_decode(s);
@@ -118,9 +116,8 @@ static void test_no_step_markers(void **state) {
 /* TF loop ops disable grouping. */
 static void test_loop_ops_skip_grouping(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int host = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, host, 1, "main", 0);
+    int host, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &host, &ln);
     tx_event_t *e = tx_event(s, host, ln, "train", 0, 5 * SF_MS);
     tx_ev_int(s, host, e, "_r", 1);
     tx_event(s, host, ln, "WhileOp-EvalCond", SF_MS, SF_MS);
@@ -139,9 +136,8 @@ static void test_loop_ops_skip_grouping(void **state) {
  * the group to another thread. */
 static void test_cpu_only_and_context_edges(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int host = tx_plane(s, "/host:CPU");
-    int main_ln = tx_line(s, host, 1, "main", 0);
+    int host, main_ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &host, &main_ln);
     int worker = tx_line(s, host, 2, "worker", 0);
     for (int i = 0; i < 4; i++) {
         int64_t t = (int64_t)i * 10 * SF_MS;
@@ -256,9 +252,8 @@ static void test_memcpy_details(void **state) {
      * the same copy without details stays device compute, as XProf's
      * name-only test would have it. */
     for (int with_details = 0; with_details < 2; with_details++) {
-        tx_space *s = tx_new();
-        int host = tx_plane(s, "/host:CPU");
-        int py = tx_line(s, host, 1, "python", 0);
+        int host, py;
+        tx_space *s = tx_new_line("/host:CPU", 1, "python", &host, &py);
         int gpu = tx_plane(s, "/device:GPU:0");
         int stream = tx_line(s, gpu, 7, "Stream #7", 0);
         tx_event_t *e = tx_event(s, host, py, "train", 0, 30 * SF_MS);
@@ -295,9 +290,8 @@ static void test_ipl_stage_is_input(void **state) {
     (void)state;
     for (int pregrouped = 0; pregrouped < 2; pregrouped++) {
         for (int staged = 0; staged < 2; staged++) {
-            tx_space *s = tx_new();
-            int host = tx_plane(s, "/host:CPU");
-            int ln = tx_line(s, host, 1, "python", 0);
+            int host, ln;
+            tx_space *s = tx_new_line("/host:CPU", 1, "python", &host, &ln);
             tx_event_t *ev[4];
             ev[0] = tx_event(s, host, ln, "train", 0, 10 * SF_MS);
             if (!pregrouped) {
@@ -455,9 +449,7 @@ static void test_real_files(void **state) {
     assert_true(checked > 0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden_breakdown),
+TU_MAIN(cmocka_unit_test(test_golden_breakdown),
         cmocka_unit_test(test_pregrouped_file),
         cmocka_unit_test(test_no_step_markers),
         cmocka_unit_test(test_loop_ops_skip_grouping),
@@ -466,7 +458,4 @@ int main(void) {
         cmocka_unit_test(test_memcpy_details),
         cmocka_unit_test(test_ipl_stage_is_input),
         cmocka_unit_test(test_intersection),
-        cmocka_unit_test(test_real_files),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_files))

@@ -40,9 +40,8 @@ typedef struct hev {
  * beats the launch); [6,10] 16-bit (B beats A and D); [10,14] 32-bit (D);
  * the rest unknown (7 ms). */
 static xpv_profile *gpu_profile(int64_t corr_stride) {
-    tx_space *s = tx_new();
-    int host = tx_plane(s, "/host:CPU");
-    int main_ln = tx_line(s, host, 1, "main", 0);
+    int host, main_ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &host, &main_ln);
     int gpu = tx_plane(s, "/device:GPU:0");
     int s7 = tx_line(s, gpu, 7, "Stream #7(Kernel)", 0);
     int s8 = tx_line(s, gpu, 8, "Stream #8(Kernel)", 0);
@@ -129,9 +128,8 @@ static void test_gpu_sparse_correlation_ids(void **state) {
  *           no instant of host compute, so the step is not well formed. */
 static void test_cpu_zero_length_compute(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int host = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, host, 1, "main", 0);
+    int host, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &host, &ln);
     tx_event_t *e = tx_event(s, host, ln, "train_function", 0, 10 * MS);
     tx_ev_int(s, host, e, "_r", 1);
     tx_ev_int(s, host, e, "step_num", 0);
@@ -158,11 +156,6 @@ static void test_cpu_zero_length_compute(void **state) {
     xpv_profile_free(p);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpu_unsorted_async_overlap),
+TU_MAIN(cmocka_unit_test(test_gpu_unsorted_async_overlap),
         cmocka_unit_test(test_gpu_sparse_correlation_ids),
-        cmocka_unit_test(test_cpu_zero_length_compute),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_cpu_zero_length_compute))

@@ -27,15 +27,12 @@
 #define NROWS 135
 #define PER_ROW 600
 
-extern const xpv_tool xpv_tool_trace_viewer;
-
 /* Row 0 ("light"): 10 events.  Rows 1..134: PER_ROW parents of 1 us every
  * 2 us, each with a child of 100-400 ns (durations vary by row and
  * event). */
 static tx_space *busy_trace(const char *name) {
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/device:TPU:0");
-    int ln = tx_line(s, pl, 1, "light", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/device:TPU:0", 1, "light", &pl, &ln);
     for (int i = 0; i < 10; i++) tx_event(s, pl, ln, name, (int64_t)i * 100 * US, 3 * US);
     for (int r = 1; r < NROWS; r++) {
         ln = tx_line(s, pl, 1 + r, "busy", 0);
@@ -192,9 +189,8 @@ static void test_budget_shares_rows(void **state) {
  * share of 10 events: no resolution fits, so its 10 longest stay. */
 static void test_budget_keeps_longest(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, pl, 1, "deep", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "deep", &pl, &ln);
     for (int k = 0; k < 40; k++) tx_event(s, pl, ln, "nest", k * NS, (1000 - 10 * k) * NS);
     fixture f;
     fx_open(&f, s);
@@ -225,7 +221,7 @@ static size_t render_count(const fixture *f, const char *max_events, json_t **jo
     xpv_err err;
     xpv_buf_init(&out);
     memset(&err, 0, sizeof err);
-    assert_int_equal(xpv_tool_trace_viewer.render(&f->hs, f->ix, &q, &out, &err), 0);
+    assert_int_equal(xpv_tool_find("trace_viewer")->render(&f->hs, f->ix, &q, &out, &err), 0);
     json_error_t jerr;
     json_t *j = json_loadb(out.data, out.len, 0, &jerr);
     assert_non_null(j);
@@ -284,11 +280,6 @@ static void test_tool_budget(void **state) {
     fx_close(&f);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_budget_shares_rows),
+TU_MAIN(cmocka_unit_test(test_budget_shares_rows),
         cmocka_unit_test(test_budget_keeps_longest),
-        cmocka_unit_test(test_tool_budget),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_tool_budget))

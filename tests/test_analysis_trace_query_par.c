@@ -113,10 +113,5 @@ static void test_real_files(void **state) {
     assert_true(bound > 0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_constructed),
-        cmocka_unit_test(test_real_files),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_constructed),
+        cmocka_unit_test(test_real_files))

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "buf.h"
+#include "testutil.h"
 
 /* A JSON string literal read back into UTF-8 (no surrogate pairs: the
  * writer never makes them).  Returns the decoded length, or -1 when the
@@ -121,10 +122,5 @@ static void test_in_context(void **state) {
     }
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_single_byte),
-        cmocka_unit_test(test_in_context),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_every_single_byte),
+        cmocka_unit_test(test_in_context))

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "collections.h"
+#include "testutil.h"
 
 static void test_ranked_by_hand(void **state) {
     (void)state;
@@ -82,11 +83,6 @@ static void test_ranked_shuffled(void **state) {
     }
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ranked_by_hand),
+TU_MAIN(cmocka_unit_test(test_ranked_by_hand),
         cmocka_unit_test(test_ranked_extremes),
-        cmocka_unit_test(test_ranked_shuffled),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_ranked_shuffled))

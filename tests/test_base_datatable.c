@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "datatable.h"
+#include "testutil.h"
 
 static char *json_of(const xpv_dt_doc *d) {
     xpv_buf b;
@@ -210,11 +211,6 @@ static void test_csv_table_index(void **state) {
     xpv_buf_free(&b);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_json_bytes),
+TU_MAIN(cmocka_unit_test(test_json_bytes),
         cmocka_unit_test(test_csv_matches_json),
-        cmocka_unit_test(test_csv_table_index),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_csv_table_index))

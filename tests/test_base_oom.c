@@ -13,6 +13,7 @@
 
 #include "arena.h"
 #include "par.h"
+#include "testutil.h"
 
 /* Under AddressSanitizer, a huge malloc returns NULL as libc's does
  * (instead of ASan's own report), so the failure path is what runs. */
@@ -203,16 +204,11 @@ static void test_par_many(void **state) {
     for (int i = 0; i < 5; i++) assert_true(i == 3 ? !m.h[i].done : m.h[i].done);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_result_passes_through),
+TU_MAIN(cmocka_unit_test(test_result_passes_through),
         cmocka_unit_test(test_failure_unwinds),
         cmocka_unit_test(test_every_allocator),
         cmocka_unit_test(test_nesting),
         cmocka_unit_test(test_par_both_run),
         cmocka_unit_test(test_par_failure_raised_after_both),
         cmocka_unit_test(test_par_run_if_inline),
-        cmocka_unit_test(test_par_many),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_par_many))

@@ -511,9 +511,7 @@ static void test_cache__grow(void **state) {
     xpv_cache_free(c);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_cache__hit_and_lru, reset),
+TU_MAIN(cmocka_unit_test_setup(test_cache__hit_and_lru, reset),
         cmocka_unit_test_setup(test_cache__refcount_survives_eviction, reset),
         cmocka_unit_test_setup(test_cache__single_flight, reset),
         cmocka_unit_test_setup(test_cache__failures, reset),
@@ -521,7 +519,4 @@ int main(void) {
         cmocka_unit_test_setup(test_cache__admission, reset),
         cmocka_unit_test_setup(test_cache__pinned_refuses, reset),
         cmocka_unit_test_setup(test_cache__inline_mode, reset),
-        cmocka_unit_test_setup(test_cache__grow, reset),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test_setup(test_cache__grow, reset))

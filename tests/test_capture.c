@@ -333,14 +333,9 @@ static void test_capture__real_jax_capture(void **state) {
     xpv_profile_free(p);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_capture__targets),
+TU_MAIN(cmocka_unit_test(test_capture__targets),
         cmocka_unit_test(test_capture__allow),
         cmocka_unit_test(test_capture__run_dir),
         cmocka_unit_test(test_capture__failures),
         cmocka_unit_test(test_capture__route_refusals),
-        cmocka_unit_test(test_capture__real_jax_capture),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_capture__real_jax_capture))

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "app_fixture.h"
 #include "loader.h"
 #include "routes.h"
 #include "srv_fixture.h"
@@ -234,13 +235,7 @@ static void test_run_tools(void **state) {
     put_trace("no_ops", no_ops);
     put_trace("kernels", kernels);
     put_trace("gpu_only", gpu_only);
-    xpv_app_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.logdir = root;
-    cfg.path_prefix = "";
-    cfg.cache_bytes = 64 << 20;
-    xpv_err err;
-    xpv_app *a = xpv_app_new(&cfg, &err);
+    xpv_app *a = fx_app_open(root, 64 << 20);
     assert_non_null(a);
     /* Twice: the second answer comes from the cached tool list. */
     for (int round = 0; round < 2; round++) {
@@ -261,15 +256,7 @@ static void test_run_tools(void **state) {
 static void test_pytorch_training_op_types(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/testdata/real/pytorch-kineto", tu_shared_dir());
-    xpv_app_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.logdir = dir;
-    cfg.path_prefix = "";
-    cfg.cache_bytes = 256 << 20;
-    xpv_err err;
-    xpv_app *a = xpv_app_new(&cfg, &err);
+    xpv_app *a = fx_app_real("pytorch-kineto");
     if (!a) skip();
     int st;
     char *b = get(a, "/data/plugin/profile/data?run=pytorch/resnet50_num_workers_0"
@@ -301,12 +288,7 @@ static void test_pytorch_training_op_types(void **state) {
     xpv_app_free(a);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_loader_streams),
+TU_MAIN(cmocka_unit_test(test_loader_streams),
         cmocka_unit_test(test_loader_errors),
         cmocka_unit_test(test_run_tools),
-        cmocka_unit_test(test_pytorch_training_op_types),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_pytorch_training_op_types))

@@ -19,26 +19,13 @@
 #include "testutil.h"
 #include "xplane.h"
 
-static void free_bytes(void *p, size_t n) {
-    (void)n;
-    free(p);
-}
-
 static xpv_profile *synth_profile(int steps) {
     xpv_synth_opts o;
     memset(&o, 0, sizeof o);
     o.steps = steps;
     o.size_bytes = 300 * 1024;
     xpv_synth_defaults(&o);
-    xpv_buf b;
-    xpv_buf_init(&b);
-    assert_int_equal(xpv_synth_host(&o, 0, &b), 0);
-    size_t len;
-    void *data = xpv_buf_steal(&b, &len);
-    xpv_decode_error de;
-    xpv_profile *p = xpv_decode(data, len, free_bytes, &de);
-    assert_non_null(p);
-    return p;
+    return tu_synth_profile(&o, 0);
 }
 
 static void free_profile(xpv_profile *p) { xpv_profile_free(p); }
@@ -298,11 +285,6 @@ static void test_real_pair(void **state) {
     xpv_profile_free(b);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_align),     cmocka_unit_test(test_empty),
+TU_MAIN(cmocka_unit_test(test_align),     cmocka_unit_test(test_empty),
         cmocka_unit_test(test_self),      cmocka_unit_test(test_more_steps),
-        cmocka_unit_test(test_datatable), cmocka_unit_test(test_real_pair),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_datatable), cmocka_unit_test(test_real_pair))

@@ -355,15 +355,10 @@ static void test_discovery__resolve_forms(void **state) {
     free(root);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_discovery__layout),
+TU_MAIN(cmocka_unit_test(test_discovery__layout),
         cmocka_unit_test(test_discovery__symlinks),
         cmocka_unit_test(test_discovery__symlinked_plugins),
         cmocka_unit_test(test_discovery__rescan),
         cmocka_unit_test(test_discovery__session_and_errors),
         cmocka_unit_test(test_discovery__resolve_forms),
-        cmocka_unit_test(test_discovery__background),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_discovery__background))

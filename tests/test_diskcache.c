@@ -21,24 +21,9 @@
 #include "synth.h"
 #include "testutil.h"
 
-static char *tmp;
-
-static int setup(void **state) {
-    (void)state;
-    tmp = tu_mkdtemp();
-    return 0;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    tu_rmrf(tmp);
-    free(tmp);
-    return 0;
-}
-
 static char *path_of(const char *fmt, const char *a) {
     char *p = malloc(4096);
-    snprintf(p, 4096, fmt, tmp, a);
+    snprintf(p, 4096, fmt, tu_tmpdir, a);
     return p;
 }
 
@@ -275,7 +260,7 @@ static void test_diskcache__inside_logdir_refused(void **state) {
                             "%s/link", "%s/link/new", "%s/other/../logs/x", "%s/logs/./a/../b"};
     for (size_t i = 0; i < sizeof inside / sizeof inside[0]; i++) {
         char dir[4096], msg[512] = "";
-        snprintf(dir, sizeof dir, inside[i], tmp);
+        snprintf(dir, sizeof dir, inside[i], tu_tmpdir);
         xpv_diskcache *dc = xpv_diskcache_open(dir, logdir, 1, msg, sizeof msg);
         if (dc) fail_msg("accepted %s inside %s", dir, logdir);
         assert_non_null(strstr(msg, "inside the logdir"));
@@ -288,7 +273,7 @@ static void test_diskcache__inside_logdir_refused(void **state) {
     const char *outside[] = {"%s/logs-cache", "%s/cache/x", "%s/logs/../beside"};
     for (size_t i = 0; i < sizeof outside / sizeof outside[0]; i++) {
         char dir[4096], msg[512] = "";
-        snprintf(dir, sizeof dir, outside[i], tmp);
+        snprintf(dir, sizeof dir, outside[i], tu_tmpdir);
         xpv_diskcache *dc = xpv_diskcache_open(dir, logdir, 1, msg, sizeof msg);
         if (!dc) fail_msg("refused %s: %s", dir, msg);
         xpv_diskcache_free(dc);
@@ -460,15 +445,11 @@ static void test_diskcache__replicas_share_trace_index(void **state) {
     free(cache);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_diskcache__round_trip),
-        cmocka_unit_test(test_diskcache__bad_files_are_misses),
-        cmocka_unit_test(test_diskcache__atomic_writes),
-        cmocka_unit_test(test_diskcache__stale_temporaries_swept),
-        cmocka_unit_test(test_diskcache__inside_logdir_refused),
-        cmocka_unit_test(test_diskcache__unwritable_is_harmless),
-        cmocka_unit_test(test_diskcache__replicas_share_trace_index),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN_WITH(tu_tmpdir_setup, tu_tmpdir_teardown,
+             cmocka_unit_test(test_diskcache__round_trip),
+             cmocka_unit_test(test_diskcache__bad_files_are_misses),
+             cmocka_unit_test(test_diskcache__atomic_writes),
+             cmocka_unit_test(test_diskcache__stale_temporaries_swept),
+             cmocka_unit_test(test_diskcache__inside_logdir_refused),
+             cmocka_unit_test(test_diskcache__unwritable_is_harmless),
+             cmocka_unit_test(test_diskcache__replicas_share_trace_index))

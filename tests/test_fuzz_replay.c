@@ -324,14 +324,9 @@ static void test_fuzz__traces_and_legacy(void **state) {
     }
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fuzz__regressions),
+TU_MAIN(cmocka_unit_test(test_fuzz__regressions),
         cmocka_unit_test(test_fuzz__mutated_profiles),
         cmocka_unit_test(test_fuzz__analysis),
         cmocka_unit_test(test_fuzz__gzip),
         cmocka_unit_test(test_fuzz__requests),
-        cmocka_unit_test(test_fuzz__traces_and_legacy),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_fuzz__traces_and_legacy))

@@ -336,14 +336,10 @@ static void test_live__if_modified_since(void **state) {
     xpv_response_release(&r);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_live__runs_appear_grow_disappear),
-        cmocka_unit_test(test_live__half_written),
-        cmocka_unit_test(test_live__invalidation),
-        cmocka_unit_test(test_live__symlink_swapped_after_scan),
-        cmocka_unit_test(test_live__legacy_symlink_swapped_after_scan),
-        cmocka_unit_test(test_live__if_modified_since),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN_WITH(setup, teardown,
+             cmocka_unit_test(test_live__runs_appear_grow_disappear),
+             cmocka_unit_test(test_live__half_written),
+             cmocka_unit_test(test_live__invalidation),
+             cmocka_unit_test(test_live__symlink_swapped_after_scan),
+             cmocka_unit_test(test_live__legacy_symlink_swapped_after_scan),
+             cmocka_unit_test(test_live__if_modified_since))

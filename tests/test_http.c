@@ -49,9 +49,8 @@ static int teardown(void **state) {
     return 0;
 }
 
-/* Sends `req` (len bytes) on a new connection and reads the answer until
- * the server closes or 5 s pass.  Returns the status code (0: none). */
-static int exchange(const char *req, size_t len) {
+/* A new connection to the server. */
+static int connect_server(void) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     assert_true(fd >= 0);
     struct sockaddr_in sa = {0};
@@ -59,6 +58,13 @@ static int exchange(const char *req, size_t len) {
     sa.sin_port = htons((uint16_t)port);
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    return fd;
+}
+
+/* Sends `req` (len bytes) on a new connection and reads the answer until
+ * the server closes or 5 s pass.  Returns the status code (0: none). */
+static int exchange(const char *req, size_t len) {
+    int fd = connect_server();
     size_t off = 0;
     while (off < len) {
         ssize_t n = send(fd, req + off, len - off, MSG_NOSIGNAL);
@@ -151,13 +157,7 @@ static void test_early_rejects(void **state) {
 
 /* A connection that sends half a request head and stalls. */
 static int stalled(void) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    struct sockaddr_in sa = {0};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons((uint16_t)port);
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    int fd = connect_server();
     static const char half[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
     assert_true(send(fd, half, sizeof half - 1, MSG_NOSIGNAL) > 0);
     return fd;
@@ -192,12 +192,8 @@ static void test_stalled_clients(void **state) {
     assert_int_equal(get("/healthz"), 200);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_healthz),
-        cmocka_unit_test(test_many_parameters),
-        cmocka_unit_test(test_early_rejects),
-        cmocka_unit_test(test_stalled_clients),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN_WITH(setup, teardown,
+             cmocka_unit_test(test_healthz),
+             cmocka_unit_test(test_many_parameters),
+             cmocka_unit_test(test_early_rejects),
+             cmocka_unit_test(test_stalled_clients))

@@ -19,13 +19,9 @@
 #include "buf.h"
 #include "chrome_trace.h"
 #include "model.h"
+#include "srv_fixture.h"
 #include "xplane.h"
 #include "xplane.pb-c.h"
-
-static void free_bytes(void *b, size_t n) {
-    (void)n;
-    free(b);
-}
 
 /* Convert `json` and decode it; fails the test on any error. */
 static xpv_profile *convert(const char *json, size_t len, xpv_ct_summary *sum) {
@@ -37,14 +33,7 @@ static xpv_profile *convert(const char *json, size_t len, xpv_ct_summary *sum) {
     if (rc) print_message("convert failed: %s at %llu\n", err.msg,
                           (unsigned long long)err.offset);
     assert_int_equal(rc, 0);
-    size_t n;
-    void *bytes = xpv_buf_steal(&out, &n);
-    xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(bytes, n, free_bytes, &derr);
-    if (!p) print_message("decode failed: %s at %llu\n", derr.msg,
-                          (unsigned long long)derr.offset);
-    assert_non_null(p);
-    return p;
+    return tu_decode_buf(&out);
 }
 
 static void release(xpv_profile *p) { xpv_profile_free(p); }
@@ -217,18 +206,8 @@ static void test_tf_trace_gz(void **state) {
         "{\"ph\":\"X\",\"pid\":3,\"tid\":2,\"name\":\"volta_sgemm\",\"ts\":21310,\"dur\":3},"
         "{}]}";
     /* gzip it: the converter inflates as it reads. */
-    uLong bound = compressBound((uLong)strlen(json)) + 32;
-    unsigned char *gz = malloc(bound);
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    z.next_in = (unsigned char *)json;
-    z.avail_in = (uInt)strlen(json);
-    z.next_out = gz;
-    z.avail_out = (uInt)bound;
-    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-    size_t gzlen = z.total_out;
-    deflateEnd(&z);
+    size_t gzlen;
+    unsigned char *gz = fx_gzip(json, strlen(json), &gzlen);
 
     xpv_ct_summary sum;
     xpv_profile *p = convert((const char *)gz, gzlen, &sum);
@@ -376,19 +355,10 @@ static void test_interned_strings(void **state) {
 
 /* Append `n` bytes of `data` as one gzip member to `out`. */
 static void gz_member(const void *data, size_t n, xpv_buf *out) {
-    uLong bound = compressBound((uLong)n) + 64;
-    size_t off = out->len;
-    xpv_buf_reserve(out, bound);
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    z.next_in = (unsigned char *)(uintptr_t)data;
-    z.avail_in = (uInt)n;
-    z.next_out = (unsigned char *)out->data + off;
-    z.avail_out = (uInt)bound;
-    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-    out->len = off + z.total_out;
-    deflateEnd(&z);
+    size_t zn;
+    unsigned char *z = fx_gzip(data, n, &zn);
+    xpv_buf_add(out, z, zn);
+    free(z);
 }
 
 /* Convert `len` bytes written to a temporary file through
@@ -538,11 +508,7 @@ static uint64_t pid_work(size_t npids) {
     assert_int_equal(sum.lines, npids);
     assert_int_equal(sum.events_out, npids);
     /* The planes come out sorted by ordinal: decode and check a few. */
-    size_t n;
-    void *bytes = xpv_buf_steal(&out, &n);
-    xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(bytes, n, free_bytes, &derr);
-    assert_non_null(p);
+    xpv_profile *p = tu_decode_buf(&out);
     assert_int_equal(p->nplanes, npids);
     assert_true(xpv_str_eq(p->planes[0].name, "/device:GPU:1"));
     char last[64];
@@ -780,9 +746,7 @@ static void test_real_golden(void **state) {
     free(data);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_us),
+TU_MAIN(cmocka_unit_test(test_parse_us),
         cmocka_unit_test(test_units_and_object),
         cmocka_unit_test(test_bare_array_gpu),
         cmocka_unit_test(test_tf_trace_gz),
@@ -794,7 +758,4 @@ int main(void) {
         cmocka_unit_test(test_fd_source),
         cmocka_unit_test(test_fd_memory_bound),
         cmocka_unit_test(test_real_traces),
-        cmocka_unit_test(test_real_golden),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_golden))

@@ -18,11 +18,11 @@
 #include "legacy.h"
 #include "legacy_tools.pb-c.h"
 #include "op_metrics.h"
+#include "op_metrics_fixture.h"
 #include "opstats.h"
+#include "srv_fixture.h"
 #include "tool.h"
 #include "tool_xspace.h"
-
-extern const xpv_tool xpv_tool_kernel_stats;
 
 static json_t *render(enum xpv_legacy_kind kind, const void *data, size_t len) {
     xpv_buf out;
@@ -277,18 +277,8 @@ static void test_memory_profile_constructed(void **state) {
         "[{\"timeOffsetPs\":\"5\",\"aggregationStats\":{\"heapAllocatedBytes\":\"1024\"}}],"
         "\"profileSummary\":{\"peakBytesUsageLifetime\":\"1024\"}}},\"numHosts\":1,"
         "\"memoryIds\":[\"GPU_0_bfc\"]}";
-    uLong bound = compressBound((uLong)strlen(js)) + 32;
-    unsigned char *gz = malloc(bound);
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    z.next_in = (unsigned char *)js;
-    z.avail_in = (uInt)strlen(js);
-    z.next_out = gz;
-    z.avail_out = (uInt)bound;
-    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-    size_t n = z.total_out;
-    deflateEnd(&z);
+    size_t n;
+    unsigned char *gz = fx_gzip(js, strlen(js), &n);
     json_t *j = render(XPV_LEGACY_MEMORY_PROFILE_JSON_GZ, gz, n);
     json_t *a = json_object_get(json_object_get(j, "memoryProfilePerAllocator"), "GPU_0_bfc");
     json_t *tl = json_object_get(a, "sampledTimelineSnapshots");
@@ -530,11 +520,6 @@ static void test_real_json_files(void **state) {
     }
 }
 
-static void free_bytes(void *b, size_t n) {
-    (void)n;
-    free(b);
-}
-
 /* A PyTorch trace through chrome_trace -> the normal op metrics: the
  * device time of each op (kernels linked by External id) equals
  * torch-tb-profiler's "device self duration" (spec §9: 149670 µs for
@@ -604,17 +589,8 @@ static void test_real_pytorch_op_metrics(void **state) {
     xpv_ct_error cerr;
     assert_int_equal(xpv_ct_convert_mem(data, len, NULL, &xs, NULL, &cerr), 0);
     free(data);
-    size_t n;
-    void *bytes = xpv_buf_steal(&xs, &n);
-    xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(bytes, n, free_bytes, &derr);
-    assert_non_null(p);
-    const xpv_profile *profs[1] = {p};
-    const char *names[1] = {"worker0"};
-    xpv_hostset hs = {1, profs, names};
-    xpv_err err;
-    xpv_op_metrics *m = xpv_op_metrics_build(&hs, &err);
-    assert_non_null(m);
+    xpv_profile *p = tu_decode_buf(&xs);
+    xpv_op_metrics *m = om_build1(p);
     assert_true(m->has_gpu);
     const xpv_op_metric *top = NULL;
     for (size_t i = 0; i < m->device_tf.n && !top; i++)
@@ -625,9 +601,7 @@ static void test_real_pytorch_op_metrics(void **state) {
     assert_true(m->nkernels >= 60);
     /* Host side: cpu_op ("Operator" in 2021 Kineto) events are ops with
      * their name as type, self time = time - direct children. */
-    const xpv_op_metric *add = NULL;
-    for (size_t i = 0; i < m->host.n; i++)
-        if (!strcmp(m->host.ops[i].name, "aten::add_")) add = &m->host.ops[i];
+    const xpv_op_metric *add = om_find_op(&m->host, "aten::add_");
     assert_non_null(add);
     assert_string_equal(add->category, "aten::add_");
     assert_true(add->occurrences > 1000);
@@ -642,11 +616,7 @@ static xpv_profile *trace_profile(const char *json) {
     xpv_buf_init(&xs);
     xpv_ct_error cerr;
     assert_int_equal(xpv_ct_convert_mem(json, strlen(json), NULL, &xs, NULL, &cerr), 0);
-    size_t n;
-    void *bytes = xpv_buf_steal(&xs, &n);
-    xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(bytes, n, free_bytes, &derr);
-    assert_non_null(p);
+    xpv_profile *p = tu_decode_buf(&xs);
     return p;
 }
 
@@ -660,7 +630,8 @@ static json_t *kernel_table(const xpv_profile *const *ps, size_t n) {
     xpv_buf_init(&out);
     xpv_err err;
     memset(&err, 0, sizeof err);
-    assert_int_equal(xpv_tool_render(&xpv_tool_kernel_stats, &hs, &none, NULL, &out, &err), 0);
+    const xpv_tool *ks = xpv_tool_find("kernel_stats");
+    assert_int_equal(xpv_tool_render(ks, &hs, &none, NULL, &out, &err), 0);
     json_error_t je;
     json_t *j = json_loadb(out.data, out.len, 0, &je);
     xpv_buf_free(&out);
@@ -692,9 +663,8 @@ static void test_pytorch_occupancy_label(void **state) {
     json_decref(t);
 
     /* An XPlane (CUPTI collector: theoretical occupancy). */
-    tx_space *s = tx_new();
-    int g = tx_plane(s, "/device:GPU:0");
-    int l = tx_line(s, g, 3, "Stream #3(Kernel)", 0);
+    int g, l;
+    tx_space *s = tx_new_line("/device:GPU:0", 3, "Stream #3(Kernel)", &g, &l);
     tx_event_t *e = tx_event(s, g, l, "sgemm", 0, 1000000);
     tx_ev_ref(s, g, e, "kernel_details", "regs:40 grid:4,2,1 block:64,1,1 occ_pct:37.5");
     xpv_profile *xplane = tx_decode(s);
@@ -713,9 +683,7 @@ static void test_pytorch_occupancy_label(void **state) {
     xpv_profile_free(kineto);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_names),
+TU_MAIN(cmocka_unit_test(test_names),
         cmocka_unit_test(test_kernel_stats_constructed),
         cmocka_unit_test(test_input_pipeline_constructed),
         cmocka_unit_test(test_memory_profile_constructed),
@@ -725,7 +693,4 @@ int main(void) {
         cmocka_unit_test(test_real_json_files),
         cmocka_unit_test(test_tables_csv),
         cmocka_unit_test(test_real_pytorch_op_metrics),
-        cmocka_unit_test(test_pytorch_occupancy_label),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_pytorch_occupancy_label))

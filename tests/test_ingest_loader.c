@@ -24,24 +24,9 @@
 
 static const char *const planes[] = {"/host:CPU", "/device:GPU:0", NULL};
 
-static char *dir;
-
-static int setup(void **state) {
-    (void)state;
-    dir = tu_mkdtemp();
-    return 0;
-}
-
-static int teardown(void **state) {
-    (void)state;
-    tu_rmrf(dir);
-    free(dir);
-    return 0;
-}
-
 static char *path_of(const char *name) {
     static char p[4096];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
+    snprintf(p, sizeof p, "%s/%s", tu_tmpdir, name);
     return p;
 }
 
@@ -372,11 +357,11 @@ static void test_loader__confined_to_root(void **state) {
     (void)state;
     char logdir[1024], p[2048], q[2048], *real;
     xpv_err err;
-    snprintf(p, sizeof p, "%s/logdir/run", dir);
+    snprintf(p, sizeof p, "%s/logdir/run", tu_tmpdir);
     fx_host_file(p, "a.xplane.pb", planes, 2);
-    snprintf(p, sizeof p, "%s/outside", dir);
+    snprintf(p, sizeof p, "%s/outside", tu_tmpdir);
     fx_host_file(p, "secret.xplane.pb", planes, 7);
-    snprintf(p, sizeof p, "%s/logdir", dir);
+    snprintf(p, sizeof p, "%s/logdir", tu_tmpdir);
     real = realpath(p, NULL);
     assert_non_null(real);
     snprintf(logdir, sizeof logdir, "%s", real);
@@ -397,7 +382,7 @@ static void test_loader__confined_to_root(void **state) {
     /* The file is swapped for a symlink to outside the logdir. */
     snprintf(q, sizeof q, "%s/run/a.xplane.pb.old", logdir);
     assert_int_equal(rename(p, q), 0);
-    snprintf(q, sizeof q, "%s/outside/secret.xplane.pb", dir);
+    snprintf(q, sizeof q, "%s/outside/secret.xplane.pb", tu_tmpdir);
     assert_int_equal(symlink(q, p), 0);
     assert_null(xpv_load_profile(p, "run/a.xplane.pb", &lim, &err));
     assert_int_equal(err.status, 403);
@@ -414,7 +399,7 @@ static void test_loader__confined_to_root(void **state) {
 
     /* A directory above the file swapped for a symlink to outside. */
     snprintf(p, sizeof p, "%s/run2", logdir);
-    snprintf(q, sizeof q, "%s/outside", dir);
+    snprintf(q, sizeof q, "%s/outside", tu_tmpdir);
     assert_int_equal(symlink(q, p), 0);
     snprintf(p, sizeof p, "%s/run2/secret.xplane.pb", logdir);
     assert_null(xpv_load_profile(p, "run2/secret.xplane.pb", &lim, &err));
@@ -577,20 +562,16 @@ static void test_loader__heap_estimate(void **state) {
     xpv_buf_free(&b);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_loader__plain_and_gzip),
-        cmocka_unit_test(test_loader__empty_missing_dir),
-        cmocka_unit_test(test_loader__truncated_and_garbage),
-        cmocka_unit_test(test_loader__caps),
-        cmocka_unit_test(test_loader__gunzip_concatenated),
-        cmocka_unit_test(test_loader__decode_budget),
-        cmocka_unit_test(test_loader__gzip_ratio_bomb),
-        cmocka_unit_test(test_loader__real_files),
-        cmocka_unit_test(test_loader__confined_to_root),
-        cmocka_unit_test(test_loader__mapped_cuts_as_read),
-        cmocka_unit_test(test_loader__truncated_while_mapped),
-        cmocka_unit_test(test_loader__heap_estimate),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN_WITH(tu_tmpdir_setup, tu_tmpdir_teardown,
+             cmocka_unit_test(test_loader__plain_and_gzip),
+             cmocka_unit_test(test_loader__empty_missing_dir),
+             cmocka_unit_test(test_loader__truncated_and_garbage),
+             cmocka_unit_test(test_loader__caps),
+             cmocka_unit_test(test_loader__gunzip_concatenated),
+             cmocka_unit_test(test_loader__decode_budget),
+             cmocka_unit_test(test_loader__gzip_ratio_bomb),
+             cmocka_unit_test(test_loader__real_files),
+             cmocka_unit_test(test_loader__confined_to_root),
+             cmocka_unit_test(test_loader__mapped_cuts_as_read),
+             cmocka_unit_test(test_loader__truncated_while_mapped),
+             cmocka_unit_test(test_loader__heap_estimate))

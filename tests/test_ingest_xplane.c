@@ -675,16 +675,11 @@ static void test_parallel_errors(void **state) {
     tu_free_list(files);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_edge_cases),
+TU_MAIN(cmocka_unit_test(test_edge_cases),
         cmocka_unit_test(test_extreme_times_and_keys),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_synth_files),
         cmocka_unit_test(test_real_files),
         cmocka_unit_test(test_corrupt_real),
         cmocka_unit_test(test_parallel_equals_serial),
-        cmocka_unit_test(test_parallel_errors),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_parallel_errors))

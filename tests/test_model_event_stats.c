@@ -15,9 +15,8 @@
 
 static void test_pick_matches_single_lookups(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/device:GPU:0");
-    int ln = tx_line(s, pl, 7, "Stream #7", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/device:GPU:0", 7, "Stream #7", &pl, &ln);
     tx_event_t *e = tx_event(s, pl, ln, "k0", 0, 10);
     tx_ev_int(s, pl, e, "correlation_id", 1);
     tx_ev_ref(s, pl, e, "shape", "(half[2,3])");
@@ -184,10 +183,5 @@ static void test_unusual_stat_shapes_and_line_keys(void **state) {
     xpv_buf_free(&b);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pick_matches_single_lookups),
-        cmocka_unit_test(test_unusual_stat_shapes_and_line_keys),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_pick_matches_single_lookups),
+        cmocka_unit_test(test_unusual_stat_shapes_and_line_keys))

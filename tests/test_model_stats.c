@@ -110,12 +110,7 @@ static void test_arena(void **state) {
     assert_null(a.head);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stat_as_int),
+TU_MAIN(cmocka_unit_test(test_stat_as_int),
         cmocka_unit_test(test_str_helpers),
         cmocka_unit_test(test_buf_json),
-        cmocka_unit_test(test_arena),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_arena))

@@ -152,14 +152,9 @@ static void test_request__parse(void **state) {
     xpv_query_release(&q);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_query__basic),
+TU_MAIN(cmocka_unit_test(test_query__basic),
         cmocka_unit_test(test_request__parse),
         cmocka_unit_test(test_query__duplicates_first_wins),
         cmocka_unit_test(test_query__rejects),
         cmocka_unit_test(test_query__empty_and_null),
-        cmocka_unit_test(test_query__url_decode),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_query__url_decode))

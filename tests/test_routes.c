@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_fixture.h"
 #include "assets.h"
 #include "routes.h"
 #include "srv_fixture.h"
@@ -518,11 +519,7 @@ static void test_routes__new_run_appears(void **state) {
 static void test_routes__real_logdir(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
-    xpv_app_config cfg = {dir, 0, "", 0, 256 << 20, 0};
-    xpv_err err;
-    xpv_app *a = xpv_app_new(&cfg, &err);
+    xpv_app *a = fx_app_real(NULL);
     assert_non_null(a);
     assert_int_equal(get(a, P "runs"), 200);
     json_error_t je;
@@ -594,11 +591,7 @@ static size_t csv_records(const char *csv, size_t *header_fields) {
 static void test_routes__csv_op_stats_tools(void **state) {
     (void)state;
     TU_SKIP_NO_SHARED();
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/testdata/real", tu_shared_dir());
-    xpv_app_config cfg = {dir, 0, "", 0, 256 << 20, 0};
-    xpv_err err;
-    xpv_app *a = xpv_app_new(&cfg, &err);
+    xpv_app *a = fx_app_real(NULL);
     assert_non_null(a);
     static const struct {
         const char *tool;
@@ -681,9 +674,7 @@ static void test_routes__stream_pins_inputs(void **state) {
     xpv_synth_defaults(&o);
     char msg[256];
     assert_int_equal(xpv_synth_logdir(&o, dir, "run", msg, sizeof msg), 0);
-    xpv_app_config cfg = {dir, 0, "", 0, 64 << 20, 0};
-    xpv_err err;
-    xpv_app *a = xpv_app_new(&cfg, &err);
+    xpv_app *a = fx_app_open(dir, 64 << 20);
     assert_non_null(a);
     const char *uri = P "data?run=run&tag=trace_viewer";
     xpv_response r;
@@ -726,23 +717,19 @@ static void test_routes__stream_pins_inputs(void **state) {
     free(dir);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_routes__runs_and_tools),
-        cmocka_unit_test(test_routes__hosts),
-        cmocka_unit_test(test_routes__data),
-        cmocka_unit_test(test_routes__decode_error),
-        cmocka_unit_test(test_routes__caching),
-        cmocka_unit_test(test_routes__concurrent),
-        cmocka_unit_test(test_routes__csv),
-        cmocka_unit_test(test_routes__profile_info),
-        cmocka_unit_test(test_routes__traversal),
-        cmocka_unit_test(test_routes__methods_and_static),
-        cmocka_unit_test(test_routes__prefix),
-        cmocka_unit_test(test_routes__new_run_appears),
-        cmocka_unit_test(test_routes__real_logdir),
-        cmocka_unit_test(test_routes__csv_op_stats_tools),
-        cmocka_unit_test(test_routes__stream_pins_inputs),
-    };
-    return cmocka_run_group_tests(tests, setup, teardown);
-}
+TU_MAIN_WITH(setup, teardown,
+             cmocka_unit_test(test_routes__runs_and_tools),
+             cmocka_unit_test(test_routes__hosts),
+             cmocka_unit_test(test_routes__data),
+             cmocka_unit_test(test_routes__decode_error),
+             cmocka_unit_test(test_routes__caching),
+             cmocka_unit_test(test_routes__concurrent),
+             cmocka_unit_test(test_routes__csv),
+             cmocka_unit_test(test_routes__profile_info),
+             cmocka_unit_test(test_routes__traversal),
+             cmocka_unit_test(test_routes__methods_and_static),
+             cmocka_unit_test(test_routes__prefix),
+             cmocka_unit_test(test_routes__new_run_appears),
+             cmocka_unit_test(test_routes__real_logdir),
+             cmocka_unit_test(test_routes__csv_op_stats_tools),
+             cmocka_unit_test(test_routes__stream_pins_inputs))

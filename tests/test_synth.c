@@ -662,9 +662,7 @@ static void test_synth__logdir(void **state) {
     free(dir);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_synth__default_structure),
+TU_MAIN(cmocka_unit_test(test_synth__default_structure),
         cmocka_unit_test(test_synth__step_timeline),
         cmocka_unit_test(test_synth__correlation),
         cmocka_unit_test(test_synth__memory),
@@ -673,7 +671,4 @@ int main(void) {
         cmocka_unit_test(test_synth__sizes),
         cmocka_unit_test(test_synth__multi_host),
         cmocka_unit_test(test_synth__decoder_agrees),
-        cmocka_unit_test(test_synth__logdir),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_synth__logdir))

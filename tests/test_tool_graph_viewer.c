@@ -29,8 +29,6 @@
 #include "tool.h"
 #include "tool_xspace.h"
 
-extern const xpv_tool xpv_tool_graph_viewer;
-
 /* ==== A constructed module =============================================== */
 
 #define NI 24
@@ -194,7 +192,7 @@ static char *render_raw(os_host *f, int *status, const char *const *kv) {
     xpv_err err;
     memset(&err, 0, sizeof err);
     *status = 200;
-    if (xpv_tool_graph_viewer.render(&f->hs, f->os, &q, &b, &err) != 0) {
+    if (xpv_tool_find("graph_viewer")->render(&f->hs, f->os, &q, &b, &err) != 0) {
         *status = err.status;
         xpv_buf_free(&b);
         return NULL;
@@ -298,31 +296,7 @@ static const char *str_of(json_t *g, const char *node, const char *key) {
 /* The golden file tests/golden/graph_viewer/<name>: compared (JSON by
  * value), or written when XPV_UPDATE_GOLDEN=1. */
 static void check_golden(const char *name, const char *body) {
-    const char *src = getenv("XPV_SRC");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/golden/graph_viewer/%s", src ? src : ".", name);
-    if (getenv("XPV_UPDATE_GOLDEN")) {
-        FILE *fp = fopen(path, "w");
-        assert_non_null(fp);
-        fputs(body, fp);
-        fclose(fp);
-        print_message("wrote %s\n", path);
-        return;
-    }
-    size_t len;
-    char *want = tu_read_file(path, &len);
-    if (!want) fail_msg("golden %s missing (XPV_UPDATE_GOLDEN=1 writes it)", path);
-    if (strstr(name, ".json")) {
-        json_t *a = json_loads(body, 0, NULL), *b = json_loadb(want, len, 0, NULL);
-        assert_non_null(a);
-        assert_non_null(b);
-        if (!json_equal(a, b)) fail_msg("%s differs from its golden", name);
-        json_decref(a);
-        json_decref(b);
-    } else if (strlen(body) != len || memcmp(body, want, len)) {
-        fail_msg("%s differs from its golden", name);
-    }
-    free(want);
+    tu_check_golden("graph_viewer", name, body, strstr(name, ".json") != NULL);
 }
 
 static void test_constructed_neighbourhoods(void **state) {
@@ -440,7 +414,7 @@ static void test_constructed_neighbourhoods(void **state) {
     /* module list, goldens */
     char *s = render_raw(&f, &status, (const char *[]){"type", "module_list", NULL});
     assert_string_equal(s, "jit_g(5)");
-    assert_string_equal(xpv_tool_graph_viewer.content_type(
+    assert_string_equal(xpv_tool_find("graph_viewer")->content_type(
                             &(xpv_params){1, (const char *[]){"type"},
                                           (const char *[]){"module_list"}, NULL}),
                         "text/plain; charset=utf-8");
@@ -637,12 +611,7 @@ static void test_device_defaults(void **state) {
     os_host_close(&f);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_constructed_neighbourhoods),
+TU_MAIN(cmocka_unit_test(test_constructed_neighbourhoods),
         cmocka_unit_test(test_many_users),
         cmocka_unit_test(test_real_defaults),
-        cmocka_unit_test(test_device_defaults),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_device_defaults))

@@ -90,9 +90,8 @@ static long long iget(json_t *o, const char *k) { return atoll(sget(o, k)); }
  * The window peak is the last event whose stack+heap >= running max.
  */
 static xpv_profile *build_profile(void) {
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int l1 = tx_line(s, pl, 1, "tf_executor", 0);
+    int pl, l1;
+    tx_space *s = tx_new_line("/host:CPU", 1, "tf_executor", &pl, &l1);
     int l2 = tx_line(s, pl, 2, "tf_worker", 0);
     mev ev[] = {
         /* line 2 first in the file: later in time */
@@ -217,9 +216,8 @@ static void test_breakdown(void **state) {
 /* Identical live allocations merge into one row with numOccurrences. */
 static void test_breakdown_merge(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, pl, 1, "t", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "t", &pl, &ln);
     int64_t heap = 0;
     for (int i = 0; i < 4; i++) {
         heap += 512;
@@ -255,9 +253,8 @@ static void test_sampling(void **state) {
     (void)state;
     enum { N = 2500 };
     static int64_t heap[N];
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, pl, 1, "t", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "t", &pl, &ln);
     int64_t maxheap = 0;
     for (int i = 0; i < N; i++) {
         heap[i] = (int64_t)((i * 7919) % 1009) * 1024;
@@ -416,14 +413,9 @@ static void test_real_files(void **state) {
     assert_true(with_memory > 0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_summary_and_peak),
+TU_MAIN(cmocka_unit_test(test_summary_and_peak),
         cmocka_unit_test(test_breakdown),
         cmocka_unit_test(test_breakdown_merge),
         cmocka_unit_test(test_sampling),
         cmocka_unit_test(test_empty_and_errors),
-        cmocka_unit_test(test_real_files),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_files))

@@ -15,13 +15,10 @@
 #include "steps_fixture.h"
 #include "testutil.h"
 
-extern const xpv_tool xpv_tool_overview_page;
-extern const xpv_tool xpv_tool_framework_op_stats;
-
 static void test_golden(void **state) {
     (void)state;
     xpv_profile *p = sf_training(0);
-    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
+    json_t *j = dt_render_one(xpv_tool_find("overview_page"), p);
     assert_true(json_is_array(j));
     assert_int_equal(json_array_size(j), 7);
     char ids[1024];
@@ -104,7 +101,7 @@ static void test_multi_host(void **state) {
     xpv_profile *ps[2] = {sf_training(0), sf_training(0)};
     sf_hosts h;
     sf_hosts_init(&h, ps, 2);
-    json_t *j = dt_render_hs(&xpv_tool_overview_page, &h.hs);
+    json_t *j = dt_render_hs(xpv_tool_find("overview_page"), &h.hs);
     json_t *st = json_array_get(j, 1), *re = json_array_get(j, 2);
     assert_int_equal(dt_nrows(st), SF_STEPS);
     assert_string_equal(dt_pstr(st, "steptime_ms_average"), "30.0");
@@ -123,7 +120,7 @@ static void test_multi_host_steps_dropped(void **state) {
     xpv_profile *ps[2] = {sf_training_steps(0, 0, SF_STEPS), sf_training_steps(0, 2, SF_STEPS)};
     sf_hosts h;
     sf_hosts_init(&h, ps, 2);
-    json_t *j = dt_render_hs(&xpv_tool_overview_page, &h.hs);
+    json_t *j = dt_render_hs(xpv_tool_find("overview_page"), &h.hs);
     json_t *st = json_array_get(j, 1);
     assert_int_equal(dt_nrows(st), 8);
     json_t *dg = json_array_get(j, 6);
@@ -138,13 +135,12 @@ static void test_multi_host_steps_dropped(void **state) {
 /* CPU only, no step marker: a page with diagnostics, not an error. */
 static void test_no_steps_cpu(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int host = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, host, 1, "main", 0);
+    int host, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &host, &ln);
     tx_event(s, host, ln, "MatMul:MatMul", 0, 5 * SF_MS);
     tx_ev_str(s, host, tx_event(s, host, ln, "Add:AddV2", 6 * SF_MS, SF_MS), "x", "y");
     xpv_profile *p = tx_decode(s);
-    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
+    json_t *j = dt_render_one(xpv_tool_find("overview_page"), p);
     assert_int_equal(json_array_size(j), 7);
     char ids[1024];
     json_t *an = json_array_get(j, 0);
@@ -186,7 +182,7 @@ static void test_capture_diagnostics(void **state) {
     s->space.warnings = warns;
     xpv_profile *p = tx_decode(s);
     assert_non_null(p);
-    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
+    json_t *j = dt_render_one(xpv_tool_find("overview_page"), p);
     json_t *dg = json_array_get(j, 6);
     assert_int_equal(dt_nrows(dg), 4);
     assert_string_equal(dt_cell_str(dg, 0, 0), "WARNING");
@@ -204,13 +200,12 @@ static void test_capture_diagnostics(void **state) {
  * no-step-marker warning (PopulateStepDiagnostics), nothing of our own. */
 static void test_loop_ops_diagnostics(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int host = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, host, 1, "main", 0);
+    int host, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &host, &ln);
     tx_ev_int(s, host, tx_event(s, host, ln, "train", 0, 5 * SF_MS), "_r", 1);
     tx_event(s, host, ln, "WhileOp-EvalCond", SF_MS, SF_MS);
     xpv_profile *p = tx_decode(s);
-    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
+    json_t *j = dt_render_one(xpv_tool_find("overview_page"), p);
     json_t *dg = json_array_get(j, 6);
     assert_int_equal(dt_nrows(dg), 1);
     assert_string_equal(dt_cell_str(dg, 0, 0), "WARNING");
@@ -239,7 +234,7 @@ static void test_capture_diagnostics_dedup(void **state) {
         assert_non_null(ps[i]);
     }
     /* One host: 1 warning, the no-step warning, 2 errors (sorted). */
-    json_t *j = dt_render_one(&xpv_tool_overview_page, ps[0]);
+    json_t *j = dt_render_one(xpv_tool_find("overview_page"), ps[0]);
     json_t *dg = json_array_get(j, 6);
     assert_int_equal(dt_nrows(dg), 4);
     assert_string_equal(dt_cell_str(dg, 0, 1), "buffer nearly full");
@@ -250,7 +245,7 @@ static void test_capture_diagnostics_dedup(void **state) {
     /* Two hosts: each host's distinct texts, both hosts' kept. */
     sf_hosts h;
     sf_hosts_init(&h, ps, 2);
-    j = dt_render_hs(&xpv_tool_overview_page, &h.hs);
+    j = dt_render_hs(xpv_tool_find("overview_page"), &h.hs);
     dg = json_array_get(j, 6);
     assert_int_equal(dt_nrows(dg), 2 + 1 + 4);
     assert_string_equal(dt_cell_str(dg, 0, 1), "buffer nearly full");
@@ -290,7 +285,7 @@ static void test_host_and_task_count(void **state) {
     for (size_t k = 0; k < 4; k++) {
         sf_hosts h;
         sf_hosts_init(&h, ps, want[k].n);
-        json_t *j = dt_render_hs(&xpv_tool_overview_page, &h.hs);
+        json_t *j = dt_render_hs(xpv_tool_find("overview_page"), &h.hs);
         json_t *re = json_array_get(j, 2);
         assert_string_equal(dt_pstr(re, "host_count"), want[k].hosts);
         assert_string_equal(dt_pstr(re, "task_count"), want[k].tasks);
@@ -332,12 +327,12 @@ static void test_mxu_hbm_utilization(void **state) {
     for (size_t k = 0; k < 3; k++) {
         sf_hosts h;
         sf_hosts_init(&h, ps, want[k].n);
-        json_t *j = dt_render_hs(&xpv_tool_overview_page, &h.hs);
+        json_t *j = dt_render_hs(xpv_tool_find("overview_page"), &h.hs);
         assert_string_equal(dt_pstr(json_array_get(j, 0), "mxu_utilization_percent"), want[k].mxu);
         assert_string_equal(dt_pstr(json_array_get(j, 0), "hbm_utilization_percent"), want[k].hbm);
         json_decref(j);
     }
-    json_t *j = dt_render_one(&xpv_tool_overview_page, ps[2]);
+    json_t *j = dt_render_one(xpv_tool_find("overview_page"), ps[2]);
     assert_string_equal(dt_pstr(json_array_get(j, 0), "hbm_utilization_percent"), "0.0%");
     json_decref(j);
     for (int i = 0; i < 3; i++) xpv_profile_free(ps[i]);
@@ -360,7 +355,7 @@ static xpv_profile *gpu_caps(const char *vendor, int major, int minor, const cha
 }
 
 static const char *run_env(xpv_profile *p, const char *key, char *out, size_t n) {
-    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
+    json_t *j = dt_render_one(xpv_tool_find("overview_page"), p);
     snprintf(out, n, "%s", dt_pstr(json_array_get(j, 2), key));
     json_decref(j);
     xpv_profile_free(p);
@@ -414,9 +409,8 @@ static void test_gpu_device_type_names(void **state) {
 static void test_tpu_device_type(void **state) {
     (void)state;
     for (int with_type = 0; with_type < 2; with_type++) {
-        tx_space *s = tx_new();
-        int host = tx_plane(s, "/host:CPU");
-        int ln = tx_line(s, host, 1, "main", 0);
+        int host, ln;
+        tx_space *s = tx_new_line("/host:CPU", 1, "main", &host, &ln);
         tx_event(s, host, ln, "MatMul:MatMul", 0, 5 * SF_MS);
         tx_event(s, host, ln, "Add:AddV2", 6 * SF_MS, 4 * SF_MS); /* 1 ms of 10 idle */
         int tc0 = tx_plane(s, "/device:TPU:0");
@@ -425,7 +419,7 @@ static void test_tpu_device_type(void **state) {
         tx_plane_str(s, tx_plane(s, "/device:TPU:0 SparseCore 0"), "device_type_string", "SC");
         tx_plane(s, "/device:TPU_NON_CORE:0");
         xpv_profile *p = tx_decode(s);
-        json_t *j = dt_render_one(&xpv_tool_overview_page, p);
+        json_t *j = dt_render_one(xpv_tool_find("overview_page"), p);
         json_t *an = json_array_get(j, 0), *re = json_array_get(j, 2);
         json_t *rec = json_array_get(j, 3);
         assert_string_equal(dt_pstr(re, "device_type"), with_type ? "TPU v5 lite" : "");
@@ -462,7 +456,7 @@ static void test_combined_device_type(void **state) {
         xpv_profile *ps[2] = {order ? gpu : cpu, order ? cpu : gpu};
         sf_hosts h;
         sf_hosts_init(&h, ps, 2);
-        json_t *j = dt_render_hs(&xpv_tool_overview_page, &h.hs);
+        json_t *j = dt_render_hs(xpv_tool_find("overview_page"), &h.hs);
         json_t *re = json_array_get(j, 2);
         assert_string_equal(dt_pstr(re, "device_type"), "Nvidia GPU (Ampere)");
         assert_string_equal(dt_pstr(re, "device_core_count"), "2");
@@ -476,7 +470,7 @@ static void test_combined_device_type(void **state) {
     xpv_profile *ps[2] = {tx_decode(s), gpu_caps("AMD", 9, 4, NULL)};
     sf_hosts h;
     sf_hosts_init(&h, ps, 2);
-    json_t *j = dt_render_hs(&xpv_tool_overview_page, &h.hs);
+    json_t *j = dt_render_hs(xpv_tool_find("overview_page"), &h.hs);
     snprintf(buf, sizeof buf, "%s", dt_pstr(json_array_get(j, 2), "device_type"));
     assert_string_equal(buf, "AMD GPU - gfx942");
     assert_string_equal(dt_pstr(json_array_get(j, 2), "device_core_count"), "3");
@@ -485,17 +479,17 @@ static void test_combined_device_type(void **state) {
      * has no GPU TensorCore column although a host has GPU planes. */
     xpv_profile *rev[2] = {ps[1], ps[0]};
     sf_hosts_init(&h, rev, 2);
-    j = dt_render_hs(&xpv_tool_overview_page, &h.hs);
+    j = dt_render_hs(xpv_tool_find("overview_page"), &h.hs);
     assert_string_equal(dt_pstr(json_array_get(j, 2), "device_type"), "TPU v4");
     json_decref(j);
     char ids[1024];
-    j = dt_render_hs(&xpv_tool_framework_op_stats, &h.hs);
+    j = dt_render_hs(xpv_tool_find("framework_op_stats"), &h.hs);
     dt_col_ids(json_array_get(j, 0), ids, sizeof ids);
     assert_non_null(strstr(ids, "eager")); /* the whole list was written */
     assert_null(strstr(ids, "gpu_tensorcore_utilization"));
     json_decref(j);
     sf_hosts_init(&h, ps, 2);
-    j = dt_render_hs(&xpv_tool_framework_op_stats, &h.hs);
+    j = dt_render_hs(xpv_tool_find("framework_op_stats"), &h.hs);
     dt_col_ids(json_array_get(j, 0), ids, sizeof ids);
     assert_non_null(strstr(ids, "gpu_tensorcore_utilization"));
     json_decref(j);
@@ -510,9 +504,8 @@ static void test_combined_device_type(void **state) {
  * the same flag per row as "Eager" / "Function". */
 static void test_host_eager_share(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int host = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, host, 1, "main", 0);
+    int host, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &host, &ln);
     tx_ev_int(s, host, tx_event(s, host, ln, "a:MatMul", 0, 4 * SF_MS), "is_eager", 1);
     tx_ev_int(s, host, tx_event(s, host, ln, "b:AddV2", 5 * SF_MS, 6 * SF_MS), "is_eager", 0);
     tx_ev_int(s, host, tx_event(s, host, ln, "a:MatMul", 12 * SF_MS, 2 * SF_MS), "is_eager", 0);
@@ -520,12 +513,12 @@ static void test_host_eager_share(void **state) {
     tx_ev_str(s, host, e, "tf_op", "c:Relu");
     tx_ev_int(s, host, e, "is_eager", 1);
     xpv_profile *p = tx_decode(s);
-    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
+    json_t *j = dt_render_one(xpv_tool_find("overview_page"), p);
     /* a: 6 ms eager; b 6 ms, c 2 ms not: 6 / 14. */
     assert_string_equal(dt_pstr(json_array_get(j, 0), "host_op_time_eager_percent"), "42.9%");
     assert_string_equal(dt_pstr(json_array_get(j, 0), "device_op_time_eager_percent"), "0.0%");
     json_decref(j);
-    j = dt_render_one(&xpv_tool_framework_op_stats, p);
+    j = dt_render_one(xpv_tool_find("framework_op_stats"), p);
     json_t *t = json_array_get(j, 0);
     int seen = 0;
     for (size_t r = 0; r < dt_nrows(t); r++) {
@@ -539,14 +532,13 @@ static void test_host_eager_share(void **state) {
     xpv_profile_free(p);
 }
 
-
 /* Column ids (and recommendation p keys) as XProf's own golden output. */
 static void test_shape_matches_xprof_golden(void **state) {
     (void)state;
     json_t *g = dt_xprof_golden("tpu-training_overview_page_tpu_training");
     if (!g) skip();
     xpv_profile *p = sf_training(0);
-    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
+    json_t *j = dt_render_one(xpv_tool_find("overview_page"), p);
     assert_int_equal(json_array_size(j), json_array_size(g));
     static const size_t same[] = {2, 3, 4, 6};
     for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) dt_assert_same_col_ids(j, g, same[i]);
@@ -568,7 +560,7 @@ static void test_shape_matches_xprof_golden(void **state) {
 /* Every real xplane converts; the step table has one row per step. */
 static void check_real_file(const char *path, xpv_profile *p, void *ctx) {
     (void)ctx;
-    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
+    json_t *j = dt_render_one(xpv_tool_find("overview_page"), p);
     assert_int_equal(json_array_size(j), 7);
     xpv_arena a;
     xpv_arena_init(&a, 4096);
@@ -580,7 +572,7 @@ static void check_real_file(const char *path, xpv_profile *p, void *ctx) {
     print_message("%s: %zu steps, device %s\n", path, db.n,
                   dt_pstr(json_array_get(j, 2), "device_type"));
     /* Training or not: the overview and TF stats give one answer. */
-    json_t *tf = dt_render_one(&xpv_tool_framework_op_stats, p);
+    json_t *tf = dt_render_one(xpv_tool_find("framework_op_stats"), p);
     const char *task = dt_pstr(json_array_get(tf, 0), "task_type");
     const char *training = dt_pstr(json_array_get(j, 2), "is_training");
     print_message("  task_type %s, is_training %s\n", task, training);
@@ -596,9 +588,7 @@ static void test_real_files(void **state) {
     assert_true(tx_each_real_profile(0, check_real_file, NULL) > 0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden),
+TU_MAIN(cmocka_unit_test(test_golden),
         cmocka_unit_test(test_multi_host),
         cmocka_unit_test(test_no_steps_cpu),
         cmocka_unit_test(test_capture_diagnostics),
@@ -612,7 +602,4 @@ int main(void) {
         cmocka_unit_test(test_combined_device_type),
         cmocka_unit_test(test_multi_host_steps_dropped),
         cmocka_unit_test(test_shape_matches_xprof_golden),
-        cmocka_unit_test(test_real_files),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_files))

@@ -115,9 +115,8 @@ static void test_one_host_and_no_steps(void **state) {
     xpv_profile_free(a);
 
     /* No step markers: empty sequence and the "no step marker" warning. */
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, pl, 1, "t", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "t", &pl, &ln);
     tx_event(s, pl, ln, "a:B", 0, 10);
     xpv_profile *p = tx_decode(s);
     ps[0] = p;
@@ -233,12 +232,7 @@ static void test_real_multi_worker(void **state) {
     }
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_two_workers),
+TU_MAIN(cmocka_unit_test(test_two_workers),
         cmocka_unit_test(test_one_host_and_no_steps),
         cmocka_unit_test(test_incomplete_step_diagnostics),
-        cmocka_unit_test(test_real_multi_worker),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_multi_worker))

@@ -32,9 +32,6 @@
 #include "tool_xspace.h"
 #include "tpu_count.h"
 
-extern const xpv_tool xpv_tool_roofline_model;
-extern const xpv_tool xpv_tool_hlo_stats;
-
 #define MS 1000000000LL /* ps per ms */
 #define PID 5
 
@@ -117,7 +114,7 @@ static long find_row(json_t *dt, int infeed, const char *name) {
 static void test_constructed_tpu(void **state) {
     (void)state;
     xpv_profile *p = tpu_profile();
-    json_t *j = render(&xpv_tool_roofline_model, p);
+    json_t *j = render(xpv_tool_find("roofline_model"), p);
     assert_int_equal(json_array_size(j), 2);
     json_t *t = json_array_get(j, 0);
     assert_int_equal(json_array_size(json_object_get(t, "cols")), 37);
@@ -202,26 +199,11 @@ static void test_constructed_tpu(void **state) {
 
 static void test_golden(void **state) {
     (void)state;
-    const char *src = getenv("XPV_SRC");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/golden/roofline_model/tpu_constructed.json",
-             src ? src : ".");
     xpv_profile *p = tpu_profile();
-    json_t *got = render(&xpv_tool_roofline_model, p);
-    if (getenv("XPV_UPDATE_GOLDEN")) {
-        assert_int_equal(json_dump_file(got, path, JSON_INDENT(1) | JSON_REAL_PRECISION(17)), 0);
-        print_message("wrote %s\n", path);
-    }
-    json_error_t jerr;
-    json_t *want = json_load_file(path, 0, &jerr);
-    if (!want) fail_msg("%s: %s", path, jerr.text);
-    if (!json_equal(got, want)) {
-        char *g = json_dumps(got, JSON_COMPACT);
-        print_message("got: %.2000s\n", g);
-        free(g);
-        fail_msg("roofline_model output differs from %s", path);
-    }
-    json_decref(want);
+    json_t *got = render(xpv_tool_find("roofline_model"), p);
+    char *g = json_dumps(got, JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+    tu_check_golden("roofline_model", "tpu_constructed.json", g, 1);
+    free(g);
     json_decref(got);
     xpv_profile_free(p);
 }
@@ -289,7 +271,7 @@ static void check_file(const char *path, int tpu) {
     xpv_err err;
     xpv_profile *p = xpv_load_profile(path, NULL, NULL, &err); /* .pb or .pb.gz */
     if (!p) fail_msg("%s: %s", path, err.msg);
-    json_t *j = render(&xpv_tool_roofline_model, p);
+    json_t *j = render(xpv_tool_find("roofline_model"), p);
     json_t *t = json_array_get(j, 0);
     assert_int_equal(json_array_size(j), 2);
     /* op records with infeed, and the program */
@@ -306,7 +288,7 @@ static void check_file(const char *path, int tpu) {
         rl.self_us += num(t, r, "total_self_time");
     }
     /* hlo_stats and the device op db */
-    json_t *h = render(&xpv_tool_hlo_stats, p);
+    json_t *h = render(xpv_tool_find("hlo_stats"), p);
     sums hs = {0, 0, 0};
     double idle_us = 0;
     for (size_t r = 0; r < dt_nrows(h); r++) {
@@ -372,13 +354,8 @@ static void test_real_gpu(void **state) {
     }
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_constructed_tpu),
+TU_MAIN(cmocka_unit_test(test_constructed_tpu),
         cmocka_unit_test(test_golden),
         cmocka_unit_test(test_gpu_peaks),
         cmocka_unit_test(test_real_tpu),
-        cmocka_unit_test(test_real_gpu),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_gpu))

@@ -45,9 +45,8 @@ static void pc(tx_space *s, int pl, int ln, const char *name, int64_t t_us, int6
  *   Iterator::Prefetch::Generator (id 21, parent 20) [402,418].
  */
 static xpv_profile *build_profile(int fast_only) {
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int l1 = tx_line(s, pl, 1, "main", 0);
+    int pl, l1;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &pl, &l1);
     int l2 = tx_line(s, pl, 2, "tf_data_prefetch", 0);
     int l3 = tx_line(s, pl, 3, "tf_data_prefetch2", 0);
     if (!fast_only) {
@@ -202,9 +201,8 @@ static void test_fast_and_empty(void **state) {
     json_decref(j);
     xpv_profile_free(p);
 
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, pl, 1, "main", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &pl, &ln);
     tx_event(s, pl, ln, "a:B", 0, 10);
     p = tx_decode(s);
     ps[0] = p;
@@ -276,13 +274,8 @@ static void test_real_files(void **state) {
     assert_true(with_pipelines > 0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_graph),
+TU_MAIN(cmocka_unit_test(test_graph),
         cmocka_unit_test(test_summary_and_bottleneck),
         cmocka_unit_test(test_fast_and_empty),
         cmocka_unit_test(test_multi_host),
-        cmocka_unit_test(test_real_files),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_files))

@@ -18,9 +18,6 @@
 #include "op_metrics_fixture.h"
 #include "tool_xspace.h"
 
-extern const xpv_tool xpv_tool_overview_page;
-extern const xpv_tool xpv_tool_framework_op_stats;
-
 #define PID 7
 
 /* An HLO op's metadata: program PID, symbol `sym` (< 0: no symbol_id). */
@@ -278,7 +275,7 @@ static void test_mxu_utilization_from_host_plane(void **state) {
     st->double_value = 20.0;
     xpv_profile *p = tx_decode(s);
     assert_non_null(p);
-    json_t *j = dt_render_one(&xpv_tool_overview_page, p);
+    json_t *j = dt_render_one(xpv_tool_find("overview_page"), p);
     assert_string_equal(dt_pstr(json_array_get(j, 0), "mxu_utilization_percent"), "20.0%");
     json_decref(j);
     xpv_profile_free(p);
@@ -288,7 +285,7 @@ static void test_mxu_utilization_from_host_plane(void **state) {
 static void test_tools_show_tpu_rows(void **state) {
     (void)state;
     xpv_profile *p = tpu_profile();
-    json_t *j = dt_render_one(&xpv_tool_framework_op_stats, p);
+    json_t *j = dt_render_one(xpv_tool_find("framework_op_stats"), p);
     json_t *t = json_array_get(j, 1); /* without idle */
     size_t ndev = 0;
     double self_us = 0;
@@ -308,7 +305,7 @@ static void test_tools_show_tpu_rows(void **state) {
     xpv_profile_free(p);
 
     p = tpu_profile();
-    j = dt_render_one(&xpv_tool_overview_page, p);
+    j = dt_render_one(xpv_tool_find("overview_page"), p);
     json_t *a = json_array_get(j, 0);
     assert_string_equal(dt_pstr(a, "device_idle_time_percent"), "53.3%");
     /* Duty cycle: the union of every XLA Ops event (dropped ones too:
@@ -330,7 +327,6 @@ static void test_tools_show_tpu_rows(void **state) {
 }
 
 /* ==== The real JAX-on-TPU capture ======================================== */
-
 
 typedef struct indep {
     int64_t occ, self_ps, self_plain_ps, total_ps;
@@ -522,7 +518,7 @@ static void test_real_tpu_file(void **state) {
 
     /* framework_op_stats: device rows (without idle) sum to the self time
      * and hold XProf's TF-level occurrences (max over a TF op's HLO ops). */
-    json_t *j = dt_render_one(&xpv_tool_framework_op_stats, p);
+    json_t *j = dt_render_one(xpv_tool_find("framework_op_stats"), p);
     json_t *t = json_array_get(j, 1);
     double self_us = 0, tocc = 0;
     size_t ndev = 0;
@@ -539,7 +535,7 @@ static void test_real_tpu_file(void **state) {
     json_decref(j);
 
     /* Overview: idle %, the top ops, the device type, the step diagnostic. */
-    j = dt_render_one(&xpv_tool_overview_page, p);
+    j = dt_render_one(xpv_tool_find("overview_page"), p);
     json_t *a = json_array_get(j, 0);
     char want[64];
     snprintf(want, sizeof want, "%.1f%%",
@@ -562,9 +558,7 @@ static void test_real_tpu_file(void **state) {
     xpv_profile_free(p);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_nesting_self_time_and_idle),
+TU_MAIN(cmocka_unit_test(test_nesting_self_time_and_idle),
         cmocka_unit_test(test_op_lines_overlap_total),
         cmocka_unit_test(test_flops_times_occurrences),
         cmocka_unit_test(test_device_timespan_display_name_two_cores),
@@ -572,7 +566,4 @@ int main(void) {
         cmocka_unit_test(test_extreme_device_stats),
         cmocka_unit_test(test_mxu_utilization_from_host_plane),
         cmocka_unit_test(test_tools_show_tpu_rows),
-        cmocka_unit_test(test_real_tpu_file),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_tpu_file))

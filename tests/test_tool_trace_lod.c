@@ -21,7 +21,6 @@
 #include "trace_index.h"
 #include "trace_index_int.h"
 
-
 static int cmp_hit(const void *a, const void *b) {
     const xpv_trace_hit *x = a, *y = b;
     if (x->row != y->row) return x->row < y->row ? -1 : 1;
@@ -47,9 +46,8 @@ static size_t starts_of(const fixture *f, const xpv_trace_hit *h, size_t n, uint
 
 static void test_tiny_events(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, pl, 5, "worker", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/host:CPU", 5, "worker", &pl, &ln);
     /* 1000 events of 1 ns every 2 ns over [0, 2 us). */
     for (int i = 0; i < 1000; i++) tx_event(s, pl, ln, "tiny", (int64_t)i * 2 * NS, NS);
     fixture f;
@@ -84,9 +82,8 @@ static void test_tiny_events(void **state) {
 
 static void test_nesting(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, pl, 1, "main", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &pl, &ln);
     /* parent [0, 1000 ns); children of 50 ns at 100k ns, k = 0..9 */
     tx_event(s, pl, ln, "parent", 0, 1000 * NS);
     for (int k = 0; k < 10; k++) tx_event(s, pl, ln, "child", (int64_t)k * 100 * NS, 50 * NS);
@@ -123,9 +120,8 @@ static void test_nesting(void **state) {
 
 static void test_long_events_always_visible(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, pl, 1, "t", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "t", &pl, &ln);
     /* Dense tiny events with a 5 us event in the middle of them. */
     int64_t t = 0;
     for (int i = 0; i < 5000; i++) {
@@ -206,9 +202,8 @@ static size_t row_starts(const fixture *f, const xpv_trace_hit *h, size_t n, int
 
 static void test_flows_first_event_decides(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int hp = tx_plane(s, "/host:CPU");
-    int hl = tx_line(s, hp, 1, "launcher", 0);
+    int hp, hl;
+    tx_space *s = tx_new_line("/host:CPU", 1, "launcher", &hp, &hl);
     /* Launches L1@0, L2@20us, L3@100us (5 us each), correlation 1, 2, 3. */
     int64_t lt[3] = {0, 20 * US, 100 * US};
     for (int k = 0; k < 3; k++) {
@@ -424,9 +419,8 @@ static void test_random_vs_reference(void **state) {
 
 static void test_levels_partition(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, pl, 1, "t", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "t", &pl, &ln);
     gen(s, pl, ln, 0, 500 * US, 0);
     /* internal events are left out of the index */
     tx_event(s, pl, ln, "MemoryAllocation", 600 * US, 1 * US);
@@ -451,8 +445,6 @@ static void test_levels_partition(void **state) {
 
 /* ---- persistence (xpv_trace_index_save / _load) ---------------------------- */
 
-extern const xpv_tool xpv_tool_trace_viewer;
-
 static xpv_profile *synth_profile(int hosts, int host) {
     xpv_synth_opts o;
     memset(&o, 0, sizeof o);
@@ -461,15 +453,7 @@ static xpv_profile *synth_profile(int hosts, int host) {
     o.steps = 4;
     o.gpus = 2;
     xpv_synth_defaults(&o);
-    xpv_buf b;
-    xpv_buf_init(&b);
-    assert_int_equal(xpv_synth_host(&o, host, &b), 0);
-    size_t len;
-    void *bytes = xpv_buf_steal(&b, &len);
-    xpv_decode_error derr;
-    xpv_profile *p = xpv_decode(bytes, len, tx_buf_free, &derr);
-    assert_non_null(p);
-    return p;
+    return tu_synth_profile(&o, host);
 }
 
 static void render_q(const xpv_hostset *hs, const xpv_trace_index *ix, const char *k1,
@@ -479,7 +463,7 @@ static void render_q(const xpv_hostset *hs, const xpv_trace_index *ix, const cha
     xpv_err err;
     memset(&err, 0, sizeof err);
     xpv_buf_reset(out);
-    assert_int_equal(xpv_tool_trace_viewer.render(hs, ix, &q, out, &err), 0);
+    assert_int_equal(xpv_tool_find("trace_viewer")->render(hs, ix, &q, out, &err), 0);
 }
 
 static void assert_same_index(const xpv_trace_index *a, const xpv_trace_index *b) {
@@ -689,9 +673,8 @@ static void expect_forged_rejected(const xpv_hostset *hs, const xpv_buf *img, si
 
 static void test_persist_rejects_bad_images(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/host:CPU");
-    int ln = tx_line(s, pl, 1, "t", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/host:CPU", 1, "t", &pl, &ln);
     gen(s, pl, ln, 0, 40 * US, 0);
     int cl = tx_line(s, pl, 2, "_counters_", 0);
     for (int i = 0; i < 20; i++) tx_event(s, pl, cl, i % 2 ? "a" : "b", (int64_t)i * US, 0);
@@ -761,9 +744,7 @@ static void test_persist_rejects_bad_images(void **state) {
     fx_close(&f);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tiny_events),
+TU_MAIN(cmocka_unit_test(test_tiny_events),
         cmocka_unit_test(test_nesting),
         cmocka_unit_test(test_long_events_always_visible),
         cmocka_unit_test(test_counters),
@@ -773,7 +754,4 @@ int main(void) {
         cmocka_unit_test(test_persist_round_trip),
         cmocka_unit_test(test_persist_rejects_bad_images),
         cmocka_unit_test(test_persist_real_files),
-        cmocka_unit_test(test_parallel_build),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_parallel_build))

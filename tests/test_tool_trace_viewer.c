@@ -19,9 +19,6 @@
 #include "derived_count_hlo.h"
 #include "trace_index.h"
 
-/* Strong reference: the registry only holds a weak one. */
-extern const xpv_tool xpv_tool_trace_viewer;
-
 #define NS 1000LL
 #define US 1000000LL
 
@@ -34,9 +31,8 @@ static void set_display_name(tx_space *s, int pl, const char *name, const char *
 
 /* A small TF-GPU-like profile with every feature the converter handles. */
 static xpv_profile *profile(void) {
-    tx_space *s = tx_new();
-    int h = tx_plane(s, "/host:CPU");
-    int t = tx_line(s, h, 42, "python", 0);
+    int h, t;
+    tx_space *s = tx_new_line("/host:CPU", 42, "python", &h, &t);
     tx_event_t *e = tx_event(s, h, t, "train", 0, 100 * US);
     tx_ev_int(s, h, e, "_r", 1);                 /* internal: dropped */
     tx_ev_int(s, h, e, "step_num", 3);
@@ -94,8 +90,8 @@ static int run_tool(const xpv_profile *const *ps, size_t n, const char *const *k
     const char *hn[2] = {"hostA", "hostB"};
     xpv_hostset hs = {n, ps, hn};
     const xpv_tool *t = xpv_tool_find("trace_viewer@");
-    assert_ptr_equal(t, &xpv_tool_trace_viewer);
-    assert_ptr_equal(xpv_tool_find("trace_viewer"), &xpv_tool_trace_viewer);
+    assert_ptr_equal(t, xpv_tool_find("trace_viewer"));
+    assert_string_equal(t->name, "trace_viewer");
     const char *keys[16], *vals[16];
     for (size_t i = 0; i < nkv; i++) {
         keys[i] = kv[2 * i];
@@ -478,7 +474,7 @@ static void test_mode_from_tag(void **state) {
     const xpv_profile *ps[1] = {p};
     const char *hn[1] = {"hostA"};
     xpv_hostset hs = {1, ps, hn};
-    const xpv_tool *t = &xpv_tool_trace_viewer;
+    const xpv_tool *t = xpv_tool_find("trace_viewer");
     xpv_err err;
     memset(&err, 0, sizeof err);
     void *d = t->derived->build(&hs, &err);
@@ -509,9 +505,8 @@ static void test_mode_from_tag(void **state) {
  * "Iter"; an unrenamed "Iteration" event on the same line still is. */
 static void test_search_step_name(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int h = tx_plane(s, "/host:CPU");
-    int t = tx_line(s, h, 1, "main", 0);
+    int h, t;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &h, &t);
     tx_event_t *e = tx_event(s, h, t, "Iteration", 0, 10 * US);
     tx_ev_str(s, h, e, "step_name", "sample_step 12");
     e = tx_event(s, h, t, "Iteration", 20 * US, 10 * US);
@@ -547,9 +542,8 @@ static void test_search_step_name(void **state) {
  * string arg (event stat, ref_value, metadata stat), not only a prefix. */
 static void test_search_substring(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int h = tx_plane(s, "/host:CPU");
-    int t = tx_line(s, h, 1, "main", 0);
+    int h, t;
+    tx_space *s = tx_new_line("/host:CPU", 1, "main", &h, &t);
     tx_event(s, h, t, "void tensorflow::functor::FillPhiloxRandom<GPU>", 0, 10 * US);
     tx_event_t *e = tx_event(s, h, t, "MatMul", 20 * US, 10 * US);
     tx_ev_str(s, h, e, "long_name", "model/dense/philox_seed:MatMul");
@@ -752,9 +746,8 @@ static void test_flow_categories(void **state) {
  * the same shapes with a uid; details answer a complete event. */
 static void test_async_events(void **state) {
     (void)state;
-    tx_space *s = tx_new();
-    int pl = tx_plane(s, "/device:TPU:0");
-    int ln = tx_line(s, pl, 4, "Async XLA Ops", 0);
+    int pl, ln;
+    tx_space *s = tx_new_line("/device:TPU:0", 4, "Async XLA Ops", &pl, &ln);
     async_ev(s, pl, ln, "copy-start", 1 * US, 5 * US, (7ULL << 2) | 3, 1);
     async_ev(s, pl, ln, "send", 2 * US, 1 * US, (8ULL << 2) | 2 | (5ULL << 58), 1);
     async_ev(s, pl, ln, "recv", 3 * US, 1 * US, (9ULL << 2) | 1, 1);
@@ -990,7 +983,7 @@ static void check_stream_same(const xpv_profile *const *ps, size_t n, const size
                               size_t nmax) {
     const char *hn[2] = {"hostA", "hostB"};
     xpv_hostset hs = {n, ps, hn};
-    const xpv_tool *t = &xpv_tool_trace_viewer;
+    const xpv_tool *t = xpv_tool_find("trace_viewer");
     const char *keys[1] = {"tag"}, *vals[1] = {"trace_viewer"};
     xpv_params q = {1, keys, vals, "trace_viewer"};
     xpv_err err;
@@ -1053,14 +1046,7 @@ static void test_stream_chunks(void **state) {
     o.size_bytes = 300000;
     o.steps = 3;
     xpv_synth_defaults(&o);
-    xpv_buf sb;
-    xpv_buf_init(&sb);
-    assert_int_equal(xpv_synth_host(&o, 0, &sb), 0);
-    size_t len;
-    void *bytes = xpv_buf_steal(&sb, &len);
-    xpv_decode_error derr;
-    xpv_profile *s = xpv_decode(bytes, len, tx_buf_free, &derr);
-    assert_non_null(s);
+    xpv_profile *s = tu_synth_profile(&o, 0);
     const xpv_profile *syn[1] = {s};
     check_stream_same(syn, 1, maxes, 5);
     xpv_profile_free(s);
@@ -1113,9 +1099,7 @@ static void test_desc_lines_no_name(void **state) {
     assert_true(w2 <= 14 * w1);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_desc_lines_no_name),
+TU_MAIN(cmocka_unit_test(test_desc_lines_no_name),
         cmocka_unit_test(test_stream_chunks),
         cmocka_unit_test(test_full_trace),
         cmocka_unit_test(test_multi_host),
@@ -1127,7 +1111,4 @@ int main(void) {
         cmocka_unit_test(test_jax_computed_groups),
         cmocka_unit_test(test_async_events),
         cmocka_unit_test(test_flow_categories),
-        cmocka_unit_test(test_real_profiles),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_real_profiles))

@@ -4,12 +4,15 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "xplane.h"
 
 const char *tu_shared_dir(void) {
     static char path[4096];
@@ -120,10 +123,15 @@ char **tu_real_xplanes(void) {
 }
 
 size_t tu_each_real_file(const char *suffix, void (*fn)(const char *path)) {
+    TU_SKIP_NO_SHARED();
     char **files = real_files(suffix);
     size_t n = 0;
     for (char **f = files; *f; f++, n++) fn(*f);
     tu_free_list(files);
+    if (n == 0) {
+        print_message("SKIP: no %s under %s/testdata/real\n", suffix + 1, tu_shared_dir());
+        skip();
+    }
     return n;
 }
 
@@ -164,4 +172,70 @@ long tu_child_peak_growth_kb(int (*fn)(void *), void *arg) {
     assert_int_equal(r, (ssize_t)sizeof res);
     assert_true(res != -2); /* the measured work itself failed */
     return res;
+}
+
+char *tu_tmpdir;
+
+int tu_tmpdir_setup(void **state) {
+    (void)state;
+    tu_tmpdir = tu_mkdtemp();
+    return 0;
+}
+
+int tu_tmpdir_teardown(void **state) {
+    (void)state;
+    tu_rmrf(tu_tmpdir);
+    free(tu_tmpdir);
+    tu_tmpdir = NULL;
+    return 0;
+}
+
+static void free_bytes(void *p, size_t n) {
+    (void)n;
+    free(p);
+}
+
+xpv_profile *tu_decode_buf(xpv_buf *b) {
+    size_t len;
+    void *bytes = xpv_buf_steal(b, &len);
+    xpv_decode_error derr;
+    xpv_profile *p = xpv_decode(bytes, len, free_bytes, &derr);
+    if (!p) fail_msg("decode failed: %s at %llu", derr.msg, (unsigned long long)derr.offset);
+    return p;
+}
+
+xpv_profile *tu_synth_profile(const xpv_synth_opts *o, int host) {
+    xpv_buf b;
+    xpv_buf_init(&b);
+    assert_int_equal(xpv_synth_host(o, host, &b), 0);
+    return tu_decode_buf(&b);
+}
+
+void tu_check_golden(const char *dir, const char *name, const char *got, int by_value) {
+    const char *src = getenv("XPV_SRC");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/golden/%s/%s", src ? src : ".", dir, name);
+    if (getenv("XPV_UPDATE_GOLDEN")) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(got, f);   /* as `xpview export` writes it: no newline */
+        fclose(f);
+        print_message("wrote %s\n", path);
+    }
+    size_t len;
+    char *want = tu_read_file(path, &len);
+    if (!want) fail_msg("golden %s missing (XPV_UPDATE_GOLDEN=1 writes it)", path);
+    int same;
+    if (by_value) {
+        json_t *a = json_loads(got, 0, NULL), *b = json_loadb(want, len, 0, NULL);
+        assert_non_null(a);
+        assert_non_null(b);
+        same = json_equal(a, b);
+        json_decref(a);
+        json_decref(b);
+    } else {
+        same = strlen(got) == len && !memcmp(got, want, len);
+    }
+    free(want);
+    if (!same) fail_msg("%s differs from the tool's answer:\n%.2000s", path, got);
 }

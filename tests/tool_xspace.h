@@ -5,6 +5,8 @@
  *   tx_space *s = tx_new();
  *   int pl = tx_plane(s, "/host:CPU");
  *   int ln = tx_line(s, pl, 1, "python", 0);
+ *   (or, for a space of one plane and one line at time 0:
+ *    int pl, ln; tx_space *s = tx_new_line("/host:CPU", 1, "python", &pl, &ln);)
  *   Tensorflow__Profiler__XEvent *e = tx_event(s, pl, ln, "a:MatMul", 0, 10);
  *   tx_stat_int(s, pl, &e->n_stats, &e->stats, "is_eager", 1);
  *   xpv_profile *p = tx_decode(s);      // s is freed
@@ -134,6 +136,17 @@ static inline int tx_line(tx_space *s, int pl, int64_t id, const char *name, int
     l->timestamp_ns = ts_ns;
     tx_push(s, &p->n_lines, (void ***)&p->lines, l);
     return (int)p->n_lines - 1;
+}
+
+/* A new space whose plane `plane` (index in *pl) holds one line (index in
+ * *ln) with id `id` and name `line`, at time 0: how most constructed
+ * profiles start. */
+static inline tx_space *tx_new_line(const char *plane, int64_t id, const char *line, int *pl,
+                                    int *ln) {
+    tx_space *s = tx_new();
+    *pl = tx_plane(s, plane);
+    *ln = tx_line(s, *pl, id, line, 0);
+    return s;
 }
 
 static inline tx_event_t *tx_event(tx_space *s, int pl, int ln, const char *name, int64_t offset_ps,

@@ -164,8 +164,8 @@ static void op_table(xpv_dt *t, const xpv_op_metrics *m, const char *device_type
     xpv_dt_prop(t, "task_type", xpv_op_metrics_is_training(m) ? "Training" : "Inference");
 }
 
-static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_dt_doc *doc, xpv_err *err) {
+int xpv_framework_op_stats_tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                                  xpv_dt_doc *doc, xpv_err *err) {
     /* The shared OpStats intermediate (steps + op metrics), built once
      * per (run, host set) for all four stats tools. */
     const xpv_op_stats *os = derived;
@@ -179,12 +179,3 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
     xpv_op_metrics_free(own);
     return 0;
 }
-
-const xpv_tool xpv_tool_framework_op_stats = {
-    .name = "framework_op_stats",
-    .alias = "tensorflow_stats",
-    .title = "Framework Op Stats",
-    .flags = XPV_TOOL_ALL_HOSTS_OK,
-    .derived = &xpv_derived_op_stats,
-    .tables = tables,
-};

@@ -628,8 +628,8 @@ static int render_adjacent(const xpv_hostset *hs, const xpv_op_stats *os, const 
     return rc;
 }
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
+int xpv_graph_viewer_render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                            xpv_buf *out, xpv_err *err) {
     const xpv_op_stats *os = derived;
     const char *type = xpv_param(q, "type"), *format = xpv_param(q, "format");
     int dot = 0;
@@ -660,7 +660,7 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     return rc;
 }
 
-static const char *content_type(const xpv_params *q) {
+const char *xpv_graph_viewer_content_type(const xpv_params *q) {
     const char *type = xpv_param(q, "type"), *format = xpv_param(q, "format");
     if ((type && !strcmp(type, "module_list")) || (format && !strcmp(format, "dot")))
         return "text/plain; charset=utf-8";
@@ -668,14 +668,4 @@ static const char *content_type(const xpv_params *q) {
 }
 
 /* XProf lists graph_viewer when the profile carries an HLO proto. */
-static int available(const xpv_profile *p) { return xpv_hlo_count_protos(p) > 0; }
-
-const xpv_tool xpv_tool_graph_viewer = {
-    .name = "graph_viewer",
-    .title = "Graph Viewer",
-    .flags = XPV_TOOL_ALL_HOSTS_OK,
-    .available = available,
-    .derived = &xpv_derived_op_stats,
-    .render = render,
-    .content_type = content_type,
-};
+int xpv_graph_viewer_available(const xpv_profile *p) { return xpv_hlo_count_protos(p) > 0; }

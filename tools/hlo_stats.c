@@ -120,8 +120,8 @@ static const xpv_dt_col cols[] = {
     {"vdd_energy", "VDD Energy (J)", "number", NULL},
 };
 
-static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_dt_doc *doc, xpv_err *err) {
+int xpv_hlo_stats_tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                         xpv_dt_doc *doc, xpv_err *err) {
     (void)q;
     const xpv_op_stats *os = derived;
     const xpv_op_metrics *m = os->ops;
@@ -141,12 +141,3 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
     }
     return 0;
 }
-
-const xpv_tool xpv_tool_hlo_stats = {
-    .name = "hlo_stats",
-    .title = "HLO Op Stats",
-    .flags = XPV_TOOL_ALL_HOSTS_OK,
-    .available = xpv_tool_has_accelerator,
-    .derived = &xpv_derived_op_stats,
-    .tables = tables,
-};

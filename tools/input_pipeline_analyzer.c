@@ -15,8 +15,8 @@
 #include "opstats.h"
 #include "tool.h"
 
-static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_dt_doc *doc, xpv_err *err) {
+int xpv_input_pipeline_analyzer_tables(const xpv_hostset *hs, const void *derived,
+                                       const xpv_params *q, xpv_dt_doc *doc, xpv_err *err) {
     (void)hs;
     (void)q;
     const xpv_op_stats *os = xpv_op_stats_need(derived, "input_pipeline_analyzer", err);
@@ -31,12 +31,3 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
     xpv_ipa_diagnostics_table(doc, os, 0);
     return 0;
 }
-
-const xpv_tool xpv_tool_input_pipeline_analyzer = {
-    .name = "input_pipeline_analyzer",
-    .alias = "input_pipeline", /* the old name XProf still accepts (§1.5) */
-    .title = "Input Pipeline Analyzer",
-    .flags = XPV_TOOL_ALL_HOSTS_OK,
-    .derived = &xpv_derived_op_stats,
-    .tables = tables,
-};

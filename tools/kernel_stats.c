@@ -90,8 +90,8 @@ static void kernel_table(xpv_dt *t, const xpv_op_metrics *m, const char *occ_lab
     xpv_buf_free(&tmp);
 }
 
-static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_dt_doc *doc, xpv_err *err) {
+int xpv_kernel_stats_tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                            xpv_dt_doc *doc, xpv_err *err) {
     (void)q;
     /* The shared OpStats intermediate (steps + op metrics), built once
      * per (run, host set) for all four stats tools. */
@@ -106,17 +106,8 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
 }
 
 /* Offered only for hosts with a GPU plane. */
-static int available(const xpv_profile *p) {
+int xpv_kernel_stats_available(const xpv_profile *p) {
     for (uint32_t i = 0; i < p->nplanes; i++)
         if (xpv_str_has_prefix(p->planes[i].name, "/device:GPU:")) return 1;
     return 0;
 }
-
-const xpv_tool xpv_tool_kernel_stats = {
-    .name = "kernel_stats",
-    .title = "GPU Kernel Stats",
-    .flags = XPV_TOOL_ALL_HOSTS_OK,
-    .available = available,
-    .derived = &xpv_derived_op_stats,
-    .tables = tables,
-};

@@ -707,8 +707,8 @@ static int mp_cmp_id(const void *x, const void *y) {
 
 /* ==== Tool ================================================================ */
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
+int xpv_memory_profile_render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                              xpv_buf *out, xpv_err *err) {
     (void)derived;
     (void)q;
     if (hs->n != 1) {
@@ -748,7 +748,7 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
 }
 
 /* Offered when the host plane has allocator events. */
-static int available(const xpv_profile *p) {
+int xpv_memory_profile_available(const xpv_profile *p) {
     const xpv_plane *pl = xpv_find_plane(p, "/host:CPU");
     if (!pl) return 0;
     uint8_t *types = mp_event_types(pl);
@@ -756,11 +756,3 @@ static int available(const xpv_profile *p) {
     free(types);
     return has;
 }
-
-const xpv_tool xpv_tool_memory_profile = {
-    .name = "memory_profile",
-    .title = "Memory Profile",
-    .flags = 0,
-    .available = available,
-    .render = render,
-};

@@ -225,8 +225,8 @@ static const xpv_hlo_program *pick_program(const xpv_op_stats *os, const xpv_par
     return p;
 }
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
+int xpv_memory_viewer_render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                             xpv_buf *out, xpv_err *err) {
     const xpv_op_stats *os = derived;
     const xpv_hlo_program *p = pick_program(os, q, err);
     if (!p) return -1;
@@ -254,13 +254,4 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     return 0;
 }
 
-static int available(const xpv_profile *p) { return xpv_hlo_count_protos(p) > 0; }
-
-const xpv_tool xpv_tool_memory_viewer = {
-    .name = "memory_viewer",
-    .title = "Memory Viewer",
-    .flags = 0,
-    .available = available,
-    .derived = &xpv_derived_op_stats,
-    .render = render,
-};
+int xpv_memory_viewer_available(const xpv_profile *p) { return xpv_hlo_count_protos(p) > 0; }

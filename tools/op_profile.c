@@ -317,8 +317,8 @@ static int write_tree(xpv_buf *out, builder *b, int group, int exclude_idle) {
     return 0;
 }
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
+int xpv_op_profile_render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                          xpv_buf *out, xpv_err *err) {
     const xpv_op_stats *os = derived;
     const char *g = xpv_param(q, "group_by");
     int group = BY_PROGRAM;
@@ -348,12 +348,3 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     xpv_arena_free(&a);
     return rc;
 }
-
-const xpv_tool xpv_tool_op_profile = {
-    .name = "op_profile",
-    .title = "HLO Op Profile",
-    .flags = XPV_TOOL_ALL_HOSTS_OK,
-    .available = xpv_tool_has_accelerator,
-    .derived = &xpv_derived_op_stats,
-    .render = render,
-};

@@ -256,8 +256,8 @@ static void inference_latency_table(xpv_dt_doc *doc) {
     xpv_dt_add_cols(xpv_dt_doc_table(doc, 0), cols, sizeof cols / sizeof cols[0]);
 }
 
-static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_dt_doc *doc, xpv_err *err) {
+int xpv_overview_page_tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                             xpv_dt_doc *doc, xpv_err *err) {
     (void)hs;
     (void)q;
     const xpv_op_stats *os = xpv_op_stats_need(derived, "overview_page", err);
@@ -273,11 +273,3 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
     xpv_ipa_diagnostics_table(doc, os, 1);
     return 0;
 }
-
-const xpv_tool xpv_tool_overview_page = {
-    .name = "overview_page",
-    .title = "Overview Page",
-    .flags = XPV_TOOL_ALL_HOSTS_ONLY,
-    .derived = &xpv_derived_op_stats,
-    .tables = tables,
-};

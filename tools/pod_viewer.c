@@ -137,8 +137,8 @@ static void pv_diagnostics(xpv_buf *b, const xpv_op_stats *os) {
     xpv_dt_doc_release(&doc);
 }
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_buf *out, xpv_err *err) {
+int xpv_pod_viewer_render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                          xpv_buf *out, xpv_err *err) {
     (void)q;
     const xpv_op_stats *os = derived;
     xpv_op_stats *own = NULL;
@@ -190,12 +190,3 @@ static int render(const xpv_hostset *hs, const void *derived, const xpv_params *
     xpv_op_stats_free(own);
     return 0;
 }
-
-const xpv_tool xpv_tool_pod_viewer = {
-    .name = "pod_viewer",
-    .title = "Pod Viewer",
-    .flags = XPV_TOOL_ALL_HOSTS_ONLY,
-    .available = xpv_tool_has_accelerator,
-    .derived = &xpv_derived_op_stats,
-    .render = render,
-};

@@ -1,42 +1,67 @@
 /*
  * registry.c - the table of tools, in XProf's display order.
  *
- * Each converter file defines one `const xpv_tool xpv_tool_<name>`.
+ * Each converter file (tools/<name>.c) defines its tool's hooks, declared
+ * in tool.h; the table below names them.
  */
 #include <string.h>
 
+#include "opstats.h"
 #include "tool.h"
+#include "trace_index.h"
 
-extern const xpv_tool xpv_tool_overview_page __attribute__((weak));
-extern const xpv_tool xpv_tool_trace_viewer __attribute__((weak));
-extern const xpv_tool xpv_tool_graph_viewer __attribute__((weak));
-extern const xpv_tool xpv_tool_input_pipeline_analyzer __attribute__((weak));
-extern const xpv_tool xpv_tool_kernel_stats __attribute__((weak));
-extern const xpv_tool xpv_tool_memory_profile __attribute__((weak));
-extern const xpv_tool xpv_tool_memory_viewer __attribute__((weak));
-extern const xpv_tool xpv_tool_pod_viewer __attribute__((weak));
-extern const xpv_tool xpv_tool_framework_op_stats __attribute__((weak));
-extern const xpv_tool xpv_tool_tf_data_bottleneck_analysis __attribute__((weak));
-extern const xpv_tool xpv_tool_op_profile __attribute__((weak));
-extern const xpv_tool xpv_tool_hlo_stats __attribute__((weak));
-extern const xpv_tool xpv_tool_roofline_model __attribute__((weak));
+enum { ALL_ONLY = XPV_TOOL_ALL_HOSTS_ONLY, ALL_OK = XPV_TOOL_ALL_HOSTS_OK };
+
+/* One row a tool: what the server lists and routes by, and the converter's
+ * hooks (tools/<name>.c).  Aliases are the older names XProf still
+ * accepts (xprof-reference.md §1.5). */
+static const xpv_tool table[] = {
+    {.name = "overview_page", .title = "Overview Page", .flags = ALL_ONLY,
+     .derived = &xpv_derived_op_stats, .tables = xpv_overview_page_tables},
+    {.name = "trace_viewer", .alias = "trace_viewer@", .title = "Trace Viewer",
+     .derived = &xpv_derived_trace_index, .render = xpv_trace_viewer_render,
+     .stream = &xpv_trace_viewer_stream},
+    {.name = "graph_viewer", .title = "Graph Viewer", .flags = ALL_OK,
+     .available = xpv_graph_viewer_available, .derived = &xpv_derived_op_stats,
+     .render = xpv_graph_viewer_render, .content_type = xpv_graph_viewer_content_type},
+    {.name = "input_pipeline_analyzer", .alias = "input_pipeline",
+     .title = "Input Pipeline Analyzer", .flags = ALL_OK, .derived = &xpv_derived_op_stats,
+     .tables = xpv_input_pipeline_analyzer_tables},
+    {.name = "kernel_stats", .title = "GPU Kernel Stats", .flags = ALL_OK,
+     .available = xpv_kernel_stats_available, .derived = &xpv_derived_op_stats,
+     .tables = xpv_kernel_stats_tables},
+    {.name = "memory_profile", .title = "Memory Profile",
+     .available = xpv_memory_profile_available, .render = xpv_memory_profile_render},
+    {.name = "memory_viewer", .title = "Memory Viewer", .available = xpv_memory_viewer_available,
+     .derived = &xpv_derived_op_stats, .render = xpv_memory_viewer_render},
+    {.name = "roofline_model", .title = "Roofline Model", .flags = ALL_OK,
+     .available = xpv_tool_has_accelerator, .derived = &xpv_derived_op_stats,
+     .tables = xpv_roofline_model_tables},
+    {.name = "pod_viewer", .title = "Pod Viewer", .flags = ALL_ONLY,
+     .available = xpv_tool_has_accelerator, .derived = &xpv_derived_op_stats,
+     .render = xpv_pod_viewer_render},
+    {.name = "framework_op_stats", .alias = "tensorflow_stats", .title = "Framework Op Stats",
+     .flags = ALL_OK, .derived = &xpv_derived_op_stats,
+     .tables = xpv_framework_op_stats_tables},
+    {.name = "tf_data_bottleneck_analysis", .title = "tf.data Bottleneck Analysis",
+     .flags = ALL_ONLY, .available = xpv_tf_data_bottleneck_analysis_available,
+     .derived = &xpv_derived_tf_data, .tables = xpv_tf_data_bottleneck_analysis_tables},
+    {.name = "op_profile", .title = "HLO Op Profile", .flags = ALL_OK,
+     .available = xpv_tool_has_accelerator, .derived = &xpv_derived_op_stats,
+     .render = xpv_op_profile_render},
+    {.name = "hlo_stats", .title = "HLO Op Stats", .flags = ALL_OK,
+     .available = xpv_tool_has_accelerator, .derived = &xpv_derived_op_stats,
+     .tables = xpv_hlo_stats_tables},
+};
+
+#define NTOOLS (sizeof table / sizeof table[0])
 
 const xpv_tool *const *xpv_tools(void) {
-    static const xpv_tool *list[32];
+    static const xpv_tool *list[NTOOLS + 1];
     static int done;
     if (!done) {
-        const xpv_tool *all[] = {
-            &xpv_tool_overview_page, &xpv_tool_trace_viewer, &xpv_tool_graph_viewer,
-            &xpv_tool_input_pipeline_analyzer, &xpv_tool_kernel_stats,
-            &xpv_tool_memory_profile, &xpv_tool_memory_viewer, &xpv_tool_roofline_model,
-            &xpv_tool_pod_viewer,
-            &xpv_tool_framework_op_stats, &xpv_tool_tf_data_bottleneck_analysis,
-            &xpv_tool_op_profile, &xpv_tool_hlo_stats,
-        };
-        size_t k = 0;
-        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-            if (all[i]) list[k++] = all[i];
-        list[k] = NULL;
+        for (size_t i = 0; i < NTOOLS; i++) list[i] = &table[i];
+        list[NTOOLS] = NULL;
         done = 1;
     }
     return list;

@@ -61,99 +61,70 @@ enum field {
     F_COMPUTE_EFF, F_MEM_UTIL, F_INFEED, F_MODULE, F_SOURCE,
 };
 
+enum { TPU = 1, GPU = 2, ALL = TPU | GPU };
+
 typedef struct col {
     xpv_dt_col c;
     int field;
+    int tables;   /* TPU, GPU or ALL: the tables that have the column */
 } col;
 
 #define GF "(GFLOP/s)"
-/* XProf GetRooflineModelDataTable (TPU and the rest). */
-static const col TPU_COLS[] = {
-    {{"step", "Step", "string", NULL}, F_STEP},
-    {{"rank", "Rank", "number", NULL}, F_RANK},
-    {{"category", "Category", "string", NULL}, F_CATEGORY},
-    {{"operation", "Operation", "string", NULL}, F_OPERATION},
-    {{"occurrences", "# Occurrences", "number", NULL}, F_OCC},
-    {{"total_time", "Total Time (us)", "number", NULL}, F_TOTAL},
-    {{"avg_time", "Avg. time (us)", "number", NULL}, F_AVG},
-    {{"total_self_time", "Total self time (us)", "number", NULL}, F_SELF},
-    {{"avg_self_time", "Avg. self time (us)", "number", NULL}, F_AVG_SELF},
-    {{"total_self_time_percent", "Total self time (%)", "number", NULL}, F_SELF_PCT},
+/* XProf GetRooflineModelDataTable (TPU and the rest) and
+ * GetRooflineModelDataTableForGpu in one list: each column says which of
+ * the two tables has it. */
+static const col COLS[] = {
+    {{"step", "Step", "string", NULL}, F_STEP, ALL},
+    {{"rank", "Rank", "number", NULL}, F_RANK, ALL},
+    {{"category", "Category", "string", NULL}, F_CATEGORY, ALL},
+    {{"operation", "Operation", "string", NULL}, F_OPERATION, ALL},
+    {{"occurrences", "# Occurrences", "number", NULL}, F_OCC, ALL},
+    {{"total_time", "Total Time (us)", "number", NULL}, F_TOTAL, ALL},
+    {{"avg_time", "Avg. time (us)", "number", NULL}, F_AVG, ALL},
+    {{"total_self_time", "Total self time (us)", "number", NULL}, F_SELF, ALL},
+    {{"avg_self_time", "Avg. self time (us)", "number", NULL}, F_AVG_SELF, ALL},
+    {{"total_self_time_percent", "Total self time (%)", "number", NULL}, F_SELF_PCT, ALL},
     {{"cumulative_total_self_time_percent", "Cumulative total self time (%)", "number", NULL},
-     F_CUM_PCT},
-    {{"dma_stall_percent", "%time stalled by DMA", "number", NULL}, F_ZERO},
-    {{"measured_flop_rate", "Normalized FLOP Rate " GF, "number", NULL}, F_FLOP_RATE},
-    {{"model_flop_rate", "Model FLOP Rate " GF, "number", NULL}, F_MODEL_RATE},
-    {{"measured_memory_bw", "Memory BW (GiB/s)", "number", NULL}, F_MEM_BW},
-    {{"hbm_bw", "HBM BW (GiB/s)", "number", NULL}, F_HBM_BW},
-    {{"cmem_read_bw", "CMEM Read BW (GiB/s)", "number", NULL}, F_ZERO},
-    {{"cmem_write_bw", "CMEM Write BW (GiB/s)", "number", NULL}, F_ZERO},
-    {{"vmem_read_bw", "VMEM Read BW (GiB/s)", "number", NULL}, F_ZERO},
-    {{"vmem_write_bw", "VMEM Write BW (GiB/s)", "number", NULL}, F_ZERO},
-    {{"operational_intensity", "Operational Intensity (FLOP/Byte)", "number", NULL}, F_OI},
+     F_CUM_PCT, ALL},
+    {{"dma_stall_percent", "%time stalled by DMA", "number", NULL}, F_ZERO, TPU},
+    {{"measured_flop_rate", "Normalized FLOP Rate " GF, "number", NULL}, F_FLOP_RATE, ALL},
+    {{"model_flop_rate", "Model FLOP Rate " GF, "number", NULL}, F_MODEL_RATE, ALL},
+    {{"measured_memory_bw", "Memory BW (GiB/s)", "number", NULL}, F_MEM_BW, ALL},
+    {{"hbm_bw", "HBM BW (GiB/s)", "number", NULL}, F_HBM_BW, ALL},
+    {{"cmem_read_bw", "CMEM Read BW (GiB/s)", "number", NULL}, F_ZERO, TPU},
+    {{"cmem_write_bw", "CMEM Write BW (GiB/s)", "number", NULL}, F_ZERO, TPU},
+    {{"vmem_read_bw", "VMEM Read BW (GiB/s)", "number", NULL}, F_ZERO, TPU},
+    {{"vmem_write_bw", "VMEM Write BW (GiB/s)", "number", NULL}, F_ZERO, TPU},
+    {{"vmem_write_bw", "SHM/L1 BW (GiB/s)", "number", NULL}, F_ZERO, GPU},
+    {{"operational_intensity", "Operational Intensity (FLOP/Byte)", "number", NULL}, F_OI, ALL},
     {{"hbm_operational_intensity", "HBM Operational Intensity (FLOP/Byte)", "number", NULL},
-     F_HBM_OI},
+     F_HBM_OI, ALL},
     {{"cmem_read_operational_intensity", "CMEM Read Operational Intensity (FLOP/Byte)",
-      "number", NULL}, F_ZERO},
+      "number", NULL}, F_ZERO, TPU},
     {{"cmem_write_operational_intensity", "CMEM Write Operational Intensity (FLOP/Byte)",
-      "number", NULL}, F_ZERO},
+      "number", NULL}, F_ZERO, TPU},
     {{"vmem_read_operational_intensity", "VMEM Read Operational Intensity (FLOP/Byte)",
-      "number", NULL}, F_ZERO},
+      "number", NULL}, F_ZERO, TPU},
     {{"vmem_write_operational_intensity", "VMEM Write Operational Intensity (FLOP/Byte)",
-      "number", NULL}, F_ZERO},
+      "number", NULL}, F_ZERO, TPU},
+    {{"vmem_write_operational_intensity", "SHM/L1 Operational Intensity (FLOP/Byte)", "number",
+      NULL}, F_ZERO, GPU},
     {{"bottleneck_operational_intensity", "Bottleneck Operational Intensity (FLOP/Byte)",
-      "number", NULL}, F_BOTTLENECK_OI},
-    {{"bound_by", "Bound by", "string", NULL}, F_BOUND_BY},
-    {{"total_time_per_core", "Total Time per core (us)", "number", NULL}, F_PER_CORE},
-    {{"total_time_in_percentage", "Total Time (%)", "number", NULL}, F_TIME_PCT},
-    {{"optimal_flop_rate", "Optimal FLOP Rate " GF, "number", NULL}, F_OPTIMAL},
-    {{"roofline_efficiency", "Roofline efficiency (%)", "number", NULL}, F_EFFICIENCY},
-    {{"compute_efficiency", "FLOP Rate / Peak (%)", "number", NULL}, F_COMPUTE_EFF},
+      "number", NULL}, F_BOTTLENECK_OI, ALL},
+    {{"bound_by", "Bound by", "string", NULL}, F_BOUND_BY, ALL},
+    {{"total_time_per_core", "Total Time per core (us)", "number", NULL}, F_PER_CORE, ALL},
+    {{"total_time_in_percentage", "Total Time (%)", "number", NULL}, F_TIME_PCT, ALL},
+    {{"optimal_flop_rate", "Optimal FLOP Rate " GF, "number", NULL}, F_OPTIMAL, ALL},
+    {{"roofline_efficiency", "Roofline efficiency (%)", "number", NULL}, F_EFFICIENCY, ALL},
+    {{"compute_efficiency", "FLOP Rate / Peak (%)", "number", NULL}, F_COMPUTE_EFF, ALL},
     {{"max_mem_bw_utilization", "Max memory BW utilization (among supported memories) (%)",
-      "number", NULL}, F_MEM_UTIL},
-    {{"include_infeed_outfeed", "Include Infeed/Outfeed", "boolean", NULL}, F_INFEED},
-    {{"hlo_module_id", "Program ID", "string", NULL}, F_MODULE},
-    {{"source_info", "Source Info", "string", NULL}, F_SOURCE},
+      "number", NULL}, F_MEM_UTIL, ALL},
+    {{"include_infeed_outfeed", "Include Infeed/Outfeed", "boolean", NULL}, F_INFEED, ALL},
+    {{"hlo_module_id", "Program ID", "string", NULL}, F_MODULE, ALL},
+    {{"source_info", "Source Info", "string", NULL}, F_SOURCE, ALL},
 };
 
-/* XProf GetRooflineModelDataTableForGpu. */
-static const col GPU_COLS[] = {
-    {{"step", "Step", "string", NULL}, F_STEP},
-    {{"rank", "Rank", "number", NULL}, F_RANK},
-    {{"category", "Category", "string", NULL}, F_CATEGORY},
-    {{"operation", "Operation", "string", NULL}, F_OPERATION},
-    {{"occurrences", "# Occurrences", "number", NULL}, F_OCC},
-    {{"total_time", "Total Time (us)", "number", NULL}, F_TOTAL},
-    {{"avg_time", "Avg. time (us)", "number", NULL}, F_AVG},
-    {{"total_self_time", "Total self time (us)", "number", NULL}, F_SELF},
-    {{"avg_self_time", "Avg. self time (us)", "number", NULL}, F_AVG_SELF},
-    {{"total_self_time_percent", "Total self time (%)", "number", NULL}, F_SELF_PCT},
-    {{"cumulative_total_self_time_percent", "Cumulative total self time (%)", "number", NULL},
-     F_CUM_PCT},
-    {{"measured_flop_rate", "Normalized FLOP Rate " GF, "number", NULL}, F_FLOP_RATE},
-    {{"model_flop_rate", "Model FLOP Rate " GF, "number", NULL}, F_MODEL_RATE},
-    {{"measured_memory_bw", "Memory BW (GiB/s)", "number", NULL}, F_MEM_BW},
-    {{"hbm_bw", "HBM BW (GiB/s)", "number", NULL}, F_HBM_BW},
-    {{"vmem_write_bw", "SHM/L1 BW (GiB/s)", "number", NULL}, F_ZERO},
-    {{"operational_intensity", "Operational Intensity (FLOP/Byte)", "number", NULL}, F_OI},
-    {{"hbm_operational_intensity", "HBM Operational Intensity (FLOP/Byte)", "number", NULL},
-     F_HBM_OI},
-    {{"vmem_write_operational_intensity", "SHM/L1 Operational Intensity (FLOP/Byte)", "number",
-      NULL}, F_ZERO},
-    {{"bottleneck_operational_intensity", "Bottleneck Operational Intensity (FLOP/Byte)",
-      "number", NULL}, F_BOTTLENECK_OI},
-    {{"bound_by", "Bound by", "string", NULL}, F_BOUND_BY},
-    {{"total_time_per_core", "Total Time per core (us)", "number", NULL}, F_PER_CORE},
-    {{"total_time_in_percentage", "Total Time (%)", "number", NULL}, F_TIME_PCT},
-    {{"optimal_flop_rate", "Optimal FLOP Rate " GF, "number", NULL}, F_OPTIMAL},
-    {{"roofline_efficiency", "Roofline efficiency (%)", "number", NULL}, F_EFFICIENCY},
-    {{"compute_efficiency", "FLOP Rate / Peak (%)", "number", NULL}, F_COMPUTE_EFF},
-    {{"max_mem_bw_utilization", "Max memory BW utilization (among supported memories) (%)",
-      "number", NULL}, F_MEM_UTIL},
-    {{"include_infeed_outfeed", "Include Infeed/Outfeed", "boolean", NULL}, F_INFEED},
-    {{"hlo_module_id", "Program ID", "string", NULL}, F_MODULE},
-    {{"source_info", "Source Info", "string", NULL}, F_SOURCE},
-};
+#define NCOLS (sizeof COLS / sizeof COLS[0])
 
 static double field_num(const rec *r, int f) {
     switch (f) {
@@ -182,12 +153,14 @@ static double field_num(const rec *r, int f) {
     }
 }
 
-static void add_rec(xpv_dt *t, const col *cols, size_t ncols, const rec *r) {
+/* A row of `r` in the columns of COLS that `table` (TPU or GPU) has. */
+static void add_rec(xpv_dt *t, int table, const rec *r) {
     char pid[32];
     snprintf(pid, sizeof pid, "%llu", (unsigned long long)r->program_id);
     xpv_dt_row(t);
-    for (size_t i = 0; i < ncols; i++) {
-        switch (cols[i].field) {
+    for (size_t i = 0; i < NCOLS; i++) {
+        if (!(COLS[i].tables & table)) continue;
+        switch (COLS[i].field) {
         case F_STEP: xpv_dt_str(t, r->step); break;
         case F_CATEGORY: xpv_dt_str(t, r->category); break;
         case F_OPERATION: xpv_dt_strn(t, r->name.ptr, r->name.len); break;
@@ -195,7 +168,7 @@ static void add_rec(xpv_dt *t, const col *cols, size_t ncols, const rec *r) {
         case F_INFEED: xpv_dt_bool(t, r->infeed); break;
         case F_MODULE: xpv_dt_str(t, pid); break;
         case F_SOURCE: xpv_dt_str(t, r->source); break;
-        default: xpv_dt_num(t, field_num(r, cols[i].field)); break;
+        default: xpv_dt_num(t, field_num(r, COLS[i].field)); break;
         }
     }
 }
@@ -208,8 +181,6 @@ typedef struct ctx {
     const xpv_hlo_op *hlo;      /* per db op */
     const char **category;      /* per db op */
     int gpu;                    /* GPU table (device_type contains "GPU") */
-    const col *cols;
-    size_t ncols;
 } ctx;
 
 static void fill_rates(const ctx *c, rec *r, double flops, double model_flops, double bytes,
@@ -241,7 +212,7 @@ static void add_program(xpv_dt *t, const ctx *c, int infeed, int64_t io_ps) {
     r.time_frac = total_ps != 0 ? 1.0 : 0.0;
     r.infeed = infeed;
     fill_rates(c, &r, flops, model, bytes, (double)total_ps);
-    add_rec(t, c->cols, c->ncols, &r);
+    add_rec(t, c->gpu ? GPU : TPU, &r);
 }
 
 /* XProf ConvertOpMetricsDbToRooflineModelRecords for one infeed choice. */
@@ -276,7 +247,7 @@ static void add_records(xpv_dt *t, const ctx *c, int infeed) {
         r.time_frac = safe_div((double)op->time_ps, (double)(c->db->total_time_ps - io_ps));
         r.infeed = infeed;
         fill_rates(c, &r, op->flops, op->model_flops, op->bytes_accessed, (double)op->time_ps);
-        add_rec(t, c->cols, c->ncols, &r);
+        add_rec(t, c->gpu ? GPU : TPU, &r);
     }
 }
 
@@ -324,14 +295,12 @@ static void add_props(xpv_dt *t, const ctx *c) {
     if (!c->gpu) prop_num(t, "time_scale_multiplier", 0);
 }
 
-static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_dt_doc *doc, xpv_err *err) {
+int xpv_roofline_model_tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                              xpv_dt_doc *doc, xpv_err *err) {
     (void)q;
     const xpv_op_stats *os = derived;
     ctx c = {.os = os, .m = os->ops, .db = &os->ops->device};
     c.gpu = strstr(os->device_type, "GPU") != NULL;
-    c.cols = c.gpu ? GPU_COLS : TPU_COLS;
-    c.ncols = c.gpu ? sizeof GPU_COLS / sizeof GPU_COLS[0] : sizeof TPU_COLS / sizeof TPU_COLS[0];
     /* XProf answers an empty database for hosts without GPU / TPU. */
     int device = c.m->has_gpu || c.m->has_tpu;
     size_t n = device ? c.db->n : 0;
@@ -348,7 +317,8 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
     c.hlo = hlo;
     c.category = cat;
     xpv_dt *t = xpv_dt_doc_table(doc, 0);
-    for (size_t i = 0; i < c.ncols; i++) xpv_dt_add_cols(t, &c.cols[i].c, 1);
+    for (size_t i = 0; i < NCOLS; i++)
+        if (COLS[i].tables & (c.gpu ? GPU : TPU)) xpv_dt_add_cols(t, &COLS[i].c, 1);
     add_props(t, &c);
     if (device)
         for (int infeed = 1; infeed >= 0; infeed--) add_records(t, &c, infeed);
@@ -357,14 +327,3 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
     free(cat);
     return 0;
 }
-
-
-const xpv_tool xpv_tool_roofline_model = {
-    .name = "roofline_model",
-    .title = "Roofline Model",
-    .flags = XPV_TOOL_ALL_HOSTS_OK,
-    /* XProf lists it for profiles with device ops, as hlo_stats. */
-    .available = xpv_tool_has_accelerator,
-    .derived = &xpv_derived_op_stats,
-    .tables = tables,
-};

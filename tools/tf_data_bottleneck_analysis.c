@@ -955,7 +955,7 @@ static void *td_run_build(const xpv_hostset *hs, xpv_err *err) {
     return r;
 }
 
-static const xpv_derived_kind td_kind = {
+const xpv_derived_kind xpv_derived_tf_data = {
     .name = "tf_data",
     .build = td_run_build,
     .free = td_run_free,
@@ -968,8 +968,8 @@ static const xpv_derived_kind td_kind = {
 
 /* ==== Tool ================================================================ */
 
-static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *q,
-                  xpv_dt_doc *doc, xpv_err *err) {
+int xpv_tf_data_bottleneck_analysis_tables(const xpv_hostset *hs, const void *derived,
+                                           const xpv_params *q, xpv_dt_doc *doc, xpv_err *err) {
     (void)q;
     const td_run *run = derived;
     td_run *own = NULL;
@@ -989,19 +989,10 @@ static int tables(const xpv_hostset *hs, const void *derived, const xpv_params *
 }
 
 /* Offered when the host plane has tf.data iterator events. */
-static int available(const xpv_profile *p) {
+int xpv_tf_data_bottleneck_analysis_available(const xpv_profile *p) {
     const xpv_plane *pl = xpv_find_plane(p, "/host:CPU");
     if (!pl) return 0;
     for (uint32_t i = 0; i < pl->nevent_meta; i++)
         if (td_is_tfdata(pl->event_meta[i].name)) return 1;
     return 0;
 }
-
-const xpv_tool xpv_tool_tf_data_bottleneck_analysis = {
-    .name = "tf_data_bottleneck_analysis",
-    .title = "tf.data Bottleneck Analysis",
-    .flags = XPV_TOOL_ALL_HOSTS_ONLY,
-    .available = available,
-    .derived = &td_kind,
-    .tables = tables,
-};

@@ -63,8 +63,14 @@ enum {
  * caller initialised as an array (xpv_dt_doc_init(doc, 1)) and releases
  * whatever the result; a tool answering one bare table sets doc->array to
  * 0.  Returns 0, or fills err and returns -1. */
-typedef int (*xpv_tool_tables_fn)(const xpv_hostset *hs, const void *derived,
-                                  const xpv_params *q, xpv_dt_doc *doc, xpv_err *err);
+typedef int xpv_tool_tables_hook(const xpv_hostset *hs, const void *derived,
+                                 const xpv_params *q, xpv_dt_doc *doc, xpv_err *err);
+typedef xpv_tool_tables_hook *xpv_tool_tables_fn;
+/* A tool's own JSON writer (see render below). */
+typedef int xpv_tool_render_hook(const xpv_hostset *hs, const void *derived,
+                                 const xpv_params *q, xpv_buf *out, xpv_err *err);
+/* Whether a tool has something to show for a host (see available below). */
+typedef int xpv_tool_available_hook(const xpv_profile *p);
 
 typedef struct xpv_tool {
     const char *name;           /* XProf tool name, e.g. "overview_page" */
@@ -73,12 +79,11 @@ typedef struct xpv_tool {
     unsigned flags;
     /* Whether the tool has something to show for this (first) host; NULL
      * means always. */
-    int (*available)(const xpv_profile *p);
+    xpv_tool_available_hook *available;
     const xpv_derived_kind *derived;  /* NULL when render needs none */
     /* Write the JSON.  Returns 0, or fills err and returns -1.  NULL for
      * table tools: call xpv_tool_render, which writes their tables. */
-    int (*render)(const xpv_hostset *hs, const void *derived,
-                  const xpv_params *q, xpv_buf *out, xpv_err *err);
+    xpv_tool_render_hook *render;
     /* Table tools (data_csv works): their tables, written as JSON by
      * xpv_tool_render and as CSV by xpv_tool_csv; NULL for the others. */
     xpv_tool_tables_fn tables;
@@ -100,6 +105,21 @@ int xpv_tool_csv(const xpv_tool *t, const xpv_hostset *hs, const void *derived,
 /* available() of the tools XProf offers for profiles with a GPU or TPU
  * plane (hlo_stats, op_profile, roofline_model, pod_viewer). */
 int xpv_tool_has_accelerator(const xpv_profile *p);
+
+/* The converters' hooks, one group per tools/<tool>.c, which registry.c
+ * gathers into its table of tools (name, title, flags and derived kind). */
+xpv_tool_tables_hook xpv_overview_page_tables, xpv_input_pipeline_analyzer_tables,
+    xpv_kernel_stats_tables, xpv_roofline_model_tables, xpv_framework_op_stats_tables,
+    xpv_tf_data_bottleneck_analysis_tables, xpv_hlo_stats_tables;
+xpv_tool_render_hook xpv_trace_viewer_render, xpv_graph_viewer_render, xpv_memory_profile_render,
+    xpv_memory_viewer_render, xpv_pod_viewer_render, xpv_op_profile_render;
+xpv_tool_available_hook xpv_graph_viewer_available, xpv_kernel_stats_available,
+    xpv_memory_profile_available, xpv_memory_viewer_available,
+    xpv_tf_data_bottleneck_analysis_available;
+const char *xpv_graph_viewer_content_type(const xpv_params *q);
+extern const xpv_tool_stream xpv_trace_viewer_stream;
+/* tf_data_bottleneck_analysis's own derived kind: the per-host pipelines. */
+extern const xpv_derived_kind xpv_derived_tf_data;
 
 /* All tools in XProf's display order, NULL-terminated. */
 extern const xpv_tool *const *xpv_tools(void);

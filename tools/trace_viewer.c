@@ -7,7 +7,7 @@
  *              its args, process/thread metadata, flows, counters.  Loads
  *              unchanged in Perfetto UI and chrome://tracing.  No event cap.
  *              Gigabytes on big profiles, so it is also offered as a
- *              resumable writer (`full_stream`, xpv_tool_stream) that the
+ *              resumable writer (`xpv_trace_viewer_stream`) that the
  *              server sends chunk by chunk; render() runs the same writer
  *              to the end.
  *   streaming  tag=trace_viewer@, or start_time_ms / end_time_ms /
@@ -860,8 +860,8 @@ static int is_windowed(const xpv_params *q) {
            xpv_param(q, "end_time_ms") || xpv_param(q, "resolution");
 }
 
-static int render(const xpv_hostset *hs, const void *derived, const xpv_params *q, xpv_buf *out,
-                  xpv_err *err) {
+int xpv_trace_viewer_render(const xpv_hostset *hs, const void *derived, const xpv_params *q,
+                            xpv_buf *out, xpv_err *err) {
     const xpv_trace_index *ix = derived;
     if (!ix) {
         err->status = XPV_E_INTERNAL;
@@ -906,19 +906,9 @@ static int stream_next(void *st, xpv_buf *out, size_t max) {
 
 static void stream_free(void *st) { full_free(st); }
 
-static const xpv_tool_stream full_stream = {
+const xpv_tool_stream xpv_trace_viewer_stream = {
     .wants = stream_wants,
     .open = stream_open,
     .next = stream_next,
     .free = stream_free,
-};
-
-const xpv_tool xpv_tool_trace_viewer = {
-    .name = "trace_viewer",
-    .alias = "trace_viewer@",
-    .title = "Trace Viewer",
-    .flags = 0,
-    .derived = &xpv_derived_trace_index,
-    .render = render,
-    .stream = &full_stream,
 };

@@ -9,7 +9,7 @@
 // GPU run lists the device op seen in the file, a JAX run on AMD GPUs shows
 // device ops too.  Every test asserts no external request and no page error.
 const fs = require('fs');
-const { test, tableCount, columnTexts: tableColumn, num, pointOn } = require('./harness');
+const { test, serverTables, checkEmptyTool, tableCount, columnTexts: tableColumn, num, pointOn } = require('./harness');
 
 const RUN1 = '2024_01_01_00_00_01';
 
@@ -25,18 +25,7 @@ async function openTool(t, base, run, host) {
 
 // The server's JSON for what the page shows: [withIdle, withoutIdle] as
 // arrays of row objects.
-async function serverData(page, run) {
-  const host = await page.locator('#xpv-host').inputValue();
-  return page.evaluate(async ([r, h]) => {
-    const q = new URLSearchParams({ run: r, tag: 'framework_op_stats', host: h });
-    const d = await (await fetch('data/plugin/profile/data?' + q)).json();
-    return d.map((dt) => dt.rows.map((row) => {
-      const o = {};
-      dt.cols.forEach((c, i) => { o[c.id] = row.c[i] ? row.c[i].v : null; });
-      return o;
-    }));
-  }, [run, host]);
-}
+const serverData = (page, run) => serverTables(page, run, 'framework_op_stats');
 
 const TABLE = '.xpv-tfstats-table';
 const countText = (page) => tableCount(page, TABLE);
@@ -175,19 +164,8 @@ test('tf stats: real profiles', async (t) => {
 
 test('tf stats: a profile without ops says so', async (t) => {
   // The same run, with both tables emptied on the way.
-  const page = await t.open(t.url('#run=' + RUN1 + '&tool=overview_page'));
-  await t.waitText(page, '#xpv-page h2', /Overview Page/);
-  await page.route(/data\/plugin\/profile\/data\?.*tag=framework_op_stats/, async (route) => {
-    const resp = await route.fetch();
-    const json = await resp.json();
-    for (const dt of json) dt.rows = [];
-    await route.fulfill({ response: resp, json });
-  });
-  await page.evaluate(() => { location.hash = location.hash.replace('overview_page', 'framework_op_stats'); });
-  await t.waitText(page, '#xpv-page h2', /TensorFlow Stats/);
-  await t.waitText(page, '#xpv-page .xpv-empty-state', /No TensorFlow ops were captured/);
-  t.eq(await page.locator('#xpv-page .xpv-chart').count(), 0, 'no empty chart');
-  await t.assertClean(page);
+  await checkEmptyTool(t, RUN1, 'framework_op_stats', /TensorFlow Stats/,
+    /No TensorFlow ops were captured/);
 });
 
 // Deep links: the table's sort and filter are in the URL and survive a reload.

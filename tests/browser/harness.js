@@ -19,9 +19,12 @@
 //   t.skip(msg)              ends the test as skipped
 //   t.realRun(re)            the run of the real server whose name matches
 //                            re; skips the test without one (or no server)
-//   t.openReal(run, tool, {host, viewport})
+//   t.openReal(run, tool, {host, viewport, ready})
 //                            t.open of `tool` on the real server's `run`;
-//                            skips the test without XPV_REAL_URL
+//                            skips the test without XPV_REAL_URL; with
+//                            `ready` (a selector), waits for it, then idle
+//   t.openDemo(run, tool, {host, viewport, ready})
+//                            the same on the demo server
 //   t.open(url, {viewport})  new page that records, in page.xpv:
 //       requests: every request URL, in order
 //       external: requests whose URL does not start with the origin of the
@@ -86,10 +89,9 @@ function makeT(browser, name) {
     },
     async openReal(run, tool, opts = {}) {
       if (!t.realBase) t.skip('XPV_REAL_URL not set (../shared/testdata/real absent)');
-      let url = `${t.realBase}#run=${encodeURIComponent(run)}&tool=${tool}`;
-      if (opts.host) url += `&host=${encodeURIComponent(opts.host)}`;
-      return t.open(url, opts.viewport ? { viewport: opts.viewport } : {});
+      return openTool(t, t.realBase, run, tool, opts);
     },
+    openDemo(run, tool, opts = {}) { return openTool(t, base, run, tool, opts); },
     ok(cond, msg) {
       if (!cond) throw new Error(`assertion failed: ${msg}`);
       console.log(`    ok ${msg}`);
@@ -224,7 +226,95 @@ async function runAll() {
   process.exit(failures ? 1 : 0);
 }
 
+// t.open of `tool` on `run` of the server at `base` (see t.openReal).
+async function openTool(t, base, run, tool, opts) {
+  let url = `${base}#run=${encodeURIComponent(run)}&tool=${tool}`;
+  if (opts.host) url += `&host=${encodeURIComponent(opts.host)}`;
+  const page = await t.open(url, opts.viewport ? { viewport: opts.viewport } : {});
+  if (opts.ready) {
+    await t.waitFor(page, opts.ready);
+    await t.waitIdle(page);
+  }
+  return page;
+}
+
+// The JSON answer of tool `tag` for `run` (and the `extra` query
+// parameters, e.g. {host: 'ALL_HOSTS'}), fetched by the page from its
+// server.
+async function toolData(page, run, tag, extra = {}) {
+  const q = new URLSearchParams({ run, tag, ...extra }).toString();
+  return page.evaluate(async (qs) => (await fetch(`data/plugin/profile/data?${qs}`)).json(), q);
+}
+
+// ---- helpers for the trace viewer ----
+
+// A drawn trace viewer: its canvas, once the first answer is in.
+const TRACE_READY = '.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas';
+
+// Waits until the trace viewer has fetched and drawn its view: idle, the
+// view -> fetch debounce, idle again, two animation frames.
+async function traceSettle(t, page) {
+  await t.waitIdle(page);
+  await page.waitForTimeout(250);
+  await t.waitIdle(page);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+// t.open(url) at `viewport`, then waits until the trace viewer is drawn
+// and settled.
+async function openTrace(t, url, viewport) {
+  const page = await t.open(url, { viewport });
+  await t.waitFor(page, TRACE_READY);
+  await traceSettle(t, page);
+  return page;
+}
+
+// The trace viewer's test hook `fn` (xpvTrace[fn]() of the tool root), or
+// null before the viewer is there.
+async function traceHook(page, fn) {
+  return page.evaluate((f) => {
+    const r = document.querySelector('.xpv-tool-root');
+    return r && r.xpvTrace ? r.xpvTrace[f]() : null;
+  }, fn);
+}
+
 // ---- helpers for the table pages (kernel stats, framework op stats) ----
+
+// The server's answer of tool `tag` for `run` and the host the page shows,
+// each DataTable as an array of row objects ({column id: value}); an array
+// of those when the tool answers several tables.
+async function serverTables(page, run, tag) {
+  const host = await page.locator('#xpv-host').inputValue();
+  return page.evaluate(async ([r, tg, h]) => {
+    const q = new URLSearchParams({ run: r, tag: tg, host: h });
+    const d = await (await fetch('data/plugin/profile/data?' + q)).json();
+    const rows = (dt) => dt.rows.map((row) => {
+      const o = {};
+      dt.cols.forEach((c, i) => { o[c.id] = row.c[i] ? row.c[i].v : null; });
+      return o;
+    });
+    return Array.isArray(d) ? d.map(rows) : rows(d);
+  }, [run, tag, host]);
+}
+
+// Table tool `tag` on the demo's `run` with its DataTables emptied on the
+// way from the server (the shape of a profile without rows): checks that
+// the page, titled `title`, says `empty` and draws no chart.
+async function checkEmptyTool(t, run, tag, title, empty) {
+  const page = await t.open(t.url('#run=' + run + '&tool=overview_page'));
+  await t.waitText(page, '#xpv-page h2', /Overview Page/);
+  await page.route(new RegExp(`data/plugin/profile/data\\?.*tag=${tag}`), async (route) => {
+    const resp = await route.fetch();
+    const json = await resp.json();
+    for (const dt of Array.isArray(json) ? json : [json]) dt.rows = [];
+    await route.fulfill({ response: resp, json });
+  });
+  await page.evaluate((tg) => { location.hash = location.hash.replace('overview_page', tg); }, tag);
+  await t.waitText(page, '#xpv-page h2', title);
+  await t.waitText(page, '#xpv-page .xpv-empty-state', empty);
+  t.eq(await page.locator('#xpv-page .xpv-chart').count(), 0, 'no empty chart');
+  await t.assertClean(page);
+}
 
 // The "N rows" counter of the table `tsel`.
 async function tableCount(page, tsel) {
@@ -274,4 +364,5 @@ async function pointOn(page, sel) {
   }, sel);
 }
 
-module.exports = { test, chromium, EXECUTABLE, ARGS, tableCount, columnTexts, num, pointOn };
+module.exports = { test, chromium, EXECUTABLE, ARGS, toolData, serverTables, checkEmptyTool, tableCount,
+  columnTexts, num, pointOn, TRACE_READY, traceSettle, openTrace, traceHook };

@@ -3,7 +3,7 @@
 // Profile (program -> category -> op tree, group-by, exclude idle, op
 // details with the HLO text, click-through to HLO Op Stats filtered to
 // the op).  Needs XPV_REAL_URL; no request may leave 127.0.0.1.
-const { test } = require('./harness');
+const { test, toolData } = require('./harness');
 
 const RUN = 'openxla-xprof/tpu_inference_2';
 
@@ -21,8 +21,7 @@ test('hlo_stats: TPU ops, columns, pies, totals', async (t) => {
   t.ok(tools.includes('hlo_stats') && tools.includes('op_profile'), `run_tools offers the HLO tools (${tools})`);
   const page = await open(t, 'hlo_stats');
   await t.waitFor(page, '.xpv-table-el tbody tr');
-  const data = await page.evaluate(async (r) => (await fetch(
-    `data/plugin/profile/data?run=${encodeURIComponent(r)}&tag=hlo_stats`)).json(), RUN);
+  const data = await toolData(page, RUN, 'hlo_stats');
   const dt = Array.isArray(data) ? data[0] : data;
   const ids = dt.cols.map((c) => c.id);
   for (const c of ['rank', 'program_id', 'category', 'hlo_op_name', 'hlo_op_expression', 'tf_op_name',

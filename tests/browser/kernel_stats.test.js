@@ -9,7 +9,7 @@
 // JAX run on AMD GPUs has its kernels listed.  Every test asserts no
 // external request and no page error.
 const fs = require('fs');
-const { test, tableCount, columnTexts: tableColumn, num, pointOn } = require('./harness');
+const { test, serverTables, checkEmptyTool, tableCount, columnTexts: tableColumn, num, pointOn } = require('./harness');
 
 const RUN1 = '2024_01_01_00_00_01';
 const TABLE = '.xpv-kstats-table';
@@ -23,18 +23,7 @@ async function openTool(t, base, run) {
 }
 
 // The server's rows as objects.
-async function serverRows(page, run) {
-  const host = await page.locator('#xpv-host').inputValue();
-  return page.evaluate(async ([r, h]) => {
-    const q = new URLSearchParams({ run: r, tag: 'kernel_stats', host: h });
-    const dt = await (await fetch('data/plugin/profile/data?' + q)).json();
-    return dt.rows.map((row) => {
-      const o = {};
-      dt.cols.forEach((c, i) => { o[c.id] = row.c[i] ? row.c[i].v : null; });
-      return o;
-    });
-  }, [run, host]);
-}
+const serverRows = (page, run) => serverTables(page, run, 'kernel_stats');
 
 const countText = (page) => tableCount(page, TABLE);
 
@@ -143,28 +132,15 @@ test('kernel stats: real profiles', async (t) => {
 test('kernel stats: a profile without kernels says so', async (t) => {
   // The same run, with the server's answer emptied on the way (a CPU-only
   // profile's shape: the columns and no row).
-  const page = await t.open(t.url('#run=' + RUN1 + '&tool=overview_page'));
-  await t.waitText(page, '#xpv-page h2', /Overview Page/);
-  await page.route(/data\/plugin\/profile\/data\?.*tag=kernel_stats/, async (route) => {
-    const resp = await route.fetch();
-    const json = await resp.json();
-    json.rows = [];
-    await route.fulfill({ response: resp, json });
-  });
-  await page.evaluate(() => { location.hash = location.hash.replace('overview_page', 'kernel_stats'); });
-  await t.waitText(page, '#xpv-page h2', /GPU Kernel Stats/);
-  await t.waitText(page, '#xpv-page .xpv-empty-state', /No GPU kernels were captured/);
-  t.eq(await page.locator('#xpv-page .xpv-chart').count(), 0, 'no empty chart');
-  await t.assertClean(page);
+  await checkEmptyTool(t, RUN1, 'kernel_stats', /GPU Kernel Stats/, /No GPU kernels were captured/);
 });
 
 // At 1600 px every column, the durations included, is in view without
 // scrolling sideways; occupancy the profile did not record reads "n/a".
 test('kernel stats: all columns visible at 1600 px, occupancy n/a', async (t) => {
   const run = 'tensorflow-profiler/GPU-multi-worker';
-  const page = await t.openReal(run, 'kernel_stats', { viewport: { width: 1600, height: 1000 } });
-  await t.waitFor(page, '.xpv-table-el tbody tr');
-  await t.waitIdle(page);
+  const page = await t.openReal(run, 'kernel_stats',
+    { viewport: { width: 1600, height: 1000 }, ready: '.xpv-table-el tbody tr' });
   const fit = await page.evaluate(() => {
     const sc = document.querySelector('.xpv-table-scroll');
     const ths = [...document.querySelectorAll('.xpv-table-el thead tr:first-child th')];

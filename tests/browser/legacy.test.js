@@ -12,7 +12,7 @@
 // memory profile page (testdata has none today: that test skips).
 const fs = require('fs');
 const path = require('path');
-const { test } = require('./harness');
+const { test, toolData } = require('./harness');
 
 async function runsOf(t) {
   return (await fetch(`${t.realBase}data/plugin/profile/runs`)).json();
@@ -179,8 +179,7 @@ async function podViewer(t, run, cores) {
   const page = await t.open(t.realBase + '#run=' + encodeURIComponent(run) + '&tool=pod_viewer');
   await t.waitFor(page, '.pv-chart svg');
   await t.waitIdle(page);
-  const data = await page.evaluate(async (r) => (await fetch(
-    `data/plugin/profile/data?run=${encodeURIComponent(r)}&tag=pod_viewer`)).json(), run);
+  const data = await toolData(page, run, 'pod_viewer');
   const steps = data.podStatsSequence.podStatsMap;
   t.eq(Object.keys(steps[0].podStatsPerCore).length, cores, 'cores per step in the file');
   t.eq(await page.getAttribute('#pv-step', 'max'), String(steps.length - 1), 'slider covers every step');

@@ -84,9 +84,7 @@ test('memory profile: summary, timeline, hover card, breakdown (demo)', async (t
 
 test('memory profile: real GPU multi-worker run, switching memory id', async (t) => {
   const run = await t.realRun(/GPU-multi-worker$/);
-  const page = await t.openReal(run, 'memory_profile', { host: '34.83.195.179_6003' });
-  await t.waitFor(page, '.mp-summary .mp-card');
-  await t.waitIdle(page);
+  const page = await t.openReal(run, 'memory_profile', { host: '34.83.195.179_6003', ready: '.mp-summary .mp-card' });
   const ids = (await t.selectOptions(page, '#mp-memory-id')).map((o) => o.value);
   t.eq(ids, ['GPU_1_bfc', 'GPU_4_bfc', 'GPU_6_bfc', 'gpu_host_bfc'], 'four allocators');
   await page.selectOption('#mp-memory-id', 'GPU_4_bfc');

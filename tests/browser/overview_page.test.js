@@ -76,9 +76,8 @@ test('overview: real profiles', async (t) => {
 // whole at 1600 px.
 test('overview: output, compilation and device-to-device cards; top ops in view', async (t) => {
   const run = 'tensorflow-profiler/GPU-multi-worker';
-  const page = await t.openReal(run, 'overview_page', { viewport: { width: 1600, height: 1000 } });
-  await t.waitFor(page, '.xpv-top-ops .xpv-table-el tbody tr');
-  await t.waitIdle(page);
+  const page = await t.openReal(run, 'overview_page',
+    { viewport: { width: 1600, height: 1000 }, ready: '.xpv-top-ops .xpv-table-el tbody tr' });
   for (const c of ['xpv-card-output', 'xpv-card-compile', 'xpv-card-d2d']) {
     t.ok(await page.locator(`.${c}`).count() === 1, `${c} shown`);
   }

@@ -5,16 +5,13 @@
 // hover card with that worker's breakdown, the per-worker table.  Real
 // profiles (XPV_SHARED): the GPU multi-worker run.  Asserts no external
 // request and no page error.
-const { test } = require('./harness');
+const { test, toolData } = require('./harness');
 
 const RUN = 'multi/2024_01_02_00_00_00';
 
 test('pod viewer: slider, stacked columns per worker, hover card (demo, 2 hosts)', async (t) => {
-  const page = await t.open(t.url(`#run=${encodeURIComponent(RUN)}&tool=pod_viewer&host=ALL_HOSTS`));
-  await t.waitFor(page, '.pv-chart svg');
-  await t.waitIdle(page);
-  const data = await page.evaluate(async (run) => (await fetch(
-    `data/plugin/profile/data?run=${encodeURIComponent(run)}&tag=pod_viewer&host=ALL_HOSTS`)).json(), RUN);
+  const page = await t.openDemo(RUN, 'pod_viewer', { host: 'ALL_HOSTS', ready: '.pv-chart svg' });
+  const data = await toolData(page, RUN, 'pod_viewer', { host: 'ALL_HOSTS' });
   const steps = data.podStatsSequence.podStatsMap;
   t.ok(steps.length >= 2, `steps (${steps.length})`);
   t.eq(await page.getAttribute('#pv-step', 'max'), String(steps.length - 1), 'slider covers every step');
@@ -48,9 +45,7 @@ test('pod viewer: slider, stacked columns per worker, hover card (demo, 2 hosts)
 
 test('pod viewer: real GPU multi-worker run', async (t) => {
   const run = await t.realRun(/GPU-multi-worker$/);
-  const page = await t.openReal(run, 'pod_viewer', { host: 'ALL_HOSTS' });
-  await t.waitFor(page, '.pv-chart svg');
-  await t.waitIdle(page);
+  const page = await t.openReal(run, 'pod_viewer', { host: 'ALL_HOSTS', ready: '.pv-chart svg' });
   // TF 2.4 wrote no device_vendor: XProf's device type is plain "GPU".
   t.match(await page.textContent('.pv-device'), /Device type: GPU$/, 'device type');
   t.eq(await page.$$eval('.pv-table tbody tr', (rs) => rs.length), 2, 'two workers');

@@ -3,7 +3,7 @@
 // VMEM rooflines and the ops as points (one per op with a FLOP rate in the
 // API answer), hover details, the filters, the op table whose rows equal the
 // API's op records.  Needs XPV_REAL_URL; no request may leave 127.0.0.1.
-const { test } = require('./harness');
+const { test, toolData } = require('./harness');
 
 const RUN = 'openxla-xprof/tpu_inference_2';
 
@@ -19,8 +19,7 @@ test('roofline_model: TPU peaks, rooflines, points, hover, table', async (t) => 
   await t.waitIdle(page);
   await t.waitFor(page, '.xpv-roofline-ops .xpv-table-el tbody tr');
 
-  const data = await page.evaluate(async (r) => (await fetch(
-    `data/plugin/profile/data?run=${encodeURIComponent(r)}&tag=roofline_model`)).json(), RUN);
+  const data = await toolData(page, RUN, 'roofline_model');
   t.ok(Array.isArray(data) && data.length === 2, 'two DataTables: roofline and diagnostics');
   const dt = data[0];
   const ids = dt.cols.map((c) => c.id);

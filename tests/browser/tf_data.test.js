@@ -5,16 +5,14 @@
 // request made), table of all input pipelines, and the input pipeline graph
 // (one node per iterator, critical path bold, bottleneck red) with host,
 // pipeline and call selectors.  Asserts no external request, no page error.
-const { test } = require('./harness');
+const { test, toolData } = require('./harness');
 
 const RUN = 'multi/2024_01_02_00_00_00';
 
 test('tf.data bottleneck analysis: summary, tables, graph (demo, 2 hosts)', async (t) => {
-  const page = await t.open(t.url(`#run=${encodeURIComponent(RUN)}&tool=tf_data_bottleneck_analysis&host=ALL_HOSTS`));
-  await t.waitFor(page, '.td-graph-svg');
-  await t.waitIdle(page);
-  const data = await page.evaluate(async (run) => (await fetch(
-    `data/plugin/profile/data?run=${encodeURIComponent(run)}&tag=tf_data_bottleneck_analysis&host=ALL_HOSTS`)).json(), RUN);
+  const page = await t.openDemo(RUN, 'tf_data_bottleneck_analysis',
+    { host: 'ALL_HOSTS', ready: '.td-graph-svg' });
+  const data = await toolData(page, RUN, 'tf_data_bottleneck_analysis', { host: 'ALL_HOSTS' });
   t.eq(data.length, 3, 'three DataTables');
   const msg = await page.textContent('.td-summary-message');
   t.eq(msg, data[2].p.summary_message, 'summary message shown');
@@ -70,16 +68,13 @@ test('tf.data bottleneck analysis: summary, tables, graph (demo, 2 hosts)', asyn
 
 test('tf.data bottleneck analysis: real GPU multi-worker run (device pipelines only)', async (t) => {
   const run = await t.realRun(/GPU-multi-worker$/);
-  const page = await t.openReal(run, 'tf_data_bottleneck_analysis', { host: 'ALL_HOSTS' });
-  await t.waitFor(page, '.td-graph-svg');
-  await t.waitIdle(page);
+  const page = await t.openReal(run, 'tf_data_bottleneck_analysis', { host: 'ALL_HOSTS', ready: '.td-graph-svg' });
   // The summary agrees with the tables: device-side pipelines with slow
   // calls are named, not "no tf.data activity".
   const msg = await page.textContent('.td-summary-message');
   t.match(msg, /Only device-side tf\.data input pipelines/, 'summary names the device-side pipelines');
   t.ok(!/No tf.data activity/.test(msg), 'never "no tf.data activity" above a pipeline table');
-  const data = await page.evaluate(async (r) => (await fetch(
-    `data/plugin/profile/data?run=${encodeURIComponent(r)}&tag=tf_data_bottleneck_analysis&host=ALL_HOSTS`)).json(), run);
+  const data = await toolData(page, run, 'tf_data_bottleneck_analysis', { host: 'ALL_HOSTS' });
   const si = data[1].cols.findIndex((c) => c.id === 'num_slow_calls');
   const slow = data[1].rows.reduce((a, r) => a + r.c[si].v, 0);
   const verdict = await page.textContent('.td-verdict');

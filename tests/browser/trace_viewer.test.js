@@ -7,28 +7,14 @@
 // matches, measures a range with shift+drag, collapses a process section,
 // and checks the download link is the relative full-trace URL.  Every
 // request must stay on 127.0.0.1 and no page error may happen.
-const { test } = require('./harness');
+const {
+  test, TRACE_READY, traceSettle: settle, openTrace, traceHook: hook,
+} = require('./harness');
 
 const RUN = '2024_01_01_00_00_01';
 
-async function hook(page, fn) {
-  return page.evaluate((f) => {
-    const r = document.querySelector('.xpv-tool-root');
-    return r && r.xpvTrace ? r.xpvTrace[f]() : null;
-  }, fn);
-}
-
-async function settle(t, page) {
-  await t.waitIdle(page);
-  await page.waitForTimeout(250);       // debounce of view -> fetch
-  await t.waitIdle(page);
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
-}
-
 test('trace viewer: draw, keyboard zoom/pan, select, search, range', async (t) => {
-  const page = await t.open(t.url(`#run=${RUN}&tool=trace_viewer`), { viewport: { width: 1400, height: 900 } });
-  await t.waitFor(page, '.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas');
-  await settle(t, page);
+  const page = await openTrace(t, t.url(`#run=${RUN}&tool=trace_viewer`), { width: 1400, height: 900 });
   const full = await hook(page, 'full');
   const v0 = await hook(page, 'view');
   t.ok(full && full[1] > full[0], `full timespan ${JSON.stringify(full)}`);
@@ -151,10 +137,8 @@ test('trace viewer: draw, keyboard zoom/pan, select, search, range', async (t) =
 const MULTI = 'multi/2024_01_02_00_00_00';
 
 test('trace viewer: several hosts', async (t) => {
-  const page = await t.open(t.url(`#run=${encodeURIComponent(MULTI)}&tool=trace_viewer`),
-    { viewport: { width: 1400, height: 900 } });
-  await t.waitFor(page, '.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas');
-  await settle(t, page);
+  const page = await openTrace(t, t.url(`#run=${encodeURIComponent(MULTI)}&tool=trace_viewer`),
+    { width: 1400, height: 900 });
   const hostsList = await page.$$eval('input.xpv-trace-host', (xs) => xs.map((x) => [x.value, x.checked]));
   t.eq(hostsList.length, 2, `Hosts menu lists the run's 2 hosts ${JSON.stringify(hostsList)}`);
   t.eq(hostsList.filter((h) => h[1]).length, 1, 'one host shown at first');
@@ -166,7 +150,7 @@ test('trace viewer: several hosts', async (t) => {
 
   await page.click('.xpv-trace-hosts-summary');
   await page.click('.xpv-trace-hosts-all');
-  await t.waitFor(page, '.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas');
+  await t.waitFor(page, TRACE_READY);
   await settle(t, page);
   t.eq((await hook(page, 'hosts')).length, 2, 'both hosts chosen');
   t.match(await page.textContent('.xpv-trace-hosts-summary'), /Hosts: 2 of 2/, 'menu summary');
@@ -194,7 +178,7 @@ test('trace viewer: several hosts', async (t) => {
   const boxesEl = await page.$$('input.xpv-trace-host');
   if (!(await boxesEl[1].isVisible())) await page.click('.xpv-trace-hosts-summary');
   await boxesEl[1].uncheck();
-  await t.waitFor(page, '.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas');
+  await t.waitFor(page, TRACE_READY);
   await settle(t, page);
   t.eq((await hook(page, 'hosts')).length, 1, 'back to one host');
   t.ok((await hook(page, 'procs')).every((p) => p.pid < 2000), 'only the first host\'s pids');
@@ -234,7 +218,7 @@ test('trace viewer: paint time of a dense frame', async (t) => {
       srv.on('exit', () => reject(new Error(`server exited: ${out}`)));
     });
     const page = await t.open(`${base}#run=dense&tool=trace_viewer`, { viewport: { width: 1600, height: 2400 } });
-    await t.waitFor(page, '.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas', { timeout: 60000 });
+    await t.waitFor(page, TRACE_READY, { timeout: 60000 });
     await page.click('.xpv-trace-hosts-summary');
     await page.click('.xpv-trace-hosts-all');
     await page.waitForFunction(() => {
@@ -285,9 +269,7 @@ test('trace viewer: paint time of a dense frame', async (t) => {
 // (occurrences, wall, self, average); F zooms to the selection, M marks
 // it, ? shows the keys.
 test('trace viewer: wheel, modes, box and multi-selection, F/M/?', async (t) => {
-  const page = await t.open(t.url(`#run=${RUN}&tool=trace_viewer`), { viewport: { width: 1400, height: 520 } });
-  await t.waitFor(page, '.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas');
-  await settle(t, page);
+  const page = await openTrace(t, t.url(`#run=${RUN}&tool=trace_viewer`), { width: 1400, height: 520 });
   const cv = await page.$('canvas.xpv-trace-canvas');
   const cb = await cv.boundingBox();
   const v0 = await hook(page, 'view');
@@ -395,9 +377,7 @@ test('trace viewer: wheel, modes, box and multi-selection, F/M/?', async (t) => 
 // Deep links: the time range, the selected event and collapsed sections are
 // in the URL; reloading it opens the same view.
 test('trace viewer: a reloaded link keeps the view and the selection', async (t) => {
-  const page = await t.open(t.url(`#run=${RUN}&tool=trace_viewer`), { viewport: { width: 1400, height: 900 } });
-  await t.waitFor(page, '.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas');
-  await settle(t, page);
+  const page = await openTrace(t, t.url(`#run=${RUN}&tool=trace_viewer`), { width: 1400, height: 900 });
   const cv = await page.$('canvas.xpv-trace-canvas');
   const cb = await cv.boundingBox();
   await page.mouse.click(cb.x + 600, cb.y + 10);
@@ -413,7 +393,7 @@ test('trace viewer: a reloaded link keeps the view and the selection', async (t)
   const hash = new URLSearchParams(new URL(page.url()).hash.slice(1));
   t.ok(hash.get('tv.t0') && hash.get('tv.t1') && hash.get('tv.sel'), `hash carries the view and selection (${page.url().split('#')[1]})`);
   await page.reload();
-  await t.waitFor(page, '.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas');
+  await t.waitFor(page, TRACE_READY);
   await settle(t, page);
   const v2 = await hook(page, 'view');
   t.ok(Math.abs(v2[0] - view[0]) < 0.01 && Math.abs(v2[1] - view[1]) < 0.01, `same view after reload (${view} vs ${v2})`);

@@ -6,24 +6,13 @@
 // depend on timing), draws the answer when it comes, and a zoom back out
 // to a view it has already loaded draws it again without asking the
 // server.  Not timed.
-const { test } = require('./harness');
+const { test, traceSettle: settle, openTrace, traceHook: hook } = require('./harness');
 
 const RUN = '2024_01_01_00_00_01';
 const WINDOW = /\/data\?.*tag=trace_viewer(%40|@).*start_time_ms/;
 
-const hook = (page, fn) => page.evaluate((f) => document.querySelector('.xpv-tool-root').xpvTrace[f](), fn);
-
-async function settle(t, page) {
-  await t.waitIdle(page);
-  await page.waitForTimeout(200);       // the view -> fetch debounce
-  await t.waitIdle(page);
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
-}
-
 test('trace viewer: zoom fetches the view, draws old data meanwhile, reuses loaded windows', async (t) => {
-  const page = await t.open(t.url(`#run=${RUN}&tool=trace_viewer`), { viewport: { width: 1400, height: 900 } });
-  await t.waitFor(page, '.xpv-tool-root[data-ready="1"] canvas.xpv-trace-canvas');
-  await settle(t, page);
+  const page = await openTrace(t, t.url(`#run=${RUN}&tool=trace_viewer`), { width: 1400, height: 900 });
   const cv = await page.$('canvas.xpv-trace-canvas');
   const cb = await cv.boundingBox();
   await page.mouse.click(cb.x + 700, cb.y + 10);

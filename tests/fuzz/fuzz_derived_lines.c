@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "derived_lines.h"
+#include "fuzz_decode.h"
 #include "group_events.h"
 #include "model.h"
 #include "xplane.h"
@@ -44,10 +45,7 @@ static void check_derived(const xpv_profile *p, const xpv_derived_lines *d) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    uint8_t *buf = malloc(size ? size : 1);
-    if (size) memcpy(buf, data, size);
-    xpv_decode_error err;
-    xpv_profile *p = xpv_decode_limited(buf, size, NULL, 256u << 20, &err);
+    xpv_profile *p = fuzz_decode(data, size);
     if (p) {
         /* As the enrichment pass does: grouping first, derived lines from it. */
         xpv_groups *g = xpv_group_events(p);
@@ -58,6 +56,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         xpv_groups_free(g);
         xpv_profile_free(p);
     }
-    free(buf);
     return 0;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_decode.h"
 #include "group_events.h"
 #include "model.h"
 #include "xplane.h"
@@ -45,12 +46,7 @@ static void check_groups(const xpv_profile *p, const xpv_groups *g) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    uint8_t *buf = malloc(size ? size : 1);
-    if (size) memcpy(buf, data, size);
-    xpv_decode_error err;
-    /* A budget, as the server has: inputs declaring millions of entries
-     * are refused instead of exhausting the fuzzer's memory. */
-    xpv_profile *p = xpv_decode_limited(buf, size, NULL, 256u << 20, &err);
+    xpv_profile *p = fuzz_decode(data, size);
     if (p) {
         xpv_groups *g = xpv_group_events(p);
         if (!g) abort();
@@ -58,6 +54,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         xpv_groups_free(g);
         xpv_profile_free(p);
     }
-    free(buf);
     return 0;
 }

@@ -23,8 +23,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-extern const xpv_tool xpv_tool_trace_viewer;
-
 static xpv_profile *profiles[2];
 static const char *names[2] = {"worker0", "worker1"};
 static xpv_hostset hs;
@@ -86,7 +84,7 @@ static void exercise(const xpv_trace_index *ix) {
     xpv_buf out;
     xpv_buf_init(&out);
     memset(&err, 0, sizeof err);
-    if (xpv_tool_trace_viewer.render(&hs, ix, &q, &out, &err) != 0 && !err.status) abort();
+    if (xpv_tool_find("trace_viewer")->render(&hs, ix, &q, &out, &err) != 0 && !err.status) abort();
     xpv_buf_free(&out);
 }
 
