@@ -135,39 +135,92 @@ static uint32_t classify(const xpv_plane *pl, xpv_arena *a, cmeta *cm, xpv_str *
     return nkeys;
 }
 
-/* The candidate events in time order, `_a` ones left out. */
+/* Merge the sorted runs c[run[r]..run[r+1]) (r < nrun) into one sorted
+ * array, pairwise (O(n log nrun)); returns the array holding the result
+ * (c or tmp). */
+static cand *merge_runs(cand *c, cand *tmp, size_t *run, size_t nrun) {
+    while (nrun > 1) {
+        size_t w = 0;
+        for (size_t r = 0; r < nrun; r += 2) {
+            size_t lo = run[r], mid = run[r + 1], hi = r + 2 <= nrun ? run[r + 2] : mid;
+            size_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi) tmp[o++] = cmp_cand(&c[j], &c[i]) < 0 ? c[j++] : c[i++];
+            while (i < mid) tmp[o++] = c[i++];
+            while (j < hi) tmp[o++] = c[j++];
+            run[w++] = lo;
+        }
+        run[w] = run[nrun];
+        nrun = w;
+        cand *t = c;
+        c = tmp;
+        tmp = t;
+    }
+    return c;
+}
+
+/* The candidate events in time order, `_a` ones left out.  A line's
+ * events are usually in time order already: each line's candidates form a
+ * run, and the runs are merged; only when some run is out of order is the
+ * whole array sorted. */
 static size_t candidates(const xpv_plane *pl, const cmeta *cm, cand **out) {
     int32_t async_id = xpv_stat_id(pl, "_a");
-    size_t n = 0, cap = 0;
-    cand *c = NULL;
+    xpv_stat_set set;
+    xpv_stat_set_init(&set, pl, &async_id, 1);
+    size_t n = 0, cap = 0, nrun = 0;
+    for (uint32_t li = 0; li < pl->nlines; li++)
+        for (uint32_t i = 0; i < pl->lines[li].nevents; i++)
+            cap += cm[pl->lines[li].events[i].meta].kind != 0;
+    cand *c = xpv_xmalloc((cap ? cap : 1) * sizeof *c); /* every candidate fits */
+    size_t *run = xpv_xmalloc(((size_t)pl->nlines + 1) * sizeof *run);
+    int sorted = 1;
     for (uint32_t li = 0; li < pl->nlines; li++) {
         const xpv_line *ln = &pl->lines[li];
+        int check_a = async_id >= 0 && xpv_line_may_have(ln, &set);
+        size_t first = n;
         for (uint32_t i = 0; i < ln->nevents; i++) {
             const xpv_event *e = &ln->events[i];
             if (!cm[e->meta].kind) continue;
             xpv_stat st;
             int64_t a;
-            if (async_id >= 0 && xpv_event_stat(pl, ln, e, async_id, &st) &&
+            if (check_a && xpv_event_stats_in(pl, ln, e, &set, &st, NULL) &&
                 xpv_stat_as_int(&st, &a) && a)
                 continue;
-            if (n == cap) {
-                cap = cap ? cap * 2 : 64;
-                c = xpv_xrealloc(c, cap * sizeof *c);
-            }
-            c[n++] = (cand){e->start_ps, e->dur_ps, li, i, e->meta};
+            c[n] = (cand){e->start_ps, e->dur_ps, li, i, e->meta};
+            if (n > first && cmp_cand(&c[n - 1], &c[n]) > 0) sorted = 0;
+            n++;
         }
+        if (n > first) run[nrun++] = first;
     }
-    if (n) qsort(c, n, sizeof *c, cmp_cand);
+    run[nrun] = n;
+    if (n && !sorted) {
+        qsort(c, n, sizeof *c, cmp_cand);
+    } else if (nrun > 1) {
+        cand *tmp = xpv_xmalloc(n * sizeof *tmp);
+        cand *m = merge_runs(c, tmp, run, nrun);
+        free(m == c ? tmp : c);
+        c = m;
+    }
+    free(run);
     *out = c;
     return n;
 }
 
-static void row_push(xpv_dl_offload_line *row, const xpv_dl_offload_ev *ev) {
-    if (row->n == row->cap) {
-        row->cap = row->cap ? row->cap * 2 : 16;
-        row->ev = xpv_xrealloc(row->ev, row->cap * sizeof *row->ev);
+/* Share the `np` events of `all` (row of each in `rowof`) out to their
+ * rows, each in time order. */
+static void fill_rows(xpv_dl_offload_line *rows, uint32_t nrows, const xpv_dl_offload_ev *all,
+                      const uint8_t *rowof, size_t np) {
+    for (size_t i = 0; i < np; i++) rows[rowof[i]].cap++;
+    for (uint32_t r = 0; r < nrows; r++)
+        rows[r].ev = xpv_xmalloc((rows[r].cap ? rows[r].cap : 1) * sizeof *rows[r].ev);
+    for (size_t i = 0; i < np; i++) {
+        xpv_dl_offload_line *row = &rows[rowof[i]];
+        row->ev[row->n++] = all[i];
     }
-    row->ev[row->n++] = *ev;
+    for (uint32_t r = 0; r < nrows; r++) {
+        size_t i = 1;
+        while (i < rows[r].n && cmp_ev(&rows[r].ev[i - 1], &rows[r].ev[i]) <= 0) i++;
+        if (i < rows[r].n) qsort(rows[r].ev, rows[r].n, sizeof *rows[r].ev, cmp_ev);
+    }
 }
 
 uint32_t xpv_dl_host_offload(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offload_line *rows) {
@@ -184,6 +237,8 @@ uint32_t xpv_dl_host_offload(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offlo
     size_t *next = xpv_xmalloc((n ? n : 1) * sizeof *next);
     int64_t frontier[MAX_ROWS];
     uint64_t seq = 0;
+    xpv_dl_offload_ev *all = xpv_xmalloc((n ? n : 1) * sizeof *all); /* pairs <= dones */
+    uint8_t *rowof = xpv_xmalloc(n ? n : 1);
     for (size_t i = 0; i < n; i++) {
         const cmeta *m = &cm[c[i].meta];
         uint32_t k = m->key;
@@ -213,11 +268,13 @@ uint32_t xpv_dl_host_offload(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offlo
         if (end > frontier[idx]) frontier[idx] = end;
         const cmeta *sm = &cm[c[s].meta];
         xpv_dl_offload_ev ev = {begin, end > begin ? end - begin : 0, keys[k], m->has_raw, m->raw,
-                                sm->shape, seq++};
-        row_push(&rows[idx], &ev);
+                                sm->shape, seq};
+        rowof[seq] = (uint8_t)idx;
+        all[seq++] = ev;
     }
-    for (uint32_t r = 0; r < nrows; r++)
-        if (rows[r].n > 1) qsort(rows[r].ev, rows[r].n, sizeof *rows[r].ev, cmp_ev);
+    fill_rows(rows, nrows, all, rowof, (size_t)seq);
+    free(all);
+    free(rowof);
     free(cm);
     free(keys);
     free(c);

@@ -3,6 +3,7 @@
  * written as XEvent wire bytes so the model's stat functions and the trace
  * viewer read them as they read a file's.
  */
+#include "collections.h"
 #include "derived_lines_int.h"
 #include "idmap.h"
 
@@ -126,26 +127,65 @@ static int has_stats(const dstats *s) {
            s->raw_bytes.has || s->shape.len;
 }
 
+/* Host offload events carry only the stats of their start / done
+ * metadata, so many are equal: those share one encoding (one wire offset),
+ * found through a direct-mapped memo of the recent ones. */
+typedef struct offload_memo {
+    const char *shape;
+    uint32_t slen, off;
+    int used, has_raw;
+    int64_t raw;
+} offload_memo;
+
+#define OFFLOAD_MEMO 256
+
+static offload_memo *memo_of(offload_memo *mm, const dstats *s) {
+    uint64_t h = mix64((uint64_t)(uintptr_t)s->shape.ptr ^ ((uint64_t)s->raw_bytes.v << 1) ^
+                           s->shape.len ^ (uint64_t)s->raw_bytes.has);
+    return &mm[h & (OFFLOAD_MEMO - 1)];
+}
+
+static int memo_same(const offload_memo *m, const dstats *s) {
+    return m->used && m->shape == s->shape.ptr && m->slen == s->shape.len &&
+           m->has_raw == s->raw_bytes.has && (!m->has_raw || m->raw == s->raw_bytes.v);
+}
+
+/* One pass over the events: their stats' bytes, written at `base` with
+ * the events' wire offsets when `base` is not NULL.  Both passes take the
+ * same decisions, so the first one's size is the second one's. */
+static size_t attach_pass(xpv_line *ln, dstats (*stat)(const void *, uint32_t), const void *arg,
+                          uint8_t *base) {
+    offload_memo mm[OFFLOAD_MEMO];
+    memset(mm, 0, sizeof mm);
+    size_t off = 0;
+    for (uint32_t i = 0; i < ln->nevents; i++) {
+        dstats s = stat(arg, i);
+        if (!has_stats(&s)) continue;
+        offload_memo *m = s.offload ? memo_of(mm, &s) : NULL; /* offload: no other fields */
+        if (m && memo_same(m, &s)) {
+            if (base) ln->events[i].wire = m->off;
+            continue;
+        }
+        size_t b = body_len(&s);
+        if (base) {
+            ln->events[i].wire = (uint32_t)off;
+            put_event(base + off, &s);
+        }
+        if (m) *m = (offload_memo){s.shape.ptr, s.shape.len, (uint32_t)off, 1, s.raw_bytes.has,
+                                   s.raw_bytes.v};
+        off += varint_len(b) + b;
+    }
+    return off;
+}
+
 /* Give the events of `ln` their stats (`stat(arg, i)` for event i) as
  * wire bytes in `arena`; events without any keep XPV_NO_STATS. */
 void xpv_dl_attach_stats(xpv_arena *arena, xpv_line *ln, dstats (*stat)(const void *, uint32_t),
                          const void *arg) {
-    size_t total = 0;
-    for (uint32_t i = 0; i < ln->nevents; i++) {
-        dstats s = stat(arg, i);
-        if (has_stats(&s)) {
-            size_t b = body_len(&s);
-            total += varint_len(b) + b;
-        }
-    }
+    size_t total = attach_pass(ln, stat, arg, NULL);
     if (!total || total >= XPV_NO_STATS) return;
-    uint8_t *base = xpv_arena_alloc(arena, total), *w = base;
-    for (uint32_t i = 0; i < ln->nevents; i++) {
-        dstats s = stat(arg, i);
-        if (!has_stats(&s)) continue;
-        ln->events[i].wire = (uint32_t)(w - base);
-        w = put_event(w, &s);
-    }
+    uint8_t *base = xpv_arena_alloc(arena, total);
+    attach_pass(ln, stat, arg, base);
     ln->wire = base;
 }
 
