@@ -872,16 +872,6 @@ static const int tpu_line_ids[3] = {2, 3, 7}; /* kThreadIdTfNameScope, TfOp, Sou
 
 static int64_t ln_ts(int64_t ts0) { return ts0 == INT64_MAX ? 0 : ts0; }
 
-static dstats offload_stat(const void *arg, uint32_t i) {
-    const xpv_dl_offload_ev *e = &((const xpv_dl_offload_line *)arg)->ev[i];
-    dstats s;
-    memset(&s, 0, sizeof s);
-    s.offload = 1;
-    s.raw_bytes = (opt64){e->has_raw, e->raw_bytes};
-    s.shape = e->shape;
-    return s;
-}
-
 /* The host offload rows as synthesized lines after the others of `sp`
  * (ids kThreadIdHostOffloadOpStart + k, "Host Offload Ops row <k>"). */
 static void emit_offload_rows(ctx *c, xpv_arena *arena, xpv_plane *sp, uint32_t *src_line,
@@ -905,7 +895,7 @@ static void emit_offload_rows(ctx *c, xpv_arena *arena, xpv_plane *sp, uint32_t 
             ln->events[i].wire = XPV_NO_STATS;
         }
         ln->nevents = (uint32_t)r->n;
-        xpv_dl_attach_stats(arena, ln, offload_stat, r);
+        xpv_dl_attach_offload_stats(arena, ln, r);
         sp->nevents += r->n;
     }
 }

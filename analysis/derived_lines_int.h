@@ -76,4 +76,9 @@ typedef struct xpv_dl_offload_line {
  * the number of rows. */
 uint32_t xpv_dl_host_offload(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offload_line *rows);
 
+/* Give the events of `ln`, made from row `r` in order, their stats
+ * (`_a` = 1, raw_bytes_accessed, shape_with_layout) in `arena`; equal
+ * stats share one encoding (derived_stats.c). */
+void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_offload_line *r);
+
 #endif

@@ -127,9 +127,33 @@ static int has_stats(const dstats *s) {
            s->raw_bytes.has || s->shape.len;
 }
 
+/* Give the events of `ln` their stats (`stat(arg, i)` for event i) as
+ * wire bytes in `arena`; events without any keep XPV_NO_STATS. */
+void xpv_dl_attach_stats(xpv_arena *arena, xpv_line *ln, dstats (*stat)(const void *, uint32_t),
+                         const void *arg) {
+    size_t total = 0;
+    for (uint32_t i = 0; i < ln->nevents; i++) {
+        dstats s = stat(arg, i);
+        if (has_stats(&s)) {
+            size_t b = body_len(&s);
+            total += varint_len(b) + b;
+        }
+    }
+    if (!total || total >= XPV_NO_STATS) return;
+    uint8_t *base = xpv_arena_alloc(arena, total), *w = base;
+    for (uint32_t i = 0; i < ln->nevents; i++) {
+        dstats s = stat(arg, i);
+        if (!has_stats(&s)) continue;
+        ln->events[i].wire = (uint32_t)(w - base);
+        w = put_event(w, &s);
+    }
+    ln->wire = base;
+}
+
 /* Host offload events carry only the stats of their start / done
- * metadata, so many are equal: those share one encoding (one wire offset),
- * found through a direct-mapped memo of the recent ones. */
+ * metadata (`_a` = 1, raw_bytes_accessed, shape_with_layout), so many are
+ * equal: those share one encoding (one wire offset), found through a
+ * direct-mapped memo of the recent ones. */
 typedef struct offload_memo {
     const char *shape;
     uint32_t slen, off;
@@ -139,53 +163,44 @@ typedef struct offload_memo {
 
 #define OFFLOAD_MEMO 256
 
-static offload_memo *memo_of(offload_memo *mm, const dstats *s) {
-    uint64_t h = mix64((uint64_t)(uintptr_t)s->shape.ptr ^ ((uint64_t)s->raw_bytes.v << 1) ^
-                           s->shape.len ^ (uint64_t)s->raw_bytes.has);
-    return &mm[h & (OFFLOAD_MEMO - 1)];
-}
-
-static int memo_same(const offload_memo *m, const dstats *s) {
-    return m->used && m->shape == s->shape.ptr && m->slen == s->shape.len &&
-           m->has_raw == s->raw_bytes.has && (!m->has_raw || m->raw == s->raw_bytes.v);
-}
-
-/* One pass over the events: their stats' bytes, written at `base` with
- * the events' wire offsets when `base` is not NULL.  Both passes take the
- * same decisions, so the first one's size is the second one's. */
-static size_t attach_pass(xpv_line *ln, dstats (*stat)(const void *, uint32_t), const void *arg,
-                          uint8_t *base) {
+/* One pass over the row's events: their stats' bytes, written at `base`
+ * with the events' wire offsets when `base` is not NULL.  Both passes take
+ * the same decisions, so the first one's size is the second one's. */
+static size_t offload_pass(xpv_line *ln, const xpv_dl_offload_line *r, uint8_t *base) {
     offload_memo mm[OFFLOAD_MEMO];
     memset(mm, 0, sizeof mm);
     size_t off = 0;
-    for (uint32_t i = 0; i < ln->nevents; i++) {
-        dstats s = stat(arg, i);
-        if (!has_stats(&s)) continue;
-        offload_memo *m = s.offload ? memo_of(mm, &s) : NULL; /* offload: no other fields */
-        if (m && memo_same(m, &s)) {
+    for (size_t i = 0; i < r->n; i++) {
+        const xpv_dl_offload_ev *e = &r->ev[i];
+        uint64_t h = mix64((uint64_t)(uintptr_t)e->shape.ptr ^ ((uint64_t)e->raw_bytes << 1) ^
+                           e->shape.len ^ (uint64_t)e->has_raw);
+        offload_memo *m = &mm[h & (OFFLOAD_MEMO - 1)];
+        if (m->used && m->shape == e->shape.ptr && m->slen == e->shape.len &&
+            m->has_raw == e->has_raw && (!e->has_raw || m->raw == e->raw_bytes)) {
             if (base) ln->events[i].wire = m->off;
             continue;
         }
+        dstats s;
+        memset(&s, 0, sizeof s);
+        s.offload = 1;
+        s.raw_bytes = (opt64){e->has_raw, e->raw_bytes};
+        s.shape = e->shape;
         size_t b = body_len(&s);
         if (base) {
             ln->events[i].wire = (uint32_t)off;
             put_event(base + off, &s);
         }
-        if (m) *m = (offload_memo){s.shape.ptr, s.shape.len, (uint32_t)off, 1, s.raw_bytes.has,
-                                   s.raw_bytes.v};
+        *m = (offload_memo){e->shape.ptr, e->shape.len, (uint32_t)off, 1, e->has_raw, e->raw_bytes};
         off += varint_len(b) + b;
     }
     return off;
 }
 
-/* Give the events of `ln` their stats (`stat(arg, i)` for event i) as
- * wire bytes in `arena`; events without any keep XPV_NO_STATS. */
-void xpv_dl_attach_stats(xpv_arena *arena, xpv_line *ln, dstats (*stat)(const void *, uint32_t),
-                         const void *arg) {
-    size_t total = attach_pass(ln, stat, arg, NULL);
+void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_offload_line *r) {
+    size_t total = offload_pass(ln, r, NULL);
     if (!total || total >= XPV_NO_STATS) return;
     uint8_t *base = xpv_arena_alloc(arena, total);
-    attach_pass(ln, stat, arg, base);
+    offload_pass(ln, r, base);
     ln->wire = base;
 }
 
