@@ -91,6 +91,28 @@ static int render(const xpv_hostset *hs, const void *ix, const char **kv, size_t
 
 static double md5_s;
 
+/* The details of one event and five name searches (the first builds the
+ * name index), timed. */
+static void details_and_search(const xpv_hostset *hs, const xpv_trace_index *ix, xpv_buf *out) {
+    const char *kd[] = {"tag", "trace_viewer@", "unique_id", "0"};
+    double td = bench_now();
+    render(hs, ix, kd, 2, out);
+    td = bench_now() - td;
+    printf("details         %.2f ms\n", td * 1e3);
+    const char *q[][2] = {{"search_prefix", "Mat"}, {"search_prefix", "fu"},
+                          {"search_prefix", "copy"}, {"search", "philox"}, {"search", "fusion"}};
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        const char *ks[] = {"tag", "trace_viewer@", q[i][0], q[i][1]};
+        double ts = bench_now();
+        render(hs, ix, ks, 2, out);
+        ts = bench_now() - ts;
+        const char *tmv = strstr(out->data, "\"totalMatches\":");
+        printf("search          %s=%s: %.1f ms, %llu matches%s\n", q[i][0], q[i][1], ts * 1e3,
+               tmv ? strtoull(tmv + 15, NULL, 10) : 0ULL, i ? "" : " (builds the name index)");
+    }
+    printf("name index      %.1f MB\n", xpv_trace_names_bytes(ix) / 1e6);
+}
+
 static void run(const char *path, int width, int cold_only) {
     char s1[64], s2[64], s3[64];
     double t0 = bench_now();
@@ -216,24 +238,7 @@ static void run(const char *path, int width, int cold_only) {
     printf("emission        %.2f GB/s (%.1f MB of resolution-0 JSON in %.3f s)\n",
            bytes / te / 1e9, bytes / 1e6, te);
 
-    /* details and search */
-    const char *kd[] = {"tag", "trace_viewer@", "unique_id", "0"};
-    double td = bench_now();
-    render(&hs, ix, kd, 2, &out);
-    td = bench_now() - td;
-    printf("details         %.2f ms\n", td * 1e3);
-    const char *q[][2] = {{"search_prefix", "Mat"}, {"search_prefix", "fu"},
-                          {"search_prefix", "copy"}, {"search", "philox"}, {"search", "fusion"}};
-    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
-        const char *ks[] = {"tag", "trace_viewer@", q[i][0], q[i][1]};
-        double ts = bench_now();
-        render(&hs, ix, ks, 2, &out);
-        ts = bench_now() - ts;
-        const char *tmv = strstr(out.data, "\"totalMatches\":");
-        printf("search          %s=%s: %.1f ms, %llu matches%s\n", q[i][0], q[i][1], ts * 1e3,
-               tmv ? strtoull(tmv + 15, NULL, 10) : 0ULL, i ? "" : " (builds the name index)");
-    }
-    printf("name index      %.1f MB\n", xpv_trace_names_bytes(ix) / 1e6);
+    details_and_search(&hs, ix, &out);
 
     xpv_buf_free(&out);
     xpv_trace_index_free(ix);
