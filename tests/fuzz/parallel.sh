@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/fuzz/parallel.sh - a fuzzing campaign on a many-core machine that
-# has no build tools (the device machine of docs/fuzzing.md), on the corpus
+# builds nothing (the device machine of docs/fuzzing.md), on the corpus
 # that `.ci/fuzz` / campaign.sh keep in build-fuzz/corpus/.
 #
 #   bash tests/fuzz/parallel.sh pack BUNDLE TARGET...
