@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "checked.h"
+#include "collections.h"
 #include "derived_lines_int.h"
 
 #define MAX_ROWS 41 /* kThreadIdHostOffloadOpEnd - kThreadIdHostOffloadOpStart + 1 */
@@ -78,8 +79,8 @@ static int cmp_ev(const void *a, const void *b) {
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* The key of a display name, in the arena. */
-static xpv_str offload_key(xpv_arena *a, xpv_str d) {
+/* The key of a display name into `buf` (at least 9 + 2 * d.len bytes). */
+static size_t offload_key(char *buf, xpv_str d) {
     const char *cut = find(d, "-start");
     if (!cut) cut = find(d, "-done");
     size_t plen = cut ? (size_t)(cut - d.ptr) : d.len;
@@ -88,14 +89,11 @@ static xpv_str offload_key(xpv_arena *a, xpv_str d) {
         if (d.ptr[i] == '.') dot = d.ptr + i;
     const char *id = dot ? dot + 1 : "0";
     size_t idlen = dot ? (size_t)(d.ptr + d.len - dot - 1) : 1;
-    size_t n = 8 + plen + 1 + idlen;
-    char *s = xpv_arena_alloc(a, n + 1);
-    memcpy(s, "offload-", 8);
-    memcpy(s + 8, d.ptr, plen);
-    s[8 + plen] = '.';
-    memcpy(s + 9 + plen, id, idlen);
-    s[n] = 0;
-    return (xpv_str){s, (uint32_t)n};
+    memcpy(buf, "offload-", 8);
+    memcpy(buf + 8, d.ptr, plen);
+    buf[8 + plen] = '.';
+    memcpy(buf + 9 + plen, id, idlen);
+    return 8 + plen + 1 + idlen;
 }
 
 /* Candidate metadata of the plane (kind 0: not one); keys deduplicated.
@@ -105,6 +103,10 @@ static uint32_t classify(const xpv_plane *pl, xpv_arena *a, cmeta *cm, xpv_str *
     int32_t shape_id = xpv_stat_id(pl, "shape_with_layout");
     xpv_str *keys = NULL;
     uint32_t nkeys = 0, cap = 0;
+    strmap seen; /* key -> index in keys (a hash: hostile planes hold many) */
+    memset(&seen, 0, sizeof seen);
+    char *kbuf = NULL;
+    size_t kcap = 0;
     for (uint32_t m = 0; m < pl->nevent_meta; m++) {
         const xpv_event_meta *em = &pl->event_meta[m];
         xpv_str d = em->display_name.len ? em->display_name : em->name;
@@ -114,23 +116,30 @@ static uint32_t classify(const xpv_plane *pl, xpv_arena *a, cmeta *cm, xpv_str *
         if (!hit || !find(em->name, "S(5)")) continue;
         cm[m].kind = find(d, "-start") ? 1 : find(d, "-done") ? 2 : 0;
         if (!cm[m].kind) continue;
-        xpv_str key = offload_key(a, d);
-        uint32_t k = 0;
-        while (k < nkeys && !(keys[k].len == key.len && !memcmp(keys[k].ptr, key.ptr, key.len))) k++;
-        if (k == nkeys) {
+        if (9 + 2 * (size_t)d.len > kcap) {
+            kcap = 9 + 2 * (size_t)d.len;
+            kbuf = xpv_xrealloc(kbuf, kcap);
+        }
+        size_t klen = offload_key(kbuf, d);
+        int found;
+        strmap_ent *ent = strmap_put(&seen, a, kbuf, klen, &found); /* key copied into a */
+        if (!found) {
             if (nkeys == cap) {
                 cap = cap ? cap * 2 : 16;
                 keys = xpv_xrealloc(keys, cap * sizeof *keys);
             }
-            keys[nkeys++] = key;
+            ent->val = nkeys;
+            keys[nkeys++] = (xpv_str){ent->k, ent->klen};
         }
-        cm[m].key = k;
+        cm[m].key = ent->val;
         for (uint32_t s = 0; s < em->nstats; s++) {
             const xpv_stat *st = &em->stats[s];
             if (st->meta == raw_id && raw_id >= 0) cm[m].has_raw = xpv_stat_as_int(st, &cm[m].raw);
             if (st->meta == shape_id && shape_id >= 0 && st->kind == XPV_STAT_STR) cm[m].shape = st->v.s;
         }
     }
+    strmap_free(&seen);
+    free(kbuf);
     *keys_out = keys;
     return nkeys;
 }
