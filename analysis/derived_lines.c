@@ -875,10 +875,12 @@ static int64_t ln_ts(int64_t ts0) { return ts0 == INT64_MAX ? 0 : ts0; }
 /* The host offload rows as synthesized lines after the others of `sp`
  * (ids kThreadIdHostOffloadOpStart + k, "Host Offload Ops row <k>"). */
 static void emit_offload_rows(ctx *c, xpv_arena *arena, xpv_plane *sp, uint32_t *src_line,
-                              const xpv_dl_offload_line *rows, uint32_t nrows, int64_t ts) {
-    for (uint32_t k = 0; k < nrows; k++) {
-        const xpv_dl_offload_line *r = &rows[k];
-        if (!r->n) continue;
+                              const xpv_dl_offload *o, int64_t ts) {
+    /* each key's metadata, made on first use (in the order the rows use them) */
+    uint32_t *kmeta = xpv_xmalloc((o->nkeys ? o->nkeys : 1) * sizeof *kmeta);
+    for (uint32_t k = 0; k < o->nkeys; k++) kmeta[k] = UINT32_MAX;
+    for (uint32_t k = 0; k < o->nrows; k++) {
+        if (!o->nrow[k]) continue;
         xpv_line *ln = &sp->lines[sp->nlines];
         src_line[sp->nlines++] = 0;
         ln->id = ln->display_id = XPV_DL_BASE + 8 + k;
@@ -887,24 +889,27 @@ static void emit_offload_rows(ctx *c, xpv_arena *arena, xpv_plane *sp, uint32_t 
         ln->name = (xpv_str){xpv_arena_strndup(arena, name, (size_t)nl), (uint32_t)nl};
         ln->display_name = ln->name;
         ln->timestamp_ns = ts;
-        ln->events = xpv_arena_calloc(arena, r->n, sizeof *ln->events);
-        for (size_t i = 0; i < r->n; i++) {
-            ln->events[i].start_ps = r->ev[i].start_ps;
-            ln->events[i].dur_ps = r->ev[i].dur_ps;
-            ln->events[i].meta = tab_get(&c->tab, r->ev[i].name, (xpv_str){NULL, 0});
-            ln->events[i].wire = XPV_NO_STATS;
+        ln->events = xpv_arena_alloc(arena, o->nrow[k] * sizeof *ln->events);
+        for (size_t i = 0; i < o->nrow[k]; i++) {
+            const xpv_dl_offload_op *op = &o->row[k][i];
+            uint32_t key = o->meta[op->dmeta].key;
+            if (kmeta[key] == UINT32_MAX)
+                kmeta[key] = tab_get(&c->tab, o->keys[key], (xpv_str){NULL, 0});
+            ln->events[i] = (xpv_event){.start_ps = op->start_ps, .dur_ps = op->dur_ps,
+                                        .meta = kmeta[key], .wire = XPV_NO_STATS};
         }
-        ln->nevents = (uint32_t)r->n;
-        xpv_dl_attach_offload_stats(arena, ln, r);
-        sp->nevents += r->n;
+        ln->nevents = (uint32_t)o->nrow[k];
+        xpv_dl_attach_offload_stats(arena, ln, o, k);
+        sp->nevents += o->nrow[k];
     }
+    free(kmeta);
 }
 
 /* The derived lines of a TensorCore plane into `out`, XProf's names and
  * ids (kThreadIdTfNameScope, kThreadIdTfOp, kThreadIdSource, then the
  * host offload rows). */
 static void emit_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const dline *lines,
-                           const xpv_dl_offload_line *rows, uint32_t nrows, xpv_dl_plane *out) {
+                           const xpv_dl_offload *off, xpv_dl_plane *out) {
     memset(out, 0, sizeof *out);
     xpv_plane *sp = &out->synth;
     sp->id = pl->id;
@@ -916,8 +921,8 @@ static void emit_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const 
         out->line_display_id[li] = pl->lines[li].display_id;
         if (pl->lines[li].timestamp_ns < ts0) ts0 = pl->lines[li].timestamp_ns;
     }
-    sp->lines = xpv_arena_calloc(arena, 3 + nrows, sizeof *sp->lines);
-    out->src_line = xpv_arena_calloc(arena, 3 + nrows, sizeof *out->src_line);
+    sp->lines = xpv_arena_calloc(arena, 3 + off->nrows, sizeof *sp->lines);
+    out->src_line = xpv_arena_calloc(arena, 3 + off->nrows, sizeof *out->src_line);
     for (int q = 0; q < 3; q++) {
         const dline *d = &lines[q];
         if (!d->n) continue;
@@ -934,7 +939,7 @@ static void emit_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const 
         xpv_dl_attach_stats(arena, ln, group_stat, d->gid);
         sp->nevents += d->n;
     }
-    emit_offload_rows(c, arena, sp, out->src_line, rows, nrows, ln_ts(ts0));
+    emit_offload_rows(c, arena, sp, out->src_line, off, ln_ts(ts0));
     /* the metadata table last: the offload rows add to it */
     sp->event_meta = xpv_arena_calloc(arena, c->tab.n, sizeof *sp->event_meta);
     memcpy(sp->event_meta, c->tab.m, c->tab.n * sizeof *sp->event_meta);
@@ -1049,13 +1054,12 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     free(cache);
 
     /* XProf's HostOffloadEventProcessor, in the same walk there */
-    xpv_dl_offload_line rows[41];
-    memset(rows, 0, sizeof rows);
-    uint32_t nrows = xpv_dl_host_offload(pl, arena, rows);
+    xpv_dl_offload off;
+    uint32_t nrows = xpv_dl_host_offload(pl, arena, &off);
     size_t total = scope->n + ops->n + src->n;
-    for (uint32_t k = 0; k < nrows; k++) total += rows[k].n;
-    if (total) emit_tpu_plane(c, arena, pl, lines, rows, nrows, out);
-    for (uint32_t k = 0; k < nrows; k++) free(rows[k].ev);
+    for (uint32_t k = 0; k < nrows; k++) total += off.nrow[k];
+    if (total) emit_tpu_plane(c, arena, pl, lines, &off, out);
+    xpv_dl_offload_free(&off);
     for (int q = 0; q < 3; q++) {
         free(lines[q].ev);
         free(lines[q].gid);

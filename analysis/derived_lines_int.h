@@ -57,28 +57,41 @@ void xpv_dl_attach_stats(xpv_arena *arena, xpv_line *ln, dstats (*stat)(const vo
 
 /* ==== Host offload rows (derived_offload.c) ============================ */
 
-typedef struct xpv_dl_offload_ev {
+/* One host offload op: from its -start's begin to its -done's end. */
+typedef struct xpv_dl_offload_op {
     int64_t start_ps, dur_ps;
-    xpv_str name;              /* "offload-copy.3", in the arena */
-    int has_raw;
-    int64_t raw_bytes;         /* the done's metadata raw_bytes_accessed */
-    xpv_str shape;             /* the start's metadata shape_with_layout */
-    uint64_t seq;              /* creation order (ties of the sort) */
-} xpv_dl_offload_ev;
+    uint32_t smeta, dmeta;     /* the start's and the done's event metadata */
+} xpv_dl_offload_op;
 
-typedef struct xpv_dl_offload_line {
-    xpv_dl_offload_ev *ev;     /* malloc'd, in time order */
-    size_t n, cap;
-} xpv_dl_offload_line;
+/* What the rule reads of one event metadata of the plane. */
+typedef struct xpv_dl_offload_meta {
+    uint8_t kind;              /* 1: a -start, 2: a -done, 0: neither */
+    uint8_t has_raw;
+    uint32_t key;              /* index in keys */
+    int64_t raw;               /* raw_bytes_accessed */
+    xpv_str shape;             /* shape_with_layout */
+} xpv_dl_offload_meta;
 
-/* XProf's host offload rows of TensorCore plane `pl` into rows[0..41)
- * (zeroed by the caller; free each row's ev); names in `arena`.  Returns
- * the number of rows. */
-uint32_t xpv_dl_host_offload(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offload_line *rows);
+#define XPV_DL_OFFLOAD_ROWS 41 /* kThreadIdHostOffloadOpEnd - ...Start + 1 */
 
-/* Give the events of `ln`, made from row `r` in order, their stats
- * (`_a` = 1, raw_bytes_accessed, shape_with_layout) in `arena`; equal
- * stats share one encoding (derived_stats.c). */
-void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_offload_line *r);
+/* The host offload rows of one TensorCore plane. */
+typedef struct xpv_dl_offload {
+    xpv_dl_offload_meta *meta; /* per event metadata of the plane */
+    xpv_str *keys;             /* event names ("offload-copy.3"), in the arena */
+    uint32_t nkeys, nrows;
+    xpv_dl_offload_op *row[XPV_DL_OFFLOAD_ROWS]; /* per row: its ops in time order */
+    size_t nrow[XPV_DL_OFFLOAD_ROWS], caprow[XPV_DL_OFFLOAD_ROWS];
+} xpv_dl_offload;
+
+/* XProf's host offload rows of TensorCore plane `pl` into `o` (names in
+ * `arena`; release with xpv_dl_offload_free).  Returns o->nrows. */
+uint32_t xpv_dl_host_offload(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offload *o);
+void xpv_dl_offload_free(xpv_dl_offload *o);
+
+/* Give the events of `ln`, made from row `row` of `o` in order, their
+ * stats (`_a` = 1, raw_bytes_accessed, shape_with_layout) in `arena`;
+ * equal stats share one encoding (derived_stats.c). */
+void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_offload *o,
+                                 uint32_t row);
 
 #endif

@@ -36,7 +36,7 @@
 #include "collections.h"
 #include "derived_lines_int.h"
 
-#define MAX_ROWS 41 /* kThreadIdHostOffloadOpEnd - kThreadIdHostOffloadOpStart + 1 */
+#define MAX_ROWS XPV_DL_OFFLOAD_ROWS
 
 static const char *const keywords[] = {
     "copy-start", "copy-done", "dynamic-slice-start", "dynamic-slice-done",
@@ -50,33 +50,36 @@ static const char *find(xpv_str s, const char *sub) {
     return NULL;
 }
 
-/* Per candidate metadata: 1 start, 2 done; its key's index. */
-typedef struct cmeta {
-    uint8_t kind;
-    uint32_t key;
-    int64_t raw;
-    int has_raw;
-    xpv_str shape;
-} cmeta;
-
+/* A candidate event: its line and index. */
 typedef struct cand {
-    int64_t start, dur;
-    uint32_t li, ei, meta;
+    uint32_t li, ei;
 } cand;
 
-static int cmp_cand(const void *a, const void *b) {
-    const cand *x = a, *y = b;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
-    if (x->li != y->li) return x->li < y->li ? -1 : 1;
-    return x->ei < y->ei ? -1 : x->ei > y->ei;
+static const xpv_event *cev(const xpv_plane *pl, cand c) {
+    return &pl->lines[c.li].events[c.ei];
 }
 
-static int cmp_ev(const void *a, const void *b) {
-    const xpv_dl_offload_ev *x = a, *y = b;
-    if (x->start_ps != y->start_ps) return x->start_ps < y->start_ps ? -1 : 1;
-    if (x->dur_ps != y->dur_ps) return x->dur_ps > y->dur_ps ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+/* The plane's time order: start, longer first, line, index. */
+static int before(const xpv_plane *pl, cand a, cand b) {
+    const xpv_event *x = cev(pl, a), *y = cev(pl, b);
+    if (x->start_ps != y->start_ps) return x->start_ps < y->start_ps;
+    if (x->dur_ps != y->dur_ps) return x->dur_ps > y->dur_ps;
+    if (a.li != b.li) return a.li < b.li;
+    return a.ei < b.ei;
+}
+
+/* A sort record (only for planes whose lines are out of time order). */
+typedef struct srec {
+    int64_t start, dur;
+    cand c;
+} srec;
+
+static int cmp_srec(const void *a, const void *b) {
+    const srec *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
+    if (x->c.li != y->c.li) return x->c.li < y->c.li ? -1 : 1;
+    return x->c.ei < y->c.ei ? -1 : x->c.ei > y->c.ei;
 }
 
 /* The key of a display name into `buf` (at least 9 + 2 * d.len bytes). */
@@ -96,26 +99,25 @@ static size_t offload_key(char *buf, xpv_str d) {
     return 8 + plen + 1 + idlen;
 }
 
-/* Candidate metadata of the plane (kind 0: not one); keys deduplicated.
- * Returns the number of keys. */
-static uint32_t classify(const xpv_plane *pl, xpv_arena *a, cmeta *cm, xpv_str **keys_out) {
+/* Fills o->meta (kind 0: not a candidate) and o->keys, deduplicated. */
+static void classify(const xpv_plane *pl, xpv_arena *a, xpv_dl_offload *o) {
     int32_t raw_id = xpv_stat_id(pl, "raw_bytes_accessed");
     int32_t shape_id = xpv_stat_id(pl, "shape_with_layout");
-    xpv_str *keys = NULL;
-    uint32_t nkeys = 0, cap = 0;
+    uint32_t cap = 0;
     strmap seen; /* key -> index in keys (a hash: hostile planes hold many) */
     memset(&seen, 0, sizeof seen);
     char *kbuf = NULL;
     size_t kcap = 0;
     for (uint32_t m = 0; m < pl->nevent_meta; m++) {
         const xpv_event_meta *em = &pl->event_meta[m];
+        xpv_dl_offload_meta *om = &o->meta[m];
         xpv_str d = em->display_name.len ? em->display_name : em->name;
         int hit = 0;
         for (size_t k = 0; k < sizeof keywords / sizeof keywords[0] && !hit; k++)
             hit = find(d, keywords[k]) != NULL;
         if (!hit || !find(em->name, "S(5)")) continue;
-        cm[m].kind = find(d, "-start") ? 1 : find(d, "-done") ? 2 : 0;
-        if (!cm[m].kind) continue;
+        om->kind = find(d, "-start") ? 1 : find(d, "-done") ? 2 : 0;
+        if (!om->kind) continue;
         if (9 + 2 * (size_t)d.len > kcap) {
             kcap = 9 + 2 * (size_t)d.len;
             kbuf = xpv_xrealloc(kbuf, kcap);
@@ -124,36 +126,38 @@ static uint32_t classify(const xpv_plane *pl, xpv_arena *a, cmeta *cm, xpv_str *
         int found;
         strmap_ent *ent = strmap_put(&seen, a, kbuf, klen, &found); /* key copied into a */
         if (!found) {
-            if (nkeys == cap) {
+            if (o->nkeys == cap) {
                 cap = cap ? cap * 2 : 16;
-                keys = xpv_xrealloc(keys, cap * sizeof *keys);
+                o->keys = xpv_xrealloc(o->keys, cap * sizeof *o->keys);
             }
-            ent->val = nkeys;
-            keys[nkeys++] = (xpv_str){ent->k, ent->klen};
+            ent->val = o->nkeys;
+            o->keys[o->nkeys++] = (xpv_str){ent->k, ent->klen};
         }
-        cm[m].key = ent->val;
+        om->key = ent->val;
         for (uint32_t s = 0; s < em->nstats; s++) {
             const xpv_stat *st = &em->stats[s];
-            if (st->meta == raw_id && raw_id >= 0) cm[m].has_raw = xpv_stat_as_int(st, &cm[m].raw);
-            if (st->meta == shape_id && shape_id >= 0 && st->kind == XPV_STAT_STR) cm[m].shape = st->v.s;
+            int64_t v;
+            if (st->meta == raw_id && raw_id >= 0) {
+                om->has_raw = (uint8_t)xpv_stat_as_int(st, &v);
+                om->raw = om->has_raw ? v : om->raw;
+            }
+            if (st->meta == shape_id && shape_id >= 0 && st->kind == XPV_STAT_STR) om->shape = st->v.s;
         }
     }
     strmap_free(&seen);
     free(kbuf);
-    *keys_out = keys;
-    return nkeys;
 }
 
 /* Merge the sorted runs c[run[r]..run[r+1]) (r < nrun) into one sorted
  * array, pairwise (O(n log nrun)); returns the array holding the result
  * (c or tmp). */
-static cand *merge_runs(cand *c, cand *tmp, size_t *run, size_t nrun) {
+static cand *merge_runs(const xpv_plane *pl, cand *c, cand *tmp, size_t *run, size_t nrun) {
     while (nrun > 1) {
         size_t w = 0;
         for (size_t r = 0; r < nrun; r += 2) {
             size_t lo = run[r], mid = run[r + 1], hi = r + 2 <= nrun ? run[r + 2] : mid;
             size_t i = lo, j = mid, o = lo;
-            while (i < mid && j < hi) tmp[o++] = cmp_cand(&c[j], &c[i]) < 0 ? c[j++] : c[i++];
+            while (i < mid && j < hi) tmp[o++] = before(pl, c[j], c[i]) ? c[j++] : c[i++];
             while (i < mid) tmp[o++] = c[i++];
             while (j < hi) tmp[o++] = c[j++];
             run[w++] = lo;
@@ -167,45 +171,65 @@ static cand *merge_runs(cand *c, cand *tmp, size_t *run, size_t nrun) {
     return c;
 }
 
-/* The candidate events in time order, `_a` ones left out.  A line's
- * events are usually in time order already: each line's candidates form a
- * run, and the runs are merged; only when some run is out of order is the
- * whole array sorted. */
-static size_t candidates(const xpv_plane *pl, const cmeta *cm, cand **out) {
-    int32_t async_id = xpv_stat_id(pl, "_a");
-    xpv_stat_set set;
-    xpv_stat_set_init(&set, pl, &async_id, 1);
+/* Sorts c[0..n) in the plane's time order. */
+static void sort_cands(const xpv_plane *pl, cand *c, size_t n) {
+    srec *r = xpv_xmalloc(n * sizeof *r);
+    for (size_t i = 0; i < n; i++) {
+        const xpv_event *e = cev(pl, c[i]);
+        r[i] = (srec){e->start_ps, e->dur_ps, c[i]};
+    }
+    qsort(r, n, sizeof *r, cmp_srec);
+    for (size_t i = 0; i < n; i++) c[i] = r[i].c;
+    free(r);
+}
+
+/* Whether event `e` of line `ln` is a candidate: a start or done
+ * metadata (`kind`), and no non-zero `_a` when the line may carry one. */
+static int is_cand(const xpv_plane *pl, const xpv_line *ln, const xpv_event *e, const uint8_t *kind,
+                   int check_a, const xpv_stat_set *set) {
+    if (!kind[e->meta]) return 0;
+    xpv_stat st;
+    int64_t a;
+    return !(check_a && xpv_event_stats_in(pl, ln, e, set, &st, NULL) && xpv_stat_as_int(&st, &a) &&
+             a);
+}
+
+/* The candidate events in time order (`kind`: per metadata, non-zero for
+ * a candidate).  A line's events are usually in time order already: each
+ * line's candidates form a run, and the runs are merged; only when some
+ * run is out of order is the whole array sorted. */
+static size_t candidates(const xpv_plane *pl, const uint8_t *kind, const xpv_stat_set *set,
+                         int32_t async_id, cand **out) {
     size_t n = 0, cap = 0, nrun = 0;
-    for (uint32_t li = 0; li < pl->nlines; li++)
-        for (uint32_t i = 0; i < pl->lines[li].nevents; i++)
-            cap += cm[pl->lines[li].events[i].meta].kind != 0;
-    cand *c = xpv_xmalloc((cap ? cap : 1) * sizeof *c); /* every candidate fits */
+    cand *c = NULL;
     size_t *run = xpv_xmalloc(((size_t)pl->nlines + 1) * sizeof *run);
     int sorted = 1;
     for (uint32_t li = 0; li < pl->nlines; li++) {
         const xpv_line *ln = &pl->lines[li];
-        int check_a = async_id >= 0 && xpv_line_may_have(ln, &set);
+        int check_a = async_id >= 0 && xpv_line_may_have(ln, set);
         size_t first = n;
+        int64_t ps = 0, pd = 0;
         for (uint32_t i = 0; i < ln->nevents; i++) {
             const xpv_event *e = &ln->events[i];
-            if (!cm[e->meta].kind) continue;
-            xpv_stat st;
-            int64_t a;
-            if (check_a && xpv_event_stats_in(pl, ln, e, &set, &st, NULL) &&
-                xpv_stat_as_int(&st, &a) && a)
-                continue;
-            c[n] = (cand){e->start_ps, e->dur_ps, li, i, e->meta};
-            if (n > first && cmp_cand(&c[n - 1], &c[n]) > 0) sorted = 0;
-            n++;
+            if (!is_cand(pl, ln, e, kind, check_a, set)) continue;
+            if (n == cap) {
+                cap = cap ? cap * 2 : 1024;
+                c = xpv_xrealloc(c, cap * sizeof *c);
+            }
+            if (n > first && (e->start_ps < ps || (e->start_ps == ps && e->dur_ps > pd)))
+                sorted = 0;
+            ps = e->start_ps;
+            pd = e->dur_ps;
+            c[n++] = (cand){li, i};
         }
         if (n > first) run[nrun++] = first;
     }
     run[nrun] = n;
     if (n && !sorted) {
-        qsort(c, n, sizeof *c, cmp_cand);
+        sort_cands(pl, c, n);
     } else if (nrun > 1) {
         cand *tmp = xpv_xmalloc(n * sizeof *tmp);
-        cand *m = merge_runs(c, tmp, run, nrun);
+        cand *m = merge_runs(pl, c, tmp, run, nrun);
         free(m == c ? tmp : c);
         c = m;
     }
@@ -214,81 +238,191 @@ static size_t candidates(const xpv_plane *pl, const cmeta *cm, cand **out) {
     return n;
 }
 
-/* Share the `np` events of `all` (row of each in `rowof`) out to their
- * rows, each in time order. */
-static void fill_rows(xpv_dl_offload_line *rows, uint32_t nrows, const xpv_dl_offload_ev *all,
-                      const uint8_t *rowof, size_t np) {
-    for (size_t i = 0; i < np; i++) rows[rowof[i]].cap++;
-    for (uint32_t r = 0; r < nrows; r++)
-        rows[r].ev = xpv_xmalloc((rows[r].cap ? rows[r].cap : 1) * sizeof *rows[r].ev);
-    for (size_t i = 0; i < np; i++) {
-        xpv_dl_offload_line *row = &rows[rowof[i]];
-        row->ev[row->n++] = all[i];
+/* A queued start: its begin and metadata, and the next one of its key
+ * (pool index + 1; 0: none). */
+typedef struct qnode {
+    int64_t begin;
+    size_t next;
+    uint32_t smeta;
+} qnode;
+
+/* The pairing of starts and dones, fed the candidates in time order. */
+typedef struct pairing {
+    xpv_dl_offload *o;
+    size_t *qhead, *qtail;     /* per key: its FIFO (pool index + 1; 0: empty) */
+    qnode *pool;               /* queued starts; freed nodes form a list */
+    size_t npool, cap, freel;  /* freel: pool index + 1 of a free node, 0: none */
+    int64_t frontier[MAX_ROWS];
+    uint8_t unsorted[MAX_ROWS];
+} pairing;
+
+/* The row of an op from `begin` to `end`: among the rows, the one with
+ * the smallest frontier at or before `begin` (ties: the later row), else
+ * a new row, else the last. */
+static uint32_t place(pairing *p, int64_t begin, int64_t end) {
+    int64_t *frontier = p->frontier;
+    uint32_t *nrows = &p->o->nrows;
+    int idx = -1;
+    int64_t minf = begin;
+    for (uint32_t r = 0; r < *nrows; r++)
+        if (frontier[r] <= minf) {
+            idx = (int)r;
+            minf = frontier[r];
+        }
+    if (idx < 0) {
+        if (*nrows < MAX_ROWS) frontier[(*nrows)++] = end;
+        idx = (int)*nrows - 1;
     }
-    for (uint32_t r = 0; r < nrows; r++) {
-        size_t i = 1;
-        while (i < rows[r].n && cmp_ev(&rows[r].ev[i - 1], &rows[r].ev[i]) <= 0) i++;
-        if (i < rows[r].n) qsort(rows[r].ev, rows[r].n, sizeof *rows[r].ev, cmp_ev);
-    }
+    if (end > frontier[idx]) frontier[idx] = end;
+    return (uint32_t)idx;
 }
 
-uint32_t xpv_dl_host_offload(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offload_line *rows) {
-    cmeta *cm = xpv_xcalloc(pl->nevent_meta ? pl->nevent_meta : 1, sizeof *cm);
-    xpv_str *keys;
-    uint32_t nkeys = classify(pl, arena, cm, &keys);
-    uint32_t nrows = 0;
-    cand *c = NULL;
-    size_t n = nkeys ? candidates(pl, cm, &c) : 0;
-    /* Per key a FIFO of its queued starts, linked through `next`: head
-     * and tail as indices into c, plus 1 (0: empty). */
-    size_t *qhead = xpv_xcalloc(nkeys ? nkeys : 1, sizeof *qhead);
-    size_t *last = xpv_xcalloc(nkeys ? nkeys : 1, sizeof *last);
-    size_t *next = xpv_xmalloc((n ? n : 1) * sizeof *next);
-    int64_t frontier[MAX_ROWS];
-    uint64_t seq = 0;
-    xpv_dl_offload_ev *all = xpv_xmalloc((n ? n : 1) * sizeof *all); /* pairs <= dones */
-    uint8_t *rowof = xpv_xmalloc(n ? n : 1);
-    for (size_t i = 0; i < n; i++) {
-        const cmeta *m = &cm[c[i].meta];
-        uint32_t k = m->key;
-        if (m->kind == 1) {
-            next[i] = 0;
-            if (last[k]) next[last[k] - 1] = i + 1;
-            else qhead[k] = i + 1;
-            last[k] = i + 1;
-            continue;
-        }
-        if (!qhead[k]) continue; /* a done whose start was not traced */
-        size_t s = qhead[k] - 1;
-        qhead[k] = next[s];
-        if (!qhead[k]) last[k] = 0;
-        int64_t begin = c[s].start, end = xpv_add_i64(c[i].start, c[i].dur, NULL);
-        int idx = -1;
-        int64_t minf = begin;
-        for (uint32_t r = 0; r < nrows; r++)
-            if (frontier[r] <= minf) {
-                idx = (int)r;
-                minf = frontier[r];
-            }
-        if (idx < 0) {
-            if (nrows < MAX_ROWS) frontier[nrows++] = end;
-            idx = (int)nrows - 1;
-        }
-        if (end > frontier[idx]) frontier[idx] = end;
-        const cmeta *sm = &cm[c[s].meta];
-        xpv_dl_offload_ev ev = {begin, end > begin ? end - begin : 0, keys[k], m->has_raw, m->raw,
-                                sm->shape, seq};
-        rowof[seq] = (uint8_t)idx;
-        all[seq++] = ev;
+static void push_op(pairing *p, uint32_t r, xpv_dl_offload_op op) {
+    xpv_dl_offload *o = p->o;
+    if (o->nrow[r] == o->caprow[r]) {
+        o->caprow[r] = o->caprow[r] ? o->caprow[r] * 2 : 256;
+        o->row[r] = xpv_xrealloc(o->row[r], o->caprow[r] * sizeof *o->row[r]);
     }
-    fill_rows(rows, nrows, all, rowof, (size_t)seq);
-    free(all);
-    free(rowof);
-    free(cm);
-    free(keys);
+    if (o->nrow[r]) {
+        const xpv_dl_offload_op *l = &o->row[r][o->nrow[r] - 1];
+        if (l->start_ps > op.start_ps || (l->start_ps == op.start_ps && l->dur_ps < op.dur_ps))
+            p->unsorted[r] = 1;
+    }
+    o->row[r][o->nrow[r]++] = op;
+}
+
+/* One candidate, in time order: a start is queued under its key, a done
+ * takes the oldest queued start of its key and makes an op. */
+static void feed(pairing *p, const xpv_event *e) {
+    const xpv_dl_offload_meta *m = &p->o->meta[e->meta];
+    uint32_t k = m->key;
+    if (m->kind == 1) {
+        size_t nd;
+        if (p->freel) {
+            nd = p->freel - 1;
+            p->freel = p->pool[nd].next;
+        } else {
+            if (p->npool == p->cap) {
+                p->cap = p->cap ? p->cap * 2 : 64;
+                p->pool = xpv_xrealloc(p->pool, p->cap * sizeof *p->pool);
+            }
+            nd = p->npool++;
+        }
+        p->pool[nd] = (qnode){e->start_ps, 0, e->meta};
+        if (p->qtail[k]) p->pool[p->qtail[k] - 1].next = nd + 1;
+        else p->qhead[k] = nd + 1;
+        p->qtail[k] = nd + 1;
+        return;
+    }
+    if (!p->qhead[k]) return; /* a done whose start was not traced */
+    size_t s = p->qhead[k] - 1;
+    qnode sn = p->pool[s];
+    p->qhead[k] = sn.next;
+    if (!p->qhead[k]) p->qtail[k] = 0;
+    p->pool[s].next = p->freel;
+    p->freel = s + 1;
+    int64_t begin = sn.begin, end = xpv_add_i64(e->start_ps, e->dur_ps, NULL);
+    uint32_t r = place(p, begin, end);
+    push_op(p, r, (xpv_dl_offload_op){begin, end > begin ? end - begin : 0, sn.smeta, e->meta});
+}
+
+/* Back to no op and no queued start (the walk starts over). */
+static void pairing_reset(pairing *p) {
+    for (uint32_t r = 0; r < p->o->nrows; r++) p->o->nrow[r] = 0;
+    p->o->nrows = 0;
+    memset(p->qhead, 0, p->o->nkeys * sizeof *p->qhead);
+    memset(p->qtail, 0, p->o->nkeys * sizeof *p->qtail);
+    memset(p->unsorted, 0, sizeof p->unsorted);
+    p->npool = p->freel = 0;
+}
+
+/* A row's sort record (ties: the order the ops were made in). */
+typedef struct rrec {
+    int64_t start, dur;
+    size_t i;
+} rrec;
+
+static int cmp_rrec(const void *a, const void *b) {
+    const rrec *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Rows are made in time order but for the last one once all 41 exist
+ * (it takes what fits nowhere else) and zero-length ties: sort those. */
+static void sort_row(xpv_dl_offload *o, uint32_t r) {
+    size_t n = o->nrow[r];
+    rrec *t = xpv_xmalloc(n * sizeof *t);
+    for (size_t i = 0; i < n; i++) t[i] = (rrec){o->row[r][i].start_ps, o->row[r][i].dur_ps, i};
+    qsort(t, n, sizeof *t, cmp_rrec);
+    xpv_dl_offload_op *s = xpv_xmalloc(n * sizeof *s);
+    for (size_t i = 0; i < n; i++) s[i] = o->row[r][t[i].i];
+    free(o->row[r]);
+    o->row[r] = s;
+    o->caprow[r] = n;
+    free(t);
+}
+
+/* The walk: in one pass over the plane's events when they are in time
+ * order as stored (candidates on one line, in order: the usual case),
+ * else over the candidates gathered and put in time order. */
+static void walk(const xpv_plane *pl, const uint8_t *kind, pairing *p) {
+    int32_t async_id = xpv_stat_id(pl, "_a");
+    xpv_stat_set set;
+    xpv_stat_set_init(&set, pl, &async_id, 1);
+    int64_t ps = 0, pd = 0;
+    int64_t cline = -1;
+    for (uint32_t li = 0; li < pl->nlines; li++) {
+        const xpv_line *ln = &pl->lines[li];
+        int check_a = async_id >= 0 && xpv_line_may_have(ln, &set);
+        for (uint32_t i = 0; i < ln->nevents; i++) {
+            const xpv_event *e = &ln->events[i];
+            if (!is_cand(pl, ln, e, kind, check_a, &set)) continue;
+            if (cline >= 0 && (cline != li || e->start_ps < ps ||
+                               (e->start_ps == ps && e->dur_ps > pd)))
+                goto gathered;
+            cline = li;
+            ps = e->start_ps;
+            pd = e->dur_ps;
+            feed(p, e);
+        }
+    }
+    return;
+gathered:
+    pairing_reset(p);
+    cand *c = NULL;
+    size_t n = candidates(pl, kind, &set, async_id, &c);
+    for (size_t i = 0; i < n; i++) feed(p, cev(pl, c[i]));
     free(c);
-    free(qhead);
-    free(next);
-    free(last);
-    return nrows;
+}
+
+uint32_t xpv_dl_host_offload(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offload *o) {
+    memset(o, 0, sizeof *o);
+    size_t nm = pl->nevent_meta ? pl->nevent_meta : 1;
+    o->meta = xpv_xcalloc(nm, sizeof *o->meta);
+    classify(pl, arena, o);
+    if (!o->nkeys) return 0;
+    uint8_t *kind = xpv_xmalloc(nm);
+    for (uint32_t m = 0; m < pl->nevent_meta; m++) kind[m] = o->meta[m].kind;
+    pairing p;
+    memset(&p, 0, sizeof p);
+    p.o = o;
+    p.qhead = xpv_xcalloc(o->nkeys, sizeof *p.qhead);
+    p.qtail = xpv_xcalloc(o->nkeys, sizeof *p.qtail);
+    walk(pl, kind, &p);
+    for (uint32_t r = 0; r < o->nrows; r++)
+        if (p.unsorted[r]) sort_row(o, r);
+    free(kind);
+    free(p.qhead);
+    free(p.qtail);
+    free(p.pool);
+    return o->nrows;
+}
+
+void xpv_dl_offload_free(xpv_dl_offload *o) {
+    for (uint32_t r = 0; r < XPV_DL_OFFLOAD_ROWS; r++) free(o->row[r]);
+    free(o->meta);
+    free(o->keys);
+    memset(o, 0, sizeof *o);
 }

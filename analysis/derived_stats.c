@@ -153,12 +153,10 @@ void xpv_dl_attach_stats(xpv_arena *arena, xpv_line *ln, dstats (*stat)(const vo
 /* Host offload events carry only the stats of their start / done
  * metadata (`_a` = 1, raw_bytes_accessed, shape_with_layout), so many are
  * equal: those share one encoding (one wire offset), found through a
- * direct-mapped memo of the recent ones. */
+ * direct-mapped memo of the recent (start, done) metadata pairs. */
 typedef struct offload_memo {
-    const char *shape;
-    uint32_t slen, off;
-    int used, has_raw;
-    int64_t raw;
+    uint32_t smeta, dmeta, off;
+    int used;
 } offload_memo;
 
 #define OFFLOAD_MEMO 256
@@ -166,41 +164,40 @@ typedef struct offload_memo {
 /* One pass over the row's events: their stats' bytes, written at `base`
  * with the events' wire offsets when `base` is not NULL.  Both passes take
  * the same decisions, so the first one's size is the second one's. */
-static size_t offload_pass(xpv_line *ln, const xpv_dl_offload_line *r, uint8_t *base) {
+static size_t offload_pass(xpv_line *ln, const xpv_dl_offload *o, uint32_t row, uint8_t *base) {
     offload_memo mm[OFFLOAD_MEMO];
     memset(mm, 0, sizeof mm);
     size_t off = 0;
-    for (size_t i = 0; i < r->n; i++) {
-        const xpv_dl_offload_ev *e = &r->ev[i];
-        uint64_t h = mix64((uint64_t)(uintptr_t)e->shape.ptr ^ ((uint64_t)e->raw_bytes << 1) ^
-                           e->shape.len ^ (uint64_t)e->has_raw);
+    for (size_t i = 0; i < o->nrow[row]; i++) {
+        const xpv_dl_offload_op *e = &o->row[row][i];
+        uint64_t h = mix64(((uint64_t)e->smeta << 32) ^ e->dmeta);
         offload_memo *m = &mm[h & (OFFLOAD_MEMO - 1)];
-        if (m->used && m->shape == e->shape.ptr && m->slen == e->shape.len &&
-            m->has_raw == e->has_raw && (!e->has_raw || m->raw == e->raw_bytes)) {
+        if (m->used && m->smeta == e->smeta && m->dmeta == e->dmeta) {
             if (base) ln->events[i].wire = m->off;
             continue;
         }
+        const xpv_dl_offload_meta *dm = &o->meta[e->dmeta];
         dstats s;
         memset(&s, 0, sizeof s);
         s.offload = 1;
-        s.raw_bytes = (opt64){e->has_raw, e->raw_bytes};
-        s.shape = e->shape;
+        s.raw_bytes = (opt64){dm->has_raw, dm->raw};
+        s.shape = o->meta[e->smeta].shape;
         size_t b = body_len(&s);
         if (base) {
             ln->events[i].wire = (uint32_t)off;
             put_event(base + off, &s);
         }
-        *m = (offload_memo){e->shape.ptr, e->shape.len, (uint32_t)off, 1, e->has_raw, e->raw_bytes};
+        *m = (offload_memo){e->smeta, e->dmeta, (uint32_t)off, 1};
         off += varint_len(b) + b;
     }
     return off;
 }
 
-void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_offload_line *r) {
-    size_t total = offload_pass(ln, r, NULL);
+void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_offload *o,
+                                 uint32_t row) {
+    size_t total = offload_pass(ln, o, row, NULL);
     if (!total || total >= XPV_NO_STATS) return;
     uint8_t *base = xpv_arena_alloc(arena, total);
-    offload_pass(ln, r, base);
+    offload_pass(ln, o, row, base);
     ln->wire = base;
 }
-
