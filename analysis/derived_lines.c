@@ -872,10 +872,21 @@ static const int tpu_line_ids[3] = {2, 3, 7}; /* kThreadIdTfNameScope, TfOp, Sou
 
 static int64_t ln_ts(int64_t ts0) { return ts0 == INT64_MAX ? 0 : ts0; }
 
+/* A derived line's events, built in a malloc'd array of `n` (capacity at
+ * least n): the array itself becomes the line's, freed with `arena`
+ * (no copy; *ev is cleared). */
+static xpv_event *adopt_events(xpv_arena *arena, xpv_event **ev, size_t n) {
+    xpv_event *e = xpv_xrealloc(*ev, (n ? n : 1) * sizeof *e); /* drop the spare capacity */
+    *ev = NULL;
+    xpv_arena_adopt(arena, e, (n ? n : 1) * sizeof *e);
+    return e;
+}
+
 /* The host offload rows as synthesized lines after the others of `sp`
- * (ids kThreadIdHostOffloadOpStart + k, "Host Offload Ops row <k>"). */
+ * (ids kThreadIdHostOffloadOpStart + k, "Host Offload Ops row <k>"); the
+ * rows' arrays become the lines'. */
 static void emit_offload_rows(ctx *c, xpv_arena *arena, xpv_plane *sp, uint32_t *src_line,
-                              const xpv_dl_offload *o, int64_t ts) {
+                              xpv_dl_offload *o, int64_t ts) {
     /* each key's metadata, made on first use (in the order the rows use them) */
     uint32_t *kmeta = xpv_xmalloc((o->nkeys ? o->nkeys : 1) * sizeof *kmeta);
     for (uint32_t k = 0; k < o->nkeys; k++) kmeta[k] = UINT32_MAX;
@@ -889,17 +900,15 @@ static void emit_offload_rows(ctx *c, xpv_arena *arena, xpv_plane *sp, uint32_t 
         ln->name = (xpv_str){xpv_arena_strndup(arena, name, (size_t)nl), (uint32_t)nl};
         ln->display_name = ln->name;
         ln->timestamp_ns = ts;
-        ln->events = xpv_arena_alloc(arena, o->nrow[k] * sizeof *ln->events);
-        for (size_t i = 0; i < o->nrow[k]; i++) {
-            const xpv_dl_offload_op *op = &o->row[k][i];
-            uint32_t key = o->meta[op->dmeta].key;
+        ln->nevents = (uint32_t)o->nrow[k];
+        ln->events = adopt_events(arena, &o->row[k], o->nrow[k]);
+        xpv_dl_attach_offload_stats(arena, ln, o); /* reads the start metadata in wire */
+        for (uint32_t i = 0; i < ln->nevents; i++) {
+            uint32_t key = o->meta[ln->events[i].meta].key; /* meta: the done's */
             if (kmeta[key] == UINT32_MAX)
                 kmeta[key] = tab_get(&c->tab, o->keys[key], (xpv_str){NULL, 0});
-            ln->events[i] = (xpv_event){.start_ps = op->start_ps, .dur_ps = op->dur_ps,
-                                        .meta = kmeta[key], .wire = XPV_NO_STATS};
+            ln->events[i].meta = kmeta[key];
         }
-        ln->nevents = (uint32_t)o->nrow[k];
-        xpv_dl_attach_offload_stats(arena, ln, o, k);
         sp->nevents += o->nrow[k];
     }
     free(kmeta);
@@ -908,8 +917,8 @@ static void emit_offload_rows(ctx *c, xpv_arena *arena, xpv_plane *sp, uint32_t 
 /* The derived lines of a TensorCore plane into `out`, XProf's names and
  * ids (kThreadIdTfNameScope, kThreadIdTfOp, kThreadIdSource, then the
  * host offload rows). */
-static void emit_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const dline *lines,
-                           const xpv_dl_offload *off, xpv_dl_plane *out) {
+static void emit_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, dline *lines,
+                           xpv_dl_offload *off, xpv_dl_plane *out) {
     memset(out, 0, sizeof *out);
     xpv_plane *sp = &out->synth;
     sp->id = pl->id;
@@ -924,7 +933,7 @@ static void emit_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const 
     sp->lines = xpv_arena_calloc(arena, 3 + off->nrows, sizeof *sp->lines);
     out->src_line = xpv_arena_calloc(arena, 3 + off->nrows, sizeof *out->src_line);
     for (int q = 0; q < 3; q++) {
-        const dline *d = &lines[q];
+        dline *d = &lines[q];
         if (!d->n) continue;
         xpv_line *ln = &sp->lines[sp->nlines];
         out->src_line[sp->nlines++] = 0;
@@ -933,8 +942,7 @@ static void emit_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const 
         ln->name.len = (uint32_t)strlen(tpu_line_names[q]);
         ln->display_name = ln->name;
         ln->timestamp_ns = ln_ts(ts0);
-        ln->events = xpv_arena_alloc(arena, d->n * sizeof *ln->events);
-        memcpy(ln->events, d->ev, d->n * sizeof *ln->events);
+        ln->events = adopt_events(arena, &d->ev, d->n);
         ln->nevents = (uint32_t)d->n;
         xpv_dl_attach_stats(arena, ln, group_stat, d->gid);
         sp->nevents += d->n;

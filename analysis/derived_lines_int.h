@@ -57,12 +57,6 @@ void xpv_dl_attach_stats(xpv_arena *arena, xpv_line *ln, dstats (*stat)(const vo
 
 /* ==== Host offload rows (derived_offload.c) ============================ */
 
-/* One host offload op: from its -start's begin to its -done's end. */
-typedef struct xpv_dl_offload_op {
-    int64_t start_ps, dur_ps;
-    uint32_t smeta, dmeta;     /* the start's and the done's event metadata */
-} xpv_dl_offload_op;
-
 /* What the rule reads of one event metadata of the plane. */
 typedef struct xpv_dl_offload_meta {
     uint8_t kind;              /* 1: a -start, 2: a -done, 0: neither */
@@ -79,7 +73,11 @@ typedef struct xpv_dl_offload {
     xpv_dl_offload_meta *meta; /* per event metadata of the plane */
     xpv_str *keys;             /* event names ("offload-copy.3"), in the arena */
     uint32_t nkeys, nrows;
-    xpv_dl_offload_op *row[XPV_DL_OFFLOAD_ROWS]; /* per row: its ops in time order */
+    /* Per row: its ops in time order, each from its -start's begin to its
+     * -done's end; until the row is emitted, `meta` holds the done's
+     * event metadata and `wire` the start's (xpv_dl_attach_offload_stats
+     * and the emitter then make them the row's). */
+    xpv_event *row[XPV_DL_OFFLOAD_ROWS];
     size_t nrow[XPV_DL_OFFLOAD_ROWS], caprow[XPV_DL_OFFLOAD_ROWS];
 } xpv_dl_offload;
 
@@ -88,10 +86,10 @@ typedef struct xpv_dl_offload {
 uint32_t xpv_dl_host_offload(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offload *o);
 void xpv_dl_offload_free(xpv_dl_offload *o);
 
-/* Give the events of `ln`, made from row `row` of `o` in order, their
- * stats (`_a` = 1, raw_bytes_accessed, shape_with_layout) in `arena`;
- * equal stats share one encoding (derived_stats.c). */
-void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_offload *o,
-                                 uint32_t row);
+/* Give the events of `ln` (a row of `o`, as built: done and start
+ * metadata in meta and wire) their stats (`_a` = 1, raw_bytes_accessed,
+ * shape_with_layout) in `arena`, their wire offsets replacing the start
+ * metadata; equal stats share one encoding (derived_stats.c). */
+void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_offload *o);
 
 #endif

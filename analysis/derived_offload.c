@@ -277,14 +277,14 @@ static uint32_t place(pairing *p, int64_t begin, int64_t end) {
     return (uint32_t)idx;
 }
 
-static void push_op(pairing *p, uint32_t r, xpv_dl_offload_op op) {
+static void push_op(pairing *p, uint32_t r, xpv_event op) {
     xpv_dl_offload *o = p->o;
     if (o->nrow[r] == o->caprow[r]) {
         o->caprow[r] = o->caprow[r] ? o->caprow[r] * 2 : 256;
         o->row[r] = xpv_xrealloc(o->row[r], o->caprow[r] * sizeof *o->row[r]);
     }
     if (o->nrow[r]) {
-        const xpv_dl_offload_op *l = &o->row[r][o->nrow[r] - 1];
+        const xpv_event *l = &o->row[r][o->nrow[r] - 1];
         if (l->start_ps > op.start_ps || (l->start_ps == op.start_ps && l->dur_ps < op.dur_ps))
             p->unsorted[r] = 1;
     }
@@ -323,7 +323,7 @@ static void feed(pairing *p, const xpv_event *e) {
     p->freel = s + 1;
     int64_t begin = sn.begin, end = xpv_add_i64(e->start_ps, e->dur_ps, NULL);
     uint32_t r = place(p, begin, end);
-    push_op(p, r, (xpv_dl_offload_op){begin, end > begin ? end - begin : 0, sn.smeta, e->meta});
+    push_op(p, r, (xpv_event){begin, end > begin ? end - begin : 0, e->meta, sn.smeta});
 }
 
 /* Back to no op and no queued start (the walk starts over). */
@@ -356,7 +356,7 @@ static void sort_row(xpv_dl_offload *o, uint32_t r) {
     rrec *t = xpv_xmalloc(n * sizeof *t);
     for (size_t i = 0; i < n; i++) t[i] = (rrec){o->row[r][i].start_ps, o->row[r][i].dur_ps, i};
     qsort(t, n, sizeof *t, cmp_rrec);
-    xpv_dl_offload_op *s = xpv_xmalloc(n * sizeof *s);
+    xpv_event *s = xpv_xmalloc(n * sizeof *s);
     for (size_t i = 0; i < n; i++) s[i] = o->row[r][t[i].i];
     free(o->row[r]);
     o->row[r] = s;

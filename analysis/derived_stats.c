@@ -164,40 +164,43 @@ typedef struct offload_memo {
 /* One pass over the row's events: their stats' bytes, written at `base`
  * with the events' wire offsets when `base` is not NULL.  Both passes take
  * the same decisions, so the first one's size is the second one's. */
-static size_t offload_pass(xpv_line *ln, const xpv_dl_offload *o, uint32_t row, uint8_t *base) {
+static size_t offload_pass(xpv_line *ln, const xpv_dl_offload *o, uint8_t *base) {
     offload_memo mm[OFFLOAD_MEMO];
     memset(mm, 0, sizeof mm);
     size_t off = 0;
-    for (size_t i = 0; i < o->nrow[row]; i++) {
-        const xpv_dl_offload_op *e = &o->row[row][i];
-        uint64_t h = mix64(((uint64_t)e->smeta << 32) ^ e->dmeta);
+    for (size_t i = 0; i < ln->nevents; i++) {
+        xpv_event *e = &ln->events[i];
+        uint32_t smeta = e->wire, dmeta = e->meta;
+        uint64_t h = mix64(((uint64_t)smeta << 32) ^ dmeta);
         offload_memo *m = &mm[h & (OFFLOAD_MEMO - 1)];
-        if (m->used && m->smeta == e->smeta && m->dmeta == e->dmeta) {
-            if (base) ln->events[i].wire = m->off;
+        if (m->used && m->smeta == smeta && m->dmeta == dmeta) {
+            if (base) e->wire = m->off;
             continue;
         }
-        const xpv_dl_offload_meta *dm = &o->meta[e->dmeta];
+        const xpv_dl_offload_meta *dm = &o->meta[dmeta];
         dstats s;
         memset(&s, 0, sizeof s);
         s.offload = 1;
         s.raw_bytes = (opt64){dm->has_raw, dm->raw};
-        s.shape = o->meta[e->smeta].shape;
+        s.shape = o->meta[smeta].shape;
         size_t b = body_len(&s);
         if (base) {
-            ln->events[i].wire = (uint32_t)off;
+            e->wire = (uint32_t)off;
             put_event(base + off, &s);
         }
-        *m = (offload_memo){e->smeta, e->dmeta, (uint32_t)off, 1};
+        *m = (offload_memo){smeta, dmeta, (uint32_t)off, 1};
         off += varint_len(b) + b;
     }
     return off;
 }
 
-void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_offload *o,
-                                 uint32_t row) {
-    size_t total = offload_pass(ln, o, row, NULL);
-    if (!total || total >= XPV_NO_STATS) return;
+void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_offload *o) {
+    size_t total = offload_pass(ln, o, NULL);
+    if (!total || total >= XPV_NO_STATS) {
+        for (uint32_t i = 0; i < ln->nevents; i++) ln->events[i].wire = XPV_NO_STATS;
+        return;
+    }
     uint8_t *base = xpv_arena_alloc(arena, total);
-    offload_pass(ln, o, row, base);
+    offload_pass(ln, o, base);
     ln->wire = base;
 }

@@ -90,6 +90,7 @@ typedef struct builder {
     uint32_t *stack;           /* nest_line_of's scratch */
     int64_t *stack_end;
     size_t stack_cap;
+    int inert;                 /* only TPU planes take part (only_tpu_groups) */
 } builder;
 
 /* ==== Small helpers ====================================================== */
@@ -762,8 +763,10 @@ static void scan_line(worker *w, uint32_t k, uint32_t l) {
     uint32_t ne = ln->nevents;
     ev_stats s;
     uint32_t base = (uint32_t)lr->base;
+    /* (never reached, no node order needed: its ids are shared, all -1,
+     * see share_inert_lines; its node slots are never touched) */
+    if (ps->inert) return;
     memset(b->group + base, 0xff, (size_t)ne * sizeof *b->group);
-    if (ps->inert) return; /* (never reached: no node order needed either) */
     visit_order(lr, ln, &w->ord, &w->ord_cap);
     /* (no event of the line holds a grouping stat: none is read; nothing
      * to record without one but TraceContext roots) */
@@ -867,7 +870,7 @@ static void scan_all(builder *b, scan_out *o) {
     size_t nu = 0, cap = 0;
     scan_unit *units = NULL;
     uint64_t total = 0;
-    int inert = only_tpu_groups(p);
+    int inert = b->inert = only_tpu_groups(p);
     for (uint32_t k = 0; k < p->nplanes; k++) {
         const xpv_plane *pl = &p->planes[k];
         plane_scan_init(&ps[k], pl);
@@ -1237,45 +1240,92 @@ static void gids_to_event_order(builder *b) {
     free(tmp);
 }
 
+/* When only TPU planes take part, every line of the other planes keeps
+ * -1 for all its events: those lines share one run of -1 (the longest
+ * one's own ids, the only ones written), so the host plane's millions of
+ * ids are neither written nor read into memory. */
+static void share_inert_lines(builder *b) {
+    const xpv_profile *p = b->p;
+    xpv_groups *g = b->g;
+    if (!b->inert) return;
+    uint64_t off = 0;
+    uint32_t longest = 0;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        if (is_tpu_plane(&p->planes[k])) continue;
+        for (uint32_t l = 0; l < p->planes[k].nlines; l++)
+            if (p->planes[k].lines[l].nevents > longest) {
+                longest = p->planes[k].lines[l].nevents;
+                off = g->line_off[g->plane_line0[k] + l];
+            }
+    }
+    memset(g->gid + off, 0xff, (size_t)longest * sizeof *g->gid);
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        if (is_tpu_plane(&p->planes[k])) continue;
+        for (uint32_t l = 0; l < p->planes[k].nlines; l++)
+            g->line_off[g->plane_line0[k] + l] = off;
+    }
+}
+
 /* TPU lines other than the grouping line take the group of the
  * overlapping grouping event (XProf's GroupQueue: keep the current
  * grouping event while it overlaps, else look forward for one that does). */
-static void tpu_line_gids(xpv_groups *g, const xpv_profile *p) {
-    for (uint32_t k = 0; k < p->nplanes; k++) {
-        const xpv_plane *pl = &p->planes[k];
-        if (!is_tpu_plane(pl)) continue;
-        int gl = tpu_grouping_line(pl);
-        for (uint32_t l = 0; l < pl->nlines; l++) {
-            if ((int)l == gl) continue;
-            const xpv_line *ln = &pl->lines[l];
-            int32_t *dst = g->gid + g->line_off[g->plane_line0[k] + l];
-            if (gl < 0) {
-                memset(dst, 0xff, ln->nevents * sizeof *dst);
-                continue;
-            }
-            const xpv_line *gln = &pl->lines[gl];
-            const int32_t *ggid = g->gid + g->line_off[g->plane_line0[k] + (uint32_t)gl];
-            int64_t cur = -1;
-            for (uint32_t j = 0; j < ln->nevents; j++) {
-                const xpv_event *ev = &ln->events[j];
-                int64_t b0 = ev->start_ps, e0 = ev->start_ps + ev->dur_ps;
-                int32_t v = -1;
-                if (cur >= 0 && overlaps(&gln->events[cur], b0, e0)) {
-                    v = ggid[cur];
-                } else {
-                    for (uint32_t i = (uint32_t)(cur + 1); i < gln->nevents; i++) {
-                        const xpv_event *c = &gln->events[i];
-                        if (c->start_ps > e0) break;
-                        if (c->start_ps + c->dur_ps < b0) continue;
-                        cur = i;
-                        if (overlaps(c, b0, e0)) v = ggid[i];
-                        break;
-                    }
+typedef struct tpu_gid_job {
+    xpv_groups *g;
+    const xpv_plane *pl;
+    uint32_t k;                /* plane index */
+} tpu_gid_job;
+
+static void tpu_plane_gids(void *arg) {
+    const tpu_gid_job *j = arg;
+    xpv_groups *g = j->g;
+    const xpv_plane *pl = j->pl;
+    int gl = tpu_grouping_line(pl);
+    for (uint32_t l = 0; l < pl->nlines; l++) {
+        if ((int)l == gl) continue;
+        const xpv_line *ln = &pl->lines[l];
+        int32_t *dst = g->gid + g->line_off[g->plane_line0[j->k] + l];
+        if (gl < 0) {
+            memset(dst, 0xff, ln->nevents * sizeof *dst);
+            continue;
+        }
+        const xpv_line *gln = &pl->lines[gl];
+        const int32_t *ggid = g->gid + g->line_off[g->plane_line0[j->k] + (uint32_t)gl];
+        int64_t cur = -1;
+        for (uint32_t i = 0; i < ln->nevents; i++) {
+            const xpv_event *ev = &ln->events[i];
+            int64_t b0 = ev->start_ps, e0 = ev->start_ps + ev->dur_ps;
+            int32_t v = -1;
+            if (cur >= 0 && overlaps(&gln->events[cur], b0, e0)) {
+                v = ggid[cur];
+            } else {
+                for (uint32_t c = (uint32_t)(cur + 1); c < gln->nevents; c++) {
+                    const xpv_event *ce = &gln->events[c];
+                    if (ce->start_ps > e0) break;
+                    if (ce->start_ps + ce->dur_ps < b0) continue;
+                    cur = c;
+                    if (overlaps(ce, b0, e0)) v = ggid[c];
+                    break;
                 }
-                dst[j] = v;
             }
+            dst[i] = v;
         }
     }
+}
+
+/* Each TPU plane on its own thread (they write disjoint ranges). */
+static void tpu_line_gids(xpv_groups *g, const xpv_profile *p) {
+    tpu_gid_job *jobs = xpv_xcalloc(p->nplanes ? p->nplanes : 1, sizeof *jobs);
+    void **args = xpv_xcalloc(p->nplanes ? p->nplanes : 1, sizeof *args);
+    int n = 0;
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        if (!is_tpu_plane(&p->planes[k])) continue;
+        jobs[n] = (tpu_gid_job){g, &p->planes[k], k};
+        args[n] = &jobs[n];
+        n++;
+    }
+    if (n) xpv_par_many(tpu_plane_gids, args, n);
+    free(args);
+    free(jobs);
 }
 
 static void builder_free(builder *b, scan_out *o) {
@@ -1346,6 +1396,7 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
     free(loop_roots.p);
     if (b->nn) {
         gids_to_event_order(b);
+        share_inert_lines(b);
         tpu_line_gids(g, p);
     } else {
         g->gid = xpv_xmalloc((g->nevents ? g->nevents : 1) * sizeof *g->gid);

@@ -30,14 +30,17 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
 }
 
 /* Checksum of the grouping and the derived lines. */
-static uint64_t checksum(const xpv_enrichment *e) {
+static uint64_t checksum(const xpv_profile *p, const xpv_enrichment *e) {
     uint64_t h = 1469598103934665603ull;
     const xpv_groups *g = e->groups;
     h = fnv(h, &g->source, sizeof g->source);
     h = fnv(h, &g->ngroups, sizeof g->ngroups);
     /* (no ids computed reads as -1 for every event, as xpv_group_of does) */
     if (g->gid) {
-        h = fnv(h, g->gid, g->nevents * sizeof *g->gid);
+        /* line by line, as xpv_group_of reads them (lines may share ids) */
+        for (uint32_t k = 0; k < p->nplanes; k++)
+            for (uint32_t l = 0; l < p->planes[k].nlines; l++)
+                h = fnv(h, xpv_groups_line(g, k, l), p->planes[k].lines[l].nevents * sizeof *g->gid);
     } else if (g->source != XPV_GROUPS_FILE && g->source != XPV_GROUPS_LOOP_OPS) {
         const int32_t none = -1;
         for (uint64_t i = 0; i < g->nevents; i++) h = fnv(h, &none, sizeof none);
@@ -109,7 +112,7 @@ int main(int argc, char **argv) {
         source = e->groups->source;
         ndl = e->derived->nplanes;
         nevents = p->nevents;
-        sum = checksum(e);
+        sum = checksum(p, e);
         xpv_profile_free(p);
     }
     free(buf);
