@@ -849,13 +849,7 @@ static const xpv_event *tcur_next(tcursor *cur, uint32_t *ncur, const xpv_line *
 }
 
 static uint32_t *time_order(const xpv_line *ln) {
-    int sorted = 1;
-    for (uint32_t i = 1; i < ln->nevents && sorted; i++) {
-        const xpv_event *x = &ln->events[i - 1], *y = &ln->events[i];
-        if (y->start_ps < x->start_ps || (y->start_ps == x->start_ps && y->dur_ps > x->dur_ps))
-            sorted = 0;
-    }
-    if (sorted) return NULL;
+    if (xpv_line_in_time_order(ln)) return NULL;
     ord *o = xpv_xmalloc(ln->nevents * sizeof *o);
     for (uint32_t i = 0; i < ln->nevents; i++)
         o[i] = (ord){ln->events[i].start_ps, -ln->events[i].dur_ps, i};
@@ -995,6 +989,7 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     xpv_stat_set_init(&named, pl, ids, 2);  /* tf_op, source */
     tcursor *cur = xpv_xcalloc(pl->nlines ? pl->nlines : 1, sizeof *cur);
     uint8_t *own = xpv_xcalloc(pl->nlines ? pl->nlines : 1, 1);
+    uint8_t *walked = xpv_xcalloc(pl->nlines ? pl->nlines : 1, 1);
     uint32_t ncur = 0;
     for (uint32_t li = 0; li < pl->nlines; li++) {
         const xpv_line *ln = &pl->lines[li];
@@ -1006,18 +1001,28 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
             adds = m->tf_op.len || m->source.len;
         }
         if (adds) cur[ncur++] = (tcursor){ln, li, 0, time_order(ln)};
+        walked[li] = (uint8_t)adds;
     }
+    /* XProf's HostOffloadEventProcessor, in the same walk there: fed from
+     * this walk unless a line it leaves out holds a candidate */
+    xpv_dl_offload off;
+    int fed = xpv_dl_offload_begin(pl, arena, &off) && !xpv_dl_offload_outside(&off, pl, walked);
+    free(walked);
     opt64 none = {0, 0};
     while (ncur) {
         const xpv_line *eln;
         uint32_t li, ei;
         const xpv_event *e = tcur_next(cur, &ncur, &eln, &li, &ei);
         tstats ts = mt[e->meta];
+        int own_a = 0; /* a non-zero `_a` of the event itself */
         if (e->wire != XPV_NO_STATS && own[li]) {
             xpv_stat st[T_N];
             uint32_t got = xpv_event_stats_in(pl, eln, e, &set, st, NULL);
+            int64_t v;
+            own_a = (got & (1u << T_ASYNC)) && xpv_stat_as_int(&st[T_ASYNC], &v) && v;
             for (; got; got &= got - 1) tstat_set(&ts, __builtin_ctz(got), &st[__builtin_ctz(got)]);
         }
+        if (fed && off.kind[e->meta] && !own_a) xpv_dl_offload_feed(&off, e);
         if (ts.a.has && ts.a.v) continue; /* asynchronous events are left out */
         int32_t cg = xpv_group_of(gr, pi, li, ei);
         if (cg >= 0) ts.g = (opt64){1, cg};
@@ -1061,9 +1066,8 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     for (uint32_t m = 0; m < pl->nevent_meta; m++) free(cache[m].scopes);
     free(cache);
 
-    /* XProf's HostOffloadEventProcessor, in the same walk there */
-    xpv_dl_offload off;
-    uint32_t nrows = xpv_dl_host_offload(pl, arena, &off);
+    if (off.pairing && !fed) xpv_dl_offload_walk(&off, pl);
+    uint32_t nrows = xpv_dl_offload_end(&off);
     size_t total = scope->n + ops->n + src->n;
     for (uint32_t k = 0; k < nrows; k++) total += off.nrow[k];
     if (total) emit_tpu_plane(c, arena, pl, lines, &off, out);

@@ -69,8 +69,11 @@ typedef struct xpv_dl_offload_meta {
 #define XPV_DL_OFFLOAD_ROWS 41 /* kThreadIdHostOffloadOpEnd - ...Start + 1 */
 
 /* The host offload rows of one TensorCore plane. */
+struct xpv_dl_pairing;
 typedef struct xpv_dl_offload {
     xpv_dl_offload_meta *meta; /* per event metadata of the plane */
+    uint8_t *kind;             /* per event metadata: meta[].kind (a compact copy) */
+    struct xpv_dl_pairing *pairing; /* between begin and end */
     xpv_str *keys;             /* event names ("offload-copy.3"), in the arena */
     uint32_t nkeys, nrows;
     /* Per row: its ops in time order, each from its -start's begin to its
@@ -85,6 +88,20 @@ typedef struct xpv_dl_offload {
  * `arena`; release with xpv_dl_offload_free).  Returns o->nrows. */
 uint32_t xpv_dl_host_offload(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offload *o);
 void xpv_dl_offload_free(xpv_dl_offload *o);
+
+/* The same in steps, for a caller that walks the plane in time order
+ * itself (XProf runs the processor inside DeriveLinesFromStats's walk):
+ * begin (0: no candidate metadata, nothing else to call but end); then
+ * either feed every candidate event (o->kind[meta] non-zero, no non-zero
+ * `_a` event stat) in the plane's time order (start, longer first, line,
+ * index), which is only right when no line left out of that walk holds
+ * one (outside() == 0; `walked`: per line), or walk; then end, which
+ * returns the number of rows. */
+uint32_t xpv_dl_offload_begin(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offload *o);
+int xpv_dl_offload_outside(const xpv_dl_offload *o, const xpv_plane *pl, const uint8_t *walked);
+void xpv_dl_offload_feed(xpv_dl_offload *o, const xpv_event *e);
+void xpv_dl_offload_walk(xpv_dl_offload *o, const xpv_plane *pl);
+uint32_t xpv_dl_offload_end(xpv_dl_offload *o);
 
 /* Give the events of `ln` (a row of `o`, as built: done and start
  * metadata in meta and wire) their stats (`_a` = 1, raw_bytes_accessed,

@@ -247,7 +247,7 @@ typedef struct qnode {
 } qnode;
 
 /* The pairing of starts and dones, fed the candidates in time order. */
-typedef struct pairing {
+typedef struct xpv_dl_pairing {
     xpv_dl_offload *o;
     size_t *qhead, *qtail;     /* per key: its FIFO (pool index + 1; 0: empty) */
     qnode *pool;               /* queued starts; freed nodes form a list */
@@ -367,7 +367,9 @@ static void sort_row(xpv_dl_offload *o, uint32_t r) {
 /* The walk: in one pass over the plane's events when they are in time
  * order as stored (candidates on one line, in order: the usual case),
  * else over the candidates gathered and put in time order. */
-static void walk(const xpv_plane *pl, const uint8_t *kind, pairing *p) {
+void xpv_dl_offload_walk(xpv_dl_offload *o, const xpv_plane *pl) {
+    pairing *p = o->pairing;
+    const uint8_t *kind = o->kind;
     int32_t async_id = xpv_stat_id(pl, "_a");
     xpv_stat_set set;
     xpv_stat_set_init(&set, pl, &async_id, 1);
@@ -397,32 +399,60 @@ gathered:
     free(c);
 }
 
-uint32_t xpv_dl_host_offload(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offload *o) {
+int xpv_dl_offload_outside(const xpv_dl_offload *o, const xpv_plane *pl, const uint8_t *walked) {
+    int32_t async_id = xpv_stat_id(pl, "_a");
+    xpv_stat_set set;
+    xpv_stat_set_init(&set, pl, &async_id, 1);
+    for (uint32_t li = 0; li < pl->nlines; li++) {
+        const xpv_line *ln = &pl->lines[li];
+        if (walked[li]) continue;
+        int check_a = async_id >= 0 && xpv_line_may_have(ln, &set);
+        for (uint32_t i = 0; i < ln->nevents; i++)
+            if (is_cand(pl, ln, &ln->events[i], o->kind, check_a, &set)) return 1;
+    }
+    return 0;
+}
+
+void xpv_dl_offload_feed(xpv_dl_offload *o, const xpv_event *e) { feed(o->pairing, e); }
+
+uint32_t xpv_dl_offload_begin(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offload *o) {
     memset(o, 0, sizeof *o);
     size_t nm = pl->nevent_meta ? pl->nevent_meta : 1;
     o->meta = xpv_xcalloc(nm, sizeof *o->meta);
     classify(pl, arena, o);
     if (!o->nkeys) return 0;
-    uint8_t *kind = xpv_xmalloc(nm);
-    for (uint32_t m = 0; m < pl->nevent_meta; m++) kind[m] = o->meta[m].kind;
-    pairing p;
-    memset(&p, 0, sizeof p);
-    p.o = o;
-    p.qhead = xpv_xcalloc(o->nkeys, sizeof *p.qhead);
-    p.qtail = xpv_xcalloc(o->nkeys, sizeof *p.qtail);
-    walk(pl, kind, &p);
+    o->kind = xpv_xcalloc(nm, 1);
+    for (uint32_t m = 0; m < pl->nevent_meta; m++) o->kind[m] = o->meta[m].kind;
+    pairing *p = o->pairing = xpv_xcalloc(1, sizeof *p);
+    p->o = o;
+    p->qhead = xpv_xcalloc(o->nkeys, sizeof *p->qhead);
+    p->qtail = xpv_xcalloc(o->nkeys, sizeof *p->qtail);
+    return o->nkeys;
+}
+
+uint32_t xpv_dl_offload_end(xpv_dl_offload *o) {
+    pairing *p = o->pairing;
+    if (!p) return 0;
     for (uint32_t r = 0; r < o->nrows; r++)
-        if (p.unsorted[r]) sort_row(o, r);
-    free(kind);
-    free(p.qhead);
-    free(p.qtail);
-    free(p.pool);
+        if (p->unsorted[r]) sort_row(o, r);
+    free(p->qhead);
+    free(p->qtail);
+    free(p->pool);
+    free(p);
+    o->pairing = NULL;
     return o->nrows;
 }
 
+uint32_t xpv_dl_host_offload(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offload *o) {
+    if (xpv_dl_offload_begin(pl, arena, o)) xpv_dl_offload_walk(o, pl);
+    return xpv_dl_offload_end(o);
+}
+
 void xpv_dl_offload_free(xpv_dl_offload *o) {
+    xpv_dl_offload_end(o);
     for (uint32_t r = 0; r < XPV_DL_OFFLOAD_ROWS; r++) free(o->row[r]);
     free(o->meta);
+    free(o->kind);
     free(o->keys);
     memset(o, 0, sizeof *o);
 }

@@ -603,13 +603,7 @@ static uint8_t *meta_kinds(const xpv_plane *pl) {
 /* Visit order of a line; sets lr->pos/ev when it is not file order. */
 static void visit_order(line_ref *lr, const xpv_line *ln, ord_rec **ord, size_t *ord_cap) {
     uint32_t ne = ln->nevents;
-    int sorted = 1;
-    for (uint32_t i = 1; i < ne && sorted; i++) {
-        const xpv_event *x = &ln->events[i - 1], *y = &ln->events[i];
-        if (y->start_ps < x->start_ps || (y->start_ps == x->start_ps && y->dur_ps > x->dur_ps))
-            sorted = 0;
-    }
-    if (sorted) return;
+    if (xpv_line_in_time_order(ln)) return;
     if (*ord_cap < ne) {
         *ord_cap = ne;
         *ord = xpv_xrealloc(*ord, *ord_cap * sizeof **ord);

@@ -541,6 +541,7 @@ static int parse_line(dec *d, const xpv_idmap *ids, const uint8_t *p, const uint
     if (ts < -lim) { ts = -lim; clamped = 1; }
     int64_t base_ps = ts * 1000; /* |ts| <= INT64_MAX / 4000: exact */
     if (clamped && nev) d->nclamped++; /* an empty line has no times to clamp */
+    int ordered = 1;
     for (size_t i = 0; i < nev; i++) {
         xpv_event *e = &ev[i];
         int64_t off = e->start_ps;
@@ -549,7 +550,11 @@ static int parse_line(dec *d, const xpv_idmap *ids, const uint8_t *p, const uint
         e->start_ps = xpv_add_i64(base_ps, off, &ec);
         clamp_times(&e->start_ps, &e->dur_ps, &ec);
         d->nclamped += (uint64_t)ec;
+        if (i && (e->start_ps < e[-1].start_ps ||
+                  (e->start_ps == e[-1].start_ps && e->dur_ps > e[-1].dur_ps)))
+            ordered = 0;
     }
+    ln->time_ordered = (uint8_t)ordered;
     return 1;
 }
 

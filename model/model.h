@@ -98,7 +98,22 @@ typedef struct xpv_line {
                                   * xpv_stat_key_bit bits: lets a pass skip the
                                   * lines whose events cannot hold the stats it
                                   * reads without walking their bytes */
+    uint8_t time_ordered;        /* 1: the decoder saw its events in time order
+                                  * (start, longer first on equal starts);
+                                  * 0: not, or not known */
 } xpv_line;
+
+/* 1 when the line's events are in time order (start, longer first on
+ * equal starts): known from the decoder, else checked here. */
+static inline int xpv_line_in_time_order(const xpv_line *ln) {
+    if (ln->time_ordered) return 1;
+    for (uint32_t i = 1; i < ln->nevents; i++) {
+        const xpv_event *x = &ln->events[i - 1], *y = &ln->events[i];
+        if (y->start_ps < x->start_ps || (y->start_ps == x->start_ps && y->dur_ps > x->dur_ps))
+            return 0;
+    }
+    return 1;
+}
 
 /* Bit of a stat metadata key in xpv_line.stat_keys: keys 0..62 have their
  * own bit, every other key shares bit 63. */

@@ -697,12 +697,15 @@ static tx_event_t *hlo_ev(tx_space *s, int pl, int ln, const char *disp, int hos
 /* `shape`: 0 as above (two lines: the candidates gathered and merged),
  * 1 every event on one line in time order (the one-pass walk), 2 one line
  * with the dynamic-slice pair stored first (out of order: gathered and
- * sorted).  The same rows every time. */
+ * sorted); 3 and 4 are 1 and 0 with a tf_op on copy-start.1, so that the
+ * Framework Ops walk covers the XLA Ops line: 3 feeds the rows from that
+ * walk, 4 cannot (the other line, outside it, holds candidates).  The same
+ * rows every time. */
 static void check_host_offload(int shape) {
     tx_space *s = tx_new();
     int pl = tx_plane(s, "/device:TPU:0");
     int lo = tx_line(s, pl, 2, "XLA Ops", 0);
-    int l2 = shape ? lo : tx_line(s, pl, 5, "Other", 0);
+    int l2 = shape == 1 || shape == 2 || shape == 3 ? lo : tx_line(s, pl, 5, "Other", 0);
     if (shape == 2) {
         hlo_ev(s, pl, l2, "dynamic-slice-start.7", 1, 30, 1);
         hlo_ev(s, pl, l2, "dynamic-slice-done.7", 1, 35, 1);
@@ -727,11 +730,14 @@ static void check_host_offload(int shape) {
     tx_meta_str(s, pl, "%copy-start.1 = (f32[4]{0:S(5)}) op(f32[4]{0} %p)", "shape_with_layout",
                 "(f32[4]{0}, f32[4]{0:S(5)})");
     tx_meta_int(s, pl, "%copy-done.1 = (f32[4]{0:S(5)}) op(f32[4]{0} %p)", "raw_bytes_accessed", 64);
+    if (shape >= 3)
+        tx_meta_str(s, pl, "%copy-start.1 = (f32[4]{0:S(5)}) op(f32[4]{0} %p)", "tf_op", "m/copy:Copy");
     xpv_profile *p = tx_decode(s);
     xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
     const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
     assert_non_null(dp);
-    assert_int_equal(dp->synth.nlines, 2);      /* no tf_op / source: only the rows */
+    /* no tf_op / source: only the rows; else also Framework Name Scope and Ops */
+    assert_int_equal(dp->synth.nlines, shape >= 3 ? 4 : 2);
     const xpv_line *r0 = line_by_id(dp, XPV_DL_BASE + 8), *r1 = line_by_id(dp, XPV_DL_BASE + 9);
     assert_non_null(r0);
     assert_non_null(r1);
@@ -766,7 +772,7 @@ static void check_host_offload(int shape) {
 
 static void test_tpu_host_offload(void **state) {
     (void)state;
-    for (int shape = 0; shape < 3; shape++) check_host_offload(shape);
+    for (int shape = 0; shape < 5; shape++) check_host_offload(shape);
 }
 
 /* Real TPU file: Framework Ops / Name Scope / Source code counts equal an
