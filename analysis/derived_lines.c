@@ -8,6 +8,7 @@
 #include "idmap.h"
 #include "par.h"
 #include "util.h"
+#include "collections.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -317,11 +318,28 @@ typedef struct hlo_memo {
 } hlo_memo;
 #define HLO_MEMO_SCOPES 8
 
+/* One kernel's XLA Modules and XLA Ops metadata, remembered per (module
+ * text, program, hlo_op text): kernels name the same few ops millions of
+ * times, through interned stat strings (equal pointers).  A miss only
+ * costs the lookup it saves. */
+#define NAME_MEMO 1024
+#define NAME_MEMO_PARTS 8
+typedef struct name_memo {
+    const char *mod, *op;      /* the texts (profile bytes) */
+    uint32_t mod_len, op_len;
+    int64_t prog;
+    int has_prog, used;
+    uint32_t mod_meta;         /* the XLA Modules event's, when mod_len */
+    uint32_t nparts;           /* the XLA Ops levels' (op_len: 1..NAME_MEMO_PARTS) */
+    uint32_t parts[NAME_MEMO_PARTS];
+} name_memo;
+
 typedef struct ctx {
     meta_tab tab;
     xpv_hlo_map *hlo;          /* the profile's HLO protos, or NULL */
     const xpv_hostset *hs;     /* the profile as a host set, for decoding */
     hlo_memo *memo;            /* HLO_MEMO entries, cleared per plane */
+    name_memo *names;          /* NAME_MEMO entries, cleared per plane */
     scope_edge *edges;
     size_t nedges;
     uint32_t *mbuf;
@@ -472,10 +490,81 @@ typedef struct kfacts {
  * them): XLA Modules, XLA Ops (one level per `::` part of hlo_op),
  * Framework Ops / Name Scope and Source code from the HLO instruction
  * (else from tf_op), with scope_range_id chains when they fit. */
+/* The XLA Modules metadata of a kernel: "module(program)". */
+static uint32_t module_meta(ctx *c, xpv_str module, opt64 prog) {
+    if (!prog.has) return tab_get(&c->tab, module, (xpv_str){NULL, 0});
+    size_t n = (size_t)module.len + 32;
+    char *nm = xpv_xmalloc(n);
+    int w = snprintf(nm, n, "%.*s(%lld)", (int)module.len, module.ptr, (long long)prog.v);
+    uint32_t m = tab_get(&c->tab, (xpv_str){nm, (uint32_t)w}, (xpv_str){NULL, 0});
+    free(nm);
+    return m;
+}
+
+/* The XLA Ops metadata of a kernel's hlo_op levels ("a::b": two) into
+ * c->mbuf (room for one per level); returns their number. */
+static size_t hlo_parts(ctx *c, xpv_str module, opt64 prog, xpv_str hlo_op) {
+    char pre[64];
+    int pl_len = prog.has ? snprintf(pre, sizeof pre, "%lld/", (long long)prog.v) : 0;
+    size_t np2 = 0;
+    uint32_t b = 0;
+    for (uint32_t i = 0; i <= hlo_op.len; i++) {
+        int end = i == hlo_op.len;
+        if (!end && !(i + 1 < hlo_op.len && hlo_op.ptr[i] == ':' && hlo_op.ptr[i + 1] == ':'))
+            continue;
+        xpv_str part = {hlo_op.ptr + b, i - b};
+        size_t plen = prog.has ? (size_t)pl_len : (size_t)module.len + 1;
+        char *key = xpv_xmalloc(plen + part.len + 1);
+        if (prog.has)
+            memcpy(key, pre, plen);
+        else {
+            if (module.len) memcpy(key, module.ptr, module.len);
+            key[module.len] = '/';
+        }
+        if (part.len) memcpy(key + plen, part.ptr, part.len);
+        c->mbuf[np2++] = tab_get(&c->tab, (xpv_str){key, (uint32_t)(plen + part.len)}, part);
+        free(key);
+        if (!end) i++;
+        b = i + 1;
+    }
+    return np2;
+}
+
+/* A kernel's module and hlo_op metadata from the memo, made and kept on a
+ * miss (NULL when they do not fit an entry: the caller makes them). */
+static name_memo *kernel_names(ctx *c, xpv_str module, opt64 prog, xpv_str hlo_op) {
+    if (!c->names || !(module.len || hlo_op.len)) return NULL;
+    uint64_t h = mix64((uint64_t)(uintptr_t)module.ptr ^ ((uint64_t)module.len << 40) ^
+                       (uint64_t)prog.v * 0x9e3779b97f4a7c15ull ^
+                       mix64((uint64_t)(uintptr_t)hlo_op.ptr ^ hlo_op.len) ^ (uint64_t)prog.has);
+    name_memo *m = &c->names[h & (NAME_MEMO - 1)];
+    if (m->used && m->mod == module.ptr && m->mod_len == module.len &&
+        m->op == hlo_op.ptr && m->op_len == hlo_op.len && m->has_prog == prog.has &&
+        (!prog.has || m->prog == prog.v))
+        return m;
+    size_t np = 0;
+    if (hlo_op.len) {
+        np = 1;
+        for (uint32_t i = 0; i + 1 < hlo_op.len; i++)
+            if (hlo_op.ptr[i] == ':' && hlo_op.ptr[i + 1] == ':') np++, i++;
+        if (np > NAME_MEMO_PARTS) return NULL;
+    }
+    name_memo nm = {module.ptr, hlo_op.ptr, module.len, hlo_op.len, prog.v, prog.has, 1, 0, 0, {0}};
+    /* made in the order the caller would make them: module, then levels */
+    if (module.len) nm.mod_meta = module_meta(c, module, prog);
+    if (hlo_op.len) {
+        ensure_buf(c, np + 1);
+        nm.nparts = (uint32_t)hlo_parts(c, module, prog, hlo_op);
+        memcpy(nm.parts, c->mbuf, nm.nparts * sizeof *nm.parts);
+    }
+    *m = nm;
+    return m;
+}
+
 static void derive_kernel(ctx *c, dline *d, const kfacts *kf) {
     dline *scope = &d[XPV_DL_NAME_SCOPE], *ops = &d[XPV_DL_TF_OP], *mod = &d[XPV_DL_MODULE],
           *hlo = &d[XPV_DL_HLO_OP], *srcl = &d[XPV_DL_SOURCE];
-    xpv_str module = kf->module, hlo_op = kf->hlo_op, tf_op = kf->tf_op, empty = {NULL, 0};
+    xpv_str module = kf->module, hlo_op = kf->hlo_op, tf_op = kf->tf_op;
     opt64 prog = kf->prog, g = kf->g, sr = kf->sr;
     int64_t s = kf->s, du = kf->du;
     /* scope range chain: [own, parent, ..., root] */
@@ -498,25 +587,19 @@ static void derive_kernel(ctx *c, dline *d, const kfacts *kf) {
             cur = ed->parent;
         }
     }
-    char pre[64];
+    name_memo *nmm = kernel_names(c, module, prog, hlo_op);
     if (module.len) {
-        char *nm = NULL;
-        xpv_str name = module;
-        if (prog.has) {
-            size_t n = (size_t)module.len + 32;
-            nm = xpv_xmalloc(n);
-            int w = snprintf(nm, n, "%.*s(%lld)", (int)module.len, module.ptr,
-                             (long long)prog.v);
-            name = (xpv_str){nm, (uint32_t)w};
-        }
         opt64 root = nchain ? c->sbuf[nchain - 1] : (opt64){0, 0};
-        add_level(mod, tab_get(&c->tab, name, empty), s, du, g, root, 0);
-        free(nm);
+        add_level(mod, nmm ? nmm->mod_meta : module_meta(c, module, prog), s, du, g, root, 0);
     }
     if (hlo_op.len) {
         size_t np = 1;
-        for (uint32_t i = 0; i + 1 < hlo_op.len; i++)
-            if (hlo_op.ptr[i] == ':' && hlo_op.ptr[i + 1] == ':') np++, i++;
+        if (nmm) {
+            np = nmm->nparts;
+        } else {
+            for (uint32_t i = 0; i + 1 < hlo_op.len; i++)
+                if (hlo_op.ptr[i] == ':' && hlo_op.ptr[i + 1] == ':') np++, i++;
+        }
         ensure_buf(c, np + nchain + 1);
         /* reversed chain [root, ..., own] when it has one id per level */
         opt64 *srs = NULL;
@@ -528,28 +611,8 @@ static void derive_kernel(ctx *c, dline *d, const kfacts *kf) {
             }
             srs = c->sbuf;
         }
-        int pl_len = prog.has ? snprintf(pre, sizeof pre, "%lld/", (long long)prog.v) : 0;
-        size_t np2 = 0;
-        uint32_t b = 0;
-        for (uint32_t i = 0; i <= hlo_op.len; i++) {
-            int end = i == hlo_op.len;
-            if (!end && !(i + 1 < hlo_op.len && hlo_op.ptr[i] == ':' && hlo_op.ptr[i + 1] == ':'))
-                continue;
-            xpv_str part = {hlo_op.ptr + b, i - b};
-            size_t plen = prog.has ? (size_t)pl_len : (size_t)module.len + 1;
-            char *key = xpv_xmalloc(plen + part.len + 1);
-            if (prog.has)
-                memcpy(key, pre, plen);
-            else {
-                if (module.len) memcpy(key, module.ptr, module.len);
-                key[module.len] = '/';
-            }
-            if (part.len) memcpy(key + plen, part.ptr, part.len);
-            c->mbuf[np2++] = tab_get(&c->tab, (xpv_str){key, (uint32_t)(plen + part.len)}, part);
-            free(key);
-            if (!end) i++;
-            b = i + 1;
-        }
+        size_t np2 = nmm ? nmm->nparts : hlo_parts(c, module, prog, hlo_op);
+        if (nmm) memcpy(c->mbuf, nmm->parts, np2 * sizeof *c->mbuf);
         add_levels(hlo, c->mbuf, np2, s, du, g, srs);
         /* a CUDA graph's inner node: its innermost XLA op carries the
          * graph id and the kernel's correlation id */
@@ -695,6 +758,8 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
         if (!c->memo) c->memo = xpv_xmalloc(HLO_MEMO * sizeof *c->memo);
         memset(c->memo, 0, HLO_MEMO * sizeof *c->memo);
     }
+    if (!c->names) c->names = xpv_xmalloc(NAME_MEMO * sizeof *c->names);
+    memset(c->names, 0, NAME_MEMO * sizeof *c->names);
     /* Steps first (XProf derives them before the annotation lines). */
     dline steps;
     memset(&steps, 0, sizeof steps);
@@ -720,15 +785,20 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
         mod->dep[mod->ndep++] = hlo;
         mod->dep[mod->ndep++] = srcl;   /* a new module event ends the source one */
         hlo->graph_stats = 1;
-        if (ln->nevents > cap_o) {
+        /* time order: as stored, else sorted (ties by index) */
+        int in_order = xpv_line_in_time_order(ln);
+        if (!in_order && ln->nevents > cap_o) {
             cap_o = ln->nevents;
             o = xpv_xrealloc(o, cap_o * sizeof *o);
         }
-        for (uint32_t i = 0; i < ln->nevents; i++)
-            o[i] = (ord){ln->events[i].start_ps, -ln->events[i].dur_ps, i};
-        if (ln->nevents) qsort(o, ln->nevents, sizeof *o, cmp_ord);
+        if (!in_order) {
+            for (uint32_t i = 0; i < ln->nevents; i++)
+                o[i] = (ord){ln->events[i].start_ps, -ln->events[i].dur_ps, i};
+            if (ln->nevents) qsort(o, ln->nevents, sizeof *o, cmp_ord);
+        }
         for (uint32_t j = 0; j < ln->nevents; j++) {
-            const xpv_event *e = &ln->events[o[j].i];
+            uint32_t ei = in_order ? j : o[j].i;
+            const xpv_event *e = &ln->events[ei];
             xpv_stat st[S_N];
             uint32_t mask = xpv_event_stats_in(pl, ln, e, &set, st, NULL);
             /* kernels, and CUDA graph executions (XProf: IsKernel or
@@ -741,7 +811,7 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
             if ((mask & (1u << S_TF_OP)) && st[S_TF_OP].kind == XPV_STAT_STR) tf_op = st[S_TF_OP].v.s;
             if ((mask & (1u << S_PROGRAM)) && xpv_stat_as_int(&st[S_PROGRAM], &prog.v)) prog.has = 1;
             if ((mask & (1u << S_GROUP)) && xpv_stat_as_int(&st[S_GROUP], &g.v)) g.has = 1;
-            int32_t cg = xpv_group_of(gr, pi, sl[k].li, o[j].i); /* computed grouping */
+            int32_t cg = xpv_group_of(gr, pi, sl[k].li, ei); /* computed grouping */
             if (cg >= 0) g = (opt64){1, cg};
             if ((mask & (1u << S_SCOPE)) && xpv_stat_as_int(&st[S_SCOPE], &sr.v)) sr.has = 1;
             kfacts kf = {module, hlo_op, tf_op, prog, g, sr, e->start_ps,
@@ -1160,6 +1230,7 @@ static void dl_worker_run(void *arg) {
     free(w->c.mbuf);
     free(w->c.sbuf);
     free(w->c.memo);
+    free(w->c.names);
 }
 
 /* ==== Launch Stats (DeriveEventsFromHostTrace) ========================== */

@@ -18,8 +18,7 @@ static xpv_enrichment *enrichment_build(const xpv_profile *p) {
     e->head.free = enrichment_free;
     e->groups = xpv_group_events(p);
     xpv_groups_fill_gpu(e->groups, p);
-    e->derived = xpv_derived_lines_build(p, e->groups);
-    e->bytes = sizeof *e + xpv_groups_size(e->groups) + e->derived->bytes;
+    e->bytes = sizeof *e + xpv_groups_size(e->groups);
     return e;
 }
 
@@ -38,4 +37,26 @@ const xpv_enrichment *xpv_enrich(const xpv_profile *p) {
         return (const xpv_enrichment *)expected;
     }
     return e;
+}
+
+const xpv_derived_lines *xpv_profile_derived_lines(const xpv_profile *p) {
+    if (!p) return NULL;
+    xpv_enrichment *e = (xpv_enrichment *)xpv_enrich(p);
+    xpv_derived_lines *cur = __atomic_load_n(&e->derived, __ATOMIC_ACQUIRE);
+    if (cur) return cur;
+    xpv_derived_lines *d = xpv_derived_lines_build(p, e->groups);
+    xpv_derived_lines *expected = NULL;
+    if (!__atomic_compare_exchange_n(&e->derived, &expected, d, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE)) {
+        xpv_derived_lines_free(d);
+        return expected;
+    }
+    return d;
+}
+
+size_t xpv_enrichment_bytes(const xpv_profile *p) {
+    if (!p) return 0;
+    const xpv_enrichment *e = xpv_enrich(p);
+    const xpv_derived_lines *d = __atomic_load_n(&e->derived, __ATOMIC_ACQUIRE);
+    return e->bytes + (d ? d->bytes : 0);
 }

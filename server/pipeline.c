@@ -52,6 +52,12 @@ struct profile_ctx {
 
 static void free_profile(void *p) { xpv_profile_free(p); }
 
+/* What a decoded profile holds: its model (or bytes) and its enrichment
+ * so far (the derived lines join it when the trace index first asks). */
+static size_t profile_charge(const xpv_profile *p) {
+    return (p->mem_size ? p->mem_size : p->buf_len) + xpv_enrichment_bytes(p);
+}
+
 static int build_profile(void *vctx, xpv_cache_val *v, xpv_err *err) {
     struct profile_ctx *ctx = vctx;
     __atomic_add_fetch(&ctx->app->decodes, 1, __ATOMIC_RELAXED);
@@ -65,12 +71,13 @@ static int build_profile(void *vctx, xpv_cache_val *v, xpv_err *err) {
     if (p->trace_facts)
         xpv_legacy_note_trace(ctx->host->ino, ctx->host->size, ctx->host->mtime_ns,
                               p->trace_facts);
-    /* XProf's preprocessing (grouping, derived lines) runs here, once per
-     * decoded profile, and stays with it: every tool and the trace index
-     * read the same result, and its memory counts with the profile's. */
-    const xpv_enrichment *en = xpv_enrich(p);
+    /* XProf's preprocessing (grouping; the derived lines when the trace
+     * index asks) runs here, once per decoded profile, and stays with it:
+     * every tool and the trace index read the same result, and its memory
+     * counts with the profile's. */
+    xpv_enrich(p);
     v->ptr = p;
-    v->size = (p->mem_size ? p->mem_size : p->buf_len) + en->bytes;
+    v->size = profile_charge(p);
     v->free = free_profile;
     return 0;
 }
@@ -494,6 +501,9 @@ static int build_derived(void *vctx, xpv_cache_val *v, xpv_err *err) {
         for (size_t i = 0; i < ctx->n; i++) {
             xpv_centry_ref(ctx->app->cache, ctx->entries[i]);
             v->deps[i] = ctx->entries[i];
+            /* the build may have made the profile's derived lines */
+            xpv_cache_grow(ctx->app->cache, ctx->entries[i],
+                           profile_charge(xpv_centry_value(ctx->entries[i])));
         }
         v->ndeps = ctx->n;
     }
