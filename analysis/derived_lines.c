@@ -1008,7 +1008,7 @@ static void emit_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, dline 
         ln->timestamp_ns = ln_ts(ts0);
         ln->events = adopt_events(arena, &d->ev, d->n);
         ln->nevents = (uint32_t)d->n;
-        xpv_dl_attach_stats(arena, ln, group_stat, d->gid);
+        xpv_dl_attach_group_stats(arena, ln, d->gid);
         sp->nevents += d->n;
     }
     emit_offload_rows(c, arena, sp, out->src_line, off, ln_ts(ts0));

@@ -55,6 +55,10 @@ void xpv_dl_synth_stat_meta(xpv_arena *arena, xpv_plane *sp);
 void xpv_dl_attach_stats(xpv_arena *arena, xpv_line *ln, dstats (*stat)(const void *, uint32_t),
                          const void *arg);
 
+/* The same for a line whose events carry only `group_id` (gid[i] for
+ * event i): runs of equal ids share one encoding. */
+void xpv_dl_attach_group_stats(xpv_arena *arena, xpv_line *ln, const opt64 *gid);
+
 /* ==== Host offload rows (derived_offload.c) ============================ */
 
 /* What the rule reads of one event metadata of the plane. */

@@ -150,6 +150,30 @@ void xpv_dl_attach_stats(xpv_arena *arena, xpv_line *ln, dstats (*stat)(const vo
     ln->wire = base;
 }
 
+/* A line whose events carry at most a group id: each run of equal ids
+ * shares one encoding (XProf's events hold the same stat each). */
+void xpv_dl_attach_group_stats(xpv_arena *arena, xpv_line *ln, const opt64 *gid) {
+    size_t total = 0;
+    for (uint32_t i = 0; i < ln->nevents; i++) {
+        if (!gid[i].has || (i && gid[i - 1].has && gid[i - 1].v == gid[i].v)) continue;
+        size_t b = int_field_len((uint64_t)gid[i].v);
+        total += varint_len(b) + b;
+    }
+    if (!total || total >= XPV_NO_STATS) return;
+    uint8_t *base = xpv_arena_alloc(arena, total), *w = base;
+    for (uint32_t i = 0; i < ln->nevents; i++) {
+        if (!gid[i].has) continue;
+        if (i && gid[i - 1].has && gid[i - 1].v == gid[i].v) {
+            ln->events[i].wire = ln->events[i - 1].wire;
+            continue;
+        }
+        ln->events[i].wire = (uint32_t)(w - base);
+        w = put_varint(w, int_field_len((uint64_t)gid[i].v));
+        w = put_int_stat(w, DS_GROUP_ID, 4, (uint64_t)gid[i].v);
+    }
+    ln->wire = base;
+}
+
 /* Host offload events carry only the stats of their start / done
  * metadata (`_a` = 1, raw_bytes_accessed, shape_with_layout), so many are
  * equal: those share one encoding (one wire offset), found through a
