@@ -20,7 +20,9 @@
  *              totalCounterEvents (the counter samples in it).
  *              A total budget bounds the answer whatever the number of
  *              rows (max_events=N, default 50000; xpv_trace_budget): when
- *              it binds, `viewportBudget` says how.
+ *              it binds, `viewportBudget` says how.  With format=columns
+ *              (our page's, opt-in) the same answer carries its complete
+ *              events as columns with a name table (col_writer below).
  *   details    unique_id=N (or uid=N): one event with all its args.
  *   search     search=TEXT or search_prefix=P [search_limit=N]
  *              [search_start_ms=T]: events whose name or string args
