@@ -24,7 +24,8 @@
 // click builds a multi-selection; F zooms to the selection, M marks its
 // time range, ? lists the keys; search box with previous/next; flow
 // arrows with an on/off toggle and a category filter.  The page fetches the
-// viewport plus a 1/8 margin each side at about one event per 2 px, keeps
+// viewport plus a 1/8 margin each side at about one event per 2 px (at
+// once after a key press, 50 ms after wheel gestures and key repeats), keeps
 // drawing what it has while a fetch is in flight, and refetches only when
 // the view leaves that window or zooms in past its resolution.
 
@@ -322,12 +323,16 @@ export default async function render(root, ctx) {
     return f.filtered && needRes < f.resUs / 2;
   }
 
-  function scheduleFetch() {
+  // `key`: a key press changed the view.  Wheel events come every ~16 ms
+  // and a held key repeats every ~33 ms, so those wait 50 ms (a gesture
+  // makes one request); a key press alone is fetched at once.
+  let lastKey = -1e9;
+  function scheduleFetch(key) {
     clearTimeout(S.fetchTimer);
+    const now = performance.now(), alone = key && now - lastKey > 150;
+    if (key) lastKey = now;
     if (!S.view || !needFetch()) return;
-    // Short: wheel events come every ~16 ms, so a gesture still makes one
-    // request, while a key press is answered sooner.
-    S.fetchTimer = setTimeout(fetchWindow, 50);
+    S.fetchTimer = setTimeout(fetchWindow, alone ? 0 : 50);
   }
 
   // ---- drawing ----------------------------------------------------------------
@@ -339,7 +344,7 @@ export default async function render(root, ctx) {
   }
 
   // ---- view changes -----------------------------------------------------------
-  function setView(a, b) {
+  function setView(a, b, key) {
     const full = S.full;
     const minSpan = 1e-3;   // 1 ns
     let span = Math.max(minSpan, b - a);
@@ -349,7 +354,7 @@ export default async function render(root, ctx) {
     if (a + span > full[1]) a = full[1] - span;
     S.view = [a, a + span];
     draw();
-    scheduleFetch();
+    scheduleFetch(key);
     saveLink();
   }
   // The view in the URL (debounced), so a reload or a shared link opens it.
@@ -369,15 +374,15 @@ export default async function render(root, ctx) {
       });
     }, 250);
   }
-  function zoom(factor, atX) {
+  function zoom(factor, atX, key) {
     const x = atX === undefined || atX === null || atX < LABEL_W ? LABEL_W + plotW() / 2 : atX;
     const t = tOf(x);
     const a = t - (t - S.view[0]) * factor, b = t + (S.view[1] - t) * factor;
-    setView(a, b);
+    setView(a, b, key);
   }
   function pan(fraction) {
     const span = S.view[1] - S.view[0];
-    setView(S.view[0] + span * fraction, S.view[1] + span * fraction);
+    setView(S.view[0] + span * fraction, S.view[1] + span * fraction, true);
   }
 
   // ---- selection and details --------------------------------------------------
@@ -775,8 +780,8 @@ export default async function render(root, ctx) {
     if (tgt && (tgt.tagName === 'INPUT' || tgt.tagName === 'SELECT' || tgt.tagName === 'TEXTAREA')) return;
     if (e.ctrlKey || e.metaKey || e.altKey || !S.view) return;
     const key = e.key.toLowerCase();
-    if (key === 'w') zoom(1 / 1.4, S.mouseX);
-    else if (key === 's') zoom(1.4, S.mouseX);
+    if (key === 'w') zoom(1 / 1.4, S.mouseX, true);
+    else if (key === 's') zoom(1.4, S.mouseX, true);
     else if (key === 'a') pan(-0.2);
     else if (key === 'd') pan(0.2);
     else if (key >= '1' && key <= '4') setMode(MODES[Number(key) - 1][0]);
