@@ -9,10 +9,12 @@
 //   first view   navigation -> the timeline drawn with the first viewport
 //                (data-ready and a painted frame), and the first viewport
 //                request alone (sent -> answer received)
-//   zoom steps   each W key press (zoom in about 1.6x, like the page's
-//                keyboard zoom) -> the refetched window drawn (the page's
-//                debounce included), or, when the page needs no refetch,
-//                the next painted frame; and the paint alone (ms per frame)
+//   zoom steps   each W key press (zoom in 1.4x, like the page's keyboard
+//                zoom) -> the new window drawn (the page's wait included),
+//                with where it came from (the server; an answer the page
+//                asked for ahead while zooming in at one point; one it
+//                kept), or, when the view needs no new window, the next
+//                painted frame; and the paint alone (ms per frame)
 //   split        of each fetch, from the page: server (request sent ->
 //                first byte, Resource Timing), transfer, request+parse and
 //                ingest (the page's xpvTrace.fetchStats, when it has it)
@@ -88,41 +90,38 @@ async function main() {
   const zoom = [];
   const loaded = [ps0.loaded];
   for (let i = 0; i < steps; i++) {
-    const before = nSent;
+    // A step drew new data when the page's fetched window changed: from
+    // the server, from an answer it asked for ahead (zooming in at one
+    // point), or from one it kept; else it redrew the old data.
+    const state = () => page.evaluate(() => {
+      const s = document.querySelector('.xpv-trace-status');
+      const h = document.querySelector('.xpv-tool-root').xpvTrace;
+      return { loading: !!s && /Loading/.test(s.textContent), f: JSON.stringify(h.fetched()),
+        st: h.fetchStats ? h.fetchStats() : null };
+    });
+    const f0 = (await state()).f;
     const t0 = Date.now();
     await page.keyboard.press('w');
-    // The page repaints at once (old data), then refetches after its
-    // debounce (at most 120 ms) when the view needs a finer window.
-    let fetched = false;
-    while (Date.now() - t0 < 200) {
-      if (nSent > before) { fetched = true; break; }
+    let st;
+    for (;;) {
+      st = await state();
+      if (!st.loading && (st.f !== f0 || Date.now() - t0 > 200)) break;
+      if (Date.now() - t0 > 60000) break;
       await page.waitForTimeout(5);
     }
-    let dt;
-    if (!fetched) {
-      dt = -1;                  // the next frame after the key, below
-    } else {
-      const deadline = Date.now() + 60000;
-      while (Date.now() < deadline) {
-        const busy = await page.evaluate(() => {
-          const s = document.querySelector('.xpv-trace-status');
-          return !!s && /Loading/.test(s.textContent);
-        });
-        if (!busy && answers.length + nFailed >= nSent) break;
-        await page.waitForTimeout(5);
-      }
-      await frame(page);
-      dt = Date.now() - t0;
-    }
+    await frame(page);
+    const fetched = st.f !== f0;
+    const dt = Date.now() - t0;
+    const from = !fetched ? '' : st.st && st.st.kept ? 'kept' : st.st && st.st.ahead ? 'asked ahead' : 'server';
     const ps = await trace(page, 'paintStats');
-    const a = fetched ? answers[answers.length - 1] : null;
     if (fetched) loaded.push(ps.loaded);
-    zoom.push({ dt, fetched, req: a ? a.t1 - a.t0 : 0, events: ps.loaded, paint: ps.ms,
-      split: fetched ? await fetchBreakdown(page) : '' });
+    zoom.push({ dt, fetched, from, req: st.st ? st.st.requestMs : 0, events: ps.loaded, paint: ps.ms,
+      split: from === 'server' ? await fetchBreakdown(page) : '' });
   }
   for (const [i, z] of zoom.entries())
     console.log(`zoom step ${i + 1}     ${z.fetched ? `${z.dt} ms key -> drawn` : 'no refetch (old data redrawn)'}` +
-      (z.fetched ? `; request ${z.req} ms, ${z.events} events (${z.split})` : '') +
+      (z.fetched ? `; new window from ${z.from}: waited ${z.req.toFixed(0)} ms, ${z.events} events` +
+        (z.split ? ` (${z.split})` : '') : '') +
       `; paint ${z.paint.toFixed(1)} ms`);
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Performance.enable');
