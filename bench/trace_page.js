@@ -27,7 +27,10 @@
 // cache); the page's own work is the second run's figure.  Zooms on the
 // same views hit the server's answer cache on later runs: SHIFT_PX (env,
 // default 0) moves the mouse that far right of the canvas centre so a
-// run zooms around another point.
+// run zooms around another point; MOVE_PX (env) moves the mouse that far
+// left and right of it in turn before each key press, so that each step
+// zooms at another point (a window the page asked for ahead at the last
+// point then seldom serves).
 const path = require('path');
 const { chromium } = require(path.join(__dirname, '../tests/browser/node_modules/playwright-core'));
 
@@ -88,6 +91,7 @@ async function main() {
   const cb = await cv.boundingBox();
   await page.mouse.click(cb.x + cb.width / 2 + Number(process.env.SHIFT_PX || 0), cb.y + 10);
   const zoom = [];
+  const movePx = Number(process.env.MOVE_PX || 0);
   const loaded = [ps0.loaded];
   for (let i = 0; i < steps; i++) {
     // A step drew new data when the page's fetched window changed: from
@@ -100,6 +104,12 @@ async function main() {
         st: h.fetchStats ? h.fetchStats() : null };
     });
     const f0 = (await state()).f;
+    if (movePx) {
+      // zoom somewhere else each step (MOVE_PX): what was asked ahead at
+      // the last point seldom covers the new one
+      const x = cb.x + cb.width / 2 + Number(process.env.SHIFT_PX || 0) + (i % 2 ? -movePx : movePx);
+      await page.mouse.move(x, cb.y + 10);
+    }
     const t0 = Date.now();
     await page.keyboard.press('w');
     let st;
