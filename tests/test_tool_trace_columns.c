@@ -9,6 +9,7 @@
  * and counters, the JAX GPU profile (computed groups), and the real
  * profiles of ../shared, at several windows, resolutions and budgets.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,24 +50,44 @@ static json_t *column(json_t *c, const char *key, size_t n) {
     return a;
 }
 
+/* A start from its whole µs and the ps past them, as lib/timeline.js
+ * computes it: the JSON answer's µs to the bit below 2^53 ps, within a
+ * unit of the last place past it. */
+static double ts_of(int64_t us, int64_t ps) {
+    double p = (double)us * 1e6 + (double)ps;
+    return fabs(p) < 9007199254740992.0 ? p / 1e6 : (double)us + (double)ps / 1e6;
+}
+
+/* Whether two events are equal, their "ts" within a unit of the last
+ * place (the start past 2^53 ps); `b`'s ts is set to `a`'s when so. */
+static int same_event(json_t *a, json_t *b) {
+    double ta = json_real_value(json_object_get(a, "ts"));
+    double tb = json_real_value(json_object_get(b, "ts"));
+    if (ta != tb && fabs(ta - tb) <= 2.3e-16 * fabs(ta)) json_object_set_new(b, "ts", json_real(ta));
+    return json_equal(a, b);
+}
+
 /* The complete events of the columns, as the JSON answer writes them. */
 static json_t *expand_columns(json_t *c) {
     json_t *rows = json_object_get(c, "rows"), *names = json_object_get(c, "names");
     json_t *flows = json_object_get(c, "flows");
-    size_t n = json_array_size(json_object_get(c, "ts"));
-    json_t *row = column(c, "row", n), *ev = column(c, "ev", n), *ts = column(c, "ts", n);
-    json_t *dur = column(c, "dur", n), *name = column(c, "name", n), *grp = column(c, "group", n);
+    size_t n = json_array_size(json_object_get(c, "ts_us"));
+    json_t *row = column(c, "row", n), *ev = column(c, "ev", n), *tus = column(c, "ts_us", n);
+    json_t *tps = column(c, "ts_ps", n), *dur = column(c, "dur", n), *name = column(c, "name", n);
+    json_t *grp = column(c, "group", n);
     json_t *out = json_array();
-    int64_t t = 0;
+    int64_t us = 0;
     size_t fi = 0;
     for (size_t i = 0; i < n; i++) {
         json_t *r = json_array_get(rows, (size_t)json_integer_value(json_array_get(row, i)));
         assert_true(json_is_array(r) && json_array_size(r) == 3);
-        t += json_integer_value(json_array_get(ts, i));
+        us += json_integer_value(json_array_get(tus, i));
+        json_int_t ps = json_integer_value(json_array_get(tps, i));
+        assert_true(ps >= 0 && ps < 1000000);
         json_t *e = json_object();
         json_object_set(e, "pid", json_array_get(r, 1));
         json_object_set(e, "tid", json_array_get(r, 2));
-        json_object_set_new(e, "ts", json_real((double)t / 1e6));
+        json_object_set_new(e, "ts", json_real(ts_of(us, ps)));
         json_object_set_new(e, "dur", json_real((double)json_integer_value(json_array_get(dur, i)) / 1e6));
         json_object_set_new(e, "ph", json_string("X"));
         json_t *nm = json_array_get(names, (size_t)json_integer_value(json_array_get(name, i)));
@@ -143,7 +164,7 @@ static size_t check_same(const xpv_tool *tool, const xpv_hostset *hs, const void
     json_t *ex = expand_columns(cols);
     assert_int_equal(json_array_size(ex), json_array_size(jx));
     for (size_t i = 0; i < json_array_size(jx); i++)
-        if (!json_equal(json_array_get(jx, i), json_array_get(ex, i))) {
+        if (!same_event(json_array_get(jx, i), json_array_get(ex, i))) {
             char *a = json_dumps(json_array_get(jx, i), JSON_SORT_KEYS);
             char *b = json_dumps(json_array_get(ex, i), JSON_SORT_KEYS);
             fail_msg("event %zu: JSON %s, columns %s", i, a, b);
@@ -157,9 +178,11 @@ static size_t check_same(const xpv_tool *tool, const xpv_hostset *hs, const void
     return n;
 }
 
-/* Several windows, resolutions and budgets over the profiles `ps`;
- * returns the complete events compared. */
-static size_t check_profiles(const xpv_profile *const *ps, size_t np) {
+/* Several windows, resolutions and budgets over the profiles `ps`, and
+ * [w0, w1] ms at every event when w0 is not NULL; returns the complete
+ * events compared. */
+static size_t check_window(const xpv_profile *const *ps, size_t np, const char *w0,
+                           const char *w1) {
     const char *hn[2] = {"hostA", "hostB"};
     xpv_hostset hs = {np, ps, hn};
     const xpv_tool *tool = xpv_tool_find("trace_viewer");
@@ -181,6 +204,8 @@ static size_t check_profiles(const xpv_profile *const *ps, size_t np) {
     const size_t nq[] = {1, 1, 3, 2, 3};
     size_t n = 0;
     for (size_t i = 0; i < sizeof nq / sizeof nq[0]; i++) n += check_same(tool, &hs, d, q[i], nq[i]);
+    const char *qw[] = {"resolution", "0", "start_time_ms", w0, "end_time_ms", w1};
+    if (w0) n += check_same(tool, &hs, d, qw, 3);
     tool->derived->free(d);
     return n;
 }
@@ -189,6 +214,10 @@ static void flow_stat(tx_space *s, int pl, tx_event_t *e, uint64_t v) {
     tx_stat_t *st = tx_new_stat(s, pl, &e->n_stats, &e->stats, "flow");
     st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_UINT64_VALUE;
     st->uint64_value = v;
+}
+
+static size_t check_profiles(const xpv_profile *const *ps, size_t np) {
+    return check_window(ps, np, NULL, NULL);
 }
 
 /* Step names, group ids, flows (categories, a generic one, an id past
@@ -239,6 +268,29 @@ static void test_synthetic(void **state) {
     xpv_profile_free(b);
 }
 
+/* Starts past 2^53 ps (2.5 hours; the grown TPU profile spans 30):
+ * every number of the columns stays exact, the starts within a unit of
+ * the last place of the JSON answer's; and a negative start. */
+static void test_late_starts(void **state) {
+    (void)state;
+    int h, t;
+    tx_space *s = tx_new_line("/host:CPU", 1, "t", &h, &t);
+    int64_t late = 30LL * 3600 * 1000000 * US;          /* 30 h in ps */
+    for (int i = 0; i < 40; i++) {
+        tx_event(s, h, t, i % 3 ? "a" : "b", late + i * 1234567LL, 1000 + i);
+        tx_event(s, h, t, "early", i * 7LL * US + 3, 5);
+    }
+    tx_event(s, h, t, "negative", -5 * US - 7, 2 * US);
+    xpv_profile *p = tx_decode(s);
+    assert_non_null(p);
+    const xpv_profile *ps[1] = {p};
+    /* the whole trace, and the late events at every ps */
+    size_t n = check_window(ps, 1, "108000000", "108000001");
+    print_message("%zu complete events compared\n", n);
+    assert_true(n > 40);
+    xpv_profile_free(p);
+}
+
 static void test_jax_groups(void **state) {
     (void)state;
     char path[1024];
@@ -287,6 +339,7 @@ static void test_bad_format(void **state) {
 }
 
 TU_MAIN(cmocka_unit_test(test_synthetic),
+        cmocka_unit_test(test_late_starts),
         cmocka_unit_test(test_jax_groups),
         cmocka_unit_test(test_bad_format),
         cmocka_unit_test(test_real_profiles))

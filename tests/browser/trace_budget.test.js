@@ -30,7 +30,7 @@ function rowsOf(d) {
 function eventsOf(d) {
   const evs = d.traceEvents || [];
   const async = new Set(evs.filter((e) => e.ph === 'b' || e.ph === 'e').map((e) => `${e.pid}/${e.cat}/${e.id}`));
-  return evs.filter((e) => e.ph === 'X' || e.ph === 'C').length + async.size + (d.columns ? d.columns.ts.length : 0);
+  return evs.filter((e) => e.ph === 'X' || e.ph === 'C').length + async.size + (d.columns ? d.columns.row.length : 0);
 }
 
 test('trace viewer: events per viewport within the budget on a real TPU profile', async (t) => {

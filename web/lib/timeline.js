@@ -158,8 +158,10 @@ export function createTimeline({ box, canvas, spacer, S, palette, onFlowCategory
 
   // The compact answer (`format=columns`, tools/trace_viewer.c): the
   // complete events as columns, turned into the same event objects as the
-  // JSON answer's "ph":"X" events (ts, dur in ps there; uid = row * 2^32 +
-  // ev; ts deltas after the first).
+  // JSON answer's "ph":"X" events (starts as whole µs, deltas after the
+  // first, and ps past them; dur in ps; uid = row * 2^32 + ev).  A start
+  // below 2^53 ps (2.5 hours) is the JSON answer's to the bit; past it
+  // within a unit of the last place, as the JSON's µs are.
   function ingestColumns(c, proc, threadTrack) {
     const rows = c.rows.map(([row, pid, tid]) => ({ hi: row * 4294967296, pid, tid,
       events: threadTrack(proc(pid), tid).events }));
@@ -168,13 +170,15 @@ export function createTimeline({ box, canvas, spacer, S, palette, onFlowCategory
       flows.set(f[0], f);
       if (!S.flowCats.has(f[2])) onFlowCategory(f[2]);
     }
-    const { row, ev, dur, name, group, names } = c, tsd = c.ts, n = tsd.length;
-    let ts = 0;
+    const { row, ev, dur, name, group, names } = c, dus = c.ts_us, sps = c.ts_ps, n = dus.length;
+    let us = 0;
     for (let i = 0; i < n; i++) {
-      ts += tsd[i];
+      us += dus[i];
+      const p = us * 1e6 + sps[i];
+      const ts = Math.abs(p) < 9007199254740992 ? p / 1e6 : us + sps[i] / 1e6;
       const r = rows[row[i]], g = group[i], f = flows.size ? flows.get(i) : undefined;
       r.events.push({
-        ts: ts / 1e6, dur: dur[i] / 1e6, name: names[name[i]], uid: r.hi + ev[i],
+        ts, dur: dur[i] / 1e6, name: names[name[i]], uid: r.hi + ev[i],
         pid: r.pid, tid: r.tid, bind: f ? f[1] : undefined, fin: !!f && (f[3] & 1) !== 0,
         fout: !!f && (f[3] & 2) !== 0, depth: 0, fcat: f ? f[2] : undefined,
         group: g === null ? undefined : g,
