@@ -9,10 +9,12 @@
 //   first view   navigation -> the timeline drawn with the first viewport
 //                (data-ready and a painted frame), and the first viewport
 //                request alone (sent -> answer received)
-//   zoom steps   each W key press (zoom in about 1.6x, like the page's
-//                keyboard zoom) -> the refetched window drawn (the page's
-//                debounce included), or, when the page needs no refetch,
-//                the next painted frame; and the paint alone (ms per frame)
+//   zoom steps   each W key press (zoom in 1.4x, like the page's keyboard
+//                zoom) -> the new window drawn (the page's wait included),
+//                with where it came from (the server; an answer the page
+//                asked for ahead while zooming in at one point; one it
+//                kept), or, when the view needs no new window, the next
+//                painted frame; and the paint alone (ms per frame)
 //   split        of each fetch, from the page: server (request sent ->
 //                first byte, Resource Timing), transfer, request+parse and
 //                ingest (the page's xpvTrace.fetchStats, when it has it)
@@ -25,7 +27,10 @@
 // cache); the page's own work is the second run's figure.  Zooms on the
 // same views hit the server's answer cache on later runs: SHIFT_PX (env,
 // default 0) moves the mouse that far right of the canvas centre so a
-// run zooms around another point.
+// run zooms around another point; MOVE_PX (env) moves the mouse that far
+// left and right of it in turn before each key press, so that each step
+// zooms at another point (a window the page asked for ahead at the last
+// point then seldom serves).
 const path = require('path');
 const { chromium } = require(path.join(__dirname, '../tests/browser/node_modules/playwright-core'));
 
@@ -86,43 +91,47 @@ async function main() {
   const cb = await cv.boundingBox();
   await page.mouse.click(cb.x + cb.width / 2 + Number(process.env.SHIFT_PX || 0), cb.y + 10);
   const zoom = [];
+  const movePx = Number(process.env.MOVE_PX || 0);
   const loaded = [ps0.loaded];
   for (let i = 0; i < steps; i++) {
-    const before = nSent;
+    // A step drew new data when the page's fetched window changed: from
+    // the server, from an answer it asked for ahead (zooming in at one
+    // point), or from one it kept; else it redrew the old data.
+    const state = () => page.evaluate(() => {
+      const s = document.querySelector('.xpv-trace-status');
+      const h = document.querySelector('.xpv-tool-root').xpvTrace;
+      return { loading: !!s && /Loading/.test(s.textContent), f: JSON.stringify(h.fetched()),
+        st: h.fetchStats ? h.fetchStats() : null };
+    });
+    const f0 = (await state()).f;
+    if (movePx) {
+      // zoom somewhere else each step (MOVE_PX): what was asked ahead at
+      // the last point seldom covers the new one
+      const x = cb.x + cb.width / 2 + Number(process.env.SHIFT_PX || 0) + (i % 2 ? -movePx : movePx);
+      await page.mouse.move(x, cb.y + 10);
+    }
     const t0 = Date.now();
     await page.keyboard.press('w');
-    // The page repaints at once (old data), then refetches after its
-    // debounce (at most 120 ms) when the view needs a finer window.
-    let fetched = false;
-    while (Date.now() - t0 < 200) {
-      if (nSent > before) { fetched = true; break; }
+    let st;
+    for (;;) {
+      st = await state();
+      if (!st.loading && (st.f !== f0 || Date.now() - t0 > 200)) break;
+      if (Date.now() - t0 > 60000) break;
       await page.waitForTimeout(5);
     }
-    let dt;
-    if (!fetched) {
-      dt = -1;                  // the next frame after the key, below
-    } else {
-      const deadline = Date.now() + 60000;
-      while (Date.now() < deadline) {
-        const busy = await page.evaluate(() => {
-          const s = document.querySelector('.xpv-trace-status');
-          return !!s && /Loading/.test(s.textContent);
-        });
-        if (!busy && answers.length + nFailed >= nSent) break;
-        await page.waitForTimeout(5);
-      }
-      await frame(page);
-      dt = Date.now() - t0;
-    }
+    await frame(page);
+    const fetched = st.f !== f0;
+    const dt = Date.now() - t0;
+    const from = !fetched ? '' : st.st && st.st.kept ? 'kept' : st.st && st.st.ahead ? 'asked ahead' : 'server';
     const ps = await trace(page, 'paintStats');
-    const a = fetched ? answers[answers.length - 1] : null;
     if (fetched) loaded.push(ps.loaded);
-    zoom.push({ dt, fetched, req: a ? a.t1 - a.t0 : 0, events: ps.loaded, paint: ps.ms,
-      split: fetched ? await fetchBreakdown(page) : '' });
+    zoom.push({ dt, fetched, from, req: st.st ? st.st.requestMs : 0, events: ps.loaded, paint: ps.ms,
+      split: from === 'server' ? await fetchBreakdown(page) : '' });
   }
   for (const [i, z] of zoom.entries())
     console.log(`zoom step ${i + 1}     ${z.fetched ? `${z.dt} ms key -> drawn` : 'no refetch (old data redrawn)'}` +
-      (z.fetched ? `; request ${z.req} ms, ${z.events} events (${z.split})` : '') +
+      (z.fetched ? `; new window from ${z.from}: waited ${z.req.toFixed(0)} ms, ${z.events} events` +
+        (z.split ? ` (${z.split})` : '') : '') +
       `; paint ${z.paint.toFixed(1)} ms`);
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Performance.enable');

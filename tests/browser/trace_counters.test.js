@@ -19,7 +19,8 @@ test('trace viewer: grouped counter events become a counter track', async (t) =>
   await page.route(/data\/plugin\/profile\/data\?.*tag=trace_viewer(%40|@)/, async (route) => {
     const resp = await route.fetch();
     const json = await resp.json();
-    const pid = json.traceEvents.find((e) => e.ph === 'X').pid;
+    // (the page asks for format=columns: its complete events are columns)
+    const pid = json.columns ? json.columns.rows[0][1] : json.traceEvents.find((e) => e.ph === 'X').pid;
     const [s, e] = json.fullTimespan.map((ms) => ms * 1000);
     json.traceEvents.push({ pid, name: 'HBM', ph: 'C', event_stats: 'value',
       entries: [[s, 1024], [(s + e) / 2, 2048]] });

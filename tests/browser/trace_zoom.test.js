@@ -5,7 +5,8 @@
 // way (held back here by request interception, so the check does not
 // depend on timing), draws the answer when it comes, and a zoom back out
 // to a view it has already loaded draws it again without asking the
-// server.  Not timed.
+// server; zooming in at one point, the window the next steps need is
+// asked for ahead and drawn from there.  Not timed.
 const { test, traceSettle: settle, openTrace, traceHook: hook } = require('./harness');
 
 const RUN = '2024_01_01_00_00_01';
@@ -29,10 +30,13 @@ test('trace viewer: zoom fetches the view, draws old data meanwhile, reuses load
   });
   const before = (await hook(page, 'paintStats')).boxes;
   t.ok(before > 20, `the whole trace drawn (${before} boxes)`);
-  for (let i = 0; i < 8 && !sent.length; i++) {
+  const loading = async () => /Loading/.test(await page.textContent('.xpv-trace-status'));
+  for (let i = 0; i < 8 && !(await loading()); i++) {
     await page.keyboard.press('w');
     await page.waitForTimeout(150);
   }
+  // (the first step in asks ahead for the window that zooming on at the
+  // same point will need: the step that needs it waits for that request)
   t.ok(sent.length === 1, `zooming in asked for a finer window (${sent.length} request)`);
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
   t.match(await page.textContent('.xpv-trace-status'), /Loading/, 'the status says the window is loading');
@@ -53,6 +57,19 @@ test('trace viewer: zoom fetches the view, draws old data meanwhile, reuses load
   t.ok(f.e - f.s <= 1.25 * span * (1 + 1e-9) + 1e-6,
     `the fetched window is the view and a small margin (${((f.e - f.s) / span).toFixed(3)}x the view, was 3x)`);
   t.ok(view[1] - view[0] >= span - 1e-6 && (await hook(page, 'paintStats')).boxes > 10, 'the zoomed view drawn');
+
+  // Zooming on at the same point: the next window was asked for ahead once
+  // this one was drawn, and is drawn without waiting for a request.
+  const asked = sent.length;
+  t.ok(asked === 2, `the next window asked for ahead (${asked - 1} request)`);
+  const f0 = JSON.stringify(await hook(page, 'fetched'));
+  for (let i = 0; i < 8 && JSON.stringify(await hook(page, 'fetched')) === f0; i++) {
+    await page.keyboard.press('w');
+    await settle(t, page);
+  }
+  t.ok(JSON.stringify(await hook(page, 'fetched')) !== f0, 'zooming on drew a finer window');
+  t.ok((await hook(page, 'fetchStats')).kept, 'from the answer asked for ahead, already loaded');
+  t.ok(sent.length <= asked + 1, `no other request for it (${sent.length - asked} more: the next one ahead)`);
 
   // Back out to the whole trace: its answer is kept, no request.
   const n = sent.length;

@@ -6,8 +6,9 @@
 // The page (web/tools/trace_viewer.js) owns the state object `S` (view,
 // data, selection, marks...) and the DOM around the canvas; this module
 // reads and fills the parts of `S` that describe what is drawn:
-//   ingest(d)  trace window JSON (Chrome trace events, µs) -> S.procs,
-//              S.steps, S.nEvents, S.filtered (then call layout())
+//   ingest(d)  trace window JSON (Chrome trace events, µs; or the compact
+//              answer's columns of complete events) -> S.procs, S.steps,
+//              S.nEvents, S.filtered (then call layout())
 //   layout()   S.layout rows and the scroll height
 //   paint()    one frame; S.boxes / S.boxXYW for hit testing
 //   hit(x, y), rowAt(y), plotW(), xOf(t), tOf(x)
@@ -125,6 +126,7 @@ export function createTimeline({ box, canvas, spacer, S, palette, onFlowCategory
         else if (e.name === 'thread_sort_index') threadTrack(p, e.tid).sort = a.sort_index;
       }
     }
+    if (d.columns) ingestColumns(d.columns, proc, threadTrack);
     let n = 0;
     for (const p of procs.values()) {
       for (const t of p.tracks.values()) {
@@ -152,6 +154,36 @@ export function createTimeline({ box, canvas, spacer, S, palette, onFlowCategory
     S.steps = d.steps || [];
     S.nEvents = n;
     S.filtered = !!d.filteredByVisibility;
+  }
+
+  // The compact answer (`format=columns`, tools/trace_viewer.c): the
+  // complete events as columns, turned into the same event objects as the
+  // JSON answer's "ph":"X" events (starts as whole µs, deltas after the
+  // first, and ps past them; dur in ps; uid = row * 2^32 + ev).  A start
+  // below 2^53 ps (2.5 hours) is the JSON answer's to the bit; past it
+  // within a unit of the last place, as the JSON's µs are.
+  function ingestColumns(c, proc, threadTrack) {
+    const rows = c.rows.map(([row, pid, tid]) => ({ hi: row * 4294967296, pid, tid,
+      events: threadTrack(proc(pid), tid).events }));
+    const flows = new Map();
+    for (const f of c.flows) {
+      flows.set(f[0], f);
+      if (!S.flowCats.has(f[2])) onFlowCategory(f[2]);
+    }
+    const { row, ev, dur, name, group, names } = c, dus = c.ts_us, sps = c.ts_ps, n = dus.length;
+    let us = 0;
+    for (let i = 0; i < n; i++) {
+      us += dus[i];
+      const p = us * 1e6 + sps[i];
+      const ts = Math.abs(p) < 9007199254740992 ? p / 1e6 : us + sps[i] / 1e6;
+      const r = rows[row[i]], g = group[i], f = flows.size ? flows.get(i) : undefined;
+      r.events.push({
+        ts, dur: dur[i] / 1e6, name: names[name[i]], uid: r.hi + ev[i],
+        pid: r.pid, tid: r.tid, bind: f ? f[1] : undefined, fin: !!f && (f[3] & 1) !== 0,
+        fout: !!f && (f[3] & 2) !== 0, depth: 0, fcat: f ? f[2] : undefined,
+        group: g === null ? undefined : g,
+      });
+    }
   }
 
   function layout() {

@@ -5,6 +5,9 @@
 // Data: `data?tag=trace_viewer@&start_time_ms&end_time_ms&resolution` ->
 // {fullTimespan:[ms,ms], window, resolutionPs, steps:[[ts,dur,name]],
 //  traceEvents:[M..., X {pid,tid,ts,dur,name,args:{uid}}, C...]} (µs);
+// the page asks for it with `format=columns`: the same events, the
+// complete ones as columns with a name table (3x fewer bytes, far less to
+// parse and ingest; lib/timeline.js reads both);
 // `unique_id=N` -> one event with all its args; `search=TEXT` (substring of
 // names and args, case-insensitive; `search_prefix=P` also works) ->
 // matching events in time order + totalMatches.  The full trace for
@@ -21,9 +24,12 @@
 // click builds a multi-selection; F zooms to the selection, M marks its
 // time range, ? lists the keys; search box with previous/next; flow
 // arrows with an on/off toggle and a category filter.  The page fetches the
-// viewport plus a 1/8 margin each side at about one event per 2 px, keeps
+// viewport plus a 1/8 margin each side at about one event per 2 px (at
+// once after a key press, 50 ms after wheel gestures and key repeats), keeps
 // drawing what it has while a fetch is in flight, and refetches only when
-// the view leaves that window or zooms in past its resolution.
+// the view leaves that window or zooms in past its resolution; while the
+// user zooms in at one point, the window that zooming on will need next is
+// asked for ahead.
 
 import { el } from '../lib/dom.js';
 import { palette, onThemeChange } from '../lib/theme.js';
@@ -243,21 +249,55 @@ export default async function render(root, ctx) {
   // and a zoom step waits for all of it (3x the view cost 2-3x the time).
   const MARGIN = 0.125;
   // The last few answers (a zoom back out, or a pan back, finds its window
-  // here instead of asking again); a few MB of JS heap each.
-  const KEEP = 3;
+  // here instead of asking again, and a zoom in the one asked for ahead);
+  // a few MB of JS heap each.
+  const KEEP = 4;
   const kept = [];
-  // A kept answer covering the view at the detail the view needs (the
-  // rule of needFetch), the finest first; or null.
+  // Whether fetched window `f` shows view `v` at the detail it needs (the
+  // rule of needFetch).
+  function covers(f, v) {
+    const span = v[1] - v[0], eps = span * 1e-6;
+    if (f.s > v[0] + eps || f.e < v[1] - eps) return false;
+    return !f.filtered || 2 * span / plotW() >= f.resUs / 2;
+  }
+  // A kept answer covering the view, the finest first; or null.
   function keptFor() {
-    const span = S.view[1] - S.view[0], eps = span * 1e-6, needRes = 2 * span / plotW();
     let best = null;
-    for (const k of kept) {
-      const f = k.fetched;
-      if (f.s > S.view[0] + eps || f.e < S.view[1] - eps) continue;
-      if (f.filtered && needRes < f.resUs / 2) continue;
-      if (!best || f.resUs < best.fetched.resUs) best = k;
-    }
+    for (const k of kept) if (covers(k.fetched, S.view) && (!best || k.fetched.resUs < best.fetched.resUs)) best = k;
     return best;
+  }
+  // The window the page asks for to show view `v`.
+  function windowFor(v) {
+    const span = v[1] - v[0];
+    const s = Math.max(S.full[0], v[0] - MARGIN * span);
+    const e = Math.min(S.full[1], v[1] + MARGIN * span);
+    return { s, e, resolution: Math.max(1, Math.round(plotW() * (e - s) / span / 2)) };
+  }
+  const fetchOf = (w, d) => ({ s: w.s, e: w.e, resUs: (w.e - w.s) / w.resolution, filtered: !!d.filteredByVisibility });
+  const keep = (fetched, d) => {
+    kept.unshift({ fetched, d });
+    if (kept.length > KEEP) kept.pop();
+  };
+  // Zooming in at one point: once a window is drawn, or a zoom in needs no
+  // new one, the window of the first view further in (1.4x steps at the
+  // same point) that the drawn one does not cover is asked for ahead, so
+  // that zooming on finds it loaded (or on its way: fetchWindow waits for
+  // it).  One such request at a time.
+  function askAhead(fetched) {
+    const t = S.zoomAt;
+    if (t === null || t === undefined || (S.ahead && !S.ahead.done)) return;
+    let v = S.view;
+    for (let i = 0; i < 12 && covers(fetched, v); i++) v = [t - (t - v[0]) / 1.4, t + (v[1] - t) / 1.4];
+    if (covers(fetched, v) || v[1] - v[0] < 1e-3 || kept.some((k) => covers(k.fetched, v))) return;
+    const w = windowFor(v), ctl = new AbortController(), gen = loadSeq;
+    const ahead = { fetched: { s: w.s, e: w.e, resUs: (w.e - w.s) / w.resolution, filtered: true }, ctl, done: false };
+    ahead.promise = api({ start_time_ms: w.s / 1000, end_time_ms: w.e / 1000, resolution: w.resolution,
+      format: 'columns' }, ctl.signal).then((d) => {
+      ahead.fetched = fetchOf(w, d);
+      if (gen === loadSeq) keep(ahead.fetched, d);
+      return { fetched: ahead.fetched, d };
+    }).catch(() => null).finally(() => { ahead.done = true; });
+    S.ahead = ahead;
   }
   function show(fetched, d) {
     S.fetched = fetched;
@@ -275,28 +315,40 @@ export default async function render(root, ctx) {
       const t1 = performance.now();
       show(k.fetched, k.d);
       S.fetchStats = { requestMs: 0, ingestMs: performance.now() - t1, kept: true };
+      askAhead(k.fetched);
       return;
     }
-    const span = S.view[1] - S.view[0];
-    const s = Math.max(S.full[0], S.view[0] - MARGIN * span);
-    const e = Math.min(S.full[1], S.view[1] + MARGIN * span);
-    const px = plotW() * (e - s) / span;
-    const resolution = Math.max(1, Math.round(px / 2));
     const seq = ++S.seq;
     if (S.inflight) S.inflight.abort();
+    const ahead = S.ahead;
+    if (ahead && !ahead.done && covers(ahead.fetched, S.view)) {
+      // asked for ahead and on its way
+      status.textContent = 'Loading\u2026';
+      const t0 = performance.now(), a = await ahead.promise;
+      if (seq !== S.seq || ctx.signal.aborted) return;
+      if (a && covers(a.fetched, S.view)) {
+        const t1 = performance.now();
+        show(a.fetched, a.d);
+        S.fetchStats = { requestMs: t1 - t0, ingestMs: performance.now() - t1, ahead: true };
+        askAhead(a.fetched);
+        return;
+      }
+    }
+    const w = windowFor(S.view);
     const ctl = new AbortController();
     S.inflight = ctl;
     status.textContent = 'Loading\u2026';
     try {
       const t0 = performance.now();
-      const d = await api({ start_time_ms: s / 1000, end_time_ms: e / 1000, resolution }, ctl.signal);
+      const d = await api({ start_time_ms: w.s / 1000, end_time_ms: w.e / 1000, resolution: w.resolution,
+        format: 'columns' }, ctl.signal);
       if (seq !== S.seq || ctx.signal.aborted) return;
       const t1 = performance.now();
-      const fetched = { s, e, resUs: (e - s) / resolution, filtered: !!d.filteredByVisibility };
-      kept.unshift({ fetched, d });
-      if (kept.length > KEEP) kept.pop();
+      const fetched = fetchOf(w, d);
+      keep(fetched, d);
       show(fetched, d);
       S.fetchStats = { requestMs: t1 - t0, ingestMs: performance.now() - t1 };
+      askAhead(fetched);
     } catch (err) {
       if (err && err.name === 'AbortError') return;
       status.textContent = `Could not load the trace window: ${err.message}`;
@@ -318,12 +370,16 @@ export default async function render(root, ctx) {
     return f.filtered && needRes < f.resUs / 2;
   }
 
-  function scheduleFetch() {
+  // `key`: a key press changed the view.  Wheel events come every ~16 ms
+  // and a held key repeats every ~33 ms, so those wait 50 ms (a gesture
+  // makes one request); a key press alone is fetched at once.
+  let lastKey = -1e9;
+  function scheduleFetch(key) {
     clearTimeout(S.fetchTimer);
+    const now = performance.now(), alone = key && now - lastKey > 150;
+    if (key) lastKey = now;
     if (!S.view || !needFetch()) return;
-    // Short: wheel events come every ~16 ms, so a gesture still makes one
-    // request, while a key press is answered sooner.
-    S.fetchTimer = setTimeout(fetchWindow, 50);
+    S.fetchTimer = setTimeout(fetchWindow, alone ? 0 : 50);
   }
 
   // ---- drawing ----------------------------------------------------------------
@@ -335,7 +391,7 @@ export default async function render(root, ctx) {
   }
 
   // ---- view changes -----------------------------------------------------------
-  function setView(a, b) {
+  function setView(a, b, key) {
     const full = S.full;
     const minSpan = 1e-3;   // 1 ns
     let span = Math.max(minSpan, b - a);
@@ -344,8 +400,9 @@ export default async function render(root, ctx) {
     if (a < full[0]) a = full[0];
     if (a + span > full[1]) a = full[1] - span;
     S.view = [a, a + span];
+    S.zoomAt = null;
     draw();
-    scheduleFetch();
+    scheduleFetch(key);
     saveLink();
   }
   // The view in the URL (debounced), so a reload or a shared link opens it.
@@ -365,15 +422,17 @@ export default async function render(root, ctx) {
       });
     }, 250);
   }
-  function zoom(factor, atX) {
+  function zoom(factor, atX, key) {
     const x = atX === undefined || atX === null || atX < LABEL_W ? LABEL_W + plotW() / 2 : atX;
     const t = tOf(x);
     const a = t - (t - S.view[0]) * factor, b = t + (S.view[1] - t) * factor;
-    setView(a, b);
+    setView(a, b, key);
+    S.zoomAt = factor < 1 ? t : null;     // zooming in there (askAhead)
+    if (S.zoomAt !== null && S.fetched && !needFetch()) askAhead(S.fetched);
   }
   function pan(fraction) {
     const span = S.view[1] - S.view[0];
-    setView(S.view[0] + span * fraction, S.view[1] + span * fraction);
+    setView(S.view[0] + span * fraction, S.view[1] + span * fraction, true);
   }
 
   // ---- selection and details --------------------------------------------------
@@ -771,8 +830,8 @@ export default async function render(root, ctx) {
     if (tgt && (tgt.tagName === 'INPUT' || tgt.tagName === 'SELECT' || tgt.tagName === 'TEXTAREA')) return;
     if (e.ctrlKey || e.metaKey || e.altKey || !S.view) return;
     const key = e.key.toLowerCase();
-    if (key === 'w') zoom(1 / 1.4, S.mouseX);
-    else if (key === 's') zoom(1.4, S.mouseX);
+    if (key === 'w') zoom(1 / 1.4, S.mouseX, true);
+    else if (key === 's') zoom(1.4, S.mouseX, true);
     else if (key === 'a') pan(-0.2);
     else if (key === 'd') pan(0.2);
     else if (key >= '1' && key <= '4') setMode(MODES[Number(key) - 1][0]);
@@ -809,6 +868,7 @@ export default async function render(root, ctx) {
     ro.disconnect();
     clearTimeout(S.fetchTimer);
     if (S.inflight) S.inflight.abort();
+    if (S.ahead) S.ahead.ctl.abort();
   });
 
   // A small hook for tests and debugging: the current view and drawn boxes.
@@ -857,6 +917,8 @@ export default async function render(root, ctx) {
   async function reload() {
     clearTimeout(S.fetchTimer);
     if (S.inflight) S.inflight.abort();
+    if (S.ahead) S.ahead.ctl.abort();
+    S.ahead = null;
     S.seq++;
     kept.length = 0;
     Object.assign(S, { full: null, view: null, fetched: null, procs: new Map(), steps: [], nEvents: 0,
@@ -880,7 +942,7 @@ export default async function render(root, ctx) {
     const seq = ++loadSeq;
     const resolution = Math.max(1, Math.round(plotW() / 2));
     const tReq = performance.now();
-    const d = await api({ resolution });
+    const d = await api({ resolution, format: 'columns' });
     if (seq !== loadSeq || ctx.signal.aborted) return;
     const tGot = performance.now();
     const fs = d.fullTimespan || [0, 0];
