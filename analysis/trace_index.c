@@ -247,11 +247,24 @@ typedef struct key_lv {
     uint8_t level;
 } key_lv;
 
-static void level_map_build(level_map *m, const key_lv *kv, size_t n) {
+/* The launching ends found by one thread. */
+typedef struct kv_part {
+    const key_lv *kv;
+    size_t n;
+} kv_part;
+
+/* The map of the launching ends of `np` parts (read in place: no copy of
+ * them all; their order does not matter, each key keeps its coarsest
+ * level). */
+static void level_map_build(level_map *m, const kv_part *parts, int np) {
     uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (kv[i].key < lo) lo = kv[i].key;
-        if (kv[i].key > hi) hi = kv[i].key;
+    size_t n = 0;
+    for (int p = 0; p < np; p++) {
+        n += parts[p].n;
+        for (size_t i = 0; i < parts[p].n; i++) {
+            if (parts[p].kv[i].key < lo) lo = parts[p].kv[i].key;
+            if (parts[p].kv[i].key > hi) hi = parts[p].kv[i].key;
+        }
     }
     memset(m, 0, sizeof *m);
     if (hi - lo < 8 * (uint64_t)n + 4096) {
@@ -260,22 +273,25 @@ static void level_map_build(level_map *m, const key_lv *kv, size_t n) {
         m->size = (size_t)(hi - lo + 1);
         m->lv = xpv_xmalloc(m->size);
         memset(m->lv, 0xff, m->size);
-        for (size_t i = 0; i < n; i++) {
-            uint8_t *l = &m->lv[kv[i].key - lo];
-            if (kv[i].level < *l) *l = kv[i].level;
-        }
+        for (int p = 0; p < np; p++)
+            for (size_t i = 0; i < parts[p].n; i++) {
+                uint8_t *l = &m->lv[parts[p].kv[i].key - lo];
+                if (parts[p].kv[i].level < *l) *l = parts[p].kv[i].level;
+            }
         return;
     }
     m->size = 16;
     while (m->size < 2 * n) m->size *= 2;
     m->keys = xpv_xcalloc(m->size, sizeof *m->keys);
     m->lv = xpv_xmalloc(m->size);
-    for (size_t i = 0; i < n; i++) {
-        size_t h = flow_hash(kv[i].key) & (m->size - 1);
-        while (m->keys[h] && m->keys[h] != kv[i].key) h = (h + 1) & (m->size - 1);
-        if (!m->keys[h] || kv[i].level < m->lv[h]) m->lv[h] = kv[i].level;
-        m->keys[h] = kv[i].key;
-    }
+    for (int p = 0; p < np; p++)
+        for (size_t i = 0; i < parts[p].n; i++) {
+            const key_lv *kv = &parts[p].kv[i];
+            size_t h = flow_hash(kv->key) & (m->size - 1);
+            while (m->keys[h] && m->keys[h] != kv->key) h = (h + 1) & (m->size - 1);
+            if (!m->keys[h] || kv->level < m->lv[h]) m->lv[h] = kv->level;
+            m->keys[h] = kv->key;
+        }
 }
 
 /* Level of the launching end of `key`, or 0xff. */
@@ -535,35 +551,36 @@ static void promote_flows(xpv_trace_index *ix, const xpv_hostset *hs) {
         w[t].lmin = LV;
         args[t] = &w[t];
     }
-    key_lv *kv = NULL;
-    size_t nkv = 0;
     level_map map;
     memset(&map, 0, sizeof map);
+    kv_part *parts = xpv_xcalloc((size_t)threads, sizeof *parts);
     for (int pass = 0; pass < 2; pass++) {
         fp.pass = pass;
         atomic_store(&fp.next, 0);
         if (threads > 1) xpv_par_many(flow_run, args, threads);
         else flow_run(&w[0]);
         if (pass) break;
-        /* The launching ends of all threads (their order does not matter:
-         * the map keeps each key's coarsest level). */
+        /* The launching ends of all threads, read where they are, then
+         * released before pass 2. */
         uint8_t lmin = LV;
-        for (int t = 0; t < threads; t++) nkv += w[t].nkv;
-        kv = xpv_xmalloc((nkv ? nkv : 1) * sizeof *kv);
-        nkv = 0;
+        size_t nkv = 0;
         for (int t = 0; t < threads; t++) {
-            if (w[t].nkv) memcpy(kv + nkv, w[t].kv, w[t].nkv * sizeof *kv);
+            parts[t] = (kv_part){w[t].kv, w[t].nkv};
             nkv += w[t].nkv;
             if (w[t].lmin < lmin) lmin = w[t].lmin;
         }
+        if (nkv) level_map_build(&map, parts, threads);
+        for (int t = 0; t < threads; t++) {
+            free(w[t].kv);
+            w[t].kv = NULL;
+        }
         if (!nkv) break;
         fp.lmin = lmin;
-        level_map_build(&map, kv, nkv);
         fp.map = &map;
     }
+    free(parts);
     free(map.keys);
     free(map.lv);
-    free(kv);
     for (int t = 0; t < threads; t++) {
         free(w[t].kv);
         free(w[t].lvl);
@@ -594,6 +611,105 @@ static void add_step(builder *b, int64_t s, int64_t d, uint32_t row, uint32_t ev
     ix->steps[ix->nsteps++] = (xpv_trace_step){s, d, row, ev};
 }
 
+/* The kept (not dropped) events of a row in (start, -dur) order with the
+ * key of their group: the line's events in file order when they are
+ * sorted so (nothing copied), else b->keep.  The depth is recomputed on
+ * each pass (a stack of the enclosing events' ends), so a row needs no
+ * per-event scratch beyond its idx entries and one group's. */
+typedef struct kept_iter {
+    builder *b;
+    const xpv_event *evs;
+    const uint8_t *dropped;
+    const uint32_t *keep;      /* NULL: file order, dropped events skipped */
+    size_t n, pos;             /* events (keep NULL) or entries of keep */
+    size_t sp;                 /* depth: entries of b->stack */
+    int counter;               /* key: the metadata index, not the depth */
+} kept_iter;
+
+static void kept_rewind(kept_iter *it) {
+    it->pos = 0;
+    it->sp = 0;
+}
+
+/* The next kept event in *ev and its group key in *key; 0 at the end. */
+static inline int kept_next(kept_iter *it, uint32_t *ev, uint32_t *key) {
+    uint32_t i;
+    if (it->keep) {
+        if (it->pos >= it->n) return 0;
+        i = it->keep[it->pos++];
+    } else {
+        do {
+            if (it->pos >= it->n) return 0;
+            i = (uint32_t)it->pos++;
+        } while (it->dropped[it->evs[i].meta]);
+    }
+    const xpv_event *e = &it->evs[i];
+    *ev = i;
+    if (it->counter) {
+        *key = e->meta;
+        return 1;
+    }
+    builder *b = it->b;
+    while (it->sp && b->stack[it->sp - 1] <= e->start_ps) it->sp--;
+    *key = (uint32_t)it->sp;
+    b->stack = grow(b->stack, &b->cap_stack, it->sp + 1, sizeof *b->stack);
+    b->stack[it->sp++] = e->start_ps + ev_dur(e);
+    return 1;
+}
+
+/* Whether the events are in (start asc, dur desc) order already. */
+static int row_sorted(const xpv_event *evs, size_t n) {
+    for (size_t i = 1; i < n; i++) {
+        const xpv_event *a = &evs[i - 1], *c = &evs[i];
+        if (c->start_ps < a->start_ps || (c->start_ps == a->start_ps && ev_dur(c) > ev_dur(a)))
+            return 0;
+    }
+    return 1;
+}
+
+/* b->keep <- the kept events of an unsorted row in (start, -dur, index)
+ * order; returns how many. */
+static size_t sort_kept(builder *b, const xpv_event *evs, size_t n, const uint8_t *dropped) {
+    size_t c = b->cap_scratch;
+    b->ord = grow(b->ord, &c, n, sizeof *b->ord);
+    c = b->cap_scratch;
+    b->keep = grow(b->keep, &c, n, sizeof *b->keep);
+    b->cap_scratch = c;
+    for (size_t i = 0; i < n; i++)
+        b->ord[i] = (ord_ev){evs[i].start_ps, -ev_dur(&evs[i]), (uint32_t)i};
+    qsort(b->ord, n, sizeof *b->ord, cmp_ord);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!dropped[evs[b->ord[i].ev].meta]) b->keep[m++] = b->ord[i].ev;
+    return m;
+}
+
+/* Pass 1 of a row: counts per group key into b->gcount[key + 1] (the
+ * keys' count in *ngk) and the span into ix; returns the kept events. */
+static size_t count_keys(kept_iter *it, xpv_trace_index *ix, uint32_t *ngk) {
+    builder *b = it->b;
+    size_t m = 0;
+    uint32_t ev, key, nk = 0;
+    b->gcount = grow(b->gcount, &b->cap_gcount, 1, sizeof *b->gcount);
+    b->gcount[0] = 0;
+    kept_rewind(it);
+    while (kept_next(it, &ev, &key)) {
+        const xpv_event *e = &it->evs[ev];
+        int64_t s = e->start_ps, end = s + (it->counter ? 0 : ev_dur(e));
+        if (s < ix->min_ps) ix->min_ps = s;
+        if (end > ix->max_ps) ix->max_ps = end;
+        if (key + 1 > nk) {
+            b->gcount = grow(b->gcount, &b->cap_gcount, (size_t)key + 2, sizeof *b->gcount);
+            memset(b->gcount + nk + 1, 0, ((size_t)key + 1 - nk) * sizeof *b->gcount);
+            nk = key + 1;
+        }
+        b->gcount[key + 1]++;
+        m++;
+    }
+    *ngk = nk;
+    return m;
+}
+
 /* Index the events of row `ri` (see trace_index_int.h). */
 void xpv_ti_index_row(builder *b, uint32_t ri, const xpv_plane *pl, const xpv_line *ln,
                       const uint8_t *dropped) {
@@ -601,103 +717,58 @@ void xpv_ti_index_row(builder *b, uint32_t ri, const xpv_plane *pl, const xpv_li
     xpv_trace_row *row = &ix->rows[ri];
     size_t n = ln->nevents;
     const xpv_event *evs = ln->events;
-    if (n > b->cap_scratch) {
-        size_t c = b->cap_scratch;
-        b->ord = grow(b->ord, &c, n, sizeof *b->ord);
-        c = b->cap_scratch;
-        b->keep = grow(b->keep, &c, n, sizeof *b->keep);
-        c = b->cap_scratch;
-        b->depth = grow(b->depth, &c, n, sizeof *b->depth);
-        c = b->cap_scratch;
-        b->tmp = grow(b->tmp, &c, n, sizeof *b->tmp);
-        c = b->cap_scratch;
-        b->lvl = grow(b->lvl, &c, n, 1);
-        b->cap_scratch = c;
-    }
+    kept_iter it = {.b = b, .evs = evs, .dropped = dropped, .n = n, .counter = row->is_counter};
     /* 1. order: file order when sorted by (start asc, dur desc). */
-    int sorted = 1;
-    for (size_t i = 1; i < n && sorted; i++) {
-        const xpv_event *a = &evs[i - 1], *c = &evs[i];
-        if (c->start_ps < a->start_ps ||
-            (c->start_ps == a->start_ps && ev_dur(c) > ev_dur(a)))
-            sorted = 0;
+    if (!row_sorted(evs, n)) {
+        it.n = sort_kept(b, evs, n, dropped);
+        it.keep = b->keep;
     }
-    size_t m = 0;
-    if (sorted) {
-        for (size_t i = 0; i < n; i++)
-            if (!dropped[evs[i].meta]) b->keep[m++] = (uint32_t)i;
-    } else {
-        for (size_t i = 0; i < n; i++)
-            b->ord[i] = (ord_ev){evs[i].start_ps, -ev_dur(&evs[i]), (uint32_t)i};
-        qsort(b->ord, n, sizeof *b->ord, cmp_ord);
-        for (size_t i = 0; i < n; i++)
-            if (!dropped[evs[b->ord[i].ev].meta]) b->keep[m++] = b->ord[i].ev;
-    }
+    /* 2. group key per event (depth, or the counter's metadata index):
+     * counts, then one group per key. */
+    uint32_t ngk = 0, ev, key;
+    size_t m = count_keys(&it, ix, &ngk);
     ix->ndropped += n - m;
     row->group0 = ix->ngroups;
     row->nevents = m;
     if (!m) return;
-    for (size_t i = 0; i < m; i++) {
-        const xpv_event *e = &evs[b->keep[i]];
-        int64_t s = e->start_ps, end = s + (row->is_counter ? 0 : ev_dur(e));
-        if (s < ix->min_ps) ix->min_ps = s;
-        if (end > ix->max_ps) ix->max_ps = end;
-    }
-
-    /* 2. group key per event: depth, or the counter's metadata index. */
-    uint32_t ngk = 0;
-    if (row->is_counter) {
-        for (size_t i = 0; i < m; i++) {
-            b->depth[i] = evs[b->keep[i]].meta;
-            if (b->depth[i] + 1 > ngk) ngk = b->depth[i] + 1;
-        }
-        ix->ncounter += m;
-    } else {
-        size_t sp = 0;
-        for (size_t i = 0; i < m; i++) {
-            const xpv_event *e = &evs[b->keep[i]];
-            while (sp && b->stack[sp - 1] <= e->start_ps) sp--;
-            b->depth[i] = (uint32_t)sp;
-            if (sp + 1 > ngk) ngk = (uint32_t)sp + 1;
-            b->stack = grow(b->stack, &b->cap_stack, sp + 1, sizeof *b->stack);
-            b->stack[sp++] = e->start_ps + ev_dur(e);
-        }
-    }
-    /* 3. counting sort by key (stable: keeps start order). */
-    b->gcount = grow(b->gcount, &b->cap_gcount, (size_t)ngk + 1, sizeof *b->gcount);
-    memset(b->gcount, 0, ((size_t)ngk + 1) * sizeof *b->gcount);
-    for (size_t i = 0; i < m; i++) b->gcount[b->depth[i] + 1]++;
+    if (row->is_counter) ix->ncounter += m;
     for (uint32_t k = 0; k < ngk; k++) b->gcount[k + 1] += b->gcount[k];
     uint64_t base = ix->nidx;
-    /* tmp <- events grouped by key; group starts are gcount[k] (before the
-     * placement loop advances them, so remember them in the groups). */
+    size_t gmax = 0;
     for (uint32_t k = 0; k < ngk; k++) {
         uint32_t cnt = b->gcount[k + 1] - b->gcount[k];
         if (!cnt) continue;
+        if (cnt > gmax) gmax = cnt;
         xpv_trace_group *g = new_group(b, ri, k);
         g->off = base + b->gcount[k];
     }
-    for (size_t i = 0; i < m; i++) b->tmp[b->gcount[b->depth[i]]++] = b->keep[i];
-    /* 4. levels per group. */
+    /* 3. counting sort by key (stable: keeps start order) into the row's
+     * idx entries. */
+    uint32_t *out = ix->idx + base;
+    kept_rewind(&it);
+    while (kept_next(&it, &ev, &key)) out[b->gcount[key]++] = ev;
+    /* 4. levels per group, through a scratch of the largest group. */
+    if (gmax > b->cap_group) {
+        size_t c = b->cap_group;
+        b->tmp = grow(b->tmp, &c, gmax, sizeof *b->tmp);
+        c = b->cap_group;
+        b->lvl = grow(b->lvl, &c, gmax, 1);
+        b->cap_group = c;
+    }
     for (uint32_t gi = row->group0; gi < ix->ngroups; gi++) {
         xpv_trace_group *g = &ix->groups[gi];
-        size_t start = g->off - base;
-        size_t end = gi + 1 < ix->ngroups ? ix->groups[gi + 1].off - base : m;
-        assign_levels(evs, b->tmp + start, end - start, row->is_counter,
-                      ix->idx + g->off, g->seg, b->lvl);
+        size_t cnt = (gi + 1 < ix->ngroups ? ix->groups[gi + 1].off : base + m) - g->off;
+        assign_levels(evs, ix->idx + g->off, cnt, row->is_counter, b->tmp, g->seg, b->lvl);
+        memcpy(ix->idx + g->off, b->tmp, cnt * sizeof *b->tmp);
     }
     row->ngroups = ix->ngroups - row->group0;
     ix->nidx += m;
 
     /* 5. step markers from lines named "Steps". */
-    if (!row->is_counter && xpv_str_eq(ln->name, "Steps")) {
-        const xpv_trace_group *g0 = &ix->groups[row->group0];
-        if (g0->key == 0)
-            for (size_t i = 0; i < m; i++)
-                if (b->depth[i] == 0) {
-                    const xpv_event *e = &evs[b->keep[i]];
-                    add_step(b, e->start_ps, ev_dur(e), ri, b->keep[i]);
-                }
+    if (!row->is_counter && xpv_str_eq(ln->name, "Steps") && ix->groups[row->group0].key == 0) {
+        kept_rewind(&it);
+        while (kept_next(&it, &ev, &key))
+            if (key == 0) add_step(b, evs[ev].start_ps, ev_dur(&evs[ev]), ri, ev);
     }
     (void)pl;
 }
@@ -960,7 +1031,6 @@ xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs) {
 
     free(b.ord);
     free(b.keep);
-    free(b.depth);
     free(b.tmp);
     free(b.lvl);
     free(b.stack);

@@ -18,12 +18,13 @@ typedef struct ord_ev {
 typedef struct builder {
     xpv_trace_index *ix;
     size_t cap_rows, cap_groups, cap_steps, cap_procs;
-    /* scratch, reused across rows */
+    /* scratch, reused across rows: ord and keep (an unsorted row's
+     * events, cap_scratch), tmp and lvl (one group's, cap_group) */
     ord_ev *ord;
-    uint32_t *keep, *depth, *tmp;
+    uint32_t *keep, *tmp;
     uint8_t *lvl;
     int64_t *stack;
-    size_t cap_scratch, cap_stack;
+    size_t cap_scratch, cap_group, cap_stack;
     uint32_t *gcount;
     size_t cap_gcount;
     uint32_t steps0;     /* ix->steps before the current row's: MAX_STEPS

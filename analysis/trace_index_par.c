@@ -83,7 +83,6 @@ static void part_run(void *arg) {
     free(dropped);
     free(pt->b.ord);
     free(pt->b.keep);
-    free(pt->b.depth);
     free(pt->b.tmp);
     free(pt->b.lvl);
     free(pt->b.stack);

@@ -7,7 +7,8 @@
  * Persistence: an index saved and loaded back answers byte for byte like
  * the built one; corrupt, truncated, extended, forged (re-hashed) images
  * and images of other profiles are rejected.  Parallel build: the serial
- * index byte for byte on 2-8 threads.
+ * index byte for byte on 2-8 threads.  A row written out of order (with
+ * internal events among its events) indexes as the same events in order.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -649,6 +650,94 @@ static void test_parallel_build(void **state) {
     assert_true(checked >= 5);
 }
 
+/* ---- rows out of order ------------------------------------------------ */
+
+typedef struct sd_ev {
+    int64_t s, d;
+} sd_ev;
+
+static int cmp_sd(const void *a, const void *b) {
+    const sd_ev *x = a, *y = b;
+    if (x->s != y->s) return x->s < y->s ? -1 : 1;
+    return x->d < y->d ? -1 : x->d > y->d;
+}
+
+/* Group by group and level by level, `b` holds the events `a` does, as
+ * (start, dur): the index of a row does not depend on its file order. */
+static void assert_same_levels(const fixture *a, const fixture *b) {
+    assert_int_equal(a->ix->ngroups, b->ix->ngroups);
+    assert_int_equal(a->ix->nidx, b->ix->nidx);
+    sd_ev *x = malloc(a->ix->nidx * sizeof *x + 1), *y = malloc(a->ix->nidx * sizeof *y + 1);
+    for (uint32_t gi = 0; gi < a->ix->ngroups; gi++) {
+        const xpv_trace_group *ga = &a->ix->groups[gi], *gb = &b->ix->groups[gi];
+        assert_int_equal(ga->key, gb->key);
+        for (int L = 0; L < XPV_TRACE_LEVELS; L++) {
+            assert_int_equal(ga->seg[L + 1], gb->seg[L + 1]);
+            uint32_t n = ga->seg[L + 1] - ga->seg[L];
+            for (uint32_t i = 0; i < n; i++) {
+                const xpv_event *ea = xpv_trace_event(&a->hs, &a->ix->rows[ga->row],
+                                                      a->ix->idx[ga->off + ga->seg[L] + i]);
+                const xpv_event *eb = xpv_trace_event(&b->hs, &b->ix->rows[gb->row],
+                                                      b->ix->idx[gb->off + gb->seg[L] + i]);
+                x[i] = (sd_ev){ea->start_ps, ea->dur_ps};
+                y[i] = (sd_ev){eb->start_ps, eb->dur_ps};
+            }
+            qsort(x, n, sizeof *x, cmp_sd);
+            qsort(y, n, sizeof *y, cmp_sd);
+            assert_memory_equal(x, y, n * sizeof *x);
+        }
+    }
+    free(x);
+    free(y);
+}
+
+/* A row written out of (start, -dur) order, with internal events (left
+ * out of the index) among its events, indexes as the same events in
+ * order, and on 2-8 threads as on one. */
+static void test_unsorted_rows(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    int ln = tx_line(s, pl, 100, "thread", 0);
+    gen(s, pl, ln, 0, 400 * US, 0);
+    fixture a;
+    fx_open(&a, s);
+    const xpv_line *la = &a.p->planes[0].lines[0];
+    uint32_t n = la->nevents, *perm = malloc(n * sizeof *perm);
+    for (uint32_t i = 0; i < n; i++) perm[i] = i;
+    for (uint32_t i = n - 1; i > 0; i--) {
+        uint32_t j = (uint32_t)(rnd() % (i + 1)), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    s = tx_new();
+    pl = tx_plane(s, "/host:CPU");
+    ln = tx_line(s, pl, 100, "thread", 0);
+    uint32_t internal = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const xpv_event *e = &la->events[perm[i]];
+        xpv_str nm = xpv_event_display_name(&a.p->planes[0], e);
+        char name[16];
+        snprintf(name, sizeof name, "%.*s", (int)nm.len, nm.ptr);
+        tx_event(s, pl, ln, name, e->start_ps, e->dur_ps);
+        if (rnd() % 8 == 0) {
+            tx_event(s, pl, ln, "MemoryAllocation", e->start_ps, (int64_t)(rnd() % US));
+            internal++;
+        }
+    }
+    free(perm);
+    fixture b;
+    fx_open(&b, s);
+    print_message("%u events shuffled, %u internal among them\n", n, internal);
+    assert_true(n > 1000 && internal > 0);
+    assert_int_equal(b.ix->ndropped, a.ix->ndropped + internal);
+    assert_true(a.ix->min_ps == b.ix->min_ps && a.ix->max_ps == b.ix->max_ps);
+    assert_same_levels(&a, &b);
+    same_parallel_build(&b.hs, "shuffled");
+    fx_close(&a);
+    fx_close(&b);
+}
+
 /* Load a copy of img (so ASan sees reads past `len`) and expect NULL. */
 static void expect_rejected(const xpv_hostset *hs, const char *img, size_t len) {
     char *copy = malloc(len ? len : 1);
@@ -754,4 +843,5 @@ TU_MAIN(cmocka_unit_test(test_tiny_events),
         cmocka_unit_test(test_persist_round_trip),
         cmocka_unit_test(test_persist_rejects_bad_images),
         cmocka_unit_test(test_persist_real_files),
-        cmocka_unit_test(test_parallel_build))
+        cmocka_unit_test(test_parallel_build),
+        cmocka_unit_test(test_unsorted_rows))
