@@ -684,6 +684,17 @@ static size_t sort_kept(builder *b, const xpv_event *evs, size_t n, const uint8_
     return m;
 }
 
+/* One more event of group key `key` in b->gcount[key + 1]; *nk is the
+ * number of keys so far (the entries past it are zeroed as they come). */
+static inline void count_key(builder *b, uint32_t key, uint32_t *nk) {
+    if (key + 1 > *nk) {
+        b->gcount = grow(b->gcount, &b->cap_gcount, (size_t)key + 2, sizeof *b->gcount);
+        memset(b->gcount + *nk + 1, 0, ((size_t)key + 1 - *nk) * sizeof *b->gcount);
+        *nk = key + 1;
+    }
+    b->gcount[key + 1]++;
+}
+
 /* Pass 1 of a row: counts per group key into b->gcount[key + 1] (the
  * keys' count in *ngk) and the span into ix; returns the kept events. */
 static size_t count_keys(kept_iter *it, xpv_trace_index *ix, uint32_t *ngk) {
@@ -698,16 +709,56 @@ static size_t count_keys(kept_iter *it, xpv_trace_index *ix, uint32_t *ngk) {
         int64_t s = e->start_ps, end = s + (it->counter ? 0 : ev_dur(e));
         if (s < ix->min_ps) ix->min_ps = s;
         if (end > ix->max_ps) ix->max_ps = end;
-        if (key + 1 > nk) {
-            b->gcount = grow(b->gcount, &b->cap_gcount, (size_t)key + 2, sizeof *b->gcount);
-            memset(b->gcount + nk + 1, 0, ((size_t)key + 1 - nk) * sizeof *b->gcount);
-            nk = key + 1;
-        }
-        b->gcount[key + 1]++;
+        count_key(b, key, &nk);
         m++;
     }
     *ngk = nk;
     return m;
+}
+
+/* b->dep entries: the depth of an event below DEP_DEEP; dropped events. */
+#define DEP_DEEP 0xfe
+#define DEP_DROPPED 0xff
+
+/* Pass 1 of a row that is not a counter row, in one read of its events:
+ * 0 at the first event out of (start asc, dur desc) order (nothing
+ * counted then).  Else as count_keys (*m the kept events), and b->dep[i]
+ * holds event i's depth (DEP_DEEP from there on: *deep set, the depths
+ * are recomputed when placed), or DEP_DROPPED. */
+static int count_sorted(kept_iter *it, xpv_trace_index *ix, size_t *m, uint32_t *ngk,
+                        int *deep) {
+    builder *b = it->b;
+    const xpv_event *evs = it->evs;
+    size_t n = it->n, kept = 0, sp = 0;
+    uint32_t nk = 0;
+    int64_t lo = ix->min_ps, hi = ix->max_ps;
+    b->dep = grow(b->dep, &b->cap_dep, n, 1);
+    b->gcount = grow(b->gcount, &b->cap_gcount, 1, sizeof *b->gcount);
+    b->gcount[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        const xpv_event *e = &evs[i];
+        int64_t s = e->start_ps, d = ev_dur(e);
+        if (i && (s < evs[i - 1].start_ps || (s == evs[i - 1].start_ps && d > ev_dur(&evs[i - 1]))))
+            return 0;
+        if (it->dropped[e->meta]) {
+            b->dep[i] = DEP_DROPPED;
+            continue;
+        }
+        if (s < lo) lo = s;
+        if (s + d > hi) hi = s + d;
+        while (sp && b->stack[sp - 1] <= s) sp--;
+        b->dep[i] = sp < DEP_DEEP ? (uint8_t)sp : DEP_DEEP;
+        if (sp >= DEP_DEEP) *deep = 1;
+        count_key(b, (uint32_t)sp, &nk);
+        b->stack = grow(b->stack, &b->cap_stack, sp + 1, sizeof *b->stack);
+        b->stack[sp++] = s + d;
+        kept++;
+    }
+    ix->min_ps = lo;
+    ix->max_ps = hi;
+    *m = kept;
+    *ngk = nk;
+    return 1;
 }
 
 /* Index the events of row `ri` (see trace_index_int.h). */
@@ -718,15 +769,19 @@ void xpv_ti_index_row(builder *b, uint32_t ri, const xpv_plane *pl, const xpv_li
     size_t n = ln->nevents;
     const xpv_event *evs = ln->events;
     kept_iter it = {.b = b, .evs = evs, .dropped = dropped, .n = n, .counter = row->is_counter};
-    /* 1. order: file order when sorted by (start asc, dur desc). */
-    if (!row_sorted(evs, n)) {
-        it.n = sort_kept(b, evs, n, dropped);
-        it.keep = b->keep;
-    }
-    /* 2. group key per event (depth, or the counter's metadata index):
+    /* 1. order: file order when sorted by (start asc, dur desc).
+     * 2. group key per event (depth, or the counter's metadata index):
      * counts, then one group per key. */
     uint32_t ngk = 0, ev, key;
-    size_t m = count_keys(&it, ix, &ngk);
+    size_t m = 0;
+    int deep = 0, fast = !row->is_counter && count_sorted(&it, ix, &m, &ngk, &deep);
+    if (!fast) {
+        if (!row->is_counter || !row_sorted(evs, n)) {
+            it.n = sort_kept(b, evs, n, dropped);
+            it.keep = b->keep;
+        }
+        m = count_keys(&it, ix, &ngk);
+    }
     ix->ndropped += n - m;
     row->group0 = ix->ngroups;
     row->nevents = m;
@@ -745,8 +800,14 @@ void xpv_ti_index_row(builder *b, uint32_t ri, const xpv_plane *pl, const xpv_li
     /* 3. counting sort by key (stable: keeps start order) into the row's
      * idx entries. */
     uint32_t *out = ix->idx + base;
-    kept_rewind(&it);
-    while (kept_next(&it, &ev, &key)) out[b->gcount[key]++] = ev;
+    if (fast && !deep) {
+        const uint8_t *dep = b->dep;
+        for (size_t i = 0; i < n; i++)
+            if (dep[i] != DEP_DROPPED) out[b->gcount[dep[i]]++] = (uint32_t)i;
+    } else {
+        kept_rewind(&it);
+        while (kept_next(&it, &ev, &key)) out[b->gcount[key]++] = ev;
+    }
     /* 4. levels per group, through a scratch of the largest group. */
     if (gmax > b->cap_group) {
         size_t c = b->cap_group;
@@ -1033,6 +1094,7 @@ xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs) {
     free(b.keep);
     free(b.tmp);
     free(b.lvl);
+    free(b.dep);
     free(b.stack);
     free(b.gcount);
     promote_flows(ix, hs);

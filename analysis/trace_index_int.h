@@ -19,12 +19,13 @@ typedef struct builder {
     xpv_trace_index *ix;
     size_t cap_rows, cap_groups, cap_steps, cap_procs;
     /* scratch, reused across rows: ord and keep (an unsorted row's
-     * events, cap_scratch), tmp and lvl (one group's, cap_group) */
+     * events, cap_scratch), tmp and lvl (one group's, cap_group), dep
+     * (a sorted row's depths, one byte per event, cap_dep) */
     ord_ev *ord;
     uint32_t *keep, *tmp;
-    uint8_t *lvl;
+    uint8_t *lvl, *dep;
     int64_t *stack;
-    size_t cap_scratch, cap_group, cap_stack;
+    size_t cap_scratch, cap_group, cap_dep, cap_stack;
     uint32_t *gcount;
     size_t cap_gcount;
     uint32_t steps0;     /* ix->steps before the current row's: MAX_STEPS

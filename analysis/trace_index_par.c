@@ -85,6 +85,7 @@ static void part_run(void *arg) {
     free(pt->b.keep);
     free(pt->b.tmp);
     free(pt->b.lvl);
+    free(pt->b.dep);
     free(pt->b.stack);
     free(pt->b.gcount);
 }

@@ -738,6 +738,42 @@ static void test_unsorted_rows(void **state) {
     fx_close(&b);
 }
 
+/* 300 events each inside the one before (depths past the one-byte
+ * depths of the single-pass build), internal events among them: one group
+ * per depth, each holding its event; written with the outermost event
+ * last (out of order only at the end of the row) it indexes the same. */
+static void deep_row(tx_space *s, int pl, int ln, int outer_last) {
+    for (int k = outer_last; k < 300; k++) {
+        tx_event(s, pl, ln, "nest", k * NS, (600 - 2 * k) * NS);
+        if (k % 7 == 0) tx_event(s, pl, ln, "MemoryDeallocation", k * NS, NS);
+    }
+    if (outer_last) tx_event(s, pl, ln, "nest", 0, 600 * NS);
+}
+
+static void test_deep_nesting(void **state) {
+    (void)state;
+    fixture f[2];
+    for (int v = 0; v < 2; v++) {
+        tx_space *s = tx_new();
+        int pl = tx_plane(s, "/host:CPU");
+        deep_row(s, pl, tx_line(s, pl, 100, "thread", 0), v);
+        fx_open(&f[v], s);
+    }
+    const xpv_trace_index *ix = f[0].ix;
+    assert_int_equal(ix->ngroups, 300);
+    assert_int_equal(ix->ndropped, 43);
+    for (uint32_t k = 0; k < 300; k++) {
+        const xpv_trace_group *g = &ix->groups[k];
+        assert_int_equal(g->key, k);
+        assert_int_equal(g->seg[XPV_TRACE_LEVELS], 1);
+        const xpv_event *e = xpv_trace_event(&f[0].hs, &ix->rows[0], ix->idx[g->off]);
+        assert_true(e->start_ps == (int64_t)k * NS);
+    }
+    assert_same_levels(&f[0], &f[1]);
+    fx_close(&f[0]);
+    fx_close(&f[1]);
+}
+
 /* Load a copy of img (so ASan sees reads past `len`) and expect NULL. */
 static void expect_rejected(const xpv_hostset *hs, const char *img, size_t len) {
     char *copy = malloc(len ? len : 1);
@@ -844,4 +880,5 @@ TU_MAIN(cmocka_unit_test(test_tiny_events),
         cmocka_unit_test(test_persist_rejects_bad_images),
         cmocka_unit_test(test_persist_real_files),
         cmocka_unit_test(test_parallel_build),
-        cmocka_unit_test(test_unsorted_rows))
+        cmocka_unit_test(test_unsorted_rows),
+        cmocka_unit_test(test_deep_nesting))
