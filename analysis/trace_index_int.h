@@ -34,13 +34,29 @@ typedef struct builder {
 
 static inline int64_t ev_dur(const xpv_event *e) { return e->dur_ps > 0 ? e->dur_ps : 0; }
 
+/* floor(log2(v)) for v >= 1. */
+static inline int xpv_ti_ilog2(uint64_t v) { return 63 - __builtin_clzll(v); }
+
+/* Coarsest level L with RES(L) <= v (v >= 1). */
+static inline int level_for(int64_t v) {
+    int L = XPV_TRACE_LEVELS - 1 - xpv_ti_ilog2((uint64_t)v) / 2;
+    return L < 0 ? 0 : L;
+}
+
+/* Grow `p` (of *cap elements of `elem` bytes) to hold `need`: capacity
+ * doubled from 16, *cap updated. */
+void *xpv_ti_grow(void *p, size_t *cap, size_t need, size_t elem);
+/* Append a step marker, at most MAX_STEPS per build (since b->steps0). */
+void xpv_ti_add_step(builder *b, int64_t s, int64_t d, uint32_t row, uint32_t ev);
+
 /* Pass 1 of a build (and of a load): processes and rows of the host set,
  * ordered, with their names, pids/tids and stat ids; group ranges are left
  * empty.  Returns the number of events of the shown lines. */
 uint64_t xpv_ti_layout(builder *bd, const xpv_hostset *hs);
 /* Index row `ri` (events of `ln`, plane `pl`; dropped[meta] 1 for
  * internal events): its idx entries from ix->nidx on, its groups appended
- * to ix->groups, its steps to ix->steps, counts and span into b->ix. */
+ * to ix->groups, its steps to ix->steps, counts and span into b->ix
+ * (trace_index_row.c). */
 void xpv_ti_index_row(builder *b, uint32_t ri, const xpv_plane *pl, const xpv_line *ln,
                       const uint8_t *dropped);
 /* Pass 2 of a build on several threads (trace_index_par.c): every row
