@@ -8,6 +8,8 @@
 
 #include "trace_index.h"
 
+#include <stdatomic.h>
+
 #define MAX_STEPS 100000
 
 typedef struct ord_ev {
@@ -68,6 +70,9 @@ int xpv_ti_index_rows_parallel(builder *b, uint64_t total);
  * events below which it stays serial (tests set both). */
 extern int xpv_ti_threads;
 extern uint64_t xpv_ti_parallel_min;
+/* The most scratch one row's builder has held (bytes; any thread, any
+ * build since a test last zeroed it): tests bound it. */
+extern _Atomic uint64_t xpv_ti_scratch_peak;
 /* Threads to split `nrows` rows holding `total` events over by those two
  * settings (1: stay serial). */
 int xpv_ti_thread_count(uint32_t nrows, uint64_t total);

@@ -14,6 +14,7 @@
  */
 #include "trace_index_int.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -271,8 +272,7 @@ static int count_sorted(kept_iter *it, xpv_trace_index *ix, size_t *m, uint32_t 
     return 1;
 }
 
-/* Index the events of row `ri` (see trace_index_int.h). */
-void xpv_ti_index_row(builder *b, uint32_t ri, const xpv_plane *pl, const xpv_line *ln,
+static void index_row(builder *b, uint32_t ri, const xpv_plane *pl, const xpv_line *ln,
                       const uint8_t *dropped) {
     xpv_trace_index *ix = b->ix;
     xpv_trace_row *row = &ix->rows[ri];
@@ -342,4 +342,20 @@ void xpv_ti_index_row(builder *b, uint32_t ri, const xpv_plane *pl, const xpv_li
             if (key == 0) xpv_ti_add_step(b, evs[ev].start_ps, ev_dur(&evs[ev]), ri, ev);
     }
     (void)pl;
+}
+
+_Atomic uint64_t xpv_ti_scratch_peak;
+
+/* Index the events of row `ri` (see trace_index_int.h), then note the
+ * scratch its builder holds. */
+void xpv_ti_index_row(builder *b, uint32_t ri, const xpv_plane *pl, const xpv_line *ln,
+                      const uint8_t *dropped) {
+    index_row(b, ri, pl, ln, dropped);
+    uint64_t n = (uint64_t)b->cap_scratch * (sizeof *b->ord + sizeof *b->keep) +
+                 (uint64_t)b->cap_group * (sizeof *b->tmp + 1) + b->cap_dep +
+                 (uint64_t)b->cap_stack * sizeof *b->stack +
+                 (uint64_t)b->cap_gcount * sizeof *b->gcount;
+    uint64_t cur = atomic_load(&xpv_ti_scratch_peak);
+    while (n > cur && !atomic_compare_exchange_weak(&xpv_ti_scratch_peak, &cur, n)) {
+    }
 }

@@ -8,8 +8,10 @@
  * the built one; corrupt, truncated, extended, forged (re-hashed) images
  * and images of other profiles are rejected.  Parallel build: the serial
  * index byte for byte on 2-8 threads.  A row written out of order (with
- * internal events among its events) indexes as the same events in order.
+ * internal events among its events) indexes as the same events in order;
+ * a sorted row's build scratch stays a few bytes per event.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -774,6 +776,37 @@ static void test_deep_nesting(void **state) {
     fx_close(&f[1]);
 }
 
+/* A sorted row is indexed with one byte per event and one group's scratch
+ * (5 bytes per event of its largest group), not copies of the row (13 to
+ * 37 bytes per event of the largest row before): with capacities doubling,
+ * under 2 bytes per event of the row plus 10 per event of its largest
+ * group. */
+static void test_build_scratch(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    int ln = tx_line(s, pl, 100, "thread", 0);
+    const int n = 20000;
+    for (int i = 0; i < n / 2; i++) {
+        tx_event(s, pl, ln, "parent", (int64_t)i * 20 * NS, 10 * NS);
+        tx_event(s, pl, ln, "child", (int64_t)i * 20 * NS + NS, 5 * NS);
+    }
+    int saved = xpv_ti_threads;
+    xpv_ti_threads = 1;
+    atomic_store(&xpv_ti_scratch_peak, 0);
+    fixture f;
+    fx_open(&f, s);
+    xpv_ti_threads = saved;
+    uint64_t peak = atomic_load(&xpv_ti_scratch_peak);
+    assert_int_equal(f.ix->ngroups, 2);
+    uint64_t gmax = f.ix->groups[0].seg[XPV_TRACE_LEVELS];
+    print_message("scratch %llu bytes for %d events (largest group %llu)\n",
+                  (unsigned long long)peak, n, (unsigned long long)gmax);
+    assert_true(gmax == (uint64_t)n / 2);
+    assert_true(peak > 0 && peak <= 2 * (uint64_t)n + 10 * gmax + 4096);
+    fx_close(&f);
+}
+
 /* Load a copy of img (so ASan sees reads past `len`) and expect NULL. */
 static void expect_rejected(const xpv_hostset *hs, const char *img, size_t len) {
     char *copy = malloc(len ? len : 1);
@@ -881,4 +914,5 @@ TU_MAIN(cmocka_unit_test(test_tiny_events),
         cmocka_unit_test(test_persist_real_files),
         cmocka_unit_test(test_parallel_build),
         cmocka_unit_test(test_unsorted_rows),
-        cmocka_unit_test(test_deep_nesting))
+        cmocka_unit_test(test_deep_nesting),
+        cmocka_unit_test(test_build_scratch))
