@@ -2,10 +2,9 @@
  * trace_index.c - per-host-set trace event index with levels of detail
  * (see trace_index.h for the layout and the visibility rule).
  *
- * Build: one pass per shown line: order check (sort only when the file is
- * not sorted), internal events dropped, structural depth by a stack of end
- * times, then per depth group one pass assigning every event its coarsest
- * visible level, and a stable counting sort by level.  Query: per group,
+ * Build: the rows and processes of the host set, then each row indexed
+ * (trace_index_row.c; rows on several threads: trace_index_par.c), then
+ * flow promotion and the step markers.  Query: per group,
  * binary searches in the level segments the resolution needs, then the
  * rule re-applied at the exact resolution.
  */
@@ -77,95 +76,7 @@ static void plane_pids(const xpv_profile *p, int64_t *pids) {
 
 /* ==== Build ============================================================= */
 
-static int cmp_ord(const void *a, const void *b) {
-    const ord_ev *x = a, *y = b;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    if (x->negdur != y->negdur) return x->negdur < y->negdur ? -1 : 1;
-    return x->ev < y->ev ? -1 : x->ev > y->ev;
-}
-
-/* floor(log2(v)) for v >= 1. */
-static inline int ilog2(uint64_t v) { return 63 - __builtin_clzll(v); }
-
-/* Coarsest level L with RES(L) <= v (v >= 1). */
-static inline int level_for(int64_t v) {
-    int L = LV - 1 - ilog2((uint64_t)v) / 2;
-    return L < 0 ? 0 : L;
-}
-
-/* Assign levels to a group's events (in start order, `n` of them) and
- * write them to `dst` ordered by (level, start); fills seg[].
- *
- * LE(k), the latest end of the events placed at levels <= k, never
- * decreases with k.  Levels from `top` up all hold the latest end `hi`
- * (an event that ends past every other sets every level from its own up),
- * so only the levels below `top` are stored: an event past `hi` writes
- * the levels between the old and the new top, not all the levels above
- * its own. */
-static void assign_levels(const xpv_event *evs, const uint32_t *in, size_t n,
-                          int counter, uint32_t *dst, uint32_t *seg, uint8_t *lvl) {
-    int64_t last_end[LV], hi = NONE;
-    int top = 0;
-#define LE(k) ((k) >= top ? hi : last_end[k])
-    uint32_t cnt[LV + 1];
-    memset(cnt, 0, sizeof cnt);
-    for (size_t j = 0; j < n; j++) {
-        const xpv_event *e = &evs[in[j]];
-        int64_t s = e->start_ps, d = counter ? 0 : ev_dur(e), end = s + d;
-        int L;
-        int64_t le0 = LE(0);
-        if (le0 == NONE) {
-            L = 0;
-        } else {
-            int Ld = d >= 1 ? level_for(d) : LV;     /* visible by duration */
-            int64_t gap0 = s - le0;
-            L = Ld < LV ? Ld : LV - 1;
-            /* The first k in [level_for(gap0), Ld) with s - LE(k) >=
-             * RES(k).  As LE(k) never decreases with k, neither does
-             * s - LE(k): when k fails with gap dk, every level coarser
-             * than level_for(dk) fails too (its RES is above dk), and
-             * none can pass once dk < 1. */
-            if (gap0 >= 1) {
-                int k = level_for(gap0);
-                while (k < Ld && k < LV) {
-                    int64_t dk = s - LE(k);
-                    if (dk >= XPV_TRACE_RES(k)) {
-                        L = k;
-                        break;
-                    }
-                    if (dk < 1) break;
-                    int nk = level_for(dk);
-                    k = nk > k ? nk : k + 1;
-                }
-            }
-        }
-        lvl[j] = (uint8_t)L;
-        cnt[L + 1]++;
-        /* LE(k) = max(LE(k), end) for k >= L. */
-        if (end > hi) {
-            for (int k = top; k < L; k++) last_end[k] = hi;
-            top = L;
-            hi = end;
-        } else {
-            /* Levels from top up keep hi >= end; below it, once end is not
-             * past LE(k) it is not past any later one either. */
-            for (int k = L; k < top && end > last_end[k]; k++) last_end[k] = end;
-        }
-    }
-#undef LE
-    for (int L = 0; L < LV; L++) cnt[L + 1] += cnt[L];
-    memcpy(seg, cnt, sizeof cnt);
-    for (size_t j = 0; j < n; j++) dst[cnt[lvl[j]]++] = in[j];
-}
-
-
-static void *grow(void *p, size_t *cap, size_t need, size_t elem) {
-    if (need <= *cap) return p;
-    size_t c = *cap ? *cap : 16;
-    while (c < need) c *= 2;
-    *cap = c;
-    return xpv_xrealloc(p, c * elem);
-}
+/* (One row at a time: trace_index_row.c.) */
 
 /* ==== Flows ============================================================= */
 
@@ -247,11 +158,24 @@ typedef struct key_lv {
     uint8_t level;
 } key_lv;
 
-static void level_map_build(level_map *m, const key_lv *kv, size_t n) {
+/* The launching ends found by one thread. */
+typedef struct kv_part {
+    const key_lv *kv;
+    size_t n;
+} kv_part;
+
+/* The map of the launching ends of `np` parts (read in place: no copy of
+ * them all; their order does not matter, each key keeps its coarsest
+ * level). */
+static void level_map_build(level_map *m, const kv_part *parts, int np) {
     uint64_t lo = UINT64_MAX, hi = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (kv[i].key < lo) lo = kv[i].key;
-        if (kv[i].key > hi) hi = kv[i].key;
+    size_t n = 0;
+    for (int p = 0; p < np; p++) {
+        n += parts[p].n;
+        for (size_t i = 0; i < parts[p].n; i++) {
+            if (parts[p].kv[i].key < lo) lo = parts[p].kv[i].key;
+            if (parts[p].kv[i].key > hi) hi = parts[p].kv[i].key;
+        }
     }
     memset(m, 0, sizeof *m);
     if (hi - lo < 8 * (uint64_t)n + 4096) {
@@ -260,22 +184,25 @@ static void level_map_build(level_map *m, const key_lv *kv, size_t n) {
         m->size = (size_t)(hi - lo + 1);
         m->lv = xpv_xmalloc(m->size);
         memset(m->lv, 0xff, m->size);
-        for (size_t i = 0; i < n; i++) {
-            uint8_t *l = &m->lv[kv[i].key - lo];
-            if (kv[i].level < *l) *l = kv[i].level;
-        }
+        for (int p = 0; p < np; p++)
+            for (size_t i = 0; i < parts[p].n; i++) {
+                uint8_t *l = &m->lv[parts[p].kv[i].key - lo];
+                if (parts[p].kv[i].level < *l) *l = parts[p].kv[i].level;
+            }
         return;
     }
     m->size = 16;
     while (m->size < 2 * n) m->size *= 2;
     m->keys = xpv_xcalloc(m->size, sizeof *m->keys);
     m->lv = xpv_xmalloc(m->size);
-    for (size_t i = 0; i < n; i++) {
-        size_t h = flow_hash(kv[i].key) & (m->size - 1);
-        while (m->keys[h] && m->keys[h] != kv[i].key) h = (h + 1) & (m->size - 1);
-        if (!m->keys[h] || kv[i].level < m->lv[h]) m->lv[h] = kv[i].level;
-        m->keys[h] = kv[i].key;
-    }
+    for (int p = 0; p < np; p++)
+        for (size_t i = 0; i < parts[p].n; i++) {
+            const key_lv *kv = &parts[p].kv[i];
+            size_t h = flow_hash(kv->key) & (m->size - 1);
+            while (m->keys[h] && m->keys[h] != kv->key) h = (h + 1) & (m->size - 1);
+            if (!m->keys[h] || kv->level < m->lv[h]) m->lv[h] = kv->level;
+            m->keys[h] = kv->key;
+        }
 }
 
 /* Level of the launching end of `key`, or 0xff. */
@@ -352,8 +279,8 @@ static void promote_group(xpv_trace_index *ix, const xpv_event *evs, xpv_trace_g
     }
     if (!ninc) return;
     for (int L = 0; L < LV; L++) ic[L + 1] += ic[L];
-    pb->inc = grow(pb->inc, &pb->icap, ninc, sizeof *pb->inc);
-    pb->out = grow(pb->out, &pb->ocap, cnt, sizeof *pb->out);
+    pb->inc = xpv_ti_grow(pb->inc, &pb->icap, ninc, sizeof *pb->inc);
+    pb->out = xpv_ti_grow(pb->out, &pb->ocap, cnt, sizeof *pb->out);
     lv_ev *inc = pb->inc;
     uint32_t *out = pb->out;
     {
@@ -377,7 +304,7 @@ static void promote_group(xpv_trace_index *ix, const xpv_event *evs, xpv_trace_g
         }
         lv_ev *a = inc + ic[L];
         qsort(a, na, sizeof *a, cmp_lv_ev);
-        pb->st = grow(pb->st, &pb->scap, i1 - i0, sizeof *pb->st);
+        pb->st = xpv_ti_grow(pb->st, &pb->scap, i1 - i0, sizeof *pb->st);
         lv_ev *st = pb->st;
         size_t ns = 0;
         for (uint32_t i = i0; i < i1; i++) {
@@ -441,9 +368,9 @@ static void flow_row(flow_worker *w, uint32_t ri) {
     size_t n = ln->nevents;
     if (n > w->mcap) {
         size_t c = w->mcap;
-        w->lvl = grow(w->lvl, &c, n, 1);
+        w->lvl = xpv_ti_grow(w->lvl, &c, n, 1);
         c = w->mcap;
-        w->nlv = grow(w->nlv, &c, n, 1);
+        w->nlv = xpv_ti_grow(w->nlv, &c, n, 1);
         w->mcap = c;
     }
     uint8_t *lvl = w->lvl, *nlv = w->nlv;
@@ -465,7 +392,7 @@ static void flow_row(flow_worker *w, uint32_t ri) {
         uint64_t key = flow_key(fp->hs, r, &set, &ln->events[ev], &starter);
         if (!key || starter != !pass) continue;
         if (!pass) {
-            w->kv = grow(w->kv, &w->kcap, w->nkv + 1, sizeof *w->kv);
+            w->kv = xpv_ti_grow(w->kv, &w->kcap, w->nkv + 1, sizeof *w->kv);
             w->kv[w->nkv++] = (key_lv){key, L};
             if (L < w->lmin) w->lmin = L;
             continue;
@@ -535,35 +462,36 @@ static void promote_flows(xpv_trace_index *ix, const xpv_hostset *hs) {
         w[t].lmin = LV;
         args[t] = &w[t];
     }
-    key_lv *kv = NULL;
-    size_t nkv = 0;
     level_map map;
     memset(&map, 0, sizeof map);
+    kv_part *parts = xpv_xcalloc((size_t)threads, sizeof *parts);
     for (int pass = 0; pass < 2; pass++) {
         fp.pass = pass;
         atomic_store(&fp.next, 0);
         if (threads > 1) xpv_par_many(flow_run, args, threads);
         else flow_run(&w[0]);
         if (pass) break;
-        /* The launching ends of all threads (their order does not matter:
-         * the map keeps each key's coarsest level). */
+        /* The launching ends of all threads, read where they are, then
+         * released before pass 2. */
         uint8_t lmin = LV;
-        for (int t = 0; t < threads; t++) nkv += w[t].nkv;
-        kv = xpv_xmalloc((nkv ? nkv : 1) * sizeof *kv);
-        nkv = 0;
+        size_t nkv = 0;
         for (int t = 0; t < threads; t++) {
-            if (w[t].nkv) memcpy(kv + nkv, w[t].kv, w[t].nkv * sizeof *kv);
+            parts[t] = (kv_part){w[t].kv, w[t].nkv};
             nkv += w[t].nkv;
             if (w[t].lmin < lmin) lmin = w[t].lmin;
         }
+        if (nkv) level_map_build(&map, parts, threads);
+        for (int t = 0; t < threads; t++) {
+            free(w[t].kv);
+            w[t].kv = NULL;
+        }
         if (!nkv) break;
         fp.lmin = lmin;
-        level_map_build(&map, kv, nkv);
         fp.map = &map;
     }
+    free(parts);
     free(map.keys);
     free(map.lv);
-    free(kv);
     for (int t = 0; t < threads; t++) {
         free(w[t].kv);
         free(w[t].lvl);
@@ -577,130 +505,6 @@ static void promote_flows(xpv_trace_index *ix, const xpv_hostset *hs) {
     free(order);
 }
 
-static xpv_trace_group *new_group(builder *b, uint32_t row, uint32_t key) {
-    xpv_trace_index *ix = b->ix;
-    ix->groups = grow(ix->groups, &b->cap_groups, ix->ngroups + 1, sizeof *ix->groups);
-    xpv_trace_group *g = &ix->groups[ix->ngroups++];
-    memset(g, 0, sizeof *g);
-    g->row = row;
-    g->key = key;
-    return g;
-}
-
-static void add_step(builder *b, int64_t s, int64_t d, uint32_t row, uint32_t ev) {
-    xpv_trace_index *ix = b->ix;
-    if (ix->nsteps - b->steps0 >= MAX_STEPS) return;
-    ix->steps = grow(ix->steps, &b->cap_steps, ix->nsteps + 1, sizeof *ix->steps);
-    ix->steps[ix->nsteps++] = (xpv_trace_step){s, d, row, ev};
-}
-
-/* Index the events of row `ri` (see trace_index_int.h). */
-void xpv_ti_index_row(builder *b, uint32_t ri, const xpv_plane *pl, const xpv_line *ln,
-                      const uint8_t *dropped) {
-    xpv_trace_index *ix = b->ix;
-    xpv_trace_row *row = &ix->rows[ri];
-    size_t n = ln->nevents;
-    const xpv_event *evs = ln->events;
-    if (n > b->cap_scratch) {
-        size_t c = b->cap_scratch;
-        b->ord = grow(b->ord, &c, n, sizeof *b->ord);
-        c = b->cap_scratch;
-        b->keep = grow(b->keep, &c, n, sizeof *b->keep);
-        c = b->cap_scratch;
-        b->depth = grow(b->depth, &c, n, sizeof *b->depth);
-        c = b->cap_scratch;
-        b->tmp = grow(b->tmp, &c, n, sizeof *b->tmp);
-        c = b->cap_scratch;
-        b->lvl = grow(b->lvl, &c, n, 1);
-        b->cap_scratch = c;
-    }
-    /* 1. order: file order when sorted by (start asc, dur desc). */
-    int sorted = 1;
-    for (size_t i = 1; i < n && sorted; i++) {
-        const xpv_event *a = &evs[i - 1], *c = &evs[i];
-        if (c->start_ps < a->start_ps ||
-            (c->start_ps == a->start_ps && ev_dur(c) > ev_dur(a)))
-            sorted = 0;
-    }
-    size_t m = 0;
-    if (sorted) {
-        for (size_t i = 0; i < n; i++)
-            if (!dropped[evs[i].meta]) b->keep[m++] = (uint32_t)i;
-    } else {
-        for (size_t i = 0; i < n; i++)
-            b->ord[i] = (ord_ev){evs[i].start_ps, -ev_dur(&evs[i]), (uint32_t)i};
-        qsort(b->ord, n, sizeof *b->ord, cmp_ord);
-        for (size_t i = 0; i < n; i++)
-            if (!dropped[evs[b->ord[i].ev].meta]) b->keep[m++] = b->ord[i].ev;
-    }
-    ix->ndropped += n - m;
-    row->group0 = ix->ngroups;
-    row->nevents = m;
-    if (!m) return;
-    for (size_t i = 0; i < m; i++) {
-        const xpv_event *e = &evs[b->keep[i]];
-        int64_t s = e->start_ps, end = s + (row->is_counter ? 0 : ev_dur(e));
-        if (s < ix->min_ps) ix->min_ps = s;
-        if (end > ix->max_ps) ix->max_ps = end;
-    }
-
-    /* 2. group key per event: depth, or the counter's metadata index. */
-    uint32_t ngk = 0;
-    if (row->is_counter) {
-        for (size_t i = 0; i < m; i++) {
-            b->depth[i] = evs[b->keep[i]].meta;
-            if (b->depth[i] + 1 > ngk) ngk = b->depth[i] + 1;
-        }
-        ix->ncounter += m;
-    } else {
-        size_t sp = 0;
-        for (size_t i = 0; i < m; i++) {
-            const xpv_event *e = &evs[b->keep[i]];
-            while (sp && b->stack[sp - 1] <= e->start_ps) sp--;
-            b->depth[i] = (uint32_t)sp;
-            if (sp + 1 > ngk) ngk = (uint32_t)sp + 1;
-            b->stack = grow(b->stack, &b->cap_stack, sp + 1, sizeof *b->stack);
-            b->stack[sp++] = e->start_ps + ev_dur(e);
-        }
-    }
-    /* 3. counting sort by key (stable: keeps start order). */
-    b->gcount = grow(b->gcount, &b->cap_gcount, (size_t)ngk + 1, sizeof *b->gcount);
-    memset(b->gcount, 0, ((size_t)ngk + 1) * sizeof *b->gcount);
-    for (size_t i = 0; i < m; i++) b->gcount[b->depth[i] + 1]++;
-    for (uint32_t k = 0; k < ngk; k++) b->gcount[k + 1] += b->gcount[k];
-    uint64_t base = ix->nidx;
-    /* tmp <- events grouped by key; group starts are gcount[k] (before the
-     * placement loop advances them, so remember them in the groups). */
-    for (uint32_t k = 0; k < ngk; k++) {
-        uint32_t cnt = b->gcount[k + 1] - b->gcount[k];
-        if (!cnt) continue;
-        xpv_trace_group *g = new_group(b, ri, k);
-        g->off = base + b->gcount[k];
-    }
-    for (size_t i = 0; i < m; i++) b->tmp[b->gcount[b->depth[i]]++] = b->keep[i];
-    /* 4. levels per group. */
-    for (uint32_t gi = row->group0; gi < ix->ngroups; gi++) {
-        xpv_trace_group *g = &ix->groups[gi];
-        size_t start = g->off - base;
-        size_t end = gi + 1 < ix->ngroups ? ix->groups[gi + 1].off - base : m;
-        assign_levels(evs, b->tmp + start, end - start, row->is_counter,
-                      ix->idx + g->off, g->seg, b->lvl);
-    }
-    row->ngroups = ix->ngroups - row->group0;
-    ix->nidx += m;
-
-    /* 5. step markers from lines named "Steps". */
-    if (!row->is_counter && xpv_str_eq(ln->name, "Steps")) {
-        const xpv_trace_group *g0 = &ix->groups[row->group0];
-        if (g0->key == 0)
-            for (size_t i = 0; i < m; i++)
-                if (b->depth[i] == 0) {
-                    const xpv_event *e = &evs[b->keep[i]];
-                    add_step(b, e->start_ps, ev_dur(e), ri, b->keep[i]);
-                }
-    }
-    (void)pl;
-}
 
 static int cmp_step(const void *a, const void *b) {
     const xpv_trace_step *x = a, *y = b;
@@ -786,7 +590,7 @@ uint64_t xpv_ti_layout(builder *bd, const xpv_hostset *hs) {
             const xpv_plane *pl = &p->planes[pi];
             int64_t pid = pids[pi] + (hs->n > 1 ? 1000 * (int64_t)(h + 1) : 0);
             uint32_t proc = ix->nprocs;
-            ix->procs = grow(ix->procs, &bd->cap_procs, (size_t)ix->nprocs + 1,
+            ix->procs = xpv_ti_grow(ix->procs, &bd->cap_procs, (size_t)ix->nprocs + 1,
                              sizeof *ix->procs);
             ix->procs[proc] = (xpv_trace_proc){pid, (uint32_t)h, pi, dup_str(&ix->arena, pl->name),
                                                hname, 0, NULL, NULL};
@@ -808,7 +612,7 @@ uint64_t xpv_ti_layout(builder *bd, const xpv_hostset *hs) {
                 const xpv_plane *rpl = der ? &dlp->synth : pl;
                 const xpv_line *ln = der ? &dlp->synth.lines[li - pl->nlines] : &pl->lines[li];
                 if (!ln->nevents || has_prefix(ln->name, "counters_")) continue;
-                ix->rows = grow(ix->rows, &bd->cap_rows, (size_t)ix->nrows + 1, sizeof *ix->rows);
+                ix->rows = xpv_ti_grow(ix->rows, &bd->cap_rows, (size_t)ix->nrows + 1, sizeof *ix->rows);
                 xpv_trace_row *r = &ix->rows[ix->nrows++];
                 memset(r, 0, sizeof *r);
                 r->host = (uint32_t)h;
@@ -925,7 +729,7 @@ xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs) {
         xpv_trace_row *r = &ix->rows[ri];
         const xpv_plane *pl = r->pl;
         if (pl != last_pl) {
-            dropped = grow(dropped, &cap_dropped, pl->nevent_meta + 1, 1);
+            dropped = xpv_ti_grow(dropped, &cap_dropped, pl->nevent_meta + 1, 1);
             for (uint32_t k = 0; k < pl->nevent_meta; k++)
                 dropped[k] = (uint8_t)xpv_trace_is_internal(pl->event_meta[k].name);
             last_pl = pl;
@@ -951,7 +755,7 @@ xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs) {
                 int64_t v;
                 if (xpv_event_stat(pl, ln, &ln->events[ev], sr, &st) && xpv_stat_as_int(&st, &v) &&
                     v > 0)
-                    add_step(&b, ln->events[ev].start_ps, ev_dur(&ln->events[ev]), ri, ev);
+                    xpv_ti_add_step(&b, ln->events[ev].start_ps, ev_dur(&ln->events[ev]), ri, ev);
             }
         }
     }
@@ -960,9 +764,9 @@ xpv_trace_index *xpv_trace_index_build(const xpv_hostset *hs) {
 
     free(b.ord);
     free(b.keep);
-    free(b.depth);
     free(b.tmp);
     free(b.lvl);
+    free(b.dep);
     free(b.stack);
     free(b.gcount);
     promote_flows(ix, hs);
@@ -1168,7 +972,7 @@ static size_t add_flow_ends(const xpv_hostset *hs, const xpv_trace_index *ix, in
         uint64_t key = flow_key(hs, r, &set, e, &st);
         if (!key || !st) continue;
         u64set_add(&starters, key);
-        ls = grow(ls, &lcap, nl + 1, sizeof *ls);
+        ls = xpv_ti_grow(ls, &lcap, nl + 1, sizeof *ls);
         ls[nl++] = (launch){key, e->start_ps, hg[i], hits[i].ev};
     }
     if (!nl) {
@@ -1185,8 +989,8 @@ static size_t add_flow_ends(const xpv_hostset *hs, const xpv_trace_index *ix, in
         xpv_trace_hit h_ = {(ROW), (EV)};                                   \
         u64set_add(&seen, xpv_trace_uid(h_) + 1);                           \
         u64set_add(&found, (KEY));                                          \
-        hits = grow(hits, cap, n + 1, sizeof *hits);                        \
-        hg = grow(hg, gcap, n + 1, sizeof *hg);                             \
+        hits = xpv_ti_grow(hits, cap, n + 1, sizeof *hits);                        \
+        hg = xpv_ti_grow(hg, gcap, n + 1, sizeof *hg);                             \
         hg[n] = (GI);                                                       \
         hits[n++] = h_;                                                     \
     } while (0)
@@ -1315,7 +1119,7 @@ size_t xpv_ti_query_group(xpv_ti_hits *q, const xpv_trace_index *ix, uint32_t gi
         for (; i < hi; i++) {
             const xpv_event *e = &evs[idx[i]];
             if (e->start_ps >= end_ps) break;
-            cs = grow(cs, &q->ccap, nc + 1, sizeof *cs);
+            cs = xpv_ti_grow(cs, &q->ccap, nc + 1, sizeof *cs);
             cs[nc++] = (cand){e->start_ps, idx[i]};
         }
         nseg += nc > nc0;
@@ -1388,8 +1192,8 @@ size_t xpv_ti_query_group(xpv_ti_hits *q, const xpv_trace_index *ix, uint32_t gi
 }
 
 void xpv_ti_hits_add(xpv_ti_hits *q, uint32_t group, uint32_t row, uint32_t ev) {
-    q->hits = grow(q->hits, &q->cap, q->n + 1, sizeof *q->hits);
-    q->hg = grow(q->hg, &q->gcap, q->n + 1, sizeof *q->hg);
+    q->hits = xpv_ti_grow(q->hits, &q->cap, q->n + 1, sizeof *q->hits);
+    q->hg = xpv_ti_grow(q->hg, &q->gcap, q->n + 1, sizeof *q->hg);
     q->hg[q->n] = group;
     q->hits[q->n++] = (xpv_trace_hit){row, ev};
 }

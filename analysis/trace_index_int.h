@@ -8,6 +8,8 @@
 
 #include "trace_index.h"
 
+#include <stdatomic.h>
+
 #define MAX_STEPS 100000
 
 typedef struct ord_ev {
@@ -18,12 +20,14 @@ typedef struct ord_ev {
 typedef struct builder {
     xpv_trace_index *ix;
     size_t cap_rows, cap_groups, cap_steps, cap_procs;
-    /* scratch, reused across rows */
+    /* scratch, reused across rows: ord and keep (an unsorted row's
+     * events, cap_scratch), tmp and lvl (one group's, cap_group), dep
+     * (a sorted row's depths, one byte per event, cap_dep) */
     ord_ev *ord;
-    uint32_t *keep, *depth, *tmp;
-    uint8_t *lvl;
+    uint32_t *keep, *tmp;
+    uint8_t *lvl, *dep;
     int64_t *stack;
-    size_t cap_scratch, cap_stack;
+    size_t cap_scratch, cap_group, cap_dep, cap_stack;
     uint32_t *gcount;
     size_t cap_gcount;
     uint32_t steps0;     /* ix->steps before the current row's: MAX_STEPS
@@ -32,13 +36,29 @@ typedef struct builder {
 
 static inline int64_t ev_dur(const xpv_event *e) { return e->dur_ps > 0 ? e->dur_ps : 0; }
 
+/* floor(log2(v)) for v >= 1. */
+static inline int xpv_ti_ilog2(uint64_t v) { return 63 - __builtin_clzll(v); }
+
+/* Coarsest level L with RES(L) <= v (v >= 1). */
+static inline int level_for(int64_t v) {
+    int L = XPV_TRACE_LEVELS - 1 - xpv_ti_ilog2((uint64_t)v) / 2;
+    return L < 0 ? 0 : L;
+}
+
+/* Grow `p` (of *cap elements of `elem` bytes) to hold `need`: capacity
+ * doubled from 16, *cap updated. */
+void *xpv_ti_grow(void *p, size_t *cap, size_t need, size_t elem);
+/* Append a step marker, at most MAX_STEPS per build (since b->steps0). */
+void xpv_ti_add_step(builder *b, int64_t s, int64_t d, uint32_t row, uint32_t ev);
+
 /* Pass 1 of a build (and of a load): processes and rows of the host set,
  * ordered, with their names, pids/tids and stat ids; group ranges are left
  * empty.  Returns the number of events of the shown lines. */
 uint64_t xpv_ti_layout(builder *bd, const xpv_hostset *hs);
 /* Index row `ri` (events of `ln`, plane `pl`; dropped[meta] 1 for
  * internal events): its idx entries from ix->nidx on, its groups appended
- * to ix->groups, its steps to ix->steps, counts and span into b->ix. */
+ * to ix->groups, its steps to ix->steps, counts and span into b->ix
+ * (trace_index_row.c). */
 void xpv_ti_index_row(builder *b, uint32_t ri, const xpv_plane *pl, const xpv_line *ln,
                       const uint8_t *dropped);
 /* Pass 2 of a build on several threads (trace_index_par.c): every row
@@ -50,6 +70,9 @@ int xpv_ti_index_rows_parallel(builder *b, uint64_t total);
  * events below which it stays serial (tests set both). */
 extern int xpv_ti_threads;
 extern uint64_t xpv_ti_parallel_min;
+/* The most scratch one row's builder has held (bytes; any thread, any
+ * build since a test last zeroed it): tests bound it. */
+extern _Atomic uint64_t xpv_ti_scratch_peak;
 /* Threads to split `nrows` rows holding `total` events over by those two
  * settings (1: stay serial). */
 int xpv_ti_thread_count(uint32_t nrows, uint64_t total);

@@ -83,9 +83,9 @@ static void part_run(void *arg) {
     free(dropped);
     free(pt->b.ord);
     free(pt->b.keep);
-    free(pt->b.depth);
     free(pt->b.tmp);
     free(pt->b.lvl);
+    free(pt->b.dep);
     free(pt->b.stack);
     free(pt->b.gcount);
 }

@@ -8,20 +8,32 @@
 # RssAnon (heap: what the process really holds) and RssFile (pages of
 # mapped files: page cache the kernel can take back) seen in the samples.
 # A mapped 10 GB file counts in VmHWM once its pages have been read, so
-# the heap figure is the one to hold against a memory budget.
+# the heap figure is the one to hold against a memory budget.  The command's
+# child processes count too (summed per sample; VmHWM: the largest), so a
+# benchmark that measures in a forked child (bench_trace) is seen.
 set -uo pipefail
+# The process and its descendants.
+tree() {
+    echo "$1"
+    local c
+    for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do tree "$c"; done
+}
 start=$(date +%s.%N)
 "$@" &
 pid=$!
 anon=0 file=0 hwm=0
 while kill -0 "$pid" 2>/dev/null; do
-    if s=$(cat /proc/$pid/status 2>/dev/null); then
-        a=$(awk '/^RssAnon:/ {print $2}' <<<"$s"); f=$(awk '/^RssFile:/ {print $2}' <<<"$s")
-        h=$(awk '/^VmHWM:/ {print $2}' <<<"$s")
-        [ -n "$a" ] && [ "$a" -gt "$anon" ] && anon=$a
-        [ -n "$f" ] && [ "$f" -gt "$file" ] && file=$f
-        [ -n "$h" ] && [ "$h" -gt "$hwm" ] && hwm=$h
-    fi
+    a=0 f=0 h=0
+    for p in $(tree "$pid"); do
+        s=$(cat /proc/"$p"/status 2>/dev/null) || continue
+        read -r pa pf ph < <(awk '/^RssAnon:/ {a=$2} /^RssFile:/ {f=$2} /^VmHWM:/ {h=$2}
+                                 END {print a+0, f+0, h+0}' <<<"$s")
+        a=$((a + pa)) f=$((f + pf))
+        [ "$ph" -gt "$h" ] && h=$ph
+    done
+    [ "$a" -gt "$anon" ] && anon=$a
+    [ "$f" -gt "$file" ] && file=$f
+    [ "$h" -gt "$hwm" ] && hwm=$h
     sleep 0.05
 done
 wait "$pid"

@@ -7,8 +7,11 @@
  * Persistence: an index saved and loaded back answers byte for byte like
  * the built one; corrupt, truncated, extended, forged (re-hashed) images
  * and images of other profiles are rejected.  Parallel build: the serial
- * index byte for byte on 2-8 threads.
+ * index byte for byte on 2-8 threads.  A row written out of order (with
+ * internal events among its events) indexes as the same events in order;
+ * a sorted row's build scratch stays a few bytes per event.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -649,6 +652,161 @@ static void test_parallel_build(void **state) {
     assert_true(checked >= 5);
 }
 
+/* ---- rows out of order ------------------------------------------------ */
+
+typedef struct sd_ev {
+    int64_t s, d;
+} sd_ev;
+
+static int cmp_sd(const void *a, const void *b) {
+    const sd_ev *x = a, *y = b;
+    if (x->s != y->s) return x->s < y->s ? -1 : 1;
+    return x->d < y->d ? -1 : x->d > y->d;
+}
+
+/* Group by group and level by level, `b` holds the events `a` does, as
+ * (start, dur): the index of a row does not depend on its file order. */
+static void assert_same_levels(const fixture *a, const fixture *b) {
+    assert_int_equal(a->ix->ngroups, b->ix->ngroups);
+    assert_int_equal(a->ix->nidx, b->ix->nidx);
+    sd_ev *x = malloc(a->ix->nidx * sizeof *x + 1), *y = malloc(a->ix->nidx * sizeof *y + 1);
+    for (uint32_t gi = 0; gi < a->ix->ngroups; gi++) {
+        const xpv_trace_group *ga = &a->ix->groups[gi], *gb = &b->ix->groups[gi];
+        assert_int_equal(ga->key, gb->key);
+        for (int L = 0; L < XPV_TRACE_LEVELS; L++) {
+            assert_int_equal(ga->seg[L + 1], gb->seg[L + 1]);
+            uint32_t n = ga->seg[L + 1] - ga->seg[L];
+            for (uint32_t i = 0; i < n; i++) {
+                const xpv_event *ea = xpv_trace_event(&a->hs, &a->ix->rows[ga->row],
+                                                      a->ix->idx[ga->off + ga->seg[L] + i]);
+                const xpv_event *eb = xpv_trace_event(&b->hs, &b->ix->rows[gb->row],
+                                                      b->ix->idx[gb->off + gb->seg[L] + i]);
+                x[i] = (sd_ev){ea->start_ps, ea->dur_ps};
+                y[i] = (sd_ev){eb->start_ps, eb->dur_ps};
+            }
+            qsort(x, n, sizeof *x, cmp_sd);
+            qsort(y, n, sizeof *y, cmp_sd);
+            assert_memory_equal(x, y, n * sizeof *x);
+        }
+    }
+    free(x);
+    free(y);
+}
+
+/* A row written out of (start, -dur) order, with internal events (left
+ * out of the index) among its events, indexes as the same events in
+ * order, and on 2-8 threads as on one. */
+static void test_unsorted_rows(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    int ln = tx_line(s, pl, 100, "thread", 0);
+    gen(s, pl, ln, 0, 400 * US, 0);
+    fixture a;
+    fx_open(&a, s);
+    const xpv_line *la = &a.p->planes[0].lines[0];
+    uint32_t n = la->nevents, *perm = malloc(n * sizeof *perm);
+    for (uint32_t i = 0; i < n; i++) perm[i] = i;
+    for (uint32_t i = n - 1; i > 0; i--) {
+        uint32_t j = (uint32_t)(rnd() % (i + 1)), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    s = tx_new();
+    pl = tx_plane(s, "/host:CPU");
+    ln = tx_line(s, pl, 100, "thread", 0);
+    uint32_t internal = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const xpv_event *e = &la->events[perm[i]];
+        xpv_str nm = xpv_event_display_name(&a.p->planes[0], e);
+        char name[16];
+        snprintf(name, sizeof name, "%.*s", (int)nm.len, nm.ptr);
+        tx_event(s, pl, ln, name, e->start_ps, e->dur_ps);
+        if (rnd() % 8 == 0) {
+            tx_event(s, pl, ln, "MemoryAllocation", e->start_ps, (int64_t)(rnd() % US));
+            internal++;
+        }
+    }
+    free(perm);
+    fixture b;
+    fx_open(&b, s);
+    print_message("%u events shuffled, %u internal among them\n", n, internal);
+    assert_true(n > 1000 && internal > 0);
+    assert_int_equal(b.ix->ndropped, a.ix->ndropped + internal);
+    assert_true(a.ix->min_ps == b.ix->min_ps && a.ix->max_ps == b.ix->max_ps);
+    assert_same_levels(&a, &b);
+    same_parallel_build(&b.hs, "shuffled");
+    fx_close(&a);
+    fx_close(&b);
+}
+
+/* 300 events each inside the one before (depths past the one-byte
+ * depths of the single-pass build), internal events among them: one group
+ * per depth, each holding its event; written with the outermost event
+ * last (out of order only at the end of the row) it indexes the same. */
+static void deep_row(tx_space *s, int pl, int ln, int outer_last) {
+    for (int k = outer_last; k < 300; k++) {
+        tx_event(s, pl, ln, "nest", k * NS, (600 - 2 * k) * NS);
+        if (k % 7 == 0) tx_event(s, pl, ln, "MemoryDeallocation", k * NS, NS);
+    }
+    if (outer_last) tx_event(s, pl, ln, "nest", 0, 600 * NS);
+}
+
+static void test_deep_nesting(void **state) {
+    (void)state;
+    fixture f[2];
+    for (int v = 0; v < 2; v++) {
+        tx_space *s = tx_new();
+        int pl = tx_plane(s, "/host:CPU");
+        deep_row(s, pl, tx_line(s, pl, 100, "thread", 0), v);
+        fx_open(&f[v], s);
+    }
+    const xpv_trace_index *ix = f[0].ix;
+    assert_int_equal(ix->ngroups, 300);
+    assert_int_equal(ix->ndropped, 43);
+    for (uint32_t k = 0; k < 300; k++) {
+        const xpv_trace_group *g = &ix->groups[k];
+        assert_int_equal(g->key, k);
+        assert_int_equal(g->seg[XPV_TRACE_LEVELS], 1);
+        const xpv_event *e = xpv_trace_event(&f[0].hs, &ix->rows[0], ix->idx[g->off]);
+        assert_true(e->start_ps == (int64_t)k * NS);
+    }
+    assert_same_levels(&f[0], &f[1]);
+    fx_close(&f[0]);
+    fx_close(&f[1]);
+}
+
+/* A sorted row is indexed with one byte per event and one group's scratch
+ * (5 bytes per event of its largest group), not copies of the row (13 to
+ * 37 bytes per event of the largest row before): with capacities doubling,
+ * under 2 bytes per event of the row plus 10 per event of its largest
+ * group. */
+static void test_build_scratch(void **state) {
+    (void)state;
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/host:CPU");
+    int ln = tx_line(s, pl, 100, "thread", 0);
+    const int n = 20000;
+    for (int i = 0; i < n / 2; i++) {
+        tx_event(s, pl, ln, "parent", (int64_t)i * 20 * NS, 10 * NS);
+        tx_event(s, pl, ln, "child", (int64_t)i * 20 * NS + NS, 5 * NS);
+    }
+    int saved = xpv_ti_threads;
+    xpv_ti_threads = 1;
+    atomic_store(&xpv_ti_scratch_peak, 0);
+    fixture f;
+    fx_open(&f, s);
+    xpv_ti_threads = saved;
+    uint64_t peak = atomic_load(&xpv_ti_scratch_peak);
+    assert_int_equal(f.ix->ngroups, 2);
+    uint64_t gmax = f.ix->groups[0].seg[XPV_TRACE_LEVELS];
+    print_message("scratch %llu bytes for %d events (largest group %llu)\n",
+                  (unsigned long long)peak, n, (unsigned long long)gmax);
+    assert_true(gmax == (uint64_t)n / 2);
+    assert_true(peak > 0 && peak <= 2 * (uint64_t)n + 10 * gmax + 4096);
+    fx_close(&f);
+}
+
 /* Load a copy of img (so ASan sees reads past `len`) and expect NULL. */
 static void expect_rejected(const xpv_hostset *hs, const char *img, size_t len) {
     char *copy = malloc(len ? len : 1);
@@ -754,4 +912,7 @@ TU_MAIN(cmocka_unit_test(test_tiny_events),
         cmocka_unit_test(test_persist_round_trip),
         cmocka_unit_test(test_persist_rejects_bad_images),
         cmocka_unit_test(test_persist_real_files),
-        cmocka_unit_test(test_parallel_build))
+        cmocka_unit_test(test_parallel_build),
+        cmocka_unit_test(test_unsorted_rows),
+        cmocka_unit_test(test_deep_nesting),
+        cmocka_unit_test(test_build_scratch))
