@@ -28,6 +28,8 @@ run_dir=${1:?usage: bench/bigfile.sh RUN_DIR [REPEAT] [BASE_BIN]}
 repeat=${2:-3}
 base=${3:-}
 [ -x "$BIN" ] || { echo "build first: $BIN missing"; exit 1; }
+# XPV_MAX_FILE_SIZE=BYTES: files past the default 4 GiB (a 10 GB profile)
+extra=${XPV_MAX_FILE_SIZE:+--max_file_size $XPV_MAX_FILE_SIZE}
 files=$(find "$run_dir" -type f)
 cat $files >/dev/null
 . bench/lib.sh
@@ -38,8 +40,8 @@ for i in $(seq 1 "$repeat"); do
     for b in $bins; do
         bin=$BIN
         [ "$b" = base ] && bin=$base
-        run "trace.$b" "$bin" export --tool trace_viewer@ --param resolution=960 "$run_dir"
-        run "overview.$b" "$bin" export --tool overview_page "$run_dir"
+        run "trace.$b" "$bin" export $extra --tool trace_viewer@ --param resolution=960 "$run_dir"
+        run "overview.$b" "$bin" export $extra --tool overview_page "$run_dir"
     done
 done
 echo "$repeat runs each (median); load average $(cut -d' ' -f1-3 /proc/loadavg); files:"

@@ -55,7 +55,7 @@ static const char usage[] =
     "              [--help] [--version]\n"
     "       xpview export --list_tools\n"
     "       xpview export --tool NAME [--host H] [--param k=v]... [--route data]\n"
-    "              RUN_DIR\n"
+    "              [--max_file_size BYTES] RUN_DIR\n"
     "       xpview synth [--size BYTES] [--hosts N] [--steps N] [--gpus N]\n"
     "              [--seed N] [--run NAME] OUT_DIR\n"
     "       xpview info FILE\n"
@@ -233,6 +233,7 @@ static int cmd_synth(int argc, char **argv) {
 
 static int cmd_export(int argc, char **argv) {
     const char *tool = NULL, *host = NULL, *dir = NULL, *route = "data", *v;
+    uint64_t max_file_size = 0;
     xpv_query q = XPV_QUERY_INIT;
     const char *params[XPV_QUERY_MAX_PARAMS];
     size_t nparams = 0;
@@ -244,6 +245,8 @@ static int cmd_export(int argc, char **argv) {
         if ((v = opt_value(argc, argv, &i, "--tool"))) tool = v;
         else if ((v = opt_value(argc, argv, &i, "--host"))) host = v;
         else if ((v = opt_value(argc, argv, &i, "--route"))) route = v;
+        else if ((v = opt_value(argc, argv, &i, "--max_file_size")))
+            max_file_size = parse_size(v, "--max_file_size");
         else if ((v = opt_value(argc, argv, &i, "--param"))) {
             if (!strchr(v, '=') || nparams == XPV_QUERY_MAX_PARAMS - 4) {
                 fprintf(stderr, "xpview export: --param wants key=value: %s\n", v);
@@ -263,7 +266,7 @@ static int cmd_export(int argc, char **argv) {
         fprintf(stderr, "xpview export: --tool NAME and RUN_DIR are required\n%s", usage);
         return 2;
     }
-    xpv_app_config cfg = {dir, 1, "", 0, 0, -1};
+    xpv_app_config cfg = {dir, 1, "", max_file_size, 0, -1};
     xpv_err err;
     xpv_app *app = xpv_app_new(&cfg, &err);
     if (!app) {

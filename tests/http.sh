@@ -219,6 +219,17 @@ if "$BIN" export --tool no_such_tool "$tmp/logdir/plugins/profile/r1" >/dev/null
 else
     ok "export: unknown tool fails"
 fi
+# --max_file_size, as the server's: a file past it is refused naming the limit
+if "$BIN" export --max_file_size 1000 --tool overview_page "$tmp/logdir/plugins/profile/r1" \
+        >/dev/null 2>"$tmp/err"; then
+    bad "export --max_file_size 1000: refused"
+else
+    check "export --max_file_size 1000: refused with 413" grep -q "413" "$tmp/err"
+fi
+"$BIN" export --max_file_size 12000000000 --tool overview_page "$tmp/logdir/plugins/profile/r1" \
+    >"$tmp/export"
+fetch "$BASE/sub/xp/data/plugin/profile/data?run=r1&tag=overview_page"
+check "export --max_file_size 12000000000: the same bytes" cmp -s "$tmp/export" "$tmp/body"
 
 # ---- trace viewer on real xplanes: complete events vs the file -------------
 # The expected counts come from the file itself, read by an independent
