@@ -1039,6 +1039,14 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
             for (int j = 0; j < T_N; j++)
                 if (ids[j] >= 0 && pl->event_meta[m].stats[k].meta == ids[j])
                     tstat_set(&mt[m], j, &pl->event_meta[m].stats[k]);
+    /* per metadata: whether its events name a tf_op or a source, and
+     * whether one without stats of its own adds nothing (asynchronous,
+     * or neither name): the walk then reads no more than this byte */
+    uint8_t *mf = xpv_xmalloc(pl->nevent_meta ? pl->nevent_meta : 1);
+    for (uint32_t m = 0; m < pl->nevent_meta; m++) {
+        int named = mt[m].tf_op.len || mt[m].source.len;
+        mf[m] = (uint8_t)(named | (!named || (mt[m].a.has && mt[m].a.v) ? 2 : 0));
+    }
 
     memset(&c->tab, 0, sizeof c->tab);
     c->tab.arena = arena;
@@ -1066,10 +1074,7 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
         if (!ln->nevents) continue;
         own[li] = (uint8_t)xpv_line_may_have(ln, &set);
         int adds = xpv_line_may_have(ln, &named);
-        for (uint32_t i = 0; i < ln->nevents && !adds; i++) {
-            const tstats *m = &mt[ln->events[i].meta];
-            adds = m->tf_op.len || m->source.len;
-        }
+        for (uint32_t i = 0; i < ln->nevents && !adds; i++) adds = mf[ln->events[i].meta] & 1;
         if (adds) cur[ncur++] = (tcursor){ln, li, 0, time_order(ln)};
         walked[li] = (uint8_t)adds;
     }
@@ -1083,16 +1088,20 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
         const xpv_line *eln;
         uint32_t li, ei;
         const xpv_event *e = tcur_next(cur, &ncur, &eln, &li, &ei);
-        tstats ts = mt[e->meta];
-        int own_a = 0; /* a non-zero `_a` of the event itself */
-        if (e->wire != XPV_NO_STATS && own[li]) {
+        tstats ts;
+        if (e->wire == XPV_NO_STATS || !own[li]) { /* the metadata's stats only */
+            if (fed && off.kind[e->meta]) xpv_dl_offload_feed(&off, e);
+            if (mf[e->meta] & 2) continue;
+            ts = mt[e->meta];
+        } else {
+            ts = mt[e->meta];
             xpv_stat st[T_N];
             uint32_t got = xpv_event_stats_in(pl, eln, e, &set, st, NULL);
-            int64_t v;
-            own_a = (got & (1u << T_ASYNC)) && xpv_stat_as_int(&st[T_ASYNC], &v) && v;
+            int64_t v; /* a non-zero `_a` of the event itself: not an offload op */
+            int own_a = (got & (1u << T_ASYNC)) && xpv_stat_as_int(&st[T_ASYNC], &v) && v;
             for (; got; got &= got - 1) tstat_set(&ts, __builtin_ctz(got), &st[__builtin_ctz(got)]);
+            if (fed && off.kind[e->meta] && !own_a) xpv_dl_offload_feed(&off, e);
         }
-        if (fed && off.kind[e->meta] && !own_a) xpv_dl_offload_feed(&off, e);
         if (ts.a.has && ts.a.v) continue; /* asynchronous events are left out */
         int32_t cg = xpv_group_of(gr, pi, li, ei);
         if (cg >= 0) ts.g = (opt64){1, cg};
@@ -1133,6 +1142,7 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     free(cur);
     free(own);
     free(mt);
+    free(mf);
     for (uint32_t m = 0; m < pl->nevent_meta; m++) free(cache[m].scopes);
     free(cache);
 
