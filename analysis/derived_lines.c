@@ -92,6 +92,8 @@ typedef struct dline {
     int not_gpu;               /* TPU plane: ungrouped events merge only
                                 * across a gap under twice the last one's
                                 * duration */
+    xpv_group_wire *gw;        /* when set, events get their group_id stat
+                                * as they are made (no `gid`) */
 } dline;
 
 /* AdjustDurationForTraceViewer: stacked open events of levels >= level with
@@ -150,11 +152,12 @@ static void add_level(dline *d, uint32_t meta, int64_t start, int64_t dur, opt64
     if (d->n == d->cap) {
         d->cap = d->cap ? d->cap * 2 : 64;
         d->ev = xpv_xrealloc(d->ev, d->cap * sizeof *d->ev);
-        d->gid = xpv_xrealloc(d->gid, d->cap * sizeof *d->gid);
+        if (!d->gw) d->gid = xpv_xrealloc(d->gid, d->cap * sizeof *d->gid);
         if (d->graph_stats) d->gx = xpv_xrealloc(d->gx, d->cap * sizeof *d->gx);
     }
     d->ev[d->n] = (xpv_event){start, dur, meta, XPV_NO_STATS};
-    d->gid[d->n] = g;
+    if (d->gw) d->ev[d->n].wire = xpv_dl_group_wire(d->gw, g);
+    else d->gid[d->n] = g;
     if (d->graph_stats) d->gx[d->n] = (gstat){0, 0, 0};
     L = &d->last[level];
     *L = (lvl){1, g.has, sr.has, (uint32_t)d->n, g.v, sr.v};
@@ -1008,7 +1011,7 @@ static void emit_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, dline 
         ln->timestamp_ns = ln_ts(ts0);
         ln->events = adopt_events(arena, &d->ev, d->n);
         ln->nevents = (uint32_t)d->n;
-        xpv_dl_attach_group_stats(arena, ln, d->gid);
+        xpv_dl_group_wire_adopt(arena, ln, d->gw);
         sp->nevents += d->n;
     }
     emit_offload_rows(c, arena, sp, out->src_line, off, ln_ts(ts0));
@@ -1055,7 +1058,12 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     dline lines[3];
     memset(lines, 0, sizeof lines);
     dline *scope = &lines[0], *ops = &lines[1], *src = &lines[2];
-    for (int q = 0; q < 3; q++) lines[q].not_gpu = 1;
+    xpv_group_wire gw[3];
+    for (int q = 0; q < 3; q++) {
+        lines[q].not_gpu = 1;
+        xpv_dl_group_wire_init(&gw[q]);
+        lines[q].gw = &gw[q];
+    }
     scope->dep[scope->ndep++] = ops;
 
     /* Only events with a tf_op or a source add to the derived lines (the
@@ -1154,7 +1162,7 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     xpv_dl_offload_free(&off);
     for (int q = 0; q < 3; q++) {
         free(lines[q].ev);
-        free(lines[q].gid);
+        xpv_dl_group_wire_free(&gw[q]);
         free(lines[q].gx);
         free(lines[q].last);
     }

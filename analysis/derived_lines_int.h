@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "buf.h"
 #include "model.h"
 
 typedef struct opt64 {
@@ -55,9 +56,19 @@ void xpv_dl_synth_stat_meta(xpv_arena *arena, xpv_plane *sp);
 void xpv_dl_attach_stats(xpv_arena *arena, xpv_line *ln, dstats (*stat)(const void *, uint32_t),
                          const void *arg);
 
-/* The same for a line whose events carry only `group_id` (gid[i] for
- * event i): runs of equal ids share one encoding. */
-void xpv_dl_attach_group_stats(xpv_arena *arena, xpv_line *ln, const opt64 *gid);
+/* For a line whose events carry only `group_id`, written as its events
+ * are made: each event's stat (none without a group) shares the previous
+ * event's encoding when the ids are equal (runs of equal ids share one).  `adopt` makes the bytes the line's wire (in the
+ * arena) and frees the rest. */
+typedef struct xpv_group_wire {
+    xpv_buf b;
+    opt64 last;                /* the previous event's group */
+    uint32_t last_wire;
+} xpv_group_wire;
+void xpv_dl_group_wire_init(xpv_group_wire *w);
+uint32_t xpv_dl_group_wire(xpv_group_wire *w, opt64 g);
+void xpv_dl_group_wire_adopt(xpv_arena *arena, xpv_line *ln, xpv_group_wire *w);
+void xpv_dl_group_wire_free(xpv_group_wire *w);
 
 /* ==== Host offload rows (derived_offload.c) ============================ */
 

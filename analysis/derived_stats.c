@@ -171,25 +171,32 @@ static void adopt_wire(xpv_arena *arena, xpv_line *ln, xpv_buf *b) {
 /* Room for one event's length and an int stat field. */
 #define INT_EVENT_MAX 24
 
-/* A line whose events carry at most a group id: each run of equal ids
- * shares one encoding (XProf's events hold the same stat each). */
-void xpv_dl_attach_group_stats(xpv_arena *arena, xpv_line *ln, const opt64 *gid) {
-    xpv_buf b;
-    xpv_buf_init(&b);
-    for (uint32_t i = 0; i < ln->nevents; i++) {
-        if (!gid[i].has) continue;
-        if (i && gid[i - 1].has && gid[i - 1].v == gid[i].v) {
-            ln->events[i].wire = ln->events[i - 1].wire;
-            continue;
-        }
-        uint8_t *w0 = (uint8_t *)xpv_buf_reserve(&b, INT_EVENT_MAX), *w = w0;
-        ln->events[i].wire = (uint32_t)b.len;
-        w = put_varint(w, int_field_len((uint64_t)gid[i].v));
-        w = put_int_stat(w, DS_GROUP_ID, 4, (uint64_t)gid[i].v);
-        b.len += (size_t)(w - w0);
-    }
-    adopt_wire(arena, ln, &b);
+void xpv_dl_group_wire_init(xpv_group_wire *w) {
+    memset(w, 0, sizeof *w);
+    xpv_buf_init(&w->b);
+    w->last_wire = XPV_NO_STATS;
 }
+
+uint32_t xpv_dl_group_wire(xpv_group_wire *w, opt64 g) {
+    if (!g.has) {
+        w->last = g;
+        return XPV_NO_STATS;
+    }
+    if (w->last.has && w->last.v == g.v) return w->last_wire;
+    uint8_t *w0 = (uint8_t *)xpv_buf_reserve(&w->b, INT_EVENT_MAX), *p = w0;
+    p = put_varint(p, int_field_len((uint64_t)g.v));
+    p = put_int_stat(p, DS_GROUP_ID, 4, (uint64_t)g.v);
+    w->last = g;
+    w->last_wire = (uint32_t)w->b.len;
+    w->b.len += (size_t)(p - w0);
+    return w->last_wire;
+}
+
+void xpv_dl_group_wire_adopt(xpv_arena *arena, xpv_line *ln, xpv_group_wire *w) {
+    adopt_wire(arena, ln, &w->b);
+}
+
+void xpv_dl_group_wire_free(xpv_group_wire *w) { xpv_buf_free(&w->b); }
 
 /* Host offload events carry only the stats of their start / done
  * metadata (`_a` = 1, raw_bytes_accessed, shape_with_layout), so many are
