@@ -1021,6 +1021,82 @@ static void emit_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, dline 
     sp->nevent_meta = c->tab.n;
 }
 
+/* The state of a TensorCore plane's walk (derive_tpu_plane). */
+typedef struct twalk {
+    ctx *c;
+    const xpv_plane *pl;
+    const xpv_groups *gr;
+    uint32_t pi;
+    const tstats *mt;          /* per metadata: its stats */
+    const uint8_t *mf;         /* per metadata: 1 named, 2 adds nothing without
+                                * stats of its own, 4 an offload candidate (fed) */
+    const uint8_t *own;        /* per line: its events may hold the stats read */
+    tcache *cache;
+    xpv_stat_set set;
+    xpv_dl_offload *off;
+    dline *lines;              /* Framework Name Scope, Ops, Source code */
+} twalk;
+
+/* One event of the walk, in the plane's time order: fed to the host
+ * offload rows, then its tf_op and source added to the derived lines. */
+static inline void tpu_walk_event(twalk *w, const xpv_line *eln, uint32_t li, uint32_t ei) {
+    const xpv_event *e = &eln->events[ei];
+    const tstats *mt = &w->mt[e->meta];
+    uint8_t f = w->mf[e->meta];
+    tstats ts;
+    if (e->wire == XPV_NO_STATS || !w->own[li]) { /* the metadata's stats only */
+        if (f & 4) xpv_dl_offload_feed(w->off, e);
+        if (f & 2) return;
+        ts = *mt;
+    } else {
+        ts = *mt;
+        xpv_stat st[T_N];
+        uint32_t got = xpv_event_stats_in(w->pl, eln, e, &w->set, st, NULL);
+        int64_t v; /* a non-zero `_a` of the event itself: not an offload op */
+        int own_a = (got & (1u << T_ASYNC)) && xpv_stat_as_int(&st[T_ASYNC], &v) && v;
+        for (; got; got &= got - 1) tstat_set(&ts, __builtin_ctz(got), &st[__builtin_ctz(got)]);
+        if ((f & 4) && !own_a) xpv_dl_offload_feed(w->off, e);
+    }
+    if (ts.a.has && ts.a.v) return; /* asynchronous events are left out */
+    int32_t cg = xpv_group_of(w->gr, w->pi, li, ei);
+    if (cg >= 0) ts.g = (opt64){1, cg};
+    int64_t du = e->dur_ps > 0 ? e->dur_ps : 0;
+    /* Metadata-level names resolve once per metadata (XProf caches
+     * them too); an event's own tf_op / source resolves each time. */
+    tcache *tc = &w->cache[e->meta];
+    ctx *c = w->c;
+    if (ts.tf_op.len) {
+        if (ts.tf_op.ptr == mt->tf_op.ptr) {
+            if (!tc->op_ready) {
+                size_t n;
+                tc->op = resolve_tf_op(c, ts.tf_op, &n);
+                tc->scopes = n ? xpv_xmalloc(n * sizeof *tc->scopes) : NULL;
+                if (n) memcpy(tc->scopes, c->mbuf, n * sizeof *tc->scopes);
+                tc->nscopes = n;
+                tc->op_ready = 1;
+            }
+            add_tf_op(tc->scopes, tc->nscopes, tc->op, e->start_ps, du, ts.g, &w->lines[0],
+                      &w->lines[1]);
+        } else {
+            process_tf_op(c, ts.tf_op, e->start_ps, du, ts.g, &w->lines[0], &w->lines[1]);
+        }
+    }
+    if (ts.source.len) {
+        uint32_t sm;
+        if (ts.source.ptr == mt->source.ptr) {
+            if (!tc->src_ready) {
+                tc->src = tab_get(&c->tab, ts.source, (xpv_str){NULL, 0});
+                tc->src_ready = 1;
+            }
+            sm = tc->src;
+        } else {
+            sm = tab_get(&c->tab, ts.source, (xpv_str){NULL, 0});
+        }
+        opt64 none = {0, 0};
+        add_level(&w->lines[2], sm, e->start_ps, du, ts.g, none, 0);
+    }
+}
+
 /* Framework Name Scope, Framework Ops and Source code of one TensorCore
  * plane from the `tf_op` and `source` stats of its events (event stats
  * over their metadata's); `_a` events are left out; group ids from the
@@ -1091,61 +1167,18 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     xpv_dl_offload off;
     int fed = xpv_dl_offload_begin(pl, arena, &off) && !xpv_dl_offload_outside(&off, pl, walked);
     free(walked);
-    opt64 none = {0, 0};
-    while (ncur) {
+    twalk w = {c, pl, gr, pi, mt, mf, own, cache, set, &off, lines};
+    if (fed)
+        for (uint32_t m = 0; m < pl->nevent_meta; m++) mf[m] |= (uint8_t)(off.kind[m] ? 4 : 0);
+    while (ncur > 1 || (ncur == 1 && cur[0].ord)) {
         const xpv_line *eln;
         uint32_t li, ei;
-        const xpv_event *e = tcur_next(cur, &ncur, &eln, &li, &ei);
-        tstats ts;
-        if (e->wire == XPV_NO_STATS || !own[li]) { /* the metadata's stats only */
-            if (fed && off.kind[e->meta]) xpv_dl_offload_feed(&off, e);
-            if (mf[e->meta] & 2) continue;
-            ts = mt[e->meta];
-        } else {
-            ts = mt[e->meta];
-            xpv_stat st[T_N];
-            uint32_t got = xpv_event_stats_in(pl, eln, e, &set, st, NULL);
-            int64_t v; /* a non-zero `_a` of the event itself: not an offload op */
-            int own_a = (got & (1u << T_ASYNC)) && xpv_stat_as_int(&st[T_ASYNC], &v) && v;
-            for (; got; got &= got - 1) tstat_set(&ts, __builtin_ctz(got), &st[__builtin_ctz(got)]);
-            if (fed && off.kind[e->meta] && !own_a) xpv_dl_offload_feed(&off, e);
-        }
-        if (ts.a.has && ts.a.v) continue; /* asynchronous events are left out */
-        int32_t cg = xpv_group_of(gr, pi, li, ei);
-        if (cg >= 0) ts.g = (opt64){1, cg};
-        int64_t du = e->dur_ps > 0 ? e->dur_ps : 0;
-        /* Metadata-level names resolve once per metadata (XProf caches
-         * them too); an event's own tf_op / source resolves each time. */
-        tcache *tc = &cache[e->meta];
-        if (ts.tf_op.len) {
-            if (ts.tf_op.ptr == mt[e->meta].tf_op.ptr) {
-                if (!tc->op_ready) {
-                    size_t n;
-                    tc->op = resolve_tf_op(c, ts.tf_op, &n);
-                    tc->scopes = n ? xpv_xmalloc(n * sizeof *tc->scopes) : NULL;
-                    if (n) memcpy(tc->scopes, c->mbuf, n * sizeof *tc->scopes);
-                    tc->nscopes = n;
-                    tc->op_ready = 1;
-                }
-                add_tf_op(tc->scopes, tc->nscopes, tc->op, e->start_ps, du, ts.g, scope, ops);
-            } else {
-                process_tf_op(c, ts.tf_op, e->start_ps, du, ts.g, scope, ops);
-            }
-        }
-        if (ts.source.len) {
-            uint32_t sm;
-            if (ts.source.ptr == mt[e->meta].source.ptr) {
-                if (!tc->src_ready) {
-                    tc->src = tab_get(&c->tab, ts.source, (xpv_str){NULL, 0});
-                    tc->src_ready = 1;
-                }
-                sm = tc->src;
-            } else {
-                sm = tab_get(&c->tab, ts.source, (xpv_str){NULL, 0});
-            }
-            add_level(src, sm, e->start_ps, du, ts.g, none, 0);
-        }
+        tcur_next(cur, &ncur, &eln, &li, &ei);
+        tpu_walk_event(&w, eln, li, ei);
     }
+    if (ncur) /* one line in time order left: the rest of its events in turn */
+        for (uint32_t ei = cur[0].pos; ei < cur[0].ln->nevents; ei++)
+            tpu_walk_event(&w, cur[0].ln, cur[0].li, ei);
     reset(scope, 0);
     free(cur);
     free(own);

@@ -639,6 +639,42 @@ static void test_tpu_lines_from_stats(void **state) {
     xpv_profile_free(p);
 }
 
+/* The walk takes the plane's events in time order across its lines
+ * (merge of the lines), then the rest of the last line in turn; a line
+ * out of time order is walked in its time order.  Shape 0: ops on two
+ * lines, the second one done first; shape 1: all on one line, stored out
+ * of order. */
+static void test_tpu_walk_order(void **state) {
+    (void)state;
+    for (int shape = 0; shape < 2; shape++) {
+        int pl, la;
+        tx_space *s = tx_new_line("/device:TPU:0", 2, "XLA Ops", &pl, &la);
+        int lb = shape == 0 ? tx_line(s, pl, 3, "XLA Ops 2", 0) : la;
+        static const char *const op[4] = {"a.1", "b.2", "c.3", "d.4"};
+        for (int k = 0; k < 4; k++) {
+            char tf[32];
+            snprintf(tf, sizeof tf, "jit(f)/op%d:", k);
+            tx_meta_str(s, pl, op[k], "tf_op", tf);
+        }
+        if (shape == 1) tx_event(s, pl, la, op[3], 20000, 5000);
+        tx_event(s, pl, la, op[0], 0, 5000);
+        tx_event(s, pl, lb, op[2], 12000, 1000);
+        tx_event(s, pl, la, op[1], 10000, 1000);
+        if (shape == 0) tx_event(s, pl, la, op[3], 20000, 5000);
+        xpv_profile *p = tx_decode(s);
+        xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
+        const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
+        assert_non_null(dp);
+        const xpv_line *ops = line_by_id(dp, XPV_DL_BASE + 3);
+        assert_non_null(ops);
+        static const int64_t want[4] = {0, 10000, 12000, 20000};
+        assert_int_equal(ops->nevents, 4);
+        for (int k = 0; k < 4; k++) assert_int_equal(ops->events[k].start_ps, want[k]);
+        xpv_derived_lines_free(d);
+        xpv_profile_free(p);
+    }
+}
+
 /* Without a group id the TPU merge needs the next event to start within
  * twice the last event's duration of its end (XProf's ExpandOrAddLevelEvent
  * on a non-GPU plane); a GPU plane merges whatever the gap. */
@@ -1109,6 +1145,7 @@ TU_MAIN(cmocka_unit_test(test_hlo_merge_and_levels),
         cmocka_unit_test(test_real_jax_gpu),
         cmocka_unit_test(test_tpu_lines_from_stats),
         cmocka_unit_test(test_tpu_gap_rule),
+        cmocka_unit_test(test_tpu_walk_order),
         cmocka_unit_test(test_tpu_host_offload),
         cmocka_unit_test(test_tpu_offload_rows_rule),
         cmocka_unit_test(test_real_tpu),
