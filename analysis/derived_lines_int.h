@@ -70,6 +70,16 @@ uint32_t xpv_dl_group_wire(xpv_group_wire *w, opt64 g);
 void xpv_dl_group_wire_adopt(xpv_arena *arena, xpv_line *ln, xpv_group_wire *w);
 void xpv_dl_group_wire_free(xpv_group_wire *w);
 
+/* ==== Launch Stats (derived_launch.c) =================================== */
+
+struct xpv_derived_lines;
+struct xpv_groups;
+/* XProf's DeriveEventsFromHostTrace: a Launch Stats line on each GPU plane
+ * that a group launched on, added to `d` (planes without derived lines
+ * get an entry). */
+void xpv_dl_launch_stats(struct xpv_derived_lines *d, const xpv_profile *p,
+                         const struct xpv_groups *gr);
+
 /* ==== Host offload rows (derived_offload.c) ============================ */
 
 /* What the rule reads of one event metadata of the plane. */
