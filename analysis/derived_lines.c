@@ -1151,22 +1151,29 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     xpv_stat_set_init(&named, pl, ids, 2);  /* tf_op, source */
     tcursor *cur = xpv_xcalloc(pl->nlines ? pl->nlines : 1, sizeof *cur);
     uint8_t *own = xpv_xcalloc(pl->nlines ? pl->nlines : 1, 1);
-    uint8_t *walked = xpv_xcalloc(pl->nlines ? pl->nlines : 1, 1);
+    /* XProf's HostOffloadEventProcessor, in the same walk there: fed from
+     * this walk unless a line it leaves out holds a candidate (only lines
+     * whose events name a candidate metadata are checked) */
+    xpv_dl_offload off;
+    int begun = xpv_dl_offload_begin(pl, arena, &off) != 0, outside = 0;
+    uint8_t *skip = xpv_xcalloc(pl->nlines ? pl->nlines : 1, 1);
     uint32_t ncur = 0;
     for (uint32_t li = 0; li < pl->nlines; li++) {
         const xpv_line *ln = &pl->lines[li];
         if (!ln->nevents) continue;
         own[li] = (uint8_t)xpv_line_may_have(ln, &set);
-        int adds = xpv_line_may_have(ln, &named);
-        for (uint32_t i = 0; i < ln->nevents && !adds; i++) adds = mf[ln->events[i].meta] & 1;
+        int adds = xpv_line_may_have(ln, &named), cand = 0;
+        for (uint32_t i = 0; i < ln->nevents && !adds; i++) {
+            uint32_t m = ln->events[i].meta;
+            adds = mf[m] & 1;
+            cand |= begun && off.kind[m];
+        }
         if (adds) cur[ncur++] = (tcursor){ln, li, 0, time_order(ln)};
-        walked[li] = (uint8_t)adds;
+        skip[li] = (uint8_t)(adds || !cand);
+        outside |= !skip[li];
     }
-    /* XProf's HostOffloadEventProcessor, in the same walk there: fed from
-     * this walk unless a line it leaves out holds a candidate */
-    xpv_dl_offload off;
-    int fed = xpv_dl_offload_begin(pl, arena, &off) && !xpv_dl_offload_outside(&off, pl, walked);
-    free(walked);
+    int fed = begun && !(outside && xpv_dl_offload_outside(&off, pl, skip));
+    free(skip);
     twalk w = {c, pl, gr, pi, mt, mf, own, cache, set, &off, lines};
     if (fed)
         for (uint32_t m = 0; m < pl->nevent_meta; m++) mf[m] |= (uint8_t)(off.kind[m] ? 4 : 0);

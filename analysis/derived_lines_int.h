@@ -120,10 +120,11 @@ void xpv_dl_offload_free(xpv_dl_offload *o);
  * either feed every candidate event (o->kind[meta] non-zero, no non-zero
  * `_a` event stat) in the plane's time order (start, longer first, line,
  * index), which is only right when no line left out of that walk holds
- * one (outside() == 0; `walked`: per line), or walk; then end, which
- * returns the number of rows. */
+ * one (outside() == 0; `skip`: per line, 1 for a line not to check, as
+ * one walked or none of whose events has a candidate metadata), or walk;
+ * then end, which returns the number of rows. */
 uint32_t xpv_dl_offload_begin(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offload *o);
-int xpv_dl_offload_outside(const xpv_dl_offload *o, const xpv_plane *pl, const uint8_t *walked);
+int xpv_dl_offload_outside(const xpv_dl_offload *o, const xpv_plane *pl, const uint8_t *skip);
 void xpv_dl_offload_feed(xpv_dl_offload *o, const xpv_event *e);
 void xpv_dl_offload_walk(xpv_dl_offload *o, const xpv_plane *pl);
 uint32_t xpv_dl_offload_end(xpv_dl_offload *o);
