@@ -92,6 +92,8 @@ typedef struct dline {
     int not_gpu;               /* TPU plane: ungrouped events merge only
                                 * across a gap under twice the last one's
                                 * duration */
+    xpv_group_wire *gw;        /* when set, events get their group_id stat
+                                * as they are made (no `gid`) */
 } dline;
 
 /* AdjustDurationForTraceViewer: stacked open events of levels >= level with
@@ -150,11 +152,12 @@ static void add_level(dline *d, uint32_t meta, int64_t start, int64_t dur, opt64
     if (d->n == d->cap) {
         d->cap = d->cap ? d->cap * 2 : 64;
         d->ev = xpv_xrealloc(d->ev, d->cap * sizeof *d->ev);
-        d->gid = xpv_xrealloc(d->gid, d->cap * sizeof *d->gid);
+        if (!d->gw) d->gid = xpv_xrealloc(d->gid, d->cap * sizeof *d->gid);
         if (d->graph_stats) d->gx = xpv_xrealloc(d->gx, d->cap * sizeof *d->gx);
     }
     d->ev[d->n] = (xpv_event){start, dur, meta, XPV_NO_STATS};
-    d->gid[d->n] = g;
+    if (d->gw) d->ev[d->n].wire = xpv_dl_group_wire(d->gw, g);
+    else d->gid[d->n] = g;
     if (d->graph_stats) d->gx[d->n] = (gstat){0, 0, 0};
     L = &d->last[level];
     *L = (lvl){1, g.has, sr.has, (uint32_t)d->n, g.v, sr.v};
@@ -1008,7 +1011,7 @@ static void emit_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, dline 
         ln->timestamp_ns = ln_ts(ts0);
         ln->events = adopt_events(arena, &d->ev, d->n);
         ln->nevents = (uint32_t)d->n;
-        xpv_dl_attach_group_stats(arena, ln, d->gid);
+        xpv_dl_group_wire_adopt(arena, ln, d->gw);
         sp->nevents += d->n;
     }
     emit_offload_rows(c, arena, sp, out->src_line, off, ln_ts(ts0));
@@ -1016,6 +1019,82 @@ static void emit_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, dline 
     sp->event_meta = xpv_arena_calloc(arena, c->tab.n, sizeof *sp->event_meta);
     memcpy(sp->event_meta, c->tab.m, c->tab.n * sizeof *sp->event_meta);
     sp->nevent_meta = c->tab.n;
+}
+
+/* The state of a TensorCore plane's walk (derive_tpu_plane). */
+typedef struct twalk {
+    ctx *c;
+    const xpv_plane *pl;
+    const xpv_groups *gr;
+    uint32_t pi;
+    const tstats *mt;          /* per metadata: its stats */
+    const uint8_t *mf;         /* per metadata: 1 named, 2 adds nothing without
+                                * stats of its own, 4 an offload candidate (fed) */
+    const uint8_t *own;        /* per line: its events may hold the stats read */
+    tcache *cache;
+    xpv_stat_set set;
+    xpv_dl_offload *off;
+    dline *lines;              /* Framework Name Scope, Ops, Source code */
+} twalk;
+
+/* One event of the walk, in the plane's time order: fed to the host
+ * offload rows, then its tf_op and source added to the derived lines. */
+static inline void tpu_walk_event(twalk *w, const xpv_line *eln, uint32_t li, uint32_t ei) {
+    const xpv_event *e = &eln->events[ei];
+    const tstats *mt = &w->mt[e->meta];
+    uint8_t f = w->mf[e->meta];
+    tstats ts;
+    if (e->wire == XPV_NO_STATS || !w->own[li]) { /* the metadata's stats only */
+        if (f & 4) xpv_dl_offload_feed(w->off, e);
+        if (f & 2) return;
+        ts = *mt;
+    } else {
+        ts = *mt;
+        xpv_stat st[T_N];
+        uint32_t got = xpv_event_stats_in(w->pl, eln, e, &w->set, st, NULL);
+        int64_t v; /* a non-zero `_a` of the event itself: not an offload op */
+        int own_a = (got & (1u << T_ASYNC)) && xpv_stat_as_int(&st[T_ASYNC], &v) && v;
+        for (; got; got &= got - 1) tstat_set(&ts, __builtin_ctz(got), &st[__builtin_ctz(got)]);
+        if ((f & 4) && !own_a) xpv_dl_offload_feed(w->off, e);
+    }
+    if (ts.a.has && ts.a.v) return; /* asynchronous events are left out */
+    int32_t cg = xpv_group_of(w->gr, w->pi, li, ei);
+    if (cg >= 0) ts.g = (opt64){1, cg};
+    int64_t du = e->dur_ps > 0 ? e->dur_ps : 0;
+    /* Metadata-level names resolve once per metadata (XProf caches
+     * them too); an event's own tf_op / source resolves each time. */
+    tcache *tc = &w->cache[e->meta];
+    ctx *c = w->c;
+    if (ts.tf_op.len) {
+        if (ts.tf_op.ptr == mt->tf_op.ptr) {
+            if (!tc->op_ready) {
+                size_t n;
+                tc->op = resolve_tf_op(c, ts.tf_op, &n);
+                tc->scopes = n ? xpv_xmalloc(n * sizeof *tc->scopes) : NULL;
+                if (n) memcpy(tc->scopes, c->mbuf, n * sizeof *tc->scopes);
+                tc->nscopes = n;
+                tc->op_ready = 1;
+            }
+            add_tf_op(tc->scopes, tc->nscopes, tc->op, e->start_ps, du, ts.g, &w->lines[0],
+                      &w->lines[1]);
+        } else {
+            process_tf_op(c, ts.tf_op, e->start_ps, du, ts.g, &w->lines[0], &w->lines[1]);
+        }
+    }
+    if (ts.source.len) {
+        uint32_t sm;
+        if (ts.source.ptr == mt->source.ptr) {
+            if (!tc->src_ready) {
+                tc->src = tab_get(&c->tab, ts.source, (xpv_str){NULL, 0});
+                tc->src_ready = 1;
+            }
+            sm = tc->src;
+        } else {
+            sm = tab_get(&c->tab, ts.source, (xpv_str){NULL, 0});
+        }
+        opt64 none = {0, 0};
+        add_level(&w->lines[2], sm, e->start_ps, du, ts.g, none, 0);
+    }
 }
 
 /* Framework Name Scope, Framework Ops and Source code of one TensorCore
@@ -1039,6 +1118,14 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
             for (int j = 0; j < T_N; j++)
                 if (ids[j] >= 0 && pl->event_meta[m].stats[k].meta == ids[j])
                     tstat_set(&mt[m], j, &pl->event_meta[m].stats[k]);
+    /* per metadata: whether its events name a tf_op or a source, and
+     * whether one without stats of its own adds nothing (asynchronous,
+     * or neither name): the walk then reads no more than this byte */
+    uint8_t *mf = xpv_xmalloc(pl->nevent_meta ? pl->nevent_meta : 1);
+    for (uint32_t m = 0; m < pl->nevent_meta; m++) {
+        int named = mt[m].tf_op.len || mt[m].source.len;
+        mf[m] = (uint8_t)(named | (!named || (mt[m].a.has && mt[m].a.v) ? 2 : 0));
+    }
 
     memset(&c->tab, 0, sizeof c->tab);
     c->tab.arena = arena;
@@ -1047,7 +1134,12 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     dline lines[3];
     memset(lines, 0, sizeof lines);
     dline *scope = &lines[0], *ops = &lines[1], *src = &lines[2];
-    for (int q = 0; q < 3; q++) lines[q].not_gpu = 1;
+    xpv_group_wire gw[3];
+    for (int q = 0; q < 3; q++) {
+        lines[q].not_gpu = 1;
+        xpv_dl_group_wire_init(&gw[q]);
+        lines[q].gw = &gw[q];
+    }
     scope->dep[scope->ndep++] = ops;
 
     /* Only events with a tf_op or a source add to the derived lines (the
@@ -1059,80 +1151,46 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     xpv_stat_set_init(&named, pl, ids, 2);  /* tf_op, source */
     tcursor *cur = xpv_xcalloc(pl->nlines ? pl->nlines : 1, sizeof *cur);
     uint8_t *own = xpv_xcalloc(pl->nlines ? pl->nlines : 1, 1);
-    uint8_t *walked = xpv_xcalloc(pl->nlines ? pl->nlines : 1, 1);
+    /* XProf's HostOffloadEventProcessor, in the same walk there: fed from
+     * this walk unless a line it leaves out holds a candidate (only lines
+     * whose events name a candidate metadata are checked) */
+    xpv_dl_offload off;
+    int begun = xpv_dl_offload_begin(pl, arena, &off) != 0, outside = 0;
+    uint8_t *skip = xpv_xcalloc(pl->nlines ? pl->nlines : 1, 1);
     uint32_t ncur = 0;
     for (uint32_t li = 0; li < pl->nlines; li++) {
         const xpv_line *ln = &pl->lines[li];
         if (!ln->nevents) continue;
         own[li] = (uint8_t)xpv_line_may_have(ln, &set);
-        int adds = xpv_line_may_have(ln, &named);
+        int adds = xpv_line_may_have(ln, &named), cand = 0;
         for (uint32_t i = 0; i < ln->nevents && !adds; i++) {
-            const tstats *m = &mt[ln->events[i].meta];
-            adds = m->tf_op.len || m->source.len;
+            uint32_t m = ln->events[i].meta;
+            adds = mf[m] & 1;
+            cand |= begun && off.kind[m];
         }
         if (adds) cur[ncur++] = (tcursor){ln, li, 0, time_order(ln)};
-        walked[li] = (uint8_t)adds;
+        skip[li] = (uint8_t)(adds || !cand);
+        outside |= !skip[li];
     }
-    /* XProf's HostOffloadEventProcessor, in the same walk there: fed from
-     * this walk unless a line it leaves out holds a candidate */
-    xpv_dl_offload off;
-    int fed = xpv_dl_offload_begin(pl, arena, &off) && !xpv_dl_offload_outside(&off, pl, walked);
-    free(walked);
-    opt64 none = {0, 0};
-    while (ncur) {
+    int fed = begun && !(outside && xpv_dl_offload_outside(&off, pl, skip));
+    free(skip);
+    twalk w = {c, pl, gr, pi, mt, mf, own, cache, set, &off, lines};
+    if (fed)
+        for (uint32_t m = 0; m < pl->nevent_meta; m++) mf[m] |= (uint8_t)(off.kind[m] ? 4 : 0);
+    while (ncur > 1 || (ncur == 1 && cur[0].ord)) {
         const xpv_line *eln;
         uint32_t li, ei;
-        const xpv_event *e = tcur_next(cur, &ncur, &eln, &li, &ei);
-        tstats ts = mt[e->meta];
-        int own_a = 0; /* a non-zero `_a` of the event itself */
-        if (e->wire != XPV_NO_STATS && own[li]) {
-            xpv_stat st[T_N];
-            uint32_t got = xpv_event_stats_in(pl, eln, e, &set, st, NULL);
-            int64_t v;
-            own_a = (got & (1u << T_ASYNC)) && xpv_stat_as_int(&st[T_ASYNC], &v) && v;
-            for (; got; got &= got - 1) tstat_set(&ts, __builtin_ctz(got), &st[__builtin_ctz(got)]);
-        }
-        if (fed && off.kind[e->meta] && !own_a) xpv_dl_offload_feed(&off, e);
-        if (ts.a.has && ts.a.v) continue; /* asynchronous events are left out */
-        int32_t cg = xpv_group_of(gr, pi, li, ei);
-        if (cg >= 0) ts.g = (opt64){1, cg};
-        int64_t du = e->dur_ps > 0 ? e->dur_ps : 0;
-        /* Metadata-level names resolve once per metadata (XProf caches
-         * them too); an event's own tf_op / source resolves each time. */
-        tcache *tc = &cache[e->meta];
-        if (ts.tf_op.len) {
-            if (ts.tf_op.ptr == mt[e->meta].tf_op.ptr) {
-                if (!tc->op_ready) {
-                    size_t n;
-                    tc->op = resolve_tf_op(c, ts.tf_op, &n);
-                    tc->scopes = n ? xpv_xmalloc(n * sizeof *tc->scopes) : NULL;
-                    if (n) memcpy(tc->scopes, c->mbuf, n * sizeof *tc->scopes);
-                    tc->nscopes = n;
-                    tc->op_ready = 1;
-                }
-                add_tf_op(tc->scopes, tc->nscopes, tc->op, e->start_ps, du, ts.g, scope, ops);
-            } else {
-                process_tf_op(c, ts.tf_op, e->start_ps, du, ts.g, scope, ops);
-            }
-        }
-        if (ts.source.len) {
-            uint32_t sm;
-            if (ts.source.ptr == mt[e->meta].source.ptr) {
-                if (!tc->src_ready) {
-                    tc->src = tab_get(&c->tab, ts.source, (xpv_str){NULL, 0});
-                    tc->src_ready = 1;
-                }
-                sm = tc->src;
-            } else {
-                sm = tab_get(&c->tab, ts.source, (xpv_str){NULL, 0});
-            }
-            add_level(src, sm, e->start_ps, du, ts.g, none, 0);
-        }
+        tcur_next(cur, &ncur, &eln, &li, &ei);
+        tpu_walk_event(&w, eln, li, ei);
     }
+    if (ncur) /* one line in time order left: the rest of its events in turn */
+        for (uint32_t ei = cur[0].pos; ei < cur[0].ln->nevents; ei++)
+            tpu_walk_event(&w, cur[0].ln, cur[0].li, ei);
     reset(scope, 0);
     free(cur);
     free(own);
     free(mt);
+    free(mf);
     for (uint32_t m = 0; m < pl->nevent_meta; m++) free(cache[m].scopes);
     free(cache);
 
@@ -1144,7 +1202,7 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     xpv_dl_offload_free(&off);
     for (int q = 0; q < 3; q++) {
         free(lines[q].ev);
-        free(lines[q].gid);
+        xpv_dl_group_wire_free(&gw[q]);
         free(lines[q].gx);
         free(lines[q].last);
     }
@@ -1233,190 +1291,6 @@ static void dl_worker_run(void *arg) {
     free(w->c.names);
 }
 
-/* ==== Launch Stats (DeriveEventsFromHostTrace) ========================== */
-
-/* Launches of one group on one device. */
-typedef struct launch_acc {
-    uint32_t dev;
-    int64_t g;
-    int64_t start, end;        /* union of the launch events' spans */
-    uint64_t n;
-    int64_t max_ps, sum_ps;
-} launch_acc;
-
-static int cmp_launch(const void *a, const void *b) {
-    const launch_acc *x = a, *y = b;
-    if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    return x->g < y->g ? -1 : x->g > y->g;
-}
-
-static dstats launch_stat(const void *arg, uint32_t i) {
-    const launch_acc *a = (const launch_acc *)arg + i;
-    dstats s;
-    memset(&s, 0, sizeof s);
-    s.g = (opt64){1, a->g};
-    s.launch = 1;
-    s.num_launches = a->n;
-    s.max_us = (double)a->max_ps / 1e6;
-    s.avg_us = (double)a->sum_ps / (double)a->n / 1e6;
-    return s;
-}
-
-static int64_t plane_start_ns(const xpv_plane *pl) {
-    int64_t t = INT64_MAX;
-    for (uint32_t li = 0; li < pl->nlines; li++)
-        if (pl->lines[li].timestamp_ns < t) t = pl->lines[li].timestamp_ns;
-    return t == INT64_MAX ? 0 : t;
-}
-
-/* Every launch on `/host:CPU` (a non-derived line's event whose name does
- * not start with "cu", with `device_id` and `correlation_id` stats and a
- * group), accumulated per (device_id, group) into *out (sorted by device,
- * then start).  Device ids index the GPU planes in profile order. */
-static size_t collect_launches(const xpv_profile *p, const xpv_groups *gr, uint32_t ndev,
-                               launch_acc **out) {
-    *out = NULL;
-    const xpv_plane *host = xpv_find_plane(p, "/host:CPU");
-    if (!host || !ndev || !(gr && gr->gid)) return 0;
-    uint32_t hi = (uint32_t)(host - p->planes);
-    int32_t ids[2] = {xpv_stat_id(host, "device_id"), xpv_stat_id(host, "correlation_id")};
-    if (ids[0] < 0 || ids[1] < 0) return 0;
-    xpv_stat_set set;
-    xpv_stat_set_init(&set, host, ids, 2);
-    launch_acc *acc = NULL;
-    size_t n = 0, cap = 0, last = 0;
-    /* (device, group) -> accumulator index + 1, when the table is small */
-    uint64_t nslot = (uint64_t)ndev * gr->ngroups;
-    uint32_t *slot = nslot && nslot <= (1u << 22) ? xpv_xcalloc(nslot, sizeof *slot) : NULL;
-    for (uint32_t li = 0; li < host->nlines; li++) {
-        const xpv_line *ln = &host->lines[li];
-        if (xpv_dl_is_derived_id(ln->id) || !xpv_line_may_have(ln, &set)) continue;
-        for (uint32_t ei = 0; ei < ln->nevents; ei++) {
-            const xpv_event *e = &ln->events[ei];
-            if (xpv_str_has_prefix(host->event_meta[e->meta].name, "cu")) continue;
-            xpv_stat st[2];
-            int64_t dev;
-            if (xpv_event_stats_in(host, ln, e, &set, st, NULL) != 3 ||
-                !xpv_stat_as_int(&st[0], &dev) || dev < 0 || dev >= (int64_t)ndev)
-                continue;
-            int32_t g = xpv_group_of(gr, hi, li, ei);
-            if (g < 0 || (uint32_t)g >= gr->ngroups || !gr->groups[g].name) continue;
-            int64_t du = e->dur_ps > 0 ? e->dur_ps : 0;
-            size_t k = n;
-            uint64_t sk = (uint64_t)dev * gr->ngroups + (uint32_t)g;
-            if (slot) {
-                if (slot[sk]) k = slot[sk] - 1;
-            } else if (last < n && acc[last].dev == (uint32_t)dev && acc[last].g == g) {
-                k = last;
-            } else {
-                for (k = 0; k < n && !(acc[k].dev == (uint32_t)dev && acc[k].g == g); k++) {}
-            }
-            if (k == n) {
-                if (slot) slot[sk] = (uint32_t)n + 1;
-                if (n == cap) {
-                    cap = cap ? cap * 2 : 16;
-                    acc = xpv_xrealloc(acc, cap * sizeof *acc);
-                }
-                acc[n++] = (launch_acc){(uint32_t)dev, g, e->start_ps, e->start_ps + du, 0, 0, 0};
-            }
-            last = k;
-            launch_acc *a = &acc[k];
-            if (e->start_ps < a->start) a->start = e->start_ps;
-            if (e->start_ps + du > a->end) a->end = e->start_ps + du;
-            a->n++;
-            a->sum_ps += du;
-            if (du > a->max_ps) a->max_ps = du;
-        }
-    }
-    free(slot);
-    if (n) qsort(acc, n, sizeof *acc, cmp_launch);
-    *out = acc;
-    return n;
-}
-
-/* The derived lines of plane `pi`, created empty (the plane's own lines
- * keep their display ids) when it has none yet. */
-static xpv_dl_plane *dl_plane_for(xpv_derived_lines *d, const xpv_profile *p, uint32_t pi) {
-    for (uint32_t i = 0; i < d->nplanes; i++)
-        if (d->planes[i].plane == pi) return &d->planes[i];
-    const xpv_plane *pl = &p->planes[pi];
-    d->planes = xpv_xrealloc(d->planes, (d->nplanes + 1) * sizeof *d->planes);
-    uint32_t at = d->nplanes;
-    while (at > 0 && d->planes[at - 1].plane > pi) at--;
-    memmove(&d->planes[at + 1], &d->planes[at], (d->nplanes - at) * sizeof *d->planes);
-    d->nplanes++;
-    xpv_dl_plane *dp = &d->planes[at];
-    memset(dp, 0, sizeof *dp);
-    dp->plane = pi;
-    dp->synth.id = pl->id;
-    dp->synth.name = pl->name;
-    dp->synth.event_meta = xpv_arena_calloc(&d->arena, 1, sizeof *dp->synth.event_meta);
-    dp->synth.nevent_meta = 1;
-    xpv_dl_synth_stat_meta(&d->arena, &dp->synth);
-    dp->line_display_id = xpv_arena_calloc(&d->arena, pl->nlines ? pl->nlines : 1, sizeof(int64_t));
-    for (uint32_t li = 0; li < pl->nlines; li++) dp->line_display_id[li] = pl->lines[li].display_id;
-    return dp;
-}
-
-/* XProf's DeriveEventsFromHostTrace: per GPU plane (the device_id-th one)
- * a `Launch Stats` line (kThreadIdKernelLaunch) with one event per group
- * that launched on it, "Launch Stats for <group name>", spanning its
- * launches, with group_id, num_launches, max_launch_time_us and
- * avg_launch_time_us.  Also on planes whose file holds derived lines
- * (TF 2.4 wrote Steps and op lines but no Launch Stats): XProf adds the
- * line to every GPU plane (GetOrCreateLine; a file's own Launch Stats line
- * would get the events too, here a second row of the same id). */
-static void derive_launch_stats(xpv_derived_lines *d, const xpv_profile *p, const xpv_groups *gr) {
-    uint32_t ndev = 0, *dev_plane = xpv_xcalloc(p->nplanes ? p->nplanes : 1, sizeof *dev_plane);
-    for (uint32_t pi = 0; pi < p->nplanes; pi++)
-        if (xpv_str_has_prefix(p->planes[pi].name, "/device:GPU:")) dev_plane[ndev++] = pi;
-    launch_acc *acc;
-    size_t n = collect_launches(p, gr, ndev, &acc);
-    const xpv_plane *host = xpv_find_plane(p, "/host:CPU");
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        while (j < n && acc[j].dev == acc[i].dev) j++;
-        uint32_t pi = dev_plane[acc[i].dev];
-        const xpv_plane *pl = &p->planes[pi];
-        xpv_dl_plane *dp = dl_plane_for(d, p, pi);
-        xpv_plane *sp = &dp->synth;
-        /* event metadata: the plane's, then one per event */
-        xpv_event_meta *m = xpv_arena_calloc(&d->arena, sp->nevent_meta + (j - i), sizeof *m);
-        memcpy(m, sp->event_meta, sp->nevent_meta * sizeof *m);
-        xpv_line *lines = xpv_arena_calloc(&d->arena, sp->nlines + 1, sizeof *lines);
-        if (sp->nlines) memcpy(lines, sp->lines, sp->nlines * sizeof *lines);
-        uint32_t *src = xpv_arena_calloc(&d->arena, sp->nlines + 1, sizeof *src);
-        if (sp->nlines) memcpy(src, dp->src_line, sp->nlines * sizeof *src);
-        xpv_line *ln = &lines[sp->nlines];
-        ln->id = ln->display_id = XPV_DL_BASE + 1;   /* shown by its id, as Steps */
-        ln->name = ln->display_name = (xpv_str){"Launch Stats", 12};
-        int64_t t0 = plane_start_ns(pl), th = host ? plane_start_ns(host) : t0;
-        ln->timestamp_ns = th < t0 ? th : t0;
-        ln->events = xpv_arena_alloc(&d->arena, (j - i) * sizeof *ln->events);
-        ln->nevents = (uint32_t)(j - i);
-        for (size_t k = i; k < j; k++) {
-            uint32_t mi = sp->nevent_meta++;
-            char nm[600];
-            int w = snprintf(nm, sizeof nm, "Launch Stats for %s", gr->groups[acc[k].g].name);
-            if (w >= (int)sizeof nm) w = (int)sizeof nm - 1;
-            m[mi].key = m[mi].id = mi;
-            m[mi].name = (xpv_str){xpv_arena_strndup(&d->arena, nm, (size_t)w), (uint32_t)w};
-            ln->events[k - i] = (xpv_event){acc[k].start, acc[k].end - acc[k].start, mi,
-                                            XPV_NO_STATS};
-        }
-        xpv_dl_attach_stats(&d->arena, ln, launch_stat, acc + i);
-        sp->event_meta = m;
-        sp->lines = lines;
-        dp->src_line = src;
-        sp->nlines++;
-        sp->nevents += ln->nevents;
-        i = j;
-    }
-    free(acc);
-    free(dev_plane);
-}
-
 /* Below this many device events one thread derives every plane. */
 #define DL_PARALLEL_MIN_EVENTS 200000
 
@@ -1489,7 +1363,7 @@ xpv_derived_lines *xpv_derived_lines_build(const xpv_profile *p, const struct xp
     free(w[1].planes);
     free(edges);
     xpv_hlo_map_free(hm);
-    derive_launch_stats(d, p, groups);
+    xpv_dl_launch_stats(d, p, groups);
     d->bytes = sizeof *d + d->arena.total + d->arena2.total + d->nplanes * sizeof *d->planes;
     return d;
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "buf.h"
 #include "model.h"
 
 typedef struct opt64 {
@@ -55,9 +56,29 @@ void xpv_dl_synth_stat_meta(xpv_arena *arena, xpv_plane *sp);
 void xpv_dl_attach_stats(xpv_arena *arena, xpv_line *ln, dstats (*stat)(const void *, uint32_t),
                          const void *arg);
 
-/* The same for a line whose events carry only `group_id` (gid[i] for
- * event i): runs of equal ids share one encoding. */
-void xpv_dl_attach_group_stats(xpv_arena *arena, xpv_line *ln, const opt64 *gid);
+/* For a line whose events carry only `group_id`, written as its events
+ * are made: each event's stat (none without a group) shares the previous
+ * event's encoding when the ids are equal (runs of equal ids share one).  `adopt` makes the bytes the line's wire (in the
+ * arena) and frees the rest. */
+typedef struct xpv_group_wire {
+    xpv_buf b;
+    opt64 last;                /* the previous event's group */
+    uint32_t last_wire;
+} xpv_group_wire;
+void xpv_dl_group_wire_init(xpv_group_wire *w);
+uint32_t xpv_dl_group_wire(xpv_group_wire *w, opt64 g);
+void xpv_dl_group_wire_adopt(xpv_arena *arena, xpv_line *ln, xpv_group_wire *w);
+void xpv_dl_group_wire_free(xpv_group_wire *w);
+
+/* ==== Launch Stats (derived_launch.c) =================================== */
+
+struct xpv_derived_lines;
+struct xpv_groups;
+/* XProf's DeriveEventsFromHostTrace: a Launch Stats line on each GPU plane
+ * that a group launched on, added to `d` (planes without derived lines
+ * get an entry). */
+void xpv_dl_launch_stats(struct xpv_derived_lines *d, const xpv_profile *p,
+                         const struct xpv_groups *gr);
 
 /* ==== Host offload rows (derived_offload.c) ============================ */
 
@@ -99,10 +120,11 @@ void xpv_dl_offload_free(xpv_dl_offload *o);
  * either feed every candidate event (o->kind[meta] non-zero, no non-zero
  * `_a` event stat) in the plane's time order (start, longer first, line,
  * index), which is only right when no line left out of that walk holds
- * one (outside() == 0; `walked`: per line), or walk; then end, which
- * returns the number of rows. */
+ * one (outside() == 0; `skip`: per line, 1 for a line not to check, as
+ * one walked or none of whose events has a candidate metadata), or walk;
+ * then end, which returns the number of rows. */
 uint32_t xpv_dl_offload_begin(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offload *o);
-int xpv_dl_offload_outside(const xpv_dl_offload *o, const xpv_plane *pl, const uint8_t *walked);
+int xpv_dl_offload_outside(const xpv_dl_offload *o, const xpv_plane *pl, const uint8_t *skip);
 void xpv_dl_offload_feed(xpv_dl_offload *o, const xpv_event *e);
 void xpv_dl_offload_walk(xpv_dl_offload *o, const xpv_plane *pl);
 uint32_t xpv_dl_offload_end(xpv_dl_offload *o);

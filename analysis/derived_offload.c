@@ -399,13 +399,13 @@ gathered:
     free(c);
 }
 
-int xpv_dl_offload_outside(const xpv_dl_offload *o, const xpv_plane *pl, const uint8_t *walked) {
+int xpv_dl_offload_outside(const xpv_dl_offload *o, const xpv_plane *pl, const uint8_t *skip) {
     int32_t async_id = xpv_stat_id(pl, "_a");
     xpv_stat_set set;
     xpv_stat_set_init(&set, pl, &async_id, 1);
     for (uint32_t li = 0; li < pl->nlines; li++) {
         const xpv_line *ln = &pl->lines[li];
-        if (walked[li]) continue;
+        if (skip[li]) continue;
         int check_a = async_id >= 0 && xpv_line_may_have(ln, &set);
         for (uint32_t i = 0; i < ln->nevents; i++)
             if (is_cand(pl, ln, &ln->events[i], o->kind, check_a, &set)) return 1;

@@ -5,6 +5,7 @@
  */
 #include "collections.h"
 #include "derived_lines_int.h"
+#include "buf.h"
 #include "idmap.h"
 
 #include <string.h>
@@ -150,34 +151,58 @@ void xpv_dl_attach_stats(xpv_arena *arena, xpv_line *ln, dstats (*stat)(const vo
     ln->wire = base;
 }
 
-/* A line whose events carry at most a group id: each run of equal ids
- * shares one encoding (XProf's events hold the same stat each). */
-void xpv_dl_attach_group_stats(xpv_arena *arena, xpv_line *ln, const opt64 *gid) {
-    size_t total = 0;
-    for (uint32_t i = 0; i < ln->nevents; i++) {
-        if (!gid[i].has || (i && gid[i - 1].has && gid[i - 1].v == gid[i].v)) continue;
-        size_t b = int_field_len((uint64_t)gid[i].v);
-        total += varint_len(b) + b;
+/* The line's stats bytes written in `b` become its wire (adopted by the
+ * arena, no copy); events keep their offsets unless the bytes reach
+ * XPV_NO_STATS, where none keeps any. */
+static void adopt_wire(xpv_arena *arena, xpv_line *ln, xpv_buf *b) {
+    if (!b->len || b->len >= XPV_NO_STATS) {
+        if (b->len)
+            for (uint32_t i = 0; i < ln->nevents; i++) ln->events[i].wire = XPV_NO_STATS;
+        xpv_buf_free(b);
+        return;
     }
-    if (!total || total >= XPV_NO_STATS) return;
-    uint8_t *base = xpv_arena_alloc(arena, total), *w = base;
-    for (uint32_t i = 0; i < ln->nevents; i++) {
-        if (!gid[i].has) continue;
-        if (i && gid[i - 1].has && gid[i - 1].v == gid[i].v) {
-            ln->events[i].wire = ln->events[i - 1].wire;
-            continue;
-        }
-        ln->events[i].wire = (uint32_t)(w - base);
-        w = put_varint(w, int_field_len((uint64_t)gid[i].v));
-        w = put_int_stat(w, DS_GROUP_ID, 4, (uint64_t)gid[i].v);
-    }
-    ln->wire = base;
+    size_t n;
+    char *d = xpv_buf_steal(b, &n);
+    d = xpv_xrealloc(d, n);
+    xpv_arena_adopt(arena, d, n);
+    ln->wire = (const uint8_t *)d;
 }
+
+/* Room for one event's length and an int stat field. */
+#define INT_EVENT_MAX 24
+
+void xpv_dl_group_wire_init(xpv_group_wire *w) {
+    memset(w, 0, sizeof *w);
+    xpv_buf_init(&w->b);
+    w->last_wire = XPV_NO_STATS;
+}
+
+uint32_t xpv_dl_group_wire(xpv_group_wire *w, opt64 g) {
+    if (!g.has) {
+        w->last = g;
+        return XPV_NO_STATS;
+    }
+    if (w->last.has && w->last.v == g.v) return w->last_wire;
+    uint8_t *w0 = (uint8_t *)xpv_buf_reserve(&w->b, INT_EVENT_MAX), *p = w0;
+    p = put_varint(p, int_field_len((uint64_t)g.v));
+    p = put_int_stat(p, DS_GROUP_ID, 4, (uint64_t)g.v);
+    w->last = g;
+    w->last_wire = (uint32_t)w->b.len;
+    w->b.len += (size_t)(p - w0);
+    return w->last_wire;
+}
+
+void xpv_dl_group_wire_adopt(xpv_arena *arena, xpv_line *ln, xpv_group_wire *w) {
+    adopt_wire(arena, ln, &w->b);
+}
+
+void xpv_dl_group_wire_free(xpv_group_wire *w) { xpv_buf_free(&w->b); }
 
 /* Host offload events carry only the stats of their start / done
  * metadata (`_a` = 1, raw_bytes_accessed, shape_with_layout), so many are
  * equal: those share one encoding (one wire offset), found through a
- * direct-mapped memo of the recent (start, done) metadata pairs. */
+ * direct-mapped memo of the recent (start, done) metadata pairs.  The
+ * events come with the start's metadata in `wire`. */
 typedef struct offload_memo {
     uint32_t smeta, dmeta, off;
     int used;
@@ -185,20 +210,18 @@ typedef struct offload_memo {
 
 #define OFFLOAD_MEMO 256
 
-/* One pass over the row's events: their stats' bytes, written at `base`
- * with the events' wire offsets when `base` is not NULL.  Both passes take
- * the same decisions, so the first one's size is the second one's. */
-static size_t offload_pass(xpv_line *ln, const xpv_dl_offload *o, uint8_t *base) {
+void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_offload *o) {
     offload_memo mm[OFFLOAD_MEMO];
     memset(mm, 0, sizeof mm);
-    size_t off = 0;
+    xpv_buf b;
+    xpv_buf_init(&b);
     for (size_t i = 0; i < ln->nevents; i++) {
         xpv_event *e = &ln->events[i];
         uint32_t smeta = e->wire, dmeta = e->meta;
         uint64_t h = mix64(((uint64_t)smeta << 32) ^ dmeta);
         offload_memo *m = &mm[h & (OFFLOAD_MEMO - 1)];
         if (m->used && m->smeta == smeta && m->dmeta == dmeta) {
-            if (base) e->wire = m->off;
+            e->wire = m->off;
             continue;
         }
         const xpv_dl_offload_meta *dm = &o->meta[dmeta];
@@ -207,24 +230,12 @@ static size_t offload_pass(xpv_line *ln, const xpv_dl_offload *o, uint8_t *base)
         s.offload = 1;
         s.raw_bytes = (opt64){dm->has_raw, dm->raw};
         s.shape = o->meta[smeta].shape;
-        size_t b = body_len(&s);
-        if (base) {
-            e->wire = (uint32_t)off;
-            put_event(base + off, &s);
-        }
-        *m = (offload_memo){smeta, dmeta, (uint32_t)off, 1};
-        off += varint_len(b) + b;
+        size_t body = body_len(&s), len = varint_len(body) + body;
+        uint8_t *w = (uint8_t *)xpv_buf_reserve(&b, len);
+        e->wire = (uint32_t)b.len;
+        put_event(w, &s);
+        *m = (offload_memo){smeta, dmeta, (uint32_t)b.len, 1};
+        b.len += len;
     }
-    return off;
-}
-
-void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_offload *o) {
-    size_t total = offload_pass(ln, o, NULL);
-    if (!total || total >= XPV_NO_STATS) {
-        for (uint32_t i = 0; i < ln->nevents; i++) ln->events[i].wire = XPV_NO_STATS;
-        return;
-    }
-    uint8_t *base = xpv_arena_alloc(arena, total);
-    offload_pass(ln, o, base);
-    ln->wire = base;
+    adopt_wire(arena, ln, &b);
 }

@@ -71,6 +71,7 @@ typedef struct line_ref {
 typedef struct builder {
     const xpv_profile *p;
     xpv_groups *g;
+    uint32_t gcap;             /* g->groups' capacity (zeroed past ngroups) */
     uint32_t nn;
     line_ref *lines;           /* flat, in line_off order */
     uint32_t nlines;
@@ -458,9 +459,9 @@ static int is_implicit_root(const xpv_plane *pl, const xpv_line *ln, const xpv_e
 
 /* Record group `gid` rooted at `root` with its name (XProf's
  * ProcessRootEvent; a later root of the same id renames it). */
-static void name_group(builder *b, uint32_t root, int32_t gid) {
+static void name_group(builder *b, const line_ref *lr, uint32_t root, int32_t gid) {
     xpv_groups *g = b->g;
-    const line_ref *lr = line_of(b, root);
+    if (!lr) lr = line_of(b, root);
     uint32_t ei = event_of(lr, root);
     const xpv_plane *pl = &b->p->planes[lr->plane];
     const xpv_line *ln = &pl->lines[lr->line];
@@ -491,12 +492,13 @@ static void name_group(builder *b, uint32_t root, int32_t gid) {
     if (!it) it = context_val(b, &b->steps, root);
     if (it) num = it->v;
     snprintf(buf + n, sizeof buf - n, "%lld", (long long)num);
-    if ((uint32_t)gid >= g->ngroups) {
-        uint32_t old = g->ngroups;
-        g->ngroups = (uint32_t)gid + 1;
-        g->groups = xpv_xrealloc(g->groups, g->ngroups * sizeof *g->groups);
-        memset(g->groups + old, 0, (g->ngroups - old) * sizeof *g->groups);
+    if ((uint32_t)gid >= b->gcap) {
+        uint32_t old = b->gcap;
+        b->gcap = (uint32_t)gid + 1 > 2 * old ? (uint32_t)gid + 1 : 2 * old;
+        g->groups = xpv_xrealloc(g->groups, (size_t)b->gcap * sizeof *g->groups);
+        memset(g->groups + old, 0, (b->gcap - old) * sizeof *g->groups);
     }
+    if ((uint32_t)gid >= g->ngroups) g->ngroups = (uint32_t)gid + 1;
     xpv_group_info *gi = &g->groups[gid];
     gi->name = xpv_arena_strndup(&g->arena, buf, strlen(buf));
     gi->plane = lr->plane;
@@ -1172,7 +1174,7 @@ static void group_roots(builder *b, scan_out *o, vec *work, int32_t *next) {
         if (ancestor_with_level(b, &level_of, R[i].node, R[i].level)) continue;
         int32_t gid = (*next)++;
         propagate(b, R[i].node, gid, work);
-        name_group(b, R[i].node, gid);
+        name_group(b, NULL, R[i].node, gid);
     }
     i64map_free(&level_of);
 }
@@ -1206,7 +1208,7 @@ static void group_tpu_cores(builder *b, vec *work, int32_t next) {
             if (b->group[node] >= 0) continue;
             int32_t gid = id++;
             propagate(b, node, gid, work);
-            name_group(b, node, gid);
+            name_group(b, lr, node, gid);
         }
     }
 }
@@ -1380,7 +1382,7 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
         for (size_t i = 0; i < loop_roots.n; i++) {
             int32_t gid = next++;
             propagate(b, R[i].node, gid, &work);
-            name_group(b, R[i].node, gid);
+            name_group(b, NULL, R[i].node, gid);
         }
     } else if (o.roots.n) {
         group_roots(b, &o, &work, &next);
@@ -1396,6 +1398,8 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
         g->gid = xpv_xmalloc((g->nevents ? g->nevents : 1) * sizeof *g->gid);
         memset(g->gid, 0xff, (g->nevents ? g->nevents : 1) * sizeof *g->gid);
     }
+    if (b->gcap > g->ngroups) /* the spare capacity back */
+        g->groups = xpv_xrealloc(g->groups, g->ngroups * sizeof *g->groups);
     g->source = g->ngroups ? XPV_GROUPS_COMPUTED : XPV_GROUPS_NONE;
     builder_free(b, &o);
     return g;

@@ -639,6 +639,42 @@ static void test_tpu_lines_from_stats(void **state) {
     xpv_profile_free(p);
 }
 
+/* The walk takes the plane's events in time order across its lines
+ * (merge of the lines), then the rest of the last line in turn; a line
+ * out of time order is walked in its time order.  Shape 0: ops on two
+ * lines, the second one done first; shape 1: all on one line, stored out
+ * of order. */
+static void test_tpu_walk_order(void **state) {
+    (void)state;
+    for (int shape = 0; shape < 2; shape++) {
+        int pl, la;
+        tx_space *s = tx_new_line("/device:TPU:0", 2, "XLA Ops", &pl, &la);
+        int lb = shape == 0 ? tx_line(s, pl, 3, "XLA Ops 2", 0) : la;
+        static const char *const op[4] = {"a.1", "b.2", "c.3", "d.4"};
+        for (int k = 0; k < 4; k++) {
+            char tf[32];
+            snprintf(tf, sizeof tf, "jit(f)/op%d:", k);
+            tx_meta_str(s, pl, op[k], "tf_op", tf);
+        }
+        if (shape == 1) tx_event(s, pl, la, op[3], 20000, 5000);
+        tx_event(s, pl, la, op[0], 0, 5000);
+        tx_event(s, pl, lb, op[2], 12000, 1000);
+        tx_event(s, pl, la, op[1], 10000, 1000);
+        if (shape == 0) tx_event(s, pl, la, op[3], 20000, 5000);
+        xpv_profile *p = tx_decode(s);
+        xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
+        const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
+        assert_non_null(dp);
+        const xpv_line *ops = line_by_id(dp, XPV_DL_BASE + 3);
+        assert_non_null(ops);
+        static const int64_t want[4] = {0, 10000, 12000, 20000};
+        assert_int_equal(ops->nevents, 4);
+        for (int k = 0; k < 4; k++) assert_int_equal(ops->events[k].start_ps, want[k]);
+        xpv_derived_lines_free(d);
+        xpv_profile_free(p);
+    }
+}
+
 /* Without a group id the TPU merge needs the next event to start within
  * twice the last event's duration of its end (XProf's ExpandOrAddLevelEvent
  * on a non-GPU plane); a GPU plane merges whatever the gap. */
@@ -773,6 +809,94 @@ static void check_host_offload(int shape) {
 static void test_tpu_host_offload(void **state) {
     (void)state;
     for (int shape = 0; shape < 5; shape++) check_host_offload(shape);
+}
+
+/* Row placement against the rule itself (a linear search over the rows,
+ * as XProf's code reads): 300 host offload ops, many overlapping (more
+ * than 41 at once: the last row takes the rest) and many ending at the
+ * same time (equal frontiers: the later row wins). */
+typedef struct off_ev {
+    int64_t t, d;
+    int op, done, at;
+} off_ev;
+
+static int cmp_off_ev(const void *a, const void *b) {
+    const off_ev *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    if (x->d != y->d) return x->d > y->d ? -1 : 1;
+    return x->at - y->at;
+}
+
+typedef struct off_op {
+    int64_t start, dur;
+    int made;
+} off_op;
+
+static int cmp_off_op(const void *a, const void *b) {
+    const off_op *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
+    return x->made - y->made;
+}
+
+static void test_tpu_offload_rows_rule(void **state) {
+    (void)state;
+    enum { NOPS = 300 };
+    off_ev ev[2 * NOPS];
+    uint64_t r = 12345;
+    for (int i = 0; i < NOPS; i++) {
+        r = r * 6364136223846793005ull + 1442695040888963407ull;
+        int64_t b = 10 * (int64_t)((r >> 33) % 200), len = 10 * (int64_t)(1 + (r >> 13) % 40);
+        ev[2 * i] = (off_ev){b, 1, i, 0, 2 * i};
+        ev[2 * i + 1] = (off_ev){b + len - 1, 1, i, 1, 2 * i + 1};
+    }
+    qsort(ev, 2 * NOPS, sizeof *ev, cmp_off_ev);
+    tx_space *s = tx_new();
+    int pl = tx_plane(s, "/device:TPU:0");
+    int lo = tx_line(s, pl, 2, "XLA Ops", 0);
+    /* the rule, on the events in time order */
+    int64_t begin[NOPS], frontier[41];
+    off_op rows[41][2 * NOPS];
+    int nrow[41] = {0}, nrows = 0, made = 0;
+    for (int i = 0; i < 2 * NOPS; i++) {
+        char name[48];
+        snprintf(name, sizeof name, "copy-%s.%d", ev[i].done ? "done" : "start", ev[i].op);
+        hlo_ev(s, pl, lo, name, 1, ev[i].t, ev[i].d);
+        if (!ev[i].done) {
+            begin[ev[i].op] = ev[i].t * 1000;
+            continue;
+        }
+        int64_t b = begin[ev[i].op], e = (ev[i].t + ev[i].d) * 1000, minf = b;
+        int idx = -1;
+        for (int k = 0; k < nrows; k++)
+            if (frontier[k] <= minf) {
+                idx = k;
+                minf = frontier[k];
+            }
+        if (idx < 0) {
+            if (nrows < 41) frontier[nrows++] = e;
+            idx = nrows - 1;
+        }
+        if (e > frontier[idx]) frontier[idx] = e;
+        rows[idx][nrow[idx]++] = (off_op){b, e - b, made++};
+    }
+    assert_int_equal(nrows, 41);
+    xpv_profile *p = tx_decode(s);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, NULL);
+    const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
+    assert_non_null(dp);
+    for (int k = 0; k < 41; k++) {
+        const xpv_line *l = line_by_id(dp, XPV_DL_BASE + 8 + k);
+        assert_non_null(l);
+        qsort(rows[k], (size_t)nrow[k], sizeof rows[k][0], cmp_off_op);
+        assert_int_equal(l->nevents, nrow[k]);
+        for (int i = 0; i < nrow[k]; i++) {
+            assert_int_equal(l->events[i].start_ps, rows[k][i].start);
+            assert_int_equal(l->events[i].dur_ps, rows[k][i].dur);
+        }
+    }
+    xpv_derived_lines_free(d);
+    xpv_profile_free(p);
 }
 
 /* Real TPU file: Framework Ops / Name Scope / Source code counts equal an
@@ -1021,7 +1145,9 @@ TU_MAIN(cmocka_unit_test(test_hlo_merge_and_levels),
         cmocka_unit_test(test_real_jax_gpu),
         cmocka_unit_test(test_tpu_lines_from_stats),
         cmocka_unit_test(test_tpu_gap_rule),
+        cmocka_unit_test(test_tpu_walk_order),
         cmocka_unit_test(test_tpu_host_offload),
+        cmocka_unit_test(test_tpu_offload_rows_rule),
         cmocka_unit_test(test_real_tpu),
         cmocka_unit_test(test_gpu_steps),
         cmocka_unit_test(test_launch_stats),
