@@ -7,12 +7,17 @@
  * these tests do not depend on which converters are linked.
  */
 #include <jansson.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "app_fixture.h"
+#include "cache.h"
+#include "enrich.h"
+#include "loader.h"
 #include "assets.h"
 #include "routes.h"
 #include "srv_fixture.h"
@@ -513,6 +518,52 @@ static void test_routes__new_run_appears(void **state) {
     expect(P "data?run=later%2Fzz&tag=t_only", 200, "{\"hosts\":[\"n\"]}");
 }
 
+/* The charge of the cached profile of `path` (0: not cached); its key as
+ * the pipeline makes it ("P", then the file's identity). */
+static size_t profile_charge(xpv_app *a, const char *path) {
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    char key[8192];
+    snprintf(key, sizeof key, "P\x1f%s\x1f%llu\x1f%lld\x1f%llu\x1e", path,
+             (unsigned long long)st.st_size,
+             (long long)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+             (unsigned long long)st.st_ino);
+    xpv_centry *e = xpv_cache_peek(xpv_app_cache(a), key);
+    if (!e) return 0;
+    size_t n = xpv_centry_size(e);
+    xpv_cache_release(xpv_app_cache(a), e);
+    return n;
+}
+
+/* Derived lines are built when the trace index first asks (only it reads
+ * them), after the profile was decoded and charged: its cache charge then
+ * grows by what they hold, counted here on an independent load. */
+static void test_routes__derived_lines_charged(void **state) {
+    (void)state;
+    TU_SKIP_NO_SHARED();
+    char rel[4096], path[PATH_MAX];
+    snprintf(rel, sizeof rel, "%s/testdata/real/openxla-xprof/plugins/profile/tpu_inference_2/"
+             "tpu_inference_2.xplane.pb", tu_shared_dir());
+    assert_non_null(realpath(rel, path));
+    xpv_err err;
+    xpv_profile *p = xpv_load_profile(path, NULL, NULL, &err);
+    assert_non_null(p);
+    size_t grouped = xpv_enrichment_bytes(p);
+    xpv_profile_derived_lines(p);
+    size_t derived = xpv_enrichment_bytes(p) - grouped;
+    assert_true(derived > 0);
+    xpv_profile_free(p);
+
+    xpv_app *a = fx_app_real("openxla-xprof");
+    assert_non_null(a);
+    assert_int_equal(get(a, P "data?run=tpu_inference_2&tag=overview_page"), 200);
+    size_t before = profile_charge(a, path);
+    assert_true(before > 0);
+    assert_int_equal(get(a, P "data?run=tpu_inference_2&tag=trace_viewer@&resolution=100"), 200);
+    assert_int_equal(profile_charge(a, path) - before, derived);
+    xpv_app_free(a);
+}
+
 /* The real profiles under ../shared as a logdir, with the converters that
  * are linked: every route answers JSON, no 500, the corrupt file is a 422
  * naming the file. */
@@ -731,5 +782,6 @@ TU_MAIN_WITH(setup, teardown,
              cmocka_unit_test(test_routes__prefix),
              cmocka_unit_test(test_routes__new_run_appears),
              cmocka_unit_test(test_routes__real_logdir),
+             cmocka_unit_test(test_routes__derived_lines_charged),
              cmocka_unit_test(test_routes__csv_op_stats_tools),
              cmocka_unit_test(test_routes__stream_pins_inputs))
