@@ -110,13 +110,10 @@ typedef struct xpv_dl_offload {
 } xpv_dl_offload;
 
 /* XProf's host offload rows of TensorCore plane `pl` into `o` (names in
- * `arena`; release with xpv_dl_offload_free).  Returns o->nrows. */
-uint32_t xpv_dl_host_offload(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offload *o);
-void xpv_dl_offload_free(xpv_dl_offload *o);
-
-/* The same in steps, for a caller that walks the plane in time order
- * itself (XProf runs the processor inside DeriveLinesFromStats's walk):
- * begin (0: no candidate metadata, nothing else to call but end); then
+ * `arena`; release with xpv_dl_offload_free), in steps, for a caller that
+ * walks the plane in time order itself (XProf runs the processor inside
+ * DeriveLinesFromStats's walk): begin (0: no candidate metadata, nothing
+ * else to call but end); then
  * either feed every candidate event (o->kind[meta] non-zero, no non-zero
  * `_a` event stat) in the plane's time order (start, longer first, line,
  * index), which is only right when no line left out of that walk holds
@@ -128,6 +125,7 @@ int xpv_dl_offload_outside(const xpv_dl_offload *o, const xpv_plane *pl, const u
 void xpv_dl_offload_feed(xpv_dl_offload *o, const xpv_event *e);
 void xpv_dl_offload_walk(xpv_dl_offload *o, const xpv_plane *pl);
 uint32_t xpv_dl_offload_end(xpv_dl_offload *o);
+void xpv_dl_offload_free(xpv_dl_offload *o);
 
 /* Give the events of `ln` (a row of `o`, as built: done and start
  * metadata in meta and wire) their stats (`_a` = 1, raw_bytes_accessed,

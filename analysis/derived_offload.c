@@ -68,18 +68,19 @@ static int before(const xpv_plane *pl, cand a, cand b) {
     return a.ei < b.ei;
 }
 
-/* A sort record (only for planes whose lines are out of time order). */
+/* A sort record: time order (start, longer first), ties by `tie` (a
+ * candidate's line and index, a row op's creation order).  Only planes
+ * and rows out of time order are sorted. */
 typedef struct srec {
     int64_t start, dur;
-    cand c;
+    uint64_t tie;
 } srec;
 
 static int cmp_srec(const void *a, const void *b) {
     const srec *x = a, *y = b;
     if (x->start != y->start) return x->start < y->start ? -1 : 1;
     if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
-    if (x->c.li != y->c.li) return x->c.li < y->c.li ? -1 : 1;
-    return x->c.ei < y->c.ei ? -1 : x->c.ei > y->c.ei;
+    return x->tie < y->tie ? -1 : x->tie > y->tie;
 }
 
 /* The key of a display name into `buf` (at least 9 + 2 * d.len bytes). */
@@ -176,10 +177,10 @@ static void sort_cands(const xpv_plane *pl, cand *c, size_t n) {
     srec *r = xpv_xmalloc(n * sizeof *r);
     for (size_t i = 0; i < n; i++) {
         const xpv_event *e = cev(pl, c[i]);
-        r[i] = (srec){e->start_ps, e->dur_ps, c[i]};
+        r[i] = (srec){e->start_ps, e->dur_ps, (uint64_t)c[i].li << 32 | c[i].ei};
     }
     qsort(r, n, sizeof *r, cmp_srec);
-    for (size_t i = 0; i < n; i++) c[i] = r[i].c;
+    for (size_t i = 0; i < n; i++) c[i] = (cand){(uint32_t)(r[i].tie >> 32), (uint32_t)r[i].tie};
     free(r);
 }
 
@@ -336,28 +337,15 @@ static void pairing_reset(pairing *p) {
     p->npool = p->freel = 0;
 }
 
-/* A row's sort record (ties: the order the ops were made in). */
-typedef struct rrec {
-    int64_t start, dur;
-    size_t i;
-} rrec;
-
-static int cmp_rrec(const void *a, const void *b) {
-    const rrec *x = a, *y = b;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
-}
-
 /* Rows are made in time order but for the last one once all 41 exist
  * (it takes what fits nowhere else) and zero-length ties: sort those. */
 static void sort_row(xpv_dl_offload *o, uint32_t r) {
     size_t n = o->nrow[r];
-    rrec *t = xpv_xmalloc(n * sizeof *t);
-    for (size_t i = 0; i < n; i++) t[i] = (rrec){o->row[r][i].start_ps, o->row[r][i].dur_ps, i};
-    qsort(t, n, sizeof *t, cmp_rrec);
+    srec *t = xpv_xmalloc(n * sizeof *t);
+    for (size_t i = 0; i < n; i++) t[i] = (srec){o->row[r][i].start_ps, o->row[r][i].dur_ps, i};
+    qsort(t, n, sizeof *t, cmp_srec);
     xpv_event *s = xpv_xmalloc(n * sizeof *s);
-    for (size_t i = 0; i < n; i++) s[i] = o->row[r][t[i].i];
+    for (size_t i = 0; i < n; i++) s[i] = o->row[r][t[i].tie];
     free(o->row[r]);
     o->row[r] = s;
     o->caprow[r] = n;
@@ -441,11 +429,6 @@ uint32_t xpv_dl_offload_end(xpv_dl_offload *o) {
     free(p);
     o->pairing = NULL;
     return o->nrows;
-}
-
-uint32_t xpv_dl_host_offload(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offload *o) {
-    if (xpv_dl_offload_begin(pl, arena, o)) xpv_dl_offload_walk(o, pl);
-    return xpv_dl_offload_end(o);
 }
 
 void xpv_dl_offload_free(xpv_dl_offload *o) {
