@@ -630,6 +630,7 @@ typedef struct plane_scan {
     int is_host, tpu, gline, any_stat;
     int mdef_ctx;              /* some event metadata holds a context stat */
     int inert;                 /* not scanned: only_tpu_groups() */
+    int no_ctx;                /* contexts not read: only_tpu_groups() */
     int trace_context;         /* some event metadata is TraceContext (a root) */
     int32_t sids[GS_COUNT];
     xpv_stat_set set;
@@ -667,6 +668,32 @@ static void plane_scan_init(plane_scan *ps, const xpv_plane *pl) {
     const uint32_t ctx_bits = (1u << GS_PT) | (1u << GS_P) | (1u << GS_CT) | (1u << GS_C);
     for (uint32_t i = 0; ps->mdef && i < pl->nevent_meta; i++)
         if (ps->mdef[i].has & ctx_bits) ps->mdef_ctx = 1;
+}
+
+/* When only TPU planes take part no plane produces a context (and the
+ * others are not scanned), so a TPU event's consumer context can link to
+ * nothing: the TPU scan leaves contexts out of what it reads. */
+static void drop_contexts(plane_scan *ps, const xpv_plane *pl) {
+    const uint32_t ctx_bits = (1u << GS_PT) | (1u << GS_P) | (1u << GS_CT) | (1u << GS_C);
+    int32_t sids[GS_COUNT];
+    memcpy(sids, ps->sids, sizeof sids);
+    ps->any_stat = 0;
+    for (int i = 0; i < GS_COUNT; i++) {
+        if (ctx_bits & (1u << i)) sids[i] = -1;
+        if (sids[i] >= 0 && i != GS_GT) ps->any_stat = 1;
+    }
+    xpv_stat_set_init(&ps->set, pl, sids, GS_COUNT);
+    int any = 0;
+    for (uint32_t i = 0; ps->mdef && i < pl->nevent_meta; i++) {
+        ps->mdef[i].has &= ~ctx_bits;
+        any |= ps->mdef[i].has != 0;
+    }
+    if (!any) {
+        free(ps->mdef);
+        ps->mdef = NULL;
+    }
+    ps->mdef_ctx = 0;
+    ps->no_ctx = 1;
 }
 
 /* One worker of the scan: a contiguous run of units (a TPU plane, or one
@@ -713,12 +740,13 @@ static void scan_tpu_plane(worker *w, uint32_t k) {
     }
     if (!ps->any_stat && !ps->mdef) return;
     const ev_stats *mdef = ps->mdef;
-    for (uint32_t j = 0; j < gl->nevents; j++) {
+    /* (no grouping-line event holds a stat read: nothing to add) */
+    for (uint32_t j = 0; j < gl->nevents && (mdef || xpv_line_may_have(gl, &ps->set)); j++) {
         read_stats(pl, gl, &gl->events[j], &ps->set, mdef ? &mdef[gl->events[j].meta] : NULL, &s);
         add_ctx(o, &s, ps->pid, (uint32_t)(gbase + j));
         add_vals(o, &s, (uint32_t)(gbase + j));
     }
-    for (uint32_t l = 0; l < pl->nlines; l++) {
+    for (uint32_t l = 0; l < pl->nlines && !ps->no_ctx; l++) {
         if ((int)l == gline) continue;
         const xpv_line *ln = &pl->lines[l];
         /* (a line none of whose events can hold a context stat adds
@@ -759,8 +787,8 @@ static void scan_line(worker *w, uint32_t k, uint32_t l) {
     uint32_t ne = ln->nevents;
     ev_stats s;
     uint32_t base = (uint32_t)lr->base;
-    /* (never reached, no node order needed: its ids are shared, all -1,
-     * see share_inert_lines; its node slots are never touched) */
+    /* (never reached, no node order needed: it stores no ids, all -1:
+     * see mark_inert_lines; its node slots are never touched) */
     if (ps->inert) return;
     memset(b->group + base, 0xff, (size_t)ne * sizeof *b->group);
     visit_order(lr, ln, &w->ord, &w->ord_cap);
@@ -871,13 +899,15 @@ static void scan_all(builder *b, scan_out *o) {
         const xpv_plane *pl = &p->planes[k];
         plane_scan_init(&ps[k], pl);
         ps[k].inert = inert && !ps[k].tpu;
+        if (inert && ps[k].tpu) drop_contexts(&ps[k], pl);
         uint32_t n = ps[k].tpu ? 1 : pl->nlines;
         for (uint32_t l = 0; l < n; l++) {
             if (nu == cap) {
                 cap = cap ? cap * 2 : 64;
                 units = xpv_xrealloc(units, cap * sizeof *units);
             }
-            uint64_t wgt = ps[k].tpu ? pl->nevents : pl->lines[l].nevents;
+            /* (an inert line costs nothing: it must not draw the split) */
+            uint64_t wgt = ps[k].tpu ? pl->nevents : ps[k].inert ? 0 : pl->lines[l].nevents;
             units[nu++] = (scan_unit){k, ps[k].tpu ? -1 : (int32_t)l, wgt};
             total += wgt;
         }
@@ -1196,21 +1226,35 @@ static void group_tpu_cores(builder *b, vec *work, int32_t next) {
             if (b->group[lr->base + j] >= 0) return; /* grouped from the host */
     }
     if (!any_tpu) return;
+    /* A later core's root renames a group, so each group is named once,
+     * after the roots of all cores: by its last root. */
+    const line_ref **namer_lr = NULL;
+    uint32_t *namer = NULL, nnamed = 0;
     for (uint32_t k = 0; k < p->nplanes; k++) {
         const xpv_plane *pl = &p->planes[k];
         if (!is_tensor_core_plane(pl)) continue;
         int gl = tpu_grouping_line(pl);
         if (gl < 0) continue;
         const line_ref *lr = &b->lines[b->g->plane_line0[k] + (uint32_t)gl];
-        int32_t id = next;
+        uint32_t n = 0;
         for (uint32_t j = 0; j < pl->lines[gl].nevents; j++) {
             uint32_t node = (uint32_t)(lr->base + j);
             if (b->group[node] >= 0) continue;
-            int32_t gid = id++;
-            propagate(b, node, gid, work);
-            name_group(b, lr, node, gid);
+            propagate(b, node, next + (int32_t)n, work);
+            if (n == nnamed) {
+                nnamed = n + 1 > 2 * nnamed ? n + 1 : 2 * nnamed;
+                namer = xpv_xrealloc(namer, nnamed * sizeof *namer);
+                namer_lr = xpv_xrealloc(namer_lr, nnamed * sizeof *namer_lr);
+                for (uint32_t i = n; i < nnamed; i++) namer_lr[i] = NULL;
+            }
+            namer[n] = node;
+            namer_lr[n++] = lr;
         }
     }
+    for (uint32_t i = 0; i < nnamed && namer_lr[i]; i++)
+        name_group(b, namer_lr[i], namer[i], next + (int32_t)i);
+    free(namer);
+    free(namer_lr);
 }
 
 /* Per-event ids: nodes back to event order. */
@@ -1237,28 +1281,17 @@ static void gids_to_event_order(builder *b) {
 }
 
 /* When only TPU planes take part, every line of the other planes keeps
- * -1 for all its events: those lines share one run of -1 (the longest
- * one's own ids, the only ones written), so the host plane's millions of
- * ids are neither written nor read into memory. */
-static void share_inert_lines(builder *b) {
+ * -1 for all its events: those lines store no ids at all
+ * (XPV_GROUPS_NO_IDS), so the host plane's millions of ids are neither
+ * written nor read into memory. */
+static void mark_inert_lines(builder *b) {
     const xpv_profile *p = b->p;
     xpv_groups *g = b->g;
     if (!b->inert) return;
-    uint64_t off = 0;
-    uint32_t longest = 0;
     for (uint32_t k = 0; k < p->nplanes; k++) {
         if (is_tpu_plane(&p->planes[k])) continue;
         for (uint32_t l = 0; l < p->planes[k].nlines; l++)
-            if (p->planes[k].lines[l].nevents > longest) {
-                longest = p->planes[k].lines[l].nevents;
-                off = g->line_off[g->plane_line0[k] + l];
-            }
-    }
-    memset(g->gid + off, 0xff, (size_t)longest * sizeof *g->gid);
-    for (uint32_t k = 0; k < p->nplanes; k++) {
-        if (is_tpu_plane(&p->planes[k])) continue;
-        for (uint32_t l = 0; l < p->planes[k].nlines; l++)
-            g->line_off[g->plane_line0[k] + l] = off;
+            g->line_off[g->plane_line0[k] + l] = XPV_GROUPS_NO_IDS;
     }
 }
 
@@ -1392,7 +1425,7 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
     free(loop_roots.p);
     if (b->nn) {
         gids_to_event_order(b);
-        share_inert_lines(b);
+        mark_inert_lines(b);
         tpu_line_gids(g, p);
     } else {
         g->gid = xpv_xmalloc((g->nevents ? g->nevents : 1) * sizeof *g->gid);

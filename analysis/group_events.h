@@ -76,7 +76,9 @@ typedef struct xpv_groups {
     int source;                /* enum xpv_group_source */
     uint32_t nplanes;
     uint32_t *plane_line0;     /* [nplanes + 1]: first line's index */
-    uint64_t *line_off;        /* per line: its first event's index in gid */
+    uint64_t *line_off;        /* per line: its first event's index in gid;
+                                * XPV_GROUPS_NO_IDS: every event -1, no
+                                * ids stored (xpv_groups_line: NULL) */
     int32_t *gid;              /* per event: group id or -1; NULL unless
                                 * computed */
     uint64_t nevents;
@@ -96,15 +98,19 @@ void xpv_groups_fill_gpu(xpv_groups *g, const xpv_profile *p);
 /* Bytes held, for cache budgets. */
 size_t xpv_groups_size(const xpv_groups *g);
 
+#define XPV_GROUPS_NO_IDS UINT64_MAX
+
 /* The line's group ids (index = event index), or NULL when nothing was
- * computed (file grouping, no grouping). */
+ * computed (file grouping, no grouping) or every event of the line is
+ * ungrouped with no ids stored. */
 static inline const int32_t *xpv_groups_line(const xpv_groups *g, uint32_t plane,
                                              uint32_t line) {
     if (!g || !g->gid || plane >= g->nplanes) return NULL;
     /* Lines past the plane's own (the trace index's derived rows) have
      * no computed groups. */
     if (line >= g->plane_line0[plane + 1] - g->plane_line0[plane]) return NULL;
-    return g->gid + g->line_off[g->plane_line0[plane] + line];
+    uint64_t off = g->line_off[g->plane_line0[plane] + line];
+    return off == XPV_GROUPS_NO_IDS ? NULL : g->gid + off;
 }
 
 /* Group id of one event, or -1. */

@@ -37,10 +37,15 @@ static uint64_t checksum(const xpv_profile *p, const xpv_enrichment *e) {
     h = fnv(h, &g->ngroups, sizeof g->ngroups);
     /* (no ids computed reads as -1 for every event, as xpv_group_of does) */
     if (g->gid) {
-        /* line by line, as xpv_group_of reads them (lines may share ids) */
+        /* line by line, as xpv_group_of reads them (a line may store none: -1 each) */
         for (uint32_t k = 0; k < p->nplanes; k++)
-            for (uint32_t l = 0; l < p->planes[k].nlines; l++)
-                h = fnv(h, xpv_groups_line(g, k, l), p->planes[k].lines[l].nevents * sizeof *g->gid);
+            for (uint32_t l = 0; l < p->planes[k].nlines; l++) {
+                const int32_t *ids = xpv_groups_line(g, k, l), none = -1;
+                if (ids) h = fnv(h, ids, p->planes[k].lines[l].nevents * sizeof *g->gid);
+                else
+                    for (uint32_t i = 0; i < p->planes[k].lines[l].nevents; i++)
+                        h = fnv(h, &none, sizeof none);
+            }
     } else if (g->source != XPV_GROUPS_FILE && g->source != XPV_GROUPS_LOOP_OPS) {
         const int32_t none = -1;
         for (uint64_t i = 0; i < g->nevents; i++) h = fnv(h, &none, sizeof none);
