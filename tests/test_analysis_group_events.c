@@ -385,6 +385,43 @@ static void test_tpu_module_line(void **state) {
     xpv_profile_free(p);
 }
 
+/* Cores share ids: the k-th grouping event of every core is group k.
+ * A later core's root renames the group (XProf's ProcessRootEvent), so a
+ * group's root and step number are its last core's; a group only the
+ * first core reaches keeps that core's. */
+static void test_tpu_cores_share_ids(void **state) {
+    (void)state;
+    int d0, steps0;
+    tx_space *s = tx_new_line("/device:TPU:0", 0, "Steps", &d0, &steps0);
+    for (int k = 0; k < 3; k++) {
+        tx_event_t *e = tx_event(s, d0, steps0, "step", 100 * k, 50);
+        tx_ev_int(s, d0, e, "step_num", 10 + k);
+    }
+    int d1 = tx_plane(s, "/device:TPU:1");
+    int steps1 = tx_line(s, d1, 0, "Steps", 0);
+    for (int k = 0; k < 2; k++) {
+        tx_event_t *e = tx_event(s, d1, steps1, "step", 100 * k + 5, 50);
+        tx_ev_int(s, d1, e, "step_num", 20 + k);
+    }
+    int ops = tx_line(s, d1, 1, "XLA Ops", 0);
+    tx_event(s, d1, ops, "fusion", 110, 10);
+    xpv_profile *p = tx_decode(s);
+    xpv_groups *g = xpv_group_events(p);
+    assert_int_equal(g->ngroups, 3);
+    const char *want[3] = {"20", "21", "12"};
+    const char *core[3] = {"/device:TPU:1", "/device:TPU:1", "/device:TPU:0"};
+    for (uint32_t k = 0; k < 3; k++) {
+        assert_string_equal(g->groups[k].name, want[k]);
+        assert_true(xpv_str_eq(p->planes[g->groups[k].plane].name, core[k]));
+        assert_int_equal(g->groups[k].event, k);
+        assert_int_equal(gid_of(p, g, core[k], 0, k), (int32_t)k);
+    }
+    assert_int_equal(gid_of(p, g, "/device:TPU:0", 0, 0), 0);
+    assert_int_equal(gid_of(p, g, "/device:TPU:1", 1, 0), 1);
+    xpv_groups_free(g);
+    xpv_profile_free(p);
+}
+
 /* A TPU module consuming a host producer's context (`_pt/_p` -> an XLA
  * Ops event's `_ct/_c`, held by the module event that covers it).
  * host_stat: 0 none, 1 `step_num` 42 on the producer, 2 a `_r` root
@@ -621,6 +658,7 @@ TU_MAIN(cmocka_unit_test(test_gpu_trace_root),
         cmocka_unit_test(test_launch_kernel_levels),
         cmocka_unit_test(test_tpu_module_root),
         cmocka_unit_test(test_tpu_module_line),
+        cmocka_unit_test(test_tpu_cores_share_ids),
         cmocka_unit_test(test_tpu_host_producer),
         cmocka_unit_test(test_metadata_stats),
         cmocka_unit_test(test_file_grouped),
