@@ -914,6 +914,7 @@ static const xpv_event *tcur_next(tcursor *cur, uint32_t *ncur, const xpv_line *
     *li = t->li;
     *ln = t->ln;
     const xpv_event *e = &t->ln->events[*ei];
+    if (!t->ord) __builtin_prefetch(e + 32);
     if (++t->pos == t->ln->nevents) {
         free(t->ord);
         cur[best] = cur[--*ncur];
@@ -949,14 +950,28 @@ static xpv_event *adopt_events(xpv_arena *arena, xpv_event **ev, size_t n) {
     return e;
 }
 
+/* The metadata of offload key `key`, made on first use (in the order the
+ * rows use them). */
+typedef struct key_metas {
+    ctx *c;
+    const xpv_dl_offload *o;
+    uint32_t *kmeta;           /* per key, UINT32_MAX until made */
+} key_metas;
+
+static uint32_t key_meta(void *arg, uint32_t key) {
+    key_metas *k = arg;
+    if (k->kmeta[key] == UINT32_MAX)
+        k->kmeta[key] = tab_get(&k->c->tab, k->o->keys[key], (xpv_str){NULL, 0});
+    return k->kmeta[key];
+}
+
 /* The host offload rows as synthesized lines after the others of `sp`
  * (ids kThreadIdHostOffloadOpStart + k, "Host Offload Ops row <k>"); the
  * rows' arrays become the lines'. */
 static void emit_offload_rows(ctx *c, xpv_arena *arena, xpv_plane *sp, uint32_t *src_line,
                               xpv_dl_offload *o, int64_t ts) {
-    /* each key's metadata, made on first use (in the order the rows use them) */
-    uint32_t *kmeta = xpv_xmalloc((o->nkeys ? o->nkeys : 1) * sizeof *kmeta);
-    for (uint32_t k = 0; k < o->nkeys; k++) kmeta[k] = UINT32_MAX;
+    key_metas km = {c, o, xpv_xmalloc((o->nkeys ? o->nkeys : 1) * sizeof *km.kmeta)};
+    for (uint32_t k = 0; k < o->nkeys; k++) km.kmeta[k] = UINT32_MAX;
     for (uint32_t k = 0; k < o->nrows; k++) {
         if (!o->nrow[k]) continue;
         xpv_line *ln = &sp->lines[sp->nlines];
@@ -969,16 +984,11 @@ static void emit_offload_rows(ctx *c, xpv_arena *arena, xpv_plane *sp, uint32_t 
         ln->timestamp_ns = ts;
         ln->nevents = (uint32_t)o->nrow[k];
         ln->events = adopt_events(arena, &o->row[k], o->nrow[k]);
-        xpv_dl_attach_offload_stats(arena, ln, o); /* reads the start metadata in wire */
-        for (uint32_t i = 0; i < ln->nevents; i++) {
-            uint32_t key = o->meta[ln->events[i].meta].key; /* meta: the done's */
-            if (kmeta[key] == UINT32_MAX)
-                kmeta[key] = tab_get(&c->tab, o->keys[key], (xpv_str){NULL, 0});
-            ln->events[i].meta = kmeta[key];
-        }
+        /* (reads the start metadata in wire, the done's in meta) */
+        xpv_dl_attach_offload_stats(arena, ln, o, key_meta, &km);
         sp->nevents += o->nrow[k];
     }
-    free(kmeta);
+    free(km.kmeta);
 }
 
 /* The derived lines of a TensorCore plane into `out`, XProf's names and
@@ -1184,8 +1194,10 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
         tpu_walk_event(&w, eln, li, ei);
     }
     if (ncur) /* one line in time order left: the rest of its events in turn */
-        for (uint32_t ei = cur[0].pos; ei < cur[0].ln->nevents; ei++)
+        for (uint32_t ei = cur[0].pos; ei < cur[0].ln->nevents; ei++) {
+            __builtin_prefetch(cur[0].ln->events + ei + 32);
             tpu_walk_event(&w, cur[0].ln, cur[0].li, ei);
+        }
     reset(scope, 0);
     free(cur);
     free(own);

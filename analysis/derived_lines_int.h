@@ -130,7 +130,10 @@ void xpv_dl_offload_free(xpv_dl_offload *o);
 /* Give the events of `ln` (a row of `o`, as built: done and start
  * metadata in meta and wire) their stats (`_a` = 1, raw_bytes_accessed,
  * shape_with_layout) in `arena`, their wire offsets replacing the start
- * metadata; equal stats share one encoding (derived_stats.c). */
-void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_offload *o);
+ * metadata, and their metadata: key_meta(arg, key of the done's), asked
+ * in the order of the events (at least once per key, at first use);
+ * equal stats share one encoding (derived_stats.c). */
+void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_offload *o,
+                                 uint32_t (*key_meta)(void *arg, uint32_t key), void *arg);
 
 #endif

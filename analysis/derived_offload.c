@@ -239,23 +239,34 @@ static size_t candidates(const xpv_plane *pl, const uint8_t *kind, const xpv_sta
     return n;
 }
 
-/* A queued start: its begin and metadata, and the next one of its key
- * (pool index + 1; 0: none). */
-typedef struct qnode {
+/* A queued start: its begin and metadata. */
+typedef struct qent {
     int64_t begin;
-    size_t next;
     uint32_t smeta;
-} qnode;
+} qent;
+
+/* One key's queued starts, oldest first: a ring of `cap` (a power of two,
+ * 0 before the first start) from `head`. */
+typedef struct qring {
+    qent *q;
+    uint32_t head, len, cap;
+} qring;
 
 /* The pairing of starts and dones, fed the candidates in time order. */
 typedef struct xpv_dl_pairing {
     xpv_dl_offload *o;
-    size_t *qhead, *qtail;     /* per key: its FIFO (pool index + 1; 0: empty) */
-    qnode *pool;               /* queued starts; freed nodes form a list */
-    size_t npool, cap, freel;  /* freel: pool index + 1 of a free node, 0: none */
+    qring *ring;               /* per key */
     int64_t frontier[MAX_ROWS];
     uint8_t unsorted[MAX_ROWS];
 } pairing;
+
+static void ring_grow(qring *r) {
+    uint32_t cap = r->cap ? r->cap * 2 : 16;
+    qent *q = xpv_xmalloc(cap * sizeof *q);
+    for (uint32_t i = 0; i < r->len; i++) q[i] = r->q[(r->head + i) & (r->cap - 1)];
+    free(r->q);
+    *r = (qring){q, 0, r->len, cap};
+}
 
 /* The row of an op from `begin` to `end`: among the rows, the one with
  * the smallest frontier at or before `begin` (ties: the later row), else
@@ -296,45 +307,27 @@ static void push_op(pairing *p, uint32_t r, xpv_event op) {
  * takes the oldest queued start of its key and makes an op. */
 static void feed(pairing *p, const xpv_event *e) {
     const xpv_dl_offload_meta *m = &p->o->meta[e->meta];
-    uint32_t k = m->key;
+    qring *r = &p->ring[m->key];
     if (m->kind == 1) {
-        size_t nd;
-        if (p->freel) {
-            nd = p->freel - 1;
-            p->freel = p->pool[nd].next;
-        } else {
-            if (p->npool == p->cap) {
-                p->cap = p->cap ? p->cap * 2 : 64;
-                p->pool = xpv_xrealloc(p->pool, p->cap * sizeof *p->pool);
-            }
-            nd = p->npool++;
-        }
-        p->pool[nd] = (qnode){e->start_ps, 0, e->meta};
-        if (p->qtail[k]) p->pool[p->qtail[k] - 1].next = nd + 1;
-        else p->qhead[k] = nd + 1;
-        p->qtail[k] = nd + 1;
+        if (r->len == r->cap) ring_grow(r);
+        r->q[(r->head + r->len++) & (r->cap - 1)] = (qent){e->start_ps, e->meta};
         return;
     }
-    if (!p->qhead[k]) return; /* a done whose start was not traced */
-    size_t s = p->qhead[k] - 1;
-    qnode sn = p->pool[s];
-    p->qhead[k] = sn.next;
-    if (!p->qhead[k]) p->qtail[k] = 0;
-    p->pool[s].next = p->freel;
-    p->freel = s + 1;
+    if (!r->len) return; /* a done whose start was not traced */
+    qent sn = r->q[r->head];
+    r->head = (r->head + 1) & (r->cap - 1);
+    r->len--;
     int64_t begin = sn.begin, end = xpv_add_i64(e->start_ps, e->dur_ps, NULL);
-    uint32_t r = place(p, begin, end);
-    push_op(p, r, (xpv_event){begin, end > begin ? end - begin : 0, e->meta, sn.smeta});
+    uint32_t row = place(p, begin, end);
+    push_op(p, row, (xpv_event){begin, end > begin ? end - begin : 0, e->meta, sn.smeta});
 }
 
 /* Back to no op and no queued start (the walk starts over). */
 static void pairing_reset(pairing *p) {
     for (uint32_t r = 0; r < p->o->nrows; r++) p->o->nrow[r] = 0;
     p->o->nrows = 0;
-    memset(p->qhead, 0, p->o->nkeys * sizeof *p->qhead);
-    memset(p->qtail, 0, p->o->nkeys * sizeof *p->qtail);
+    for (uint32_t k = 0; k < p->o->nkeys; k++) p->ring[k].head = p->ring[k].len = 0;
     memset(p->unsorted, 0, sizeof p->unsorted);
-    p->npool = p->freel = 0;
 }
 
 /* Rows are made in time order but for the last one once all 41 exist
@@ -413,8 +406,7 @@ uint32_t xpv_dl_offload_begin(const xpv_plane *pl, xpv_arena *arena, xpv_dl_offl
     for (uint32_t m = 0; m < pl->nevent_meta; m++) o->kind[m] = o->meta[m].kind;
     pairing *p = o->pairing = xpv_xcalloc(1, sizeof *p);
     p->o = o;
-    p->qhead = xpv_xcalloc(o->nkeys, sizeof *p->qhead);
-    p->qtail = xpv_xcalloc(o->nkeys, sizeof *p->qtail);
+    p->ring = xpv_xcalloc(o->nkeys, sizeof *p->ring);
     return o->nkeys;
 }
 
@@ -423,9 +415,8 @@ uint32_t xpv_dl_offload_end(xpv_dl_offload *o) {
     if (!p) return 0;
     for (uint32_t r = 0; r < o->nrows; r++)
         if (p->unsorted[r]) sort_row(o, r);
-    free(p->qhead);
-    free(p->qtail);
-    free(p->pool);
+    for (uint32_t k = 0; k < o->nkeys; k++) free(p->ring[k].q);
+    free(p->ring);
     free(p);
     o->pairing = NULL;
     return o->nrows;

@@ -201,16 +201,18 @@ void xpv_dl_group_wire_free(xpv_group_wire *w) { xpv_buf_free(&w->b); }
 /* Host offload events carry only the stats of their start / done
  * metadata (`_a` = 1, raw_bytes_accessed, shape_with_layout), so many are
  * equal: those share one encoding (one wire offset), found through a
- * direct-mapped memo of the recent (start, done) metadata pairs.  The
- * events come with the start's metadata in `wire`. */
+ * direct-mapped memo of the recent (start, done) metadata pairs, which
+ * also holds the event's own metadata (its key's).  The events come with
+ * the start's metadata in `wire` and the done's in `meta`. */
 typedef struct offload_memo {
-    uint32_t smeta, dmeta, off;
+    uint32_t smeta, dmeta, off, meta;
     int used;
 } offload_memo;
 
 #define OFFLOAD_MEMO 256
 
-void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_offload *o) {
+void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_offload *o,
+                                 uint32_t (*key_meta)(void *arg, uint32_t key), void *arg) {
     offload_memo mm[OFFLOAD_MEMO];
     memset(mm, 0, sizeof mm);
     xpv_buf b;
@@ -222,6 +224,7 @@ void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_of
         offload_memo *m = &mm[h & (OFFLOAD_MEMO - 1)];
         if (m->used && m->smeta == smeta && m->dmeta == dmeta) {
             e->wire = m->off;
+            e->meta = m->meta;
             continue;
         }
         const xpv_dl_offload_meta *dm = &o->meta[dmeta];
@@ -233,8 +236,9 @@ void xpv_dl_attach_offload_stats(xpv_arena *arena, xpv_line *ln, const xpv_dl_of
         size_t body = body_len(&s), len = varint_len(body) + body;
         uint8_t *w = (uint8_t *)xpv_buf_reserve(&b, len);
         e->wire = (uint32_t)b.len;
+        e->meta = key_meta(arg, dm->key);
         put_event(w, &s);
-        *m = (offload_memo){smeta, dmeta, (uint32_t)b.len, 1};
+        *m = (offload_memo){smeta, dmeta, (uint32_t)b.len, e->meta, 1};
         b.len += len;
     }
     adopt_wire(arena, ln, &b);

@@ -88,6 +88,7 @@ typedef struct builder {
     i64map seen;
     uint32_t stamp;
     vec queue, pars;
+    uint32_t line_hint;        /* line_of's last answer (serial phases only) */
     uint32_t *stack;           /* nest_line_of's scratch */
     int64_t *stack_end;
     size_t stack_cap;
@@ -256,14 +257,19 @@ static int space_may_have_roots(const xpv_profile *p) {
     return 0;
 }
 
-/* The line holding node `x` (binary search over line bases). */
-static line_ref *line_of(const builder *b, uint32_t x) {
+/* The line holding node `x` (the last one found, else a binary search
+ * over line bases; propagation mostly stays on a line). */
+static line_ref *line_of(builder *b, uint32_t x) {
+    uint32_t c = b->line_hint;
+    if (c < b->nlines && b->lines[c].base <= x && (c + 1 == b->nlines || x < b->lines[c + 1].base))
+        return &b->lines[c];
     uint32_t lo = 0, hi = b->nlines;
     while (hi - lo > 1) {
         uint32_t mid = (lo + hi) / 2;
         if (b->lines[mid].base <= x) lo = mid;
         else hi = mid;
     }
+    b->line_hint = lo;
     return &b->lines[lo];
 }
 
