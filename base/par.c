@@ -49,20 +49,37 @@ void xpv_par_run_if(int parallel, void (*fa)(void *), void *a, void (*fb)(void *
     fa(a);
 }
 
+/* xpv_par_many's shared state: the next job to take. */
+typedef struct many {
+    void (*fn)(void *);
+    void *const *args;
+    int n, next;
+} many;
+
+static void many_take(void *p) {
+    many *m = p;
+    for (;;) {
+        int i = __atomic_fetch_add(&m->next, 1, __ATOMIC_RELAXED);
+        if (i >= m->n) return;
+        m->fn(m->args[i]);
+    }
+}
+
 void xpv_par_many(void (*fn)(void *), void *const *args, int n) {
     enum { MAX = 64 };
     if (n <= 0) return;
-    if (n > MAX) n = MAX;
+    many m = {fn, args, n, 0};
+    int nt = n < MAX ? n : MAX;
     half h[MAX];
     pthread_t th[MAX];
     int started[MAX] = {0};
-    for (int i = 0; i < n; i++) h[i] = (half){fn, args[i], 0, 0};
-    for (int i = 1; i < n; i++) started[i] = pthread_create(&th[i], NULL, half_thread, &h[i]) == 0;
+    for (int i = 0; i < nt; i++) h[i] = (half){many_take, &m, 0, 0};
+    for (int i = 1; i < nt; i++) started[i] = pthread_create(&th[i], NULL, half_thread, &h[i]) == 0;
     half_run(&h[0]);
-    for (int i = 1; i < n; i++) {
+    for (int i = 1; i < nt; i++) {
         if (started[i]) pthread_join(th[i], NULL);
-        else half_run(&h[i]);
+        else half_run(&h[i]); /* (takes what is left, if anything) */
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < nt; i++)
         if (h[i].oom) xpv_oom_raise(h[i].failed);
 }

@@ -21,10 +21,11 @@ void xpv_par_run(void (*fa)(void *), void *a, void (*fb)(void *), void *b);
  * same outcome as xpv_par_run() when no thread can be started. */
 void xpv_par_run_if(int parallel, void (*fa)(void *), void *a, void (*fb)(void *), void *b);
 
-/* fn(args[0]) on this thread and fn(args[i]) on a thread each for the
- * others (run here in turn when a thread cannot be started); returns when
- * all are done, raising an allocation failure of any as xpv_par_run does.
- * n <= 64. */
+/* fn(args[i]) for every i < n, on this thread and up to 63 others (one
+ * each when n <= 64; past that, each thread takes the next job left; all
+ * on this thread when no thread can be started); returns when all are
+ * done, raising an allocation failure of any as xpv_par_run does (the
+ * thread whose job failed takes no more; the others go on). */
 void xpv_par_many(void (*fn)(void *), void *const *args, int n);
 
 #endif

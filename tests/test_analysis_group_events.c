@@ -422,6 +422,36 @@ static void test_tpu_cores_share_ids(void **state) {
     xpv_profile_free(p);
 }
 
+/* A pod's host holds many TensorCore planes: every one's lines take its
+ * modules' groups (the per-plane jobs are more than the threads). */
+static void test_tpu_many_cores(void **state) {
+    (void)state;
+    enum { CORES = 70 };
+    tx_space *s = tx_new();
+    for (int k = 0; k < CORES; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "/device:TPU:%d", k);
+        int d = tx_plane(s, name);
+        int mods = tx_line(s, d, 1, "XLA Modules", 0);
+        tx_event(s, d, mods, "jit_f(1)", 0, 100);
+        tx_event(s, d, mods, "jit_f(1)", 200, 100);
+        int ops = tx_line(s, d, 2, "XLA Ops", 0);
+        tx_event(s, d, ops, "a", 10, 10);
+        tx_event(s, d, ops, "b", 250, 10);
+        tx_event(s, d, ops, "gap", 150, 10);
+    }
+    xpv_profile *p = tx_decode(s);
+    xpv_groups *g = xpv_group_events(p);
+    assert_int_equal(g->ngroups, 2);
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        assert_int_equal(xpv_group_of(g, k, 1, 0), 0);
+        assert_int_equal(xpv_group_of(g, k, 1, 1), 1);
+        assert_int_equal(xpv_group_of(g, k, 1, 2), -1);
+    }
+    xpv_groups_free(g);
+    xpv_profile_free(p);
+}
+
 /* A TPU module consuming a host producer's context (`_pt/_p` -> an XLA
  * Ops event's `_ct/_c`, held by the module event that covers it).
  * host_stat: 0 none, 1 `step_num` 42 on the producer, 2 a `_r` root
@@ -659,6 +689,7 @@ TU_MAIN(cmocka_unit_test(test_gpu_trace_root),
         cmocka_unit_test(test_tpu_module_root),
         cmocka_unit_test(test_tpu_module_line),
         cmocka_unit_test(test_tpu_cores_share_ids),
+        cmocka_unit_test(test_tpu_many_cores),
         cmocka_unit_test(test_tpu_host_producer),
         cmocka_unit_test(test_metadata_stats),
         cmocka_unit_test(test_file_grouped),

@@ -204,10 +204,25 @@ static void test_par_many(void **state) {
     for (int i = 0; i < 5; i++) assert_true(i == 3 ? !m.h[i].done : m.h[i].done);
 }
 
+/* More jobs than threads (64): every job runs, once. */
+static void count_job(void *arg) { __atomic_fetch_add((int *)arg, 1, __ATOMIC_RELAXED); }
+
+static void test_par_many_past_64(void **state) {
+    (void)state;
+    enum { N = 200 };
+    int count[N];
+    void *args[N];
+    memset(count, 0, sizeof count);
+    for (int i = 0; i < N; i++) args[i] = &count[i];
+    xpv_par_many(count_job, args, N);
+    for (int i = 0; i < N; i++) assert_int_equal(count[i], 1);
+}
+
 TU_MAIN(cmocka_unit_test(test_result_passes_through),
         cmocka_unit_test(test_failure_unwinds),
         cmocka_unit_test(test_every_allocator),
         cmocka_unit_test(test_nesting),
+        cmocka_unit_test(test_par_many_past_64),
         cmocka_unit_test(test_par_both_run),
         cmocka_unit_test(test_par_failure_raised_after_both),
         cmocka_unit_test(test_par_run_if_inline),
