@@ -89,6 +89,12 @@ typedef struct builder {
     uint32_t stamp;
     vec queue, pars;
     uint32_t line_hint;        /* line_of's last answer (serial phases only) */
+    /* TPU cores' groups, named after the per-line ids are set going (see
+     * group_tpu_cores): group tpu_next + i by root namer[i] of line
+     * namer_lr[i] */
+    uint32_t *namer, nnamed;
+    const line_ref **namer_lr;
+    int32_t tpu_next;
     uint32_t *stack;           /* nest_line_of's scratch */
     int64_t *stack_end;
     size_t stack_cap;
@@ -463,6 +469,23 @@ static int is_implicit_root(const xpv_plane *pl, const xpv_line *ln, const xpv_e
     return 0;
 }
 
+/* `v` in decimal at `out` (at least 21 bytes), NUL-terminated; returns
+ * its length. */
+static size_t fmt_i64(char *out, int64_t v) {
+    char tmp[24];
+    size_t k = 0;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[k++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    size_t n = 0;
+    if (v < 0) out[n++] = '-';
+    while (k) out[n++] = tmp[--k];
+    out[n] = '\0';
+    return n;
+}
+
 /* Record group `gid` rooted at `root` with its name (XProf's
  * ProcessRootEvent; a later root of the same id renames it). */
 static void name_group(builder *b, const line_ref *lr, uint32_t root, int32_t gid) {
@@ -497,7 +520,7 @@ static void name_group(builder *b, const line_ref *lr, uint32_t root, int32_t gi
     const node_val *it = context_val(b, &b->iters, root);
     if (!it) it = context_val(b, &b->steps, root);
     if (it) num = it->v;
-    snprintf(buf + n, sizeof buf - n, "%lld", (long long)num);
+    n += fmt_i64(buf + n, num);
     if ((uint32_t)gid >= b->gcap) {
         uint32_t old = b->gcap;
         b->gcap = (uint32_t)gid + 1 > 2 * old ? (uint32_t)gid + 1 : 2 * old;
@@ -506,7 +529,7 @@ static void name_group(builder *b, const line_ref *lr, uint32_t root, int32_t gi
     }
     if ((uint32_t)gid >= g->ngroups) g->ngroups = (uint32_t)gid + 1;
     xpv_group_info *gi = &g->groups[gid];
-    gi->name = xpv_arena_strndup(&g->arena, buf, strlen(buf));
+    gi->name = xpv_arena_strndup(&g->arena, buf, n);
     gi->plane = lr->plane;
     gi->line = lr->line;
     gi->event = ei;
@@ -1233,9 +1256,9 @@ static void group_tpu_cores(builder *b, vec *work, int32_t next) {
     }
     if (!any_tpu) return;
     /* A later core's root renames a group, so each group is named once,
-     * after the roots of all cores: by its last root. */
-    const line_ref **namer_lr = NULL;
-    uint32_t *namer = NULL, nnamed = 0;
+     * after the roots of all cores, by its last root (name_tpu_groups). */
+    uint32_t cap = 0;
+    b->tpu_next = next;
     for (uint32_t k = 0; k < p->nplanes; k++) {
         const xpv_plane *pl = &p->planes[k];
         if (!is_tensor_core_plane(pl)) continue;
@@ -1246,21 +1269,30 @@ static void group_tpu_cores(builder *b, vec *work, int32_t next) {
         for (uint32_t j = 0; j < pl->lines[gl].nevents; j++) {
             uint32_t node = (uint32_t)(lr->base + j);
             if (b->group[node] >= 0) continue;
-            propagate(b, node, next + (int32_t)n, work);
-            if (n == nnamed) {
-                nnamed = n + 1 > 2 * nnamed ? n + 1 : 2 * nnamed;
-                namer = xpv_xrealloc(namer, nnamed * sizeof *namer);
-                namer_lr = xpv_xrealloc(namer_lr, nnamed * sizeof *namer_lr);
-                for (uint32_t i = n; i < nnamed; i++) namer_lr[i] = NULL;
+            int32_t gid = next + (int32_t)n;
+            /* (nothing to spread to: no edge leaves it, nothing nests in it) */
+            if (!(b->flags[node] & (NODE_OUT_EDGE | NODE_LAUNCH)) && b->end[node] == node + 1)
+                b->group[node] = gid;
+            else
+                propagate(b, node, gid, work);
+            if (n == cap) {
+                cap = n + 1 > 2 * cap ? n + 1 : 2 * cap;
+                b->namer = xpv_xrealloc(b->namer, cap * sizeof *b->namer);
+                b->namer_lr = xpv_xrealloc(b->namer_lr, cap * sizeof *b->namer_lr);
             }
-            namer[n] = node;
-            namer_lr[n++] = lr;
+            b->namer[n] = node;
+            b->namer_lr[n++] = lr;
+            if (n > b->nnamed) b->nnamed = n;
         }
     }
-    for (uint32_t i = 0; i < nnamed && namer_lr[i]; i++)
-        name_group(b, namer_lr[i], namer[i], next + (int32_t)i);
-    free(namer);
-    free(namer_lr);
+}
+
+/* The names of the TPU cores' groups (a job beside the per-line ids:
+ * it writes only the group table). */
+static void name_tpu_groups(void *arg) {
+    builder *b = arg;
+    for (uint32_t i = 0; i < b->nnamed; i++)
+        name_group(b, b->namer_lr[i], b->namer[i], b->tpu_next + (int32_t)i);
 }
 
 /* Per-event ids: nodes back to event order. */
@@ -1306,12 +1338,12 @@ static void mark_inert_lines(builder *b) {
  * grouping event while it overlaps, else look forward for one that does). */
 typedef struct tpu_gid_job {
     xpv_groups *g;
-    const xpv_plane *pl;
+    const xpv_plane *pl;       /* NULL: the naming job */
     uint32_t k;                /* plane index */
+    builder *b;
 } tpu_gid_job;
 
-static void tpu_plane_gids(void *arg) {
-    const tpu_gid_job *j = arg;
+static void tpu_plane_gids(const tpu_gid_job *j) {
     xpv_groups *g = j->g;
     const xpv_plane *pl = j->pl;
     int gl = tpu_grouping_line(pl);
@@ -1326,19 +1358,26 @@ static void tpu_plane_gids(void *arg) {
         const xpv_line *gln = &pl->lines[gl];
         const int32_t *ggid = g->gid + g->line_off[g->plane_line0[j->k] + (uint32_t)gl];
         int64_t cur = -1;
+        /* the current grouping event's span and id (none: an empty span) */
+        int64_t gs = INT64_MAX, ge = INT64_MIN;
+        int32_t gv = -1;
         for (uint32_t i = 0; i < ln->nevents; i++) {
             const xpv_event *ev = &ln->events[i];
+            __builtin_prefetch(ev + 32);
             int64_t b0 = ev->start_ps, e0 = ev->start_ps + ev->dur_ps;
             int32_t v = -1;
-            if (cur >= 0 && overlaps(&gln->events[cur], b0, e0)) {
-                v = ggid[cur];
+            if (gs < e0 && b0 < ge) { /* overlaps(current) */
+                v = gv;
             } else {
                 for (uint32_t c = (uint32_t)(cur + 1); c < gln->nevents; c++) {
                     const xpv_event *ce = &gln->events[c];
                     if (ce->start_ps > e0) break;
                     if (ce->start_ps + ce->dur_ps < b0) continue;
                     cur = c;
-                    if (overlaps(ce, b0, e0)) v = ggid[c];
+                    gs = ce->start_ps;
+                    ge = ce->start_ps + ce->dur_ps;
+                    gv = ggid[c];
+                    if (overlaps(ce, b0, e0)) v = gv;
                     break;
                 }
             }
@@ -1347,18 +1386,31 @@ static void tpu_plane_gids(void *arg) {
     }
 }
 
-/* Each TPU plane on its own thread (they write disjoint ranges). */
-static void tpu_line_gids(xpv_groups *g, const xpv_profile *p) {
-    tpu_gid_job *jobs = xpv_xcalloc(p->nplanes ? p->nplanes : 1, sizeof *jobs);
-    void **args = xpv_xcalloc(p->nplanes ? p->nplanes : 1, sizeof *args);
+static void tpu_job(void *arg) {
+    tpu_gid_job *j = arg;
+    if (j->pl) tpu_plane_gids(j);
+    else name_tpu_groups(j->b);
+}
+
+/* Each TPU plane's ids a job (they write disjoint ranges), and the TPU
+ * groups' names another. */
+static void tpu_line_gids(builder *b) {
+    const xpv_profile *p = b->p;
+    tpu_gid_job *jobs = xpv_xcalloc(p->nplanes + 1, sizeof *jobs);
+    void **args = xpv_xcalloc(p->nplanes + 1, sizeof *args);
     int n = 0;
-    for (uint32_t k = 0; k < p->nplanes; k++) {
-        if (!is_tpu_plane(&p->planes[k])) continue;
-        jobs[n] = (tpu_gid_job){g, &p->planes[k], k};
+    if (b->nnamed) {
+        jobs[n] = (tpu_gid_job){b->g, NULL, 0, b};
         args[n] = &jobs[n];
         n++;
     }
-    if (n) xpv_par_many(tpu_plane_gids, args, n);
+    for (uint32_t k = 0; k < p->nplanes; k++) {
+        if (!is_tpu_plane(&p->planes[k])) continue;
+        jobs[n] = (tpu_gid_job){b->g, &p->planes[k], k, b};
+        args[n] = &jobs[n];
+        n++;
+    }
+    if (n) xpv_par_many(tpu_job, args, n);
     free(args);
     free(jobs);
 }
@@ -1384,6 +1436,8 @@ static void builder_free(builder *b, scan_out *o) {
     free(b->pars.p);
     free(b->stack);
     free(b->stack_end);
+    free(b->namer);
+    free(b->namer_lr);
     i64map_free(&b->seen);
     free(o->prod.p);
     free(o->cons.p);
@@ -1432,7 +1486,7 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
     if (b->nn) {
         gids_to_event_order(b);
         mark_inert_lines(b);
-        tpu_line_gids(g, p);
+        tpu_line_gids(b);
     } else {
         g->gid = xpv_xmalloc((g->nevents ? g->nevents : 1) * sizeof *g->gid);
         memset(g->gid, 0xff, (g->nevents ? g->nevents : 1) * sizeof *g->gid);
