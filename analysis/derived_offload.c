@@ -257,6 +257,12 @@ typedef struct xpv_dl_pairing {
     xpv_dl_offload *o;
     qring *ring;               /* per key */
     int64_t frontier[MAX_ROWS];
+    /* the rows in place()'s order of preference, smallest frontier first,
+     * the later row first on equal frontiers: a ring of o->nrows entries
+     * from rhead (rows are mostly used in turn, so a row whose frontier
+     * moves goes from the head to the tail) */
+    uint8_t ring_rows[MAX_ROWS];
+    uint32_t rhead;
     uint8_t unsorted[MAX_ROWS];
 } pairing;
 
@@ -268,25 +274,56 @@ static void ring_grow(qring *r) {
     *r = (qring){q, 0, r->len, cap};
 }
 
+/* Whether row a comes before row b in place()'s order. */
+static inline int row_before(const pairing *p, uint32_t a, uint32_t b) {
+    int64_t fa = p->frontier[a], fb = p->frontier[b];
+    return fa < fb || (fa == fb && a > b);
+}
+
+static inline uint32_t ring_at(const pairing *p, uint32_t k) {
+    uint32_t i = p->rhead + k;
+    return i >= MAX_ROWS ? i - MAX_ROWS : i;
+}
+
+/* Put row `r` among the first `m` rows of the ring, in order (looking
+ * from the tail: usually it goes last). */
+static void ring_insert(pairing *p, uint32_t r, uint32_t m) {
+    uint32_t j = m;
+    while (j > 0 && row_before(p, r, p->ring_rows[ring_at(p, j - 1)])) {
+        p->ring_rows[ring_at(p, j)] = p->ring_rows[ring_at(p, j - 1)];
+        j--;
+    }
+    p->ring_rows[ring_at(p, j)] = (uint8_t)r;
+}
+
 /* The row of an op from `begin` to `end`: among the rows, the one with
  * the smallest frontier at or before `begin` (ties: the later row), else
- * a new row, else the last. */
+ * a new row, else the last.  That row is the ring's head when any is. */
 static uint32_t place(pairing *p, int64_t begin, int64_t end) {
     int64_t *frontier = p->frontier;
-    uint32_t *nrows = &p->o->nrows;
-    int idx = -1;
-    int64_t minf = begin;
-    for (uint32_t r = 0; r < *nrows; r++)
-        if (frontier[r] <= minf) {
-            idx = (int)r;
-            minf = frontier[r];
-        }
-    if (idx < 0) {
-        if (*nrows < MAX_ROWS) frontier[(*nrows)++] = end;
-        idx = (int)*nrows - 1;
+    uint32_t n = p->o->nrows;
+    if (n && frontier[p->ring_rows[p->rhead]] <= begin) {
+        uint32_t idx = p->ring_rows[p->rhead];
+        if (end > frontier[idx]) frontier[idx] = end;
+        p->rhead = ring_at(p, 1);
+        ring_insert(p, idx, n - 1);
+        return idx;
     }
-    if (end > frontier[idx]) frontier[idx] = end;
-    return (uint32_t)idx;
+    if (n < MAX_ROWS) {
+        frontier[n] = end;
+        p->o->nrows = n + 1;
+        ring_insert(p, n, n);
+        return n;
+    }
+    uint32_t idx = MAX_ROWS - 1;
+    if (end > frontier[idx]) {
+        uint32_t k = 0;
+        while (p->ring_rows[ring_at(p, k)] != idx) k++;
+        for (; k + 1 < n; k++) p->ring_rows[ring_at(p, k)] = p->ring_rows[ring_at(p, k + 1)];
+        frontier[idx] = end;
+        ring_insert(p, idx, n - 1);
+    }
+    return idx;
 }
 
 static void push_op(pairing *p, uint32_t r, xpv_event op) {
@@ -327,6 +364,7 @@ static void pairing_reset(pairing *p) {
     for (uint32_t r = 0; r < p->o->nrows; r++) p->o->nrow[r] = 0;
     p->o->nrows = 0;
     for (uint32_t k = 0; k < p->o->nkeys; k++) p->ring[k].head = p->ring[k].len = 0;
+    p->rhead = 0;
     memset(p->unsorted, 0, sizeof p->unsorted);
 }
 
