@@ -1045,7 +1045,23 @@ typedef struct twalk {
     xpv_stat_set set;
     xpv_dl_offload *off;
     dline *lines;              /* Framework Name Scope, Ops, Source code */
+    /* The tf_op (Framework Name Scope and Ops) and the source last added,
+     * when grouped: their metadata and group (UINT32_MAX: none, or not
+     * known).  The same again in the same group merges into the open
+     * events they left on every level (add_level's merge). */
+    uint32_t last_op, last_src;
+    int64_t last_op_g, last_src_g;
 } twalk;
+
+/* add_level's merge of [start, start + dur) into the open event of
+ * `level` (which merges: same metadata and group). */
+static inline void extend_level(dline *d, size_t level, int64_t start, int64_t dur) {
+    xpv_event *e = &d->ev[d->last[level].ev];
+    int64_t end = e->start_ps + e->dur_ps, nend = start + dur;
+    if (start < e->start_ps) e->start_ps = start;
+    if (nend > end) end = nend;
+    e->dur_ps = end - e->start_ps;
+}
 
 /* One event of the walk, in the plane's time order: fed to the host
  * offload rows, then its tf_op and source added to the derived lines. */
@@ -1085,10 +1101,19 @@ static inline void tpu_walk_event(twalk *w, const xpv_line *eln, uint32_t li, ui
                 tc->nscopes = n;
                 tc->op_ready = 1;
             }
-            add_tf_op(tc->scopes, tc->nscopes, tc->op, e->start_ps, du, ts.g, &w->lines[0],
-                      &w->lines[1]);
+            if (ts.g.has && tc->op == w->last_op && ts.g.v == w->last_op_g) {
+                for (size_t i = 0; i < tc->nscopes; i++)
+                    extend_level(&w->lines[0], i, e->start_ps, du);
+                extend_level(&w->lines[1], 0, e->start_ps, du);
+            } else {
+                add_tf_op(tc->scopes, tc->nscopes, tc->op, e->start_ps, du, ts.g, &w->lines[0],
+                          &w->lines[1]);
+                w->last_op = ts.g.has ? tc->op : UINT32_MAX;
+                w->last_op_g = ts.g.v;
+            }
         } else {
             process_tf_op(c, ts.tf_op, e->start_ps, du, ts.g, &w->lines[0], &w->lines[1]);
+            w->last_op = UINT32_MAX;
         }
     }
     if (ts.source.len) {
@@ -1102,8 +1127,14 @@ static inline void tpu_walk_event(twalk *w, const xpv_line *eln, uint32_t li, ui
         } else {
             sm = tab_get(&c->tab, ts.source, (xpv_str){NULL, 0});
         }
-        opt64 none = {0, 0};
-        add_level(&w->lines[2], sm, e->start_ps, du, ts.g, none, 0);
+        if (ts.g.has && sm == w->last_src && ts.g.v == w->last_src_g) {
+            extend_level(&w->lines[2], 0, e->start_ps, du);
+        } else {
+            opt64 none = {0, 0};
+            add_level(&w->lines[2], sm, e->start_ps, du, ts.g, none, 0);
+            w->last_src = ts.g.has ? sm : UINT32_MAX;
+            w->last_src_g = ts.g.v;
+        }
     }
 }
 
@@ -1184,7 +1215,7 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     }
     int fed = begun && !(outside && xpv_dl_offload_outside(&off, pl, skip));
     free(skip);
-    twalk w = {c, pl, gr, pi, mt, mf, own, cache, set, &off, lines};
+    twalk w = {c, pl, gr, pi, mt, mf, own, cache, set, &off, lines, UINT32_MAX, UINT32_MAX, 0, 0};
     if (fed)
         for (uint32_t m = 0; m < pl->nevent_meta; m++) mf[m] |= (uint8_t)(off.kind[m] ? 4 : 0);
     while (ncur > 1 || (ncur == 1 && cur[0].ord)) {

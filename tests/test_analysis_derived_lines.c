@@ -639,6 +639,76 @@ static void test_tpu_lines_from_stats(void **state) {
     xpv_profile_free(p);
 }
 
+/* Grouped TPU ops merge on each derived line by that line's own name
+ * and group (add_level): two metadata with the same tf_op merge; an
+ * event naming no tf_op leaves the Framework lines open; another op in
+ * between closes the op (not the common scope); the next module does
+ * not merge.  Times in ns, counted by hand. */
+static void test_tpu_grouped_merge(void **state) {
+    (void)state;
+    int pl, lm;
+    tx_space *s = tx_new_line("/device:TPU:0", 1, "XLA Modules", &pl, &lm);
+    int lo = tx_line(s, pl, 2, "XLA Ops", 0);
+    tx_event(s, pl, lm, "jit_f(1)", 0, 100000);
+    tx_event(s, pl, lm, "jit_f(1)", 100000, 100000);
+    const char *add = "jit(f)/jit(g)/add:", *mul = "jit(f)/mul:";
+    tx_meta_str(s, pl, "add.1", "tf_op", add);
+    tx_meta_str(s, pl, "add.1", "source", "a.py:1");
+    tx_meta_str(s, pl, "add.2", "tf_op", add);
+    tx_meta_str(s, pl, "add.2", "source", "a.py:1");
+    tx_meta_str(s, pl, "mul.1", "tf_op", mul);
+    tx_meta_str(s, pl, "mul.1", "source", "a.py:2");
+    tx_meta_str(s, pl, "src.1", "source", "a.py:2");
+    tx_event(s, pl, lo, "add.1", 0, 10000);
+    tx_event(s, pl, lo, "add.2", 20000, 10000);   /* same tf_op: merges [0, 30) */
+    tx_event(s, pl, lo, "mul.1", 40000, 10000);   /* closes add and jit(g) */
+    tx_event(s, pl, lo, "src.1", 52000, 2000);    /* source only: merges a.py:2 */
+    tx_event(s, pl, lo, "mul.1", 56000, 4000);    /* merges [40, 60) */
+    tx_event(s, pl, lo, "add.1", 60000, 10000);
+    tx_event(s, pl, lo, "add.1", 110000, 10000);  /* next module: new everywhere */
+    tx_event(s, pl, lo, "mul.1", 125000, 5000);
+    xpv_profile *p = tx_decode(s);
+    xpv_groups *g = xpv_group_events(p);
+    xpv_derived_lines *d = xpv_derived_lines_build(p, g);
+    const xpv_dl_plane *dp = xpv_derived_lines_plane(d, 0);
+    assert_non_null(dp);
+    const xpv_line *ns = line_by_id(dp, XPV_DL_BASE + 2), *op = line_by_id(dp, XPV_DL_BASE + 3),
+                   *src = line_by_id(dp, XPV_DL_BASE + 7);
+    assert_non_null(ns);
+    assert_non_null(op);
+    assert_non_null(src);
+    static const struct { int64_t b, e; const char *name; } ops[] = {
+        {0, 30, "add"}, {40, 60, "mul"}, {60, 70, "add"}, {110, 120, "add"}, {125, 130, "mul"}};
+    assert_int_equal(op->nevents, 5);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(op->events[i].start_ps, ops[i].b * 1000);
+        assert_int_equal(op->events[i].dur_ps, (ops[i].e - ops[i].b) * 1000);
+        assert_true(xpv_str_eq(ev_name(dp, &op->events[i]), ops[i].name));
+    }
+    /* jit(f) per module; jit(g) under each add run */
+    static const struct { int64_t b, e; const char *name; } scopes[] = {
+        {0, 70, "jit(f)"}, {0, 30, "jit(g)"}, {60, 70, "jit(g)"}, {110, 130, "jit(f)"},
+        {110, 120, "jit(g)"}};
+    assert_int_equal(ns->nevents, 5);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(ns->events[i].start_ps, scopes[i].b * 1000);
+        assert_int_equal(ns->events[i].dur_ps, (scopes[i].e - scopes[i].b) * 1000);
+        assert_true(xpv_str_eq(ev_name(dp, &ns->events[i]), scopes[i].name));
+    }
+    static const struct { int64_t b, e; const char *name; } srcs[] = {
+        {0, 30, "a.py:1"}, {40, 60, "a.py:2"}, {60, 70, "a.py:1"}, {110, 120, "a.py:1"},
+        {125, 130, "a.py:2"}};
+    assert_int_equal(src->nevents, 5);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(src->events[i].start_ps, srcs[i].b * 1000);
+        assert_int_equal(src->events[i].dur_ps, (srcs[i].e - srcs[i].b) * 1000);
+        assert_true(xpv_str_eq(ev_name(dp, &src->events[i]), srcs[i].name));
+    }
+    xpv_derived_lines_free(d);
+    xpv_groups_free(g);
+    xpv_profile_free(p);
+}
+
 /* The walk takes the plane's events in time order across its lines
  * (merge of the lines), then the rest of the last line in turn; a line
  * out of time order is walked in its time order.  Shape 0: ops on two
@@ -1145,6 +1215,7 @@ TU_MAIN(cmocka_unit_test(test_hlo_merge_and_levels),
         cmocka_unit_test(test_real_jax_gpu),
         cmocka_unit_test(test_tpu_lines_from_stats),
         cmocka_unit_test(test_tpu_gap_rule),
+        cmocka_unit_test(test_tpu_grouped_merge),
         cmocka_unit_test(test_tpu_walk_order),
         cmocka_unit_test(test_tpu_host_offload),
         cmocka_unit_test(test_tpu_offload_rows_rule),
