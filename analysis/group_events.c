@@ -763,6 +763,7 @@ static void scan_tpu_plane(worker *w, uint32_t k) {
     const xpv_line *gl = &pl->lines[gline];
     uint64_t gbase = b->lines[l0 + (uint32_t)gline].base;
     memset(b->group + gbase, 0xff, gl->nevents * sizeof *b->group);
+    memset(b->flags + gbase, 0, gl->nevents);
     for (uint32_t j = 0; j < gl->nevents; j++) {
         b->parent[gbase + j] = NO_NODE;
         b->end[gbase + j] = (uint32_t)(gbase + j + 1);
@@ -820,6 +821,7 @@ static void scan_line(worker *w, uint32_t k, uint32_t l) {
      * see mark_inert_lines; its node slots are never touched) */
     if (ps->inert) return;
     memset(b->group + base, 0xff, (size_t)ne * sizeof *b->group);
+    memset(b->flags + base, 0, ne);
     visit_order(lr, ln, &w->ord, &w->ord_cap);
     /* (no event of the line holds a grouping stat: none is read; nothing
      * to record without one but TraceContext roots) */
@@ -1162,12 +1164,13 @@ static uint32_t layout_nodes(builder *b) {
     g->nevents = total;
     if (total >= INT32_MAX) total = 0; /* absurd: give up grouping */
     uint32_t nn = b->nn = (uint32_t)total;
-    /* group is set per line by the scan's workers (first touch on their
-     * own thread); flags start zero and are written for few nodes; parent
+    /* group and flags are set per line by the scan's workers (first touch
+     * on their own thread), for the lines they scan: no other node is
+     * ever reached (inert lines, TPU lines but the grouping one); parent
      * and end only for the lines propagation reaches (nest_line_of), so
      * most of their pages are never touched. */
     b->group = xpv_xmalloc((nn ? nn : 1) * sizeof *b->group);
-    b->flags = xpv_xcalloc(nn ? nn : 1, 1);
+    b->flags = xpv_xmalloc(nn ? nn : 1);
     b->parent = xpv_xmalloc((nn ? nn : 1) * sizeof *b->parent);
     b->end = xpv_xmalloc((nn ? nn : 1) * sizeof *b->end);
     return nn;
