@@ -639,6 +639,21 @@ static void test_tpu_lines_from_stats(void **state) {
     xpv_profile_free(p);
 }
 
+/* An expected derived event: [b, e) ns and its name. */
+typedef struct span {
+    int64_t b, e;
+    const char *name;
+} span;
+
+static void check_spans(const xpv_dl_plane *dp, const xpv_line *ln, const span *want, uint32_t n) {
+    assert_int_equal(ln->nevents, n);
+    for (uint32_t i = 0; i < n; i++) {
+        assert_int_equal(ln->events[i].start_ps, want[i].b * 1000);
+        assert_int_equal(ln->events[i].dur_ps, (want[i].e - want[i].b) * 1000);
+        assert_true(xpv_str_eq(ev_name(dp, &ln->events[i]), want[i].name));
+    }
+}
+
 /* Grouped TPU ops merge on each derived line by that line's own name
  * and group (add_level): two metadata with the same tf_op merge; an
  * event naming no tf_op leaves the Framework lines open; another op in
@@ -677,33 +692,17 @@ static void test_tpu_grouped_merge(void **state) {
     assert_non_null(ns);
     assert_non_null(op);
     assert_non_null(src);
-    static const struct { int64_t b, e; const char *name; } ops[] = {
+    static const span ops[] = {
         {0, 30, "add"}, {40, 60, "mul"}, {60, 70, "add"}, {110, 120, "add"}, {125, 130, "mul"}};
-    assert_int_equal(op->nevents, 5);
-    for (int i = 0; i < 5; i++) {
-        assert_int_equal(op->events[i].start_ps, ops[i].b * 1000);
-        assert_int_equal(op->events[i].dur_ps, (ops[i].e - ops[i].b) * 1000);
-        assert_true(xpv_str_eq(ev_name(dp, &op->events[i]), ops[i].name));
-    }
+    check_spans(dp, op, ops, 5);
     /* jit(f) per module; jit(g) under each add run */
-    static const struct { int64_t b, e; const char *name; } scopes[] = {
-        {0, 70, "jit(f)"}, {0, 30, "jit(g)"}, {60, 70, "jit(g)"}, {110, 130, "jit(f)"},
-        {110, 120, "jit(g)"}};
-    assert_int_equal(ns->nevents, 5);
-    for (int i = 0; i < 5; i++) {
-        assert_int_equal(ns->events[i].start_ps, scopes[i].b * 1000);
-        assert_int_equal(ns->events[i].dur_ps, (scopes[i].e - scopes[i].b) * 1000);
-        assert_true(xpv_str_eq(ev_name(dp, &ns->events[i]), scopes[i].name));
-    }
-    static const struct { int64_t b, e; const char *name; } srcs[] = {
-        {0, 30, "a.py:1"}, {40, 60, "a.py:2"}, {60, 70, "a.py:1"}, {110, 120, "a.py:1"},
-        {125, 130, "a.py:2"}};
-    assert_int_equal(src->nevents, 5);
-    for (int i = 0; i < 5; i++) {
-        assert_int_equal(src->events[i].start_ps, srcs[i].b * 1000);
-        assert_int_equal(src->events[i].dur_ps, (srcs[i].e - srcs[i].b) * 1000);
-        assert_true(xpv_str_eq(ev_name(dp, &src->events[i]), srcs[i].name));
-    }
+    static const span scopes[] = {{0, 70, "jit(f)"},    {0, 30, "jit(g)"},
+                                  {60, 70, "jit(g)"},   {110, 130, "jit(f)"},
+                                  {110, 120, "jit(g)"}};
+    check_spans(dp, ns, scopes, 5);
+    static const span srcs[] = {{0, 30, "a.py:1"},    {40, 60, "a.py:2"}, {60, 70, "a.py:1"},
+                                {110, 120, "a.py:1"}, {125, 130, "a.py:2"}};
+    check_spans(dp, src, srcs, 5);
     xpv_derived_lines_free(d);
     xpv_groups_free(g);
     xpv_profile_free(p);
