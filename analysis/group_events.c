@@ -11,7 +11,8 @@
  * are few and listed, and launch -> kernel links are a sorted array.
  * Propagation from a root reaches every node joined to it by a path of
  * nodes no earlier root has grouped, which is what XProf's breadth-first
- * walk reaches.
+ * walk reaches.  The ids the graph does not hold (a TPU core's lines but
+ * its grouping line, GPU events left ungrouped) are group_lines.c's.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,18 +140,6 @@ static int cmp_exec(const void *a, const void *b) {
     return (x->node > y->node) - (x->node < y->node);
 }
 
-typedef struct ord_rec {
-    int64_t start, neg_dur;
-    uint32_t idx;
-} ord_rec;
-
-static int cmp_ord(const void *a, const void *b) {
-    const ord_rec *x = a, *y = b;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    if (x->neg_dur != y->neg_dur) return x->neg_dur < y->neg_dur ? -1 : 1;
-    return (x->idx > y->idx) - (x->idx < y->idx);
-}
-
 static size_t edge_first(const edge *E, size_t n, uint32_t node, int by_to) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -173,11 +162,6 @@ static const node_val *find_val(const vec *v, uint32_t node) {
     return lo < v->n && arr[lo].node == node ? &arr[lo] : NULL;
 }
 
-/* Timespans overlap (XProf's Timespan::Overlaps). */
-static int overlaps(const xpv_event *c, int64_t b0, int64_t e0) {
-    return c->start_ps < e0 && b0 < c->start_ps + c->dur_ps;
-}
-
 static int is_tpu_plane(const xpv_plane *pl) {
     return xpv_str_has_prefix(pl->name, "/device:TPU:");
 }
@@ -192,9 +176,7 @@ static int is_tensor_core_plane(const xpv_plane *pl) {
     return 1;
 }
 
-/* The plane's grouping line for TPU: `Steps` when it has events, else
- * `XLA Modules`; -1 when neither. */
-static int tpu_grouping_line(const xpv_plane *pl) {
+int xpv_ge_tpu_grouping_line(const xpv_plane *pl) {
     int steps = -1, modules = -1;
     for (uint32_t l = 0; l < pl->nlines; l++) {
         xpv_str nm = pl->lines[l].name;
@@ -254,7 +236,7 @@ static int space_may_have_roots(const xpv_profile *p) {
     for (uint32_t k = 0; k < p->nplanes; k++) {
         const xpv_plane *pl = &p->planes[k];
         if (xpv_stat_id(pl, "_r") >= 0) return 1;
-        if (is_tensor_core_plane(pl) && tpu_grouping_line(pl) >= 0) return 1;
+        if (is_tensor_core_plane(pl) && xpv_ge_tpu_grouping_line(pl) >= 0) return 1;
         for (uint32_t i = 0; i < pl->nevent_meta; i++) {
             xpv_str nm = pl->event_meta[i].name;
             if (xpv_str_eq(nm, "TraceContext") || xpv_str_eq(nm, "ExecutorState::Process")) return 1;
@@ -632,20 +614,20 @@ static uint8_t *meta_kinds(const xpv_plane *pl) {
 }
 
 /* Visit order of a line; sets lr->pos/ev when it is not file order. */
-static void visit_order(line_ref *lr, const xpv_line *ln, ord_rec **ord, size_t *ord_cap) {
+static void visit_order(line_ref *lr, const xpv_line *ln, xpv_ge_ord **ord, size_t *ord_cap) {
     uint32_t ne = ln->nevents;
     if (xpv_line_in_time_order(ln)) return;
     if (*ord_cap < ne) {
         *ord_cap = ne;
         *ord = xpv_xrealloc(*ord, *ord_cap * sizeof **ord);
     }
-    ord_rec *o = *ord;
+    xpv_ge_ord *o = *ord;
     for (uint32_t i = 0; i < ne; i++) {
         o[i].start = ln->events[i].start_ps;
         o[i].neg_dur = -ln->events[i].dur_ps;
         o[i].idx = i;
     }
-    if (ne) qsort(o, ne, sizeof *o, cmp_ord);
+    if (ne) qsort(o, ne, sizeof *o, xpv_ge_cmp_ord);
     lr->ev = xpv_xmalloc(ne * sizeof *lr->ev);
     lr->pos = xpv_xmalloc(ne * sizeof *lr->pos);
     for (uint32_t j = 0; j < ne; j++) {
@@ -676,7 +658,7 @@ static void plane_scan_init(plane_scan *ps, const xpv_plane *pl) {
     memset(ps, 0, sizeof *ps);
     ps->is_host = xpv_str_eq(pl->name, "/host:CPU");
     ps->tpu = is_tpu_plane(pl);
-    ps->gline = ps->tpu ? tpu_grouping_line(pl) : -1;
+    ps->gline = ps->tpu ? xpv_ge_tpu_grouping_line(pl) : -1;
     for (int i = 0; i < GS_COUNT; i++) {
         ps->sids[i] = xpv_stat_id(pl, names[i]);
         if (ps->sids[i] >= 0 && i != GS_GT) ps->any_stat = 1;
@@ -741,7 +723,7 @@ typedef struct worker {
     const scan_unit *units;
     size_t nunits;
     scan_out o;
-    ord_rec *ord;
+    xpv_ge_ord *ord;
     size_t ord_cap;
 } worker;
 
@@ -1250,7 +1232,7 @@ static void group_tpu_cores(builder *b, vec *work, int32_t next) {
     for (uint32_t k = 0; k < p->nplanes; k++) {
         const xpv_plane *pl = &p->planes[k];
         if (!is_tensor_core_plane(pl)) continue;
-        int gl = tpu_grouping_line(pl);
+        int gl = xpv_ge_tpu_grouping_line(pl);
         if (gl < 0) continue;
         any_tpu = 1;
         const line_ref *lr = &b->lines[b->g->plane_line0[k] + (uint32_t)gl];
@@ -1265,7 +1247,7 @@ static void group_tpu_cores(builder *b, vec *work, int32_t next) {
     for (uint32_t k = 0; k < p->nplanes; k++) {
         const xpv_plane *pl = &p->planes[k];
         if (!is_tensor_core_plane(pl)) continue;
-        int gl = tpu_grouping_line(pl);
+        int gl = xpv_ge_tpu_grouping_line(pl);
         if (gl < 0) continue;
         const line_ref *lr = &b->lines[b->g->plane_line0[k] + (uint32_t)gl];
         uint32_t n = 0;
@@ -1336,9 +1318,8 @@ static void mark_inert_lines(builder *b) {
     }
 }
 
-/* TPU lines other than the grouping line take the group of the
- * overlapping grouping event (XProf's GroupQueue: keep the current
- * grouping event while it overlaps, else look forward for one that does). */
+/* One job beside the grouping's end: a TPU plane's line ids, or the
+ * TPU groups' names. */
 typedef struct tpu_gid_job {
     xpv_groups *g;
     const xpv_plane *pl;       /* NULL: the naming job */
@@ -1346,52 +1327,9 @@ typedef struct tpu_gid_job {
     builder *b;
 } tpu_gid_job;
 
-static void tpu_plane_gids(const tpu_gid_job *j) {
-    xpv_groups *g = j->g;
-    const xpv_plane *pl = j->pl;
-    int gl = tpu_grouping_line(pl);
-    for (uint32_t l = 0; l < pl->nlines; l++) {
-        if ((int)l == gl) continue;
-        const xpv_line *ln = &pl->lines[l];
-        int32_t *dst = g->gid + g->line_off[g->plane_line0[j->k] + l];
-        if (gl < 0) {
-            memset(dst, 0xff, ln->nevents * sizeof *dst);
-            continue;
-        }
-        const xpv_line *gln = &pl->lines[gl];
-        const int32_t *ggid = g->gid + g->line_off[g->plane_line0[j->k] + (uint32_t)gl];
-        int64_t cur = -1;
-        /* the current grouping event's span and id (none: an empty span) */
-        int64_t gs = INT64_MAX, ge = INT64_MIN;
-        int32_t gv = -1;
-        for (uint32_t i = 0; i < ln->nevents; i++) {
-            const xpv_event *ev = &ln->events[i];
-            __builtin_prefetch(ev + 32);
-            int64_t b0 = ev->start_ps, e0 = ev->start_ps + ev->dur_ps;
-            int32_t v = -1;
-            if (gs < e0 && b0 < ge) { /* overlaps(current) */
-                v = gv;
-            } else {
-                for (uint32_t c = (uint32_t)(cur + 1); c < gln->nevents; c++) {
-                    const xpv_event *ce = &gln->events[c];
-                    if (ce->start_ps > e0) break;
-                    if (ce->start_ps + ce->dur_ps < b0) continue;
-                    cur = c;
-                    gs = ce->start_ps;
-                    ge = ce->start_ps + ce->dur_ps;
-                    gv = ggid[c];
-                    if (overlaps(ce, b0, e0)) v = gv;
-                    break;
-                }
-            }
-            dst[i] = v;
-        }
-    }
-}
-
 static void tpu_job(void *arg) {
     tpu_gid_job *j = arg;
-    if (j->pl) tpu_plane_gids(j);
+    if (j->pl) xpv_ge_tpu_line_ids(j->g, j->pl, j->k);
     else name_tpu_groups(j->b);
 }
 
@@ -1499,96 +1437,4 @@ xpv_groups *xpv_group_events(const xpv_profile *p) {
     g->source = g->ngroups ? XPV_GROUPS_COMPUTED : XPV_GROUPS_NONE;
     builder_free(b, &o);
     return g;
-}
-
-/* ==== Ungrouped GPU events (XProf's ProcessUngroupedEvents) ============= */
-
-typedef struct gcur {
-    const xpv_line *ln;
-    uint32_t li, pos;
-    uint32_t *ord;             /* time order of an unsorted line, or NULL */
-} gcur;
-
-static uint32_t gcur_ev(const gcur *c) { return c->ord ? c->ord[c->pos] : c->pos; }
-
-static int gcur_before(const gcur *a, const gcur *b) {
-    const xpv_event *x = &a->ln->events[gcur_ev(a)], *y = &b->ln->events[gcur_ev(b)];
-    if (x->start_ps != y->start_ps) return x->start_ps < y->start_ps;
-    if (x->dur_ps != y->dur_ps) return x->dur_ps > y->dur_ps;
-    return a->li < b->li;
-}
-
-void xpv_groups_fill_gpu(xpv_groups *g, const xpv_profile *p) {
-    if (!g || !g->gid) return;
-    for (uint32_t k = 0; k < p->nplanes; k++) {
-        const xpv_plane *pl = &p->planes[k];
-        if (!xpv_str_has_prefix(pl->name, "/device:GPU:")) continue;
-        int any = 0;
-        for (uint32_t l = 0; l < pl->nlines && !any; l++) {
-            const int32_t *gl = xpv_groups_line(g, k, l);
-            for (uint32_t i = 0; gl && i < pl->lines[l].nevents; i++)
-                if (gl[i] >= 0) {
-                    any = 1;
-                    break;
-                }
-        }
-        if (!any) continue; /* XProf: no group_id on the plane, nothing to do */
-        gcur *cur = xpv_xcalloc(pl->nlines, sizeof *cur);
-        uint32_t n = 0;
-        ord_rec *tmp = NULL;
-        size_t cap = 0;
-        for (uint32_t l = 0; l < pl->nlines; l++) {
-            if (!pl->lines[l].nevents) continue;
-            line_ref lr = {k, l, 0, NULL, NULL, 0};
-            visit_order(&lr, &pl->lines[l], &tmp, &cap);
-            free(lr.pos);
-            cur[n++] = (gcur){&pl->lines[l], l, 0, lr.ev};
-        }
-        free(tmp);
-        int32_t last = -1;
-        while (n) {
-            uint32_t b = 0;
-            for (uint32_t i = 1; i < n; i++)
-                if (gcur_before(&cur[i], &cur[b])) b = i;
-            gcur *c = &cur[b];
-            int32_t *gl = g->gid + g->line_off[g->plane_line0[k] + c->li];
-            uint32_t ei = gcur_ev(c);
-            if (gl[ei] >= 0) last = gl[ei];
-            else if (last >= 0) gl[ei] = last;
-            if (++c->pos == c->ln->nevents) {
-                free(c->ord);
-                cur[b] = cur[--n];
-            }
-        }
-        free(cur);
-    }
-}
-
-void xpv_groups_free(xpv_groups *g) {
-    if (!g) return;
-    free(g->plane_line0);
-    free(g->line_off);
-    free(g->gid);
-    free(g->groups);
-    xpv_arena_free(&g->arena);
-    free(g);
-}
-
-size_t xpv_groups_size(const xpv_groups *g) {
-    if (!g) return 0;
-    size_t n = sizeof *g + g->ngroups * sizeof *g->groups + (g->nplanes + 1) * sizeof(uint32_t);
-    if (g->gid) n += g->nevents * sizeof *g->gid;
-    if (g->plane_line0) n += g->plane_line0[g->nplanes] * sizeof *g->line_off;
-    for (uint32_t i = 0; i < g->ngroups; i++)
-        if (g->groups[i].name) n += strlen(g->groups[i].name) + 1;
-    return n;
-}
-
-const char *xpv_groups_step_name(const xpv_groups *g, uint32_t plane, uint32_t line,
-                                 uint32_t ev) {
-    int32_t id = xpv_group_of(g, plane, line, ev);
-    if (id < 0 || (uint32_t)id >= g->ngroups) return NULL;
-    const xpv_group_info *gi = &g->groups[id];
-    if (!gi->step_name || gi->plane != plane || gi->line != line || gi->event != ev) return NULL;
-    return gi->name;
 }
