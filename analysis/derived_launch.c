@@ -162,8 +162,6 @@ void xpv_dl_launch_stats(xpv_derived_lines *d, const xpv_profile *p, const xpv_g
         memcpy(m, sp->event_meta, sp->nevent_meta * sizeof *m);
         xpv_line *lines = xpv_arena_calloc(&d->arena, sp->nlines + 1, sizeof *lines);
         if (sp->nlines) memcpy(lines, sp->lines, sp->nlines * sizeof *lines);
-        uint32_t *src = xpv_arena_calloc(&d->arena, sp->nlines + 1, sizeof *src);
-        if (sp->nlines) memcpy(src, dp->src_line, sp->nlines * sizeof *src);
         xpv_line *ln = &lines[sp->nlines];
         ln->id = ln->display_id = XPV_DL_BASE + 1;   /* shown by its id, as Steps */
         ln->name = ln->display_name = (xpv_str){"Launch Stats", 12};
@@ -184,7 +182,6 @@ void xpv_dl_launch_stats(xpv_derived_lines *d, const xpv_profile *p, const xpv_g
         xpv_dl_attach_stats(&d->arena, ln, launch_stat, acc + i);
         sp->event_meta = m;
         sp->lines = lines;
-        dp->src_line = src;
         sp->nlines++;
         sp->nevents += ln->nevents;
         i = j;

@@ -689,12 +689,10 @@ static void emit_gpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl, 
     for (size_t q = 0; q < nall; q++)
         if (lines[q].n) nl++;
     sp->lines = xpv_arena_calloc(arena, nl, sizeof *sp->lines);
-    out->src_line = xpv_arena_calloc(arena, nl, sizeof *out->src_line);
     if (steps.n) {
         /* kThreadIdStepInfo, "Steps"; no display id: the trace shows
          * it by its id, above the streams. */
-        xpv_line *ln = &sp->lines[sp->nlines];
-        out->src_line[sp->nlines++] = 0;
+        xpv_line *ln = &sp->lines[sp->nlines++];
         ln->id = ln->display_id = XPV_DL_BASE;
         ln->name = ln->display_name = (xpv_str){"Steps", 5};
         int64_t ts0 = INT64_MAX;
@@ -720,8 +718,7 @@ static void emit_gpu_plane(const ctx *c, xpv_arena *arena, const xpv_plane *pl, 
             const dline *d = &lines[(size_t)k * XPV_DL_PER_STREAM + q];
             ++pos;
             if (!d->n) continue;
-            xpv_line *ln = &sp->lines[sp->nlines];
-            out->src_line[sp->nlines++] = sl[k].li;
+            xpv_line *ln = &sp->lines[sp->nlines++];
             ln->id = XPV_DL_DEVICE_MIN + (int64_t)k * XPV_DL_PER_STREAM + q;
             ln->display_id = pos;
             char nm[128];
@@ -968,14 +965,13 @@ static uint32_t key_meta(void *arg, uint32_t key) {
 /* The host offload rows as synthesized lines after the others of `sp`
  * (ids kThreadIdHostOffloadOpStart + k, "Host Offload Ops row <k>"); the
  * rows' arrays become the lines'. */
-static void emit_offload_rows(ctx *c, xpv_arena *arena, xpv_plane *sp, uint32_t *src_line,
+static void emit_offload_rows(ctx *c, xpv_arena *arena, xpv_plane *sp,
                               xpv_dl_offload *o, int64_t ts) {
     key_metas km = {c, o, xpv_xmalloc((o->nkeys ? o->nkeys : 1) * sizeof *km.kmeta)};
     for (uint32_t k = 0; k < o->nkeys; k++) km.kmeta[k] = UINT32_MAX;
     for (uint32_t k = 0; k < o->nrows; k++) {
         if (!o->nrow[k]) continue;
-        xpv_line *ln = &sp->lines[sp->nlines];
-        src_line[sp->nlines++] = 0;
+        xpv_line *ln = &sp->lines[sp->nlines++];
         ln->id = ln->display_id = XPV_DL_BASE + 8 + k;
         char name[48];
         int nl = snprintf(name, sizeof name, "Host Offload Ops row %u", k);
@@ -1008,12 +1004,10 @@ static void emit_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, dline 
         if (pl->lines[li].timestamp_ns < ts0) ts0 = pl->lines[li].timestamp_ns;
     }
     sp->lines = xpv_arena_calloc(arena, 3 + off->nrows, sizeof *sp->lines);
-    out->src_line = xpv_arena_calloc(arena, 3 + off->nrows, sizeof *out->src_line);
     for (int q = 0; q < 3; q++) {
         dline *d = &lines[q];
         if (!d->n) continue;
-        xpv_line *ln = &sp->lines[sp->nlines];
-        out->src_line[sp->nlines++] = 0;
+        xpv_line *ln = &sp->lines[sp->nlines++];
         ln->id = ln->display_id = XPV_DL_BASE + tpu_line_ids[q];
         ln->name.ptr = tpu_line_names[q];
         ln->name.len = (uint32_t)strlen(tpu_line_names[q]);
@@ -1024,7 +1018,7 @@ static void emit_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, dline 
         xpv_dl_group_wire_adopt(arena, ln, d->gw);
         sp->nevents += d->n;
     }
-    emit_offload_rows(c, arena, sp, out->src_line, off, ln_ts(ts0));
+    emit_offload_rows(c, arena, sp, off, ln_ts(ts0));
     /* the metadata table last: the offload rows add to it */
     sp->event_meta = xpv_arena_calloc(arena, c->tab.n, sizeof *sp->event_meta);
     memcpy(sp->event_meta, c->tab.m, c->tab.n * sizeof *sp->event_meta);

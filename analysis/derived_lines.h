@@ -118,7 +118,6 @@ typedef struct xpv_dl_plane {
      * (group_id, step_name; see above).  Events without stats have
      * wire == XPV_NO_STATS. */
     xpv_plane synth;
-    uint32_t *src_line;        /* per synth line: the stream line it derives from */
     int64_t *line_display_id;  /* per line of the source plane: XProf's display id */
 } xpv_dl_plane;
 
