@@ -404,17 +404,6 @@ static void process_tf_op(ctx *c, xpv_str full, int64_t s, int64_t d, opt64 g, d
     add_tf_op(c->mbuf, n, m, s, d, g, scope, ops);
 }
 
-typedef struct ord {
-    int64_t start, negdur;
-    uint32_t i;
-} ord;
-static int cmp_ord(const void *a, const void *b) {
-    const ord *x = a, *y = b;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    if (x->negdur != y->negdur) return x->negdur < y->negdur ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
-}
-
 typedef struct sline {
     int compute;
     uint32_t n, li;
@@ -772,8 +761,6 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
 
     size_t nall = (size_t)pl->nlines * XPV_DL_PER_STREAM;
     dline *lines = xpv_xcalloc(nall ? nall : 1, sizeof *lines);
-    ord *o = NULL;
-    size_t cap_o = 0;
     size_t total = 0;
     for (uint32_t k = 0; k < pl->nlines && (ids[S_KERNEL] >= 0 || ids[S_GRAPH_EXEC] >= 0); k++) {
         const xpv_line *ln = &pl->lines[sl[k].li];
@@ -786,18 +773,9 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
         mod->dep[mod->ndep++] = srcl;   /* a new module event ends the source one */
         hlo->graph_stats = 1;
         /* time order: as stored, else sorted (ties by index) */
-        int in_order = xpv_line_in_time_order(ln);
-        if (!in_order && ln->nevents > cap_o) {
-            cap_o = ln->nevents;
-            o = xpv_xrealloc(o, cap_o * sizeof *o);
-        }
-        if (!in_order) {
-            for (uint32_t i = 0; i < ln->nevents; i++)
-                o[i] = (ord){ln->events[i].start_ps, -ln->events[i].dur_ps, i};
-            if (ln->nevents) qsort(o, ln->nevents, sizeof *o, cmp_ord);
-        }
+        uint32_t *o = xpv_line_time_order(ln);
         for (uint32_t j = 0; j < ln->nevents; j++) {
-            uint32_t ei = in_order ? j : o[j].i;
+            uint32_t ei = o ? o[j] : j;
             const xpv_event *e = &ln->events[ei];
             xpv_stat st[S_N];
             uint32_t mask = xpv_event_stats_in(pl, ln, e, &set, st, NULL);
@@ -821,9 +799,9 @@ static int derive_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const xpv
             if ((mask & (1u << S_CORR)) && xpv_stat_as_int(&st[S_CORR], &kf.corr.v)) kf.corr.has = 1;
             derive_kernel(c, d, &kf);
         }
+        free(o);
         for (int q = 0; q < 5; q++) total += d[q].n;
     }
-    free(o);
 
     int any = total + steps.n > 0;
     if (any) emit_gpu_plane(c, arena, pl, sl, lines, nall, &steps, gr, out);
@@ -879,56 +857,6 @@ static int is_tensor_core(xpv_str n) {
     for (uint32_t i = k; i < n.len; i++)
         if (n.ptr[i] < '0' || n.ptr[i] > '9') return 0;
     return 1;
-}
-
-/* The next event of the plane in (start, longer first, line, index) order:
- * a merge of the lines, each in its own time order. */
-typedef struct tcursor {
-    const xpv_line *ln;
-    uint32_t li, pos;
-    uint32_t *ord;             /* time order of an unsorted line, or NULL */
-} tcursor;
-
-static uint32_t tcur_ev(const tcursor *t) { return t->ord ? t->ord[t->pos] : t->pos; }
-
-static int tcur_before(const tcursor *a, const tcursor *b) {
-    const xpv_event *x = &a->ln->events[tcur_ev(a)], *y = &b->ln->events[tcur_ev(b)];
-    if (x->start_ps != y->start_ps) return x->start_ps < y->start_ps;
-    if (x->dur_ps != y->dur_ps) return x->dur_ps > y->dur_ps;
-    return a->li < b->li;
-}
-
-/* Takes the next event off the merge of the `*ncur` (> 0) cursors: its
- * line, line index and event index.  A cursor that runs out is freed and
- * replaced by the last one (ties go by line index, not array order). */
-static const xpv_event *tcur_next(tcursor *cur, uint32_t *ncur, const xpv_line **ln,
-                                  uint32_t *li, uint32_t *ei) {
-    uint32_t best = 0;
-    for (uint32_t k = 1; k < *ncur; k++)
-        if (tcur_before(&cur[k], &cur[best])) best = k;
-    tcursor *t = &cur[best];
-    *ei = tcur_ev(t);
-    *li = t->li;
-    *ln = t->ln;
-    const xpv_event *e = &t->ln->events[*ei];
-    if (!t->ord) __builtin_prefetch(e + 32);
-    if (++t->pos == t->ln->nevents) {
-        free(t->ord);
-        cur[best] = cur[--*ncur];
-    }
-    return e;
-}
-
-static uint32_t *time_order(const xpv_line *ln) {
-    if (xpv_line_in_time_order(ln)) return NULL;
-    ord *o = xpv_xmalloc(ln->nevents * sizeof *o);
-    for (uint32_t i = 0; i < ln->nevents; i++)
-        o[i] = (ord){ln->events[i].start_ps, -ln->events[i].dur_ps, i};
-    qsort(o, ln->nevents, sizeof *o, cmp_ord);
-    uint32_t *r = xpv_xmalloc(ln->nevents * sizeof *r);
-    for (uint32_t i = 0; i < ln->nevents; i++) r[i] = o[i].i;
-    free(o);
-    return r;
 }
 
 static const char *const tpu_line_names[3] = {"Framework Name Scope", "Framework Ops",
@@ -1184,7 +1112,8 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
      * from the metadata without reading its events' bytes. */
     xpv_stat_set named;
     xpv_stat_set_init(&named, pl, ids, 2);  /* tf_op, source */
-    tcursor *cur = xpv_xcalloc(pl->nlines ? pl->nlines : 1, sizeof *cur);
+    xpv_plane_walk walk;
+    xpv_plane_walk_init(&walk, pl);
     uint8_t *own = xpv_xcalloc(pl->nlines ? pl->nlines : 1, 1);
     /* XProf's HostOffloadEventProcessor, in the same walk there: fed from
      * this walk unless a line it leaves out holds a candidate (only lines
@@ -1192,7 +1121,6 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     xpv_dl_offload off;
     int begun = xpv_dl_offload_begin(pl, arena, &off) != 0, outside = 0;
     uint8_t *skip = xpv_xcalloc(pl->nlines ? pl->nlines : 1, 1);
-    uint32_t ncur = 0;
     for (uint32_t li = 0; li < pl->nlines; li++) {
         const xpv_line *ln = &pl->lines[li];
         if (!ln->nevents) continue;
@@ -1203,7 +1131,7 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
             adds = mf[m] & 1;
             cand |= begun && off.kind[m];
         }
-        if (adds) cur[ncur++] = (tcursor){ln, li, 0, time_order(ln)};
+        if (adds) xpv_plane_walk_add(&walk, li);
         skip[li] = (uint8_t)(adds || !cand);
         outside |= !skip[li];
     }
@@ -1212,19 +1140,20 @@ static int derive_tpu_plane(ctx *c, xpv_arena *arena, const xpv_plane *pl, const
     twalk w = {c, pl, gr, pi, mt, mf, own, cache, set, &off, lines, UINT32_MAX, UINT32_MAX, 0, 0};
     if (fed)
         for (uint32_t m = 0; m < pl->nevent_meta; m++) mf[m] |= (uint8_t)(off.kind[m] ? 4 : 0);
-    while (ncur > 1 || (ncur == 1 && cur[0].ord)) {
-        const xpv_line *eln;
+    while (walk.n > 1 || (walk.n == 1 && walk.cur[0].ord)) {
         uint32_t li, ei;
-        tcur_next(cur, &ncur, &eln, &li, &ei);
-        tpu_walk_event(&w, eln, li, ei);
+        xpv_plane_walk_next(&walk, &li, &ei);
+        tpu_walk_event(&w, &pl->lines[li], li, ei);
     }
-    if (ncur) /* one line in time order left: the rest of its events in turn */
-        for (uint32_t ei = cur[0].pos; ei < cur[0].ln->nevents; ei++) {
-            __builtin_prefetch(cur[0].ln->events + ei + 32);
-            tpu_walk_event(&w, cur[0].ln, cur[0].li, ei);
+    if (walk.n) { /* one line in time order left: the rest of its events in turn */
+        const xpv_walk_cursor *t = &walk.cur[0];
+        for (uint32_t ei = t->pos; ei < t->ln->nevents; ei++) {
+            __builtin_prefetch(t->ln->events + ei + 32);
+            tpu_walk_event(&w, t->ln, t->li, ei);
         }
+    }
     reset(scope, 0);
-    free(cur);
+    xpv_plane_walk_free(&walk);
     free(own);
     free(mt);
     free(mf);
@@ -1269,16 +1198,13 @@ static int64_t event_group(const xpv_plane *pl, const xpv_groups *gr, uint32_t p
 static void gpu_steps(ctx *c, const xpv_plane *pl, const xpv_groups *gr, uint32_t pi, dline *d) {
     int32_t sid = xpv_stat_id(pl, "group_id");
     if (!(gr && gr->gid) && sid < 0) return;
-    tcursor *cur = xpv_xcalloc(pl->nlines ? pl->nlines : 1, sizeof *cur);
-    uint32_t ncur = 0;
-    for (uint32_t li = 0; li < pl->nlines; li++)
-        if (pl->lines[li].nevents)
-            cur[ncur++] = (tcursor){&pl->lines[li], li, 0, time_order(&pl->lines[li])};
+    xpv_plane_walk walk;
+    xpv_plane_walk_init(&walk, pl);
+    for (uint32_t li = 0; li < pl->nlines; li++) xpv_plane_walk_add(&walk, li);
     opt64 none = {0, 0};
-    while (ncur) {
-        const xpv_line *eln;
-        uint32_t li, ei;
-        const xpv_event *e = tcur_next(cur, &ncur, &eln, &li, &ei);
+    const xpv_event *e;
+    uint32_t li, ei;
+    while ((e = xpv_plane_walk_next(&walk, &li, &ei))) {
         int64_t g = event_group(pl, gr, pi, li, ei, sid);
         if (g < 0) continue;
         char nm[32];
@@ -1287,7 +1213,7 @@ static void gpu_steps(ctx *c, const xpv_plane *pl, const xpv_groups *gr, uint32_
         uint32_t m = tab_get(&c->tab, (xpv_str){nm, (uint32_t)w}, (xpv_str){NULL, 0});
         add_level(d, m, e->start_ps, e->dur_ps > 0 ? e->dur_ps : 0, (opt64){1, g}, none, 0);
     }
-    free(cur);
+    xpv_plane_walk_free(&walk);
 }
 
 /* One of the two workers deriving planes: a run of the profile's planes,

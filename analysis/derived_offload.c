@@ -68,21 +68,6 @@ static int before(const xpv_plane *pl, cand a, cand b) {
     return a.ei < b.ei;
 }
 
-/* A sort record: time order (start, longer first), ties by `tie` (a
- * candidate's line and index, a row op's creation order).  Only planes
- * and rows out of time order are sorted. */
-typedef struct srec {
-    int64_t start, dur;
-    uint64_t tie;
-} srec;
-
-static int cmp_srec(const void *a, const void *b) {
-    const srec *x = a, *y = b;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
-    return x->tie < y->tie ? -1 : x->tie > y->tie;
-}
-
 /* The key of a display name into `buf` (at least 9 + 2 * d.len bytes). */
 static size_t offload_key(char *buf, xpv_str d) {
     const char *cut = find(d, "-start");
@@ -174,12 +159,12 @@ static cand *merge_runs(const xpv_plane *pl, cand *c, cand *tmp, size_t *run, si
 
 /* Sorts c[0..n) in the plane's time order. */
 static void sort_cands(const xpv_plane *pl, cand *c, size_t n) {
-    srec *r = xpv_xmalloc(n * sizeof *r);
+    xpv_time_key *r = xpv_xmalloc(n * sizeof *r);
     for (size_t i = 0; i < n; i++) {
         const xpv_event *e = cev(pl, c[i]);
-        r[i] = (srec){e->start_ps, e->dur_ps, (uint64_t)c[i].li << 32 | c[i].ei};
+        r[i] = (xpv_time_key){e->start_ps, e->dur_ps, (uint64_t)c[i].li << 32 | c[i].ei};
     }
-    qsort(r, n, sizeof *r, cmp_srec);
+    qsort(r, n, sizeof *r, xpv_cmp_time_key);
     for (size_t i = 0; i < n; i++) c[i] = (cand){(uint32_t)(r[i].tie >> 32), (uint32_t)r[i].tie};
     free(r);
 }
@@ -372,9 +357,10 @@ static void pairing_reset(pairing *p) {
  * (it takes what fits nowhere else) and zero-length ties: sort those. */
 static void sort_row(xpv_dl_offload *o, uint32_t r) {
     size_t n = o->nrow[r];
-    srec *t = xpv_xmalloc(n * sizeof *t);
-    for (size_t i = 0; i < n; i++) t[i] = (srec){o->row[r][i].start_ps, o->row[r][i].dur_ps, i};
-    qsort(t, n, sizeof *t, cmp_srec);
+    xpv_time_key *t = xpv_xmalloc(n * sizeof *t);
+    for (size_t i = 0; i < n; i++)
+        t[i] = (xpv_time_key){o->row[r][i].start_ps, o->row[r][i].dur_ps, i};
+    qsort(t, n, sizeof *t, xpv_cmp_time_key);
     xpv_event *s = xpv_xmalloc(n * sizeof *s);
     for (size_t i = 0; i < n; i++) s[i] = o->row[r][t[i].tie];
     free(o->row[r]);

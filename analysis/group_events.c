@@ -614,26 +614,11 @@ static uint8_t *meta_kinds(const xpv_plane *pl) {
 }
 
 /* Visit order of a line; sets lr->pos/ev when it is not file order. */
-static void visit_order(line_ref *lr, const xpv_line *ln, xpv_ge_ord **ord, size_t *ord_cap) {
-    uint32_t ne = ln->nevents;
-    if (xpv_line_in_time_order(ln)) return;
-    if (*ord_cap < ne) {
-        *ord_cap = ne;
-        *ord = xpv_xrealloc(*ord, *ord_cap * sizeof **ord);
-    }
-    xpv_ge_ord *o = *ord;
-    for (uint32_t i = 0; i < ne; i++) {
-        o[i].start = ln->events[i].start_ps;
-        o[i].neg_dur = -ln->events[i].dur_ps;
-        o[i].idx = i;
-    }
-    if (ne) qsort(o, ne, sizeof *o, xpv_ge_cmp_ord);
-    lr->ev = xpv_xmalloc(ne * sizeof *lr->ev);
-    lr->pos = xpv_xmalloc(ne * sizeof *lr->pos);
-    for (uint32_t j = 0; j < ne; j++) {
-        lr->ev[j] = o[j].idx;
-        lr->pos[o[j].idx] = j;
-    }
+static void visit_order(line_ref *lr, const xpv_line *ln) {
+    lr->ev = xpv_line_time_order(ln);
+    if (!lr->ev) return;
+    lr->pos = xpv_xmalloc(ln->nevents * sizeof *lr->pos);
+    for (uint32_t j = 0; j < ln->nevents; j++) lr->pos[lr->ev[j]] = j;
 }
 
 /* What the scan reads of a plane, resolved once before the workers. */
@@ -723,8 +708,6 @@ typedef struct worker {
     const scan_unit *units;
     size_t nunits;
     scan_out o;
-    xpv_ge_ord *ord;
-    size_t ord_cap;
 } worker;
 
 /* A TPU plane: only the grouping line's events are nodes; the context
@@ -804,7 +787,7 @@ static void scan_line(worker *w, uint32_t k, uint32_t l) {
     if (ps->inert) return;
     memset(b->group + base, 0xff, (size_t)ne * sizeof *b->group);
     memset(b->flags + base, 0, ne);
-    visit_order(lr, ln, &w->ord, &w->ord_cap);
+    visit_order(lr, ln);
     /* (no event of the line holds a grouping stat: none is read; nothing
      * to record without one but TraceContext roots) */
     int any_stat = ps->any_stat && xpv_line_may_have(ln, &ps->set);
@@ -850,7 +833,6 @@ static void worker_run(void *arg) {
         if (su->line < 0) scan_tpu_plane(w, su->plane);
         else scan_line(w, su->plane, (uint32_t)su->line);
     }
-    free(w->ord);
 }
 
 static void scan_out_init(scan_out *o) {

@@ -32,13 +32,6 @@ int xpv_ge_cmp_ctx_key(const void *a, const void *b);
  * Both vectors are replaced (their arrays reallocated). */
 void xpv_ge_ctx_sort(vec *prod, vec *cons);
 
-/* An event's place in its line's time order (start, longer first, index). */
-typedef struct xpv_ge_ord {
-    int64_t start, neg_dur;
-    uint32_t idx;
-} xpv_ge_ord;
-int xpv_ge_cmp_ord(const void *a, const void *b);
-
 /* The TensorCore plane's grouping line: `Steps` when it has events, else
  * `XLA Modules`; -1 when neither (group_events.c). */
 int xpv_ge_tpu_grouping_line(const xpv_plane *pl);

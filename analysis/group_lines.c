@@ -10,13 +10,6 @@
 #include "group_events.h"
 #include "group_events_int.h"
 
-int xpv_ge_cmp_ord(const void *a, const void *b) {
-    const xpv_ge_ord *x = a, *y = b;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    if (x->neg_dur != y->neg_dur) return x->neg_dur < y->neg_dur ? -1 : 1;
-    return (x->idx > y->idx) - (x->idx < y->idx);
-}
-
 /* Timespans overlap (XProf's Timespan::Overlaps). */
 static int overlaps(const xpv_event *c, int64_t b0, int64_t e0) {
     return c->start_ps < e0 && b0 < c->start_ps + c->dur_ps;
@@ -66,37 +59,7 @@ void xpv_ge_tpu_line_ids(xpv_groups *g, const xpv_plane *pl, uint32_t k) {
     }
 }
 
-/* The time order (start, longer first) of a line's events, or NULL when
- * they are stored in it. */
-static uint32_t *time_order(const xpv_line *ln) {
-    if (xpv_line_in_time_order(ln)) return NULL;
-    uint32_t ne = ln->nevents;
-    xpv_ge_ord *o = xpv_xmalloc(ne * sizeof *o);
-    for (uint32_t i = 0; i < ne; i++)
-        o[i] = (xpv_ge_ord){ln->events[i].start_ps, -ln->events[i].dur_ps, i};
-    qsort(o, ne, sizeof *o, xpv_ge_cmp_ord);
-    uint32_t *r = xpv_xmalloc(ne * sizeof *r);
-    for (uint32_t i = 0; i < ne; i++) r[i] = o[i].idx;
-    free(o);
-    return r;
-}
-
 /* ==== Ungrouped GPU events (XProf's ProcessUngroupedEvents) ============= */
-
-typedef struct gcur {
-    const xpv_line *ln;
-    uint32_t li, pos;
-    uint32_t *ord;             /* time order of an unsorted line, or NULL */
-} gcur;
-
-static uint32_t gcur_ev(const gcur *c) { return c->ord ? c->ord[c->pos] : c->pos; }
-
-static int gcur_before(const gcur *a, const gcur *b) {
-    const xpv_event *x = &a->ln->events[gcur_ev(a)], *y = &b->ln->events[gcur_ev(b)];
-    if (x->start_ps != y->start_ps) return x->start_ps < y->start_ps;
-    if (x->dur_ps != y->dur_ps) return x->dur_ps > y->dur_ps;
-    return a->li < b->li;
-}
 
 void xpv_groups_fill_gpu(xpv_groups *g, const xpv_profile *p) {
     if (!g || !g->gid) return;
@@ -113,27 +76,17 @@ void xpv_groups_fill_gpu(xpv_groups *g, const xpv_profile *p) {
                 }
         }
         if (!any) continue; /* XProf: no group_id on the plane, nothing to do */
-        gcur *cur = xpv_xcalloc(pl->nlines, sizeof *cur);
-        uint32_t n = 0;
-        for (uint32_t l = 0; l < pl->nlines; l++)
-            if (pl->lines[l].nevents)
-                cur[n++] = (gcur){&pl->lines[l], l, 0, time_order(&pl->lines[l])};
+        xpv_plane_walk walk;
+        xpv_plane_walk_init(&walk, pl);
+        for (uint32_t l = 0; l < pl->nlines; l++) xpv_plane_walk_add(&walk, l);
         int32_t last = -1;
-        while (n) {
-            uint32_t b = 0;
-            for (uint32_t i = 1; i < n; i++)
-                if (gcur_before(&cur[i], &cur[b])) b = i;
-            gcur *c = &cur[b];
-            int32_t *gl = g->gid + g->line_off[g->plane_line0[k] + c->li];
-            uint32_t ei = gcur_ev(c);
+        uint32_t li, ei;
+        while (xpv_plane_walk_next(&walk, &li, &ei)) {
+            int32_t *gl = g->gid + g->line_off[g->plane_line0[k] + li];
             if (gl[ei] >= 0) last = gl[ei];
             else if (last >= 0) gl[ei] = last;
-            if (++c->pos == c->ln->nevents) {
-                free(c->ord);
-                cur[b] = cur[--n];
-            }
         }
-        free(cur);
+        xpv_plane_walk_free(&walk);
     }
 }
 

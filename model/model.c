@@ -9,6 +9,74 @@
 #include "model.h"
 #include "wire.h"
 
+/* ==== time order ========================================================== */
+
+int xpv_cmp_time_key(const void *a, const void *b) {
+    const xpv_time_key *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->dur != y->dur) return x->dur > y->dur ? -1 : 1;
+    return (x->tie > y->tie) - (x->tie < y->tie);
+}
+
+uint32_t *xpv_line_time_order(const xpv_line *ln) {
+    if (xpv_line_in_time_order(ln)) return NULL;
+    uint32_t ne = ln->nevents;
+    xpv_time_key *o = xpv_xmalloc(ne * sizeof *o);
+    for (uint32_t i = 0; i < ne; i++)
+        o[i] = (xpv_time_key){ln->events[i].start_ps, ln->events[i].dur_ps, i};
+    qsort(o, ne, sizeof *o, xpv_cmp_time_key);
+    uint32_t *r = xpv_xmalloc(ne * sizeof *r);
+    for (uint32_t i = 0; i < ne; i++) r[i] = (uint32_t)o[i].tie;
+    free(o);
+    return r;
+}
+
+void xpv_plane_walk_init(xpv_plane_walk *w, const xpv_plane *pl) {
+    w->pl = pl;
+    w->cur = xpv_xcalloc(pl->nlines ? pl->nlines : 1, sizeof *w->cur);
+    w->n = 0;
+}
+
+void xpv_plane_walk_add(xpv_plane_walk *w, uint32_t li) {
+    const xpv_line *ln = &w->pl->lines[li];
+    if (ln->nevents) w->cur[w->n++] = (xpv_walk_cursor){ln, li, 0, xpv_line_time_order(ln)};
+}
+
+static inline uint32_t cur_ev(const xpv_walk_cursor *c) { return c->ord ? c->ord[c->pos] : c->pos; }
+
+static inline int cur_before(const xpv_walk_cursor *a, const xpv_walk_cursor *b) {
+    const xpv_event *x = &a->ln->events[cur_ev(a)], *y = &b->ln->events[cur_ev(b)];
+    if (x->start_ps != y->start_ps) return x->start_ps < y->start_ps;
+    if (x->dur_ps != y->dur_ps) return x->dur_ps > y->dur_ps;
+    return a->li < b->li;
+}
+
+/* (a cursor that runs out is replaced by the last one: ties go by line
+ * index, not array order) */
+const xpv_event *xpv_plane_walk_next(xpv_plane_walk *w, uint32_t *li, uint32_t *ei) {
+    if (!w->n) return NULL;
+    uint32_t best = 0;
+    for (uint32_t k = 1; k < w->n; k++)
+        if (cur_before(&w->cur[k], &w->cur[best])) best = k;
+    xpv_walk_cursor *t = &w->cur[best];
+    *ei = cur_ev(t);
+    *li = t->li;
+    const xpv_event *e = &t->ln->events[*ei];
+    if (!t->ord) __builtin_prefetch(e + 32); /* (reading ahead on a stored line) */
+    if (++t->pos == t->ln->nevents) {
+        free(t->ord);
+        w->cur[best] = w->cur[--w->n];
+    }
+    return e;
+}
+
+void xpv_plane_walk_free(xpv_plane_walk *w) {
+    for (uint32_t k = 0; k < w->n; k++) free(w->cur[k].ord);
+    free(w->cur);
+    w->cur = NULL;
+    w->n = 0;
+}
+
 /* ==== lookups ============================================================= */
 
 const xpv_plane *xpv_find_plane(const xpv_profile *p, const char *name) {

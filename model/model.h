@@ -115,6 +115,18 @@ static inline int xpv_line_in_time_order(const xpv_line *ln) {
     return 1;
 }
 
+/* A qsort record of time order: start, longer first, then `tie` (an
+ * index, or a line and an index). */
+typedef struct xpv_time_key {
+    int64_t start, dur;
+    uint64_t tie;
+} xpv_time_key;
+int xpv_cmp_time_key(const void *a, const void *b);
+
+/* The indices of the line's events in time order (start, longer first,
+ * then index), malloc'd; NULL when they are stored in that order. */
+uint32_t *xpv_line_time_order(const xpv_line *ln);
+
 /* Bit of a stat metadata key in xpv_line.stat_keys: keys 0..62 have their
  * own bit, every other key shares bit 63. */
 static inline uint64_t xpv_stat_key_bit(int64_t key) {
@@ -141,6 +153,30 @@ typedef struct xpv_plane {
     struct xpv_idmap *stat_meta_ids;
     uint64_t nevents;            /* events over all lines */
 } xpv_plane;
+
+/* A walk over chosen lines of a plane in the plane's time order: start,
+ * longer first, line index, event index (XProf's merge of the lines,
+ * each in its own time order).  Lines are added with
+ * xpv_plane_walk_add; xpv_plane_walk_next takes the next event (NULL at
+ * the end).  The cursors are open for a caller that finishes a lone line
+ * itself (cur[0]: its line, and `pos` into `ord` or the events). */
+typedef struct xpv_walk_cursor {
+    const xpv_line *ln;
+    uint32_t li, pos;
+    uint32_t *ord;             /* xpv_line_time_order, or NULL */
+} xpv_walk_cursor;
+
+typedef struct xpv_plane_walk {
+    const xpv_plane *pl;
+    xpv_walk_cursor *cur;      /* the lines not finished */
+    uint32_t n;
+} xpv_plane_walk;
+
+void xpv_plane_walk_init(xpv_plane_walk *w, const xpv_plane *pl);
+/* Adds line `li` (no-op for an empty line). */
+void xpv_plane_walk_add(xpv_plane_walk *w, uint32_t li);
+const xpv_event *xpv_plane_walk_next(xpv_plane_walk *w, uint32_t *li, uint32_t *ei);
+void xpv_plane_walk_free(xpv_plane_walk *w);
 
 /* What a Chrome trace source held (xpv_profile.trace_facts): run_tools
  * lists kernel_stats / framework_op_stats for a trace by these. */

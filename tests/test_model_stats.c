@@ -1,6 +1,7 @@
 /*
- * test_model_stats.c - model accessors: stat value conversions, string
- * helpers, JSON buffer writer and arena.
+ * test_model_stats.c - model accessors: stat value conversions, a line's
+ * time order and the plane walk, string helpers, JSON buffer writer and
+ * arena.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -110,7 +111,48 @@ static void test_arena(void **state) {
     assert_null(a.head);
 }
 
+/* A line's time order (start, longer first, index) and the walk over a
+ * plane's lines in time order (then line index), counted by hand. */
+static void test_time_order_walk(void **state) {
+    (void)state;
+    xpv_event e0[] = {{30, 5, 0, 0}, {10, 5, 0, 0}, {10, 8, 0, 0}, {20, 1, 0, 0}};
+    xpv_event e1[] = {{10, 8, 0, 0}, {15, 0, 0, 0}};
+    xpv_line lines[3];
+    memset(lines, 0, sizeof lines);
+    lines[0].events = e0;
+    lines[0].nevents = 4;
+    lines[1].events = e1;
+    lines[1].nevents = 2;
+    xpv_plane pl;
+    memset(&pl, 0, sizeof pl);
+    pl.lines = lines;
+    pl.nlines = 3;
+    uint32_t *o = xpv_line_time_order(&lines[0]);
+    assert_non_null(o);
+    const uint32_t want0[] = {2, 1, 3, 0};
+    for (int i = 0; i < 4; i++) assert_int_equal(o[i], want0[i]);
+    free(o);
+    assert_null(xpv_line_time_order(&lines[1])); /* stored in order */
+    xpv_plane_walk w;
+    xpv_plane_walk_init(&w, &pl);
+    for (uint32_t l = 0; l < 3; l++) xpv_plane_walk_add(&w, l);
+    assert_int_equal(w.n, 2); /* the empty line is not walked */
+    const uint32_t want[][2] = {{0, 2}, {1, 0}, {0, 1}, {1, 1}, {0, 3}, {0, 0}};
+    uint32_t li, ei, k = 0;
+    const xpv_event *e;
+    while ((e = xpv_plane_walk_next(&w, &li, &ei))) {
+        assert_true(k < 6);
+        assert_int_equal(li, want[k][0]);
+        assert_int_equal(ei, want[k][1]);
+        assert_ptr_equal(e, &lines[li].events[ei]);
+        k++;
+    }
+    assert_int_equal(k, 6);
+    xpv_plane_walk_free(&w);
+}
+
 TU_MAIN(cmocka_unit_test(test_stat_as_int),
+        cmocka_unit_test(test_time_order_walk),
         cmocka_unit_test(test_str_helpers),
         cmocka_unit_test(test_buf_json),
         cmocka_unit_test(test_arena))
