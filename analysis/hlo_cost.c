@@ -584,8 +584,9 @@ static void slicing_cost(const cost_ctx *c, const Xla__HloInstructionProto *ins,
         o->out_bytes = upd;
         set_util(o, 0, on ? (float)(((double)on - (double)un) / (double)on) : 0.0f);
     } else if (!strcmp(op, "scatter")) {
-        /* operands: n inputs, the indices, n updates */
-        size_t n = (ins->n_operand_ids - 1) / 2;
+        /* operands: n inputs, the indices, n updates (a scatter with no
+         * operands has none of them: n_operand_ids - 1 would wrap) */
+        size_t n = ins->n_operand_ids ? (ins->n_operand_ids - 1) / 2 : 0;
         float upd = 0;
         for (size_t i = 0; i < n; i++) upd += (float)shape_size(operand_shape(c, ins, n + 1 + i));
         o->bytes = upd * 3 + (float)shape_size(operand_shape(c, ins, n));

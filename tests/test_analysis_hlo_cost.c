@@ -546,7 +546,28 @@ static void test_real_amd_gemms(void **state) {
     assert_int_equal(checked, 9); /* 5 in jax08_gemm, 4 in jax08_attention */
 }
 
-TU_MAIN(cmocka_unit_test(test_dot), cmocka_unit_test(test_elementwise),
+/* A scatter without operands (hostile: n_operand_ids - 1 wrapped and the
+ * update loop ran 2^63 times) costs nothing and returns; a well-formed
+ * one with 1 input, indices and 1 update of 4x8 f32 moves 3 x 128 bytes
+ * of updates plus its 16-byte indices. */
+static void test_scatter_operands(void **state) {
+    (void)state;
+    mb *b = calloc(1, sizeof *b);
+    begin_comp(b);
+    add(b, "scatter.0", "scatter", F32, (int64_t[]){16, 8}, 2, NULL, 0);
+    int64_t in = add(b, "in", "parameter", F32, (int64_t[]){16, 8}, 2, NULL, 0);
+    int64_t ix = add(b, "ix", "parameter", S32, (int64_t[]){4}, 1, NULL, 0);
+    int64_t up = add(b, "up", "parameter", F32, (int64_t[]){4, 8}, 2, NULL, 0);
+    int64_t sc = add(b, "scatter.1", "scatter", F32, (int64_t[]){16, 8}, 2,
+                     (int64_t[]){in, ix, up}, 3);
+    end_comp(b, sc);
+    finish(b);
+    check(b, "scatter.0", 0, 0, 0);
+    check(b, "scatter.1", 0, 0, 128 * 3 + 16);
+    done(b);
+}
+
+TU_MAIN(cmocka_unit_test(test_scatter_operands), cmocka_unit_test(test_dot), cmocka_unit_test(test_elementwise),
         cmocka_unit_test(test_reduce), cmocka_unit_test(test_fusion),
         cmocka_unit_test(test_convolution), cmocka_unit_test(test_custom_calls),
         cmocka_unit_test(test_transpose), cmocka_unit_test(test_op_stats),
