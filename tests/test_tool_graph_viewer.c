@@ -31,7 +31,7 @@
 
 /* ==== A constructed module =============================================== */
 
-#define NI 24
+#define NI 160
 
 typedef struct mb {
     Xla__HloInstructionProto ins[NI];
@@ -155,6 +155,36 @@ static uint8_t *pack_wide_module(size_t *len) {
     Xla__HloModuleProto m = XLA__HLO_MODULE_PROTO__INIT;
     b->mod = m;
     b->mod.name = (char *)"jit_wide";
+    b->mod.entry_computation_id = 10;
+    b->mod.computations = b->pcomp;
+    b->mod.n_computations = 1;
+    uint8_t *out = hf_pack_module(&b->mod, len);
+    free(b);
+    return out;
+}
+
+/* main (10): p0 -> 60 layers of two get-tuple-elements, each reading both
+ * of the layer before -> u = negate(both of the last layer): 2^60 paths
+ * from u to p0 (issue 26, item 2). */
+static uint8_t *pack_gte_layers(size_t *len) {
+    mb *b = calloc(1, sizeof *b);
+    static char names[120][32];
+    add(b, "p0", "parameter", 1, 0, 0, 0);
+    int64_t prev0 = 1, prev1 = 1;
+    for (int l = 0; l < 60; l++) {
+        int64_t id = 100 + 2 * l;
+        /* the name tells XProf's walk a get-tuple-element */
+        snprintf(names[2 * l], sizeof names[0], "get-tuple-element.%da", l);
+        snprintf(names[2 * l + 1], sizeof names[0], "get-tuple-element.%db", l);
+        add(b, names[2 * l], "get-tuple-element", id, prev0, prev1, 0);
+        add(b, names[2 * l + 1], "get-tuple-element", id + 1, prev0, prev1, 0);
+        prev0 = id, prev1 = id + 1;
+    }
+    add(b, "u", "negate", 500, prev0, prev1, 0);
+    comp(b, 0, "main", 10, 500, 0, b->n);
+    Xla__HloModuleProto m = XLA__HLO_MODULE_PROTO__INIT;
+    b->mod = m;
+    b->mod.name = (char *)"jit_layers";
     b->mod.entry_computation_id = 10;
     b->mod.computations = b->pcomp;
     b->mod.n_computations = 1;
@@ -466,6 +496,27 @@ static void test_many_users(void **state) {
     os_host_close(&f);
 }
 
+/* adjacent_nodes visits each get-tuple-element once: through 60 layers of
+ * two (2^60 paths, which the walk used to follow one by one) u's operand is
+ * p0, named once, and p0's consumer is u. */
+static void test_adjacent_layers(void **state) {
+    (void)state;
+    os_host f;
+    os_host_open(&f, constructed_profile(pack_gte_layers, "jit_layers(7)", 7));
+    int status;
+    char *s0 = render_raw(&f, &status, (const char *[]){"type", "adjacent_nodes",
+                                                        "node_name", "u", NULL});
+    assert_non_null(s0);
+    assert_string_equal(s0, "{\"operand_names\":[\"p0\"],\"consumer_names\":[]}");
+    free(s0);
+    s0 = render_raw(&f, &status, (const char *[]){"type", "adjacent_nodes", "node_name", "p0",
+                                                  NULL});
+    assert_non_null(s0);
+    assert_string_equal(s0, "{\"operand_names\":[],\"consumer_names\":[\"u\"]}");
+    free(s0);
+    os_host_close(&f);
+}
+
 /* ==== Real profiles ====================================================== */
 
 /* Straight from the proto: the instruction named `name` in `mod`. */
@@ -613,5 +664,6 @@ static void test_device_defaults(void **state) {
 
 TU_MAIN(cmocka_unit_test(test_constructed_neighbourhoods),
         cmocka_unit_test(test_many_users),
+        cmocka_unit_test(test_adjacent_layers),
         cmocka_unit_test(test_real_defaults),
         cmocka_unit_test(test_device_defaults))

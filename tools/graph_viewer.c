@@ -590,16 +590,23 @@ static int render_graph(const xpv_hostset *hs, const xpv_op_stats *os, const mod
 /* XProf GetAdjacentNodes: the operand and user names of node_name, seen
  * through get-tuple-elements (a get-tuple-element is replaced by its own
  * operands / users), as {"operand_names": [...], "consumer_names": [...]}. */
+/* The operands (users == 0) or users of node i, looking through
+ * get-tuple-elements to what they read or feed.  Each node is visited and
+ * named at most once (`seen`, one byte per instruction): a chain of layers
+ * of get-tuple-elements fanning out would otherwise be walked once per
+ * path, 2^depth times (issue 26: 60 layers of 2 in 8 KB pinned a worker).
+ * The work is bounded by the edges of the graph. */
 static void adjacent(xpv_buf *b, const xpv_hlo_graph *g, int32_t i, int users, int depth,
-                     int *n) {
+                     uint8_t *seen, int *n) {
     uint32_t from = users ? g->use_off[i] : g->op_off[i];
     uint32_t to = users ? g->use_off[i + 1] : g->op_off[i + 1];
     for (uint32_t k = from; k < to; k++) {
         int32_t j = users ? g->uses[k] : g->ops[k];
-        if (j < 0) continue;
+        if (j < 0 || seen[j]) continue;
+        seen[j] = 1;
         const char *name = g->ins[j].ins->name;
         if (!strncmp(name, "get-tuple-element", 17) && depth < 64) {
-            adjacent(b, g, j, users, depth + 1, n);
+            adjacent(b, g, j, users, depth + 1, seen, n);
             continue;
         }
         if ((*n)++) xpv_buf_putc(b, ',');
@@ -617,12 +624,17 @@ static int render_adjacent(const xpv_hostset *hs, const xpv_op_stats *os, const 
         rc = xpv_err_set(err, XPV_E_BAD_REQUEST, "adjacent_nodes: %.200s is a computation", node);
     if (rc == 0) {
         int n = 0;
+        uint8_t *seen = xpv_xcalloc(c.g->n ? c.g->n : 1, 1);
+        seen[c.center] = 1;
         xpv_buf_puts(out, "{\"operand_names\":[");
-        adjacent(out, c.g, c.center, 0, 0, &n);
+        adjacent(out, c.g, c.center, 0, 0, seen, &n);
         n = 0;
+        memset(seen, 0, c.g->n ? c.g->n : 1);
+        seen[c.center] = 1;
         xpv_buf_puts(out, "],\"consumer_names\":[");
-        adjacent(out, c.g, c.center, 1, 0, &n);
+        adjacent(out, c.g, c.center, 1, 0, seen, &n);
         xpv_buf_puts(out, "]}");
+        free(seen);
     }
     xpv_hlo_graph_free(c.g);
     return rc;
