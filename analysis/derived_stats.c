@@ -149,6 +149,7 @@ void xpv_dl_attach_stats(xpv_arena *arena, xpv_line *ln, dstats (*stat)(const vo
         w = put_event(w, &s);
     }
     ln->wire = base;
+    ln->wire_len = total;
 }
 
 /* The line's stats bytes written in `b` become its wire (adopted by the
@@ -166,6 +167,7 @@ static void adopt_wire(xpv_arena *arena, xpv_line *ln, xpv_buf *b) {
     d = xpv_xrealloc(d, n);
     xpv_arena_adopt(arena, d, n);
     ln->wire = (const uint8_t *)d;
+    ln->wire_len = n;
 }
 
 /* Room for one event's length and an int stat field. */

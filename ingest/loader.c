@@ -194,6 +194,12 @@ typedef struct map_slot {
     _Atomic uintptr_t lo;       /* 0: free */
     _Atomic uintptr_t hi;
     _Atomic int damaged;
+    /* The mapped file (its own descriptor) and its size and mtime when it
+     * was mapped: a file rewritten in place changes the mapped bytes under
+     * the model, which xpv_profile_changed() tells by them. */
+    int fd;
+    off_t size;
+    struct timespec mtime, ctime; /* ctime: cp -p sets the mtime back */
 } map_slot;
 
 static map_slot maps[MAX_MAPS];
@@ -250,6 +256,8 @@ static void unmap_buf(void *buf, size_t len) {
     map_slot *s = find_map(buf);
     munmap(buf, len);
     if (s) {
+        if (s->fd >= 0) close(s->fd);
+        s->fd = -1;
         atomic_store(&s->hi, 0);
         atomic_store(&s->lo, 0);
         atomic_store(&s->damaged, 0);
@@ -258,14 +266,23 @@ static void unmap_buf(void *buf, size_t len) {
 
 /* Map `len` bytes of the file open on `fd` under the guard; NULL when it
  * cannot (no guard, every slot taken, mmap failed): read it instead. */
-static void *map_file(int fd, size_t len) {
+static void *map_file(int fd, const struct stat *st0, size_t len) {
     if (!install_bus()) return NULL;
+    int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (own < 0) return NULL;
     void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) return NULL;
+    if (p == MAP_FAILED) {
+        close(own);
+        return NULL;
+    }
     for (size_t i = 0; i < MAX_MAPS; i++) {
         uintptr_t want = 0;
         if (atomic_compare_exchange_strong(&maps[i].lo, &want, (uintptr_t)1)) {
             atomic_store(&maps[i].damaged, 0);
+            maps[i].fd = own;
+            maps[i].size = st0->st_size;
+            maps[i].mtime = st0->st_mtim;
+            maps[i].ctime = st0->st_ctim;
             atomic_store(&maps[i].hi, (uintptr_t)p + len);
             atomic_store(&maps[i].lo, (uintptr_t)p);
             /* Decoding reads it front to back (two streams at most). */
@@ -274,6 +291,7 @@ static void *map_file(int fd, size_t len) {
         }
     }
     munmap(p, len);
+    close(own);
     return NULL;
 }
 
@@ -281,6 +299,18 @@ int xpv_profile_damaged(const xpv_profile *p) {
     if (!p || p->buf_free != unmap_buf) return 0;
     map_slot *s = find_map(p->buf);
     return s && atomic_load(&s->damaged);
+}
+
+int xpv_profile_changed(const xpv_profile *p) {
+    if (!p || p->buf_free != unmap_buf) return 0;
+    map_slot *s = find_map(p->buf);
+    if (!s) return 0;
+    if (atomic_load(&s->damaged)) return 1;
+    struct stat st;
+    if (s->fd < 0 || fstat(s->fd, &st) != 0) return 1;
+    return st.st_size != s->size || st.st_mtim.tv_sec != s->mtime.tv_sec ||
+           st.st_mtim.tv_nsec != s->mtime.tv_nsec || st.st_ctim.tv_sec != s->ctime.tv_sec ||
+           st.st_ctim.tv_nsec != s->ctime.tv_nsec;
 }
 
 /* ==== Loading ========================================================== */
@@ -447,7 +477,7 @@ static xpv_profile *load_xplane(int fd, const struct stat *st0, const char *disp
                                 const xpv_load_limits *lim, xpv_err *err) {
     size_t len = (size_t)st0->st_size;
     void (*buf_free)(void *, size_t) = unmap_buf;
-    unsigned char *buf = map_file(fd, len);
+    unsigned char *buf = map_file(fd, st0, len);
     if (!buf) {
         buf_free = free_buf;
         if (!(buf = read_file(fd, len, display, err))) return NULL;

@@ -94,4 +94,13 @@ uint64_t xpv_load_heap_estimate(const char *path, uint64_t size, const xpv_load_
  * the file again).  0 for profiles not loaded by mapping a file. */
 int xpv_profile_damaged(const xpv_profile *p);
 
+/* Whether the bytes `p` reads may no longer be the ones it was decoded
+ * from: its mapped file shrank (xpv_profile_damaged) or was rewritten in
+ * place (its size or mtime differ from when it was mapped).  Answers built
+ * from `p` meanwhile may mix old and new bytes (never bytes outside the
+ * mapping: every read is bounded by it): drop them and load the file
+ * again.  0 for profiles whose bytes are their own (read, inflated or
+ * converted). */
+int xpv_profile_changed(const xpv_profile *p);
+
 #endif

@@ -527,6 +527,7 @@ static int parse_line(dec *d, const xpv_idmap *ids, const uint8_t *p, const uint
     if (!has_display_id) ln->display_id = ln->id;
     if (!has_display_name) ln->display_name = ln->name;
     ln->wire = start;
+    ln->wire_len = (size_t)(end - start);
     ln->stat_keys = keys;
     ln->stat_keys_known = 1;
     ln->nevents = (uint32_t)nev;

@@ -213,12 +213,13 @@ void xpv_stat_iter_init(xpv_stat_iter *it, const xpv_plane *pl, const xpv_line *
                         const xpv_event *e) {
     it->plane = pl;
     it->p = it->end = NULL;
-    if (e->wire == XPV_NO_STATS) return;
+    if (e->wire == XPV_NO_STATS || e->wire >= ln->wire_len) return;
     const uint8_t *p = ln->wire + e->wire, *s;
     uint64_t len;
-    /* The decoder validated these bytes; the bound below only guards
-     * against misuse (an event paired with the wrong line). */
-    if (!wire_len(&p, p + 10 + (1u << 30), &s, &len)) return;
+    /* The decoder validated these bytes, but a mapped file rewritten in
+     * place since then has others (issue 26): the line's bytes bound every
+     * read. */
+    if (!wire_len(&p, ln->wire + ln->wire_len, &s, &len)) return;
     it->p = s;
     it->end = s + len;
 }

@@ -90,6 +90,9 @@ typedef struct xpv_line {
     int64_t timestamp_ns;
     int64_t duration_ps;
     const uint8_t *wire;     /* base for xpv_event.wire offsets */
+    size_t wire_len;         /* bytes at `wire` an event's stats may use:
+                              * every stat read stays inside them, also when
+                              * a mapped file's bytes changed after decode */
     xpv_event *events;
     uint32_t nevents;
     uint8_t has_num_occurrences; /* some event used num_occurrences, not offset */

@@ -39,6 +39,7 @@ struct xpv_app {
     uint64_t keep_max;               /* largest rendered response kept */
     const xpv_tool *const *tools;
     uint64_t decodes, decode_failures, not_modified;   /* atomic counters */
+    uint64_t stale_reloads;     /* profiles whose file changed under them (atomic) */
     uint64_t build_id;               /* hash of the running binary (ETags) */
     int64_t code_mtime;              /* its mtime, s (Last-Modified), or 0 */
 };

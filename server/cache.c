@@ -483,6 +483,13 @@ void xpv_cache_release(xpv_cache *c, xpv_centry *e) {
     destroy_all(c, &g);
 }
 
+void xpv_cache_forget(xpv_cache *c, xpv_centry *e) {
+    if (!e) return;
+    pthread_mutex_lock(&c->mu);
+    if (e->in_table && e->state != BUILDING) table_remove(c, e);
+    pthread_mutex_unlock(&c->mu);
+}
+
 void xpv_cache_grow(xpv_cache *c, xpv_centry *e, size_t value_size) {
     if (!e) return;
     graveyard g = {NULL};

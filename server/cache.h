@@ -120,6 +120,11 @@ void xpv_cache_release(xpv_cache *c, xpv_centry *e);
  * smaller size or an entry no longer charged changes nothing. */
 void xpv_cache_grow(xpv_cache *c, xpv_centry *e, size_t value_size);
 
+/* Take the held entry `e` out of the table: the next get of its key
+ * builds anew (its value went stale: the file under a profile changed);
+ * `e` lives until its last reference is released. */
+void xpv_cache_forget(xpv_cache *c, xpv_centry *e);
+
 /* Drop every entry nobody uses (e.g. after the logdir changed). */
 void xpv_cache_clear(xpv_cache *c);
 

@@ -355,6 +355,7 @@ void xpv_app_get_stats(xpv_app *a, xpv_app_stats *st) {
     st->decodes = __atomic_load_n(&a->decodes, __ATOMIC_RELAXED);
     st->decode_failures = __atomic_load_n(&a->decode_failures, __ATOMIC_RELAXED);
     st->not_modified = __atomic_load_n(&a->not_modified, __ATOMIC_RELAXED);
+    st->stale_reloads = __atomic_load_n(&a->stale_reloads, __ATOMIC_RELAXED);
     xpv_cache_get_stats(a->cache, &st->cache);
     st->has_disk = a->dc != NULL;
     memset(&st->disk, 0, sizeof st->disk);
@@ -367,11 +368,12 @@ void route_statz(xpv_app *a, xpv_response *r) {
     xpv_app_get_stats(a, &st);
     xpv_buf_init(&b);
     xpv_buf_printf(&b, "{\"version\":\"%s\",\"decodes\":%llu,\"decode_failures\":%llu,"
-                   "\"not_modified\":%llu,\"cache\":{\"budget\":%llu,\"used\":%llu,"
+                   "\"not_modified\":%llu,\"stale_reloads\":%llu,\"cache\":{\"budget\":%llu,\"used\":%llu,"
                    "\"entries\":%llu,\"hits\":%llu,\"misses\":%llu,\"evictions\":%llu,"
                    "\"builds\":%llu}", XPV_VERSION,
                    (unsigned long long)st.decodes, (unsigned long long)st.decode_failures,
-                   (unsigned long long)st.not_modified, (unsigned long long)st.cache.budget,
+                   (unsigned long long)st.not_modified, (unsigned long long)st.stale_reloads,
+                   (unsigned long long)st.cache.budget,
                    (unsigned long long)st.cache.used, (unsigned long long)st.cache.entries,
                    (unsigned long long)st.cache.hits, (unsigned long long)st.cache.misses,
                    (unsigned long long)st.cache.evictions, (unsigned long long)st.cache.builds);

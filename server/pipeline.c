@@ -29,9 +29,10 @@
 
 /* Identity of a host file: what makes a cached profile stale. */
 void host_identity(xpv_buf *b, const xpv_host *h) {
-    xpv_buf_printf(b, "%s\x1f%llu\x1f%lld\x1f%llu\x1e", h->path,
+    /* ctime too: a rewrite that puts the size and mtime back (cp -p) */
+    xpv_buf_printf(b, "%s\x1f%llu\x1f%lld\x1f%lld\x1f%llu\x1e", h->path,
                    (unsigned long long)h->size, (long long)h->mtime_ns,
-                   (unsigned long long)h->ino);
+                   (long long)h->ctime_ns, (unsigned long long)h->ino);
 }
 
 /* A cache key for host file `h` in `key` (initialised here; the caller
@@ -49,6 +50,12 @@ struct profile_ctx {
     xpv_app *app;
     const xpv_host *host;
 };
+
+static void changed_error(xpv_err *err, const xpv_host *h) {
+    xpv_err_set(err, XPV_E_BUSY, "%s: the file changed while it was being read "
+                "(rewritten in place?); retry", h->rel);
+    snprintf(err->file, sizeof err->file, "%s", h->rel);
+}
 
 static void free_profile(void *p) { xpv_profile_free(p); }
 
@@ -98,11 +105,40 @@ xpv_centry *get_profile(xpv_app *a, const xpv_host *h, int holds, xpv_err *err) 
      * with the exact reason if the file really does not fit. */
     uint64_t need = xpv_load_heap_estimate(h->path, h->size, &a->limits);
     if (a->limits.max_mem && need > a->limits.max_mem) need = a->limits.max_mem;
-    xpv_centry *e = xpv_cache_get_admit(a->cache, key.data, need, holds, h->rel,
-                                        build_profile, &ctx, err);
+    xpv_centry *e = NULL;
+    /* A cached profile whose mapped file was rewritten in place (or cut)
+     * reads other bytes than it was decoded from: it is forgotten and the
+     * file loaded again; a file still changing under the second load is a
+     * 503 to retry. */
+    for (int tries = 0; tries < 2; tries++) {
+        e = xpv_cache_get_admit(a->cache, key.data, need, holds, h->rel, build_profile, &ctx,
+                                err);
+        if (!e || !xpv_profile_changed(xpv_centry_value(e))) break;
+        xpv_cache_forget(a->cache, e);
+        xpv_cache_release(a->cache, e);
+        e = NULL;
+        __atomic_add_fetch(&a->stale_reloads, 1, __ATOMIC_RELAXED);
+        changed_error(err, h);
+    }
     xpv_buf_free(&key);
     if (!e && !err->file[0]) snprintf(err->file, sizeof err->file, "%s", h->rel);
     return e;
+}
+
+/* Whether any of the n profile entries (NULL ones skipped) changed under
+ * the answer just built from them: those are forgotten and `err` says to
+ * retry (the answer mixed old and new bytes and is thrown away). */
+static int profiles_changed(xpv_app *a, xpv_centry *const *entries, size_t n,
+                            const xpv_host *const *hosts, xpv_err *err) {
+    int changed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!entries[i] || !xpv_profile_changed(xpv_centry_value(entries[i]))) continue;
+        xpv_cache_forget(a->cache, entries[i]);
+        if (!changed) changed_error(err, hosts[i]);
+        changed = 1;
+    }
+    if (changed) __atomic_add_fetch(&a->stale_reloads, 1, __ATOMIC_RELAXED);
+    return changed;
 }
 
 /* ==== Tool lists, through the cache ==================================== */
@@ -362,6 +398,11 @@ static int build_part(void *vctx, xpv_cache_val *v, xpv_err *err) {
     if (xpv_oom_run(call_part_build, &tc, &failed) == XPV_OOM_FAILED)
         oom_error(&terr, "building", ctx->kind->name, failed);
     void *part = tc.result;
+    if (part && profiles_changed(ctx->app, &pe, 1, &ctx->host, err)) {
+        ctx->kind->part_free(part);
+        xpv_cache_release(ctx->app->cache, pe);
+        return -1;
+    }
     xpv_cache_release(ctx->app->cache, pe);
     if (!part) {
         xpv_err_set(err, terr.status ? terr.status : 500, "%s",
@@ -638,6 +679,10 @@ static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
     if (trc != 0) {
         xpv_err_set(err, terr.status ? terr.status : 500, "%s",
                     terr.msg[0] ? terr.msg : "the tool failed");
+        goto done;
+    }
+    if (profiles_changed(a, entries, n, rc->hosts, err)) {
+        if (dentry) xpv_cache_forget(a->cache, dentry);
         goto done;
     }
     /* Derived data may have grown while answering (the trace index's name

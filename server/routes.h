@@ -144,6 +144,7 @@ typedef struct xpv_app_stats {
     uint64_t decodes;           /* profile files loaded and decoded */
     uint64_t decode_failures;   /* loads that failed */
     uint64_t not_modified;      /* 304 answers */
+    uint64_t stale_reloads;     /* profiles dropped: their file changed under them */
     xpv_cache_stats cache;
     int has_disk;               /* 1 with a --cache_dir: `disk` is set */
     xpv_diskcache_stats disk;

@@ -244,6 +244,57 @@ static void test_live__symlink_swapped_after_scan(void **state) {
     free(outside);
 }
 
+/* A profile rewritten in place (same inode and size) while the scan still
+ * shows its old identity (issue 26, item 3): the cached profile, whose
+ * mapping now holds the new bytes, is not used for the next answer: it is
+ * forgotten and the file decoded again (a stale reload), and that answer
+ * names the new host; a profile read into memory would have no such
+ * problem, so this needs the mapped path (a plain file). */
+static void test_live__rewritten_in_place(void **state) {
+    (void)state;
+    char d[4096], f[4096];
+    xpv_buf b;
+    xpv_buf_init(&b);
+    snprintf(d, sizeof d, "%s/plugins/profile/rewritten", root);
+    fx_mkdirs(d);
+    path_of(f, sizeof f, "rewritten", "x.xplane.pb");
+    fx_xspace(&b, planes, 10, "host-AAAA");
+    fx_write(f, b.data, b.len);
+    xpv_app_config cfg = {.logdir = root, .cache_bytes = 64u << 20,
+                          .scan_interval_ms = 3600 * 1000};
+    xpv_err err;
+    xpv_app *slow = xpv_app_new(&cfg, &err);
+    assert_non_null(slow);
+    xpv_response r;
+    xpv_app_route(slow, "GET", P "profile_info?run=rewritten&host=x", NULL, &r);
+    assert_int_equal(r.status, 200);
+    assert_non_null(memmem(r.body, r.len, "host-AAAA", 9));
+    xpv_response_release(&r);
+    xpv_app_stats st0, st1;
+    xpv_app_get_stats(slow, &st0);
+    assert_int_equal(st0.stale_reloads, 0);
+    /* same size, new bytes, written over the same inode */
+    struct stat a, c;
+    assert_int_equal(stat(f, &a), 0);
+    xpv_buf_reset(&b);
+    fx_xspace(&b, planes, 10, "host-BBBB");
+    int fd = open(f, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, b.data, b.len, 0), (ssize_t)b.len);
+    close(fd);
+    assert_int_equal(stat(f, &c), 0);
+    assert_int_equal(a.st_ino, c.st_ino);
+    assert_int_equal(a.st_size, c.st_size);
+    xpv_app_route(slow, "GET", P "run_tools?run=rewritten", NULL, &r);
+    assert_int_equal(r.status, 200);
+    xpv_response_release(&r);
+    xpv_app_get_stats(slow, &st1);
+    assert_int_equal(st1.stale_reloads, 1);
+    assert_int_equal(st1.decodes, st0.decodes + 1);
+    xpv_app_free(slow);
+    xpv_buf_free(&b);
+}
+
 /* The same for a TF 2.2 per-tool file, which is read by legacy_serve.c. */
 static void test_live__legacy_symlink_swapped_after_scan(void **state) {
     (void)state;
@@ -341,5 +392,6 @@ TU_MAIN_WITH(setup, teardown,
              cmocka_unit_test(test_live__half_written),
              cmocka_unit_test(test_live__invalidation),
              cmocka_unit_test(test_live__symlink_swapped_after_scan),
+             cmocka_unit_test(test_live__rewritten_in_place),
              cmocka_unit_test(test_live__legacy_symlink_swapped_after_scan),
              cmocka_unit_test(test_live__if_modified_since))

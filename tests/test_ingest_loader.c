@@ -514,6 +514,71 @@ static void test_loader__truncated_while_mapped(void **state) {
     xpv_buf_free(&b);
 }
 
+/* A mapped profile whose file is rewritten in place (same inode, same size)
+ * with bytes whose stat lengths point far past the mapping (issue 26, item
+ * 3: the iterator trusted the lengths the decoder had checked and read
+ * past the mapping): every stat read stays inside the line's bytes, and
+ * the profile says it changed. */
+static void test_loader__rewritten_while_mapped(void **state) {
+    (void)state;
+    xpv_synth_opts o = {0};
+    o.size_bytes = 200 * 1000;
+    o.hosts = 1;
+    xpv_synth_defaults(&o);
+    xpv_buf b;
+    xpv_buf_init(&b);
+    assert_int_equal(xpv_synth_host(&o, 0, &b), 0);
+    const char *path = path_of("rewritten.xplane.pb");
+    fx_write(path, b.data, b.len);
+    xpv_err err;
+    xpv_profile *p = xpv_load_profile(path, NULL, NULL, &err);
+    assert_non_null(p);
+    assert_true(touch_stats(p) > 0);
+    assert_int_equal(xpv_profile_changed(p), 0);
+    /* The last event with stats: its stats' length becomes 2^24 - 1 and
+     * every byte after it an empty stat (field 4, length 0), so a reader
+     * that trusts the length walks on past the end of the file. */
+    const uint8_t *at = NULL;
+    const xpv_plane *apl = NULL;
+    const xpv_line *aln = NULL;
+    const xpv_event *aev = NULL;
+    for (uint32_t i = 0; i < p->nplanes; i++)
+        for (uint32_t l = 0; l < p->planes[i].nlines; l++) {
+            const xpv_line *ln = &p->planes[i].lines[l];
+            for (uint32_t e = 0; e < ln->nevents; e++)
+                if (ln->events[e].wire != XPV_NO_STATS && ln->wire + ln->events[e].wire > at) {
+                    at = ln->wire + ln->events[e].wire;
+                    apl = &p->planes[i], aln = ln, aev = &ln->events[e];
+                }
+        }
+    assert_non_null(at);
+    size_t off = (size_t)(at - (const uint8_t *)p->buf);
+    assert_true(off + 8 < b.len);
+    uint8_t *junk = malloc(b.len - off);
+    for (size_t i = 0; i < b.len - off; i += 2) {
+        junk[i] = 0x22;
+        if (i + 1 < b.len - off) junk[i + 1] = 0x00;
+    }
+    memcpy(junk, (const uint8_t[]){0xff, 0xff, 0xff, 0x07}, 4);
+    int fd = open(path, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, junk, b.len - off, (off_t)off), (ssize_t)(b.len - off));
+    close(fd);
+    free(junk);
+    touch_stats(p);
+    /* its length runs past its line's bytes: it has no stats */
+    xpv_stat_iter it;
+    xpv_stat st;
+    xpv_stat_iter_init(&it, apl, aln, aev);
+    uint64_t nst = 0;
+    while (xpv_stat_next(&it, &st)) nst++;
+    assert_int_equal(nst, 0);
+    assert_int_equal(xpv_profile_changed(p), 1);
+    assert_int_equal(xpv_profile_damaged(p), 0);
+    xpv_profile_free(p);
+    xpv_buf_free(&b);
+}
+
 /* Admission estimates (issue 17): a mapped plain file counts its model,
  * not its bytes (page cache); a gzipped one counts its inflated buffer
  * (the gzip trailer's size) and that buffer's model; the loaded profiles'
@@ -574,4 +639,5 @@ TU_MAIN_WITH(tu_tmpdir_setup, tu_tmpdir_teardown,
              cmocka_unit_test(test_loader__confined_to_root),
              cmocka_unit_test(test_loader__mapped_cuts_as_read),
              cmocka_unit_test(test_loader__truncated_while_mapped),
+             cmocka_unit_test(test_loader__rewritten_while_mapped),
              cmocka_unit_test(test_loader__heap_estimate))

@@ -524,9 +524,10 @@ static size_t profile_charge(xpv_app *a, const char *path) {
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     char key[8192];
-    snprintf(key, sizeof key, "P\x1f%s\x1f%llu\x1f%lld\x1f%llu\x1e", path,
+    snprintf(key, sizeof key, "P\x1f%s\x1f%llu\x1f%lld\x1f%lld\x1f%llu\x1e", path,
              (unsigned long long)st.st_size,
              (long long)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+             (long long)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec,
              (unsigned long long)st.st_ino);
     xpv_centry *e = xpv_cache_peek(xpv_app_cache(a), key);
     if (!e) return 0;
