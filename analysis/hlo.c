@@ -485,6 +485,7 @@ static void comp_ref(xpv_buf *b, const xpv_hlo_program *p, int64_t id) {
 void xpv_hlo_expression(xpv_buf *b, const xpv_hlo_program *p, xpv_hlo_instr in) {
     const Xla__HloInstructionProto *ins = in.ins;
     if (!ins) return;
+    size_t start = b->len;
     xpv_buf_putc(b, '%');
     xpv_buf_puts(b, ins->name ? ins->name : "");
     xpv_buf_puts(b, " = ");
@@ -494,6 +495,12 @@ void xpv_hlo_expression(xpv_buf *b, const xpv_hlo_program *p, xpv_hlo_instr in) 
     xpv_buf_putc(b, '(');
     for (size_t i = 0; i < ins->n_operand_ids; i++) {
         if (i) xpv_buf_puts(b, ", ");
+        if (b->len - start > XPV_HLO_EXPR_MAX) {
+            /* an op with thousands of operands naming huge tuples would make
+             * one expression of gigabytes (issue 26): the rest is counted */
+            xpv_buf_printf(b, "... %zu more", ins->n_operand_ids - i);
+            break;
+        }
         xpv_hlo_instr op = xpv_hlo_instr_by_id(p, ins->operand_ids[i]);
         if (op.ins) {
             shape_text(b, op.ins->shape, 0, 0);

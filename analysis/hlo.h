@@ -115,7 +115,10 @@ void xpv_hlo_shape_text(xpv_buf *b, const Xla__ShapeProto *s);
  * "f32[8,4]{1,0}", "bf16[128,8]{1,0:T(8,128)(2,1)}", "(f32[2]{0}, s32[])". */
 void xpv_hlo_shape_layout_text(xpv_buf *b, const Xla__ShapeProto *s);
 /* XLA's one-line text of an instruction (no layouts):
- * "%fusion.1 = f32[8]{...} fusion(f32[8] %p.0, ...), kind=kLoop, calls=%c". */
+ * "%fusion.1 = f32[8]{...} fusion(f32[8] %p.0, ...), kind=kLoop, calls=%c".
+ * Once the text passes XPV_HLO_EXPR_MAX bytes the remaining operands are
+ * only counted ("... N more"). */
+#define XPV_HLO_EXPR_MAX 16384
 void xpv_hlo_expression(xpv_buf *b, const xpv_hlo_program *p, xpv_hlo_instr in);
 /* Op category of an instruction, as XProf names HLO categories
  * ("loop fusion", "convolution", "data formatting",

@@ -48,13 +48,43 @@ struct node {
     int64_t key;             /* program id of a program node */
 };
 
+/* Bounds on the fused instructions a tree shows (issue 26, item 4: a
+ * fusion naming one computation many times, whose fusions do the same,
+ * expanded into 6.5 GB of JSON from 911 bytes).  Below a fusion only the
+ * first CHILDREN_PER_NODE instructions can survive the pruning (they all
+ * have rawFlops 0, so the stable sort by flops keeps the proto's order),
+ * so no more are made; one op's expansion visits each computation once
+ * and at most MAX_FUSED_COMPS of them; a tree makes at most
+ * MAX_FUSED_NODES fused nodes and MAX_FUSED_BYTES of expressions, then
+ * stops expanding and says so in the answer's "note". */
+#define MAX_FUSED_COMPS 64
+#define MAX_FUSED_NODES 200000
+#define MAX_FUSED_BYTES (64u << 20)
+
 typedef struct builder {
     xpv_arena *a;
     const xpv_hostset *hs;
     const xpv_op_stats *os;
     node *root;
     xpv_err *err;
+    const Xla__HloComputationProto *seen[MAX_FUSED_COMPS]; /* this op's */
+    size_t nseen;
+    size_t fused_nodes, fused_bytes; /* this tree's */
+    int cut;                         /* a bound was reached */
 } builder;
+
+/* Whether `comp` may be expanded below the current op: once each, within
+ * the bounds. */
+static int visit_comp(builder *b, const Xla__HloComputationProto *comp) {
+    for (size_t i = 0; i < b->nseen; i++)
+        if (b->seen[i] == comp) return 0;
+    if (b->nseen == MAX_FUSED_COMPS) {
+        b->cut = 1;
+        return 0;
+    }
+    b->seen[b->nseen++] = comp;
+    return 1;
+}
 
 static node *new_node(builder *b, node *parent, const char *name) {
     node *n = xpv_arena_calloc(b->a, 1, sizeof *n);
@@ -110,9 +140,14 @@ static void fused_children(builder *b, node *n, const xpv_hlo_program *prog,
     for (size_t c = 0; c < ins->n_called_computation_ids; c++) {
         const Xla__HloComputationProto *comp =
             xpv_hlo_computation(prog, ins->called_computation_ids[c]);
-        for (size_t i = 0; comp && i < comp->n_instructions; i++) {
+        if (!comp || !visit_comp(b, comp)) continue;
+        for (size_t i = 0; i < comp->n_instructions && n->nkids < CHILDREN_PER_NODE; i++) {
             const Xla__HloInstructionProto *f = comp->instructions[i];
             if (!f || !f->name || (f->opcode && !strcmp(f->opcode, "parameter"))) continue;
+            if (b->fused_nodes >= MAX_FUSED_NODES || b->fused_bytes >= MAX_FUSED_BYTES) {
+                b->cut = 1;
+                return;
+            }
             node *k = new_node(b, n, f->name);
             k->has_metrics = 1; /* rawFlops 0: no per-instruction costs */
             k->has_xla = 1;
@@ -121,6 +156,8 @@ static void fused_children(builder *b, node *n, const xpv_hlo_program *prog,
             xpv_buf_init(&x);
             xpv_hlo_expression(&x, prog, (xpv_hlo_instr){f, comp});
             k->expression = buf_str(b, &x);
+            b->fused_nodes++;
+            b->fused_bytes += x.len + strlen(f->name) + sizeof *k;
             xpv_buf_free(&x);
             k->provenance = f->metadata && f->metadata->op_name ? f->metadata->op_name : "";
             k->category = xpv_hlo_category(f);
@@ -152,6 +189,7 @@ static int add_leaf(builder *b, node *parent, const xpv_op_metric *op) {
         n->provenance = h.in.ins->metadata->op_name;
     n->is_fusion = strstr(n->category, "fusion") != NULL;
     combine(n, op);
+    b->nseen = 0;
     if (h.in.ins) fused_children(b, n, h.prog, h.in.ins, 0);
     return 0;
 }
@@ -300,6 +338,7 @@ static void write_node(xpv_buf *o, const node *n, const xpv_op_metrics *m, doubl
 static int write_tree(xpv_buf *out, builder *b, int group, int exclude_idle) {
     static const char *const root_names[] = {"by_program", "by_category", "by_provenance"};
     b->root = new_node(b, NULL, root_names[group]);
+    b->fused_nodes = b->fused_bytes = 0;
     const xpv_op_metrics *m = b->os->ops;
     int has_device = m->has_gpu || m->has_tpu;
     if (has_device && build_tree(b, group, exclude_idle) < 0) return -1;
@@ -329,7 +368,7 @@ int xpv_op_profile_render(const xpv_hostset *hs, const void *derived, const xpv_
     static const char *const keys[] = {"byProgram", "byCategory", "byProvenance"};
     xpv_arena a;
     xpv_arena_init(&a, 64 * 1024);
-    builder b = {&a, hs, os, NULL, err};
+    builder b = {.a = &a, .hs = hs, .os = os, .err = err};
     xpv_buf body;
     xpv_buf_init(&body);
     xpv_buf_printf(&body, "{\"%s\":", keys[group]);
@@ -341,6 +380,11 @@ int xpv_op_profile_render(const xpv_hostset *hs, const void *derived, const xpv_
     if (rc == 0) {
         xpv_buf_puts(&body, ",\"deviceType\":");
         xpv_buf_json_cstr(&body, os->hardware_type ? os->hardware_type : "CPU_ONLY");
+        if (b.cut)
+            xpv_buf_printf(&body, ",\"note\":\"fused instructions cut: a fusion's called "
+                           "computations are shown once each, at most %d per op, %d fused "
+                           "nodes and %u MiB of expressions per tree\"",
+                           MAX_FUSED_COMPS, MAX_FUSED_NODES, MAX_FUSED_BYTES >> 20);
         xpv_buf_putc(&body, '}');
         xpv_buf_add(out, body.data, body.len);
     }
