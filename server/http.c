@@ -30,6 +30,7 @@
 
 #include "arena.h"
 #include "cache.h"
+#include "host_check.h"
 #include "util.h"
 
 #define MEMORY_LIMIT (32u * 1024)   /* request line + headers, per connection */
@@ -86,6 +87,7 @@ struct xpv_http {
     pthread_t *workers;
     unsigned nworkers;
     uint64_t busy_refused;      /* 503s for a full queue or a long wait */
+    xpv_host_policy hosts;      /* Host headers answered (host_check.h) */
 };
 
 /* A request waiting for (or run by) a worker; its connection is
@@ -161,6 +163,22 @@ static void job_free(struct job *j) {
     free(j->inm);
     free(j->ims);
     free(j);
+}
+
+/* The answer to a request for a Host the server is not known by (a page
+ * of another site whose name was rebound to this address): no data. */
+static void misdirected_response(xpv_response *r) {
+    static const char body[] =
+        "{\"error\":\"misdirected request: this server does not answer for that Host "
+        "name (DNS rebinding protection); a reverse proxy's public name is allowed "
+        "with --allowed_hosts NAME\"}";
+    memset(r, 0, sizeof *r);
+    r->status = 421;
+    r->content_type = "application/json";
+    r->body = body;
+    r->len = sizeof body - 1;
+    r->cache_control = "no-store";
+    r->ims = -1;
 }
 
 /* The answer to a request no worker could take in time (or at all). */
@@ -569,6 +587,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
         rq->job = NULL;
     } else {
         h = xpv_xcalloc(1, sizeof *h);
+        if (!xpv_host_allowed(&srv->hosts,
+                              MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"))) {
+            misdirected_response(&h->r);
+            if (rq) rq->close = 1;
+            goto answer;
+        }
         const char *inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
         const char *ims = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                       "If-Modified-Since");
@@ -585,6 +609,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
         }
     }
 
+answer:;
     xpv_response *r = &h->r;
     const void *body = r->body;
     size_t len = r->len;
@@ -719,6 +744,7 @@ xpv_http *xpv_http_start(xpv_app *app, const xpv_http_config *cfg,
     pthread_cond_init(&srv->cv, NULL);
     pthread_mutex_init(&srv->qmu, NULL);
     pthread_cond_init(&srv->qcv, NULL);
+    xpv_host_policy_init(&srv->hosts, cfg->bind_all ? NULL : host, cfg->allowed_hosts);
     srv->queue_wait_ms = (int64_t)(cfg->queue_wait_s ? cfg->queue_wait_s : 120u) * 1000;
     srv->qmax = cfg->queue_max ? cfg->queue_max : 256u;
 #define START_DAEMON()                                                          \
@@ -753,6 +779,7 @@ xpv_http *xpv_http_start(xpv_app *app, const xpv_http_config *cfg,
         pthread_mutex_destroy(&srv->qmu);
         pthread_cond_destroy(&srv->cv);
         pthread_mutex_destroy(&srv->mu);
+        xpv_host_policy_free(&srv->hosts);
         free(srv);
         return NULL;
     }
@@ -812,5 +839,6 @@ void xpv_http_stop(xpv_http *h) {
     pthread_mutex_destroy(&h->qmu);
     pthread_cond_destroy(&h->cv);
     pthread_mutex_destroy(&h->mu);
+    xpv_host_policy_free(&h->hosts);
     free(h);
 }

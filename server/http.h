@@ -51,6 +51,8 @@ typedef struct xpv_http_config {
                               * decode may queue for memory) */
     unsigned queue_max;      /* requests waiting for a worker at most (more:
                               * 503 at once); 0 = default (256) */
+    const char *allowed_hosts; /* Host names answered beside the built-in
+                              * ones (comma-separated; see host_check.h) */
 } xpv_http_config;
 
 /* Start serving `app` (borrowed; it must outlive the server).  Returns

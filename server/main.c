@@ -46,8 +46,8 @@
 
 static const char usage[] =
     "usage: xpview [--logdir PATH | PATH] [--port 6006] [--host 127.0.0.1 | --bind_all]\n"
-    "              [--path_prefix /sub/path] [--cache_dir DIR]\n"
-    "              [--max_file_size BYTES] [--cache_mb N]\n"
+    "              [--path_prefix /sub/path] [--allowed_hosts NAME,...]\n"
+    "              [--cache_dir DIR] [--max_file_size BYTES] [--cache_mb N]\n"
     "              [--max_connections N] [--max_connections_per_ip N]\n"
     "              [--timeout SECONDS] [--head_timeout SECONDS] [--grace SECONDS]\n"
     "              [--workers N] [--max_queued N] [--busy_wait SECONDS]\n"
@@ -79,6 +79,10 @@ static const char usage[] =
     "  --host ADDR          address to bind (default 127.0.0.1)\n"
     "  --bind_all           bind every interface (IPv6 and IPv4)\n"
     "  --path_prefix P      serve under /P/ (behind a reverse proxy)\n"
+    "  --allowed_hosts L    Host names answered besides IP addresses, localhost,\n"
+    "                       this machine's name and --host (DNS rebinding\n"
+    "                       protection): a reverse proxy's public name;\n"
+    "                       .example.com also allows its subdomains, * any name\n"
     "  --cache_dir DIR      persistent cache, shareable by replicas: trace\n"
     "                       viewer indexes in DIR/trace-index/ (reused across\n"
     "                       restarts; written atomically; never inside the\n"
@@ -762,6 +766,7 @@ static int serve_parse(int argc, char **argv, serve_opts *o) {
             o->hc.port = (int)parse_int(v, "--port", 0, 65535);
         else if ((v = opt_value(argc, argv, &i, "--host"))) o->hc.host = v;
         else if ((v = opt_value(argc, argv, &i, "--path_prefix"))) o->prefix = v;
+        else if ((v = opt_value(argc, argv, &i, "--allowed_hosts"))) o->hc.allowed_hosts = v;
         else if ((v = opt_value(argc, argv, &i, "--cache_dir"))) o->cache_dir = v;
         else if ((v = opt_value(argc, argv, &i, "--capture_allow"))) o->capture_allow = v;
         else if ((v = opt_value(argc, argv, &i, "--max_file_size")))

@@ -275,7 +275,7 @@ for u in ["/%2e%2e/%2e%2e/etc/passwd", "/..%2f..%2fetc%2fpasswd", "//etc/passwd"
           "confined: %s -> %d" % (u[:70], st))
 for target in [b"/../../../../etc/passwd", b"http://evil.example/etc/passwd",
                b"/data/plugin/profile/../../../etc/passwd", b"*"]:
-    r = raw(port, b"GET " + target + b" HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    r = raw(port, b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
     status = r.split(b" ", 2)[1] if r.startswith(b"HTTP/") else b"-"
     check(status.startswith(b"4") and b"root:" not in r, "raw target %s -> %s" % (target.decode(), status.decode()))
 st, h, body = get(port, "/" + "c" * 9000)
@@ -293,13 +293,13 @@ print("-- HTTP hygiene")
 for m in ("PUT", "DELETE", "OPTIONS", "PATCH", "TRACE"):
     st, h, body = get(port, P + "runs", method=m)
     check(st == 405 and h.get("Allow") == "GET, HEAD", "%s: 405 with Allow" % m)
-r = raw(port, b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 100000 + b"\r\n\r\n")
+r = raw(port, b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 100000 + b"\r\n\r\n")
 check(r.startswith(b"HTTP/1.1 431") or r.startswith(b"HTTP/1.1 413") or r == b"",
       "100 KB header refused (%r)" % r[:20])
 before = rss_kb(srv)
 t0 = time.time()
 s = socket.create_connection(("127.0.0.1", port), timeout=5)
-s.sendall(b"POST /data/plugin/profile/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 52428800\r\n\r\n")
+s.sendall(b"POST /data/plugin/profile/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 52428800\r\n\r\n")
 try:
     chunk = b"z" * 65536
     for _ in range(800):
@@ -322,7 +322,7 @@ check(st == 200, "alive after oversized requests")
 socks = []
 for i in range(10):
     s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+    s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
     socks.append(s)
 t0 = time.time()
 closed_at = {}
@@ -570,7 +570,7 @@ srv, port = start("--logdir", PL, "--cache_mb", "32", "--busy_wait", "1")
 # trace index) and reads only the first bytes.
 slow = socket.create_connection(("127.0.0.1", port), timeout=30)
 slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-slow.sendall(("GET %sdata?run=a&tag=trace_viewer HTTP/1.1\r\nHost: x\r\n\r\n" % P).encode())
+slow.sendall(("GET %sdata?run=a&tag=trace_viewer HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % P).encode())
 first = slow.recv(4096)
 check(first.startswith(b"HTTP/1.1 200"), "slow full-trace download started (%r)" % first[:20])
 time.sleep(0.3)
