@@ -605,6 +605,29 @@ static ptrdiff_t pos_of(const Xla__HloComputationProto *comp, int64_t id) {
     return -1;
 }
 
+/* Positions of a computation's instructions by id, sorted (id, position):
+ * pos_of's answer (the first position) in log n per lookup. */
+typedef struct id_pos {
+    int64_t id;
+    size_t pos;
+} id_pos;
+
+static int cmp_id_pos(const void *x, const void *y) {
+    const id_pos *a = x, *b = y;
+    if (a->id != b->id) return a->id < b->id ? -1 : 1;
+    return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+static ptrdiff_t pos_find(const id_pos *ix, size_t n, int64_t id) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix[mid].id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && ix[lo].id == id ? (ptrdiff_t)ix[lo].pos : -1;
+}
+
 /* GPU FusionCalculateUtilizations: from the root (utilization 1), users
  * before operands (the proto lists operands first); an elementwise user
  * (or tuple / get-tuple-element) passes its roots on, any other makes its
@@ -736,18 +759,31 @@ static void fusion_cost(const cost_ctx *c, const Xla__HloInstructionProto *ins, 
             }
         }
     }
-    /* Operand lookups and the utilization sets are quadratic in n. */
-    if (!spend(c, (int64_t)n * (int64_t)n / 8 + 1) || n > 16384) return;
+    /* Operand lookups (a scan of the n instructions each) and the
+     * utilization sets (n x n bits, passed on per operand) are quadratic:
+     * both are charged before they start. */
+    if (n > 16384) return;
+    int64_t nops = 0;
+    for (size_t k = 0; k < n; k++)
+        nops += comp->instructions[k] ? (int64_t)comp->instructions[k]->n_operand_ids : 0;
+    if (!spend(c, (int64_t)n * (int64_t)n / 8 + nops * ((int64_t)n / 64 + 16) + 1)) return;
     props *p = xpv_xcalloc(n ? n : 1, sizeof *p);
     size_t *ofirst = xpv_xcalloc(n + 1, sizeof *ofirst);
     for (size_t k = 0; k < n; k++)
         ofirst[k + 1] = ofirst[k] + (comp->instructions[k] ? comp->instructions[k]->n_operand_ids : 0);
     ptrdiff_t *opos = xpv_xmalloc((ofirst[n] ? ofirst[n] : 1) * sizeof *opos);
+    id_pos *ix = xpv_xmalloc((n ? n : 1) * sizeof *ix);
+    size_t nix = 0;
+    for (size_t k = 0; k < n; k++)
+        if (comp->instructions[k]) ix[nix++] = (id_pos){comp->instructions[k]->id, k};
+    qsort(ix, nix, sizeof *ix, cmp_id_pos);
     for (size_t k = 0; k < n; k++) {
         const Xla__HloInstructionProto *f = comp->instructions[k];
-        for (size_t i = 0; f && i < f->n_operand_ids; i++) opos[ofirst[k] + i] = pos_of(comp, f->operand_ids[i]);
+        for (size_t i = 0; f && i < f->n_operand_ids; i++)
+            opos[ofirst[k] + i] = pos_find(ix, nix, f->operand_ids[i]);
         cost_of(c, f, &p[k], depth + 1);
     }
+    free(ix);
     ptrdiff_t root = pos_of(comp, comp->root_id);
     if (root < 0 && n) root = (ptrdiff_t)n - 1;
     float *util = xpv_xcalloc(n ? n : 1, sizeof *util);
@@ -823,7 +859,11 @@ static void op_cost(const cost_ctx *c, const Xla__HloInstructionProto *ins, prop
 static void cost_of(const cost_ctx *c, const Xla__HloInstructionProto *ins, props *o,
                     int depth) {
     memset(o, 0, sizeof *o);
-    if (!ins || !ins->opcode || depth > MAX_DEPTH || !spend(c, 1)) return;
+    /* An instruction costs one unit and one per operand (each is looked up
+     * and its shape sized): whiles of 10,000-operand instructions made the
+     * per-instruction budget last 116 s (issue 26, item 7). */
+    if (!ins || !ins->opcode || depth > MAX_DEPTH || !spend(c, 1 + (int64_t)ins->n_operand_ids))
+        return;
     /* Preprocess: output + operands, utilization 1. */
     float bytes = (float)shape_size(ins->shape);
     o->out_bytes = bytes;
@@ -852,12 +892,13 @@ static void cost_of(const cost_ctx *c, const Xla__HloInstructionProto *ins, prop
 }
 
 xpv_hlo_cost xpv_hlo_gpu_cost(const xpv_hlo_program *p, xpv_hlo_instr in) {
-    xpv_hlo_cost r = {0, 0, 0};
+    xpv_hlo_cost r = {0, 0, 0, 0};
     if (!p || !in.ins) return r;
     int64_t work = WORK_BUDGET;
     cost_ctx c = {p, &work};
     props o;
     cost_of(&c, in.ins, &o, 0);
+    r.work = WORK_BUDGET - work;
     free(o.util);
     int64_t flops = to_i64(o.flops), adj = to_i64(o.adj), bytes = to_i64(o.bytes);
     /* XProf ValidHloCost: -1 (no cost) reads as 0. */

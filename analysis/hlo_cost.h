@@ -26,6 +26,7 @@ typedef struct xpv_hlo_cost {
     int64_t model_flops;    /* flop_count */
     int64_t device_flops;   /* flop_count - the low-bit-width adjustment */
     int64_t bytes_accessed;
+    int64_t work;           /* units of the work budget spent (tests) */
 } xpv_hlo_cost;
 
 /* The cost of instruction `in` of decoded program `p` under XProf's GPU

@@ -567,7 +567,52 @@ static void test_scatter_operands(void **state) {
     done(b);
 }
 
-TU_MAIN(cmocka_unit_test(test_scatter_operands), cmocka_unit_test(test_dot), cmocka_unit_test(test_elementwise),
+/* The work budget counts operands (issue 26, item 7: whiles over
+ * 10,000-operand instructions ran for minutes on a budget of
+ * instructions): a while whose body and condition hold a tuple of 10,000
+ * operands spends at least 2 x 10,001 units; a chain of 7 whiles each
+ * nesting the next stops at the budget (250,000 units, one instruction's
+ * charge over at most). */
+static void test_budget_counts_operands(void **state) {
+    (void)state;
+    enum { WIDE = 10000 };
+    mb *b = calloc(1, sizeof *b);
+    int64_t *many = malloc(WIDE * sizeof *many);
+    begin_comp(b); /* computation 1: p -> t = tuple(p x 10,000) */
+    int64_t p = add(b, "p", "parameter", F32, (int64_t[]){4}, 1, NULL, 0);
+    for (int i = 0; i < WIDE; i++) many[i] = p;
+    int64_t t = add(b, "t", "tuple", F32, (int64_t[]){4}, 1, NULL, 0);
+    I(b, t)->operand_ids = many;
+    I(b, t)->n_operand_ids = WIDE;
+    end_comp(b, t);
+    /* computations 2..8: x -> w = while(x), body and condition the one
+     * before (computation 2's: computation 1) */
+    int64_t calls[7][2];
+    char names[7][8];
+    for (int k = 0; k < 7; k++) {
+        begin_comp(b);
+        int64_t x = add(b, "x", "parameter", F32, (int64_t[]){4}, 1, NULL, 0);
+        snprintf(names[k], sizeof names[k], "w%d", k);
+        int64_t w = add(b, names[k], "while", F32, (int64_t[]){4}, 1, (int64_t[]){x}, 1);
+        calls[k][0] = calls[k][1] = k + 1;
+        I(b, w)->called_computation_ids = calls[k];
+        I(b, w)->n_called_computation_ids = 2;
+        end_comp(b, w);
+    }
+    finish(b);
+    xpv_hlo_cost k0 = cost(b, "w0");
+    print_message("w0: %lld units, w6: %lld units\n", (long long)k0.work,
+                  (long long)cost(b, "w6").work);
+    assert_true(k0.work >= 2 * (WIDE + 1));
+    assert_true(k0.work < 3 * (WIDE + 1));
+    xpv_hlo_cost k7 = cost(b, "w6"); /* 2^6 copies of w0's work */
+    assert_true(k7.work >= 250000);
+    assert_true(k7.work <= 250000 + WIDE + 1);
+    done(b);
+    free(many);
+}
+
+TU_MAIN(cmocka_unit_test(test_budget_counts_operands), cmocka_unit_test(test_scatter_operands), cmocka_unit_test(test_dot), cmocka_unit_test(test_elementwise),
         cmocka_unit_test(test_reduce), cmocka_unit_test(test_fusion),
         cmocka_unit_test(test_convolution), cmocka_unit_test(test_custom_calls),
         cmocka_unit_test(test_transpose), cmocka_unit_test(test_op_stats),

@@ -49,14 +49,14 @@ static uint8_t *pack_hostile(size_t ncomp, size_t nins, size_t ncalls, size_t *l
     h.ins = calloc(ncomp * nins, sizeof *h.ins);
     h.pins = calloc(ncomp * nins, sizeof *h.pins);
     h.calls = calloc(ncomp * nins * ncalls, sizeof *h.calls);
-    h.names = calloc(ncomp * nins, 16);
+    h.names = calloc(ncomp * nins, 48);
     for (size_t k = 0; k < ncomp; k++) {
         for (size_t i = 0; i < nins; i++) {
             size_t x = k * nins + i;
             Xla__HloInstructionProto z = XLA__HLO_INSTRUCTION_PROTO__INIT;
             h.ins[x] = z;
-            snprintf(h.names + 16 * x, 16, "%zu.%zu", k, i);
-            h.ins[x].name = h.names + 16 * x;
+            snprintf(h.names + 48 * x, 48, "%zu.%zu", k, i);
+            h.ins[x].name = h.names + 48 * x;
             h.ins[x].opcode = (char *)(i ? "fusion" : "parameter");
             h.ins[x].id = (int64_t)(x + 1);
             h.ins[x].shape = &h.shape;
