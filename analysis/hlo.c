@@ -11,6 +11,8 @@
 #include "util.h"
 #include "wire.h"
 
+_Thread_local uint64_t xpv_hlo_probes;
+
 /* ==== Index ============================================================== */
 
 static int is_hlo_stat_name(xpv_str n) {
@@ -66,12 +68,12 @@ static uint64_t meta_program_id(const xpv_plane *pl, const xpv_event_meta *em) {
     return (uint64_t)(em->id ? em->id : em->key);
 }
 
-/* Add a program unless its id is there already (the first host wins). */
+/* Add a program; map_finish keeps the first of each id (the first host
+ * wins).  (A scan for the id per program was quadratic: 7 MB of protos
+ * took 78 s, issue 26.) */
 static void map_add(index_ctx *c, uint64_t pid, const char *name, size_t name_len,
                     const uint8_t *bytes, size_t nbytes, size_t file_size) {
     xpv_hlo_map *m = c->m;
-    for (size_t i = 0; i < m->n; i++)
-        if (m->progs[i].program_id == pid) return;
     if (m->n == c->cap) {
         c->cap = c->cap ? c->cap * 2 : 16;
         m->progs = xpv_xrealloc(m->progs, c->cap * sizeof *m->progs);
@@ -83,7 +85,30 @@ static void map_add(index_ctx *c, uint64_t pid, const char *name, size_t name_le
     p->bytes = bytes;
     p->nbytes = nbytes;
     p->file_size = file_size;
-    m->total_bytes += p->nbytes;
+    p->state = (int)(m->n - 1); /* the order added, until map_finish */
+}
+
+static int cmp_prog_order(const void *a, const void *b) {
+    const xpv_hlo_program *x = a, *y = b;
+    if (x->program_id != y->program_id) return x->program_id < y->program_id ? -1 : 1;
+    return (x->state > y->state) - (x->state < y->state);
+}
+
+/* Sort by program id, keep the first added of each id. */
+static void map_finish(xpv_hlo_map *m) {
+    if (m->n) qsort(m->progs, m->n, sizeof *m->progs, cmp_prog_order);
+    size_t w = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        if (w && m->progs[w - 1].program_id == m->progs[i].program_id) {
+            free(m->progs[i].meta_name);
+            continue;
+        }
+        m->progs[w] = m->progs[i];
+        m->progs[w].state = 0;
+        m->total_bytes += m->progs[w].nbytes;
+        w++;
+    }
+    m->n = w;
 }
 
 static void index_fn(void *vctx, const xpv_plane *pl, uint32_t plane, uint32_t meta,
@@ -97,11 +122,6 @@ static void index_fn(void *vctx, const xpv_plane *pl, uint32_t plane, uint32_t m
     const xpv_str v = em->stats[stat].v.s;
     map_add(&x->c, meta_program_id(pl, em), em->name.ptr, em->name.len,
             (const uint8_t *)v.ptr, v.len, x->file_size);
-}
-
-static int cmp_prog(const void *a, const void *b) {
-    const xpv_hlo_program *x = a, *y = b;
-    return (x->program_id > y->program_id) - (x->program_id < y->program_id);
 }
 
 static xpv_hlo_map *map_new(void) {
@@ -120,15 +140,21 @@ xpv_hlo_map *xpv_hlo_map_build(const xpv_hostset *hs) {
         x.file_size = hs->profiles[h]->file_size;
         each_proto(hs->profiles[h], index_fn, &x);
     }
-    if (x.c.m->n) qsort(x.c.m->progs, x.c.m->n, sizeof *x.c.m->progs, cmp_prog);
+    map_finish(x.c.m);
     return x.c.m;
 }
 
+/* A proto found by xpv_hlo_list, before the first of each id is kept. */
+typedef struct found_proto {
+    uint64_t program_id;
+    size_t order;
+    const xpv_event_meta *em;
+    xpv_str bytes;
+} found_proto;
+
 typedef struct list_ctx {
-    xpv_arena *a;
-    xpv_hlo_blob *v;
+    found_proto *v;
     size_t n, cap;
-    size_t file_size;
 } list_ctx;
 
 static void list_fn(void *vctx, const xpv_plane *pl, uint32_t plane, uint32_t meta,
@@ -136,36 +162,55 @@ static void list_fn(void *vctx, const xpv_plane *pl, uint32_t plane, uint32_t me
     (void)plane;
     list_ctx *c = vctx;
     const xpv_event_meta *em = &pl->event_meta[meta];
-    uint64_t pid = meta_program_id(pl, em);
-    for (size_t i = 0; i < c->n; i++)
-        if (c->v[i].program_id == pid) return; /* first one wins */
     if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        xpv_hlo_blob *v = xpv_arena_alloc(c->a, cap * sizeof *v);
-        if (c->n) memcpy(v, c->v, c->n * sizeof *v);
-        c->v = v;
-        c->cap = cap;
+        c->cap = c->cap ? c->cap * 2 : 16;
+        c->v = xpv_xrealloc(c->v, c->cap * sizeof *c->v);
     }
-    const xpv_str s = em->stats[stat].v.s;
-    xpv_hlo_blob *b = &c->v[c->n++];
-    b->program_id = pid;
-    b->meta_name = xpv_arena_strndup(c->a, em->name.ptr ? em->name.ptr : "", em->name.len);
-    b->nbytes = s.len;
-    b->file_size = c->file_size;
-    b->bytes = NULL;
-    /* A proto bigger than its file is not one (xpv_hlo_decode says so). */
-    if (s.ptr && (!c->file_size || s.len <= c->file_size)) {
-        uint8_t *copy = xpv_arena_alloc(c->a, s.len ? s.len : 1);
-        if (s.len) memcpy(copy, s.ptr, s.len);
-        b->bytes = copy;
-    }
+    c->v[c->n] = (found_proto){meta_program_id(pl, em), c->n, em, em->stats[stat].v.s};
+    c->n++;
+}
+
+static int cmp_found(const void *a, const void *b) {
+    const found_proto *x = a, *y = b;
+    if (x->program_id != y->program_id) return x->program_id < y->program_id ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+static int cmp_found_order(const void *a, const void *b) {
+    const found_proto *x = a, *y = b;
+    return (x->order > y->order) - (x->order < y->order);
 }
 
 size_t xpv_hlo_list(const xpv_profile *p, xpv_arena *a, xpv_hlo_blob **out) {
-    list_ctx c = {a, NULL, 0, 0, p ? p->file_size : 0};
+    list_ctx c = {NULL, 0, 0};
     if (p) each_proto(p, list_fn, &c);
-    *out = c.v;
-    return c.n;
+    /* the first of each program id, in the order found */
+    if (c.n) qsort(c.v, c.n, sizeof *c.v, cmp_found);
+    size_t w = 0;
+    for (size_t i = 0; i < c.n; i++)
+        if (!w || c.v[w - 1].program_id != c.v[i].program_id) c.v[w++] = c.v[i];
+    if (w) qsort(c.v, w, sizeof *c.v, cmp_found_order);
+    size_t file_size = p ? p->file_size : 0;
+    xpv_hlo_blob *v = w ? xpv_arena_alloc(a, w * sizeof *v) : NULL;
+    for (size_t i = 0; i < w; i++) {
+        const xpv_event_meta *em = c.v[i].em;
+        const xpv_str s = c.v[i].bytes;
+        xpv_hlo_blob *b = &v[i];
+        b->program_id = c.v[i].program_id;
+        b->meta_name = xpv_arena_strndup(a, em->name.ptr ? em->name.ptr : "", em->name.len);
+        b->nbytes = s.len;
+        b->file_size = file_size;
+        b->bytes = NULL;
+        /* A proto bigger than its file is not one (xpv_hlo_decode says so). */
+        if (s.ptr && (!file_size || s.len <= file_size)) {
+            uint8_t *copy = xpv_arena_alloc(a, s.len ? s.len : 1);
+            if (s.len) memcpy(copy, s.ptr, s.len);
+            b->bytes = copy;
+        }
+    }
+    free(c.v);
+    *out = v;
+    return w;
 }
 
 xpv_hlo_map *xpv_hlo_map_from_lists(const xpv_hlo_blob *const *lists, const size_t *counts,
@@ -177,7 +222,7 @@ xpv_hlo_map *xpv_hlo_map_from_lists(const xpv_hlo_blob *const *lists, const size
             map_add(&c, b->program_id, b->meta_name, strlen(b->meta_name), b->bytes, b->nbytes,
                     b->file_size);
         }
-    if (c.m->n) qsort(c.m->progs, c.m->n, sizeof *c.m->progs, cmp_prog);
+    map_finish(c.m);
     return c.m;
 }
 
@@ -189,6 +234,7 @@ void xpv_hlo_map_free(xpv_hlo_map *m) {
         if (p->proto) xla__hlo_proto__free_unpacked(p->proto, NULL);
         free(p->slots);
         free(p->id_slots);
+        free(p->comps_by_id);
     }
     free(m->progs);
     pthread_mutex_destroy(&m->mu);
@@ -251,8 +297,35 @@ static int depth_ok(const uint8_t *p, const uint8_t *end, int level) {
     return 1;
 }
 
+typedef struct comp_pos {
+    const Xla__HloComputationProto *c;
+    size_t pos;
+} comp_pos;
+
+static int cmp_comp_pos(const void *x, const void *y) {
+    const comp_pos *a = x, *b = y;
+    if (a->c->id != b->c->id) return a->c->id < b->c->id ? -1 : 1;
+    return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/* The computations by id, for xpv_hlo_computation's binary search (was a
+ * scan of every computation per lookup: quadratic, issue 26). */
+static void index_computations(xpv_hlo_program *p) {
+    const Xla__HloModuleProto *mod = p->module;
+    comp_pos *t = xpv_xmalloc((mod->n_computations ? mod->n_computations : 1) * sizeof *t);
+    size_t n = 0;
+    for (size_t c = 0; c < mod->n_computations; c++)
+        if (mod->computations[c]) t[n++] = (comp_pos){mod->computations[c], c};
+    qsort(t, n, sizeof *t, cmp_comp_pos);
+    p->comps_by_id = xpv_xmalloc((n ? n : 1) * sizeof *p->comps_by_id);
+    for (size_t i = 0; i < n; i++) p->comps_by_id[i] = t[i].c;
+    p->ncomps_by_id = n;
+    free(t);
+}
+
 static void index_instructions(xpv_hlo_program *p) {
     const Xla__HloModuleProto *mod = p->module;
+    index_computations(p);
     size_t n = 0;
     for (size_t c = 0; c < mod->n_computations; c++)
         if (mod->computations[c]) n += mod->computations[c]->n_instructions;
@@ -268,7 +341,7 @@ static void index_instructions(xpv_hlo_program *p) {
             const Xla__HloInstructionProto *ins = comp->instructions[i];
             if (!ins || !ins->name) continue;
             size_t len = strlen(ins->name);
-            size_t j = xpv_hash64(ins->name, len) & (ns - 1);
+            size_t j = xpv_hash64_seeded(ins->name, len) & (ns - 1);
             int dup = 0;
             while (p->slots[j].ins) {
                 if (!strcmp(p->slots[j].ins->name, ins->name)) {
@@ -278,9 +351,10 @@ static void index_instructions(xpv_hlo_program *p) {
                 j = (j + 1) & (ns - 1);
             }
             if (!dup) p->slots[j] = (xpv_hlo_instr){ins, comp};
-            j = mix64((uint64_t)ins->id) & (ns - 1);
+            j = mix64s((uint64_t)ins->id) & (ns - 1);
             dup = 0;
             while (p->id_slots[j].ins) {
+                xpv_hlo_probes++;
                 if (p->id_slots[j].ins->id == ins->id) {
                     dup = 1;
                     break;
@@ -365,7 +439,7 @@ xpv_hlo_instr xpv_hlo_instr_by_name(const xpv_hlo_program *p, const char *name, 
     xpv_hlo_instr none = {NULL, NULL};
     if (!p || p->state != 1 || !p->nslots) return none;
     if (len && name[0] == '%') name++, len--;
-    size_t j = xpv_hash64(name, len) & (p->nslots - 1);
+    size_t j = xpv_hash64_seeded(name, len) & (p->nslots - 1);
     while (p->slots[j].ins) {
         const char *n = p->slots[j].ins->name;
         if (strlen(n) == len && !memcmp(n, name, len)) return p->slots[j];
@@ -377,8 +451,9 @@ xpv_hlo_instr xpv_hlo_instr_by_name(const xpv_hlo_program *p, const char *name, 
 xpv_hlo_instr xpv_hlo_instr_by_id(const xpv_hlo_program *p, int64_t id) {
     xpv_hlo_instr none = {NULL, NULL};
     if (!p || p->state != 1 || !p->nslots) return none;
-    size_t j = mix64((uint64_t)id) & (p->nslots - 1);
+    size_t j = mix64s((uint64_t)id) & (p->nslots - 1);
     while (p->id_slots[j].ins) {
+        xpv_hlo_probes++;
         if (p->id_slots[j].ins->id == id) return p->id_slots[j];
         j = (j + 1) & (p->nslots - 1);
     }
@@ -386,11 +461,14 @@ xpv_hlo_instr xpv_hlo_instr_by_id(const xpv_hlo_program *p, int64_t id) {
 }
 
 const Xla__HloComputationProto *xpv_hlo_computation(const xpv_hlo_program *p, int64_t id) {
-    if (!p || !p->module) return NULL;
-    for (size_t c = 0; c < p->module->n_computations; c++)
-        if (p->module->computations[c] && p->module->computations[c]->id == id)
-            return p->module->computations[c];
-    return NULL;
+    if (!p || !p->module || !p->comps_by_id) return NULL;
+    size_t lo = 0, hi = p->ncomps_by_id;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->comps_by_id[mid]->id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < p->ncomps_by_id && p->comps_by_id[lo]->id == id ? p->comps_by_id[lo] : NULL;
 }
 
 /* ==== Text =============================================================== */

@@ -53,6 +53,9 @@ typedef struct xpv_hlo_program {
     size_t nslots;
     /* instruction id -> instruction, same layout */
     xpv_hlo_instr *id_slots;
+    /* computations sorted by (id, position in the module) */
+    const Xla__HloComputationProto **comps_by_id;
+    size_t ncomps_by_id;
 } xpv_hlo_program;
 
 typedef struct xpv_hlo_map {
@@ -119,6 +122,11 @@ void xpv_hlo_shape_layout_text(xpv_buf *b, const Xla__ShapeProto *s);
  * Once the text passes XPV_HLO_EXPR_MAX bytes the remaining operands are
  * only counted ("... N more"). */
 #define XPV_HLO_EXPR_MAX 16384
+
+/* Slots stepped over by this thread's instruction-id lookups and inserts
+ * past the first (a work counter for tests: the tables are seeded, so ids
+ * from a file cannot make them linear). */
+extern _Thread_local uint64_t xpv_hlo_probes;
 void xpv_hlo_expression(xpv_buf *b, const xpv_hlo_program *p, xpv_hlo_instr in);
 /* Op category of an instruction, as XProf names HLO categories
  * ("loop fusion", "convolution", "data formatting",

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "checked.h"
 #include "collections.h"
 #include "hlo_graph.h"
 
@@ -16,7 +17,7 @@ static int is_op(const Xla__HloInstructionProto *ins, const char *opcode) {
 }
 
 int32_t xpv_hlo_graph_by_id(const xpv_hlo_graph *g, int64_t id) {
-    size_t j = mix64((uint64_t)id) & (g->nid_slots - 1);
+    size_t j = mix64s((uint64_t)id) & (g->nid_slots - 1);
     while (g->id_slots[j] >= 0) {
         if (g->ins[g->id_slots[j]].ins->id == id) return g->id_slots[j];
         j = (j + 1) & (g->nid_slots - 1);
@@ -32,7 +33,7 @@ static void index_ids(xpv_hlo_graph *g) {
     for (size_t j = 0; j < ns; j++) g->id_slots[j] = -1;
     for (size_t i = 0; i < g->n; i++) {
         if (xpv_hlo_graph_by_id(g, g->ins[i].ins->id) >= 0) continue; /* first wins */
-        size_t j = mix64((uint64_t)g->ins[i].ins->id) & (ns - 1);
+        size_t j = mix64s((uint64_t)g->ins[i].ins->id) & (ns - 1);
         while (g->id_slots[j] >= 0) j = (j + 1) & (ns - 1);
         g->id_slots[j] = (int32_t)i;
     }
@@ -63,11 +64,12 @@ static void index_edges(xpv_hlo_graph *g) {
         for (uint32_t o = g->op_off[i]; o < g->op_off[i + 1]; o++) {
             int32_t j = g->ops[o];
             if (j < 0) continue;
-            /* a user that takes the same operand twice is listed once */
-            uint32_t s = g->use_off[j], e = s + fill[j];
-            int dup = 0;
-            for (uint32_t u = s; u < e; u++) dup |= g->uses[u] == (int32_t)i;
-            if (!dup) g->uses[g->use_off[j] + fill[j]++] = (int32_t)i;
+            /* a user that takes the same operand twice is listed once:
+             * users are added in order, so a repeat is the last one added
+             * (was a scan of j's users per operand: quadratic, issue 26) */
+            uint32_t s = g->use_off[j];
+            if (!fill[j] || g->uses[s + fill[j] - 1] != (int32_t)i)
+                g->uses[s + fill[j]++] = (int32_t)i;
         }
     /* close the gaps left by duplicates: users of j are the first fill[j] */
     uint32_t w = 0;
@@ -78,6 +80,17 @@ static void index_edges(xpv_hlo_graph *g) {
     }
     g->use_off[g->n] = w;
     free(fill);
+}
+
+typedef struct comp_key {
+    int64_t id;
+    size_t c;
+} comp_key;
+
+static int cmp_comp_key(const void *x, const void *y) {
+    const comp_key *a = x, *b = y;
+    if (a->id != b->id) return a->id < b->id ? -1 : 1;
+    return (a->c > b->c) - (a->c < b->c);
 }
 
 static void index_computations(xpv_hlo_graph *g) {
@@ -95,15 +108,29 @@ static void index_computations(xpv_hlo_graph *g) {
             g->entry = (int32_t)c;
     }
     if (g->entry < 0 && g->ncomps) g->entry = (int32_t)g->ncomps - 1; /* XLA puts it last */
+    /* Every computation with a called id gets its first caller: the ids
+     * sorted once, each called id found by binary search (was a scan of
+     * the computations per called id: quadratic, issue 26). */
+    comp_key *keys = xpv_xmalloc((g->ncomps ? g->ncomps : 1) * sizeof *keys);
+    size_t nk = 0;
+    for (size_t c = 0; c < g->ncomps; c++)
+        if (mod->computations[c]) keys[nk++] = (comp_key){mod->computations[c]->id, c};
+    qsort(keys, nk, sizeof *keys, cmp_comp_key);
     for (size_t i = 0; i < g->n; i++) {
         const Xla__HloInstructionProto *ins = g->ins[i].ins;
-        for (size_t k = 0; k < ins->n_called_computation_ids; k++)
-            for (size_t c = 0; c < g->ncomps; c++)
-                if (mod->computations[c] &&
-                    mod->computations[c]->id == ins->called_computation_ids[k] &&
-                    g->comp_caller[c] < 0)
-                    g->comp_caller[c] = (int32_t)i;
+        for (size_t k = 0; k < ins->n_called_computation_ids; k++) {
+            int64_t id = ins->called_computation_ids[k];
+            size_t lo = 0, hi = nk;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (keys[mid].id < id) lo = mid + 1;
+                else hi = mid;
+            }
+            for (; lo < nk && keys[lo].id == id; lo++)
+                if (g->comp_caller[keys[lo].c] < 0) g->comp_caller[keys[lo].c] = (int32_t)i;
+        }
     }
+    free(keys);
 }
 
 xpv_hlo_graph *xpv_hlo_graph_build(const xpv_hlo_program *p) {
@@ -410,7 +437,7 @@ static int64_t elements(const Xla__ShapeProto *s, int depth) {
         return n;
     }
     int64_t n = 1;
-    for (size_t i = 0; i < s->n_dimensions; i++) n *= s->dimensions[i];
+    for (size_t i = 0; i < s->n_dimensions; i++) n = xpv_mul_i64(n, s->dimensions[i], NULL);
     return n;
 }
 

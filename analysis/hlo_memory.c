@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "hlo_memory.h"
+#include "checked.h"
 #include "collections.h"
 #include "hlo.h"
 
@@ -41,7 +42,8 @@ int64_t xpv_hlo_shape_unpadded_bytes(const Xla__ShapeProto *s) {
     if (!s) return 0;
     if (is_tuple(s)) return 8 * (int64_t)s->n_tuple_shapes;
     int64_t n = element_bytes(s->element_type);
-    for (size_t i = 0; i < s->n_dimensions; i++) n *= s->dimensions[i] > 0 ? s->dimensions[i] : 0;
+    for (size_t i = 0; i < s->n_dimensions; i++)
+        n = xpv_mul_i64(n, s->dimensions[i] > 0 ? s->dimensions[i] : 0, NULL);
     return n;
 }
 
@@ -66,6 +68,7 @@ typedef struct lbuf {
     struct lbuf *canonical;
     int has_span, seen;
     int32_t span0, span1;
+    uint32_t epoch;                 /* frees so far: live entries of older epochs are gone */
 } lbuf;
 
 typedef struct ctx {
@@ -286,7 +289,13 @@ typedef struct sim {
     size_t event;               /* index of the event being applied */
     size_t nevents;
     int64_t heap, unpadded;
-    lbuf **live;                /* canonical buffers alive, in allocation order */
+    /* Canonical buffers made alive, in allocation order, each with its
+     * buffer's epoch then: an entry whose buffer was freed since (a later
+     * epoch) is gone.  XProf removes every occurrence of a freed buffer
+     * from its list; a scan per free was quadratic (issue 26), so frees
+     * only bump the epoch and the list is filtered once at the end. */
+    lbuf **live;
+    uint32_t *live_epoch;
     size_t nlive;
     int has_peak;
     size_t peak_event;
@@ -302,9 +311,11 @@ static int64_t ref_inc(lbuf *b) { return ++canonical(b)->ref; }
 static int64_t ref_dec(lbuf *b) { return --canonical(b)->ref; }
 
 static void increase(sim *s, lbuf *b, int init_span) {
-    s->live[s->nlive++] = b;
-    s->heap += (int64_t)b->p->size;
-    s->unpadded += b->unpadded;
+    s->live[s->nlive] = b;
+    s->live_epoch[s->nlive++] = b->epoch;
+    /* sizes come from the file: saturate, never overflow */
+    s->heap = xpv_add_i64(s->heap, b->p->size, NULL);
+    s->unpadded = xpv_add_i64(s->unpadded, b->unpadded, NULL);
     if (s->replay) return;
     if (s->heap > s->m->peak) {
         s->m->peak = s->heap;
@@ -321,16 +332,9 @@ static void increase(sim *s, lbuf *b, int init_span) {
 }
 
 static int decrease(sim *s, lbuf *b, xpv_err *err) {
-    for (size_t i = 0; i < s->nlive; i++)
-        if (s->live[i] == b) {   /* XProf removes every occurrence of the id */
-            size_t w = i;
-            for (size_t j = i; j < s->nlive; j++)
-                if (s->live[j] != b) s->live[w++] = s->live[j];
-            s->nlive = w;
-            break;
-        }
-    s->heap -= b->p->size;
-    s->unpadded -= b->unpadded;
+    b->epoch++;   /* every occurrence of b in the live list is gone */
+    s->heap = xpv_sub_i64(s->heap, b->p->size, NULL);
+    s->unpadded = xpv_sub_i64(s->unpadded, b->unpadded, NULL);
     if (s->replay) return 0;
     if (s->heap < 0)
         return xpv_err_set(err, XPV_E_BAD_PROFILE, "heap size below zero (%lld bytes) at event %zu",
@@ -404,10 +408,12 @@ static int simulate(ctx *c, xpv_hlo_memory *m, int64_t trace, lbuf ***peak, size
     m->heap = xpv_arena_calloc(&m->arena, n + 1, sizeof *m->heap);
     m->unpadded_heap = xpv_arena_calloc(&m->arena, n + 1, sizeof *m->unpadded_heap);
     m->instruction_names = xpv_arena_calloc(&m->arena, n + 1, sizeof *m->instruction_names);
-    sim s = {m, 0, 0, n, 0, 0, NULL, 0, 0, 0};
+    sim s = {.m = m, .nevents = n};
     s.live = xpv_xcalloc(n + 1, sizeof *s.live);
+    s.live_epoch = xpv_xcalloc(n + 1, sizeof *s.live_epoch);
     if (run_events(&s, c, tr, n, err) != 0) {
         free(s.live);
+        free(s.live_epoch);
         return -1;
     }
     m->heap[m->ntimeline] = s.heap;
@@ -417,13 +423,18 @@ static int simulate(ctx *c, xpv_hlo_memory *m, int64_t trace, lbuf ***peak, size
     m->has_trace = tr != NULL;
     m->trace_index = m->has_trace ? trace : -1;
     /* second pass, up to the event that made the peak */
-    for (size_t i = 0; i < c->nbufs; i++) c->bufs[i].ref = 0, c->bufs[i].canonical = NULL;
+    for (size_t i = 0; i < c->nbufs; i++)
+        c->bufs[i].ref = 0, c->bufs[i].canonical = NULL, c->bufs[i].epoch = 0;
     s.replay = 1;
     s.heap = s.unpadded = 0;
     s.nlive = 0;
     if (s.has_peak) run_events(&s, c, tr, s.peak_event + 1, err);
+    size_t w = 0;
+    for (size_t i = 0; i < s.nlive; i++)
+        if (s.live_epoch[i] == s.live[i]->epoch) s.live[w++] = s.live[i];
+    free(s.live_epoch);
     *peak = s.live;
-    *npeak = s.nlive;
+    *npeak = w;
     return 0;
 }
 
@@ -483,7 +494,7 @@ static void make_objects(ctx *c, xpv_hlo_memory *m, int64_t color, int64_t small
         if (!ap || ap->color != color || !is_indefinite(ap)) continue;
         const lbuf *b = largest_buffer(c, ap);
         if (!b) continue;
-        m->indefinite_bytes += ap->size;
+        m->indefinite_bytes = xpv_add_i64(m->indefinite_bytes, ap->size, NULL);
         add_object(&o, b);
     }
     for (size_t i = 0; i < npeak; i++) add_object(&o, peak[i]);
@@ -568,10 +579,12 @@ static void note_allocations(ctx *c, xpv_hlo_memory *m, int64_t color) {
     for (size_t a = 0; a < c->nallocs; a++) {
         const Xla__BufferAllocationProto *ap = c->allocs[a].p;
         if (!ap || ap->color != color) continue;
-        m->total_allocation_bytes += ap->size;
-        if (ap->is_entry_computation_parameter) m->entry_parameters_bytes += ap->size;
+        m->total_allocation_bytes = xpv_add_i64(m->total_allocation_bytes, ap->size, NULL);
+        if (ap->is_entry_computation_parameter)
+            m->entry_parameters_bytes = xpv_add_i64(m->entry_parameters_bytes, ap->size, NULL);
         if (!is_reusable(ap)) m->non_reusable_bytes += ap->size;
-        if (ap->maybe_live_out) m->maybe_live_out_bytes += ap->size;
+        if (ap->maybe_live_out)
+            m->maybe_live_out_bytes = xpv_add_i64(m->maybe_live_out_bytes, ap->size, NULL);
         if (is_indefinite(ap)) {
             m->indefinite_allocation_bytes += ap->size;
             describe_alloc(c, m, ap, &m->indefinite[m->nindefinite++]);

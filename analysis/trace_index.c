@@ -8,6 +8,7 @@
  * binary searches in the level segments the resolution needs, then the
  * rule re-applied at the exact resolution.
  */
+#include "checked.h"
 #include "group_events.h"
 #include "trace_index.h"
 #include "trace_index_int.h"
@@ -1171,9 +1172,9 @@ size_t xpv_ti_query_group(xpv_ti_hits *q, const xpv_trace_index *ix, uint32_t gi
             drop_level(act, &nact, from);
         }
         int64_t d = counter ? 0 : ev_dur(&evs[be]);
-        if (bs + d > last_end) last_end = bs + d;
+        if (xpv_add_i64(bs, d, NULL) > last_end) last_end = xpv_add_i64(bs, d, NULL);
         if (res_ps <= 0) continue;
-        int64_t t = last_end + res_ps;
+        int64_t t = xpv_add_i64(last_end, res_ps, NULL);
         while (ci < nc && cs[ci].start < t && (counter || ev_dur(&evs[cs[ci].ev]) < res_ps))
             ci++;
         for (int a = 0; a < nact; a++) {

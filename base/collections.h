@@ -51,6 +51,10 @@ static inline uint64_t mix64(uint64_t x) {
     return x;
 }
 
+/* mix64 of x and the process's hash seed (util.h): for tables whose keys
+ * come from files. */
+static inline uint64_t mix64s(uint64_t x) { return mix64(x ^ xpv_hash_seed); }
+
 static inline void i64map_free(i64map *m) {
     free(m->keys);
     free(m->vals);
@@ -74,7 +78,7 @@ static inline void i64map_grow(i64map *m) {
 
 static inline void i64map_put(i64map *m, int64_t k, uint32_t v) {
     if ((m->n + 1) * 2 > m->cap) i64map_grow(m);
-    size_t mask = m->cap - 1, i = mix64((uint64_t)k) & mask;
+    size_t mask = m->cap - 1, i = mix64s((uint64_t)k) & mask;
     while (m->used[i]) {
         if (m->keys[i] == k) {
             m->vals[i] = v;
@@ -91,7 +95,7 @@ static inline void i64map_put(i64map *m, int64_t k, uint32_t v) {
 /* Returns 1 and fills *v when present. */
 static inline int i64map_get(const i64map *m, int64_t k, uint32_t *v) {
     if (!m->cap) return 0;
-    size_t mask = m->cap - 1, i = mix64((uint64_t)k) & mask;
+    size_t mask = m->cap - 1, i = mix64s((uint64_t)k) & mask;
     while (m->used[i]) {
         if (m->keys[i] == k) {
             *v = m->vals[i];
@@ -105,7 +109,7 @@ static inline int i64map_get(const i64map *m, int64_t k, uint32_t *v) {
 /* Value slot of key k, created (value 0) when absent. */
 static inline uint32_t *i64map_slot(i64map *m, int64_t k) {
     if ((m->n + 1) * 2 > m->cap) i64map_grow(m);
-    size_t mask = m->cap - 1, i = mix64((uint64_t)k) & mask;
+    size_t mask = m->cap - 1, i = mix64s((uint64_t)k) & mask;
     while (m->used[i]) {
         if (m->keys[i] == k) return &m->vals[i];
         i = (i + 1) & mask;
@@ -136,8 +140,7 @@ typedef struct strmap {
 } strmap;
 
 static inline uint64_t strmap_hash(const char *k, size_t n) {
-    uint64_t h = xpv_hash64(k, n);
-    return h ^ (h >> 29);
+    return xpv_hash64_seeded(k, n);
 }
 
 static inline void strmap_free(strmap *m) {

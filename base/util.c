@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "arena.h"
 
@@ -63,6 +65,33 @@ struct timespec xpv_deadline_in_ms(int64_t ms) {
     t.tv_sec += (time_t)(ms / 1000 + ns / 1000000000);
     t.tv_nsec = (long)(ns % 1000000000);
     return t;
+}
+
+uint64_t xpv_hash_seed = 0x9e3779b97f4a7c15ULL;
+
+__attribute__((constructor)) static void init_hash_seed(void) {
+    uint64_t v = 0;
+    if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        v = (uint64_t)ts.tv_nsec * 0x2545f4914f6cdd1dULL ^ (uint64_t)getpid() << 32 ^
+            (uint64_t)(uintptr_t)&v;
+    }
+    xpv_hash_seed = v | 1;
+}
+
+uint64_t xpv_hash64_seeded(const void *p, size_t n) {
+    const unsigned char *s = p;
+    uint64_t h = 1469598103934665603ULL ^ xpv_hash_seed;
+    for (size_t i = 0; i < n; i++) {
+        h ^= s[i];
+        h *= 1099511628211ULL;
+    }
+    h ^= xpv_hash_seed;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return h;
 }
 
 uint64_t xpv_hash64(const void *p, size_t n) {

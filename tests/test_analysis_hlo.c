@@ -203,6 +203,113 @@ static void test_constructed_module(void **state) {
     xpv_profile_free(p);
 }
 
+/* The inverse of mix64 (collections.h): each step undone. */
+static uint64_t unxorshift33(uint64_t x) { return x ^ (x >> 33); }
+static uint64_t inv_mul(uint64_t a) { /* a odd: a^-1 mod 2^64, Newton */
+    uint64_t x = a;
+    for (int i = 0; i < 6; i++) x *= 2 - a * x;
+    return x;
+}
+static uint64_t unmix64(uint64_t x) {
+    x = unxorshift33(x);
+    x *= inv_mul(0xc4ceb9fe1a85ec53ULL);
+    x = unxorshift33(x);
+    x *= inv_mul(0xff51afd7ed558ccdULL);
+    return unxorshift33(x);
+}
+
+/* Instruction ids chosen to collide in an id table hashed by plain mix64
+ * (every id's mix64 has its low 20 bits zero, so all land in one slot of
+ * any table up to 2^20 slots): 20,000 of them, each found, with a few
+ * probes per lookup since the table is seeded (unseeded: ~10,000 each,
+ * ~2 x 10^8 in all; issue 26, item 9). */
+static void test_colliding_ids(void **state) {
+    (void)state;
+    enum { N = 20000 };
+    assert_int_equal(unmix64(mix64(12345)), 12345);
+    Xla__HloInstructionProto *ins = calloc(N, sizeof *ins);
+    Xla__HloInstructionProto **pins = calloc(N, sizeof *pins);
+    char (*names)[16] = calloc(N, sizeof *names);
+    Xla__ShapeProto sh = XLA__SHAPE_PROTO__INIT;
+    sh.element_type = 11;
+    int64_t *ids = calloc(N, sizeof *ids);
+    for (int i = 0; i < N; i++) {
+        Xla__HloInstructionProto z = XLA__HLO_INSTRUCTION_PROTO__INIT;
+        ins[i] = z;
+        snprintf(names[i], sizeof names[i], "p.%d", i);
+        ins[i].name = names[i];
+        ins[i].opcode = (char *)"parameter";
+        ids[i] = (int64_t)unmix64((uint64_t)(i + 1) << 20);
+        ins[i].id = ids[i];
+        ins[i].shape = &sh;
+        pins[i] = &ins[i];
+    }
+    Xla__HloComputationProto c = XLA__HLO_COMPUTATION_PROTO__INIT;
+    Xla__HloComputationProto *pc = &c;
+    c.name = (char *)"main";
+    c.id = 1;
+    c.root_id = ids[N - 1];
+    c.instructions = pins;
+    c.n_instructions = N;
+    Xla__HloModuleProto m = XLA__HLO_MODULE_PROTO__INIT;
+    m.name = (char *)"jit_c";
+    m.computations = &pc;
+    m.n_computations = 1;
+    m.entry_computation_id = 1;
+    size_t len;
+    uint8_t *bytes = hf_pack_module(&m, &len);
+    xpv_hlo_blob blob = {3, "jit_c(3)", bytes, len, len};
+    const xpv_hlo_blob *lists[1] = {&blob};
+    size_t counts[1] = {1};
+    xpv_hlo_map *map = xpv_hlo_map_from_lists(lists, counts, 1);
+    xpv_err err;
+    memset(&err, 0, sizeof err);
+    xpv_hlo_probes = 0;
+    const xpv_hlo_program *prog = xpv_hlo_decode(map, NULL, xpv_hlo_find(map, 3), &err);
+    assert_non_null(prog);
+    for (int i = 0; i < N; i++)
+        assert_ptr_equal(xpv_hlo_instr_by_id(prog, ids[i]).ins,
+                         prog->module->computations[0]->instructions[i]);
+    print_message("%llu probes for %d inserts and lookups\n",
+                  (unsigned long long)xpv_hlo_probes, 2 * N);
+    assert_true(xpv_hlo_probes < (uint64_t)N * 8);
+    assert_non_null(xpv_hlo_computation(prog, 1));
+    assert_null(xpv_hlo_computation(prog, 2));
+    xpv_hlo_map_free(map);
+    free(bytes);
+    free(ids);
+    free(names);
+    free(pins);
+    free(ins);
+}
+
+/* Programs named by several hosts and metadata: the first of each id wins,
+ * over 5,000 programs added twice in reverse order (was a scan per add). */
+static void test_program_first_wins(void **state) {
+    (void)state;
+    enum { N = 5000 };
+    xpv_hlo_blob *a = calloc(N, sizeof *a), *b = calloc(N, sizeof *b);
+    static const uint8_t x[1] = {0}, y[2] = {0, 0};
+    for (int i = 0; i < N; i++) {
+        a[i] = (xpv_hlo_blob){(uint64_t)(N - i), "first", x, 1, 100};
+        b[i] = (xpv_hlo_blob){(uint64_t)(i + 1), "second", y, 2, 100};
+    }
+    const xpv_hlo_blob *lists[2] = {a, b};
+    size_t counts[2] = {N, N};
+    xpv_hlo_map *m = xpv_hlo_map_from_lists(lists, counts, 2);
+    assert_int_equal(m->n, N);
+    assert_int_equal(m->total_bytes, N);
+    for (size_t i = 0; i < m->n; i++) {
+        assert_int_equal(m->progs[i].program_id, i + 1);
+        assert_string_equal(m->progs[i].meta_name, "first");
+        assert_int_equal(m->progs[i].state, 0);
+    }
+    assert_non_null(xpv_hlo_find(m, 77));
+    xpv_hlo_map_free(m);
+    free(a);
+    free(b);
+}
+
 /* A shape nested deeper than the decoder allows is refused, not recursed. */
 static void test_deep_shape_refused(void **state) {
     (void)state;
@@ -548,6 +655,8 @@ static void test_tools_gpu(void **state) {
 }
 
 TU_MAIN(cmocka_unit_test(test_constructed_module),
+        cmocka_unit_test(test_colliding_ids),
+        cmocka_unit_test(test_program_first_wins),
         cmocka_unit_test(test_deep_shape_refused),
         cmocka_unit_test(test_real_tpu),
         cmocka_unit_test(test_real_amd),

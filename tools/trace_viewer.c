@@ -56,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checked.h"
 #include "collections.h"
 #include "group_events.h"
 #include "tool.h"
@@ -966,7 +967,7 @@ static int render_stream(const xpv_hostset *hs, const xpv_trace_index *ix, const
     size_t ns = 0;
     for (uint32_t i = 0; i < ix->nsteps && ns < MAX_STEPS_OUT; i++) {
         const xpv_trace_step *st = &ix->steps[i];
-        if (st->start_ps > we || st->start_ps + st->dur_ps < ws) continue;
+        if (st->start_ps > we || xpv_add_i64(st->start_ps, st->dur_ps, NULL) < ws) continue;
         const xpv_trace_row *r = &ix->rows[st->row];
         const xpv_plane *pl = r->pl;
         const xpv_line *ln = r->ln;
