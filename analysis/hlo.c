@@ -13,6 +13,36 @@
 
 _Thread_local uint64_t xpv_hlo_probes;
 
+static size_t decode_budget;
+
+void xpv_hlo_set_decode_budget(size_t bytes) {
+    __atomic_store_n(&decode_budget, bytes, __ATOMIC_RELAXED);
+}
+
+/* protobuf-c's allocations for one decode, counted (with malloc's own
+ * overhead, about 16 bytes a block) and refused past `cap`.  The blocks
+ * are plain malloc ones: free_unpacked with the default allocator frees
+ * them. */
+typedef struct counting {
+    size_t used, cap;
+    int over;
+} counting;
+
+static void *count_alloc(void *ud, size_t n) {
+    counting *c = ud;
+    if (c->cap && (n > c->cap || c->used + n + 16 > c->cap)) {
+        c->over = 1;
+        return NULL;
+    }
+    c->used += n + 16;
+    return malloc(n ? n : 1);
+}
+
+static void count_free(void *ud, void *p) {
+    (void)ud;
+    free(p);
+}
+
 /* ==== Index ============================================================== */
 
 static int is_hlo_stat_name(xpv_str n) {
@@ -383,6 +413,7 @@ const xpv_hlo_program *xpv_hlo_decode(xpv_hlo_map *m, const xpv_hostset *hs,
     if (p->state == 0) {
         const uint8_t *bytes = p->bytes;
         size_t len = p->nbytes;
+        p->error_status = XPV_E_BAD_PROFILE;
         if (!bytes && !len) {
             snprintf(p->error, sizeof p->error,
                      "program %s: its HLO proto is no longer in the profile", p->meta_name);
@@ -396,15 +427,26 @@ const xpv_hlo_program *xpv_hlo_decode(xpv_hlo_map *m, const xpv_hostset *hs,
                      "deeper than %d",
                      p->meta_name, len, MAX_SHAPE_DEPTH);
         } else {
-            p->proto = xla__hlo_proto__unpack(NULL, len, bytes);
-            if (!p->proto)
+            size_t budget = __atomic_load_n(&decode_budget, __ATOMIC_RELAXED);
+            counting cnt = {0, 0, 0};
+            if (budget) cnt.cap = budget > m->decoded_heap ? budget - m->decoded_heap : 1;
+            ProtobufCAllocator al = {count_alloc, count_free, &cnt};
+            p->proto = xla__hlo_proto__unpack(&al, len, bytes);
+            if (p->proto) m->decoded_heap += cnt.used; /* else it was freed */
+            if (!p->proto && cnt.over) {
+                snprintf(p->error, sizeof p->error,
+                         "program %s: its HLO proto (%zu bytes) would take more than the "
+                         "%zu MiB memory budget (--cache_mb) decoded", p->meta_name, len,
+                         budget >> 20);
+                p->error_status = XPV_E_TOO_LARGE;
+            } else if (!p->proto) {
                 snprintf(p->error, sizeof p->error,
                          "program %s: HLO proto (%zu bytes) does not decode", p->meta_name, len);
-            else if (!p->proto->hlo_module)
+            } else if (!p->proto->hlo_module) {
                 snprintf(p->error, sizeof p->error, "program %s: HLO proto has no module",
                          p->meta_name);
+            }
         }
-        p->error_status = XPV_E_BAD_PROFILE;
         size_t failed = 0;
         if (p->proto && p->proto->hlo_module) {
             p->module = p->proto->hlo_module;
@@ -419,6 +461,8 @@ const xpv_hlo_program *xpv_hlo_decode(xpv_hlo_map *m, const xpv_hostset *hs,
             } else {
                 p->state = 1;
                 m->decoded_bytes += len;
+                m->decoded_heap += p->nslots * 2 * sizeof *p->slots +
+                                   p->ncomps_by_id * sizeof *p->comps_by_id;
             }
         } else {
             p->state = -1;

@@ -63,6 +63,8 @@ typedef struct xpv_hlo_map {
     size_t n;
     size_t total_bytes;         /* sum of nbytes */
     size_t decoded_bytes;       /* proto bytes decoded so far */
+    size_t decoded_heap;        /* heap the decoded protos and their indexes
+                                 * took, as allocated (measured) */
     pthread_mutex_t mu;
 } xpv_hlo_map;
 
@@ -97,6 +99,13 @@ size_t xpv_hlo_count_protos(const xpv_profile *p);
 
 /* The program with this id, or NULL. */
 const xpv_hlo_program *xpv_hlo_find(const xpv_hlo_map *m, uint64_t program_id);
+
+/* The most heap one map's decoded protos may take (0, the default: no
+ * bound); a decode that would pass it fails with 413 naming the program.
+ * protobuf-c takes ~224 bytes per 2-byte empty instruction, so 10 MB of
+ * hostile proto decoded to 1.2 GB (issue 26, item 10).  The server sets
+ * its memory budget (--cache_mb). */
+void xpv_hlo_set_decode_budget(size_t bytes);
 
 /* Decode `prog` now if it was not yet.  Returns the program (decoded), or
  * NULL with err filled (422, naming the program) when its proto does not

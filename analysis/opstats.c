@@ -359,11 +359,20 @@ void xpv_op_stats_free(xpv_op_stats *s) {
 }
 
 size_t xpv_op_stats_size(const xpv_op_stats *s) {
-    /* Decoded HLO protos take a few times their wire size: counted up
-     * front (decoding happens after the cache has sized the entry). */
+    /* Decoded HLO protos: what their decodes allocated (measured, see
+     * xpv_hlo_set_decode_budget), and at least 4 x their wire size, held
+     * up front since decoding happens after the cache has sized the entry
+     * (the pipeline grows the charge after each answer). */
     if (!s) return 0;
-    size_t n = sizeof *s + s->arena.total + xpv_op_metrics_size(s->ops) +
-               (s->hlo ? s->hlo->n * sizeof *s->hlo->progs + 4 * s->hlo->total_bytes : 0);
+    size_t hlo = 0;
+    if (s->hlo) {
+        pthread_mutex_lock(&s->hlo->mu);
+        hlo = s->hlo->decoded_heap;
+        pthread_mutex_unlock(&s->hlo->mu);
+        if (hlo < 4 * s->hlo->total_bytes) hlo = 4 * s->hlo->total_bytes;
+        hlo += s->hlo->n * sizeof *s->hlo->progs;
+    }
+    size_t n = sizeof *s + s->arena.total + xpv_op_metrics_size(s->ops) + hlo;
     for (size_t i = 0; i < s->nown; i++) n += xpv_host_stats_size(s->own_parts[i]);
     return n;
 }

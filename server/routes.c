@@ -17,6 +17,7 @@
 #include "arena.h"
 #include "assets.h"
 #include "discovery.h"
+#include "hlo.h"
 #include "legacy_serve.h"
 #include "loader.h"
 #include "version.h"
@@ -158,6 +159,8 @@ xpv_app *xpv_app_new(const xpv_app_config *cfg, xpv_err *err) {
      * bytes and model together): past it, the file is refused with a 413
      * naming it, before the memory is allocated. */
     a->limits.max_mem = budget;
+    /* decoded HLO protos are measured against the same budget */
+    xpv_hlo_set_decode_budget((size_t)budget);
     a->limits.root = xpv_logdir_root(ld);   /* loads stay inside the logdir */
     a->tools = xpv_tools();
     a->build_id = binary_hash();

@@ -283,6 +283,60 @@ static void test_colliding_ids(void **state) {
     free(ins);
 }
 
+/* Decoded HLO is measured, not estimated (issue 26, item 10): 200,000
+ * instructions carrying only an id take a few bytes each on the wire and
+ * ~100+ decoded; the map's decoded_heap counts at least that, and under a
+ * decode budget of 8 MiB the same proto is a 413 naming the program. */
+static void test_decode_measured(void **state) {
+    (void)state;
+    enum { N = 200000 };
+    Xla__HloInstructionProto *ins = calloc(N, sizeof *ins);
+    Xla__HloInstructionProto **pins = calloc(N, sizeof *pins);
+    for (int i = 0; i < N; i++) {
+        Xla__HloInstructionProto z = XLA__HLO_INSTRUCTION_PROTO__INIT;
+        ins[i] = z;
+        ins[i].id = i + 1;
+        pins[i] = &ins[i];
+    }
+    Xla__HloComputationProto c = XLA__HLO_COMPUTATION_PROTO__INIT;
+    Xla__HloComputationProto *pc = &c;
+    c.id = 1;
+    c.instructions = pins;
+    c.n_instructions = N;
+    Xla__HloModuleProto m = XLA__HLO_MODULE_PROTO__INIT;
+    m.computations = &pc;
+    m.n_computations = 1;
+    size_t len;
+    uint8_t *bytes = hf_pack_module(&m, &len);
+    xpv_hlo_blob blob = {4, "jit_e(4)", bytes, len, len};
+    const xpv_hlo_blob *lists[1] = {&blob};
+    size_t counts[1] = {1};
+    xpv_err err;
+    for (int budgeted = 0; budgeted < 2; budgeted++) {
+        xpv_hlo_set_decode_budget(budgeted ? 8u << 20 : 0);
+        xpv_hlo_map *map = xpv_hlo_map_from_lists(lists, counts, 1);
+        memset(&err, 0, sizeof err);
+        const xpv_hlo_program *prog = xpv_hlo_decode(map, NULL, xpv_hlo_find(map, 4), &err);
+        print_message("%zu wire bytes, %zu decoded heap bytes%s\n", len, map->decoded_heap,
+                      budgeted ? " (budget 8 MiB)" : "");
+        if (!budgeted) {
+            assert_non_null(prog);
+            assert_true(map->decoded_heap >= (size_t)N * 100);
+            assert_true(map->decoded_heap > 10 * len);
+        } else {
+            assert_null(prog);
+            assert_int_equal(err.status, 413);
+            assert_non_null(strstr(err.msg, "jit_e(4)"));
+            assert_true(map->decoded_heap <= (8u << 20));
+        }
+        xpv_hlo_map_free(map);
+    }
+    xpv_hlo_set_decode_budget(0);
+    free(bytes);
+    free(pins);
+    free(ins);
+}
+
 /* Programs named by several hosts and metadata: the first of each id wins,
  * over 5,000 programs added twice in reverse order (was a scan per add). */
 static void test_program_first_wins(void **state) {
@@ -657,6 +711,7 @@ static void test_tools_gpu(void **state) {
 TU_MAIN(cmocka_unit_test(test_constructed_module),
         cmocka_unit_test(test_colliding_ids),
         cmocka_unit_test(test_program_first_wins),
+        cmocka_unit_test(test_decode_measured),
         cmocka_unit_test(test_deep_shape_refused),
         cmocka_unit_test(test_real_tpu),
         cmocka_unit_test(test_real_amd),
