@@ -30,6 +30,7 @@
 
 #include "arena.h"
 #include "cache.h"
+#include "capture_route.h"
 #include "host_check.h"
 #include "util.h"
 
@@ -518,6 +519,38 @@ static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, soc
  * sending one header byte every few seconds would otherwise hold its
  * connection forever).  shutdown() makes MHD see the connection end and
  * clean it up in its own thread. */
+/* Answer 503 to the queued jobs that waited past --busy_wait: while every
+ * worker is in a long build no worker takes them, so the watchdog does
+ * (the 503 came after 65 s with --busy_wait 5; issue 26, item 12). */
+static void sweep_late_jobs(struct xpv_http *srv) {
+    struct job *late = NULL;
+    int64_t now = xpv_now_ms();
+    pthread_mutex_lock(&srv->qmu);
+    struct job **pp = &srv->qhead, *prev = NULL;
+    while (*pp) {
+        struct job *j = *pp;
+        if (now - j->queued_ms > srv->queue_wait_ms) {
+            *pp = j->next;
+            if (srv->qtail == j) srv->qtail = prev;
+            srv->qlen--;
+            srv->busy_refused++;
+            j->next = late;
+            late = j;
+        } else {
+            prev = j;
+            pp = &j->next;
+        }
+    }
+    pthread_mutex_unlock(&srv->qmu);
+    while (late) {
+        struct job *j = late;
+        late = j->next;
+        j->next = NULL;
+        busy_response(&j->h->r);
+        MHD_resume_connection(j->conn);
+    }
+}
+
 static void *watchdog_main(void *arg) {
     struct xpv_http *srv = arg;
     int64_t limit = (int64_t)srv->timeout_s * 1000;
@@ -532,6 +565,10 @@ static void *watchdog_main(void *arg) {
                 shutdown(cn->fd, SHUT_RDWR);
                 cn->killed = 1;
             }
+        pthread_mutex_unlock(&srv->mu);
+        sweep_late_jobs(srv);
+        pthread_mutex_lock(&srv->mu);
+        if (srv->stopping) break;
         struct timespec ts = xpv_deadline_in_ms(250);
         pthread_cond_timedwait(&srv->cv, &srv->mu, &ts);
     }
@@ -596,10 +633,20 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
         const char *inm = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "If-None-Match");
         const char *ims = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                       "If-Modified-Since");
+        /* Capture Profile: who asks (a loopback peer, a proxy's request?),
+         * see capture_route.h. */
+        const union MHD_ConnectionInfo *peer =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        xpv_capture_route_client(
+            peer ? peer->client_addr : NULL,
+            MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Forwarded-For") ||
+                MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Forwarded") ||
+                MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "X-Real-IP"));
         /* From the cache alone; anything heavier goes to a worker. */
         xpv_cache_inline_begin();
         xpv_app_route_cond(srv->app, method, uri, inm, ims, &h->r);
         int deferred = xpv_cache_inline_end();
+        xpv_capture_route_client(NULL, 0);
         if (*upload_data_size) *upload_data_size = 0;  /* bodies are ignored */
         if (deferred && rq) {
             xpv_response_release(&h->r);
@@ -803,8 +850,8 @@ unsigned xpv_http_inflight(xpv_http *h) {
     return n;
 }
 
-void xpv_http_stop(xpv_http *h) {
-    if (!h) return;
+int xpv_http_stop(xpv_http *h) {
+    if (!h) return 0;
     /* 1. Stop accepting: new connections are refused from here on. */
     MHD_socket ls = MHD_quiesce_daemon(h->d);
     if (ls != MHD_INVALID_SOCKET) close(ls);
@@ -831,7 +878,22 @@ void xpv_http_stop(xpv_http *h) {
     h->qstop = 1;
     pthread_cond_broadcast(&h->qcv);
     pthread_mutex_unlock(&h->qmu);
-    for (unsigned i = 0; i < h->nworkers; i++) pthread_join(h->workers[i], NULL);
+    /* A worker still in a build (a decode, a render) when the grace period
+     * is over is not waited for: the caller is told, and exits without
+     * freeing what the worker uses (SIGTERM ends within --grace whatever
+     * runs; issue 26, item 12).  One more second lets finishing workers
+     * resume their connections. */
+    struct timespec until = xpv_deadline_in_ms(deadline - xpv_now_ms() > 0
+                                                   ? deadline - xpv_now_ms() + 1000 : 1000);
+    unsigned joined = 0;
+    for (unsigned i = 0; i < h->nworkers; i++)
+        if (pthread_timedjoin_np(h->workers[i], NULL, &until) == 0) joined++;
+        else break;
+    if (joined < h->nworkers) {
+        fprintf(stderr, "xpview: %u worker(s) still building after %us; exiting without "
+                "waiting for them\n", h->nworkers - joined, h->grace_s);
+        return 1;
+    }
     free(h->workers);
     /* 4. Close idle keep-alive connections and free everything. */
     MHD_stop_daemon(h->d);
@@ -841,4 +903,5 @@ void xpv_http_stop(xpv_http *h) {
     pthread_mutex_destroy(&h->mu);
     xpv_host_policy_free(&h->hosts);
     free(h);
+    return 0;
 }

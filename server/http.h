@@ -69,8 +69,11 @@ int xpv_http_port(const xpv_http *h);
 unsigned xpv_http_inflight(xpv_http *h);
 
 /* Stop accepting, let the requests in flight finish (at most grace_s
- * seconds), close the remaining connections, free everything. */
-void xpv_http_stop(xpv_http *h);
+ * seconds), close the remaining connections, free everything.  Returns 0;
+ * or 1 when workers were still building past the grace period: nothing
+ * is freed then and the caller must exit at once (_exit) without freeing
+ * the app the workers use. */
+int xpv_http_stop(xpv_http *h);
 
 /* The Content-Security-Policy sent with every response. */
 extern const char xpv_http_csp[];

@@ -66,7 +66,7 @@ static const char usage[] =
     "       xpview capture --logdir DIR [--duration_ms 1000] [--num_retry 3]\n"
     "              [--host_tracer_level 2] [--device_tracer_level 1]\n"
     "              [--python_tracer_level 0] [--delay_ms 0] [--timeout_ms N]\n"
-    "              ADDR[,ADDR...]\n"
+    "              [--max_file_size BYTES] ADDR[,ADDR...]\n"
     "\n"
     "Serves the TensorBoard profile runs under --logdir (every\n"
     "<dir>/plugins/profile/<run>/<host>.xplane.pb) at http://localhost:6006/.\n"
@@ -112,9 +112,12 @@ static const char usage[] =
     "                       within this time and is closed when idle this\n"
     "                       long (default 30)\n"
     "  --allow_capture      allow Capture Profile (the capture_profile route)\n"
-    "                       with --bind_all or a non-loopback --host; it is\n"
-    "                       always on for a loopback server\n"
+    "                       with --bind_all or a non-loopback --host, and for\n"
+    "                       requests through a proxy (X-Forwarded-For); a\n"
+    "                       loopback server allows it to loopback clients\n"
     "  --capture_allow L    capture only from these targets: HOST[:PORT],...\n"
+    "                       (default: any for loopback clients, only this\n"
+    "                       machine's loopback addresses for the others)\n"
     "\n"
     "  export               print the JSON the /data route returns for a run\n"
     "                       directory (a plugins/profile/<run> directory)\n"
@@ -126,7 +129,8 @@ static const char usage[] =
     "                       server.start) into DIR/plugins/profile/<new run>/\n"
     "                       <host>.xplane.pb, one file per address, in parallel;\n"
     "                       deadline per address: --timeout_ms (default 30 s +\n"
-    "                       delay + duration)\n"
+    "                       delay + duration; at most 600000, 10 minutes);\n"
+    "                       a file over --max_file_size (default 4G) is deleted\n"
     "  diff                 compare two profiles (run directories or profile\n"
     "                       files) in one tool: per-row base, new and change,\n"
     "                       sorted by change (tools: overview_page, kernel_stats,\n"
@@ -617,7 +621,7 @@ static int cmd_capture(int argc, char **argv) {
     for (int i = 2; i < argc; i++) {
         if ((v = opt_value(argc, argv, &i, "--logdir"))) logdir = v;
         else if ((v = opt_value(argc, argv, &i, "--duration_ms")))
-            o.duration_ms = (uint64_t)parse_int(v, "--duration_ms", 1, 86400000L);
+            o.duration_ms = (uint64_t)parse_int(v, "--duration_ms", 1, (long)XPV_CAPTURE_MAX_MS);
         else if ((v = opt_value(argc, argv, &i, "--num_retry")))
             o.num_retry = (int)parse_int(v, "--num_retry", 0, 100);
         else if ((v = opt_value(argc, argv, &i, "--host_tracer_level")))
@@ -627,9 +631,11 @@ static int cmd_capture(int argc, char **argv) {
         else if ((v = opt_value(argc, argv, &i, "--python_tracer_level")))
             o.python_tracer_level = (int)parse_int(v, "--python_tracer_level", 0, 1);
         else if ((v = opt_value(argc, argv, &i, "--delay_ms")))
-            o.delay_ms = (uint64_t)parse_int(v, "--delay_ms", 0, 86400000L);
+            o.delay_ms = (uint64_t)parse_int(v, "--delay_ms", 0, (long)XPV_CAPTURE_MAX_MS);
         else if ((v = opt_value(argc, argv, &i, "--timeout_ms")))
-            o.timeout_ms = (uint64_t)parse_int(v, "--timeout_ms", 1, 86400000L);
+            o.timeout_ms = (uint64_t)parse_int(v, "--timeout_ms", 1, (long)XPV_CAPTURE_MAX_MS);
+        else if ((v = opt_value(argc, argv, &i, "--max_file_size")))
+            o.max_bytes = parse_size(v, "--max_file_size");
         else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "xpview capture: unknown option %s\n%s", argv[i], usage);
             return 2;
@@ -641,6 +647,11 @@ static int cmd_capture(int argc, char **argv) {
     }
     if (!logdir || !addrs) {
         fprintf(stderr, "xpview capture: --logdir DIR and ADDR are required\n%s", usage);
+        return 2;
+    }
+    if (o.duration_ms + o.delay_ms >= XPV_CAPTURE_MAX_MS) {
+        fprintf(stderr, "xpview capture: --duration_ms + --delay_ms must end within the "
+                "%llu ms a capture may take\n", (unsigned long long)XPV_CAPTURE_MAX_MS);
         return 2;
     }
     static xpv_capture_target t[XPV_CAPTURE_MAX_TARGETS];
@@ -885,9 +896,12 @@ static int cmd_serve(int argc, char **argv) {
     }
 
     /* Capture Profile writes into the logdir and connects where a user
-     * says: on for a loopback-only server, else only with --allow_capture. */
+     * says: on for loopback clients of a loopback-only server, else (other
+     * machines, a proxy's requests) only with --allow_capture. */
     int loopback = !o.hc.bind_all && xpv_capture_route_is_loopback(o.hc.host);
-    xpv_capture_route_configure(loopback || o.allow_capture,
+    xpv_capture_route_configure(o.allow_capture ? XPV_CAPTURE_ON_LOCAL | XPV_CAPTURE_ON_NETWORK
+                                : loopback      ? XPV_CAPTURE_ON_LOCAL
+                                                : 0,
                                 loopback ? NULL
                                          : "Capture Profile is off on a server reachable from "
                                            "other machines (--bind_all or a non-loopback "
@@ -917,7 +931,12 @@ static int cmd_serve(int argc, char **argv) {
     int sig = 0;
     sigwait(&set, &sig);
     fprintf(stderr, "xpview: %s, shutting down\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
-    xpv_http_stop(srv);
+    if (xpv_http_stop(srv) != 0) {
+        /* builds still running past --grace: the process ends now */
+        if (demo_tmp) rmrf(demo);
+        fflush(stderr);
+        _exit(0);
+    }
     xpv_app_free(app);
     if (demo_tmp) rmrf(demo);
     return 0;

@@ -636,8 +636,26 @@ struct render_ctx {
     long csv_table;             /* -1: the JSON; else this table as CSV */
 };
 
+/* Test hook: XPV_DEBUG_BUILD_SLEEP_MS makes every rendered build sleep
+ * that long first (the busy-wait and shutdown tests need a build that
+ * holds a worker for a known time; never set in production). */
+static void debug_build_sleep(void) {
+    static int ms = -1;
+    if (ms < 0) {
+        const char *e = getenv("XPV_DEBUG_BUILD_SLEEP_MS");
+        int v = e ? atoi(e) : 0;
+        __atomic_store_n(&ms, v > 0 && v < 600000 ? v : 0, __ATOMIC_RELAXED);
+    }
+    int d = __atomic_load_n(&ms, __ATOMIC_RELAXED);
+    if (d > 0) {
+        struct timespec ts = {d / 1000, (long)(d % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static int build_rendered(void *vctx, xpv_cache_val *v, xpv_err *err) {
     struct render_ctx *ctx = vctx;
+    debug_build_sleep();
     xpv_app *a = ctx->app;
     reqctx *rc = ctx->rc;
     size_t n = rc->nhosts;

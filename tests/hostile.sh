@@ -556,6 +556,39 @@ check(ok_after == [200] * 8, "all cold runs served once the load is gone: %s" % 
 srv.send_signal(signal.SIGTERM)
 check(srv.wait(timeout=30) == 0, "workers: clean exit on SIGTERM")
 
+print("-- --busy_wait while every worker builds, and --grace bounds shutdown")
+# One worker held 8 s by a build (XPV_DEBUG_BUILD_SLEEP_MS, the test hook):
+# a queued cold request gets its 503 after --busy_wait (2 s), not when the
+# worker is free; SIGTERM with --grace 1 ends the process within the grace
+# period, the build still running (issue 26, item 12).
+srv, port = start("--logdir", WL, "--workers", "1", "--busy_wait", "2", "--grace", "1",
+                  env={"XPV_DEBUG_BUILD_SLEEP_MS": "8000"})
+held = {}
+def hold():
+    try:
+        held["st"] = get(port, P + "data?run=c0&tag=kernel_stats", timeout=30)[0]
+    except Exception as e:  # noqa
+        held["err"] = repr(e)
+th = threading.Thread(target=hold)
+th.start()
+time.sleep(0.5)
+t0 = time.time()
+st, h, body = get(port, P + "data?run=c1&tag=kernel_stats", timeout=30)
+waited = time.time() - t0
+check(st == 503 and h.get("Retry-After") and b"busy" in body and waited < 4.5,
+      "queued behind a held worker: 503 after %.1fs (--busy_wait 2)" % waited)
+st, _, _ = get(port, "/healthz", timeout=5)
+check(st == 200, "held worker: /healthz answers")
+t0 = time.time()
+srv.send_signal(signal.SIGTERM)
+try:
+    code = srv.wait(timeout=6)
+except subprocess.TimeoutExpired:
+    code = None
+check(code == 0 and time.time() - t0 < 4.0,
+      "SIGTERM with a build running: exit %s after %.1fs (--grace 1)" % (code, time.time() - t0))
+th.join()
+
 print("-- pinned entries count against the budget")
 PL = os.path.join(TMP, "pinned")
 for r in ("a", "b"):
