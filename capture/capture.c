@@ -3,7 +3,10 @@
  */
 #include "capture.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +33,16 @@ void xpv_capture_defaults(xpv_capture_opts *o) {
     o->host_tracer_level = 2;
     o->device_tracer_level = 1;
     o->python_tracer_level = 0;
+}
+
+uint64_t xpv_capture_timeout(const xpv_capture_opts *o) {
+    uint64_t t = o->timeout_ms;
+    if (!t) {
+        t = o->delay_ms < XPV_CAPTURE_MAX_MS && o->duration_ms < XPV_CAPTURE_MAX_MS
+                ? 30000 + o->delay_ms + o->duration_ms
+                : XPV_CAPTURE_MAX_MS;
+    }
+    return t > XPV_CAPTURE_MAX_MS ? XPV_CAPTURE_MAX_MS : t;
 }
 
 /* ==== Targets ========================================================== */
@@ -156,6 +169,127 @@ int xpv_capture_allowed(const char *allow, const xpv_capture_target *t) {
     return 0;
 }
 
+/* ==== Addresses ======================================================== */
+
+int xpv_capture_addr_is_local(const struct sockaddr *sa) {
+    if (sa->sa_family == AF_INET) {
+        uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+        return (a >> 24) == 127 || a == 0;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a) || IN6_IS_ADDR_UNSPECIFIED(a)) return 1;
+        if (IN6_IS_ADDR_V4MAPPED(a)) {
+            const uint8_t *b = a->s6_addr;
+            return b[12] == 127 || (b[12] | b[13] | b[14] | b[15]) == 0;
+        }
+    }
+    return 0;
+}
+
+/* The canonical key of a resolved address: "local:PORT" for this machine,
+ * "a.b.c.d:PORT" (IPv4-mapped IPv6 too), "[v6%scope]:PORT". */
+static void addr_key(const struct sockaddr_storage *ss, char *out, size_t cap) {
+    const struct sockaddr *sa = (const struct sockaddr *)ss;
+    char ip[INET6_ADDRSTRLEN + 16];
+    unsigned port;
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *s4 = (const struct sockaddr_in *)sa;
+        port = ntohs(s4->sin_port);
+        inet_ntop(AF_INET, &s4->sin_addr, ip, sizeof ip);
+    } else {
+        const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)sa;
+        port = ntohs(s6->sin6_port);
+        if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+            inet_ntop(AF_INET, s6->sin6_addr.s6_addr + 12, ip, sizeof ip);
+        } else {
+            char v6[INET6_ADDRSTRLEN];
+            inet_ntop(AF_INET6, &s6->sin6_addr, v6, sizeof v6);
+            if (s6->sin6_scope_id)
+                snprintf(ip, sizeof ip, "[%s%%%u]", v6, (unsigned)s6->sin6_scope_id);
+            else
+                snprintf(ip, sizeof ip, "[%s]", v6);
+        }
+    }
+    if (xpv_capture_addr_is_local(sa)) snprintf(out, cap, "local:%u", port);
+    else snprintf(out, cap, "%.62s:%u", ip, port);
+}
+
+static int add_addr(xpv_capture_target *t, const struct sockaddr *sa, size_t len) {
+    if ((sa->sa_family != AF_INET && sa->sa_family != AF_INET6) ||
+        len > sizeof t->addrs[0] || t->naddrs == XPV_CAPTURE_MAX_ADDRS)
+        return 0;
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof ss);
+    memcpy(&ss, sa, len);
+    for (size_t i = 0; i < t->naddrs; i++)
+        if (!memcmp(&t->addrs[i], &ss, sizeof ss)) return 0;
+    t->addrs[t->naddrs] = ss;
+    addr_key(&ss, t->keys[t->naddrs], sizeof t->keys[0]);
+    t->naddrs++;
+    return 1;
+}
+
+/* "localhost" and "*.localhost" (RFC 6761): loopback, without asking any
+ * resolver. */
+static int is_localhost_name(const char *h) {
+    size_t n = strlen(h);
+    return !strcasecmp(h, "localhost") ||
+           (n > 10 && !strcasecmp(h + n - 10, ".localhost"));
+}
+
+int xpv_capture_resolve(xpv_capture_target *t, int numeric_only, char *err, size_t errlen) {
+    t->naddrs = 0;
+    t->local = 0;
+    unsigned long port = strtoul(t->port, NULL, 10);
+    if (is_localhost_name(t->host)) {
+        struct sockaddr_in s4;
+        struct sockaddr_in6 s6;
+        memset(&s4, 0, sizeof s4);
+        memset(&s6, 0, sizeof s6);
+        s4.sin_family = AF_INET;
+        s4.sin_port = htons((uint16_t)port);
+        s4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        s6.sin6_family = AF_INET6;
+        s6.sin6_port = htons((uint16_t)port);
+        s6.sin6_addr = in6addr_loopback;
+        add_addr(t, (struct sockaddr *)&s4, sizeof s4);
+        add_addr(t, (struct sockaddr *)&s6, sizeof s6);
+    } else {
+        struct addrinfo hints, *res = NULL;
+        memset(&hints, 0, sizeof hints);
+        hints.ai_socktype = SOCK_STREAM;
+        hints.ai_flags = AI_NUMERICSERV | (numeric_only ? AI_NUMERICHOST : 0);
+        int gai = getaddrinfo(t->host, t->port, &hints, &res);
+        if (gai != 0) {
+            if (numeric_only)
+                snprintf(err, errlen, "%.300s: not an IP address or localhost", t->addr);
+            else
+                snprintf(err, errlen, "%.300s: cannot resolve %.256s: %s", t->addr, t->host,
+                         gai_strerror(gai));
+            return -1;
+        }
+        for (struct addrinfo *ai = res; ai; ai = ai->ai_next)
+            add_addr(t, ai->ai_addr, ai->ai_addrlen);
+        freeaddrinfo(res);
+    }
+    if (t->naddrs == 0) {
+        snprintf(err, errlen, "%.300s: %.256s has no IPv4 or IPv6 address", t->addr, t->host);
+        return -1;
+    }
+    t->local = 1;
+    for (size_t i = 0; i < t->naddrs; i++)
+        if (!xpv_capture_addr_is_local((const struct sockaddr *)&t->addrs[i])) t->local = 0;
+    return 0;
+}
+
+int xpv_capture_same_target(const xpv_capture_target *a, const xpv_capture_target *b) {
+    for (size_t i = 0; i < a->naddrs; i++)
+        for (size_t j = 0; j < b->naddrs; j++)
+            if (!strcmp(a->keys[i], b->keys[j])) return 1;
+    return 0;
+}
+
 /* ==== Run directory ==================================================== */
 
 static int mkdir_p(const char *path) {
@@ -212,6 +346,7 @@ typedef struct resp_parser {
     uint64_t left;
     int to_file;
     FILE *f;
+    uint64_t limit;             /* largest XSpace written (max_bytes) */
     uint64_t xspace_bytes;
     int have_xspace;
     xpv_buf rest;
@@ -267,6 +402,12 @@ static int parser_sink(void *ctx, const uint8_t *d, size_t n, char *err, size_t 
                 p->rawn = 0;
                 p->left = v;
                 p->state = v ? 3 : 0;
+                if (p->to_file && v > p->limit) {
+                    snprintf(err, errlen, "the profile (%llu bytes) is larger than the limit of "
+                             "%llu bytes (--max_file_size); nothing was kept",
+                             (unsigned long long)v, (unsigned long long)p->limit);
+                    return -1;
+                }
                 if (p->to_file) {
                     if (p->have_xspace) {           /* a repeated field: last wins */
                         rewind(p->f);
@@ -287,6 +428,11 @@ static int parser_sink(void *ctx, const uint8_t *d, size_t n, char *err, size_t 
         }
         size_t k = p->left < n ? (size_t)p->left : n;
         if (p->to_file) {
+            if (p->xspace_bytes + k > p->limit) {      /* (the length was checked) */
+                snprintf(err, errlen, "the profile is larger than the limit of %llu bytes "
+                         "(--max_file_size); nothing was kept", (unsigned long long)p->limit);
+                return -1;
+            }
             if (fwrite(d, 1, k, p->f) != k) {
                 snprintf(err, errlen, "cannot write the profile: %s", strerror(errno));
                 return -1;
@@ -349,6 +495,8 @@ static void *capture_one(void *arg) {
     job *j = arg;
     xpv_capture_target *t = j->t;
     char dir[4400], tmp[4800], why[1024] = "";
+    int generic = 0;            /* `why` before the peer proved to be gRPC */
+    uint64_t limit = j->o->max_bytes ? j->o->max_bytes : XPV_CAPTURE_DEFAULT_MAX_BYTES;
     snprintf(dir, sizeof dir, "%.3800s/plugins/profile/%.100s", j->logdir, j->run);
     snprintf(t->path, sizeof t->path, "%.4000s/%.300s.xplane.pb", dir, t->stem);
     snprintf(tmp, sizeof tmp, "%s/.%s.xplane.pb.part", dir, t->stem);
@@ -357,8 +505,10 @@ static void *capture_one(void *arg) {
     for (int a = 0; a < max_attempts; a++) {
         if (a > 0 && xpv_now_ms() >= j->deadline) break;
         t->attempts++;
+        generic = 0;
         resp_parser p;
         memset(&p, 0, sizeof p);
+        p.limit = limit;
         xpv_buf_init(&p.rest);
         p.f = fopen(tmp, "wbx");
         if (!p.f && errno == EEXIST && unlink(tmp) == 0) p.f = fopen(tmp, "wbx");
@@ -370,8 +520,18 @@ static void *capture_one(void *arg) {
         setvbuf(p.f, fbuf, _IOFBF, FILE_BUF);
         size_t rlen;
         uint8_t *req = build_request(j, &rlen);
-        xpv_grpc_call c = {t->host, t->port, PROFILE_PATH, req, rlen, j->deadline,
-                           parser_sink, &p};
+        int grpc_answer = 0;
+        xpv_grpc_call c = {.host = t->host,
+                           .port = t->port,
+                           .path = PROFILE_PATH,
+                           .req = req,
+                           .req_len = rlen,
+                           .deadline_ms = j->deadline,
+                           .sink = parser_sink,
+                           .sink_ctx = &p,
+                           .addrs = t->naddrs ? t->addrs : NULL,
+                           .naddrs = t->naddrs,
+                           .grpc_answer = &grpc_answer};
         int gs;
         char gerr[800];
         int rc = xpv_grpc_unary(&c, &gs, gerr, sizeof gerr);
@@ -404,7 +564,13 @@ static void *capture_one(void *arg) {
                     t->how = "response";
                 }
             } else if (unlink(tmp), stat(t->path, &st) == 0 && S_ISREG(st.st_mode) &&
-                       st.st_size > 0) {
+                       (uint64_t)st.st_size > limit) {
+                unlink(t->path);
+                snprintf(why, sizeof why, "the profile the server saved under repository_root "
+                         "(%llu bytes) is larger than the limit of %llu bytes "
+                         "(--max_file_size); it was deleted", (unsigned long long)st.st_size,
+                         (unsigned long long)limit);
+            } else if (stat(t->path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
                 t->ok = 1;
                 t->bytes = (uint64_t)st.st_size;
                 t->how = "repository_root";
@@ -422,6 +588,7 @@ static void *capture_one(void *arg) {
             }
         } else {
             snprintf(why, sizeof why, "%s", gerr);
+            generic = !grpc_answer;
             retry = rc == XPV_GRPC_CONNECT || (rc == XPV_GRPC_STATUS && gs == 14);
         }
         xpv_buf_free(&p.rest);
@@ -436,20 +603,29 @@ static void *capture_one(void *arg) {
         }
     }
     free(fbuf);
-    if (!t->ok) snprintf(t->err, sizeof t->err, "%.299s: %.880s", t->addr, why);
+    if (!t->ok) {
+        snprintf(t->err, sizeof t->err, "%.299s: %.880s", t->addr, why);
+        if (generic)
+            snprintf(t->pub_err, sizeof t->pub_err,
+                     "%.299s: could not reach a gRPC profiler server there (nothing listening, "
+                     "unreachable, no answer in time, or not a profiler server; the xpview "
+                     "server's log has the details)", t->addr);
+        else
+            snprintf(t->pub_err, sizeof t->pub_err, "%s", t->err);
+    }
     return NULL;
 }
 
 int xpv_capture_run(const char *logdir, const char *run, xpv_capture_target *t, size_t n,
                     const xpv_capture_opts *o) {
-    uint64_t timeout = o->timeout_ms ? o->timeout_ms : 30000 + o->delay_ms + o->duration_ms;
-    int64_t deadline = xpv_now_ms() + (int64_t)timeout;
+    int64_t deadline = xpv_now_ms() + (int64_t)xpv_capture_timeout(o);
     job *jobs = xpv_xcalloc(n ? n : 1, sizeof *jobs);
     pthread_t *th = xpv_xcalloc(n ? n : 1, sizeof *th);
     int *started = xpv_xcalloc(n ? n : 1, sizeof *started);
     for (size_t i = 0; i < n; i++) {
         t[i].ok = 0;
         t[i].err[0] = '\0';
+        t[i].pub_err[0] = '\0';
         t[i].attempts = 0;
         jobs[i] = (job){logdir, run, &t[i], o, deadline};
         started[i] = pthread_create(&th[i], NULL, capture_one, &jobs[i]) == 0;

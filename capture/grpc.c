@@ -119,16 +119,18 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *frame, const uint8
     } else if (namelen == 11 && !memcmp(name, "grpc-status", 11)) {
         st->grpc_status = atoi(v);
     } else if (namelen == 12 && !memcmp(name, "grpc-message", 12)) {
-        /* percent-encoded; decode what decodes, keep the rest */
+        /* percent-encoded; decode what decodes, keep the rest; only
+         * printable ASCII is kept (the message is shown to users), at most
+         * 200 characters */
         size_t o = 0;
-        for (size_t i = 0; i < vl && o < sizeof st->grpc_message - 1; i++) {
+        for (size_t i = 0; i < vl && o < sizeof st->grpc_message - 1 && o < 200; i++) {
             unsigned hx;
+            char ch = v[i];
             if (v[i] == '%' && i + 2 < vl && sscanf(v + i + 1, "%2x", &hx) == 1) {
-                st->grpc_message[o++] = (char)hx;
+                ch = (char)hx;
                 i += 2;
-            } else {
-                st->grpc_message[o++] = v[i];
             }
+            st->grpc_message[o++] = ch >= 32 && ch < 127 ? ch : '?';
         }
         st->grpc_message[o] = '\0';
     }
@@ -208,24 +210,46 @@ static int wait_fd(int fd, short ev, int64_t deadline) {
     }
 }
 
+static socklen_t sa_len(const struct sockaddr_storage *sa) {
+    return sa->ss_family == AF_INET6 ? (socklen_t)sizeof(struct sockaddr_in6)
+                                     : (socklen_t)sizeof(struct sockaddr_in);
+}
+
+/* Connect to c->addrs (or what c->host:c->port resolves to), in order,
+ * each within the deadline.  The socket, or -1 with `err`. */
 static int dial(const xpv_grpc_call *c, char *err, size_t errlen) {
     struct addrinfo hints, *res = NULL;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_socktype = SOCK_STREAM;
-    int gai = getaddrinfo(c->host, c->port, &hints, &res);
-    if (gai != 0) {
-        set_err(err, errlen, "cannot resolve %s: %s", c->host, gai_strerror(gai));
-        return -1;
+    struct sockaddr_storage own[16];
+    const struct sockaddr_storage *addrs = c->addrs;
+    size_t naddrs = c->naddrs;
+    if (!addrs) {
+        memset(&hints, 0, sizeof hints);
+        hints.ai_socktype = SOCK_STREAM;
+        hints.ai_flags = AI_NUMERICSERV;
+        int gai = getaddrinfo(c->host, c->port, &hints, &res);
+        if (gai != 0) {
+            set_err(err, errlen, "cannot resolve %s: %s", c->host, gai_strerror(gai));
+            return -1;
+        }
+        naddrs = 0;
+        for (struct addrinfo *ai = res; ai && naddrs < 16; ai = ai->ai_next)
+            if ((ai->ai_family == AF_INET || ai->ai_family == AF_INET6) &&
+                ai->ai_addrlen <= sizeof own[0]) {
+                memset(&own[naddrs], 0, sizeof own[0]);
+                memcpy(&own[naddrs++], ai->ai_addr, ai->ai_addrlen);
+            }
+        freeaddrinfo(res);
+        addrs = own;
     }
-    int fd = -1, last = 0, timed_out = 0;
-    for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                    ai->ai_protocol);
+    int fd = -1, last = ENOENT, timed_out = 0;
+    for (size_t i = 0; i < naddrs && fd < 0; i++) {
+        const struct sockaddr_storage *sa = &addrs[i];
+        fd = socket(sa->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0) {
             last = errno;
             continue;
         }
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+        if (connect(fd, (const struct sockaddr *)sa, sa_len(sa)) != 0) {
             if (errno != EINPROGRESS) {
                 last = errno;
                 close(fd);
@@ -248,7 +272,6 @@ static int dial(const xpv_grpc_call *c, char *err, size_t errlen) {
             if (timed_out) break;
         }
     }
-    freeaddrinfo(res);
     if (fd < 0) {
         if (timed_out)
             set_err(err, errlen, "cannot connect: no answer before the deadline");
@@ -282,22 +305,16 @@ static int write_all(int fd, const uint8_t *p, size_t n, int64_t deadline) {
 }
 
 /* The first bytes a server sent, when they are not HTTP/2 (whose first
- * frame is SETTINGS): 1 with the reason in `err`, else 0. */
+ * frame is SETTINGS): 1 with the reason in `err`, else 0.  The bytes
+ * themselves are never quoted (an SSH banner, an HTTP status line: what
+ * runs on a port is not the business of whoever asked for a capture). */
 static int not_h2(const uint8_t *b, size_t n, char *err, size_t errlen) {
     if (n >= 5 && !memcmp(b, "HTTP/", 5)) {
-        size_t l = 0;
-        while (l < n && l < 60 && b[l] != '\r' && b[l] != '\n') l++;
-        set_err(err, errlen, "not a gRPC server: it answered HTTP/1 (\"%.*s\")", (int)l,
-                (const char *)b);
+        set_err(err, errlen, "not a gRPC server: it answered HTTP/1");
         return 1;
     }
     if (n >= 4 && b[3] != NGHTTP2_SETTINGS) {
-        char shown[41];
-        size_t k = 0;
-        for (size_t i = 0; i < n && k < sizeof shown - 1; i++)
-            shown[k++] = b[i] >= 32 && b[i] < 127 ? (char)b[i] : '.';
-        shown[k] = '\0';
-        set_err(err, errlen, "not a gRPC server: its answer is not HTTP/2 (\"%s\")", shown);
+        set_err(err, errlen, "not a gRPC server: its answer is not HTTP/2");
         return 1;
     }
     return 0;
@@ -473,7 +490,7 @@ static int call_result(const call_state *st, char *err, size_t errlen) {
         set_err(err, errlen, "not a gRPC answer: HTTP status %d", st->http_status);
     } else if (st->grpc_status < 0) {
         if (strncmp(st->content_type, "application/grpc", 16) != 0)
-            set_err(err, errlen, "not a gRPC server (content-type \"%s\")", st->content_type);
+            set_err(err, errlen, "not a gRPC server (its answer is not application/grpc)");
         else
             set_err(err, errlen, "the answer has no grpc-status (truncated?)");
     } else if (st->grpc_status != 0) {
@@ -509,6 +526,7 @@ int xpv_grpc_unary(const xpv_grpc_call *c, int *grpc_status, char *err, size_t e
     st.c = c;
     st.grpc_status = -1;
     *grpc_status = -1;
+    if (c->grpc_answer) *c->grpc_answer = 0;
     err[0] = '\0';
     if (c->req_len > 0xffffffffu) {
         set_err(err, errlen, "request too large");
@@ -535,5 +553,8 @@ int xpv_grpc_unary(const xpv_grpc_call *c, int *grpc_status, char *err, size_t e
     free(k.rbuf);
     nghttp2_session_del(k.s);
     close(k.fd);
+    if (c->grpc_answer)
+        *c->grpc_answer = st.http_status == 200 &&
+                          !strncmp(st.content_type, "application/grpc", 16);
     return rc;
 }

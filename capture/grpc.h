@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 /* Receives the response message's bytes (after the 5-byte gRPC prefix),
  * in order.  Return 0, or -1 to abort the call (the sink writes its own
@@ -28,6 +29,16 @@ typedef struct xpv_grpc_call {
     int64_t deadline_ms;        /* absolute, on xpv_now_ms()'s clock */
     xpv_grpc_sink sink;
     void *sink_ctx;
+    /* Where to connect, already resolved (and checked by the caller's
+     * policy): tried in order, `host` is then only the :authority.  NULL:
+     * resolve host:port here. */
+    const struct sockaddr_storage *addrs;
+    size_t naddrs;
+    /* Out, optional: set to 1 once the peer has answered as a gRPC server
+     * (HTTP/2 response headers with :status 200 and content-type
+     * application/grpc), else 0.  Until then nothing it sent is quoted in
+     * `err`: callers tell network clients only "could not reach". */
+    int *grpc_answer;
 } xpv_grpc_call;
 
 /* Outcome classes, for retry decisions. */
@@ -43,7 +54,9 @@ enum {
 /* Make the call.  Returns XPV_GRPC_OK when the server answered
  * grpc-status 0 (the whole message has gone to the sink), else one of the
  * codes above with a message in `err` (without the address: the caller
- * names it).  *grpc_status gets the status (-1 when there was none). */
+ * names it).  *grpc_status gets the status (-1 when there was none).
+ * `err` never quotes the peer's bytes, except a gRPC server's
+ * grpc-message (printable ASCII only, at most 200 characters). */
 int xpv_grpc_unary(const xpv_grpc_call *c, int *grpc_status, char *err, size_t errlen);
 
 /* "UNAVAILABLE" for 14, ... ("UNKNOWN" past the table). */

@@ -7,6 +7,7 @@
  */
 #include "capture_route.h"
 
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,10 @@ typedef struct cjob {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static cjob *jobs[MAX_JOBS];
 static uint64_t next_id = 1;
-static int enabled;
+static int enabled;             /* XPV_CAPTURE_ON_* bits */
+/* The request being routed on this thread: 0 unknown, 1 local, 2 network
+ * (xpv_capture_route_client). */
+static _Thread_local int client_kind;
 /* A random token the dashboard reads from capture_token: a page of another
  * origin can make the browser send a GET here but cannot read the token
  * (no CORS), so it cannot start a capture (cross-site request forgery). */
@@ -67,6 +71,17 @@ static void make_token(void) {
     for (size_t i = 0; i < sizeof raw; i++) snprintf(token + 2 * i, 3, "%02x", raw[i]);
 }
 
+
+void xpv_capture_route_client(const struct sockaddr *peer, int forwarded) {
+    int loop = 0;
+    if (peer && peer->sa_family == AF_INET) {
+        loop = (ntohl(((const struct sockaddr_in *)peer)->sin_addr.s_addr) >> 24) == 127;
+    } else if (peer && peer->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)peer)->sin6_addr;
+        loop = IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+    }
+    client_kind = !peer ? 0 : loop && !forwarded ? 1 : 2;
+}
 
 int xpv_capture_route_is_loopback(const char *h) {
     if (!h) return 0;
@@ -153,7 +168,7 @@ static void job_json(const cjob *j, xpv_buf *b, int *status) {
     for (size_t i = 0, k = 0; i < j->n; i++) {
         if (j->t[i].ok) continue;
         if (k++) xpv_buf_puts(&e, "; ");
-        xpv_buf_puts(&e, j->t[i].err);
+        xpv_buf_puts(&e, j->t[i].pub_err[0] ? j->t[i].pub_err : j->t[i].err);
     }
     xpv_buf_putc(&e, '\0');
     xpv_buf_puts(b, ",\"error\":");
@@ -167,6 +182,16 @@ static void job_json(const cjob *j, xpv_buf *b, int *status) {
 static void *job_main(void *arg) {
     cjob *j = arg;
     xpv_capture_run(j->logdir, j->run, j->t, j->n, &j->o);
+    /* The details (what a peer is, how it failed) only here, never in the
+     * status. */
+    for (size_t i = 0; i < j->n; i++)
+        if (j->t[i].ok)
+            fprintf(stderr, "xpview: capture %llu: %s: wrote %s (%llu bytes)\n",
+                    (unsigned long long)j->id, j->t[i].addr, j->t[i].path,
+                    (unsigned long long)j->t[i].bytes);
+        else
+            fprintf(stderr, "xpview: capture %llu: %s\n", (unsigned long long)j->id,
+                    j->t[i].err);
     pthread_mutex_lock(&mu);
     j->done = 1;
     j->finished_ms = xpv_now_ms();
@@ -233,6 +258,36 @@ static void status_route(const char *id, xpv_response *r) {
     take(r, status, &b);
 }
 
+/* Whether target `t` may be captured from by this request; resolves it
+ * (t->addrs, t->keys).  0, or -1 with the answer in `r`. */
+static int check_target(xpv_capture_target *t, const char *allow, int local, xpv_response *r) {
+    char err[1024];
+    if (allow) {
+        if (!xpv_capture_allowed(allow, t)) {
+            snprintf(err, sizeof err, "%.300s: not an allowed capture target on this server "
+                     "(--capture_allow %.500s)", t->addr, allow);
+            answer_error(r, 403, err);
+            return -1;
+        }
+    } else if (!local) {
+        /* Network clients: this machine only, and no DNS lookup. */
+        if (xpv_capture_resolve(t, 1, err, sizeof err) != 0 || !t->local) {
+            snprintf(err, sizeof err, "%.300s: not an allowed capture target: requests from "
+                     "other machines or through a proxy may capture only from this machine "
+                     "(a loopback address or localhost) unless the server names the targets "
+                     "with --capture_allow", t->addr);
+            answer_error(r, 403, err);
+            return -1;
+        }
+        return 0;
+    }
+    if (xpv_capture_resolve(t, 0, err, sizeof err) != 0) {
+        answer_error(r, 400, err);
+        return -1;
+    }
+    return 0;
+}
+
 void xpv_capture_route(xpv_app *a, const xpv_request *rq, const char *inm, xpv_response *r) {
     (void)inm;
     const xpv_query *q = rq->q;   /* the capture's own options */
@@ -241,18 +296,28 @@ void xpv_capture_route(xpv_app *a, const xpv_request *rq, const char *inm, xpv_r
         status_route(id, r);
         return;
     }
+    int local = client_kind == 1;
     pthread_mutex_lock(&mu);
-    int on = enabled;
+    int on = local ? enabled != 0 : (enabled & XPV_CAPTURE_ON_NETWORK) != 0;
     char why[512];
-    snprintf(why, sizeof why, "%s", why_off);
+    if (enabled && !on)
+        snprintf(why, sizeof why, "Capture Profile is off for requests from other machines or "
+                 "through a proxy (X-Forwarded-For); restart xpview with --allow_capture (and "
+                 "--capture_allow HOST[:PORT],... for targets other than this machine) to "
+                 "allow it");
+    else
+        snprintf(why, sizeof why, "%s", why_off);
+    char *allow = allow_list ? strdup(allow_list) : NULL;
     pthread_mutex_unlock(&mu);
     if (!on) {
+        free(allow);
         answer_error(r, 403, why);
         return;
     }
     pthread_once(&token_once, make_token);
     const char *tk = xpv_query_get(q, "token");
     if (!tk || strcmp(tk, token)) {
+        free(allow);
         answer_error(r, 403, "capture_profile needs token=<the value of capture_token> "
                      "(the dashboard sends it; it keeps other web sites from starting "
                      "captures through your browser)");
@@ -261,20 +326,34 @@ void xpv_capture_route(xpv_app *a, const xpv_request *rq, const char *inm, xpv_r
 
     xpv_capture_opts o;
     xpv_capture_defaults(&o);
-    if (param_u64(q, "duration", 86400000ULL, &o.duration_ms, r) ||
-        param_u64(q, "delay", 86400000ULL, &o.delay_ms, r) ||
-        param_u64(q, "timeout_ms", 86400000ULL, &o.timeout_ms, r))
+    if (param_u64(q, "duration", XPV_CAPTURE_MAX_MS, &o.duration_ms, r) ||
+        param_u64(q, "delay", XPV_CAPTURE_MAX_MS, &o.delay_ms, r) ||
+        param_u64(q, "timeout_ms", XPV_CAPTURE_MAX_MS, &o.timeout_ms, r)) {
+        free(allow);
         return;
+    }
     if (o.duration_ms == 0) o.duration_ms = 1000;
+    if (o.duration_ms + o.delay_ms >= XPV_CAPTURE_MAX_MS) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "duration + delay: must end within the %llu ms a capture "
+                 "may take", (unsigned long long)XPV_CAPTURE_MAX_MS);
+        free(allow);
+        answer_error(r, 400, msg);
+        return;
+    }
     if (param_int(q, "num_retry", 100, &o.num_retry, r) ||
         param_int(q, "host_tracer_level", 3, &o.host_tracer_level, r) ||
         param_int(q, "device_tracer_level", 2, &o.device_tracer_level, r) ||
-        param_int(q, "python_tracer_level", 1, &o.python_tracer_level, r))
+        param_int(q, "python_tracer_level", 1, &o.python_tracer_level, r)) {
+        free(allow);
         return;
+    }
+    o.max_bytes = a->limits.max_file;
 
     const char *list = xpv_query_get(q, "worker_list");
     if (!list || !*list) list = xpv_query_get(q, "service_addr");
     if (!list || !*list) {
+        free(allow);
         answer_error(r, 400, "missing parameter: service_addr");
         return;
     }
@@ -282,22 +361,31 @@ void xpv_capture_route(xpv_app *a, const xpv_request *rq, const char *inm, xpv_r
     char err[1024];
     int n = xpv_capture_parse_targets(list, t, XPV_CAPTURE_MAX_TARGETS, err, sizeof err);
     if (n < 0) {
+        free(allow);
         free(t);
         answer_error(r, 400, err);
         return;
     }
-
-    pthread_mutex_lock(&mu);
+    /* Allowed?  Resolved (outside the lock: a name may take a while). */
     for (int i = 0; i < n; i++)
-        if (!xpv_capture_allowed(allow_list, &t[i])) {
-            snprintf(err, sizeof err, "%.300s: not an allowed capture target on this server "
-                     "(--capture_allow %.500s)", t[i].addr, allow_list);
-            pthread_mutex_unlock(&mu);
+        if (check_target(&t[i], allow, local, r) != 0) {
+            free(allow);
             free(t);
-            answer_error(r, 403, err);
             return;
         }
-    /* At most one capture per target; a free slot for the job. */
+    free(allow);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < i; k++)
+            if (xpv_capture_same_target(&t[i], &t[k])) {
+                snprintf(err, sizeof err, "%.300s and %.300s are the same target", t[k].addr,
+                         t[i].addr);
+                free(t);
+                answer_error(r, 400, err);
+                return;
+            }
+
+    pthread_mutex_lock(&mu);
+    /* At most one capture per target (on its addresses); a free slot. */
     int slot = -1;
     for (int k = 0; k < MAX_JOBS; k++) {
         cjob *j = jobs[k];
@@ -307,10 +395,10 @@ void xpv_capture_route(xpv_app *a, const xpv_request *rq, const char *inm, xpv_r
         }
         for (size_t x = 0; x < j->n; x++)
             for (int i = 0; i < n; i++)
-                if (!strcasecmp(j->t[x].host, t[i].host) && !strcmp(j->t[x].port, t[i].port)) {
+                if (xpv_capture_same_target(&j->t[x], &t[i])) {
                     snprintf(err, sizeof err, "%.300s: a capture from this address is already "
-                             "running (capture_id %llu)", t[i].addr,
-                             (unsigned long long)j->id);
+                             "running (capture_id %llu, %.300s)", t[i].addr,
+                             (unsigned long long)j->id, j->t[x].addr);
                     pthread_mutex_unlock(&mu);
                     free(t);
                     answer_error(r, 409, err);

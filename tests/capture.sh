@@ -7,8 +7,16 @@
 # failure (grpc-status error, OK with nothing delivered, empty traces,
 # plain HTTP, a silent TCP port, a hanging gRPC server, a closed port)
 # reported with the address and within its deadline.  The captured runs
-# must open in the tools.  Then the route: non-blocking, one capture per
-# target, 403 off loopback unless --allow_capture, --capture_allow.
+# must open in the tools.  Hostile peers (issue 26 items 6 and 8): an
+# XSpace over --max_file_size (in the response or saved under
+# repository_root) fails naming the target and the limit and leaves no
+# file; an SSH banner is never quoted; deadlines over 10 minutes are
+# refused.  Then the route: non-blocking, one capture per target counted
+# on its address (127.0.0.1, 127.1, localhost and 0x7f000001 are one
+# target), refused, silent and non-gRPC ports reported alike (details in
+# the server's log only), 403 off loopback unless --allow_capture, 403 for
+# a proxy's request (X-Forwarded-For) unless --allow_capture and then
+# only for this machine's targets, --capture_allow, the file budget.
 #
 # Env: XPV_BIN (the xpview binary; set by ctest), default build/xpview.
 set -euo pipefail
@@ -49,7 +57,9 @@ port() { "$PY" -c "import json; print(json.load(open('$tmp/$1.ports'))['$2'])"; 
 XS=$(port main xspace); REPO=$(port main repo); ERR=$(port main error)
 HANG=$(port main hang); NOTHING=$(port main nothing); EMPTY=$(port main emptytrace)
 HTTP=$(port main http); SILENT=$(port main silent); CLOSED=$(port main closed)
+HUGE=$(port main huge); HUGEREPO=$(port main hugerepo); BANNER=$(port main banner)
 BIG=$(port big xspace)
+nogrep() { ! grep -q "$@"; }
 
 # The default deadline (30 s + duration) against a silent port, in the
 # background while the rest runs.
@@ -177,6 +187,29 @@ check "failed captures leave no empty run" [ "$(runs_of "$F" | wc -l)" = 1 ]
 cap badaddr --logdir "$F" "no-port-here"
 check "bad ADDR: exit 2 naming it" [ "$RC" = 2 ] && grep -q "no-port-here" "$tmp/badaddr.err"
 
+# ---- hostile peers: bounded files, no peer bytes, bounded deadlines ----------------
+H="$tmp/hostile"
+cap huge --logdir "$H" --duration_ms 100 --max_file_size 1M "127.0.0.1:$HUGE"
+check "XSpace over --max_file_size: exit 1 in ${MS} ms" [ "$RC" = 1 -a "$MS" -lt 5000 ]
+check "XSpace over --max_file_size: names the target and the limit" \
+    grep -q "127.0.0.1:$HUGE: .*larger than the limit of 1048576 bytes" "$tmp/huge.err"
+check "XSpace over --max_file_size: no file, no partial file, no run left" \
+    [ -z "$(find "$H" -name '*xplane*' 2>/dev/null)" -a "$(runs_of "$H" | wc -l)" = 0 ]
+cap hugerepo --logdir "$H" --duration_ms 100 --max_file_size 1M "127.0.0.1:$HUGEREPO"
+check "saved under repository_root over --max_file_size: exit 1" [ "$RC" = 1 ]
+check "saved under repository_root over --max_file_size: names the target and the limit" \
+    grep -q "127.0.0.1:$HUGEREPO: .*larger than the limit of 1048576 bytes" "$tmp/hugerepo.err"
+check "saved under repository_root over --max_file_size: the file is deleted, no run left" \
+    [ -z "$(find "$H" -name '*xplane*' 2>/dev/null)" -a "$(runs_of "$H" | wc -l)" = 0 ]
+cap banner --logdir "$F" --duration_ms 100 "127.0.0.1:$BANNER"
+check "SSH banner: exit 1" [ "$RC" = 1 ]
+check "SSH banner: not a gRPC server" grep -q "127.0.0.1:$BANNER: not a gRPC server" "$tmp/banner.err"
+check "SSH banner: none of it quoted" nogrep -e SSH -e OpenSSH "$tmp/banner.err"
+cap toolong --logdir "$F" --timeout_ms 600001 "127.0.0.1:$XS"
+check "--timeout_ms over 10 minutes: exit 2" [ "$RC" = 2 ]
+cap toolong2 --logdir "$F" --duration_ms 400000 --delay_ms 200000 "127.0.0.1:$XS"
+check "--duration_ms + --delay_ms over 10 minutes: exit 2" [ "$RC" = 2 ]
+
 # ---- the route ---------------------------------------------------------------------
 # start NAME ARGS... -> BASE_NAME
 start() {
@@ -187,9 +220,9 @@ jget() { "$PY" -c "import json,sys; d=json.load(open(sys.argv[1])); v=($2); prin
 # get URL -> STATUS, body in $tmp/body
 # (a capture_profile start gets the server's capture_token, as the
 # dashboard does; raw_get sends the URL as it is)
-raw_get() { STATUS=$(curl -s -o "$tmp/body" -w '%{http_code}' "$1"); }
+raw_get() { local u=$1; shift; STATUS=$(curl -s -o "$tmp/body" -w '%{http_code}' "$@" "$u"); }
 get() {
-    local u=$1
+    local u=$1; shift
     case "$u" in
         */capture_profile\?*capture_id=*) ;;
         */capture_profile\?*)
@@ -197,7 +230,7 @@ get() {
             tk=$(curl -s "${u%%/capture_profile*}/capture_token" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['token'])")
             u="${u%%capture_profile\?*}capture_profile?token=$tk&${u#*capture_profile\?}" ;;
     esac
-    raw_get "$u"
+    raw_get "$u" "$@"
 }
 # poll BASE ID -> body of the finished job in $tmp/body
 poll() {
@@ -233,15 +266,50 @@ for _ in 1 2 3 4 5 6 7 8; do curl -s -o /dev/null "$BASE_lo/runs"; done
 check "route: 8 other requests while it runs take $(( $(now_ms) - t0 )) ms (< 1000)" [ $(( $(now_ms) - t0 )) -lt 1000 ]
 expect_status 409 "route: same target again -> 409" get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$SILENT&duration=100"
 check "route: 409 says a capture is running" grep -q "already running" "$tmp/body"
+# Aliases of one address are one target (counted on the resolved address).
+for alias in 127.1 localhost 0x7f000001 LOCALHOST "[::ffff:127.0.0.1]"; do
+    expect_status 409 "route: alias $alias:$SILENT of the running target -> 409" \
+        get "$BASE_lo/capture_profile?service_addr=$alias:$SILENT&duration=100"
+done
+expect_status 400 "route: one target twice under two names -> 400" \
+    get "$BASE_lo/capture_profile?service_addr=127.1:$XS,0x7f000001:$XS&duration=100"
+check "route: 400 says the same target" grep -q "same target" "$tmp/body"
 expect_status 200 "route: another target meanwhile -> 200 (worker_list used)" get "$BASE_lo/capture_profile?worker_list=127.0.0.1:$ERR&service_addr=ignored:1&duration=100"
 IDE=$(jget "$tmp/body" "d['capture_id']")
 poll "$BASE_lo" "$IDE"
 check "route: grpc error reported" grep -q "127.0.0.1:$ERR: .*FAILED_PRECONDITION" "$tmp/body"
 poll "$BASE_lo" "$IDS"
-check "route: silent target fails at its deadline naming it" grep -q "127.0.0.1:$SILENT: no answer within the deadline" "$tmp/body"
+GENERIC="could not reach a gRPC profiler server there"
+check "route: silent target fails at its deadline naming it" grep -q "127.0.0.1:$SILENT: $GENERIC" "$tmp/body"
+cp "$tmp/body" "$tmp/st_silent"
 get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$CLOSED&duration=100&num_retry=0"
 poll "$BASE_lo" "$(jget "$tmp/body" "d['capture_id']")"
-check "route: closed port -> error, no run" [ "$(jget "$tmp/body" "d['run'], 'Connection refused' in d['error']")" = "('', True)" ]
+check "route: closed port -> error, no run" [ "$(jget "$tmp/body" "d['run'], '$GENERIC' in d['error'], 'refused' in d['error']")" = "('', True, False)" ]
+cp "$tmp/body" "$tmp/st_closed"
+# A non-gRPC peer: nothing it sent reaches the status, and refused, silent
+# and open-but-not-gRPC ports read the same.
+get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$BANNER&duration=100&num_retry=0"
+poll "$BASE_lo" "$(jget "$tmp/body" "d['capture_id']")"
+cp "$tmp/body" "$tmp/st_banner"
+check "route: SSH banner peer -> no byte of the banner in the status" nogrep -i -e SSH -e OpenSSH -e "9\.2" "$tmp/st_banner"
+errof() { jget "$1" "d['error'].replace('$2', 'PORT')"; }
+check "route: refused, silent and SSH ports give the same error" \
+    [ "$(errof "$tmp/st_banner" "$BANNER")" = "$(errof "$tmp/st_closed" "$CLOSED")" -a \
+      "$(errof "$tmp/st_banner" "$BANNER")" = "$(errof "$tmp/st_silent" "$SILENT")" ]
+check "route: the details are in the server's log only" \
+    grep -q "127.0.0.1:$CLOSED: cannot connect: Connection refused" "$tmp/srv_lo.err"
+check "route: the server's log does not quote the banner either" nogrep SSH "$tmp/srv_lo.err"
+# Deadlines: at most 10 minutes in all.
+expect_status 400 "route: timeout_ms=86400000 (over 10 minutes) -> 400" get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$XS&timeout_ms=86400000"
+expect_status 400 "route: timeout_ms=600001 -> 400" get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$XS&timeout_ms=600001"
+expect_status 400 "route: duration + delay over 10 minutes -> 400" get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$XS&duration=300000&delay=300000"
+# A proxy's request (X-Forwarded-For) is a network client's: off without
+# --allow_capture even on a loopback server.
+expect_status 403 "route: through a proxy (X-Forwarded-For), no --allow_capture -> 403" \
+    get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$XS&duration=100" -H "X-Forwarded-For: 203.0.113.9"
+check "route: the 403 names --allow_capture" grep -q -- "--allow_capture" "$tmp/body"
+expect_status 403 "route: Forwarded header -> 403" \
+    get "$BASE_lo/capture_profile?service_addr=127.0.0.1:$XS&duration=100" -H "Forwarded: for=203.0.113.9"
 expect_status 400 "route: no service_addr -> 400" get "$BASE_lo/capture_profile?duration=100"
 # Cross-site request forgery: without the per-process token (which another
 # origin cannot read) nothing starts.
@@ -265,6 +333,37 @@ poll "$BASE_allowed" "$(jget "$tmp/body" "d['capture_id']")"
 check "--allow_capture: captured" grep -q "Capture profile successfully" "$tmp/body"
 expect_status 200 "--capture_allow: a bare HOST allows any port" get "$BASE_allowed/capture_profile?service_addr=localhost:$REPO&duration=100"
 poll "$BASE_allowed" "$(jget "$tmp/body" "d['capture_id']")"
+
+# --allow_capture without --capture_allow: network (proxied) clients may
+# capture from this machine only; nothing is looked up in DNS for them.
+start net --logdir "$R" --allow_capture
+XFF=(-H "X-Forwarded-For: 203.0.113.9")
+# (targets no packet could reach even with the check broken: multicast,
+# broadcast, IPv6 documentation; names are refused without a lookup, see
+# test_capture.c)
+for tgt in 224.0.0.1:9 255.255.255.255:22 "[2001:db8::1]:80" "127.0.0.1:$XS,224.0.0.1:9"; do
+    expect_status 403 "--allow_capture, proxied: $tgt -> 403" \
+        get "$BASE_net/capture_profile?service_addr=$tgt&duration=100" "${XFF[@]}"
+done
+check "--allow_capture, proxied: says only this machine" grep -q "only from this machine" "$tmp/body"
+expect_status 200 "--allow_capture, proxied: 127.0.0.1 target -> 200" \
+    get "$BASE_net/capture_profile?service_addr=127.0.0.1:$XS&duration=100" "${XFF[@]}"
+poll "$BASE_net" "$(jget "$tmp/body" "d['capture_id']")"
+check "--allow_capture, proxied: captured" grep -q "Capture profile successfully" "$tmp/body"
+
+# The file budget: --max_file_size bounds what a capture writes.
+SL="$tmp/smallld"
+mkdir -p "$SL"
+start small --logdir "$SL" --max_file_size 1M
+for m in huge hugerepo; do
+    p=$([ $m = huge ] && echo "$HUGE" || echo "$HUGEREPO")
+    get "$BASE_small/capture_profile?service_addr=127.0.0.1:$p&duration=100&num_retry=0"
+    poll "$BASE_small" "$(jget "$tmp/body" "d['capture_id']")"
+    check "route, $m over --max_file_size: error names the target and the limit" \
+        grep -q "127.0.0.1:$p: .*larger than the limit of 1048576 bytes" "$tmp/body"
+    check "route, $m over --max_file_size: no file left in the logdir" \
+        [ -z "$(find "$SL" -name '*xplane*')" -a "$(runs_of "$SL" | wc -l)" = 0 ]
+done
 
 # ---- the default deadline ------------------------------------------------------------
 for _ in $(seq 1 400); do [ -s "$tmp/def.rc" ] && break; sleep 0.1; done

@@ -17,9 +17,15 @@ encoded and decoded by hand below):
               answers DEADLINE_EXCEEDED when the client's grpc-timeout passes)
   nothing     answers an empty ProfileResponse and saves nothing
   emptytrace  answers empty_trace = true (counts the attempts)
+  huge        hostile: answers an XSpace of --huge_bytes (default 3 MiB)
+              whatever was asked (more than the test's --max_file_size)
+  hugerepo    hostile: saves --huge_bytes under repository_root like
+              "repo" and answers an empty ProfileResponse
 
 plus "http", a plain HTTP/1.x server, "silent", a TCP port that accepts
-and never sends a byte, and "closed", a port nobody listens on.  Prints one JSON object {mode: port} on stdout, then serves until
+and never sends a byte, "banner", a TCP port that greets every
+connection with an SSH banner ("SSH-2.0-OpenSSH_9.2") and closes, and
+"closed", a port nobody listens on.  Prints one JSON object {mode: port} on stdout, then serves until
 SIGTERM or SIGINT.  Every Profile request is appended to --log as a
 JSON line with its decoded fields.
 """
@@ -78,7 +84,9 @@ def main():
     ap.add_argument("--xplane", required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--modes",
-                    default="xspace,repo,error,hang,nothing,emptytrace,http,silent,closed")
+                    default="xspace,repo,error,hang,nothing,emptytrace,huge,hugerepo,http,"
+                            "silent,banner,closed")
+    ap.add_argument("--huge_bytes", type=int, default=3 << 20)
     args = ap.parse_args()
     xplane = open(args.xplane, "rb").read()
     log_lock = threading.Lock()
@@ -109,6 +117,14 @@ def main():
                 return b""
             if mode == "emptytrace":
                 return field_varint(7, 1)
+            if mode == "huge":
+                return field_bytes(8, b"\x0a" * args.huge_bytes)
+            if mode == "hugerepo":
+                d = os.path.join(req["repository_root"], req["session_id"])
+                os.makedirs(d, exist_ok=True)
+                with open(os.path.join(d, req["host_name"] + ".xplane.pb"), "wb") as f:
+                    f.write(b"\x0a" * args.huge_bytes)
+                return b""
             return b""  # nothing
         return grpc.method_handlers_generic_handler(
             "tensorflow.ProfilerService",
@@ -142,6 +158,23 @@ def main():
                     c, _ = sock.accept()
                     held.append(c)      # keep it open, never answer
             threading.Thread(target=accept_forever, daemon=True).start()
+            keep.append(s)
+        elif mode == "banner":
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            s.listen(16)
+            ports[mode] = s.getsockname()[1]
+
+            def greet_forever(sock=s):
+                while True:
+                    c, _ = sock.accept()
+                    try:
+                        c.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
+                        time.sleep(0.2)     # let the client read it
+                    except OSError:
+                        pass
+                    c.close()
+            threading.Thread(target=greet_forever, daemon=True).start()
             keep.append(s)
         elif mode == "closed":
             s = socket.socket()

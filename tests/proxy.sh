@@ -9,7 +9,11 @@
 # same bytes and ETag; nginx spreads requests over both; 304s pass
 # through; a trace index built by one replica is written under the shared
 # --cache_dir and loaded by the other (same bytes; no file in the logdir);
-# a --cache_dir inside the logdir is refused; then every page is driven
+# a --cache_dir inside the logdir is refused; Capture Profile through
+# nginx: the token read through the proxy starts a capture through it and
+# every poll finds the job (both capture routes go to one replica,
+# upstream xpview_capture), and a proxied request may capture only from
+# the replica's machine; then every page is driven
 # through nginx in headless chromium
 # (tests/proxy_browser.js: no broken link, no URL escaping the prefix, no
 # external request).  Finally two demo-mode replicas started at the same
@@ -45,8 +49,8 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 logdir=$tmp/logdir
 "$BIN" synth --size 300000 --steps 4 --run 2024_02_01_00_00_00 "$logdir" >/dev/null
 "$BIN" synth --size 300000 --steps 3 --hosts 2 --run 2024_02_02_00_00_00 "$logdir/multi" >/dev/null
-start a --logdir "$logdir" --path_prefix /team/profile --cache_dir "$tmp/cache"
-start b --logdir "$logdir" --path_prefix /team/profile --cache_dir "$tmp/cache"
+start a --logdir "$logdir" --path_prefix /team/profile --cache_dir "$tmp/cache" --allow_capture
+start b --logdir "$logdir" --path_prefix /team/profile --cache_dir "$tmp/cache" --allow_capture
 
 # ---- nginx from the documented config ---------------------------------------
 NPORT=$(free_port)
@@ -152,6 +156,37 @@ elif grep -q 'inside the logdir' "$tmp/in.err" && [ ! -e "$logdir/cache" ]; then
 else
     bad "--cache_dir inside the logdir: $(cat "$tmp/in.err")"
 fi
+
+# ---- Capture Profile through nginx: one replica holds its state -------------------
+# The token, the jobs and the per-target limit live in one process, so both
+# capture routes go to replica a (b is its backup): with round robin the
+# token read through the proxy would be another replica's half the time
+# (403) and polls would alternate 200 / 404.  Targets: closed loopback
+# ports (the capture fails at once; its status is still polled).
+CP=$P/capture_profile
+starts=0; polls=0
+for _ in 1 2 3 4 5 6; do
+    tk=$(curl -s "$BASE/$P/capture_token" | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+    st=$(curl -s -o "$tmp/cap.json" -w '%{http_code}' \
+        "$BASE/$CP?token=$tk&service_addr=127.0.0.1:$(free_port)&duration=10&num_retry=0")
+    [ "$st" = 200 ] || { echo "     start: $st $(cat "$tmp/cap.json")"; continue; }
+    starts=$((starts + 1))
+    id=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["capture_id"])' "$tmp/cap.json")
+    for _ in 1 2 3 4; do
+        st=$(curl -s -o "$tmp/poll.json" -w '%{http_code}' "$BASE/$CP?capture_id=$id")
+        [ "$st" = 200 ] && grep -q "\"capture_id\":\"$id\"" "$tmp/poll.json" && polls=$((polls + 1))
+    done
+done
+ran_a=$(grep -c 'xpview: capture ' "$tmp/a.err" || true)
+ran_b=$(grep -c 'xpview: capture ' "$tmp/b.err" || true)
+[ "$starts" = 6 ] && [ "$polls" = 24 ] && [ "$ran_a" = 6 ] && [ "$ran_b" = 0 ] &&
+    ok "capture through nginx: 6 of 6 starts with the proxy's token, 24 of 24 polls found the job, all on one replica" ||
+    bad "capture through nginx: starts $starts/6, polls $polls/24, captures on a $ran_a, on b $ran_b"
+tk=$(curl -s "$BASE/$P/capture_token" | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+fetch "$BASE/$CP?token=$tk&service_addr=224.0.0.1:9&duration=10"
+[ "$STATUS" = 403 ] && grep -q "only from this machine" "$tmp/body" &&
+    ok "capture through nginx: a target off the replica's machine -> 403" ||
+    bad "capture through nginx, 224.0.0.1:9: $STATUS $(cat "$tmp/body")"
 
 # ---- every page in headless chromium ---------------------------------------------
 if [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null ||

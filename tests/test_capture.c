@@ -2,8 +2,12 @@
  * test_capture.c - capture/ without a profiler server: address parsing and
  * file names, --capture_allow matching, run directory names, and the gRPC
  * client's failures against in-process sockets (closed port, an HTTP/1
- * answer, silence until the deadline), each naming the address, plus the
- * route's refusals (off, bad parameters, not allowed).
+ * answer, silence until the deadline), each naming the address and none
+ * quoting the peer or telling them apart to network clients, canonical
+ * target addresses (aliases of one address are one target), the deadline
+ * cap, plus the route's refusals (off, off for network or proxied clients,
+ * bad parameters and deadlines over the maximum, targets not allowed,
+ * one address twice).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -76,6 +80,68 @@ static void test_capture__allow(void **state) {
     assert_false(xpv_capture_route_is_loopback("0.0.0.0"));
     assert_false(xpv_capture_route_is_loopback("10.1.2.3"));
     assert_false(xpv_capture_route_is_loopback("::"));
+}
+
+/* Aliases of one address resolve to one canonical key; network clients'
+ * numeric-only resolution never asks DNS. */
+static void test_capture__resolve(void **state) {
+    (void)state;
+    xpv_capture_target t[10];
+    char err[512];
+    int n = xpv_capture_parse_targets("127.0.0.1:7000,127.1:7000,0x7f000001:7000,localhost:7000,"
+                                      "LocalHost:7000,[::1]:7000,127.0.0.2:7000,0.0.0.0:7000,"
+                                      "[::ffff:127.0.0.1]:7000,10.1.2.3:7000",
+                                      t, 10, err, sizeof err);
+    assert_int_equal(n, 10);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(xpv_capture_resolve(&t[i], 1, err, sizeof err), 0);
+        assert_true(t[i].naddrs >= 1);
+    }
+    for (int i = 0; i < 9; i++) {
+        assert_true(t[i].local);
+        assert_true(xpv_capture_same_target(&t[0], &t[i]));
+    }
+    assert_string_equal(t[0].keys[0], "local:7000");
+    assert_false(t[9].local);
+    assert_string_equal(t[9].keys[0], "10.1.2.3:7000");
+    assert_false(xpv_capture_same_target(&t[0], &t[9]));
+    /* another port is another target */
+    assert_int_equal(xpv_capture_parse_targets("127.0.0.1:7001", t, 1, err, sizeof err), 1);
+    assert_int_equal(xpv_capture_resolve(&t[0], 1, err, sizeof err), 0);
+    assert_int_equal(xpv_capture_parse_targets("127.1:7000", &t[1], 1, err, sizeof err), 1);
+    assert_int_equal(xpv_capture_resolve(&t[1], 1, err, sizeof err), 0);
+    assert_false(xpv_capture_same_target(&t[0], &t[1]));
+    /* a name: refused without DNS when numeric_only */
+    assert_int_equal(xpv_capture_parse_targets("profiler.invalid:7000", t, 1, err, sizeof err),
+                     1);
+    assert_int_equal(xpv_capture_resolve(&t[0], 1, err, sizeof err), -1);
+    assert_non_null(strstr(err, "not an IP address or localhost"));
+    /* the local-address test itself */
+    struct sockaddr_in s4;
+    memset(&s4, 0, sizeof s4);
+    s4.sin_family = AF_INET;
+    s4.sin_addr.s_addr = htonl(0x7f7f0001);
+    assert_true(xpv_capture_addr_is_local((struct sockaddr *)&s4));
+    s4.sin_addr.s_addr = htonl(0x0a000001);
+    assert_false(xpv_capture_addr_is_local((struct sockaddr *)&s4));
+}
+
+/* Deadlines: at most XPV_CAPTURE_MAX_MS whatever is asked. */
+static void test_capture__timeout(void **state) {
+    (void)state;
+    xpv_capture_opts o;
+    xpv_capture_defaults(&o);
+    assert_int_equal(xpv_capture_timeout(&o), 31000);
+    o.delay_ms = 500;
+    o.timeout_ms = 2000;
+    assert_int_equal(xpv_capture_timeout(&o), 2000);
+    o.timeout_ms = 86400000;
+    assert_int_equal(xpv_capture_timeout(&o), XPV_CAPTURE_MAX_MS);
+    o.timeout_ms = 0;
+    o.duration_ms = 590000;
+    assert_int_equal(xpv_capture_timeout(&o), XPV_CAPTURE_MAX_MS);
+    o.duration_ms = UINT64_MAX;
+    assert_int_equal(xpv_capture_timeout(&o), XPV_CAPTURE_MAX_MS);
 }
 
 static void test_capture__run_dir(void **state) {
@@ -193,8 +259,14 @@ static void test_capture__failures(void **state) {
     xpv_capture_target t;
     int64_t ms;
 
+    /* The detail (err, the CLI and the server's log) tells them apart;
+     * what network clients see (pub_err) does not, and neither quotes the
+     * peer. */
+    const char *generic = "could not reach a gRPC profiler server there";
     capture_one(root, closed_port(), 5000, &t, &ms);
     assert_non_null(strstr(t.err, "cannot connect"));
+    assert_non_null(strstr(t.pub_err, generic));
+    assert_null(strstr(t.pub_err, "refused"));
     assert_true(ms < 2000);
 
     peer p;
@@ -202,12 +274,16 @@ static void test_capture__failures(void **state) {
     capture_one(root, p.port, 5000, &t, &ms);
     peer_stop(&p);
     assert_non_null(strstr(t.err, "not a gRPC server"));
+    assert_null(strstr(t.err, "Bad Request"));
+    assert_null(strstr(t.err, "400"));
+    assert_non_null(strstr(t.pub_err, generic));
     assert_true(ms < 2000);
 
     peer_start(&p, 0);
     capture_one(root, p.port, 400, &t, &ms);
     peer_stop(&p);
     assert_non_null(strstr(t.err, "no answer within the deadline"));
+    assert_non_null(strstr(t.pub_err, generic));
     assert_true(ms >= 390 && ms < 2000);
     tu_rmrf(root);
     free(root);
@@ -260,11 +336,52 @@ static void test_capture__route_refusals(void **state) {
     assert_non_null(strstr(r.body, "--allow_capture"));
     xpv_response_release(&r);
 
-    xpv_capture_route_configure(1, NULL, "10.0.0.1:9999");
+    /* On for local clients only: a request of unknown origin, one from
+     * another machine and a proxied loopback one are network requests. */
+    struct sockaddr_in lo, far;
+    memset(&lo, 0, sizeof lo);
+    lo.sin_family = AF_INET;
+    lo.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    far = lo;
+    far.sin_addr.s_addr = htonl(0xc0000207);                   /* 192.0.2.7 */
+    xpv_capture_route_configure(XPV_CAPTURE_ON_LOCAL, NULL, NULL);
+    for (int k = 0; k < 3; k++) {
+        if (k == 0) xpv_capture_route_client(NULL, 0);
+        else xpv_capture_route_client((struct sockaddr *)(k == 1 ? &far : &lo), k == 2);
+        route(app, start, &r);
+        assert_int_equal(r.status, 403);
+        assert_non_null(strstr(r.body, "--allow_capture"));
+        assert_non_null(strstr(r.body, "proxy"));
+        xpv_response_release(&r);
+    }
+    /* --allow_capture: network clients may capture from this machine only
+     * (no DNS lookup of names). */
+    xpv_capture_route_configure(XPV_CAPTURE_ON_LOCAL | XPV_CAPTURE_ON_NETWORK, NULL, NULL);
+    xpv_capture_route_client((struct sockaddr *)&far, 0);
+    /* (none of them reachable even if the check were broken) */
+    const char *far_targets[] = {"224.0.0.1:9999", "255.255.255.255:22", "[2001:db8::1]:80",
+                                 "profiler.invalid:9999", "127.0.0.1:1,224.0.0.1:9999", NULL};
+    for (int i = 0; far_targets[i]; i++) {
+        char uri[256];
+        snprintf(uri, sizeof uri, "/data/plugin/profile/capture_profile?service_addr=%s",
+                 far_targets[i]);
+        route(app, uri, &r);
+        assert_int_equal(r.status, 403);
+        assert_non_null(strstr(r.body, "only from this machine"));
+        xpv_response_release(&r);
+    }
+    /* One target once per capture, on its canonical address. */
+    route(app, "/data/plugin/profile/capture_profile?service_addr=127.0.0.1:1,0x7f000001:1", &r);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "same target"));
+    xpv_response_release(&r);
+    xpv_capture_route_client((struct sockaddr *)&lo, 0);
+    xpv_capture_route_configure(XPV_CAPTURE_ON_LOCAL, NULL, "10.0.0.1:9999");
     route(app, start, &r);
     assert_int_equal(r.status, 403);
     assert_non_null(strstr(r.body, "127.0.0.1:1: not an allowed capture target"));
     xpv_response_release(&r);
+    xpv_capture_route_configure(XPV_CAPTURE_ON_LOCAL, NULL, NULL);
     /* no or a wrong token: refused before anything else */
     route_tok(app, start, &r, 1);
     assert_int_equal(r.status, 403);
@@ -279,7 +396,9 @@ static void test_capture__route_refusals(void **state) {
     xpv_response_release(&r);
     const char *bad[] = {"duration=-1", "duration=1e3", "num_retry=101", "host_tracer_level=4",
                          "device_tracer_level=3", "python_tracer_level=2", "delay=x",
-                         "timeout_ms=99999999999", NULL};
+                         "timeout_ms=99999999999", "timeout_ms=600001", "duration=600001",
+                         "delay=600001", "duration=600000", "duration=300000&delay=300000",
+                         NULL};
     for (int i = 0; bad[i]; i++) {
         char uri[256];
         snprintf(uri, sizeof uri, "/data/plugin/profile/capture_profile?service_addr=a:1&%s",
@@ -301,6 +420,7 @@ static void test_capture__route_refusals(void **state) {
     snprintf(p, sizeof p, "%s/plugins", root);
     assert_int_not_equal(stat(p, &st), 0);
     xpv_capture_route_configure(0, NULL, NULL);
+    xpv_capture_route_client(NULL, 0);
     xpv_app_free(app);
     tu_rmrf(root);
     free(root);
@@ -335,6 +455,8 @@ static void test_capture__real_jax_capture(void **state) {
 
 TU_MAIN(cmocka_unit_test(test_capture__targets),
         cmocka_unit_test(test_capture__allow),
+        cmocka_unit_test(test_capture__resolve),
+        cmocka_unit_test(test_capture__timeout),
         cmocka_unit_test(test_capture__run_dir),
         cmocka_unit_test(test_capture__failures),
         cmocka_unit_test(test_capture__route_refusals),
