@@ -23,6 +23,7 @@
 #include "enrich.h"
 #include "legacy_serve.h"
 #include "loader.h"
+#include "tool.h"
 #include "version.h"
 
 /* ==== Profiles, through the cache ====================================== */
@@ -753,6 +754,23 @@ void canonical_query(xpv_buf *b, const xpv_query *q) {
     }
 }
 
+/* canonical_query() of the pairs a tool's answer depends on: the tag, the
+ * CSV table and the parameters tools read (xpv_param_known), numbers
+ * without leading zeros; others (made-up ones) are left out of the key. */
+static void render_query_key(xpv_buf *b, const xpv_query *q) {
+    if (!q) return;
+    xpv_query f = XPV_QUERY_INIT;
+    for (size_t i = 0; i < q->n; i++) {
+        char *k = q->keys[i], *v = q->vals[i];
+        if (strcmp(k, "tag") && strcmp(k, "table") && !xpv_param_known(k)) continue;
+        if (xpv_param_numeric(k))
+            while (v[0] == '0' && v[1] >= '0' && v[1] <= '9') v++;
+        f.keys[f.n] = k;
+        f.vals[f.n++] = v;
+    }
+    canonical_query(b, &f);
+}
+
 /* The rendered output of the request's tool (a referenced cache entry
  * holding a `rendered`): its JSON, or with csv_table >= 0 that table as
  * CSV; NULL with `err`. */
@@ -765,7 +783,7 @@ xpv_centry *get_rendered(xpv_app *a, reqctx *rc, const xpv_request *rq, long csv
     xpv_buf_putc(&ids, '\0');
     if (csv_table < 0) xpv_buf_printf(&key, "R\x1f%s\x1f%s\x1f", rc->tool->name, ids.data);
     else xpv_buf_printf(&key, "C%ld\x1f%s\x1f%s\x1f", csv_table, rc->tool->name, ids.data);
-    canonical_query(&key, rq->q);
+    render_query_key(&key, rq->q);
     xpv_buf_putc(&key, '\0');
     struct render_ctx ctx = {a, rc, rq, ids.data, csv_table};
     xpv_centry *e = xpv_cache_get(a->cache, key.data, build_rendered, &ctx, err);

@@ -156,6 +156,7 @@ static xpv_app *new_app(const char *prefix) {
 }
 
 static int setup(void **state) {
+    xpv_param_register("x"); /* t_all reads it */
     (void)state;
     root = tu_mkdtemp();
     mkrun("plugins/profile/single", "h1", cpu_gpu, 3);
@@ -328,6 +329,11 @@ static void test_routes__caching(void **state) {
     expect(P "data?tag=t_all&x=1&run=single", 200, NULL);  /* same set of params */
     assert_int_equal(nrender, 1);
     expect(P "data?run=single&tag=t_all&x=2", 200, NULL);
+    assert_int_equal(nrender, 2);
+    /* Parameters no tool reads do not key a new answer (issue 26, item
+     * 13: each made-up one cost a render and a cache entry). */
+    expect(P "data?run=single&tag=t_all&x=2&junk=1", 200, NULL);
+    expect(P "data?run=single&tag=t_all&zz=9&x=2&junk=2", 200, NULL);
     assert_int_equal(nrender, 2);
 
     /* Derived data is built once per host set, shared across params. */

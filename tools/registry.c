@@ -86,6 +86,44 @@ int xpv_tool_has_accelerator(const xpv_profile *p) {
     return 0;
 }
 
+/* Every parameter a tool reads: the server keys rendered answers by these
+ * alone, so a request with made-up parameters (&junk=N) shares the answer
+ * instead of building and caching a new one (issue 26, item 13).  A tool
+ * that reads a new parameter adds it here (test_tool_params checks every
+ * parameter literal read in tools/ and analysis/ is listed). */
+static const char *const known_params[] = {
+    "end_time_ms", "expand", "format", "graph_width", "group_by", "max_events",
+    "max_nodes", "memory_space", "merge_fusion", "module_name", "node_name", "program_id",
+    "resolution", "search", "search_limit", "search_prefix", "search_start_ms",
+    "start_time_ms", "type", "uid", "unique_id", NULL};
+
+/* Of those, the ones read as plain numbers: "00" and "0" are one value. */
+static const char *const numeric_params[] = {"graph_width", "max_events", "max_nodes",
+                                             "memory_space", "program_id", "resolution",
+                                             NULL};
+
+static int in_list(const char *const *l, const char *key) {
+    for (; *l; l++)
+        if (!strcmp(*l, key)) return 1;
+    return 0;
+}
+
+/* Parameters of tools registered at run time (the tests' own tools). */
+static const char *extra_params[16];
+
+void xpv_param_register(const char *key) {
+    for (size_t i = 0; i < 15; i++)
+        if (!extra_params[i]) {
+            extra_params[i] = key;
+            return;
+        }
+}
+
+int xpv_param_known(const char *key) {
+    return in_list(known_params, key) || in_list(extra_params, key);
+}
+int xpv_param_numeric(const char *key) { return in_list(numeric_params, key); }
+
 const char *xpv_param(const xpv_params *q, const char *key) {
     if (!q) return NULL;
     for (size_t i = 0; i < q->n; i++)

@@ -32,8 +32,14 @@ typedef struct xpv_params {
     const char *tag;
 } xpv_params;
 
-/* Value of `key`, or NULL when absent. */
+/* Value of `key`, or NULL when absent.  A tool's keys must be in the
+ * known list (registry.c): rendered answers are cached by those alone. */
 const char *xpv_param(const xpv_params *q, const char *key);
+/* Whether tools read parameter `key`; whether they read it as a number. */
+int xpv_param_known(const char *key);
+int xpv_param_numeric(const char *key);
+/* Add a known parameter (for tools registered at run time: tests). */
+void xpv_param_register(const char *key);
 
 /* A resumable writer for outputs too big to hold in memory at once (the
  * full trace: gigabytes of JSON).  The bytes it writes, chunk after chunk,
