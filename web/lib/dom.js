@@ -24,18 +24,39 @@ export function el(tag, attrs, ...kids) {
 }
 
 // XProf texts carry <a href="..." target="_blank">..</a> anchors and nothing
-// else: build those as DOM nodes (never innerHTML), the rest as text.
-export function richText(parent, text) {
+// else.  linkParts splits a text into {text} and {text, href, host} parts:
+// only https:// links become links (a text from a profile could carry any
+// scheme or a lookalike host: issue 26), each shown with its host unless
+// the label names it already; any other anchor is plain text with its
+// address in brackets.
+export function linkParts(text) {
   const re = /<a href="([^"]*)"[^>]*>(.*?)<\/a>/g;
+  const s = String(text || ''), parts = [];
   let last = 0, m;
-  const s = String(text || '');
   while ((m = re.exec(s)) !== null) {
-    if (m.index > last) parent.append(s.slice(last, m.index));
-    const a = el('a', { href: m[1], target: '_blank', rel: 'noopener noreferrer' }, m[2]);
-    parent.append(a);
+    if (m.index > last) parts.push({ text: s.slice(last, m.index) });
+    let url = null;
+    try { url = new URL(m[1]); } catch (e) { url = null; }
+    if (url && url.protocol === 'https:' && !url.username && !url.password) {
+      parts.push({ text: m[2], href: url.href, host: url.hostname });
+    } else {
+      parts.push({ text: `${m[2]} [${m[1]}]` });
+    }
     last = re.lastIndex;
   }
-  if (last < s.length) parent.append(s.slice(last));
+  if (last < s.length) parts.push({ text: s.slice(last) });
+  return parts;
+}
+
+// The parts as DOM nodes (never innerHTML): links open a new tab, say
+// where they go (title, and the host after the label).
+export function richText(parent, text) {
+  for (const p of linkParts(text)) {
+    if (!p.href) { parent.append(p.text); continue; }
+    parent.append(el('a', { href: p.href, target: '_blank', rel: 'noopener noreferrer', title: p.href },
+      p.text));
+    if (!p.text.toLowerCase().includes(p.host.toLowerCase())) parent.append(` (${p.host})`);
+  }
   return parent;
 }
 
