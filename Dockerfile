@@ -10,7 +10,7 @@ FROM debian:bookworm-slim AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config libmicrohttpd-dev libjansson-dev \
-      libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev zlib1g-dev libcmocka-dev \
+      libprotobuf-c-dev protobuf-c-compiler libnghttp2-dev zlib1g-dev libcmocka-dev libssl-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # .dockerignore keeps build*/ (a stale CMakeCache.txt), .git and
@@ -21,7 +21,7 @@ RUN bash .ci/docker-build build-docker
 FROM debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libmicrohttpd12 libjansson4 libprotobuf-c1 libnghttp2-14 zlib1g \
+      libmicrohttpd12 libjansson4 libprotobuf-c1 libnghttp2-14 zlib1g libssl3 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --home-dir /nonexistent --shell /usr/sbin/nologin xpview
 COPY --from=build /src/build-docker/xpview /usr/local/bin/xpview

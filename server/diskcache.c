@@ -2,9 +2,10 @@
  * diskcache.c - derived data persisted under --cache_dir (see
  * diskcache.h for the layout, the key and the atomic-write protocol).
  *
- * An entry file: a 24-byte envelope header ("XPVDC1\n\0", key length,
+ * An entry file: a 24-byte envelope header ("XPVDC2\n\0", key length,
  * payload length), the key, zero padding to 8 bytes, the payload (the
- * kind's own image, which carries its own magic, format and hash).
+ * kind's own image, which carries its own magic, format and hash), and a
+ * 32-byte HMAC-SHA256 of everything before it under DIR/secret.
  */
 #include "diskcache.h"
 
@@ -21,13 +22,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+
 #include "arena.h"
 #include "trace_index.h"
 #include "util.h"
 #include "version.h"
 
-#define ENV_MAGIC "XPVDC1\n"
+#define ENV_MAGIC "XPVDC2\n"
 #define ENV_HEAD 24
+#define MAC_LEN 32
+#define SECRET_LEN 32
+#define SECRET_NAME "secret"
 #define MAX_PENDING_BYTES (512u << 20) /* image bytes waiting to be written */
 #define STALE_TMP_S 3600            /* temporary files older than this are litter */
 #define TMP_PREFIX ".tmp."
@@ -41,6 +50,8 @@ struct xpv_diskcache {
     size_t pending_bytes;           /* their image bytes */
     uint64_t counter;               /* temporary file names */
     int logged;                     /* a write error was logged */
+    int has_secret;                 /* 0: reads miss, writes are skipped */
+    unsigned char secret[SECRET_LEN];
     xpv_diskcache_stats st;
 };
 
@@ -162,6 +173,70 @@ static void sweep_tmp(const char *dir) {
     closedir(d);
 }
 
+/* ==== Authentication ==================================================== */
+
+static int read_full(int fd, void *buf, size_t n, off_t off);
+static int write_all(int fd, const void *buf, size_t n);
+
+/* DIR/secret: read when it exists (exactly SECRET_LEN bytes, a regular
+ * file, not a symlink), else made with O_EXCL (two replicas starting at
+ * once: the loser reads the winner's).  1 when dc->secret holds it. */
+static int load_secret(xpv_diskcache *dc) {
+    xpv_buf p;
+    xpv_buf_init(&p);
+    xpv_buf_printf(&p, "%s/" SECRET_NAME, dc->dir);
+    cstr(&p);
+    int ok = 0;
+    for (int attempt = 0; attempt < 2 && !ok; attempt++) {
+        int fd = open(p.data, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd >= 0) {
+            struct stat st;
+            ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == SECRET_LEN &&
+                 read_full(fd, dc->secret, SECRET_LEN, 0) == 0;
+            close(fd);
+            if (!ok) break;
+            continue;
+        }
+        if (errno != ENOENT) break;
+        unsigned char s[SECRET_LEN];
+        if (getrandom(s, sizeof s, 0) != (ssize_t)sizeof s) break;
+        fd = open(p.data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0 && errno == EEXIST) {
+            struct timespec ts = {0, 50 * 1000000}; /* its writer is finishing */
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        if (fd < 0) break;
+        ok = write_all(fd, s, sizeof s) == 0 && fsync(fd) == 0;
+        close(fd);
+        if (ok) memcpy(dc->secret, s, sizeof s);
+        else unlink(p.data);
+    }
+    if (!ok)
+        fprintf(stderr, "xpview: --cache_dir: cannot read or create %s: the disk cache is "
+                "off\n", p.data);
+    xpv_buf_free(&p);
+    return ok;
+}
+
+/* HMAC-SHA256 of the parts under the secret into out; 0 on success. */
+static int entry_mac(const xpv_diskcache *dc, const void *const *parts, const size_t *lens,
+                     size_t nparts, unsigned char out[MAC_LEN]) {
+    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+    EVP_MAC_CTX *ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+    char digest[] = "SHA256";
+    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                           OSSL_PARAM_construct_end()};
+    size_t outl = 0;
+    int ok = ctx && EVP_MAC_init(ctx, dc->secret, SECRET_LEN, params) == 1;
+    for (size_t i = 0; ok && i < nparts; i++)
+        ok = EVP_MAC_update(ctx, parts[i], lens[i]) == 1;
+    ok = ok && EVP_MAC_final(ctx, out, &outl, MAC_LEN) == 1 && outl == MAC_LEN;
+    EVP_MAC_CTX_free(ctx);
+    EVP_MAC_free(mac);
+    return ok ? 0 : -1;
+}
+
 /* ==== Open / free ======================================================= */
 
 xpv_diskcache *xpv_diskcache_open(const char *dir, const char *logdir, uint64_t build_id,
@@ -204,6 +279,7 @@ xpv_diskcache *xpv_diskcache_open(const char *dir, const char *logdir, uint64_t 
         xpv_diskcache_free(dc);
         return NULL;
     }
+    dc->has_secret = load_secret(dc);
     xpv_buf sub;
     xpv_buf_init(&sub);
     xpv_buf_printf(&sub, "%s/trace-index", dc->dir);
@@ -260,6 +336,10 @@ static int read_full(int fd, void *buf, size_t n, off_t off) {
 
 void *xpv_diskcache_get(xpv_diskcache *dc, const char *sub, const char *key, size_t max_len,
                         size_t *len) {
+    if (!dc->has_secret) {
+        count(dc, &dc->st.misses);
+        return NULL;
+    }
     xpv_buf path;
     xpv_buf_init(&path);
     xpv_diskcache_path(dc, sub, key, &path);
@@ -285,7 +365,7 @@ void *xpv_diskcache_get(xpv_diskcache *dc, const char *sub, const char *key, siz
     memcpy(&reserved, head + 12, 4);
     memcpy(&plen, head + 16, 8);
     if (memcmp(head, ENV_MAGIC, 8) != 0 || hk != klen || reserved || plen > max_len ||
-        (uint64_t)st.st_size != ENV_HEAD + kpad + plen)
+        (uint64_t)st.st_size != ENV_HEAD + kpad + plen + MAC_LEN)
         goto bad;
     kbuf = xpv_xmalloc(kpad ? kpad : 1);
     if (read_full(fd, kbuf, kpad, ENV_HEAD) != 0 || memcmp(kbuf, key, klen) != 0) goto bad;
@@ -293,6 +373,12 @@ void *xpv_diskcache_get(xpv_diskcache *dc, const char *sub, const char *key, siz
         if (kbuf[i]) goto bad;
     data = xpv_xmalloc(plen ? plen : 1);
     if (read_full(fd, data, plen, (off_t)(ENV_HEAD + kpad)) != 0) goto bad;
+    unsigned char want[MAC_LEN], got[MAC_LEN];
+    const void *parts[3] = {head, kbuf, data};
+    size_t lens[3] = {ENV_HEAD, kpad, plen};
+    if (read_full(fd, got, MAC_LEN, (off_t)(ENV_HEAD + kpad + plen)) != 0 ||
+        entry_mac(dc, parts, lens, 3, want) != 0 || CRYPTO_memcmp(want, got, MAC_LEN) != 0)
+        goto bad;
     free(kbuf);
     close(fd);
     *len = plen;
@@ -340,6 +426,7 @@ int xpv_diskcache_write(xpv_diskcache *dc, const char *sub, const char *key, con
     xpv_buf_init(&tmp);
     int fd = -1, ret = -1, e = 0, created = 0;
     const char *what = "write";
+    if (!dc->has_secret) return -1;
     xpv_buf_printf(&dir, "%s/%s", dc->dir, sub);
     cstr(&dir);
     xpv_diskcache_path(dc, sub, key, &final);
@@ -375,8 +462,17 @@ int xpv_diskcache_write(xpv_diskcache *dc, const char *sub, const char *key, con
     memcpy(head + 12, &zero, 4);
     memcpy(head + 16, &plen, 8);
     static const char pad[8];
+    unsigned char kp[8] = {0}, mac[MAC_LEN];
+    memcpy(kp, key + (klen & ~(size_t)7), klen & 7);
+    /* the MAC covers the bytes as written: head, key + padding, payload */
+    const void *parts[4] = {head, key, kp, data};
+    size_t lens[4] = {ENV_HEAD, klen & ~(size_t)7, klen & 7 ? 8 : 0, len};
+    what = "authenticate";
+    if (entry_mac(dc, parts, lens, 4, mac) != 0) goto fail;
+    what = "write";
     if (write_all(fd, head, ENV_HEAD) != 0 || write_all(fd, key, klen) != 0 ||
-        write_all(fd, pad, kpad - klen) != 0 || write_all(fd, data, len) != 0)
+        write_all(fd, pad, kpad - klen) != 0 || write_all(fd, data, len) != 0 ||
+        write_all(fd, mac, MAC_LEN) != 0)
         goto fail;
     what = "fsync";
     if (fsync(fd) != 0) goto fail;

@@ -16,6 +16,14 @@
  * validated by the kind's loader (magic, format, hash, bounds): a corrupt,
  * truncated or foreign file is never trusted, only rebuilt.
  *
+ * Entries are authenticated: an HMAC-SHA256 (OpenSSL) of the envelope,
+ * key and payload under a secret of the deployment, DIR/secret (32 random
+ * bytes, mode 0600, made by the first process; replicas sharing DIR share
+ * it).  A co-user who can write DIR but not read the secret cannot forge
+ * an entry (the kind's hash alone anyone can recompute: issue 26); one that
+ * fails its MAC is a miss, counted as rejected.  Without a readable secret
+ * the disk cache is off (logged once).
+ *
  * Files are written atomically: a temporary file in the same directory
  * (O_EXCL, named ".tmp.<pid>.<counter>.<random>.<name>"), fsync, rename.
  * Readers only open final names, so replicas sharing the directory never

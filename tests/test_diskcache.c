@@ -35,6 +35,7 @@ static int count_files(const char *dir, const char *prefix) {
     struct dirent *de;
     while ((de = readdir(d))) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        if (!strcmp(de->d_name, "secret")) continue; /* the deployment's key */
         char p[4096];
         snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
         struct stat st;
@@ -51,6 +52,74 @@ static xpv_diskcache *open_cache(const char *dir) {
     xpv_diskcache *dc = xpv_diskcache_open(dir, NULL, 42, msg, sizeof msg);
     if (!dc) fail_msg("open %s: %s", dir, msg);
     return dc;
+}
+
+/* The entry files under dir/trace-index (their paths, malloc'd; NULL-ended). */
+static char **entry_files(const char *dir) {
+    char sub[4096];
+    snprintf(sub, sizeof sub, "%s/trace-index", dir);
+    DIR *d = opendir(sub);
+    char **out = calloc(64, sizeof *out);
+    size_t n = 0;
+    struct dirent *de;
+    while (d && (de = readdir(d)) && n < 63)
+        if (de->d_name[0] != '.') {
+            out[n] = malloc(strlen(sub) + strlen(de->d_name) + 2);
+            sprintf(out[n++], "%s/%s", sub, de->d_name);
+        }
+    if (d) closedir(d);
+    return out;
+}
+
+/* Entries are authenticated by the deployment's secret (issue 26, item
+ * 13): an entry written under another secret (a co-user's forgery, which
+ * could recompute the image hash) is a miss counted as rejected, and so is
+ * one whose payload was changed in place; the secret is 0600. */
+static void test_diskcache__forged_entries(void **state) {
+    (void)state;
+    char *da = path_of("%s/forge-a%s", ""), *db = path_of("%s/forge-b%s", "");
+    xpv_diskcache *a = open_cache(da), *b = open_cache(db);
+    const char payload[] = "0123456789abcdefghij";
+    assert_int_equal(xpv_diskcache_write(a, "trace-index", "k", payload, 20), 0);
+    assert_int_equal(xpv_diskcache_write(b, "trace-index", "k", "ABCDEFGHIJ0123456789", 20), 0);
+    size_t len;
+    char *got = xpv_diskcache_get(b, "trace-index", "k", 1 << 20, &len);
+    assert_non_null(got);
+    free(got);
+    /* b's entry replaced by a's (a valid entry under another secret) */
+    char **fa = entry_files(da), **fb = entry_files(db);
+    assert_non_null(fa[0]);
+    assert_non_null(fb[0]);
+    assert_int_equal(rename(fa[0], fb[0]), 0);
+    xpv_diskcache_stats st0, st1;
+    xpv_diskcache_get_stats(b, &st0);
+    assert_null(xpv_diskcache_get(b, "trace-index", "k", 1 << 20, &len));
+    xpv_diskcache_get_stats(b, &st1);
+    assert_int_equal(st1.rejected, st0.rejected + 1);
+    /* a payload byte changed in place */
+    assert_int_equal(xpv_diskcache_write(b, "trace-index", "k", payload, 20), 0);
+    assert_non_null((got = xpv_diskcache_get(b, "trace-index", "k", 1 << 20, &len)));
+    free(got);
+    FILE *f = fopen(fb[0], "r+b");
+    assert_non_null(f);
+    fseek(f, 24 + 8 + 3, SEEK_SET);
+    fputc('#', f);
+    fclose(f);
+    assert_null(xpv_diskcache_get(b, "trace-index", "k", 1 << 20, &len));
+    struct stat ss;
+    char sp[4096];
+    snprintf(sp, sizeof sp, "%s/secret", db);
+    assert_int_equal(stat(sp, &ss), 0);
+    assert_int_equal(ss.st_mode & 0777, 0600);
+    assert_int_equal(ss.st_size, 32);
+    for (char **p = fa; *p; p++) free(*p);
+    for (char **p = fb; *p; p++) free(*p);
+    free(fa);
+    free(fb);
+    xpv_diskcache_free(a);
+    xpv_diskcache_free(b);
+    free(da);
+    free(db);
 }
 
 static void test_diskcache__round_trip(void **state) {
@@ -446,6 +515,7 @@ static void test_diskcache__replicas_share_trace_index(void **state) {
 }
 
 TU_MAIN_WITH(tu_tmpdir_setup, tu_tmpdir_teardown,
+             cmocka_unit_test(test_diskcache__forged_entries),
              cmocka_unit_test(test_diskcache__round_trip),
              cmocka_unit_test(test_diskcache__bad_files_are_misses),
              cmocka_unit_test(test_diskcache__atomic_writes),
