@@ -460,6 +460,7 @@ const xpv_hlo_program *xpv_hlo_decode(xpv_hlo_map *m, const xpv_hostset *hs,
                 p->state = -1;
             } else {
                 p->state = 1;
+                p->cost_units_left = XPV_HLO_COST_PROGRAM_BUDGET;
                 m->decoded_bytes += len;
                 m->decoded_heap += p->nslots * 2 * sizeof *p->slots +
                                    p->ncomps_by_id * sizeof *p->comps_by_id;

@@ -56,7 +56,16 @@ typedef struct xpv_hlo_program {
     /* computations sorted by (id, position in the module) */
     const Xla__HloComputationProto **comps_by_id;
     size_t ncomps_by_id;
+    /* work units left for the GPU cost analysis of all of this program's
+     * instructions together (hlo_cost.c; atomic) */
+    int64_t cost_units_left;
 } xpv_hlo_program;
+
+/* The GPU cost analysis' work budget of one program, all instructions
+ * together (one instruction's is hlo_cost.c's WORK_BUDGET): past it costs
+ * read 0, so a profile of thousands of ops over a hostile module costs
+ * about a second, not one budget per op. */
+#define XPV_HLO_COST_PROGRAM_BUDGET 25000000
 
 typedef struct xpv_hlo_map {
     xpv_hlo_program *progs;     /* sorted by program id */

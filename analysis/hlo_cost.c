@@ -894,11 +894,18 @@ static void cost_of(const cost_ctx *c, const Xla__HloInstructionProto *ins, prop
 xpv_hlo_cost xpv_hlo_gpu_cost(const xpv_hlo_program *p, xpv_hlo_instr in) {
     xpv_hlo_cost r = {0, 0, 0, 0};
     if (!p || !in.ins) return r;
-    int64_t work = WORK_BUDGET;
+    /* The program's budget first: one instruction may spend at most
+     * WORK_BUDGET of what is left of it (a program can be costed from
+     * several threads: the units are taken atomically). */
+    int64_t *left = (int64_t *)&p->cost_units_left;
+    int64_t avail = __atomic_load_n(left, __ATOMIC_RELAXED);
+    if (avail <= 0) return r;
+    int64_t work = avail < WORK_BUDGET ? avail : WORK_BUDGET, start = work;
     cost_ctx c = {p, &work};
     props o;
     cost_of(&c, in.ins, &o, 0);
-    r.work = WORK_BUDGET - work;
+    r.work = start - work;
+    __atomic_sub_fetch(left, r.work, __ATOMIC_RELAXED);
     free(o.util);
     int64_t flops = to_i64(o.flops), adj = to_i64(o.adj), bytes = to_i64(o.bytes);
     /* XProf ValidHloCost: -1 (no cost) reads as 0. */

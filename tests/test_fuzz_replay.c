@@ -44,6 +44,11 @@
 #define LLVMFuzzerTestOneInput fuzz_hlo_one
 #include "fuzz/fuzz_hlo.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_hlo_struct_one
+#define LLVMFuzzerCustomMutator fuzz_hlo_struct_mutate
+#include "fuzz/fuzz_hlo_struct.c"
+#undef LLVMFuzzerTestOneInput
+#undef LLVMFuzzerCustomMutator
 #define LLVMFuzzerTestOneInput fuzz_routes_one
 #define LLVMFuzzerInitialize fuzz_routes_init
 #include "fuzz/fuzz_routes.c"
@@ -113,6 +118,7 @@ static void test_fuzz__regressions(void **state) {
     n += replay_dir("fuzz_group_events", fuzz_group_events_one);
     n += replay_dir("fuzz_derived_lines", fuzz_derived_lines_one);
     n += replay_dir("fuzz_hlo", fuzz_hlo_one);
+    n += replay_dir("fuzz_hlo_struct", fuzz_hlo_struct_one);
     fuzz_routes_init(NULL, NULL);
     n += replay_dir("fuzz_routes", fuzz_routes_one);
     print_message("%d regression input(s) replayed\n", n);
@@ -324,7 +330,31 @@ static void test_fuzz__traces_and_legacy(void **state) {
     }
 }
 
+/* The structured HLO mutator (fuzz_hlo_struct.c) from an empty module,
+ * 200 deterministic steps in 8 chains, each step's module run through every
+ * HLO tool reader (4 instructions costed each): a hang (an unbounded walk)
+ * or a crash fails. */
+static void test_fuzz__hlo_struct(void **state) {
+    (void)state;
+    enum { MAX = 256 << 10 };
+    uint8_t *buf = malloc(MAX);
+    size_t biggest = 0;
+    struct_costs_per_input = 4;
+    for (unsigned chain = 0; chain < 8; chain++) {
+        size_t len = 0;
+        for (unsigned step = 0; step < 25; step++) {
+            len = fuzz_hlo_struct_mutate(buf, len, MAX, chain * 1000 + step + 1);
+            if (len > biggest) biggest = len;
+            fuzz_hlo_struct_one(buf, len);
+        }
+    }
+    print_message("structured HLO: 200 modules, largest %zu bytes\n", biggest);
+    assert_true(biggest > 1000);
+    free(buf);
+}
+
 TU_MAIN(cmocka_unit_test(test_fuzz__regressions),
+        cmocka_unit_test(test_fuzz__hlo_struct),
         cmocka_unit_test(test_fuzz__mutated_profiles),
         cmocka_unit_test(test_fuzz__analysis),
         cmocka_unit_test(test_fuzz__gzip),
