@@ -517,6 +517,195 @@ static void test_adjacent_layers(void **state) {
     os_host_close(&f);
 }
 
+/* ==== The node limit (max_nodes) ======================================== */
+
+#define TUPLE_N 3000
+
+/* main (10): p0; neg.i = negate(p0) for i < TUPLE_N; out = tuple(neg.*),
+ * the root: opened by default (no device ops), out's TUPLE_N operands are
+ * all in its neighbourhood (issue 26 item 11: a page drawing 20,000 such
+ * nodes froze). */
+static uint8_t *pack_tuple_module(size_t *len) {
+    static Xla__HloInstructionProto ins[TUPLE_N + 2];
+    static Xla__HloInstructionProto *pins[TUPLE_N + 2];
+    static Xla__ShapeProto shape;
+    static int64_t dims[1] = {8}, one[1] = {1}, ids[TUPLE_N];
+    static char names[TUPLE_N][16];
+    Xla__ShapeProto sz = XLA__SHAPE_PROTO__INIT;
+    shape = sz;
+    shape.element_type = 11;
+    shape.dimensions = dims;
+    shape.n_dimensions = 1;
+    for (int i = 0; i < TUPLE_N + 2; i++) {
+        Xla__HloInstructionProto z = XLA__HLO_INSTRUCTION_PROTO__INIT;
+        ins[i] = z;
+        ins[i].shape = &shape;
+        ins[i].id = i + 1;
+        pins[i] = &ins[i];
+        if (i == 0) {
+            ins[i].name = (char *)"p0";
+            ins[i].opcode = (char *)"parameter";
+        } else if (i <= TUPLE_N) {
+            snprintf(names[i - 1], sizeof names[0], "neg.%d", i - 1);
+            ins[i].name = names[i - 1];
+            ins[i].opcode = (char *)"negate";
+            ins[i].operand_ids = one;
+            ins[i].n_operand_ids = 1;
+            ids[i - 1] = i + 1;
+        } else {
+            ins[i].name = (char *)"out";
+            ins[i].opcode = (char *)"tuple";
+            ins[i].operand_ids = ids;
+            ins[i].n_operand_ids = TUPLE_N;
+        }
+    }
+    Xla__HloComputationProto cz = XLA__HLO_COMPUTATION_PROTO__INIT, *pc[1];
+    Xla__HloComputationProto c = cz;
+    c.name = (char *)"main";
+    c.id = 10;
+    c.root_id = TUPLE_N + 2;
+    c.instructions = pins;
+    c.n_instructions = TUPLE_N + 2;
+    pc[0] = &c;
+    Xla__HloModuleProto m = XLA__HLO_MODULE_PROTO__INIT;
+    m.name = (char *)"jit_tuple";
+    m.entry_computation_id = 10;
+    m.computations = pc;
+    m.n_computations = 1;
+    return hf_pack_module(&m, len);
+}
+
+static int has_id(json_t *arr, const char *key, json_int_t id) {
+    for (size_t i = 0; i < json_array_size(arr); i++)
+        if (json_integer_value(json_object_get(json_array_get(arr, i), key)) == id) return 1;
+    return 0;
+}
+
+/* What a limited answer must hold to be drawn: every edge between answered
+ * nodes, every node's box listed, every box's instruction (and an expanded
+ * fusion's root) answered, boxes nested in listed boxes.  Returns the
+ * number of nodes. */
+static size_t check_drawable(json_t *g) {
+    json_t *nodes = json_object_get(g, "nodes"), *edges = json_object_get(g, "edges");
+    json_t *clusters = json_object_get(g, "clusters");
+    for (size_t i = 0; i < json_array_size(edges); i++) {
+        json_t *e = json_array_get(edges, i);
+        assert_true(has_id(nodes, "id", json_integer_value(json_object_get(e, "from"))));
+        assert_true(has_id(nodes, "id", json_integer_value(json_object_get(e, "to"))));
+    }
+    for (size_t i = 0; i < json_array_size(nodes); i++) {
+        json_t *c = json_object_get(json_array_get(nodes, i), "cluster");
+        if (json_is_integer(c)) assert_true(has_id(clusters, "id", json_integer_value(c)));
+    }
+    for (size_t i = 0; i < json_array_size(clusters); i++) {
+        json_t *c = json_array_get(clusters, i), *parent = json_object_get(c, "parent");
+        json_int_t instr = json_integer_value(json_object_get(c, "instr"));
+        assert_true(has_id(nodes, "id", instr));
+        if (json_is_integer(parent)) assert_true(has_id(clusters, "id", json_integer_value(parent)));
+        for (size_t k = 0; k < json_array_size(nodes); k++) {
+            json_t *nd = json_array_get(nodes, k);
+            if (json_integer_value(json_object_get(nd, "id")) == instr &&
+                json_is_true(json_object_get(nd, "expanded")))
+                assert_true(has_id(nodes, "id", json_integer_value(json_object_get(c, "root"))));
+        }
+    }
+    return json_array_size(nodes);
+}
+
+/* The largest distance among the answered nodes of `cut` is at most the
+ * smallest among the nodes of `full` it leaves out: the nearest are kept. */
+static void check_nearest(json_t *full, json_t *cut) {
+    json_t *fn = json_object_get(full, "nodes"), *cn = json_object_get(cut, "nodes");
+    json_int_t kept_max = -1, out_min = 1 << 30;
+    for (size_t i = 0; i < json_array_size(fn); i++) {
+        json_t *nd = json_array_get(fn, i), *d = json_object_get(nd, "distance");
+        if (!json_is_integer(d)) continue;
+        if (has_id(cn, "id", json_integer_value(json_object_get(nd, "id")))) {
+            if (json_integer_value(d) > kept_max) kept_max = json_integer_value(d);
+        } else if (json_integer_value(d) < out_min) {
+            out_min = json_integer_value(d);
+        }
+    }
+    assert_true(kept_max <= out_min);
+}
+
+static void test_node_limit(void **state) {
+    (void)state;
+    os_host f;
+    os_host_open(&f, constructed_profile(pack_tuple_module, "jit_tuple(8)", 8));
+    /* the default: 2000 nodes, the centre and its operands (p0, 2 steps
+     * away, left out), with what was left out */
+    json_t *g = render_json(&f, (const char *[]){NULL});
+    assert_string_equal(json_string_value(json_object_get(g, "center")), "out");
+    assert_int_equal(check_drawable(g), 2000);
+    assert_int_equal(json_integer_value(json_object_get(g, "maxNodes")), 2000);
+    assert_int_equal(json_integer_value(json_object_get(g, "totalNodes")), TUPLE_N + 2);
+    assert_int_equal(json_integer_value(json_object_get(g, "omittedNodes")), TUPLE_N + 2 - 2000);
+    assert_null(node_named(g, "p0"));
+    assert_non_null(node_named(g, "neg.0"));
+    assert_non_null(node_named(g, "neg.1998"));
+    assert_null(node_named(g, "neg.1999"));
+    assert_int_equal(json_array_size(json_object_get(g, "edges")), 1999);
+    /* the cut-off operands show on the centre's "+N" and on each negate's */
+    assert_int_equal(int_of(g, "out", "moreOperands"), TUPLE_N - 1999);
+    assert_int_equal(int_of(g, "neg.0", "moreOperands"), 1);
+    json_decref(g);
+    /* a larger limit: all of it, and no limit fields */
+    g = render_json(&f, (const char *[]){"max_nodes", "8000", NULL});
+    assert_int_equal(check_drawable(g), TUPLE_N + 2);
+    assert_null(json_object_get(g, "omittedNodes"));
+    assert_null(json_object_get(g, "maxNodes"));
+    assert_int_equal(json_array_size(json_object_get(g, "edges")), 2 * TUPLE_N);
+    json_decref(g);
+    /* the DOT text answers the same graph, with a comment */
+    int status;
+    char *s = render_raw(&f, &status, (const char *[]){"max_nodes", "10", "format", "dot", NULL});
+    assert_non_null(s);
+    assert_non_null(strstr(s, "// 10 of 3002 instructions (max_nodes): 2992 left out\n"));
+    int arrows = 0;
+    for (const char *p = s; (p = strstr(p, " -> ")); p++) arrows++;
+    assert_int_equal(arrows, 9);
+    free(s);
+    static const char *const bad[] = {"0", "-1", "x", "1000001", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_null(render_raw(&f, &status, (const char *[]){"max_nodes", bad[i], NULL}));
+        assert_int_equal(status, 400);
+    }
+    os_host_close(&f);
+    /* the constructed module (a fusion, a while with body and condition):
+     * every limit answers a drawable graph of the nearest nodes, at most
+     * the limit (more only for what the centre itself needs: a fusion
+     * centre comes with its fused root) */
+    os_host_open(&f, constructed_profile(pack_module, "jit_g(5)", 5));
+    static const char *const centres[] = {"fusion.1", "w", "c", "bn", "a"};
+    for (size_t k = 0; k < sizeof centres / sizeof centres[0]; k++) {
+        json_t *full = render_json(&f, (const char *[]){"node_name", centres[k], "graph_width", "3",
+                                                        "expand", "t", NULL});
+        size_t total = check_drawable(full);
+        for (int max = 1; max <= (int)total + 1; max++) {
+            char mx[16];
+            snprintf(mx, sizeof mx, "%d", max);
+            json_t *cut = render_json(&f, (const char *[]){"node_name", centres[k], "graph_width",
+                                                           "3", "expand", "t", "max_nodes", mx,
+                                                           NULL});
+            size_t n = check_drawable(cut);
+            assert_non_null(node_named(cut, centres[k]));
+            assert_true(n <= (size_t)max || (max < 3 && n <= 2));
+            check_nearest(full, cut);
+            if ((size_t)max >= total) {
+                assert_int_equal(n, total);
+                assert_null(json_object_get(cut, "omittedNodes"));
+            } else {
+                assert_int_equal(json_integer_value(json_object_get(cut, "omittedNodes")), total - n);
+                assert_int_equal(json_integer_value(json_object_get(cut, "totalNodes")), total);
+            }
+            json_decref(cut);
+        }
+        json_decref(full);
+    }
+    os_host_close(&f);
+}
+
 /* ==== Real profiles ====================================================== */
 
 /* Straight from the proto: the instruction named `name` in `mod`. */
@@ -665,5 +854,6 @@ static void test_device_defaults(void **state) {
 TU_MAIN(cmocka_unit_test(test_constructed_neighbourhoods),
         cmocka_unit_test(test_many_users),
         cmocka_unit_test(test_adjacent_layers),
+        cmocka_unit_test(test_node_limit),
         cmocka_unit_test(test_real_defaults),
         cmocka_unit_test(test_device_defaults))

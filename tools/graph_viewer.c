@@ -11,7 +11,16 @@
  * module_list or adjacent_nodes), format (json, ours and the default, or dot: XLA-style DOT
  * text; XProf's url / html need Graphviz and are refused).  Ours: expand
  * (comma-separated instruction names whose radius-1 neighbourhoods are
- * added: the viewer's "show more" clicks).
+ * added: the viewer's "+N" clicks) and max_nodes (default 2000, 1 to
+ * 1,000,000): at most that many instructions are answered, the nearest to
+ * the centre (by distance from it or from an expanded node; a node inside
+ * an expanded fusion counts at its fusion's distance; ties in instruction
+ * order), each with what it needs to be drawn (the fusion or caller whose
+ * box holds it, an expanded fusion's root); the centre always.  When the
+ * limit leaves nodes out the JSON says so: "maxNodes", "totalNodes" (the
+ * neighbourhood) and "omittedNodes" (the three are absent otherwise), and
+ * the DOT text has a comment.  A page drawing a neighbourhood of 100,000
+ * nodes froze (issue 26); the viewer's "Show more" asks for a larger limit.
  *
  * Defaults: without module_name (and program_id) the module holding
  * node_name, else the module with the most device time (self time of its
@@ -38,6 +47,8 @@
 #define DEFAULT_WIDTH 3
 #define MAX_WIDTH 32
 #define MAX_EXPAND 256
+#define DEFAULT_MAX_NODES 2000
+#define MAX_MAX_NODES 1000000
 
 /* ==== Modules ============================================================ */
 
@@ -337,11 +348,13 @@ static void write_clusters(xpv_buf *b, const choice *c, const xpv_hlo_hood *h) {
 typedef struct edge_ctx {
     xpv_buf *b;
     int n;
+    const xpv_hlo_hood *h;     /* edges between answered nodes only */
 } edge_ctx;
 
 static void json_edge(void *vctx, int32_t from, int32_t to, int operand, int kind) {
     static const char *const kinds[] = {"data", "control", "call"};
     edge_ctx *e = vctx;
+    if (!e->h->state[from] || !e->h->state[to]) return;
     if (e->n++) xpv_buf_putc(e->b, ',');
     xpv_buf_printf(e->b, "{\"from\":%d,\"to\":%d,\"operand\":%d,\"kind\":\"%s\"}", (int)from,
                    (int)to, operand, kinds[kind]);
@@ -361,9 +374,80 @@ static void write_modules(xpv_buf *b, const module *mods, size_t n) {
     xpv_buf_putc(b, ']');
 }
 
+/* ==== The node limit (max_nodes) ======================================== */
+
+/* Rank of drawn node i: its distance (capped at 62); inside an expanded
+ * fusion or a called computation drawn as a box without one, that of the
+ * instruction the box belongs to. */
+static int cap_rank(const xpv_hlo_graph *g, const xpv_hlo_hood *h, int32_t i) {
+    for (int guard = 0; i >= 0 && guard < 64; guard++) {
+        if (h->depth[i] >= 0) return h->depth[i] < 62 ? h->depth[i] : 62;
+        i = h->cluster[i] >= 0 ? g->comp_caller[h->cluster[i]] : -1;
+    }
+    return 63;
+}
+
+/* Marks drawn node i in keep with what it needs to be drawn: the
+ * instruction whose box holds it and, for an expanded fusion, the node its
+ * edges attach to (its fused root), each with their own needs.  Returns
+ * how many it newly marked, listed in list[0..). */
+static size_t cap_take(const xpv_hlo_graph *g, const xpv_hlo_hood *h, uint8_t *keep, int32_t i,
+                       int32_t *list) {
+    if (i < 0 || !h->state[i] || keep[i]) return 0;
+    size_t n = 0, head = 0;
+    keep[i] = 1;
+    list[n++] = i;
+    while (head < n) {
+        int32_t x = list[head++];
+        int32_t need[2] = {h->cluster[x] >= 0 ? g->comp_caller[h->cluster[x]] : -1,
+                           h->expanded[x] ? xpv_hlo_hood_edge_node(g, h, x) : -1};
+        for (int k = 0; k < 2; k++) {
+            int32_t y = need[k];
+            if (y >= 0 && h->state[y] && !keep[y]) keep[y] = 1, list[n++] = y;
+        }
+    }
+    return n;
+}
+
+/* Keeps at most `max` drawn nodes (more only for the centre's own needs),
+ * the nearest first (see the header); the others are taken out of the
+ * neighbourhood (state 0), so the JSON, the DOT, the edges and the "+N"
+ * counts all see the same graph.  Sets *total to the nodes drawn before;
+ * returns how many were left out.  Linear in the instructions. */
+static size_t cap_nodes(const xpv_hlo_graph *g, xpv_hlo_hood *h, int32_t center, size_t max,
+                        size_t *total) {
+    size_t start[65] = {0}, tot = 0;
+    for (size_t i = 0; i < g->n; i++)
+        if (h->state[i]) start[cap_rank(g, h, (int32_t)i) + 1]++, tot++;
+    *total = tot;
+    if (tot <= max) return 0;
+    for (int r = 0; r < 64; r++) start[r + 1] += start[r];
+    int32_t *order = xpv_xmalloc(tot * sizeof *order);
+    int32_t *list = xpv_xmalloc(g->n * sizeof *list);
+    uint8_t *keep = xpv_xcalloc(g->n, 1);
+    for (size_t i = 0; i < g->n; i++)
+        if (h->state[i]) order[start[cap_rank(g, h, (int32_t)i)]++] = (int32_t)i;
+    size_t kept = cap_take(g, h, keep, center, list);
+    for (size_t k = 0; k < tot; k++) {
+        size_t add = cap_take(g, h, keep, order[k], list);
+        if (kept + add > max) {
+            for (size_t j = 0; j < add; j++) keep[list[j]] = 0;
+            break;
+        }
+        kept += add;
+    }
+    for (size_t i = 0; i < g->n; i++)
+        if (!keep[i]) h->state[i] = 0;
+    h->nshown = kept;
+    free(order);
+    free(list);
+    free(keep);
+    return tot - kept;
+}
+
 static void write_json(xpv_buf *b, const xpv_op_stats *os, const choice *c,
                        const xpv_hlo_hood *h, int width, int merge, const module *mods,
-                       size_t nmods) {
+                       size_t nmods, size_t max_nodes, size_t total, size_t omitted) {
     const xpv_hlo_graph *g = c->g;
     xpv_buf_puts(b, "{\"module\":");
     xpv_buf_json_cstr(b, c->mod->name);
@@ -374,8 +458,11 @@ static void write_json(xpv_buf *b, const xpv_op_stats *os, const choice *c,
     xpv_buf_json_cstr(b, c->center >= 0 ? g->ins[c->center].ins->name : "");
     xpv_buf_puts(b, ",\"chosenBy\":");
     xpv_buf_json_cstr(b, c->chosen_by);
-    xpv_buf_printf(b, ",\"graphWidth\":%d,\"mergeFusion\":%s,\"nodes\":[", width,
-                   merge ? "true" : "false");
+    xpv_buf_printf(b, ",\"graphWidth\":%d,\"mergeFusion\":%s", width, merge ? "true" : "false");
+    if (omitted)
+        xpv_buf_printf(b, ",\"maxNodes\":%zu,\"totalNodes\":%zu,\"omittedNodes\":%zu", max_nodes,
+                       total, omitted);
+    xpv_buf_puts(b, ",\"nodes\":[");
     double *t = xpv_xcalloc(g->n, sizeof *t);
     int64_t *occ = xpv_xcalloc(g->n, sizeof *occ);
     op_times(os, c, t, occ);
@@ -390,7 +477,7 @@ static void write_json(xpv_buf *b, const xpv_op_stats *os, const choice *c,
     xpv_buf_putc(b, ']');
     write_clusters(b, c, h);
     xpv_buf_puts(b, ",\"edges\":[");
-    edge_ctx e = {b, 0};
+    edge_ctx e = {b, 0, h};
     xpv_hlo_hood_edges(g, h, json_edge, &e);
     xpv_buf_putc(b, ']');
     write_modules(b, mods, nmods);
@@ -516,19 +603,25 @@ static void dot_cluster(xpv_buf *b, const choice *c, const xpv_hlo_hood *h, int3
 static void dot_edge(void *vctx, int32_t from, int32_t to, int operand, int kind) {
     (void)operand;
     edge_ctx *e = vctx;
+    if (!e->h->state[from] || !e->h->state[to]) return;
     xpv_buf_printf(e->b, "n%d -> n%d%s;\n", (int)from, (int)to,
                    kind == 1 ? " [style=\"dotted\"]" : kind == 2 ? " [style=\"dashed\"]" : "");
     e->n++;
 }
 
-static void write_dot(xpv_buf *b, const choice *c, const xpv_hlo_hood *h) {
-    xpv_buf_puts(b, "digraph G {\nrankdir = TB;\ncompound = true;\nlabel = <<b>");
+static void write_dot(xpv_buf *b, const choice *c, const xpv_hlo_hood *h, size_t total,
+                      size_t omitted) {
+    xpv_buf_puts(b, "digraph G {\n");
+    if (omitted)
+        xpv_buf_printf(b, "// %zu of %zu instructions (max_nodes): %zu left out\n", total - omitted,
+                       total, omitted);
+    xpv_buf_puts(b, "rankdir = TB;\ncompound = true;\nlabel = <<b>");
     dot_text(b, c->mod->name);
     xpv_buf_puts(b, "</b><br/>Computation ");
     dot_text(b, comp_name(c->g, h->top));
     xpv_buf_puts(b, ">;\nlabelloc = t;\ntooltip = \" \";\n\n");
     dot_cluster(b, c, h, -1, 0);
-    edge_ctx e = {b, 0};
+    edge_ctx e = {b, 0, h};
     xpv_hlo_hood_edges(c->g, h, dot_edge, &e);
     xpv_buf_puts(b, "}\n");
 }
@@ -566,6 +659,11 @@ static int render_graph(const xpv_hostset *hs, const xpv_op_stats *os, const mod
         return xpv_err_set(err, XPV_E_BAD_REQUEST, "graph_width must be an integer from 0 to %d",
                            MAX_WIDTH);
     int merge = parse_flag(xpv_param(q, "merge_fusion"));
+    const char *mn = xpv_param(q, "max_nodes");
+    uint64_t max_nodes = DEFAULT_MAX_NODES;
+    if (mn && *mn && (!xpv_parse_u64_strict(mn, MAX_MAX_NODES, &max_nodes) || !max_nodes))
+        return xpv_err_set(err, XPV_E_BAD_REQUEST, "max_nodes must be an integer from 1 to %d",
+                           MAX_MAX_NODES);
     choice c;
     if (choose(hs, os, mods, nmods, q, &c, err) < 0) {
         xpv_hlo_graph_free(c.g);
@@ -577,10 +675,11 @@ static int render_graph(const xpv_hostset *hs, const xpv_op_stats *os, const mod
     int rc = 0;
     if (xpv_hlo_hood_build(c.g, c.center, c.comp, (int)width, expand, nexpand, merge, &h) < 0) {
         rc = xpv_err_set(err, XPV_E_NOT_FOUND, "nothing to draw in module %.200s", c.mod->name);
-    } else if (dot) {
-        write_dot(out, &c, &h);
     } else {
-        write_json(out, os, &c, &h, (int)width, merge, mods, nmods);
+        size_t total, omitted = cap_nodes(c.g, &h, c.center, (size_t)max_nodes, &total);
+        if (dot) write_dot(out, &c, &h, total, omitted);
+        else write_json(out, os, &c, &h, (int)width, merge, mods, nmods, (size_t)max_nodes, total,
+                        omitted);
     }
     xpv_hlo_hood_free(&h);
     xpv_hlo_graph_free(c.g);

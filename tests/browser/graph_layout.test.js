@@ -3,7 +3,13 @@
 // DAG of 300 nodes, every edge goes down (target below source, when not
 // closing a cycle), no two nodes overlap, every clustered node lies inside
 // its cluster box (and each box inside its parent's), no outside node
-// overlaps a box, and two runs give the same answer.
+// overlaps a box, and two runs give the same answer.  The random DAG laid
+// out with the viewer's options gives the very answer of the layout before
+// its speed-ups (crossings counted as inversions, no per-layer copies): a
+// digest.  A fan of 20,000 nodes (a centre with 20,000 operands, issue 26
+// item 11) lays out (no call spreading 20,000 arguments).  The worker's
+// packing (lib/graph_layout_worker.js: typed arrays) round-trips an answer.
+const crypto = require('crypto');
 const path = require('path');
 const { pathToFileURL } = require('url');
 
@@ -83,5 +89,31 @@ function check(name, g, layout, opts = {}) {
   const t0 = Date.now();
   check('random 300', { nodes, edges, clusters }, layout);
   console.log(`    random 300: ${Date.now() - t0} ms (two layouts)`);
+  const ser = (r) => JSON.stringify([[...r.nodes], [...r.clusters], r.edges, r.width, r.height]);
+  const viewer = layout({ nodes, edges, clusters }, { rankGap: 46, labelHeight: 34 });
+  const digest = crypto.createHash('sha256').update(ser(viewer)).digest('hex');
+  ok(digest === '710b94b24634e92288c2969a1b6ef906ee02882c09f3f5099f1403995145d0de',
+    `random 300, viewer options: the answer of the layout before its speed-ups (${digest.slice(0, 12)})`);
+  // a fan: source -> 20,000 -> sink
+  const W = 20000, wide = { nodes: [N(0)], edges: [], clusters: [] };
+  for (let i = 1; i <= W; i++) { wide.nodes.push(N(i)); wide.edges.push({ from: 0, to: i }, { from: i, to: W + 1 }); }
+  wide.nodes.push(N(W + 1));
+  const t1 = Date.now();
+  const fr = layout(wide, { rankGap: 46, labelHeight: 34 });
+  console.log(`    fan of ${W}: ${Date.now() - t1} ms`);
+  ok(fr.nodes.size === W + 2 && fr.edges.length === 2 * W, `fan of ${W}: every node and edge placed`);
+  const ys = new Set();
+  for (let i = 1; i <= W; i++) ys.add(fr.nodes.get(i).y);
+  ok(ys.size === 1 && fr.nodes.get(0).y < fr.nodes.get(1).y && fr.nodes.get(W + 1).y > fr.nodes.get(1).y,
+    `fan of ${W}: one layer between source and sink`);
+  let over = 0;
+  const row = [...fr.nodes.entries()].filter(([id]) => id >= 1 && id <= W).map(([, b]) => b).sort((a, b) => a.x - b.x);
+  for (let i = 1; i < row.length; i++) if (row[i].x < row[i - 1].x + row[i - 1].w) over++;
+  ok(over === 0, `fan of ${W}: no overlapping nodes in the layer (${over})`);
+  // the worker's packing
+  const { pack, unpack } = await import(pathToFileURL(path.join(__dirname, '../../web/lib/graph_layout_worker.js')).href);
+  ok(ser(unpack(pack(viewer))) === ser(viewer), 'worker packing: unpack(pack(answer)) is the answer');
+  ok(pack({ nodes: new Map([['a', { x: 0, y: 0, w: 1, h: 1 }]]), clusters: new Map(), edges: [], width: 1, height: 1 }) === null,
+    'worker packing: ids not numbers are sent as they are');
   if (failures) { console.log(`FAIL ${failures}`); process.exit(1); }
 })().catch((e) => { console.error(e); process.exit(1); });

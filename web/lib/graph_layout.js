@@ -81,15 +81,36 @@ function rank(n, edges) {
 }
 
 function crossings(layers, down) {
-  // edges between layer i and i+1, counted pairwise (small graphs)
+  // edges between layer i and i+1: pairs (a, b) with a's ends strictly
+  // left of b's at the top and strictly right at the bottom, counted as
+  // inversions (segments sorted by top, then bottom position; a Fenwick
+  // tree over bottom positions): n log n, the pairwise count's answer
   let c = 0;
   for (let i = 0; i + 1 < layers.length; i++) {
-    const pos = new Map(layers[i + 1].map((v, k) => [v, k]));
+    const below = layers[i + 1], pos = new Map(below.map((v, k) => [v, k]));
     const segs = [];
-    layers[i].forEach((v, k) => { for (const w of down[v]) segs.push([k, pos.get(w)]); });
-    for (let a = 0; a < segs.length; a++)
-      for (let b = a + 1; b < segs.length; b++)
-        if ((segs[a][0] - segs[b][0]) * (segs[a][1] - segs[b][1]) < 0) c++;
+    layers[i].forEach((v, k) => { for (const w of down[v]) segs.push(k * below.length + pos.get(w)); });
+    if (segs.length < 2) continue;
+    segs.sort((a, b) => a - b);
+    const m = below.length, tree = new Int32Array(m + 1);
+    let seen = 0, start = 0;
+    for (let s = 0; s <= segs.length; s++) {
+      // a run of segments from one top node: counted against the earlier
+      // runs only, then added (equal tops never cross)
+      if (s === segs.length || (s > start && Math.floor(segs[s] / m) !== Math.floor(segs[start] / m))) {
+        for (let q = start; q < s; q++) {
+          const b = segs[q] % m;
+          let le = 0;
+          for (let j = b + 1; j > 0; j -= j & -j) le += tree[j];
+          c += seen - le;
+        }
+        for (let q = start; q < s; q++) {
+          for (let j = segs[q] % m + 1; j <= m; j += j & -j) tree[j]++;
+          seen++;
+        }
+        start = s;
+      }
+    }
   }
   return c;
 }
@@ -153,7 +174,8 @@ function layoutGroup(items, gedges, o) {
     return chain;
   });
   const n = w.length;
-  const nl = n ? Math.max(...rk) + 1 : 0;
+  let nl = 0;   // (no spread: a wide graph passes the argument limit)
+  for (let v = 0; v < n; v++) if (rk[v] + 1 > nl) nl = rk[v] + 1;
   let layers = Array.from({ length: nl }, () => []);
   for (let v = 0; v < n; v++) layers[rk[v]].push(v);
   layers = sweep(layers, down, up, o.sweeps);
@@ -163,14 +185,18 @@ function layoutGroup(items, gedges, o) {
     let cur = 0;
     for (const v of layer) { x[v] = cur + w[v] / 2; cur += w[v] + o.nodeGap; }
   }
+  const want = new Array(n).fill(0);
   for (let it = 0; it < 6; it++) {
     const fromUp = it % 2 === 0;
     const seq = fromUp ? layers : layers.slice().reverse();
     for (const layer of seq) {
-      const want = x.slice();
+      // want[v]: the mean x of v's neighbours (same sum order), else x[v]
       for (const v of layer) {
-        const nb = (fromUp ? up[v] : down[v]).concat(it >= 4 ? (fromUp ? down[v] : up[v]) : []);
-        if (nb.length) want[v] = nb.reduce((a, u) => a + x[u], 0) / nb.length;
+        const a = fromUp ? up[v] : down[v], b = it >= 4 ? (fromUp ? down[v] : up[v]) : [];
+        let sum = 0;
+        for (const u of a) sum += x[u];
+        for (const u of b) sum += x[u];
+        want[v] = a.length + b.length ? sum / (a.length + b.length) : x[v];
       }
       const xs = place(layer, w, want, o.nodeGap);
       layer.forEach((v, k) => { x[v] = xs[k]; });
@@ -183,7 +209,8 @@ function layoutGroup(items, gedges, o) {
   const ly = [];
   let y = 0;
   for (let l = 0; l < nl; l++) {
-    const lh = Math.max(0, ...layers[l].map((v) => h[v]));
+    let lh = 0;
+    for (const v of layers[l]) if (h[v] > lh) lh = h[v];
     ly.push({ y, h: lh });
     y += lh + o.rankGap;
   }
@@ -203,9 +230,13 @@ export function layout(graph, opts) {
   const parentOf = (c) => (cl.has(c) && cl.get(c).parent !== undefined && cl.has(cl.get(c).parent) ? cl.get(c).parent : null);
   const nodeCluster = new Map(nodes.map((nd) => [nd.id, cl.has(nd.cluster) ? nd.cluster : null]));
   // chain of clusters from the outside in, for a node
+  const chains = new Map();
   const chainOf = (id) => {
-    const ch = [];
+    let ch = chains.get(id);
+    if (ch) return ch;
+    ch = [];
     for (let c = nodeCluster.get(id); c !== null && c !== undefined && ch.length < 64; c = parentOf(c)) ch.unshift(c);
+    chains.set(id, ch);
     return ch;
   };
   // group -> items (nodes and child clusters) in input order
@@ -215,6 +246,16 @@ export function layout(graph, opts) {
   for (const nd of nodes) groups.get(nodeCluster.get(nd.id)).push({ kind: 'n', id: nd.id, w: nd.w, h: nd.h });
   const size = new Map(), rel = new Map(), routes = [];
   const edges = (graph.edges || []).filter((e) => nodeCluster.has(e.from) && nodeCluster.has(e.to));
+  // the edges a group may hold (its item holds both ends: the group is the
+  // top or in the chain of the source), in input order
+  const candidates = new Map([[null, []]]);
+  for (const e of edges) {
+    const gs = new Set([null, ...chainOf(e.from)]);
+    for (const g of gs) {
+      if (!candidates.has(g)) candidates.set(g, []);
+      candidates.get(g).push(e);
+    }
+  }
   // item of group g that holds node id (or -1)
   const itemIndex = (g, index, id) => {
     const ch = chainOf(id);
@@ -229,7 +270,7 @@ export function layout(graph, opts) {
     const index = new Map(items.map((it, k) => [it.kind + it.id, k]));
     const boxes = items.map((it) => (it.kind === 'n' ? { w: it.w, h: it.h } : size.get(it.id)));
     const gedges = [], owners = [];
-    for (const e of edges) {
+    for (const e of candidates.get(g) || []) {
       const u = itemIndex(g, index, e.from), v = itemIndex(g, index, e.to);
       if (u < 0 || v < 0 || u === v) continue;
       gedges.push({ u, v });
