@@ -1,5 +1,5 @@
 /*
- * bench_group_events.c - cost of the enrichment pass (analysis/enrich.c:
+ * bench_group_events.c - cost of the enrichment pass (analysis/enrich/enrich.c:
  * XLA's event grouping, then XProf's derived lines) against decoding, on
  * one host file.
  *

@@ -1,5 +1,5 @@
 /*
- * bench_op_metrics.c - speed of the op metrics build (analysis/op_metrics.c).
+ * bench_op_metrics.c - speed of the op metrics build (analysis/ops/op_metrics.c).
  *
  *   bench_op_metrics FILE.xplane.pb [reps]
  *

@@ -1,6 +1,6 @@
 /*
  * bench_steps.c - speed of the shared step analysis, the op_stats
- * intermediate (analysis/steps.c, analysis/opstats.c) and the four tools that read
+ * intermediate (analysis/opstats/steps.c, analysis/opstats/opstats.c) and the four tools that read
  * it, on one host file.
  *
  *   bench_steps FILE.xplane.pb [reps] [steps]

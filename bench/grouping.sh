@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Cost of the enrichment pass (event grouping + derived lines, run once per
-# profile after decode: analysis/enrich.c) against decode, on real-shaped
+# profile after decode: analysis/enrich/enrich.c) against decode, on real-shaped
 # profiles: real xplanes grown to SIZE bytes with ../shared/tools/grow_xplane.py.
 #
 #   bash bench/grouping.sh [SIZE_BYTES] [FILE.xplane.pb ...]

@@ -211,7 +211,7 @@ typedef struct xpv_profile {
     void (*buf_free)(void *buf, size_t len);
     size_t buf_len;
     /* What the analysis layer derives once per profile and keeps with it
-     * (analysis/enrich.h: event groups, derived lines).  Opaque here; set
+     * (analysis/enrich/enrich.h: event groups, derived lines).  Opaque here; set
      * once, atomically, by its builder; freed with the profile. */
     struct xpv_profile_ext *ext;
 } xpv_profile;

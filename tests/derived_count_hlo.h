@@ -2,7 +2,7 @@
  * derived_count_hlo.h - an independent count, for tests, of the GPU
  * `Framework Ops` and `Source code` events XProf derives for XLA kernels
  * from their HLO instructions' metadata (derived_timeline.cc), counted
- * another way than analysis/derived_lines.c: the HLO protos are unpacked
+ * another way than analysis/enrich/derived_lines.c: the HLO protos are unpacked
  * here with protobuf-c straight from the `/host:metadata` plane (program
  * id: the `program_id` stat, else the metadata id), the instruction found
  * by a linear search of every computation.

@@ -1,6 +1,6 @@
 /*
  * op_metrics_fixture.h - building and reading op metrics in the tests of
- * analysis/op_metrics.c and the TPU op tools.  Header-only.
+ * analysis/ops/op_metrics.c and the TPU op tools.  Header-only.
  */
 #ifndef XPV_OP_METRICS_FIXTURE_H
 #define XPV_OP_METRICS_FIXTURE_H

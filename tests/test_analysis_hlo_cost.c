@@ -1,6 +1,6 @@
 /*
  * test_analysis_hlo_cost.c - XLA's GPU cost analysis as XProf runs it
- * (analysis/hlo_cost.c) on constructed HLO, each answer counted by hand
+ * (analysis/hlo/hlo_cost.c) on constructed HLO, each answer counted by hand
  * from the rule (the counts are in the comments), and the op stats of a
  * constructed GPU profile whose XLA kernels get their flops from it.
  */

@@ -1,5 +1,5 @@
 /*
- * test_analysis_hlo_memory.c - the memory viewer (analysis/hlo_memory.c,
+ * test_analysis_hlo_memory.c - the memory viewer (analysis/hlo/hlo_memory.c,
  * tools/memory_viewer.c) on HLO protos built here with known answers
  * (buffer reuse with padding and small buffers, a while loop whose result
  * aliases its operand through SHARE_WITH, a multi-output fusion, a second

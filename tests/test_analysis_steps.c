@@ -1,6 +1,6 @@
 /*
  * test_analysis_steps.c - step grouping, step events, breakdown, intersection
- * (analysis/steps.c) on hand-built profiles and on the real xplanes.
+ * (analysis/opstats/steps.c) on hand-built profiles and on the real xplanes.
  */
 #include <stdio.h>
 #include <stdlib.h>

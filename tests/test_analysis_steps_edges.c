@@ -1,6 +1,6 @@
 /*
  * test_analysis_steps_edges.c - step analysis cases the fast paths of
- * analysis/steps.c must keep: a host line written out of start order, `_a`
+ * analysis/opstats/steps.c must keep: a host line written out of start order, `_a`
  * events that do not nest, overlapping kernels of one type on two streams,
  * zero-length events (dropped from a GPU breakdown, never compute on a
  * CPU-only one), correlation ids far apart (hash map instead of the dense

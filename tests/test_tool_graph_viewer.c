@@ -1,6 +1,6 @@
 /*
  * test_tool_graph_viewer.c - the Graph Viewer tool (tools/graph_viewer.c,
- * analysis/hlo_graph.c).
+ * analysis/hlo/hlo_graph.c).
  *
  * A constructed module (a chain, a fan-in, a fusion with its fused
  * computation, a while loop with body and condition) with known

@@ -13,14 +13,21 @@
 #include "testutil.h"
 #include "tool.h"
 
-/* Checks every xpv_param(q, "NAME") literal of the .c files in `dir`;
- * returns how many were found. */
+/* Checks every xpv_param(q, "NAME") literal of the .c files in `dir` and
+ * its sub-folders; returns how many were found. */
 static size_t check_dir(const char *dir) {
     DIR *d = opendir(dir);
     if (!d) fail_msg("cannot open %s", dir);
     size_t found = 0;
     struct dirent *de;
     while ((de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        if (de->d_type == DT_DIR) {
+            char sub[4096];
+            snprintf(sub, sizeof sub, "%s/%s", dir, de->d_name);
+            found += check_dir(sub);
+            continue;
+        }
         size_t n = strlen(de->d_name);
         if (n < 3 || strcmp(de->d_name + n - 2, ".c")) continue;
         char path[4096];

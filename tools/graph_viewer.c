@@ -1,7 +1,7 @@
 /*
  * graph_viewer.c - the Graph Viewer tool (XProf graph_viewer,
  * xprof/convert/graph_viewer_processor.cc and hlo_proto_to_graph_view.cc;
- * the graph itself follows XLA's hlo_graph_dumper, see analysis/hlo_graph.h).
+ * the graph itself follows XLA's hlo_graph_dumper, see analysis/hlo/hlo_graph.h).
  *
  * Query (XProf's names): module_name ("jit_f(123)": the module name and its
  * program id, as XProf's module list spells it), program_id, node_name (an

@@ -8,7 +8,7 @@
  * source come from the op's HLO instruction when its program's proto is in
  * the profile (GPU; TPU rows keep the hlo_category / tf_op stats and the
  * HLO text of their event metadata).  Columns are XProf's, in its order.
- * Rates and "bound by" come from analysis/roofline.h (shared with
+ * Rates and "bound by" come from analysis/ops/roofline.h (shared with
  * roofline_model).  Not done: dma_stall (no DMA stall stats read), the
  * memory breakdown (HBM BW = measured BW, CMEM 0), autotuned and VDD energy
  * (always No / 0).

@@ -8,7 +8,7 @@
  * event name), else `program_id` (a module whose name contains it, as
  * XProf looks it up), else the module the device spent most time in (the
  * first one /module_list lists).  `memory_space` (default 0) picks the
- * buffers' colour.  The analysis is analysis/hlo_memory.c; this file writes
+ * buffers' colour.  The analysis is analysis/hlo/hlo_memory.c; this file writes
  * XProf's PreprocessResult as protobuf JSON (lowerCamelCase, int64 as
  * strings, every primitive field printed, sizes in MiB), plus one key of
  * ours, "memorySpaces" (the colours the program's allocations use, for a

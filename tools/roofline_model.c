@@ -17,7 +17,7 @@
  *     self-time fractions of the program time, cumulated.
  * Each record: times in µs, FLOP rates in GFLOP/s, bandwidths in GiB/s,
  * operational intensities, bound_by and the efficiencies of
- * analysis/roofline.h (fractions, as XProf writes them).  GPU profiles get
+ * analysis/ops/roofline.h (fractions, as XProf writes them).  GPU profiles get
  * XProf's GPU column set (device_type contains "GPU").  Table properties:
  * device_type, the peaks (GFLOP/s, GiB/s) and ridge points (FLOP/byte).
  * The diagnostics table is the step diagnostics (no step marker ...).

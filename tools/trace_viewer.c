@@ -1,6 +1,6 @@
 /*
  * trace_viewer.c - the trace viewer tool: Chrome trace-event JSON from the
- * trace index (analysis/trace_index.h), written with the buffered writer.
+ * trace index (analysis/trace/trace_index.h), written with the buffered writer.
  *
  * Modes (xprof-reference.md §2.12), chosen by the query:
  *   full       tag=trace_viewer with no window params: every event with all

@@ -1,6 +1,6 @@
 /*
  * fuzz_derived_lines.c - libFuzzer target: the derived timeline lines
- * (analysis/derived_lines.c, XProf's derived_timeline.cc) on a decoded fuzz
+ * (analysis/enrich/derived_lines.c, XProf's derived_timeline.cc) on a decoded fuzz
  * input.
  *
  * Decodes arbitrary XSpace bytes; when they decode, derives the lines of

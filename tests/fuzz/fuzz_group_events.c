@@ -1,6 +1,6 @@
 /*
  * fuzz_group_events.c - libFuzzer target: event grouping
- * (analysis/group_events.c, XProf's group_events.cc) on a decoded fuzz
+ * (analysis/enrich/group_events.c, XProf's group_events.cc) on a decoded fuzz
  * input.
  *
  * Decodes arbitrary XSpace bytes; when they decode, groups the events and

@@ -1,5 +1,5 @@
 /*
- * fuzz_hlo.c - libFuzzer target: HLO proto decoding (analysis/hlo.c,
+ * fuzz_hlo.c - libFuzzer target: HLO proto decoding (analysis/hlo/hlo.c,
  * XProf's hlo_proto_map.cc) and everything the HLO tools read from a
  * decoded module (instruction lookups, XLA's expression and shape text,
  * op categories, XLA's GPU cost analysis of the entry computation's
