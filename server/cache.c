@@ -300,20 +300,23 @@ xpv_centry *xpv_cache_get(xpv_cache *c, const char *key,
     return xpv_cache_get_admit(c, key, 0, 0, NULL, build, ctx, err);
 }
 
-xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
-                                int caller_holds, const char *label, xpv_cache_build_fn build,
-                                void *ctx, xpv_err *err) {
-    uint64_t h = xpv_hash64(key, strlen(key));
-    graveyard g = {NULL};
+/* The phases of xpv_cache_get_admit: look up and admit (wait for room),
+ * then a hit (wait for its build) or a miss (a BUILDING placeholder, the
+ * build outside the lock, the result published). */
+
+/* Admission of a missing key's build of `need` bytes, or its entry (lock
+ * held; *found gets the entry when the key is there, built or building).
+ * Returns 0 to go on (with the lock held), or -1 with `err` filled and the
+ * lock released (refused: over the whole budget, or the waits ran out). */
+static int lookup_admit_locked(xpv_cache *c, const char *key, uint64_t h, uint64_t need,
+                               int caller_holds, const char *label, graveyard *g,
+                               xpv_centry **found, xpv_err *err) {
     struct timespec decodes_until = {0, 0}, held_until = {0, 0};
     int queued = 0, decodes_out = 0, held_out = 0;
-    if (!label) label = "value";
-    pthread_mutex_lock(&c->mu);
-    xpv_centry *e;
     for (;;) {
-        e = lookup(c, key, h);
-        if (inline_mode && (!e || e->state == BUILDING)) return defer_locked(c, err);
-        if (e || !need) break;
+        xpv_centry *e = lookup(c, key, h);
+        *found = e;
+        if (e || !need) return 0;
         if (need > c->budget) {
             c->admit_rejects++;
             uint64_t b = c->budget;
@@ -322,18 +325,18 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
             xpv_err_set(err, XPV_E_TOO_LARGE, "%s: loading it needs at least %llu MiB at once, more "
                         "than the whole memory budget (%llu MiB; raise --cache_mb)", label,
                         (unsigned long long)(need >> 20), (unsigned long long)(b >> 20));
-            return NULL;
+            return -1;
         }
         int evicted;
-        int fits = admit_locked(c, &g, need, &evicted);
+        int fits = admit_locked(c, g, need, &evicted);
         if (evicted) {
             /* Free what was evicted before building, then look again. */
             pthread_mutex_unlock(&c->mu);
-            destroy_all(c, &g);
+            destroy_all(c, g);
             pthread_mutex_lock(&c->mu);
             continue;
         }
-        if (fits) break;
+        if (fits) return 0;
         /* In the way: other decodes (queue behind them, up to the admit
          * wait, then 503), or only entries held by requests (wait a little
          * for their release; then a caller holding entries itself goes
@@ -342,7 +345,7 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
          * waits longer, then is refused with a 503: entries pinned by other
          * requests (slow downloads) count against the budget, and new cold
          * work does not push the process past it). */
-        if (!c->reserved && held_out && caller_holds) break;
+        if (!c->reserved && held_out && caller_holds) return 0;
         if (!c->reserved && held_out) {
             c->admit_rejects++;
             uint64_t b = c->budget, u = c->used;
@@ -351,7 +354,7 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
             xpv_err_set(err, XPV_E_BUSY, "%s: busy: %llu MiB of the %llu MiB memory budget are "
                         "held by requests in progress; retry in a moment", label,
                         (unsigned long long)(u >> 20), (unsigned long long)(b >> 20));
-            return NULL;
+            return -1;
         }
         if (c->reserved && decodes_out) {
             c->admit_rejects++;
@@ -361,7 +364,7 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
             xpv_err_set(err, XPV_E_BUSY, "%s: busy: %llu MiB of the %llu MiB memory budget are "
                         "reserved by other profiles being loaded; retry in a moment", label,
                         (unsigned long long)(r >> 20), (unsigned long long)(b >> 20));
-            return NULL;
+            return -1;
         }
         if (!queued) {
             queued = 1;
@@ -380,29 +383,36 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
             else held_out = 1;
         }
     }
-    if (e) {
-        e->refs++;
-        c->hits++;
-        while (e->state == BUILDING) pthread_cond_wait(&c->cv, &c->mu);
-        if (e->in_table) {
-            lru_unlink(c, e);
-            lru_push_head(c, e);
-        }
-        if (e->state == READY) {
-            pthread_mutex_unlock(&c->mu);
-            return e;
-        }
-        *err = e->err;
-        release_locked(c, &g, e);
-        pthread_mutex_unlock(&c->mu);
-        destroy_all(c, &g);
-        return NULL;
-    }
+}
 
-    /* Missing: insert a BUILDING placeholder and build outside the lock. */
+/* A hit (lock held, released here): waits for a build in flight; the
+ * entry referenced, or NULL with the failure it remembers. */
+static xpv_centry *hit_locked(xpv_cache *c, xpv_centry *e, graveyard *g, xpv_err *err) {
+    e->refs++;
+    c->hits++;
+    while (e->state == BUILDING) pthread_cond_wait(&c->cv, &c->mu);
+    if (e->in_table) {
+        lru_unlink(c, e);
+        lru_push_head(c, e);
+    }
+    if (e->state == READY) {
+        pthread_mutex_unlock(&c->mu);
+        return e;
+    }
+    *err = e->err;
+    release_locked(c, g, e);
+    pthread_mutex_unlock(&c->mu);
+    destroy_all(c, g);
+    return NULL;
+}
+
+/* A miss (lock held): the BUILDING placeholder others wait on, holding
+ * the admitted `need` bytes. */
+static xpv_centry *insert_building_locked(xpv_cache *c, const char *key, uint64_t h,
+                                          uint64_t need) {
     c->misses++;
     c->builds++;
-    e = xpv_xcalloc(1, sizeof *e);
+    xpv_centry *e = xpv_xcalloc(1, sizeof *e);
     e->key = xpv_xstrdup(key);
     e->hash = h;
     e->state = BUILDING;
@@ -414,29 +424,27 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
     *bucket_of(c, h) = e;
     lru_push_head(c, e);
     c->entries++;
-    pthread_mutex_unlock(&c->mu);
+    return e;
+}
 
-    xpv_cache_val v;
-    memset(&v, 0, sizeof v);
-    xpv_err_clear(&e->err);
-    int rc = guarded_build(build, ctx, &v, &e->err);
-    if (rc == 0 && !v.ptr) rc = xpv_err_set(&e->err, XPV_E_INTERNAL, "internal error: empty value");
-
-    pthread_mutex_lock(&c->mu);
+/* The build's result `v` (rc 0) or failure stored in `e` (lock held, and
+ * released here); returns `e` referenced, or NULL with `err`. */
+static xpv_centry *publish_locked(xpv_cache *c, xpv_centry *e, int rc, xpv_cache_val *v,
+                                  graveyard *g, xpv_err *err) {
     c->reserved -= e->reserved;   /* the real size is charged below */
     e->reserved = 0;
-    e->deps = v.deps;
-    e->ndeps = v.ndeps;
+    e->deps = v->deps;
+    e->ndeps = v->ndeps;
     if (rc == 0) {
-        e->val = v.ptr;
-        e->free = v.free;
-        e->size = v.size + ENTRY_OVERHEAD;
+        e->val = v->ptr;
+        e->free = v->free;
+        e->size = v->size + ENTRY_OVERHEAD;
         e->state = READY;
         e->charged = e->size;
         c->used += e->charged;
-        if (v.transient) table_remove(c, e);
+        if (v->transient) table_remove(c, e);
     } else {
-        if (v.ptr && v.free) v.free(v.ptr);
+        if (v->ptr && v->free) v->free(v->ptr);
         e->state = FAILED;
         if (e->err.status == 0) e->err.status = XPV_E_INTERNAL;
         *err = e->err;
@@ -450,17 +458,43 @@ xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
     pthread_cond_broadcast(&c->cv);
     if (rc != 0) {
         /* Failed entries hold no dependencies. */
-        for (size_t i = 0; i < e->ndeps; i++) release_locked(c, &g, e->deps[i]);
+        for (size_t i = 0; i < e->ndeps; i++) release_locked(c, g, e->deps[i]);
         free(e->deps);
         e->deps = NULL;
         e->ndeps = 0;
-        release_locked(c, &g, e);
+        release_locked(c, g, e);
         e = NULL;
     }
-    evict_locked(c, &g);
+    evict_locked(c, g);
     pthread_mutex_unlock(&c->mu);
-    destroy_all(c, &g);
+    destroy_all(c, g);
     return e;
+}
+
+xpv_centry *xpv_cache_get_admit(xpv_cache *c, const char *key, uint64_t need,
+                                int caller_holds, const char *label, xpv_cache_build_fn build,
+                                void *ctx, xpv_err *err) {
+    uint64_t h = xpv_hash64(key, strlen(key));
+    graveyard g = {NULL};
+    if (!label) label = "value";
+    pthread_mutex_lock(&c->mu);
+    xpv_centry *e = lookup(c, key, h);
+    if (inline_mode && (!e || e->state == BUILDING)) return defer_locked(c, err);
+    if (lookup_admit_locked(c, key, h, need, caller_holds, label, &g, &e, err) != 0)
+        return NULL;
+    if (inline_mode && (!e || e->state == BUILDING)) return defer_locked(c, err);
+    if (e) return hit_locked(c, e, &g, err);
+
+    /* Missing: insert a BUILDING placeholder and build outside the lock. */
+    e = insert_building_locked(c, key, h, need);
+    pthread_mutex_unlock(&c->mu);
+    xpv_cache_val v;
+    memset(&v, 0, sizeof v);
+    xpv_err_clear(&e->err);
+    int rc = guarded_build(build, ctx, &v, &e->err);
+    if (rc == 0 && !v.ptr) rc = xpv_err_set(&e->err, XPV_E_INTERNAL, "internal error: empty value");
+    pthread_mutex_lock(&c->mu);
+    return publish_locked(c, e, rc, &v, &g, err);
 }
 
 void xpv_centry_ref(xpv_cache *c, xpv_centry *e) {

@@ -288,17 +288,16 @@ static int check_target(xpv_capture_target *t, const char *allow, int local, xpv
     return 0;
 }
 
-void xpv_capture_route(xpv_app *a, const xpv_request *rq, const char *inm, xpv_response *r) {
-    (void)inm;
-    const xpv_query *q = rq->q;   /* the capture's own options */
-    const char *id = xpv_query_get(q, "capture_id");
-    if (id) {
-        status_route(id, r);
-        return;
-    }
-    int local = client_kind == 1;
+/* The phases of a capture request: may this client capture (on, token),
+ * its options, its targets (parsed, allowed, resolved, distinct), then the
+ * job started in a free slot.  Each returns 0, or -1 with the answer in r. */
+
+/* Capture on for this client, and the token right; *allow gets a copy of
+ * --capture_allow (free it) and *local whether the client is local. */
+static int capture_gate(const xpv_query *q, int *local, char **allow, xpv_response *r) {
+    *local = client_kind == 1;
     pthread_mutex_lock(&mu);
-    int on = local ? enabled != 0 : (enabled & XPV_CAPTURE_ON_NETWORK) != 0;
+    int on = *local ? enabled != 0 : (enabled & XPV_CAPTURE_ON_NETWORK) != 0;
     char why[512];
     if (enabled && !on)
         snprintf(why, sizeof why, "Capture Profile is off for requests from other machines or "
@@ -307,73 +306,71 @@ void xpv_capture_route(xpv_app *a, const xpv_request *rq, const char *inm, xpv_r
                  "allow it");
     else
         snprintf(why, sizeof why, "%s", why_off);
-    char *allow = allow_list ? strdup(allow_list) : NULL;
+    *allow = allow_list ? strdup(allow_list) : NULL;
     pthread_mutex_unlock(&mu);
     if (!on) {
-        free(allow);
         answer_error(r, 403, why);
-        return;
+        return -1;
     }
     pthread_once(&token_once, make_token);
     const char *tk = xpv_query_get(q, "token");
     if (!tk || strcmp(tk, token)) {
-        free(allow);
         answer_error(r, 403, "capture_profile needs token=<the value of capture_token> "
                      "(the dashboard sends it; it keeps other web sites from starting "
                      "captures through your browser)");
-        return;
+        return -1;
     }
+    return 0;
+}
 
-    xpv_capture_opts o;
-    xpv_capture_defaults(&o);
-    if (param_u64(q, "duration", XPV_CAPTURE_MAX_MS, &o.duration_ms, r) ||
-        param_u64(q, "delay", XPV_CAPTURE_MAX_MS, &o.delay_ms, r) ||
-        param_u64(q, "timeout_ms", XPV_CAPTURE_MAX_MS, &o.timeout_ms, r)) {
-        free(allow);
-        return;
-    }
-    if (o.duration_ms == 0) o.duration_ms = 1000;
-    if (o.duration_ms + o.delay_ms >= XPV_CAPTURE_MAX_MS) {
+static int capture_options(xpv_app *a, const xpv_query *q, xpv_capture_opts *o,
+                           xpv_response *r) {
+    xpv_capture_defaults(o);
+    if (param_u64(q, "duration", XPV_CAPTURE_MAX_MS, &o->duration_ms, r) ||
+        param_u64(q, "delay", XPV_CAPTURE_MAX_MS, &o->delay_ms, r) ||
+        param_u64(q, "timeout_ms", XPV_CAPTURE_MAX_MS, &o->timeout_ms, r))
+        return -1;
+    if (o->duration_ms == 0) o->duration_ms = 1000;
+    if (o->duration_ms + o->delay_ms >= XPV_CAPTURE_MAX_MS) {
         char msg[200];
         snprintf(msg, sizeof msg, "duration + delay: must end within the %llu ms a capture "
                  "may take", (unsigned long long)XPV_CAPTURE_MAX_MS);
-        free(allow);
         answer_error(r, 400, msg);
-        return;
+        return -1;
     }
-    if (param_int(q, "num_retry", 100, &o.num_retry, r) ||
-        param_int(q, "host_tracer_level", 3, &o.host_tracer_level, r) ||
-        param_int(q, "device_tracer_level", 2, &o.device_tracer_level, r) ||
-        param_int(q, "python_tracer_level", 1, &o.python_tracer_level, r)) {
-        free(allow);
-        return;
-    }
-    o.max_bytes = a->limits.max_file;
+    if (param_int(q, "num_retry", 100, &o->num_retry, r) ||
+        param_int(q, "host_tracer_level", 3, &o->host_tracer_level, r) ||
+        param_int(q, "device_tracer_level", 2, &o->device_tracer_level, r) ||
+        param_int(q, "python_tracer_level", 1, &o->python_tracer_level, r))
+        return -1;
+    o->max_bytes = a->limits.max_file;
+    return 0;
+}
 
+/* The targets of worker_list / service_addr: *t (malloc'd, free it) and
+ * *n of them, each allowed for this client and resolved (outside the lock:
+ * a name may take a while), no two the same. */
+static int capture_targets(const xpv_query *q, const char *allow, int local,
+                           xpv_capture_target **out, int *nout, xpv_response *r) {
     const char *list = xpv_query_get(q, "worker_list");
     if (!list || !*list) list = xpv_query_get(q, "service_addr");
     if (!list || !*list) {
-        free(allow);
         answer_error(r, 400, "missing parameter: service_addr");
-        return;
+        return -1;
     }
     xpv_capture_target *t = xpv_xcalloc(XPV_CAPTURE_MAX_TARGETS, sizeof *t);
     char err[1024];
     int n = xpv_capture_parse_targets(list, t, XPV_CAPTURE_MAX_TARGETS, err, sizeof err);
     if (n < 0) {
-        free(allow);
         free(t);
         answer_error(r, 400, err);
-        return;
+        return -1;
     }
-    /* Allowed?  Resolved (outside the lock: a name may take a while). */
     for (int i = 0; i < n; i++)
         if (check_target(&t[i], allow, local, r) != 0) {
-            free(allow);
             free(t);
-            return;
+            return -1;
         }
-    free(allow);
     for (int i = 0; i < n; i++)
         for (int k = 0; k < i; k++)
             if (xpv_capture_same_target(&t[i], &t[k])) {
@@ -381,11 +378,17 @@ void xpv_capture_route(xpv_app *a, const xpv_request *rq, const char *inm, xpv_r
                          t[i].addr);
                 free(t);
                 answer_error(r, 400, err);
-                return;
+                return -1;
             }
+    *out = t;
+    *nout = n;
+    return 0;
+}
 
-    pthread_mutex_lock(&mu);
-    /* At most one capture per target (on its addresses); a free slot. */
+/* A free job slot (lock held), or -1 with the answer in r (a target busy:
+ * 409; no slot: 503). */
+static int free_slot_locked(const xpv_capture_target *t, int n, xpv_response *r) {
+    char err[1024];
     int slot = -1;
     for (int k = 0; k < MAX_JOBS; k++) {
         cjob *j = jobs[k];
@@ -399,22 +402,31 @@ void xpv_capture_route(xpv_app *a, const xpv_request *rq, const char *inm, xpv_r
                     snprintf(err, sizeof err, "%.300s: a capture from this address is already "
                              "running (capture_id %llu, %.300s)", t[i].addr,
                              (unsigned long long)j->id, j->t[x].addr);
-                    pthread_mutex_unlock(&mu);
-                    free(t);
                     answer_error(r, 409, err);
-                    return;
+                    return -1;
                 }
     }
+    if (slot < 0) answer_error(r, 503, "too many captures are running; try again later");
+    return slot;
+}
+
+/* Start the capture of targets t (taken over) with options o; its status
+ * is the answer. */
+static void start_job(xpv_app *a, xpv_capture_target *t, int n, const xpv_capture_opts *o,
+                      xpv_response *r) {
+    /* At most one capture per target (on its addresses); a free slot. */
+    pthread_mutex_lock(&mu);
+    int slot = free_slot_locked(t, n, r);
     if (slot < 0) {
         pthread_mutex_unlock(&mu);
         free(t);
-        answer_error(r, 503, "too many captures are running; try again later");
         return;
     }
+    char err[1024];
     cjob *j = xpv_xcalloc(1, sizeof *j);
     j->t = t;
     j->n = (size_t)n;
-    j->o = o;
+    j->o = *o;
     snprintf(j->logdir, sizeof j->logdir, "%s", xpv_app_logdir(a));
     if (xpv_capture_make_run(j->logdir, j->run, sizeof j->run, err, sizeof err) != 0) {
         pthread_mutex_unlock(&mu);
@@ -424,7 +436,7 @@ void xpv_capture_route(xpv_app *a, const xpv_request *rq, const char *inm, xpv_r
     }
     j->id = next_id++;
     j->started_ms = xpv_now_ms();
-    j->expected_ms = o.delay_ms + o.duration_ms;
+    j->expected_ms = o->delay_ms + o->duration_ms;
     job_free(jobs[slot]);
     jobs[slot] = j;
     pthread_attr_t attr;
@@ -446,4 +458,23 @@ void xpv_capture_route(xpv_app *a, const xpv_request *rq, const char *inm, xpv_r
     job_json(j, &b, &status);
     pthread_mutex_unlock(&mu);
     take(r, status, &b);
+}
+
+void xpv_capture_route(xpv_app *a, const xpv_request *rq, const char *inm, xpv_response *r) {
+    (void)inm;
+    const xpv_query *q = rq->q;   /* the capture's own options */
+    const char *id = xpv_query_get(q, "capture_id");
+    if (id) {
+        status_route(id, r);
+        return;
+    }
+    int local;
+    char *allow = NULL;
+    xpv_capture_opts o;
+    xpv_capture_target *t = NULL;
+    int n = 0;
+    int ok = capture_gate(q, &local, &allow, r) == 0 && capture_options(a, q, &o, r) == 0 &&
+             capture_targets(q, allow, local, &t, &n, r) == 0;
+    free(allow);
+    if (ok) start_job(a, t, n, &o, r);
 }
