@@ -247,3 +247,39 @@ void xpv_ti_apply_budget(const xpv_hostset *hs, const xpv_trace_index *ix, int64
     q->cap = out.cap;
     q->gcap = out.gcap;
 }
+
+/* ==== The viewport query: every group, the budget, the flow ends ===== */
+
+
+#ifndef LV
+#define LV XPV_TRACE_LEVELS
+#endif
+
+size_t xpv_trace_query_budget(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
+                              int64_t end_ps, int64_t res_ps, const xpv_trace_budget *budget,
+                              xpv_trace_budget_info *info, xpv_trace_hit **out) {
+    xpv_ti_hits q;
+    memset(&q, 0, sizeof q);
+    if (info) memset(info, 0, sizeof *info);
+    xpv_ti_query_all(&q, ix, start_ps, end_ps, res_ps);
+    size_t limit = SIZE_MAX;
+    if (budget && budget->max_events) {
+        limit = budget->max_events;
+        xpv_ti_apply_budget(hs, ix, start_ps, end_ps, res_ps, budget, &q, info);
+    }
+    free(q.cs);
+    int Lq = res_ps > 0 ? level_for(res_ps) : LV - 1;
+    if (res_ps > 0 && q.n)
+        q.n = xpv_ti_add_flow_ends(hs, ix, start_ps, end_ps, Lq, &q.hits, &q.cap, &q.hg, &q.gcap, q.n,
+                            limit);
+    free(q.hg);
+    if (!q.hits) q.hits = xpv_xmalloc(sizeof *q.hits);
+    *out = q.hits;
+    return q.n;
+}
+
+size_t xpv_trace_query(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
+                       int64_t end_ps, int64_t res_ps, xpv_trace_hit **out) {
+    return xpv_trace_query_budget(hs, ix, start_ps, end_ps, res_ps, NULL, NULL, out);
+}
+

@@ -115,10 +115,62 @@ void xpv_ti_query_all(xpv_ti_hits *q, const xpv_trace_index *ix, int64_t start_p
 /* fn(ctx, k) for k in [0, n) on two threads, in any order. */
 void xpv_ti_for_each_par(void (*fn)(void *ctx, size_t k), void *ctx, size_t n);
 
+/* The flows of the n hits (grouped as hg says) whose other end lies
+ * outside the viewport, added as hits at level Lq (at most `limit` hits
+ * in all); returns the new count (trace_query.c). */
+size_t xpv_ti_add_flow_ends(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
+                            int64_t end_ps, int Lq, xpv_trace_hit **phits, size_t *cap,
+                            uint32_t **phg, size_t *gcap, size_t n, size_t limit);
+
 /* Bring the visible events `q` (ordered by group, then start) within
  * `b` (trace_budget.c); fills `info` when not NULL. */
 void xpv_ti_apply_budget(const xpv_hostset *hs, const xpv_trace_index *ix, int64_t start_ps,
                          int64_t end_ps, int64_t res_ps, const xpv_trace_budget *b,
                          xpv_ti_hits *q, xpv_trace_budget_info *info);
+
+/* ==== Flows (the build promotes them, a query adds their ends) ======== */
+
+/* The stats a flow key needs, prepared once per row: `flow`, then
+ * `correlation_id`. */
+static inline void ti_flow_set_init(xpv_stat_set *set, const xpv_hostset *hs, const xpv_trace_row *r) {
+    int32_t ids[2] = {r->st_flow, r->st_corr};
+    xpv_stat_set_init(set, r->pl, ids, 2);
+}
+
+/* Flow key of an event (0: none), as trace_viewer.c binds it: a `flow`
+ * stat (bits 0-1 direction, 2-57 id; direction 0 means no flow), else a
+ * `correlation_id` (host side launches, device side receives; ids are per
+ * host).  *starter: 1 for the launching end (direction "out" only, or the
+ * host side of a correlation id). */
+static inline uint64_t ti_flow_key(const xpv_hostset *hs, const xpv_trace_row *r,
+                                   const xpv_stat_set *set, const xpv_event *e, int *starter) {
+    *starter = 0;
+    if (r->is_counter || e->wire == XPV_NO_STATS || (r->st_flow < 0 && r->st_corr < 0)) return 0;
+    const xpv_plane *pl = r->pl;
+    xpv_stat st[2];
+    uint32_t m = xpv_event_stats_in(pl, r->ln, e, set, st, NULL);
+    if ((m & 1) && (st[0].kind == XPV_STAT_UINT || st[0].kind == XPV_STAT_INT)) {
+        uint64_t v = st[0].v.u;
+        unsigned dir = (unsigned)(v & 3);
+        if (!dir) return 0;
+        *starter = dir == 2;
+        return ((v >> 2) & (((uint64_t)1 << 56) - 1)) | ((uint64_t)1 << 62);
+    }
+    int64_t c;
+    if ((m & 2) && xpv_stat_as_int(&st[1], &c)) {
+        *starter = r->is_host;
+        return ((uint64_t)1 << 61) | ((uint64_t)(r->host & 0x3ff) << 40) |
+               ((uint64_t)c & (((uint64_t)1 << 40) - 1));
+    }
+    return 0;
+}
+
+/* Rows that can hold launching ends / other ends of flows. */
+static inline int ti_row_launches(const xpv_trace_row *r) {
+    return !r->is_counter && (r->st_flow >= 0 || (r->is_host && r->st_corr >= 0));
+}
+static inline int ti_row_receives(const xpv_trace_row *r) {
+    return !r->is_counter && (r->st_flow >= 0 || (!r->is_host && r->st_corr >= 0));
+}
 
 #endif

@@ -97,14 +97,6 @@ static void assign_levels(const xpv_event *evs, const uint32_t *in, size_t n,
 }
 
 
-void *xpv_ti_grow(void *p, size_t *cap, size_t need, size_t elem) {
-    if (need <= *cap) return p;
-    size_t c = *cap ? *cap : 16;
-    while (c < need) c *= 2;
-    *cap = c;
-    return xpv_xrealloc(p, c * elem);
-}
-
 static xpv_trace_group *new_group(builder *b, uint32_t row, uint32_t key) {
     xpv_trace_index *ix = b->ix;
     ix->groups = xpv_ti_grow(ix->groups, &b->cap_groups, ix->ngroups + 1, sizeof *ix->groups);
