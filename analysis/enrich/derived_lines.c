@@ -14,12 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int xpv_dl_is_derived_id(int64_t id) {
-    int64_t v = (int64_t)(int32_t)(uint32_t)id;
-    if (v != id && id != (int64_t)(uint32_t)v) return 0;  /* not a 32-bit value */
-    return v >= XPV_DL_BASE && v < XPV_DL_DEVICE_MIN + 100;
-}
-
 /* ==== Event metadata table (plane-wide, by name) ======================== */
 
 typedef struct meta_tab {

@@ -129,7 +129,11 @@ typedef struct xpv_derived_lines {
 } xpv_derived_lines;
 
 /* 1 when the line id is in XProf's derived range (host or device). */
-int xpv_dl_is_derived_id(int64_t id);
+static inline int xpv_dl_is_derived_id(int64_t id) {
+    int64_t v = (int64_t)(int32_t)(uint32_t)id;
+    if (v != id && id != (int64_t)(uint32_t)v) return 0;  /* not a 32-bit value */
+    return v >= XPV_DL_BASE && v < XPV_DL_DEVICE_MIN + 100;
+}
 
 /* Derive the lines of every GPU plane of `p` that lacks derived lines.
  * Never fails; returns an empty structure when nothing is derived. */

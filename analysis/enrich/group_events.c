@@ -176,19 +176,6 @@ static int is_tensor_core_plane(const xpv_plane *pl) {
     return 1;
 }
 
-int xpv_ge_tpu_grouping_line(const xpv_plane *pl) {
-    int steps = -1, modules = -1;
-    for (uint32_t l = 0; l < pl->nlines; l++) {
-        xpv_str nm = pl->lines[l].name;
-        if (xpv_str_eq(nm, "Steps") || xpv_str_eq(nm, "Sparse Core Steps")) steps = (int)l;
-        else if (xpv_str_eq(nm, "XLA Modules") || xpv_str_eq(nm, "Sparse Core Modules"))
-            modules = (int)l;
-    }
-    if (steps >= 0 && pl->lines[steps].nevents) return steps;
-    if (modules >= 0 && pl->lines[modules].nevents) return modules;
-    return -1;
-}
-
 static int space_has_loop_ops(const xpv_profile *p) {
     static const char *const loops[] = {"WhileOp-EvalCond", "WhileOp-StartBody", "ForOp",
                                         "ParallelForOp", "ForeverOp"};

@@ -10,6 +10,19 @@
 #include "group_events.h"
 #include "group_events_int.h"
 
+int xpv_ge_tpu_grouping_line(const xpv_plane *pl) {
+    int steps = -1, modules = -1;
+    for (uint32_t l = 0; l < pl->nlines; l++) {
+        xpv_str nm = pl->lines[l].name;
+        if (xpv_str_eq(nm, "Steps") || xpv_str_eq(nm, "Sparse Core Steps")) steps = (int)l;
+        else if (xpv_str_eq(nm, "XLA Modules") || xpv_str_eq(nm, "Sparse Core Modules"))
+            modules = (int)l;
+    }
+    if (steps >= 0 && pl->lines[steps].nevents) return steps;
+    if (modules >= 0 && pl->lines[modules].nevents) return modules;
+    return -1;
+}
+
 /* Timespans overlap (XProf's Timespan::Overlaps). */
 static int overlaps(const xpv_event *c, int64_t b0, int64_t e0) {
     return c->start_ps < e0 && b0 < c->start_ps + c->dur_ps;

@@ -37,30 +37,6 @@ static int ends_with(xpv_str a, const char *suf) {
 
 /* Word-at-a-time multiplicative hash (names are tens of bytes: a byte loop
  * showed up in profiles). */
-static inline uint64_t rd64(const unsigned char *p) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n) {
-    const unsigned char *s = p;
-    h ^= (uint64_t)n * 0x9e3779b97f4a7c15ull;
-    while (n >= 8) {
-        h = (h ^ rd64(s)) * 0x9fb21c651e98df25ull;
-        h ^= h >> 29;
-        s += 8;
-        n -= 8;
-    }
-    if (n) {
-        uint64_t t = 0;
-        memcpy(&t, s, n);
-        h = (h ^ t) * 0x9fb21c651e98df25ull;
-    }
-    return mix64(h);
-}
-#define HASH_SEED 0xcbf29ce484222325ull
-
 /* ==== Pointer-keyed memo ================================================ *
  * Most strings the hot loops look up (tf_op, kernel_details, hlo_op) are
  * ref stats: every event carrying the same text points at the same bytes of
@@ -305,74 +281,6 @@ static int einsum_tc_eligible(xpv_str eq) {
 
 /* ==== Op table: name (+ program id) -> row ================================ */
 
-
-static void optab_init(optab *t, xpv_arena *a) {
-    memset(t, 0, sizeof *t);
-    t->arena = a;
-}
-
-static void optab_free(optab *t) {
-    free(t->rows);
-    free(t->hash);
-    free(t->pid);
-    free(t->len);
-    free(t->slots);
-}
-
-/* Doubles the slot array of a row table (slot = row index + 1, 0 empty;
- * linear probing on hash[row]): the growth step of optab and ktab. */
-static void slots_rehash(uint32_t **slots, size_t *nslots, const uint64_t *hash, size_t n) {
-    size_t ns = *nslots ? *nslots * 2 : 64;
-    uint32_t *s = xpv_xcalloc(ns, sizeof *s);
-    for (size_t i = 0; i < n; i++) {
-        size_t j = hash[i] & (ns - 1);
-        while (s[j]) j = (j + 1) & (ns - 1);
-        s[j] = (uint32_t)i + 1;
-    }
-    free(*slots);
-    *slots = s;
-    *nslots = ns;
-}
-
-/* Index of the row for (pid, name), created zeroed (name copied into the
- * arena, min_time_ps = INT64_MAX until the first occurrence) when absent. */
-uint32_t xpv_om_optab_row(optab *t, int64_t pid, xpv_str name) {
-    uint64_t h = hash_bytes((uint64_t)pid ^ HASH_SEED, name.ptr, name.len);
-    if ((t->n + 1) * 2 > t->nslots) slots_rehash(&t->slots, &t->nslots, t->hash, t->n);
-    size_t j = h & (t->nslots - 1);
-    while (t->slots[j]) {
-        size_t i = t->slots[j] - 1;
-        if (t->hash[i] == h && t->pid[i] == pid && t->len[i] == name.len &&
-            (name.len == 0 || memcmp(t->rows[i].name, name.ptr, name.len) == 0))
-            return (uint32_t)i;
-        j = (j + 1) & (t->nslots - 1);
-    }
-    if (t->n == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 64;
-        t->rows = xpv_xrealloc(t->rows, t->cap * sizeof *t->rows);
-        t->hash = xpv_xrealloc(t->hash, t->cap * sizeof *t->hash);
-        t->pid = xpv_xrealloc(t->pid, t->cap * sizeof *t->pid);
-        t->len = xpv_xrealloc(t->len, t->cap * sizeof *t->len);
-    }
-    size_t i = t->n++;
-    xpv_op_metric *r = &t->rows[i];
-    memset(r, 0, sizeof *r);
-    r->name = xpv_arena_strndup(t->arena, name.ptr ? name.ptr : "", name.len);
-    r->category = "";
-    r->provenance = "";
-    r->long_name = "";
-    r->program_id = pid;
-    r->min_time_ps = INT64_MAX;
-    t->hash[i] = h;
-    t->pid[i] = pid;
-    t->len[i] = name.len;
-    t->slots[j] = (uint32_t)i + 1;
-    return (uint32_t)i;
-}
-
-const char *xpv_om_arena_str(xpv_arena *a, xpv_str s) {
-    return xpv_arena_strndup(a, s.ptr ? s.ptr : "", s.len);
-}
 
 /* Add one execution of an op to row `row` (XProf
  * OpMetricsDbBuilder::EnterOp). */
@@ -795,14 +703,14 @@ static void host_plane(host_acc *h, const xpv_plane *pl) {
 
 
 static uint64_t kernel_hash(const xpv_kernel_report *r, xpv_str name, xpv_str op) {
-    uint64_t h = hash_bytes(HASH_SEED, name.ptr, name.len);
-    h = hash_bytes(h, op.ptr, op.len);
-    h = hash_bytes(h, r->grid, sizeof r->grid);
-    h = hash_bytes(h, r->block, sizeof r->block);
+    uint64_t h = xpv_om_hash_bytes(XPV_OM_HASH_SEED, name.ptr, name.len);
+    h = xpv_om_hash_bytes(h, op.ptr, op.len);
+    h = xpv_om_hash_bytes(h, r->grid, sizeof r->grid);
+    h = xpv_om_hash_bytes(h, r->block, sizeof r->block);
     uint32_t v[5] = {r->registers_per_thread, r->static_shmem_bytes, r->dynamic_shmem_bytes,
                      (uint32_t)r->is_kernel_using_tensor_core,
                      (uint32_t)r->is_op_tensor_core_eligible};
-    return hash_bytes(h, v, sizeof v);
+    return xpv_om_hash_bytes(h, v, sizeof v);
 }
 
 static int kernel_key_eq(const xpv_kernel_report *a, const xpv_kernel_report *b) {
@@ -836,7 +744,7 @@ static inline void ktab_bump(ktab *t, size_t i, const xpv_kernel_report *k) {
 static uint32_t ktab_add(ktab *t, xpv_arena *a, const xpv_kernel_report *k, xpv_str name,
                          xpv_str op) {
     uint64_t h = kernel_hash(k, name, op);
-    if ((t->n + 1) * 2 > t->nslots) slots_rehash(&t->slots, &t->nslots, t->hash, t->n);
+    if ((t->n + 1) * 2 > t->nslots) xpv_om_slots_rehash(&t->slots, &t->nslots, t->hash, t->n);
     size_t j = h & (t->nslots - 1);
     while (t->slots[j]) {
         size_t i = t->slots[j] - 1;
@@ -1173,7 +1081,7 @@ static void device_plane(dev_acc *d, xpv_arena *a, const xpv_plane *pl) {
  * (UpdateTfOpMetricsWithDeviceOpMetrics sets it, it does not OR). */
 static void build_device_tf(xpv_op_metrics *m, const optab *dev) {
     optab t;
-    optab_init(&t, &m->arena);
+    xpv_om_optab_init(&t, &m->arena);
     int64_t idle = 0;
     for (size_t i = 0; i < m->device.n; i++)
         if (m->device.ops[i].is_idle)
@@ -1222,7 +1130,7 @@ static void build_device_tf(xpv_op_metrics *m, const optab *dev) {
         r->is_eager = d->is_eager;
     }
     optab_finish(&t, &m->device_tf, idle, m->device.total_time_ps, m->device.total_op_time_ps);
-    optab_free(&t);
+    xpv_om_optab_free(&t);
 }
 
 /* ==== Build: one part per host, then the parts combined ================== */
@@ -1273,10 +1181,10 @@ xpv_om_part *xpv_op_metrics_part_build(const xpv_profile *p) {
     pt->perf_last = -1;
     host_acc h;
     memset(&h, 0, sizeof h);
-    optab_init(&h.tab, &pt->arena);
+    xpv_om_optab_init(&h.tab, &pt->arena);
     dev_acc d;
     memset(&d, 0, sizeof d);
-    optab_init(&d.tab, &pt->arena);
+    xpv_om_optab_init(&d.tab, &pt->arena);
     /* TensorCore planes are read first, on several threads (each plane on
      * its own), and added to the device db in plane order below. */
     const xpv_plane **tpls = xpv_xcalloc(p && p->nplanes ? p->nplanes : 1, sizeof *tpls);
@@ -1332,8 +1240,8 @@ xpv_om_part *xpv_op_metrics_part_build(const xpv_profile *p) {
 
 void xpv_op_metrics_part_free(xpv_om_part *pt) {
     if (!pt) return;
-    optab_free(&pt->host_tab);
-    optab_free(&pt->dev_tab);
+    xpv_om_optab_free(&pt->host_tab);
+    xpv_om_optab_free(&pt->dev_tab);
     free(pt->kern.rows);
     free(pt->kern.hash);
     free(pt->kern.slots);
@@ -1403,8 +1311,8 @@ xpv_op_metrics *xpv_op_metrics_combine_costed(const xpv_om_part *const *parts, s
     xpv_op_metrics *m = xpv_xcalloc(1, sizeof *m);
     xpv_arena_init(&m->arena, 64 * 1024);
     optab ht, dt;
-    optab_init(&ht, &m->arena);
-    optab_init(&dt, &m->arena);
+    xpv_om_optab_init(&ht, &m->arena);
+    xpv_om_optab_init(&dt, &m->arena);
     ktab kern;
     memset(&kern, 0, sizeof kern);
     int64_t h_total = 0, h_op = 0, h_idle = 0, d_total = 0, d_op = 0, d_idle = 0;
@@ -1448,8 +1356,8 @@ xpv_op_metrics *xpv_op_metrics_combine_costed(const xpv_om_part *const *parts, s
     if (m->nkernels) memcpy(m->kernels, kern.rows, m->nkernels * sizeof *m->kernels);
     snprintf(m->device_type, sizeof m->device_type, "%s",
              m->has_gpu ? "GPU" : has_tpu ? "TPU" : "CPU");
-    optab_free(&ht);
-    optab_free(&dt);
+    xpv_om_optab_free(&ht);
+    xpv_om_optab_free(&dt);
     free(kern.rows);
     free(kern.hash);
     free(kern.slots);

@@ -74,6 +74,14 @@ typedef struct dev_acc {
 
 /* Row of (pid, name) in the table, created empty when new. */
 uint32_t xpv_om_optab_row(optab *t, int64_t pid, xpv_str name);
+void xpv_om_optab_init(optab *t, xpv_arena *a);
+void xpv_om_optab_free(optab *t);
+/* Doubles a row table's slot array (slot = row index + 1, 0 empty; linear
+ * probing on hash[row]). */
+void xpv_om_slots_rehash(uint32_t **slots, size_t *nslots, const uint64_t *hash, size_t n);
+/* The build's byte hash, from `h`; XPV_OM_HASH_SEED (per process) to start. */
+uint64_t xpv_om_hash_bytes(uint64_t h, const void *p, size_t n);
+#define XPV_OM_HASH_SEED (0xcbf29ce484222325ull ^ xpv_hash_seed)
 /* `s` copied into the arena, NUL-terminated. */
 const char *xpv_om_arena_str(xpv_arena *a, xpv_str s);
 /* The TPU op database of TensorCore planes (op_metrics_tpu.c), in two
