@@ -52,7 +52,7 @@ typedef struct xpv_run {
     xpv_host *hosts;     /* sorted by name */
     size_t nhosts;
     xpv_host *legacy;    /* per-tool files (<host>.overview_page.pb ...),
-                          * sorted by name; see server/legacy_serve.h */
+                          * sorted by name; see server/routes/legacy_serve.h */
     size_t nlegacy;
 } xpv_run;
 

@@ -20,7 +20,7 @@
 #      would need ~8x the budget.
 #   3. Memory admission: cold requests for two DIFFERENT such profiles at
 #      once under that same budget: the second decode queues until the
-#      first ends (server/cache.h), so peak RSS stays within the same bound
+#      first ends (server/cache/cache.h), so peak RSS stays within the same bound
 #      (without admission both decode at once: ~2x, measured 163 MiB).
 # Skips (exit 0 with a message) when wrk is not installed.
 # Env: XPV_BIN (set by ctest), XPV_LOAD_SECONDS, XPV_LOAD_CONNECTIONS (64).

@@ -1,5 +1,5 @@
 /*
- * test_cache.c - the budgeted LRU cache (server/cache.c): hits, LRU order,
+ * test_cache.c - the budgeted LRU cache (server/cache/cache.c): hits, LRU order,
  * refcounts across eviction, single-flight builds with threads, remembered
  * failures, transient values, dependencies, memory admission of
  * concurrent builds (xpv_cache_get_admit).

@@ -3,7 +3,7 @@
  * the server: the loader streams them from the file (its peak memory does
  * not grow with the JSON text), and run_tools offers framework_op_stats
  * when the trace has host ops (also CPU-only) or kernels, kernel_stats only
- * when it has kernel events (server/legacy_serve.c).
+ * when it has kernel events (server/routes/legacy_serve.c).
  */
 #include <fcntl.h>
 #include <jansson.h>

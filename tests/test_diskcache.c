@@ -1,5 +1,5 @@
 /*
- * test_diskcache.c - the --cache_dir store (server/diskcache.c): entries
+ * test_diskcache.c - the --cache_dir store (server/cache/diskcache.c): entries
  * round trip; truncated, extended, corrupt or foreign files are misses,
  * never trusted; writes are atomic (readers and a second writer racing
  * one writer never see a partial file under the final name); a cache dir

@@ -1,5 +1,5 @@
 /*
- * test_query.c - query-string and path decoding (server/query.c).
+ * test_query.c - query-string and path decoding (server/routes/query.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -106,7 +106,7 @@ static void test_query__url_decode(void **state) {
     assert_int_equal(xpv_url_decode("0123456789abcde", 15, out, sizeof out, 0), 15);
 }
 
-/* The typed request (server/request.c): shared parameters read once,
+/* The typed request (server/routes/request.c): shared parameters read once,
  * empty = absent, numbers strictly decimal with the parameter named. */
 static void test_request__parse(void **state) {
     (void)state;

@@ -1,5 +1,5 @@
 /*
- * test_routes.c - the HTTP API without a socket (server/routes.c): every
+ * test_routes.c - the HTTP API without a socket (server/routes/routes.c): every
  * route, ALL_HOSTS rules, 400/404/405/422 answers, path traversal attempts,
  * response and derived-data caching, CSV export, path prefixes.
  *

@@ -1,7 +1,7 @@
 /*
  * http.h - the libmicrohttpd front end over routes.h.
  *
- * server/http.c is the only file that includes microhttpd.h.  It serves
+ * server/http/http.c is the only file that includes microhttpd.h.  It serves
  * GET and HEAD (405 otherwise), gzip-compresses when the client accepts it
  * (pre-compressed bytes when the route has them, else zlib level 1), adds
  * the security headers to every response and enforces connection limits

@@ -1,7 +1,7 @@
 /*
  * routes.h - the HTTP API as plain functions: (method, URI) -> response.
  *
- * No sockets here: server/http.c adapts these responses to libmicrohttpd,
+ * No sockets here: server/http/http.c adapts these responses to libmicrohttpd,
  * `xpview export` calls xpv_app_route() directly, and the tests call it
  * with URIs.  Routes (all under the configured path prefix):
  *
@@ -88,7 +88,7 @@ void xpv_app_free(xpv_app *app);
 void xpv_app_set_tools(xpv_app *app, const xpv_tool *const *tools);
 
 /* Persist derived data (the trace viewer's index) under `dir`
- * (server/diskcache.h), shared with other processes using the same
+ * (server/cache/diskcache.h), shared with other processes using the same
  * directory.  Returns 0, or -1 with a 400 `err` when `dir` is inside the
  * logdir or cannot be resolved.  Call before serving. */
 int xpv_app_set_cache_dir(xpv_app *app, const char *dir, xpv_err *err);
@@ -129,7 +129,7 @@ void xpv_app_data_route(xpv_app *app, const char *route, const xpv_query *q,
 
 void xpv_response_release(xpv_response *r);
 
-/* Two runs compared in one tool (server/diff_route.c, compare/compare.h).
+/* Two runs compared in one tool (server/routes/diff_route.c, compare/compare.h).
  * `rq`: run, host (the new side, looked up in `new_app`), base_run,
  * base_host (default: host; looked up in `base_app`), tag (default
  * overview_page).  Host to host or ALL_HOSTS to ALL_HOSTS.  Returns 0 with

@@ -63,7 +63,7 @@ struct sockaddr;
  * "HOST[:PORT],...".  Until this is called capture is off. */
 void xpv_capture_route_configure(int on, const char *why_off, const char *allow);
 
-/* Who sends the request routed next on this thread: server/http.c calls
+/* Who sends the request routed next on this thread: server/http/http.c calls
  * it before routing each request and with peer NULL after.  `peer` the
  * connection's client address (NULL: unknown, a network request),
  * `forwarded` whether the request carries X-Forwarded-For, Forwarded or
