@@ -49,17 +49,20 @@ static int teardown(void **state) {
     return 0;
 }
 
-/* A new connection to the server. */
-static int connect_server(void) {
+/* A new connection to port `to` of 127.0.0.1. */
+static int connect_port(int to) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     assert_true(fd >= 0);
     struct sockaddr_in sa = {0};
     sa.sin_family = AF_INET;
-    sa.sin_port = htons((uint16_t)port);
+    sa.sin_port = htons((uint16_t)to);
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
     return fd;
 }
+
+/* A new connection to the server. */
+static int connect_server(void) { return connect_port(port); }
 
 /* Sends `req` (len bytes) on a new connection and reads the answer until
  * the server closes or 5 s pass.  Returns the status code (0: none). */
@@ -106,13 +109,7 @@ static int get_as(int to, const char *target, const char *host, char *ans, size_
     char req[512];
     int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n",
                      target, host);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    struct sockaddr_in sa = {0};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons((uint16_t)to);
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    int fd = connect_port(to);
     assert_int_equal(send(fd, req, (size_t)n, MSG_NOSIGNAL), n);
     size_t got = 0;
     for (;;) {

@@ -139,6 +139,21 @@ static uint8_t *pack_module(size_t *len) {
     return out;
 }
 
+/* b's instructions as the one computation "main" (10, root `root`) of
+ * module `name`, packed; b is freed. */
+static uint8_t *pack_main_only(mb *b, const char *name, int64_t root, size_t *len) {
+    comp(b, 0, "main", 10, root, 0, b->n);
+    Xla__HloModuleProto m = XLA__HLO_MODULE_PROTO__INIT;
+    b->mod = m;
+    b->mod.name = (char *)name;
+    b->mod.entry_computation_id = 10;
+    b->mod.computations = b->pcomp;
+    b->mod.n_computations = 1;
+    uint8_t *out = hf_pack_module(&b->mod, len);
+    free(b);
+    return out;
+}
+
 /* main (10): p0 with 21 users: n0..n19 (negate) and get-tuple-element.7,
  * whose user is u; n19 is the root. */
 static uint8_t *pack_wide_module(size_t *len) {
@@ -151,16 +166,7 @@ static uint8_t *pack_wide_module(size_t *len) {
     }
     add(b, "get-tuple-element.7", "get-tuple-element", 200, 1, 0, 0);
     add(b, "u", "negate", 201, 200, 0, 0);
-    comp(b, 0, "main", 10, 119, 0, b->n);
-    Xla__HloModuleProto m = XLA__HLO_MODULE_PROTO__INIT;
-    b->mod = m;
-    b->mod.name = (char *)"jit_wide";
-    b->mod.entry_computation_id = 10;
-    b->mod.computations = b->pcomp;
-    b->mod.n_computations = 1;
-    uint8_t *out = hf_pack_module(&b->mod, len);
-    free(b);
-    return out;
+    return pack_main_only(b, "jit_wide", 119, len);
 }
 
 /* main (10): p0 -> 60 layers of two get-tuple-elements, each reading both
@@ -181,16 +187,7 @@ static uint8_t *pack_gte_layers(size_t *len) {
         prev0 = id, prev1 = id + 1;
     }
     add(b, "u", "negate", 500, prev0, prev1, 0);
-    comp(b, 0, "main", 10, 500, 0, b->n);
-    Xla__HloModuleProto m = XLA__HLO_MODULE_PROTO__INIT;
-    b->mod = m;
-    b->mod.name = (char *)"jit_layers";
-    b->mod.entry_computation_id = 10;
-    b->mod.computations = b->pcomp;
-    b->mod.n_computations = 1;
-    uint8_t *out = hf_pack_module(&b->mod, len);
-    free(b);
-    return out;
+    return pack_main_only(b, "jit_layers", 500, len);
 }
 
 static xpv_profile *constructed_profile(uint8_t *(*pack)(size_t *), const char *meta,
