@@ -641,11 +641,21 @@ static void test_fd_memory_bound(void **state) {
     assert_true(kb < 12 * 1024);
 }
 
+/* The next "\"ph\"" at or after p, or NULL.  A plain loop, not memmem:
+ * under AddressSanitizer each memmem call checks the shadow of the whole
+ * rest of the text, which made counting a 50 MB trace quadratic (the test
+ * ran 9 minutes under ASan, 13 s without). */
+static const char *next_ph(const char *p, const char *end) {
+    for (; end - p >= 4; p++)
+        if (p[0] == '"' && p[1] == 'p' && p[2] == 'h' && p[3] == '"') return p;
+    return NULL;
+}
+
 /* Occurrences of "ph" : "<ph>" in the text (any spacing). */
 static uint64_t count_ph(const char *s, size_t n, char ph) {
     uint64_t c = 0;
     const char *end = s + n;
-    for (const char *p = s; (p = memmem(p, (size_t)(end - p), "\"ph\"", 4)); p += 4) {
+    for (const char *p = s; (p = next_ph(p, end)); p += 4) {
         const char *q = p + 4;
         while (q < end && (*q == ' ' || *q == '\n' || *q == '\t' || *q == '\r')) q++;
         if (q >= end || *q != ':') continue;
