@@ -154,10 +154,11 @@ static void test_device_db(void **state) {
     const xpv_op_metric *mm = om_find_op(d, "model/dense/MatMul/h1688gemm");
     assert_non_null(mm);
     assert_int_equal(mm->is_eager, 1);
-    /* Consecutive events of fusion.1 merge: 2 occurrences, 3 ms. */
+    /* Consecutive events of fusion.1 merge into one entry, but each kernel
+     * is an occurrence (XProf's HLOTracker and EnterOp): 3, 3 ms. */
     const xpv_op_metric *f1 = om_find_op(d, "fusion.1");
     assert_non_null(f1);
-    assert_int_equal(f1->occurrences, 2);
+    assert_int_equal(f1->occurrences, 3);
     assert_int_equal(f1->time_ps, 3 * MS);
     assert_int_equal(f1->min_time_ps, 1 * MS);
     assert_string_equal(f1->category, "fusion");
@@ -648,7 +649,112 @@ static void test_real_gpu_file(void **state) {
     xpv_profile_free(p);
 }
 
+/* One HLO op's kernels counted straight from the planes. */
+typedef struct hlo_count {
+    int64_t program_id;
+    char name[256];
+    int64_t kernels;
+} hlo_count;
+
+/* Every kernel event carrying an hlo_op stat on the GPU planes of `p`,
+ * counted per (program_id, op name after its last "::"): the occurrences
+ * the device op database must show (issue 29: consecutive kernels of one
+ * op were one occurrence).  Returns the number of ops; *out malloc'd. */
+static size_t count_hlo_kernels(const xpv_profile *p, hlo_count **out) {
+    hlo_count *v = NULL;
+    size_t n = 0, cap = 0;
+    for (uint32_t i = 0; i < p->nplanes; i++) {
+        const xpv_plane *pl = &p->planes[i];
+        if (!xpv_str_has_prefix(pl->name, "/device:GPU:")) continue;
+        int32_t ho = xpv_stat_id(pl, "hlo_op"), pid = xpv_stat_id(pl, "program_id");
+        for (uint32_t l = 0; ho >= 0 && l < pl->nlines; l++) {
+            const xpv_line *ln = &pl->lines[l];
+            if (xpv_line_is_derived(ln)) continue;
+            for (uint32_t k = 0; k < ln->nevents; k++) {
+                xpv_stat st, sp;
+                const xpv_event *ev = &ln->events[k];
+                if (!xpv_event_stat(pl, ln, ev, ho, &st) || st.kind != XPV_STAT_STR ||
+                    !st.v.s.len)
+                    continue;
+                int64_t prog = 0;
+                if (pid >= 0 && xpv_event_stat(pl, ln, ev, pid, &sp)) xpv_stat_as_int(&sp, &prog);
+                const char *s = st.v.s.ptr;
+                size_t len = st.v.s.len;
+                for (size_t c = len; c >= 2; c--)
+                    if (s[c - 1] == ':' && s[c - 2] == ':') {
+                        s += c;
+                        len -= c;
+                        break;
+                    }
+                char name[256];
+                snprintf(name, sizeof name, "%.*s", (int)len, s);
+                size_t j = 0;
+                while (j < n && (v[j].program_id != prog || strcmp(v[j].name, name))) j++;
+                if (j == n) {
+                    if (n == cap) v = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof *v);
+                    v[n] = (hlo_count){prog, "", 0};
+                    snprintf(v[n].name, sizeof v[n].name, "%s", name);
+                    n++;
+                }
+                v[j].kernels++;
+            }
+        }
+    }
+    *out = v;
+    return n;
+}
+
+static void check_hlo_occurrences(xpv_profile *p, const char *what) {
+    hlo_count *c;
+    size_t n = count_hlo_kernels(p, &c);
+    xpv_op_metrics *m = om_build1(p);
+    const xpv_op_metrics_db *d = &m->device;
+    int64_t kernels = 0;
+    for (size_t j = 0; j < n; j++) {
+        const xpv_op_metric *op = NULL;
+        for (size_t i = 0; i < d->n && !op; i++)
+            if (d->ops[i].program_id == c[j].program_id && !strcmp(d->ops[i].name, c[j].name))
+                op = &d->ops[i];
+        if (!op) fail_msg("%s: no row for %s of program %lld", what, c[j].name,
+                          (long long)c[j].program_id);
+        if (op->occurrences != c[j].kernels)
+            fail_msg("%s: %s of program %lld: %lld occurrences, the file has %lld kernels", what,
+                     c[j].name, (long long)c[j].program_id, (long long)op->occurrences,
+                     (long long)c[j].kernels);
+        kernels += c[j].kernels;
+    }
+    print_message("%s: %zu HLO ops, %lld kernels, each op's occurrences = its kernels\n", what,
+                  n, (long long)kernels);
+    assert_true(n > 0);
+    free(c);
+    xpv_op_metrics_free(m);
+    xpv_profile_free(p);
+}
+
+/* Every JAX GPU profile we hold (tests/data/device, ../shared's AMD ones):
+ * occurrences per HLO op = the kernels the file has for it. */
+static void test_real_hlo_occurrences(void **state) {
+    (void)state;
+    const char *src = getenv("XPV_SRC");
+    char path[4096];
+    static const char *const dev[] = {"jax_gpu_mlp.xplane.pb", "jax_gpu_mlp_nocmdbuf.xplane.pb"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/tests/data/device/%s", src ? src : ".", dev[i]);
+        check_hlo_occurrences(tx_decode_file(path), dev[i]);
+    }
+    if (!tu_shared_dir()) {
+        print_message("SKIP: ../shared not present (the AMD JAX profiles)\n");
+        return;
+    }
+    char **files = tu_real_files("AMD-AGI-TraceLens/plugins/profile", ".xplane.pb");
+    size_t nf = 0;
+    for (char **f = files; f && *f; f++, nf++) check_hlo_occurrences(tx_decode_file(*f), *f);
+    assert_true(nf >= 4);
+    tu_free_list(files);
+}
+
 TU_MAIN(cmocka_unit_test(test_host_self_time_and_idle),
+        cmocka_unit_test(test_real_hlo_occurrences),
         cmocka_unit_test(test_device_db),
         cmocka_unit_test(test_kernel_reports),
         cmocka_unit_test(test_two_hosts_sum),
