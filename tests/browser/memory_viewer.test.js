@@ -50,6 +50,11 @@ test('memory_viewer: TPU program, chart, peak buffers, hover, memory space, modu
   t.eq(Number(await page.getAttribute('.mv-summary .mv-card-value', 'data-mib')), d.peakHeapMib, 'peak card value = API');
   t.ok(await page.locator('.mv-timeline path.xpv-line').count() === 2, 'heap and unpadded heap lines');
   t.match(await page.textContent('.mv-timeline .xpv-marker-label'), /^peak /, 'peak marked on the chart');
+  // the text names the program point the marker sits at (issue 29)
+  const pp = d.peakHeapSizePosition;
+  const at = pp + 1 < d.heapSizes.length && d.heapSizes[pp + 1] === d.peakHeapMib ? pp + 1 : pp;
+  t.match(await page.textContent('.mv-peak p.xpv-muted'), new RegExp(`reached at program point ${at}\\b`),
+    `peak text: program point ${at}, where the curve reaches the peak`);
   const rows = await page.locator('.mv-peak .xpv-table-el tbody tr').count();
   t.eq(rows, d.maxHeapBySize.length, 'one table row per buffer alive at the peak');
   t.ok(await page.locator('.mv-peak path.xpv-bars').count() === 1, 'peak buffers bar chart');
@@ -75,6 +80,9 @@ test('memory_viewer: TPU program, chart, peak buffers, hover, memory space, modu
   const d5 = await api(page, `run=${encodeURIComponent(TPU)}&tag=memory_viewer&module_name=${encodeURIComponent(mods[0])}&memory_space=5`);
   t.ok((await page.textContent('.mv-summary .mv-card')).includes(`${+d5.peakHeapMib.toFixed(3)} MiB`),
     `host memory peak ${d5.peakHeapMib} MiB shown`);
+  if ((d5.heapSizes || []).length <= 1)
+    t.ok(await page.locator('.mv-timeline path.xpv-line').count() === 2,
+      'no heap trace: the constant heap drawn as lines, not an empty axis');
   // another module
   await page.selectOption('#mv-module', mods[1]);
   await t.waitText(page, '.mv-module-info', new RegExp(`Module ${mods[1].replace(/\(.*$/, '')} `));

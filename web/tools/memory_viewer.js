@@ -107,25 +107,43 @@ function overlayFraction(ev, box, n) {
   return Math.min(1, Math.max(0, (ev.clientX - r.left) / r.width));
 }
 
+// Where the peak is: XProf's peak position is the event that made it
+// (`by`, the instruction of that event); the heap sizes are taken before
+// each event, so the curve reaches the peak at the next program point
+// (`at`), where the chart marks it and the text names it (issue 29: the
+// marker said 4, the text 3).
+function peakPoint(d) {
+  const heap = d.heapSizes || [];
+  const pos = num(d.peakHeapSizePosition);
+  const at = pos + 1 < heap.length && num(heap[pos + 1]) === num(d.peakHeapMib) ? pos + 1 : pos;
+  return { at, by: (d.hloInstructionNames || [])[pos] };
+}
+
 function renderTimeline(parent, d, signal) {
   const box = el('div', 'xpv-card mv-timeline');
   box.append(el('h3', null, 'Memory Allocation Size vs. Program Order'));
   parent.append(box);
-  const heap = d.heapSizes || [], unpadded = d.unpaddedHeapSizes || [];
+  let heap = d.heapSizes || [], unpadded = d.unpaddedHeapSizes || [];
   const names = d.hloInstructionNames || [];
   if (heap.length <= 1) {
     box.append(el('p', 'xpv-muted mv-no-trace',
       'This memory space has no heap simulator trace: every buffer of it lives for the whole ' +
       'program (parameters, outputs, constants), so the heap size is constant.'));
   }
+  const constant = heap.length <= 1;
+  if (constant) {
+    // no trace: the constant heap as a line over the program, not an
+    // empty axis box
+    const h = heap.length ? heap[0] : num(d.peakHeapMib);
+    const u = unpadded.length ? unpadded[0] : num(d.peakUnpaddedHeapMib);
+    heap = [h, h];
+    unpadded = [u, u];
+  }
   const x = heap.map((_, i) => i);
   const chartBox = el('div', 'mv-chart');
   chartBox.style.position = 'relative';
   box.append(chartBox);
-  // XProf's peak position is the event that made the peak; the heap after
-  // it is the next program point, where the curve reaches the peak.
-  const pos = num(d.peakHeapSizePosition);
-  const at = pos + 1 < heap.length && num(heap[pos + 1]) === num(d.peakHeapMib) ? pos + 1 : pos;
+  const { at } = peakPoint(d);
   const chart = lineChart(chartBox, {
     x,
     series: [
@@ -134,7 +152,7 @@ function renderTimeline(parent, d, signal) {
     ],
     height: 320, xLabel: 'Program order (heap simulator event)', xFormat: (v) => (Number.isInteger(v) ? String(v) : ''),
     yLabel: 'Allocated (MiB)', yFormat: (v) => (+v.toFixed(3)).toString(),
-    markers: heap.length > 1 ? [{ x: at, label: `peak ${mib(d.peakHeapMib)}` }] : [],
+    markers: !constant ? [{ x: at, label: `peak ${mib(d.peakHeapMib)}` }] : [],
   });
   const hover = detailsCard('Program point', 'Hover over the chart to see the instruction at that program point.');
   box.append(hover.element);
@@ -161,10 +179,9 @@ function renderPeakBuffers(parent, d, signal) {
     box.append(el('p', 'xpv-muted', 'No buffer is alive at the peak of this memory space.'));
     return;
   }
-  const pos = num(d.peakHeapSizePosition);
-  const by = (d.hloInstructionNames || [])[pos];
+  const { at, by } = peakPoint(d);
   box.append(el('p', 'xpv-muted',
-    `${objs.length} buffer(s) at the peak (reached by program point ${pos}${by ? `, ${by}` : ''}), ` +
+    `${objs.length} buffer(s) at the peak (reached at program point ${at}${by ? `, after ${by}` : ''}), ` +
     'largest first; buffers under 16 KiB are summed into one "small" entry.'));
   const top = objs.slice(0, 60);
   const chartBox = el('div', 'mv-bars');
