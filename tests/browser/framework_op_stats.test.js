@@ -116,7 +116,7 @@ test('tf stats: pies, idle toggle, host/device, sort, filter, CSV', async (t) =>
   const pt = await pointOn(page, sliceSel);
   t.ok(pt, 'a point over the largest slice');
   await page.mouse.move(pt.x, pt.y);
-  await t.waitText(page, '.xpv-tfstats-pie[data-side="Device"][data-by="type"] .xpv-tooltip', /µs.*%/);
+  await t.waitText(page, '.xpv-tfstats-pie[data-side="Device"][data-by="type"] .xpv-tooltip', /\d (ns|µs|ms|s)\d.*%/); // a duration in its readable unit, then the share
   t.match(await page.textContent('.xpv-tfstats-pie[data-side="Device"][data-by="type"] .xpv-tooltip'),
     new RegExp(label.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 'tooltip names the slice');
   await page.mouse.click(pt.x, pt.y);

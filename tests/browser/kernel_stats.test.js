@@ -98,7 +98,7 @@ test('kernel stats: pies, sort, filter, pages, CSV', async (t) => {
   const pt = await pointOn(page, `${kpie} path.xpv-slice`);
   t.ok(pt, 'a point over the largest slice');
   await page.mouse.move(pt.x, pt.y);
-  await t.waitText(page, `${kpie} .xpv-tooltip`, /µs.*%/);
+  await t.waitText(page, `${kpie} .xpv-tooltip`, /\d (ns|µs|ms|s)\d.*%/); // a duration in its readable unit, then the share
   await page.mouse.click(pt.x, pt.y);
   t.eq(await page.inputValue(`${TABLE} .xpv-table-filter`), top, 'slice click fills the filter');
   const topRows = rows.filter((r) => r.kernel_name.toLowerCase().includes(top.toLowerCase()) ||

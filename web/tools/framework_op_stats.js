@@ -14,14 +14,15 @@ import { compareSection } from '../lib/compare.js';
 import { pieChart } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
 import { el, card } from '../lib/dom.js';
-import { formatNumber, pct } from '../lib/format.js';
+import { formatNumber, pct, fmtDur } from '../lib/format.js';
 
 // Columns holding fractions (0..1) shown as percentages.
 const FRACTION_COLS = new Set(['device_total_self_time_percent',
   'device_cumulative_total_self_time_percent', 'host_total_self_time_percent',
   'Host_cumulative_total_self_time_percent', 'gpu_tensorcore_utilization']);
 
-const us = (v) => `${formatNumber(v)} \u00b5s`;
+// µs in the unit that reads best ("315 s", not "315M µs")
+const us = (v) => fmtDur(Number(v));
 
 // DataTable restricted to rows whose host_or_device is `side` (or all).
 function sideTable(dt, side) {

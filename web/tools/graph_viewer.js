@@ -31,6 +31,7 @@
 // gv.merge, gv.expand, gv.max.
 import { el } from '../lib/dom.js';
 import { formatNumber } from '../lib/chart.js';
+import { fmtDur } from '../lib/format.js';
 import { layout } from '../lib/graph_layout.js';
 import { unpack } from '../lib/graph_layout_worker.js';
 import * as pagestate from '../lib/pagestate.js';
@@ -77,7 +78,7 @@ function labelLines(n) {
   else if (n.name.startsWith(n.opcode)) lines.push([n.name, true]);
   else lines.push([n.opcode, true], [n.name, false]);
   lines.push([n.shape, false]);
-  if (n.selfTimePs > 0) lines.push([`${formatNumber(n.selfTimePs / 1e6)} \u00b5s self \u00b7 ${n.occurrences}\u00d7`, false]);
+  if (n.selfTimePs > 0) lines.push([`${fmtDur(n.selfTimePs / 1e6)} self \u00b7 ${n.occurrences}\u00d7`, false]);
   return lines.map(([t, b]) => [cut(t), b]);
 }
 
@@ -268,7 +269,7 @@ export default async function render(root, ctx) {
     row('framework op', n.opName);
     row('op type', n.opType);
     row('source', n.source);
-    if (n.selfTimePs > 0) row('device self time', `${formatNumber(n.selfTimePs / 1e6)} \u00b5s over ${n.occurrences} occurrence(s)`);
+    if (n.selfTimePs > 0) row('device self time', `${fmtDur(n.selfTimePs / 1e6)} over ${n.occurrences} occurrence(s)`);
     row('operands cut off', n.moreOperands || null);
     row('users cut off', n.moreUsers || null);
     const ex = el('pre', { class: 'xpv-gv-expression' }, n.expression);
@@ -568,7 +569,7 @@ export default async function render(root, ctx) {
   function fillModules() {
     modSel.textContent = '';
     for (const m of data.modules) {
-      const t = m.timePs > 0 ? ` \u00b7 ${formatNumber(m.timePs / 1e6)} \u00b5s` : '';
+      const t = m.timePs > 0 ? ` \u00b7 ${fmtDur(m.timePs / 1e6)}` : '';
       modSel.append(el('option', { value: m.name }, `${m.name}${t}`));
     }
     modSel.value = data.module;

@@ -13,10 +13,12 @@
 // Graph Viewer.
 import { createTable } from '../lib/table.js';
 import { pieChart, formatNumber } from '../lib/chart.js';
+import { fmtDur } from '../lib/format.js';
 import * as DT from '../lib/datatable.js';
 import { el, card as summaryCard } from '../lib/dom.js';
 
-const us = (v) => `${formatNumber(v)} \u00b5s`;
+// µs in the unit that reads best ("315 s", not "315M µs")
+const us = (v) => fmtDur(Number(v));
 
 function withoutIdle(dt) {
   const i = DT.colIndex(dt, 'category');

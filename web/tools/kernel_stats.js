@@ -14,9 +14,10 @@ import { compareSection } from '../lib/compare.js';
 import { pieChart } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
 import { el, card } from '../lib/dom.js';
-import { formatNumber } from '../lib/format.js';
+import { formatNumber, fmtDur } from '../lib/format.js';
 
-const us = (v) => `${formatNumber(v)} \u00b5s`;
+// µs in the unit that reads best ("315 s", not "315M µs")
+const us = (v) => fmtDur(Number(v));
 
 const summaryCard = (parent, title, value, sub, key) =>
   card(parent, title, value, sub, { 'data-key': key });

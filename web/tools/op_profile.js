@@ -11,6 +11,7 @@
 // bars; a click on a row expands it and shows the op's details, with
 // links to the op in HLO Op Stats and in the Graph Viewer.
 import { formatNumber } from '../lib/chart.js';
+import { fmtDur } from '../lib/format.js';
 import { el } from '../lib/dom.js';
 
 const KEYS = { program: 'byProgram', category: 'byCategory', provenance: 'byProvenance' };
@@ -69,7 +70,7 @@ export default async function render(root, ctx) {
       el('span', { class: 'xpv-op-pct' }, `${(frac * 100).toFixed(2)}%`),
       bar(frac, '#4285f4', 'time share'),
       el('span', { class: 'xpv-op-name' }, node.name),
-      el('span', { class: 'xpv-muted' }, `${formatNumber(t / 1e6)} \u00b5s` +
+      el('span', { class: 'xpv-muted' }, `${fmtDur(t / 1e6)}` +
         (node.numChildren > kids.length ? ` \u00b7 top ${kids.length} of ${node.numChildren}` : '')),
       bar(flopsUtil, '#0f9d58', `FLOPS utilisation ${(flopsUtil * 100).toFixed(1)}%`),
       bar(hbm, '#f4b400', `HBM bandwidth utilisation ${(hbm * 100).toFixed(1)}%`));
@@ -89,7 +90,7 @@ export default async function render(root, ctx) {
       const x = node.xla;
       details.style.display = '';
       details.textContent = [`${node.name}`,
-        `time: ${formatNumber(t / 1e6)} \u00b5s, occurrences: ${m.occurrences || 0}`,
+        `time: ${fmtDur(t / 1e6)}, occurrences: ${m.occurrences || 0}`,
         x ? `category: ${x.category}\nprogram: ${x.programId}\nframework op: ${x.provenance}\n${x.expression}` : '']
         .filter(Boolean).join('\n');
       // Click-through: the op's row in HLO Op Stats (filtered to it).
@@ -126,7 +127,7 @@ export default async function render(root, ctx) {
       return;
     }
     const total = Number((r.metrics || {}).rawTime) || 0;
-    summary.textContent = `Device: ${data.deviceType || 'unknown'} \u00b7 total ${formatNumber(total / 1e6)} \u00b5s`;
+    summary.textContent = `Device: ${data.deviceType || 'unknown'} \u00b7 total ${fmtDur(total / 1e6)}`;
     for (const k of r.children) tree.append(row(k, 0, total));
   }
 

@@ -19,7 +19,7 @@ import { createTable } from '../lib/table.js';
 import { pieChart, rooflineChart, formatNumber } from '../lib/chart.js';
 import * as DT from '../lib/datatable.js';
 import { el } from '../lib/dom.js';
-import { pct } from '../lib/format.js';
+import { pct, fmtDur } from '../lib/format.js';
 import { diagnosticsBox } from '../lib/steps.js';
 
 const X_LABEL = 'Operational intensity (FLOP/Byte)';
@@ -222,7 +222,7 @@ function opSection(root, data, lines) {
   const drawPie = () => {
     pieBox.textContent = '';
     pieChart(pieBox, { title: 'Total self time by category', data: DT.sumBy(onlyOps(), 'category', 'total_self_time'),
-      format: (v) => `${formatNumber(v)} \u00b5s`, height: 220, emptyText: 'No op time.' });
+      format: (v) => fmtDur(Number(v)), height: 220, emptyText: 'No op time.' });
   };
   drawPie();
   const show = ['step', ...OP_COLS, ...EFF_COLS];
