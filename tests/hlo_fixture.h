@@ -13,6 +13,7 @@
 #include "hlo.pb-c.h"
 #include "opstats.h"
 #include "testutil.h"
+#include "tool_xspace.h"
 
 /* An HloProto holding `mod` (borrowed), packed into malloc'ed bytes; their
  * count in `*len`.  The caller frees them. */
@@ -23,6 +24,20 @@ __attribute__((unused)) static uint8_t *hf_pack_module(Xla__HloModuleProto *mod,
     uint8_t *out = malloc(*len ? *len : 1);
     xla__hlo_proto__pack(&p, out);
     return out;
+}
+
+/* Event metadata `meta` of plane `pl` carrying the serialized HloProto
+ * p[0..n) as its `Hlo Proto` bytes stat (copied) and `program_id` `pid`,
+ * as JAX writes them on /host:metadata. */
+__attribute__((unused)) static void hf_meta_proto(tx_space *s, int pl, const char *meta,
+                                                  const uint8_t *p, size_t n, int64_t pid) {
+    Tensorflow__Profiler__XEventMetadata *m = tx_meta(s, pl, meta);
+    tx_stat_t *st = tx_new_stat(s, pl, &m->n_stats, &m->stats, "Hlo Proto");
+    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_BYTES_VALUE;
+    st->bytes_value.data = tx_alloc(s, n ? n : 1);
+    if (n) memcpy(st->bytes_value.data, p, n);
+    st->bytes_value.len = n;
+    tx_meta_int(s, pl, meta, "program_id", pid);
 }
 
 /* One host ("host") and its op stats (which read the HLO protos). */

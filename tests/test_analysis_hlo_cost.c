@@ -434,13 +434,7 @@ static void test_op_stats(void **state) {
     uint8_t *bytes = hf_pack_module(&b->mod, &len);
     tx_space *s = tx_new();
     int meta = tx_plane(s, "/host:metadata");
-    Tensorflow__Profiler__XEventMetadata *em = tx_meta(s, meta, "jit_t(5)");
-    tx_stat_t *st = tx_new_stat(s, meta, &em->n_stats, &em->stats, "Hlo Proto");
-    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_BYTES_VALUE;
-    st->bytes_value.data = tx_alloc(s, len);
-    memcpy(st->bytes_value.data, bytes, len);
-    st->bytes_value.len = len;
-    tx_meta_int(s, meta, "jit_t(5)", "program_id", 5);
+    hf_meta_proto(s, meta, "jit_t(5)", bytes, len, 5);
     free(bytes);
     int pl = tx_plane(s, "/device:GPU:0");
     int ln = tx_line(s, pl, 1, "Stream #1(Kernel)", 0);

@@ -578,23 +578,11 @@ static void test_bad_traces(void **state) {
 
 /* ==== The tool: modules, errors, golden JSON ============================== */
 
-static void meta_bytes(tx_space *s, int pl, const char *ev, const uint8_t *p, size_t n,
-                       int64_t pid) {
-    Tensorflow__Profiler__XEventMetadata *m = tx_meta(s, pl, ev);
-    tx_stat_t *st = tx_new_stat(s, pl, &m->n_stats, &m->stats, "Hlo Proto");
-    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_BYTES_VALUE;
-    uint8_t *copy = tx_alloc(s, n ? n : 1);
-    memcpy(copy, p, n);
-    st->bytes_value.data = copy;
-    st->bytes_value.len = n;
-    tx_meta_int(s, pl, ev, "program_id", pid);
-}
-
 static void add_proto(tx_space *s, int pl, const char *ev, Xla__HloProto *p, int64_t pid) {
     size_t len = xla__hlo_proto__get_packed_size(p);
     uint8_t *bytes = malloc(len ? len : 1);
     xla__hlo_proto__pack(p, bytes);
-    meta_bytes(s, pl, ev, bytes, len, pid);
+    hf_meta_proto(s, pl, ev, bytes, len, pid);
     free(bytes);
 }
 
@@ -627,7 +615,7 @@ static void test_tool_modules_and_errors(void **state) {
     nob->buffer_assignment = NULL;
     add_proto(s, pl, "jit_nobuf(11)", nob, 11);
     static const uint8_t junk[] = {0x0a, 0x05, 0x1a, 0x03, 0xff, 0xff, 0xff};
-    meta_bytes(s, pl, "jit_bad(13)", junk, sizeof junk, 13);
+    hf_meta_proto(s, pl, "jit_bad(13)", junk, sizeof junk, 13);
     free(b);
     os_host r;
     os_host_open(&r, tx_decode(s));

@@ -206,6 +206,17 @@ static void test_live__invalidation(void **state) {
     xpv_buf_free(&b);
 }
 
+/* An app on the logdir whose scan is an hour old after the first request:
+ * the snapshot of the first request stays in use. */
+static xpv_app *slow_app(void) {
+    xpv_app_config cfg = {.logdir = root, .cache_bytes = 64u << 20,
+                          .scan_interval_ms = 3600 * 1000};
+    xpv_err err;
+    xpv_app *a = xpv_app_new(&cfg, &err);
+    assert_non_null(a);
+    return a;
+}
+
 /* The TOCTOU of a live logdir: the scan saw a regular file; before it is
  * loaded someone swaps it for a symlink to a profile outside the logdir.
  * The load must refuse it (403, JSON naming the file), not follow it.  A
@@ -218,11 +229,7 @@ static void test_live__symlink_swapped_after_scan(void **state) {
     fx_host_file(outside, "secret.xplane.pb", planes, 5);
     snprintf(d, sizeof d, "%s/plugins/profile/swapped", root);
     fx_host_file(d, "s.xplane.pb", planes, 1);
-    xpv_app_config cfg = {.logdir = root, .cache_bytes = 64u << 20,
-                          .scan_interval_ms = 3600 * 1000};
-    xpv_err err;
-    xpv_app *slow = xpv_app_new(&cfg, &err);
-    assert_non_null(slow);
+    xpv_app *slow = slow_app();
     xpv_response r;
     xpv_app_route(slow, "GET", P "hosts?run=swapped", NULL, &r);   /* the scan */
     assert_int_equal(r.status, 200);
@@ -260,11 +267,7 @@ static void test_live__rewritten_in_place(void **state) {
     path_of(f, sizeof f, "rewritten", "x.xplane.pb");
     fx_xspace(&b, planes, 10, "host-AAAA");
     fx_write(f, b.data, b.len);
-    xpv_app_config cfg = {.logdir = root, .cache_bytes = 64u << 20,
-                          .scan_interval_ms = 3600 * 1000};
-    xpv_err err;
-    xpv_app *slow = xpv_app_new(&cfg, &err);
-    assert_non_null(slow);
+    xpv_app *slow = slow_app();
     xpv_response r;
     xpv_app_route(slow, "GET", P "profile_info?run=rewritten&host=x", NULL, &r);
     assert_int_equal(r.status, 200);
@@ -312,11 +315,7 @@ static void test_live__legacy_symlink_swapped_after_scan(void **state) {
     assert_non_null(o);
     fputs("{\"podStats\":{}}", o);
     fclose(o);
-    xpv_app_config cfg = {.logdir = root, .cache_bytes = 64u << 20,
-                          .scan_interval_ms = 3600 * 1000};
-    xpv_err err;
-    xpv_app *slow = xpv_app_new(&cfg, &err);
-    assert_non_null(slow);
+    xpv_app *slow = slow_app();
     xpv_response r;
     xpv_app_route(slow, "GET", P "hosts?run=legswap&tag=pod_viewer", NULL, &r); /* the scan */
     assert_int_equal(r.status, 200);

@@ -196,13 +196,7 @@ static xpv_profile *constructed_profile(uint8_t *(*pack)(size_t *), const char *
     uint8_t *bytes = pack(&len);
     tx_space *s = tx_new();
     int pl = tx_plane(s, "/host:metadata");
-    Tensorflow__Profiler__XEventMetadata *m = tx_meta(s, pl, meta);
-    tx_stat_t *st = tx_new_stat(s, pl, &m->n_stats, &m->stats, "Hlo Proto");
-    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_BYTES_VALUE;
-    st->bytes_value.data = tx_alloc(s, len);
-    memcpy(st->bytes_value.data, bytes, len);
-    st->bytes_value.len = len;
-    tx_meta_int(s, pl, meta, "program_id", pid);
+    hf_meta_proto(s, pl, meta, bytes, len, pid);
     free(bytes);
     return tx_decode(s);
 }

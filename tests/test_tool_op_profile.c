@@ -98,13 +98,7 @@ static uint8_t *pack_hostile(size_t ncomp, size_t nins, size_t ncalls, size_t *l
 static xpv_profile *profile_of(const uint8_t *bytes, size_t len) {
     tx_space *s = tx_new();
     int meta = tx_plane(s, "/host:metadata");
-    Tensorflow__Profiler__XEventMetadata *em = tx_meta(s, meta, "jit_h(5)");
-    tx_stat_t *st = tx_new_stat(s, meta, &em->n_stats, &em->stats, "Hlo Proto");
-    st->value_case = TENSORFLOW__PROFILER__XSTAT__VALUE_BYTES_VALUE;
-    st->bytes_value.data = tx_alloc(s, len);
-    memcpy(st->bytes_value.data, bytes, len);
-    st->bytes_value.len = len;
-    tx_meta_int(s, meta, "jit_h(5)", "program_id", 5);
+    hf_meta_proto(s, meta, "jit_h(5)", bytes, len, 5);
     int pl = tx_plane(s, "/device:GPU:0");
     int ln = tx_line(s, pl, 1, "Stream #1(Kernel)", 0);
     tx_event_t *e = tx_event(s, pl, ln, "kernel", 0, MS);
